@@ -1,0 +1,421 @@
+//! The window: menu bar, docked panels, status bar and the Open Folder dialog.
+//!
+//! Views read state and return [`Command`]s; the frame applies them once at
+//! the end. All disk access goes through the IO thread, so the frame never
+//! waits on the file system, and nothing requests a repaint while idle.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use cocode_platform::{Os, Shortcut};
+use cocode_ui::Theme;
+use egui::{Key, KeyboardShortcut, Modifiers};
+use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
+use serde::{Deserialize, Serialize};
+
+use crate::explorer::Explorer;
+use crate::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter};
+use crate::preview::Preview;
+use crate::views;
+
+/// The dockable panels. Small serialisable ids; the viewer borrows the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PanelId {
+    Explorer,
+    Preview,
+}
+
+impl PanelId {
+    pub const ALL: [Self; 2] = [Self::Explorer, Self::Preview];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Explorer => "Explorer",
+            Self::Preview => "Preview",
+        }
+    }
+}
+
+/// Changes requested by views during a frame, applied once at its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Command {
+    ShowOpenFolder,
+    /// Resolve and open a folder (via the IO thread).
+    OpenFolder(PathBuf),
+    ToggleFolder(PathBuf),
+    SelectFile(PathBuf),
+    Refresh,
+    ResetLayout,
+    ShowPanel(PanelId),
+    SetTheme(Theme),
+    /// Folder picker navigation.
+    PickerBrowse(PathBuf),
+    /// The folder picker's path field changed.
+    PickerTyped(String),
+    CloseOpenFolder,
+    Quit,
+}
+
+/// State of the Open Folder dialog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenFolderDialog {
+    /// The folder whose subfolders are listed.
+    pub browsing: PathBuf,
+    /// The path text field.
+    pub typed: String,
+    pub subfolders: Option<Result<Vec<(String, PathBuf)>, String>>,
+    pub error: Option<String>,
+}
+
+/// The open workspace.
+#[derive(Debug)]
+pub struct WorkspaceView {
+    pub root: PathBuf,
+    pub explorer: Explorer,
+}
+
+/// The application state.
+pub struct CocodeApp {
+    pub(crate) workspace: Option<WorkspaceView>,
+    pub(crate) preview: Preview,
+    pub(crate) dialog: Option<OpenFolderDialog>,
+    pub(crate) dock: DockState<PanelId>,
+    pub(crate) theme: Theme,
+    pub(crate) os: Os,
+    io: IoWorker,
+    /// The context the IO thread wakes; bound on the first frame.
+    repaint: Arc<OnceLock<egui::Context>>,
+    commands: Vec<Command>,
+    quit_requested: bool,
+}
+
+impl std::fmt::Debug for CocodeApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CocodeApp")
+            .field("workspace", &self.workspace.as_ref().map(|w| &w.root))
+            .field("theme", &self.theme)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Explorer on the left, Preview on the right.
+pub fn default_layout() -> DockState<PanelId> {
+    let mut dock = DockState::new(vec![PanelId::Preview]);
+    dock.main_surface_mut()
+        .split_left(NodeIndex::root(), 0.25, vec![PanelId::Explorer]);
+    dock
+}
+
+const OPEN_FOLDER: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
+
+impl CocodeApp {
+    /// Builds the app; `folder` (canonical) opens immediately.
+    pub fn new(folder: Option<PathBuf>) -> std::io::Result<Self> {
+        let repaint = Arc::new(OnceLock::<egui::Context>::new());
+        let wake = Arc::clone(&repaint);
+        let io = IoWorker::spawn(Arc::new(move || {
+            if let Some(ctx) = wake.get() {
+                ctx.request_repaint();
+            }
+        }))?;
+        let mut app = Self {
+            workspace: None,
+            preview: Preview::default(),
+            dialog: None,
+            dock: default_layout(),
+            theme: Theme::default(),
+            os: Os::current(),
+            io,
+            repaint,
+            commands: Vec::new(),
+            quit_requested: false,
+        };
+        if let Some(root) = folder {
+            app.open_workspace(root);
+        }
+        Ok(app)
+    }
+
+    /// Binds the app to its egui context: fonts, theme, and the context the
+    /// IO thread wakes. Idempotent; also done by the first frame.
+    pub fn bind(&self, ctx: &egui::Context) {
+        if self.repaint.set(ctx.clone()).is_ok() {
+            cocode_ui::install_fonts(ctx);
+            cocode_ui::apply_theme(ctx, self.theme);
+            // Work that finished before binding is drained on the next frame.
+            ctx.request_repaint();
+        }
+    }
+
+    pub fn workspace_root(&self) -> Option<&PathBuf> {
+        self.workspace.as_ref().map(|w| &w.root)
+    }
+
+    pub fn quit_requested(&self) -> bool {
+        self.quit_requested
+    }
+
+    /// One frame.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        self.bind(ui.ctx());
+        self.apply_io();
+        if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
+            self.commands.push(Command::ShowOpenFolder);
+        }
+        let mut commands = std::mem::take(&mut self.commands);
+
+        egui::Panel::top("menu").show(ui, |ui| {
+            egui::MenuBar::new().ui(ui, |ui| self.menu(ui, &mut commands));
+        });
+        egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        egui::CentralPanel::default().show(ui, |ui| {
+            let mut viewer = Viewer {
+                workspace: self.workspace.as_ref(),
+                preview: &self.preview,
+                commands: &mut commands,
+                os: self.os,
+            };
+            DockArea::new(&mut self.dock)
+                .style(Style::from_egui(ui.style().as_ref()))
+                .show_leaf_collapse_buttons(false)
+                .show_leaf_close_all_buttons(false)
+                .show_inside(ui, &mut viewer);
+        });
+        if let Some(dialog) = &self.dialog {
+            views::open_folder::show(ui.ctx(), dialog, &mut commands);
+        }
+
+        for command in commands {
+            self.run(command, ui.ctx());
+        }
+    }
+
+    fn menu(&self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
+        ui.menu_button("File", |ui| {
+            let label = format!("Open Folder…    {}", Shortcut::primary("O").label(self.os));
+            if ui.button(label).clicked() {
+                commands.push(Command::ShowOpenFolder);
+            }
+            if ui
+                .add_enabled(
+                    self.workspace.is_some(),
+                    egui::Button::new("Refresh Explorer"),
+                )
+                .clicked()
+            {
+                commands.push(Command::Refresh);
+            }
+            ui.separator();
+            if ui.button("Quit").clicked() {
+                commands.push(Command::Quit);
+            }
+        });
+        ui.menu_button("View", |ui| {
+            for panel in PanelId::ALL {
+                if ui.button(panel.title()).clicked() {
+                    commands.push(Command::ShowPanel(panel));
+                }
+            }
+            ui.separator();
+            if ui.button("Reset Layout").clicked() {
+                commands.push(Command::ResetLayout);
+            }
+            let (label, next) = match self.theme {
+                Theme::Dark => ("Light Theme", Theme::Light),
+                Theme::Light => ("Dark Theme", Theme::Dark),
+            };
+            if ui.button(label).clicked() {
+                commands.push(Command::SetTheme(next));
+            }
+        });
+    }
+
+    fn status_bar(&self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| match &self.workspace {
+            Some(ws) => {
+                ui.label(ws.root.display().to_string());
+            }
+            None => {
+                ui.label("No folder open");
+            }
+        });
+    }
+
+    fn apply_io(&mut self) {
+        for response in self.io.drain() {
+            match response {
+                IoResponse::Listed {
+                    dir,
+                    filter: ListFilter::Workspace,
+                    result,
+                } => {
+                    if let Some(ws) = &mut self.workspace {
+                        ws.explorer.on_listed(&dir, result);
+                    }
+                }
+                IoResponse::Listed {
+                    dir,
+                    filter: ListFilter::FoldersOnly,
+                    result,
+                } => {
+                    if let Some(dialog) = &mut self.dialog
+                        && dialog.browsing == dir
+                    {
+                        dialog.subfolders =
+                            Some(result.map(|l| {
+                                l.entries.into_iter().map(|e| (e.name, e.path)).collect()
+                            }));
+                    }
+                }
+                IoResponse::Read { path, result } => self.preview.on_read(&path, result),
+                IoResponse::FolderResolved { requested, result } => match result {
+                    Ok(root) => {
+                        self.dialog = None;
+                        self.open_workspace(root);
+                    }
+                    Err(message) => {
+                        if let Some(dialog) = &mut self.dialog {
+                            dialog.error = Some(message);
+                        } else {
+                            tracing::warn!(path = %requested.display(), "cannot open folder: {message}");
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    fn open_workspace(&mut self, root: PathBuf) {
+        let (explorer, request) = Explorer::new(root.clone());
+        self.io.send(request);
+        self.preview.clear();
+        self.workspace = Some(WorkspaceView { root, explorer });
+    }
+
+    fn run(&mut self, command: Command, ctx: &egui::Context) {
+        match command {
+            Command::ShowOpenFolder => {
+                let start = self
+                    .workspace
+                    .as_ref()
+                    .map(|w| w.root.clone())
+                    .or_else(home_dir)
+                    .unwrap_or_else(|| PathBuf::from("/"));
+                self.browse(start);
+            }
+            Command::PickerBrowse(dir) => self.browse(dir),
+            Command::OpenFolder(path) => self.io.send(IoRequest::ResolveFolder { path }),
+            Command::PickerTyped(text) => {
+                if let Some(dialog) = &mut self.dialog {
+                    dialog.typed = text;
+                    dialog.error = None;
+                }
+            }
+            Command::CloseOpenFolder => self.dialog = None,
+            Command::ToggleFolder(dir) => {
+                if let Some(request) = self
+                    .workspace
+                    .as_mut()
+                    .and_then(|w| w.explorer.toggle(&dir))
+                {
+                    self.io.send(request);
+                }
+            }
+            Command::SelectFile(path) => {
+                if let Some(ws) = &mut self.workspace {
+                    ws.explorer.select(&path);
+                }
+                let request = self.preview.open(&path);
+                self.io.send(request);
+                self.show_panel(PanelId::Preview);
+            }
+            Command::Refresh => {
+                if let Some(ws) = &mut self.workspace {
+                    for request in ws.explorer.refresh() {
+                        self.io.send(request);
+                    }
+                }
+            }
+            Command::ResetLayout => self.dock = default_layout(),
+            Command::ShowPanel(panel) => self.show_panel(panel),
+            Command::SetTheme(theme) => {
+                self.theme = theme;
+                cocode_ui::apply_theme(ctx, theme);
+            }
+            Command::Quit => {
+                self.quit_requested = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+    }
+
+    fn browse(&mut self, dir: PathBuf) {
+        self.io.send(IoRequest::List {
+            dir: dir.clone(),
+            filter: ListFilter::FoldersOnly,
+        });
+        self.dialog = Some(OpenFolderDialog {
+            typed: dir.display().to_string(),
+            browsing: dir,
+            subfolders: None,
+            error: None,
+        });
+    }
+
+    /// Focuses a panel, re-adding it if the person closed it.
+    fn show_panel(&mut self, panel: PanelId) {
+        match self.dock.find_tab(&panel) {
+            Some(path) => {
+                // The path was just found, so focusing it cannot fail.
+                let _ = self.dock.set_active_tab(path);
+            }
+            None => self.dock.push_to_focused_leaf(panel),
+        }
+    }
+}
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).map(PathBuf::from)
+}
+
+struct Viewer<'a> {
+    workspace: Option<&'a WorkspaceView>,
+    preview: &'a Preview,
+    commands: &'a mut Vec<Command>,
+    os: Os,
+}
+
+impl TabViewer for Viewer<'_> {
+    type Tab = PanelId;
+
+    fn title(&mut self, tab: &mut PanelId) -> egui::WidgetText {
+        tab.title().into()
+    }
+
+    fn id(&mut self, tab: &mut PanelId) -> egui::Id {
+        egui::Id::new(("panel", *tab))
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, tab: &mut PanelId) {
+        match tab {
+            PanelId::Explorer => views::explorer::show(ui, self.workspace, self.commands, self.os),
+            PanelId::Preview => views::preview::show(ui, self.preview),
+        }
+    }
+
+    fn scroll_bars(&self, _tab: &PanelId) -> [bool; 2] {
+        // Panels scroll their own content (the preview virtualizes rows).
+        [false, false]
+    }
+}
+
+impl eframe::App for CocodeApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        CocodeApp::ui(self, ui);
+    }
+}
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

@@ -1,0 +1,166 @@
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build fixture workspaces on disk"
+)]
+
+use super::*;
+use crate::preview::PreviewState;
+use crate::testing::{harness, run_until};
+use egui_kittest::kittest::Queryable;
+use pretty_assertions::assert_eq;
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("target")).unwrap();
+    std::fs::write(
+        root.join("src/main.rs"),
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("build.log"), "noise").unwrap();
+    std::fs::write(
+        root.join("안녕하세요.md"),
+        "# 안녕하세요\n한국어 문서입니다.\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn loaded(h: &egui_kittest::Harness<'_, CocodeApp>, label: &str) -> bool {
+    h.query_by_label(label).is_some()
+}
+
+#[test]
+fn without_a_folder_the_explorer_offers_to_open_one() {
+    let mut h = harness(None);
+    h.run();
+    h.get_by_label("No folder is open");
+    h.get_by_label("No folder open");
+    h.get_by_label("Open Folder…").click();
+    h.run_steps(2);
+    assert!(h.state().dialog.is_some());
+    h.get_by_label("Open Folder");
+}
+
+#[test]
+fn explorer_lists_the_workspace_gitignore_aware_with_korean_names() {
+    let dir = fixture();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  안녕하세요.md"));
+    h.get_by_label("▸ src");
+    h.get_by_label("  .gitignore");
+    assert!(
+        h.query_by_label_contains("build.log").is_none(),
+        "ignored by *.log"
+    );
+    assert!(
+        h.query_by_label_contains("target").is_none(),
+        "ignored by target/"
+    );
+    h.get_by_label(&root.display().to_string());
+
+    h.get_by_label("▸ src").click();
+    run_until(&mut h, "the src listing", |h| loaded(h, "  main.rs"));
+    h.get_by_label("▾ src");
+}
+
+#[test]
+fn selecting_a_file_previews_it_read_only() {
+    let dir = fixture();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  안녕하세요.md"));
+    h.get_by_label("  안녕하세요.md").click();
+    run_until(&mut h, "the preview", |h| loaded(h, "한국어 문서입니다."));
+    h.get_by_label("# 안녕하세요");
+    h.get_by_label_contains("2 lines");
+    assert_eq!(
+        h.state().preview.state(),
+        &PreviewState::Text {
+            path: root.join("안녕하세요.md"),
+            lines: vec!["# 안녕하세요".into(), "한국어 문서입니다.".into()],
+            truncated: false,
+            size: "# 안녕하세요\n한국어 문서입니다.\n".len() as u64,
+        }
+    );
+}
+
+#[test]
+fn the_open_folder_dialog_opens_a_typed_path_and_reports_bad_ones() {
+    let dir = fixture();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(None);
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_some(), "Ctrl+O opens the dialog");
+
+    h.state_mut().run(
+        Command::PickerTyped(root.join("missing").display().to_string()),
+        &egui::Context::default(),
+    );
+    h.run_steps(2);
+    h.get_by_label("Open").click();
+    run_until(&mut h, "an error", |h| {
+        h.state().dialog.as_ref().is_some_and(|d| d.error.is_some())
+    });
+    assert!(h.state().workspace_root().is_none());
+
+    h.state_mut().run(
+        Command::PickerTyped(root.display().to_string()),
+        &egui::Context::default(),
+    );
+    h.run_steps(2);
+    h.get_by_label("Open").click();
+    run_until(&mut h, "the workspace", |h| {
+        h.state().workspace_root().is_some()
+    });
+    assert_eq!(h.state().workspace_root(), Some(&root));
+    assert!(h.state().dialog.is_none());
+}
+
+#[test]
+fn escape_closes_the_open_folder_dialog() {
+    let mut h = harness(None);
+    h.run();
+    h.get_by_label("Open Folder…").click();
+    h.run_steps(2);
+    assert!(h.state().dialog.is_some());
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+}
+
+#[test]
+fn the_window_stops_repainting_when_idle() {
+    let dir = fixture();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  안녕하세요.md"));
+    // `try_run` steps only while the app asks for another frame; a spinner
+    // or a repaint loop would exhaust the step budget.
+    let frames = h.try_run().expect("no continuous repaint when idle");
+    assert!(frames <= 3, "{frames} frames after work finished");
+}
+
+#[test]
+fn a_closed_panel_comes_back_from_the_view_menu() {
+    let mut h = harness(None);
+    h.run();
+    let path = h.state().dock.find_tab(&PanelId::Preview).unwrap();
+    h.state_mut().dock.remove_tab(path);
+    assert!(h.state().dock.find_tab(&PanelId::Preview).is_none());
+    h.state_mut().run(
+        Command::ShowPanel(PanelId::Preview),
+        &egui::Context::default(),
+    );
+    assert!(h.state().dock.find_tab(&PanelId::Preview).is_some());
+    h.state_mut()
+        .run(Command::ResetLayout, &egui::Context::default());
+    let tabs: Vec<PanelId> = h.state().dock.iter_all_tabs().map(|(_, t)| *t).collect();
+    assert_eq!(tabs.len(), 2);
+}

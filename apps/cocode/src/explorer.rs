@@ -1,0 +1,203 @@
+//! The Explorer's model: a lazily loaded, gitignore-aware folder tree.
+//! Listings arrive from the IO thread; the model never touches the disk.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::io_worker::{IoRequest, ListFilter, Listing};
+
+/// The load state of one folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FolderState {
+    Loading,
+    Loaded(Listing),
+    Failed(String),
+}
+
+/// The tree of one workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explorer {
+    root: PathBuf,
+    folders: BTreeMap<PathBuf, FolderState>,
+    expanded: BTreeSet<PathBuf>,
+    selected: Option<PathBuf>,
+}
+
+impl Explorer {
+    /// A tree rooted at `root`, with the request that loads the root.
+    pub fn new(root: PathBuf) -> (Self, IoRequest) {
+        let request = list(&root);
+        let mut folders = BTreeMap::new();
+        folders.insert(root.clone(), FolderState::Loading);
+        let mut expanded = BTreeSet::new();
+        expanded.insert(root.clone());
+        (
+            Self {
+                root,
+                folders,
+                expanded,
+                selected: None,
+            },
+            request,
+        )
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn folder(&self, dir: &Path) -> Option<&FolderState> {
+        self.folders.get(dir)
+    }
+
+    pub fn is_expanded(&self, dir: &Path) -> bool {
+        self.expanded.contains(dir)
+    }
+
+    pub fn selected(&self) -> Option<&Path> {
+        self.selected.as_deref()
+    }
+
+    /// Opens or closes a folder; opening an unloaded folder asks for its listing.
+    pub fn toggle(&mut self, dir: &Path) -> Option<IoRequest> {
+        if self.expanded.remove(dir) {
+            return None;
+        }
+        self.expanded.insert(dir.to_path_buf());
+        match self.folders.get(dir) {
+            Some(FolderState::Loaded(_) | FolderState::Loading) => None,
+            Some(FolderState::Failed(_)) | None => {
+                self.folders.insert(dir.to_path_buf(), FolderState::Loading);
+                Some(list(dir))
+            }
+        }
+    }
+
+    pub fn select(&mut self, path: &Path) {
+        self.selected = Some(path.to_path_buf());
+    }
+
+    /// Reloads every open folder (listings are replaced when they arrive,
+    /// so the tree does not flicker to "loading").
+    pub fn refresh(&mut self) -> Vec<IoRequest> {
+        // Forget folders that are closed: they reload when opened again.
+        let expanded = &self.expanded;
+        self.folders.retain(|dir, _| expanded.contains(dir));
+        self.expanded.iter().map(|dir| list(dir)).collect()
+    }
+
+    /// Applies a listing from the IO thread. Listings of folders outside
+    /// this tree (a previous workspace) are ignored.
+    pub fn on_listed(&mut self, dir: &Path, result: Result<Listing, String>) {
+        if !dir.starts_with(&self.root) {
+            return;
+        }
+        let state = match result {
+            Ok(listing) => FolderState::Loaded(listing),
+            Err(message) => FolderState::Failed(message),
+        };
+        self.folders.insert(dir.to_path_buf(), state);
+    }
+}
+
+fn list(dir: &Path) -> IoRequest {
+    IoRequest::List {
+        dir: dir.to_path_buf(),
+        filter: ListFilter::Workspace,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io_worker::{DirEntryInfo, EntryKind};
+    use pretty_assertions::assert_eq;
+
+    fn listing(names: &[&str]) -> Listing {
+        Listing {
+            entries: names
+                .iter()
+                .map(|n| DirEntryInfo {
+                    name: (*n).to_owned(),
+                    path: PathBuf::from("/w").join(n),
+                    kind: EntryKind::Dir,
+                    size: 0,
+                })
+                .collect(),
+            omitted: 0,
+        }
+    }
+
+    #[test]
+    fn folders_load_once_when_first_opened() {
+        let (mut ex, first) = Explorer::new(PathBuf::from("/w"));
+        assert_eq!(
+            first,
+            IoRequest::List {
+                dir: "/w".into(),
+                filter: ListFilter::Workspace
+            }
+        );
+        assert_eq!(ex.folder(Path::new("/w")), Some(&FolderState::Loading));
+        ex.on_listed(Path::new("/w"), Ok(listing(&["src"])));
+        let src = Path::new("/w/src");
+        assert_eq!(
+            ex.toggle(src),
+            Some(IoRequest::List {
+                dir: src.into(),
+                filter: ListFilter::Workspace
+            })
+        );
+        assert!(ex.is_expanded(src));
+        assert_eq!(ex.toggle(src), None, "closing asks for nothing");
+        assert!(!ex.is_expanded(src));
+        assert_eq!(ex.toggle(src), None, "still loading: no second request");
+        ex.on_listed(src, Err("permission denied".into()));
+        ex.toggle(src);
+        assert_eq!(
+            ex.toggle(src),
+            Some(IoRequest::List {
+                dir: src.into(),
+                filter: ListFilter::Workspace
+            }),
+            "a failed folder retries"
+        );
+    }
+
+    #[test]
+    fn refresh_reloads_open_folders_and_forgets_closed_ones() {
+        let (mut ex, _) = Explorer::new(PathBuf::from("/w"));
+        ex.on_listed(Path::new("/w"), Ok(listing(&["a", "b"])));
+        ex.toggle(Path::new("/w/a"));
+        ex.on_listed(Path::new("/w/a"), Ok(listing(&[])));
+        ex.toggle(Path::new("/w/b"));
+        ex.on_listed(Path::new("/w/b"), Ok(listing(&[])));
+        ex.toggle(Path::new("/w/b"));
+        let requests = ex.refresh();
+        assert_eq!(
+            requests,
+            vec![
+                IoRequest::List {
+                    dir: "/w".into(),
+                    filter: ListFilter::Workspace
+                },
+                IoRequest::List {
+                    dir: "/w/a".into(),
+                    filter: ListFilter::Workspace
+                },
+            ]
+        );
+        assert!(
+            matches!(ex.folder(Path::new("/w/a")), Some(FolderState::Loaded(_))),
+            "no flicker"
+        );
+        assert_eq!(ex.folder(Path::new("/w/b")), None);
+    }
+
+    #[test]
+    fn listings_from_another_workspace_are_ignored() {
+        let (mut ex, _) = Explorer::new(PathBuf::from("/w"));
+        ex.on_listed(Path::new("/old"), Ok(listing(&["x"])));
+        assert_eq!(ex.folder(Path::new("/old")), None);
+    }
+}

@@ -1,0 +1,283 @@
+//! Background file-system reads for the UI: directory listings and file
+//! previews run on one named thread, never on the UI thread. Each finished
+//! job wakes the UI once (`request_repaint`), so an idle window stays idle.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread;
+
+use ignore::WalkBuilder;
+
+/// Most entries listed for one directory; the rest are counted, not shown.
+pub const MAX_DIR_ENTRIES: usize = 10_000;
+/// Most bytes a preview reads.
+pub const MAX_PREVIEW_BYTES: u64 = 4 * 1024 * 1024;
+/// Bytes inspected for NUL to call a file binary.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// Folders never listed: the VCS's and cocode's own state.
+const HIDDEN_DIRS: [&str; 2] = [".git", ".cocode"];
+
+/// Which entries a listing includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListFilter {
+    /// Explorer: gitignore-aware, files and folders.
+    Workspace,
+    /// Folder picker: folders only, nothing ignored.
+    FoldersOnly,
+}
+
+/// The kind of a listed entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EntryKind {
+    Dir,
+    File,
+    Symlink,
+    Other,
+}
+
+/// One listed entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntryInfo {
+    pub name: String,
+    pub path: PathBuf,
+    pub kind: EntryKind,
+    pub size: u64,
+}
+
+/// A directory's entries, folders first, then by name (case-insensitive).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    pub entries: Vec<DirEntryInfo>,
+    /// Entries beyond [`MAX_DIR_ENTRIES`], not shown.
+    pub omitted: usize,
+}
+
+/// What a preview read found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileContent {
+    Text {
+        text: String,
+        truncated: bool,
+        size: u64,
+    },
+    Binary {
+        size: u64,
+    },
+    NotUtf8 {
+        size: u64,
+    },
+}
+
+/// Work for the IO thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IoRequest {
+    List {
+        dir: PathBuf,
+        filter: ListFilter,
+    },
+    Read {
+        path: PathBuf,
+    },
+    /// Resolve a folder the person wants to open (canonical, must be a directory).
+    ResolveFolder {
+        path: PathBuf,
+    },
+}
+
+/// Results, in request order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IoResponse {
+    Listed {
+        dir: PathBuf,
+        filter: ListFilter,
+        result: Result<Listing, String>,
+    },
+    Read {
+        path: PathBuf,
+        result: Result<FileContent, String>,
+    },
+    FolderResolved {
+        requested: PathBuf,
+        result: Result<PathBuf, String>,
+    },
+}
+
+/// Handle to the IO thread; dropping it ends the thread.
+#[derive(Debug)]
+pub struct IoWorker {
+    requests: Sender<IoRequest>,
+    responses: Receiver<IoResponse>,
+}
+
+impl IoWorker {
+    /// Starts the thread. `wake` is called after every response (the UI passes
+    /// `request_repaint`).
+    pub fn spawn(wake: Arc<dyn Fn() + Send + Sync>) -> std::io::Result<Self> {
+        // Requests come from a person's clicks, so their volume is bounded by
+        // human input; responses are drained every frame.
+        let (req_tx, req_rx) = mpsc::channel::<IoRequest>();
+        let (resp_tx, resp_rx) = mpsc::channel::<IoResponse>();
+        thread::Builder::new()
+            .name("cocode-io".into())
+            .spawn(move || {
+                for request in req_rx {
+                    if resp_tx.send(handle(request)).is_err() {
+                        break;
+                    }
+                    wake();
+                }
+            })?;
+        Ok(Self {
+            requests: req_tx,
+            responses: resp_rx,
+        })
+    }
+
+    /// Queues a request; never blocks.
+    pub fn send(&self, request: IoRequest) {
+        // The thread only stops when this handle drops, so a send cannot fail
+        // while `self` exists.
+        let _ = self.requests.send(request);
+    }
+
+    /// Responses that arrived since the last call; never blocks.
+    pub fn drain(&self) -> Vec<IoResponse> {
+        self.responses.try_iter().collect()
+    }
+}
+
+/// Runs one request on the calling thread.
+pub fn handle(request: IoRequest) -> IoResponse {
+    match request {
+        IoRequest::List { dir, filter } => {
+            let result = list_dir(&dir, filter);
+            IoResponse::Listed {
+                dir,
+                filter,
+                result,
+            }
+        }
+        IoRequest::Read { path } => {
+            let result = read_preview(&path);
+            IoResponse::Read { path, result }
+        }
+        IoRequest::ResolveFolder { path } => {
+            let result = resolve_folder(&path);
+            IoResponse::FolderResolved {
+                requested: path,
+                result,
+            }
+        }
+    }
+}
+
+fn resolve_folder(path: &Path) -> Result<PathBuf, String> {
+    let canonical = std::fs::canonicalize(path).map_err(|e| format!("{e}: {}", path.display()))?;
+    if canonical.is_dir() {
+        Ok(canonical)
+    } else {
+        Err(format!("not a folder: {}", canonical.display()))
+    }
+}
+
+/// Lists one directory level.
+pub fn list_dir(dir: &Path, filter: ListFilter) -> Result<Listing, String> {
+    // Surface an unreadable directory as an error instead of an empty list.
+    std::fs::read_dir(dir).map_err(|e| format!("{e}: {}", dir.display()))?;
+    let respect_ignores = filter == ListFilter::Workspace;
+    let walker = WalkBuilder::new(dir)
+        .max_depth(Some(1))
+        .hidden(false)
+        .git_ignore(respect_ignores)
+        .git_exclude(respect_ignores)
+        .git_global(false)
+        .ignore(respect_ignores)
+        .parents(respect_ignores)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            !(e.depth() == 1
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && HIDDEN_DIRS.iter().any(|h| e.file_name() == *h))
+        })
+        .build();
+    let mut entries = Vec::new();
+    for entry in walker {
+        let Ok(entry) = entry else { continue };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            Some(t) if t.is_dir() => EntryKind::Dir,
+            Some(t) if t.is_file() => EntryKind::File,
+            Some(t) if t.is_symlink() => EntryKind::Symlink,
+            _ => EntryKind::Other,
+        };
+        if filter == ListFilter::FoldersOnly && kind != EntryKind::Dir {
+            continue;
+        }
+        let size = if kind == EntryKind::File {
+            entry.metadata().map_or(0, |m| m.len())
+        } else {
+            0
+        };
+        entries.push(DirEntryInfo {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            path: entry.into_path(),
+            kind,
+            size,
+        });
+    }
+    entries.sort_by(|a, b| {
+        (a.kind != EntryKind::Dir)
+            .cmp(&(b.kind != EntryKind::Dir))
+            .then_with(|| a.name.to_lowercase().cmp(&b.name.to_lowercase()))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let omitted = entries.len().saturating_sub(MAX_DIR_ENTRIES);
+    entries.truncate(MAX_DIR_ENTRIES);
+    Ok(Listing { entries, omitted })
+}
+
+/// Reads at most [`MAX_PREVIEW_BYTES`] of a file for the read-only preview.
+pub fn read_preview(path: &Path) -> Result<FileContent, String> {
+    let describe = |e: std::io::Error| format!("{e}: {}", path.display());
+    let file = std::fs::File::open(path).map_err(describe)?;
+    let size = file.metadata().map_err(describe)?.len();
+    let mut bytes = Vec::new();
+    file.take(MAX_PREVIEW_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(describe)?;
+    let truncated = size > bytes.len() as u64;
+    if bytes.iter().take(BINARY_SNIFF_BYTES).any(|b| *b == 0) {
+        return Ok(FileContent::Binary { size });
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            // A cut through a multi-byte character at the read limit is not
+            // an encoding problem: keep the valid prefix.
+            let valid = err.utf8_error().valid_up_to();
+            let incomplete_tail = err.utf8_error().error_len().is_none();
+            if truncated && incomplete_tail {
+                let mut bytes = err.into_bytes();
+                bytes.truncate(valid);
+                String::from_utf8(bytes).map_err(|_| "unexpected encoding state".to_owned())?
+            } else {
+                return Ok(FileContent::NotUtf8 { size });
+            }
+        }
+    };
+    Ok(FileContent::Text {
+        text,
+        truncated,
+        size,
+    })
+}
+
+#[cfg(test)]
+#[path = "io_worker_tests.rs"]
+mod tests;

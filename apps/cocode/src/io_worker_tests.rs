@@ -1,0 +1,210 @@
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build fixture trees on disk"
+)]
+
+use super::*;
+use pretty_assertions::assert_eq;
+
+fn names(listing: &Listing) -> Vec<(String, EntryKind)> {
+    listing
+        .entries
+        .iter()
+        .map(|e| (e.name.clone(), e.kind))
+        .collect()
+}
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
+    std::fs::create_dir_all(root.join("src/nested")).unwrap();
+    std::fs::create_dir_all(root.join("target/debug")).unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join(".cocode/history")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(root.join("src/debug.log"), "x").unwrap();
+    std::fs::write(root.join("src/nested/.gitignore"), "secret.txt\n").unwrap();
+    std::fs::write(root.join("src/nested/secret.txt"), "x").unwrap();
+    std::fs::write(root.join("src/nested/kept.txt"), "x").unwrap();
+    std::fs::write(root.join("README.md"), "# hi\n").unwrap();
+    std::fs::write(root.join("안녕하세요.md"), "한국어\n").unwrap();
+    std::fs::write(root.join("b.txt"), "").unwrap();
+    std::fs::write(root.join("B2.txt"), "").unwrap();
+    std::fs::write(root.join(".env.example"), "").unwrap();
+    dir
+}
+
+#[test]
+fn workspace_listing_respects_gitignore_and_hides_state_folders() {
+    let dir = fixture();
+    let root = list_dir(dir.path(), ListFilter::Workspace).unwrap();
+    assert_eq!(
+        names(&root),
+        vec![
+            ("src".to_owned(), EntryKind::Dir),
+            (".env.example".to_owned(), EntryKind::File),
+            (".gitignore".to_owned(), EntryKind::File),
+            ("b.txt".to_owned(), EntryKind::File),
+            ("B2.txt".to_owned(), EntryKind::File),
+            ("README.md".to_owned(), EntryKind::File),
+            ("안녕하세요.md".to_owned(), EntryKind::File),
+        ]
+    );
+    assert_eq!(root.omitted, 0);
+    let src = list_dir(&dir.path().join("src"), ListFilter::Workspace).unwrap();
+    assert_eq!(
+        names(&src),
+        vec![
+            ("nested".to_owned(), EntryKind::Dir),
+            ("main.rs".to_owned(), EntryKind::File)
+        ],
+        "the parent's *.log rule applies below it"
+    );
+    let nested = list_dir(&dir.path().join("src/nested"), ListFilter::Workspace).unwrap();
+    assert_eq!(
+        names(&nested),
+        vec![
+            (".gitignore".to_owned(), EntryKind::File),
+            ("kept.txt".to_owned(), EntryKind::File)
+        ]
+    );
+    let main = &src.entries[1];
+    assert_eq!(
+        (main.size, main.path.clone()),
+        (13, dir.path().join("src/main.rs"))
+    );
+}
+
+#[test]
+fn folder_picker_lists_every_folder_and_no_files() {
+    let dir = fixture();
+    let root = list_dir(dir.path(), ListFilter::FoldersOnly).unwrap();
+    assert_eq!(
+        names(&root),
+        vec![
+            ("src".to_owned(), EntryKind::Dir),
+            ("target".to_owned(), EntryKind::Dir)
+        ]
+    );
+}
+
+#[test]
+fn listing_a_missing_folder_is_an_error_not_an_empty_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = list_dir(&dir.path().join("gone"), ListFilter::Workspace).unwrap_err();
+    assert!(err.contains("gone"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_are_listed_but_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/", dir.path().join("root-link")).unwrap();
+    let listing = list_dir(dir.path(), ListFilter::Workspace).unwrap();
+    assert_eq!(
+        names(&listing),
+        vec![("root-link".to_owned(), EntryKind::Symlink)]
+    );
+}
+
+#[test]
+fn previews_classify_text_binary_and_other_encodings() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("a.txt"), "첫 줄\r\nsecond\n").unwrap();
+    std::fs::write(p("a.bin"), b"\x7fELF\x00\x01").unwrap();
+    std::fs::write(p("latin1.txt"), b"caf\xe9\n").unwrap();
+    assert_eq!(
+        read_preview(&p("a.txt")).unwrap(),
+        FileContent::Text {
+            text: "첫 줄\r\nsecond\n".into(),
+            truncated: false,
+            size: "첫 줄\r\nsecond\n".len() as u64
+        }
+    );
+    assert_eq!(
+        read_preview(&p("a.bin")).unwrap(),
+        FileContent::Binary { size: 6 }
+    );
+    assert_eq!(
+        read_preview(&p("latin1.txt")).unwrap(),
+        FileContent::NotUtf8 { size: 5 }
+    );
+    assert!(
+        read_preview(&p("missing.txt"))
+            .unwrap_err()
+            .contains("missing.txt")
+    );
+}
+
+#[test]
+fn a_large_preview_is_cut_on_a_character_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.txt");
+    // 'a' then three-byte characters: the read limit falls inside one.
+    let mut text = String::from("a");
+    while (text.len() as u64) < MAX_PREVIEW_BYTES + 10 {
+        text.push('한');
+    }
+    std::fs::write(&path, &text).unwrap();
+    let FileContent::Text {
+        text: shown,
+        truncated,
+        size,
+    } = read_preview(&path).unwrap()
+    else {
+        panic!("expected text");
+    };
+    assert!(truncated);
+    assert_eq!(size, text.len() as u64);
+    assert!(shown.len() as u64 <= MAX_PREVIEW_BYTES && shown.len() as u64 > MAX_PREVIEW_BYTES - 3);
+    assert!(text.starts_with(&shown));
+}
+
+#[test]
+fn resolving_a_folder_canonicalizes_and_refuses_files() {
+    let dir = fixture();
+    let dotted = dir.path().join("src/../src");
+    assert_eq!(
+        resolve_folder(&dotted).unwrap(),
+        std::fs::canonicalize(dir.path().join("src")).unwrap()
+    );
+    assert!(
+        resolve_folder(&dir.path().join("README.md"))
+            .unwrap_err()
+            .starts_with("not a folder")
+    );
+}
+
+#[test]
+fn the_worker_answers_off_thread_and_wakes_the_ui() {
+    let dir = fixture();
+    let wakes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&wakes);
+    let worker = IoWorker::spawn(Arc::new(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }))
+    .unwrap();
+    worker.send(IoRequest::Read {
+        path: dir.path().join("README.md"),
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut got = Vec::new();
+    while got.is_empty() && std::time::Instant::now() < deadline {
+        got = worker.drain();
+        thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(
+        got,
+        vec![IoResponse::Read {
+            path: dir.path().join("README.md"),
+            result: Ok(FileContent::Text {
+                text: "# hi\n".into(),
+                truncated: false,
+                size: 5
+            })
+        }]
+    );
+    assert_eq!(wakes.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

@@ -1,0 +1,13 @@
+//! cocode (sink): the desktop app and its headless parts — bootstrap, the
+//! docked window (Explorer, Preview) and the command line.
+
+pub mod app;
+pub mod bootstrap;
+pub mod cli;
+pub mod explorer;
+pub mod io_worker;
+pub mod preview;
+pub mod views;
+
+#[cfg(test)]
+pub(crate) mod testing;

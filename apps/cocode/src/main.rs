@@ -1,0 +1,61 @@
+//! The `cocode` executable.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser as _;
+use cocode::app::CocodeApp;
+use cocode::bootstrap::{BootstrapConfig, bootstrap};
+use cocode::cli::Cli;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("COCODE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("cocode: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<()> {
+    let folder = match cli.folder() {
+        Some(dir) => {
+            let canonical = std::fs::canonicalize(dir)
+                .with_context(|| format!("cannot open folder {}", dir.display()))?;
+            anyhow::ensure!(canonical.is_dir(), "not a folder: {}", canonical.display());
+            Some(canonical)
+        }
+        None => None,
+    };
+    let host = bootstrap(BootstrapConfig {
+        workspace: folder.clone(),
+    })?;
+    tracing::info!(missing = ?host.contracts.missing(), "host ready");
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("cocode")
+            .with_app_id("cocode")
+            .with_inner_size([1280.0, 800.0])
+            .with_min_inner_size([480.0, 320.0]),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "cocode",
+        options,
+        Box::new(move |cc| {
+            let app = CocodeApp::new(folder)?;
+            app.bind(&cc.egui_ctx);
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("the window could not start: {e}"))
+}

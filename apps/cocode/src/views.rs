@@ -1,0 +1,5 @@
+//! Panel views: read state, draw, and return commands.
+
+pub mod explorer;
+pub mod open_folder;
+pub mod preview;

@@ -1,0 +1,74 @@
+//! The Open Folder dialog: type a path or browse folders. Enter opens the
+//! typed path, Escape closes, and focus stays inside the dialog.
+
+use std::path::PathBuf;
+
+use cocode_ui::Tone;
+use egui::{Context, Key};
+
+use crate::app::{Command, OpenFolderDialog};
+
+/// Draws the dialog.
+pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command>) {
+    let mut typed = dialog.typed.clone();
+    let modal = egui::Modal::new(egui::Id::new("open-folder")).show(ctx, |ui| {
+        ui.set_width(480.0);
+        ui.heading("Open Folder");
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut typed)
+                .desired_width(f32::INFINITY)
+                .hint_text("Folder path"),
+        );
+        if !field.has_focus() && !ui.ctx().memory(|m| m.focused().is_some()) {
+            field.request_focus();
+        }
+        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+        if let Some(error) = &dialog.error {
+            cocode_ui::badge(ui, error, Tone::Danger);
+        }
+        ui.separator();
+        ui.horizontal(|ui| {
+            if let Some(parent) = dialog.browsing.parent()
+                && ui.button("⬆ Up").clicked()
+            {
+                commands.push(Command::PickerBrowse(parent.to_path_buf()));
+            }
+            ui.label(dialog.browsing.display().to_string());
+        });
+        egui::ScrollArea::vertical()
+            .max_height(260.0)
+            .show(ui, |ui| match &dialog.subfolders {
+                None => {
+                    ui.spinner();
+                }
+                Some(Err(message)) => {
+                    cocode_ui::badge(ui, message, Tone::Danger);
+                }
+                Some(Ok(folders)) if folders.is_empty() => {
+                    ui.label("No subfolders.");
+                }
+                Some(Ok(folders)) => {
+                    for (name, path) in folders {
+                        if ui.selectable_label(false, format!("📁 {name}")).clicked() {
+                            commands.push(Command::PickerBrowse(path.clone()));
+                        }
+                    }
+                }
+            });
+        ui.separator();
+        ui.horizontal(|ui| {
+            if ui.button("Open").clicked() || enter {
+                commands.push(Command::OpenFolder(PathBuf::from(typed.trim())));
+            }
+            if ui.button("Cancel").clicked() {
+                commands.push(Command::CloseOpenFolder);
+            }
+        });
+    });
+    if modal.should_close() {
+        commands.push(Command::CloseOpenFolder);
+    }
+    if typed != dialog.typed {
+        commands.push(Command::PickerTyped(typed));
+    }
+}

@@ -1,0 +1,250 @@
+//! The agent runtime contract shared by the built-in agent and the ACP host.
+//!
+//! A backend never decides policy: everything that touches the workspace
+//! comes back to the host as an [`AgentRequest`] that the host completes
+//! exactly once, through the same use cases for every backend.
+
+use std::fmt;
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_core::Stream;
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{AcpAgentId, ProviderId, RequestId, SessionId, TaskId};
+use crate::task::CancelReason;
+
+/// Agent backend kinds; also the key list of `AgentBackendRegistry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentBackendKind {
+    /// The built-in multi-provider agent (including the local agent).
+    BuiltIn,
+    /// External agents over the Agent Client Protocol.
+    Acp,
+}
+
+impl AgentBackendKind {
+    pub const ALL: [Self; 2] = [Self::BuiltIn, Self::Acp];
+}
+
+/// A provider or agent a runtime offers, for the backend picker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentProvider {
+    pub id: ProviderId,
+    pub display_name: String,
+    /// Whether the provider can be used now (key present, agent installed).
+    pub available: bool,
+    pub models: Vec<String>,
+}
+
+/// What a session is started for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRequest {
+    pub task_id: TaskId,
+    pub session_id: SessionId,
+    /// Absolute workspace root (the ACP `cwd`).
+    pub workspace_root: std::path::PathBuf,
+    pub target: SessionTarget,
+    /// Request-level timeout after which a pending host request fails back to the agent.
+    pub request_timeout: Duration,
+}
+
+/// Which model or agent the session talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionTarget {
+    Provider { provider: ProviderId, model: String },
+    Local,
+    Acp { agent_id: AcpAgentId },
+}
+
+/// What a session can do, as negotiated at start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentCapabilities {
+    pub load_session: bool,
+    pub images: bool,
+    pub streaming: bool,
+}
+
+/// One user turn sent to the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserTurn {
+    pub text: String,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEndReason {
+    /// The agent declared the attempt done.
+    Finished,
+    /// The agent stopped and waits for the next user turn.
+    EndTurn,
+    MaxTurns,
+    MaxTokens,
+    Refusal,
+    Cancelled,
+}
+
+/// Status of a tool call as reported by the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// A streamed tool-call row for the transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallUpdate {
+    pub call_id: String,
+    pub title: Option<String>,
+    pub status: ToolCallStatus,
+    /// Workspace-relative paths the call touches.
+    pub locations: Vec<String>,
+}
+
+/// One entry of an agent's plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanEntry {
+    pub content: String,
+    pub done: bool,
+}
+
+/// A file operation an agent asks the host to perform through the gate.
+#[derive(Clone, PartialEq, Eq)]
+pub enum FileEditOp {
+    Write { path: String, content: String },
+    Delete { path: String },
+    Rename { from: String, to: String },
+}
+
+impl fmt::Debug for FileEditOp {
+    /// File contents never appear in logs or traces.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Write { path, content } => f
+                .debug_struct("Write")
+                .field("path", path)
+                .field("content_chars", &content.chars().count())
+                .finish(),
+            Self::Delete { path } => f.debug_struct("Delete").field("path", path).finish(),
+            Self::Rename { from, to } => f
+                .debug_struct("Rename")
+                .field("from", from)
+                .field("to", to)
+                .finish(),
+        }
+    }
+}
+
+/// A permission option offered by the agent (ACP `request_permission`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionOptionKind {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+}
+
+/// A host request payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentRequestKind {
+    FileRead {
+        path: String,
+        line: Option<u32>,
+        limit: Option<u32>,
+    },
+    FileEdit(FileEditOp),
+    Command {
+        argv: Vec<String>,
+        cwd: Option<String>,
+    },
+    Permission {
+        title: String,
+        options: Vec<(String, PermissionOptionKind)>,
+    },
+}
+
+/// How the host completed a request (exactly once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestCompletion {
+    Success(serde_json::Value),
+    /// Refused by policy or by a person; `code` is a stable error code.
+    Refused {
+        code: String,
+    },
+    Error {
+        code: String,
+        retryable: bool,
+    },
+}
+
+/// A request the host must complete exactly once (success, refusal or error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRequest {
+    pub id: RequestId,
+    pub kind: AgentRequestKind,
+}
+
+/// Everything a session reports. The event stream is the only observation point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    MessageDelta(String),
+    ThoughtDelta(String),
+    ToolCallUpdate(ToolCallUpdate),
+    Plan(Vec<PlanEntry>),
+    TurnEnded { reason: TurnEndReason },
+    TransportClosed { reason: String },
+    Request(AgentRequest),
+}
+
+/// The session's event stream.
+pub type EventStream = Pin<Box<dyn Stream<Item = AgentEvent> + Send>>;
+
+/// Errors of a runtime or session.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    #[error("{code}: {message}")]
+    Backend {
+        code: String,
+        message: String,
+        retryable: bool,
+    },
+    #[error("the session is closed")]
+    Closed,
+    #[error("request {0} was already completed")]
+    AlreadyCompleted(RequestId),
+}
+
+/// A backend that can start agent sessions.
+#[async_trait::async_trait]
+pub trait AgentRuntime: Send + Sync {
+    fn kind(&self) -> AgentBackendKind;
+    async fn describe_providers(&self) -> Vec<AgentProvider>;
+    async fn start_session(&self, req: SessionRequest)
+    -> Result<Box<dyn AgentSession>, AgentError>;
+}
+
+/// One running session.
+#[async_trait::async_trait]
+pub trait AgentSession: Send + Sync {
+    fn capabilities(&self) -> AgentCapabilities;
+    /// The only observation point; can be taken once.
+    fn events(&mut self) -> EventStream;
+    async fn send(&self, turn: UserTurn) -> Result<(), AgentError>;
+    /// Completes a host request exactly once.
+    async fn complete(
+        &self,
+        id: RequestId,
+        completion: RequestCompletion,
+    ) -> Result<(), AgentError>;
+    /// Idempotent.
+    async fn cancel(&self, reason: CancelReason) -> Result<(), AgentError>;
+    async fn dispose(self: Box<Self>);
+}

@@ -1,0 +1,288 @@
+//! Workspace-relative path normalization and path keys.
+//!
+//! Every path an agent, a tool or a record names is normalized here before
+//! anything else looks at it. Invalid input is refused with
+//! `WORKSPACE_PATH_INVALID` and a typed reason — it is never silently
+//! rewritten into a different path.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::error::WorkspaceErrorCode;
+
+/// Name of the workspace's own state folder at the workspace root.
+pub const COCODE_DIR: &str = ".cocode";
+
+/// Whether the workspace volume folds case. Measured once when the workspace
+/// opens (by probing the volume), never assumed from the platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseSensitivity {
+    Sensitive,
+    Insensitive,
+}
+
+/// Which file-name rules apply on top of the portable ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PathStyle {
+    /// Unix-like systems: any byte but `/` and NUL may appear in a name.
+    Posix,
+    /// Windows: reserved device names (`CON`, `NUL`, `COM1`, …), the
+    /// characters `<>:"|?*`, control characters, and names ending in a dot or
+    /// a space are refused because the OS would open something else.
+    Windows,
+}
+
+impl PathStyle {
+    /// The style of the platform this binary was built for.
+    pub const fn native() -> Self {
+        if cfg!(windows) {
+            Self::Windows
+        } else {
+            Self::Posix
+        }
+    }
+}
+
+/// Options of one normalization: the measured case behaviour and the name rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NormalizeOptions {
+    pub case: CaseSensitivity,
+    pub style: PathStyle,
+}
+
+impl NormalizeOptions {
+    pub const fn native(case: CaseSensitivity) -> Self {
+        Self {
+            case,
+            style: PathStyle::native(),
+        }
+    }
+}
+
+/// Why a path was refused. Every reason maps to `WORKSPACE_PATH_INVALID`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathInvalid {
+    #[error("path is empty")]
+    Empty,
+    #[error("path is absolute; a workspace-relative path is required")]
+    Absolute,
+    #[error("path contains a NUL character")]
+    Nul,
+    #[error("path contains a '..' segment")]
+    ParentSegment,
+    #[error("path segment {0:?} is a reserved device name on Windows")]
+    WindowsReservedName(String),
+    #[error("path segment {0:?} contains a character Windows does not allow in file names")]
+    WindowsForbiddenChar(String),
+    #[error("path segment {0:?} ends with a dot or a space, which Windows strips")]
+    WindowsTrailingDotOrSpace(String),
+    #[error("path is not in normalized form")]
+    NotNormalized,
+}
+
+impl PathInvalid {
+    /// The stable error code shared by every reason.
+    pub const fn code(&self) -> WorkspaceErrorCode {
+        WorkspaceErrorCode::PathInvalid
+    }
+}
+
+/// A normalized, workspace-relative path: `/`-separated, no empty, `.` or
+/// `..` segments, NFC, lower-cased when the workspace is case-insensitive.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct NormalizedPath(String);
+
+impl NormalizedPath {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Segments from the workspace root down.
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/')
+    }
+
+    /// The last segment.
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+
+    /// True when `self` equals `other` or is a directory that contains it.
+    /// Edit leases use this for their containment conflicts.
+    pub fn contains(&self, other: &NormalizedPath) -> bool {
+        other.0 == self.0
+            || (other.0.len() > self.0.len()
+                && other.0.starts_with(&self.0)
+                && other.0.as_bytes()[self.0.len()] == b'/')
+    }
+
+    /// True when the path lies in the workspace's own `.cocode/` folder (the
+    /// root-level one only). Compared case- and Unicode-insensitively whatever
+    /// the volume does, so `.COCODE/x` or a decomposed variant is refused too.
+    pub fn is_in_cocode_dir(&self) -> bool {
+        let first = self.segments().next().unwrap_or_default();
+        let folded: String = first.nfkc().collect::<String>().to_lowercase();
+        folded == COCODE_DIR
+    }
+
+    /// The content-independent key of this path: sha256 of its normalized text.
+    pub fn key(&self) -> PathKey {
+        PathKey(Sha256::digest(self.0.as_bytes()).into())
+    }
+}
+
+impl fmt::Display for NormalizedPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for NormalizedPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "NormalizedPath({:?})", self.0)
+    }
+}
+
+impl TryFrom<String> for NormalizedPath {
+    type Error = PathInvalid;
+
+    /// Accepts only text that is already normalized (portable rules, no case
+    /// fold applied): persisted records are checked, never rewritten.
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        let normalized = normalize(
+            &value,
+            NormalizeOptions {
+                case: CaseSensitivity::Sensitive,
+                style: PathStyle::Posix,
+            },
+        )?;
+        if normalized.0 == value {
+            Ok(normalized)
+        } else {
+            Err(PathInvalid::NotNormalized)
+        }
+    }
+}
+
+impl From<NormalizedPath> for String {
+    fn from(path: NormalizedPath) -> String {
+        path.0
+    }
+}
+
+/// `sha256(normalize(rel))`, used to name per-path history folders.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PathKey([u8; 32]);
+
+impl PathKey {
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    pub fn to_hex(&self) -> String {
+        crate::snapshot::hex(&self.0)
+    }
+}
+
+impl fmt::Display for PathKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for PathKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PathKey({})", self.to_hex())
+    }
+}
+
+/// Normalizes a workspace-relative path.
+pub fn normalize(rel: &str, options: NormalizeOptions) -> Result<NormalizedPath, PathInvalid> {
+    if rel.contains('\0') {
+        return Err(PathInvalid::Nul);
+    }
+    if rel.is_empty() {
+        return Err(PathInvalid::Empty);
+    }
+    let unified = rel.replace('\\', "/");
+    if is_absolute(&unified) {
+        return Err(PathInvalid::Absolute);
+    }
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in unified.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => return Err(PathInvalid::ParentSegment),
+            other => segments.push(other),
+        }
+    }
+    if segments.is_empty() {
+        return Err(PathInvalid::Empty);
+    }
+    let joined = segments.join("/");
+    let nfc: String = joined.nfc().collect();
+    let folded = match options.case {
+        CaseSensitivity::Sensitive => nfc,
+        // Lower-casing can change the NFC form of a few characters; re-compose.
+        CaseSensitivity::Insensitive => nfc.to_lowercase().nfc().collect(),
+    };
+    if options.style == PathStyle::Windows {
+        for segment in folded.split('/') {
+            check_windows_segment(segment)?;
+        }
+    }
+    Ok(NormalizedPath(folded))
+}
+
+/// `sha256(normalize(rel))` as a free function, for callers holding raw text.
+pub fn path_key(rel: &str, options: NormalizeOptions) -> Result<PathKey, PathInvalid> {
+    normalize(rel, options).map(|p| p.key())
+}
+
+fn is_absolute(unified: &str) -> bool {
+    if unified.starts_with('/') {
+        return true;
+    }
+    // Drive letters (`C:`, `C:/x`, and drive-relative `C:x`) are absolute on
+    // Windows and never a sensible workspace-relative name anywhere else.
+    let bytes = unified.as_bytes();
+    bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
+}
+
+const WINDOWS_RESERVED: [&str; 22] = [
+    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+    "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
+
+fn check_windows_segment(segment: &str) -> Result<(), PathInvalid> {
+    if segment
+        .chars()
+        .any(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') || c.is_control())
+    {
+        return Err(PathInvalid::WindowsForbiddenChar(segment.to_owned()));
+    }
+    if segment.ends_with('.') || segment.ends_with(' ') {
+        return Err(PathInvalid::WindowsTrailingDotOrSpace(segment.to_owned()));
+    }
+    // `CON`, `con.txt`, `Con .txt`: the device name is whatever precedes the
+    // first dot, with trailing spaces ignored by Windows.
+    let stem = segment
+        .split('.')
+        .next()
+        .unwrap_or(segment)
+        .trim_end()
+        .to_lowercase();
+    if WINDOWS_RESERVED.contains(&stem.as_str()) {
+        return Err(PathInvalid::WindowsReservedName(segment.to_owned()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "path_tests.rs"]
+mod tests;

@@ -1,0 +1,190 @@
+use super::*;
+use pretty_assertions::assert_eq;
+use proptest::prelude::*;
+
+const POSIX: NormalizeOptions = NormalizeOptions {
+    case: CaseSensitivity::Sensitive,
+    style: PathStyle::Posix,
+};
+const POSIX_FOLD: NormalizeOptions = NormalizeOptions {
+    case: CaseSensitivity::Insensitive,
+    style: PathStyle::Posix,
+};
+const WINDOWS: NormalizeOptions = NormalizeOptions {
+    case: CaseSensitivity::Insensitive,
+    style: PathStyle::Windows,
+};
+
+fn ok(rel: &str, options: NormalizeOptions) -> String {
+    normalize(rel, options).map(String::from).unwrap()
+}
+
+#[test]
+fn separators_dots_and_empty_segments_fold() {
+    assert_eq!(ok("src/main.rs", POSIX), "src/main.rs");
+    assert_eq!(ok("src\\lib\\mod.rs", POSIX), "src/lib/mod.rs");
+    assert_eq!(ok("./src//./a.rs/", POSIX), "src/a.rs");
+    assert_eq!(ok("a/./b", POSIX), "a/b");
+}
+
+#[test]
+fn hostile_inputs_are_refused_with_a_reason() {
+    assert_eq!(normalize("", POSIX), Err(PathInvalid::Empty));
+    assert_eq!(normalize(".", POSIX), Err(PathInvalid::Empty));
+    assert_eq!(normalize("./", POSIX), Err(PathInvalid::Empty));
+    assert_eq!(normalize("/etc/passwd", POSIX), Err(PathInvalid::Absolute));
+    assert_eq!(
+        normalize("\\\\server\\share\\x", POSIX),
+        Err(PathInvalid::Absolute)
+    );
+    assert_eq!(normalize("C:\\Windows", POSIX), Err(PathInvalid::Absolute));
+    assert_eq!(normalize("c:x", POSIX), Err(PathInvalid::Absolute));
+    assert_eq!(
+        normalize("a/../../b", POSIX),
+        Err(PathInvalid::ParentSegment)
+    );
+    assert_eq!(normalize("..", POSIX), Err(PathInvalid::ParentSegment));
+    assert_eq!(
+        normalize("a\\..\\b", POSIX),
+        Err(PathInvalid::ParentSegment)
+    );
+    assert_eq!(normalize("a\0b", POSIX), Err(PathInvalid::Nul));
+    assert_eq!(normalize("a/\0", POSIX), Err(PathInvalid::Nul));
+    assert_eq!(PathInvalid::Nul.code().as_str(), "WORKSPACE_PATH_INVALID");
+}
+
+#[test]
+fn dots_inside_names_are_not_parent_segments() {
+    assert_eq!(ok("a/..b/c..", POSIX), "a/..b/c..");
+    assert_eq!(ok("...", POSIX), "...");
+}
+
+#[test]
+fn unicode_is_composed_to_nfc() {
+    // "한" as conjoining jamo (NFD) and "é" as e + combining acute.
+    let nfd = "\u{1112}\u{1161}\u{11AB}/e\u{301}.txt";
+    assert_eq!(ok(nfd, POSIX), "\u{D55C}/\u{E9}.txt");
+    assert_eq!(normalize(nfd, POSIX), normalize("한/é.txt", POSIX));
+}
+
+#[test]
+fn case_folds_only_on_case_insensitive_volumes() {
+    assert_eq!(ok("Src/Main.RS", POSIX), "Src/Main.RS");
+    assert_eq!(ok("Src/Main.RS", POSIX_FOLD), "src/main.rs");
+    assert_eq!(ok("ÉCOLE/Ä.txt", POSIX_FOLD), "école/ä.txt");
+}
+
+#[test]
+fn windows_rules_refuse_device_names_and_forbidden_characters() {
+    for name in ["CON", "con.txt", "a/Nul", "com1.rs", "LPT9.log", "aux .txt"] {
+        assert!(
+            matches!(
+                normalize(name, WINDOWS),
+                Err(PathInvalid::WindowsReservedName(_))
+            ),
+            "{name}"
+        );
+    }
+    for name in ["a<b", "ab:c", "x/y?", "q\"", "p|q", "star*", "tab\tname"] {
+        assert!(
+            matches!(
+                normalize(name, WINDOWS),
+                Err(PathInvalid::WindowsForbiddenChar(_))
+            ),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        normalize("dir./x", WINDOWS),
+        Err(PathInvalid::WindowsTrailingDotOrSpace("dir.".into()))
+    );
+    // The same names are legitimate files on POSIX volumes.
+    assert_eq!(ok("src/aux.rs", POSIX), "src/aux.rs");
+    assert_eq!(ok("console.rs", WINDOWS), "console.rs");
+    assert_eq!(ok("com10.rs", WINDOWS), "com10.rs");
+}
+
+#[test]
+fn cocode_dir_is_recognised_in_every_variant() {
+    for name in [
+        ".cocode/x",
+        ".COCODE/config/workspace.json",
+        ".CoCode",
+        ".cocode",
+    ] {
+        assert!(ok(name, POSIX).starts_with('.'));
+        assert!(normalize(name, POSIX).unwrap().is_in_cocode_dir(), "{name}");
+    }
+    // Fullwidth letters fold to ASCII under NFKC.
+    assert!(
+        normalize(".\u{FF43}ocode/x", POSIX)
+            .unwrap()
+            .is_in_cocode_dir()
+    );
+    for name in ["src/.cocode/x", ".cocode2/x", "cocode/x", "x.cocode"] {
+        assert!(
+            !normalize(name, POSIX).unwrap().is_in_cocode_dir(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn containment_is_by_whole_segments() {
+    let dir = normalize("src/a", POSIX).unwrap();
+    assert!(dir.contains(&normalize("src/a", POSIX).unwrap()));
+    assert!(dir.contains(&normalize("src/a/b.rs", POSIX).unwrap()));
+    assert!(!dir.contains(&normalize("src/ab.rs", POSIX).unwrap()));
+    assert!(!dir.contains(&normalize("src", POSIX).unwrap()));
+}
+
+#[test]
+fn path_key_is_sha256_of_the_normalized_text() {
+    let key = path_key("src\\main.rs", POSIX).unwrap();
+    // sha256("src/main.rs")
+    assert_eq!(
+        key.to_hex(),
+        "42cb6807ad74b3e201c5a7ca98b911c5fa08380e942be6e4ac5807f8377f87fc"
+    );
+    assert_eq!(key, normalize("./src/main.rs", POSIX).unwrap().key());
+    assert_ne!(key, normalize("src/Main.rs", POSIX).unwrap().key());
+    assert_eq!(
+        path_key("SRC/MAIN.RS", POSIX_FOLD).unwrap(),
+        path_key("src/main.rs", POSIX).unwrap()
+    );
+}
+
+#[test]
+fn persisted_paths_must_already_be_normalized() {
+    let good: NormalizedPath = serde_json::from_str("\"src/a.rs\"").unwrap();
+    assert_eq!(good.as_str(), "src/a.rs");
+    for bad in [
+        "\"src//a.rs\"",
+        "\"../a\"",
+        "\"/abs\"",
+        "\"a\\\\b\"",
+        "\"\"",
+    ] {
+        assert!(
+            serde_json::from_str::<NormalizedPath>(bad).is_err(),
+            "{bad}"
+        );
+    }
+}
+
+proptest! {
+    #[test]
+    fn normalization_is_idempotent(rel in "[a-zA-Z0-9._/\\\\ -]{0,40}") {
+        if let Ok(once) = normalize(&rel, POSIX_FOLD) {
+            let twice = normalize(once.as_str(), POSIX_FOLD).unwrap();
+            prop_assert_eq!(&once, &twice);
+            prop_assert!(!once.as_str().starts_with('/'));
+            prop_assert!(once.segments().all(|s| !s.is_empty() && s != "." && s != ".."));
+        }
+    }
+
+    #[test]
+    fn normalization_never_panics(rel in "\\PC{0,64}") {
+        let _ = normalize(&rel, WINDOWS);
+    }
+}

@@ -1,0 +1,144 @@
+//! Contracts of the process launcher and the sandbox policy.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::TaskId;
+
+/// Sandbox profiles; also the key list of `SandboxProfileRegistry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxProfileKind {
+    /// ACP agents, `terminal.run`, verification, brick hooks: env whitelist,
+    /// policy proxy required, OS confinement where available.
+    Agent,
+    /// The person's own terminal: env whitelist, not proxied, not confined.
+    HumanTerminal,
+    /// LSP servers and formatters: env whitelist, not proxied, not confined.
+    Tool,
+}
+
+impl SandboxProfileKind {
+    pub const ALL: [Self; 3] = [Self::Agent, Self::HumanTerminal, Self::Tool];
+}
+
+/// A profile with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SandboxProfile {
+    Agent { task_id: TaskId },
+    HumanTerminal,
+    Tool,
+}
+
+impl SandboxProfile {
+    pub fn kind(&self) -> SandboxProfileKind {
+        match self {
+            Self::Agent { .. } => SandboxProfileKind::Agent,
+            Self::HumanTerminal => SandboxProfileKind::HumanTerminal,
+            Self::Tool => SandboxProfileKind::Tool,
+        }
+    }
+}
+
+/// How the child's stdio is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LaunchIo {
+    Piped,
+    Pty { rows: u16, cols: u16 },
+}
+
+/// Everything the launcher needs for one child process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchSpec {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    /// Explicit variables for this launch; credential-like names are refused.
+    pub env_overrides: BTreeMap<String, String>,
+    pub profile: SandboxProfile,
+    pub io: LaunchIo,
+    pub timeout: Option<Duration>,
+    /// Output beyond this many bytes is trimmed from the start.
+    pub output_byte_limit: Option<usize>,
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitStatus {
+    Code(i32),
+    Signal(i32),
+    TimedOut,
+    Killed,
+}
+
+/// Launch failures.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    #[error("program not found: {0}")]
+    NotFound(String),
+    #[error("environment variable {0} looks like a credential and is never passed to a child")]
+    CredentialLikeEnv(String),
+    #[error("the agent profile needs the policy proxy, which is not running")]
+    ProxyUnavailable,
+    #[error("the sandbox could not be set up: {0}")]
+    Sandbox(String),
+    #[error("spawn failed: {0}")]
+    Spawn(String),
+    #[error("I/O with the child failed: {0}")]
+    Io(String),
+}
+
+/// A running child.
+#[async_trait::async_trait]
+pub trait ProcessHandle: Send {
+    fn pid(&self) -> Option<u32>;
+    async fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), LaunchError>;
+    /// The next chunk of output (stdout and stderr interleaved for PTYs);
+    /// `None` at end of output.
+    async fn read_output(&mut self) -> Option<Vec<u8>>;
+    async fn wait(&mut self) -> Result<ExitStatus, LaunchError>;
+    /// Kills the whole process group.
+    async fn kill(&mut self) -> Result<(), LaunchError>;
+}
+
+/// The one place that spawns processes.
+pub trait ProcessLauncher: Send + Sync {
+    fn launch(&self, spec: LaunchSpec) -> Result<Box<dyn ProcessHandle>, LaunchError>;
+}
+
+/// How a launch is confined by the operating system.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Confinement {
+    Landlock,
+    Seatbelt,
+    /// Not confined by the OS, with the reason shown to the person.
+    Unconfined {
+        reason: String,
+    },
+}
+
+/// Network reach of a launch.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum NetworkPlan {
+    /// Only through the policy proxy at this loopback port.
+    ProxyOnly { port: u16 },
+    /// The person's own network (human terminal, tools).
+    Unrestricted,
+}
+
+/// The complete, decided sandbox for one launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPlan {
+    pub env: BTreeMap<String, String>,
+    pub writable_roots: Vec<PathBuf>,
+    pub network: NetworkPlan,
+    pub confinement: Confinement,
+}
+
+/// Decides the sandbox of a launch (a pure transform of the spec).
+pub trait SandboxPolicy: Send + Sync {
+    fn plan(&self, spec: &LaunchSpec) -> Result<SandboxPlan, LaunchError>;
+}

@@ -1,0 +1,325 @@
+//! `EditSnapshot`: the record stored before any agent edit touches a file.
+//!
+//! `base`/`result` are content hashes or *absent* (no regular file at that
+//! path — different from the empty file's hash). The kind of a snapshot is
+//! derived from its fields, never stored, and impossible shapes (∅→∅, a
+//! rename whose content changes) cannot be constructed or deserialized.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::ids::{AttemptNo, Seq, SnapshotId, TaskId, Timestamp};
+use crate::path::NormalizedPath;
+
+const HASH_PREFIX: &str = "sha256:";
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
+/// sha256 of a file's content, written `sha256:<64 lower-case hex digits>`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ContentHash([u8; 32]);
+
+/// A malformed `sha256:<hex>` text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("content hash must be 'sha256:' followed by 64 lower-case hex digits")]
+pub struct ContentHashError;
+
+impl ContentHash {
+    /// Hashes content.
+    pub fn of(content: &[u8]) -> Self {
+        Self(Sha256::digest(content).into())
+    }
+
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The 64 hex digits without the `sha256:` prefix (blob file names).
+    pub fn to_hex(&self) -> String {
+        hex(&self.0)
+    }
+}
+
+impl std::str::FromStr for ContentHash {
+    type Err = ContentHashError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let digits = text.strip_prefix(HASH_PREFIX).ok_or(ContentHashError)?;
+        if digits.len() != 64
+            || !digits
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Err(ContentHashError);
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in digits.as_bytes().chunks_exact(2).enumerate() {
+            let text = std::str::from_utf8(pair).map_err(|_| ContentHashError)?;
+            out[i] = u8::from_str_radix(text, 16).map_err(|_| ContentHashError)?;
+        }
+        Ok(Self(out))
+    }
+}
+
+impl TryFrom<String> for ContentHash {
+    type Error = ContentHashError;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        value.parse()
+    }
+}
+
+impl From<ContentHash> for String {
+    fn from(hash: ContentHash) -> String {
+        hash.to_string()
+    }
+}
+
+impl fmt::Display for ContentHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{HASH_PREFIX}{}", hex(&self.0))
+    }
+}
+
+impl fmt::Debug for ContentHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ContentHash({self})")
+    }
+}
+
+/// Who produced the change a snapshot records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotOrigin {
+    /// Mediated by the gate before the file changed.
+    Gate,
+    /// Not mediated (a command's side effect, an agent writing directly) but
+    /// found by the observed-change sweep and recorded afterwards.
+    Observed,
+    /// A person undid a hunk in review; recorded as the task's own change.
+    Review,
+}
+
+/// The derived kind of a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotKind {
+    Create,
+    Modify,
+    Delete,
+    Rename,
+}
+
+/// One path's before/after state. A rename projects into two of these.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PathTransition {
+    pub path: NormalizedPath,
+    pub before: Option<ContentHash>,
+    pub after: Option<ContentHash>,
+}
+
+/// Why a snapshot cannot exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotInvalid {
+    #[error("a snapshot from absent to absent records nothing")]
+    AbsentToAbsent,
+    #[error("a rename must keep its content (base equal to result, both present)")]
+    RenameChangesContent,
+    #[error("a rename must move to a different path")]
+    RenameOntoItself,
+    #[error("a modification must change the content")]
+    Unchanged,
+}
+
+/// The fields of a snapshot, checked by [`EditSnapshot::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditSnapshotParts {
+    pub snapshot_id: SnapshotId,
+    pub task_id: TaskId,
+    pub seq: Seq,
+    pub attempt_no: AttemptNo,
+    pub path: NormalizedPath,
+    pub previous_path: Option<NormalizedPath>,
+    pub base: Option<ContentHash>,
+    pub result: Option<ContentHash>,
+    pub origin: SnapshotOrigin,
+    pub ts: Timestamp,
+}
+
+/// A recorded change of one path (or one rename) by one task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "EditSnapshotWire", into = "EditSnapshotWire")]
+pub struct EditSnapshot(EditSnapshotParts);
+
+/// The persisted shape; `base`/`result` are always present as keys, `null`
+/// meaning absent.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditSnapshotWire {
+    snapshot_id: SnapshotId,
+    task_id: TaskId,
+    seq: Seq,
+    attempt_no: AttemptNo,
+    path: NormalizedPath,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    previous_path: Option<NormalizedPath>,
+    #[serde(deserialize_with = "required_nullable")]
+    base: Option<ContentHash>,
+    #[serde(deserialize_with = "required_nullable")]
+    result: Option<ContentHash>,
+    origin: SnapshotOrigin,
+    ts: Timestamp,
+}
+
+/// Deserializes an `Option` whose key must be present: `null` is absent
+/// content, a missing key is a malformed record (serde would otherwise read
+/// a missing key as `None`).
+fn required_nullable<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)
+}
+
+impl TryFrom<EditSnapshotWire> for EditSnapshot {
+    type Error = SnapshotInvalid;
+    fn try_from(w: EditSnapshotWire) -> Result<Self, Self::Error> {
+        EditSnapshot::new(EditSnapshotParts {
+            snapshot_id: w.snapshot_id,
+            task_id: w.task_id,
+            seq: w.seq,
+            attempt_no: w.attempt_no,
+            path: w.path,
+            previous_path: w.previous_path,
+            base: w.base,
+            result: w.result,
+            origin: w.origin,
+            ts: w.ts,
+        })
+    }
+}
+
+impl From<EditSnapshot> for EditSnapshotWire {
+    fn from(s: EditSnapshot) -> Self {
+        let p = s.0;
+        EditSnapshotWire {
+            snapshot_id: p.snapshot_id,
+            task_id: p.task_id,
+            seq: p.seq,
+            attempt_no: p.attempt_no,
+            path: p.path,
+            previous_path: p.previous_path,
+            base: p.base,
+            result: p.result,
+            origin: p.origin,
+            ts: p.ts,
+        }
+    }
+}
+
+impl EditSnapshot {
+    /// Checks the shape rules and builds the snapshot.
+    pub fn new(parts: EditSnapshotParts) -> Result<Self, SnapshotInvalid> {
+        match (&parts.previous_path, parts.base, parts.result) {
+            (_, None, None) => Err(SnapshotInvalid::AbsentToAbsent),
+            (Some(prev), Some(base), Some(result)) if base == result => {
+                if *prev == parts.path {
+                    Err(SnapshotInvalid::RenameOntoItself)
+                } else {
+                    Ok(Self(parts))
+                }
+            }
+            (Some(_), _, _) => Err(SnapshotInvalid::RenameChangesContent),
+            (None, Some(base), Some(result)) if base == result => Err(SnapshotInvalid::Unchanged),
+            (None, _, _) => Ok(Self(parts)),
+        }
+    }
+
+    pub fn kind(&self) -> SnapshotKind {
+        match (&self.0.previous_path, self.0.base, self.0.result) {
+            (Some(_), _, _) => SnapshotKind::Rename,
+            (None, None, Some(_)) => SnapshotKind::Create,
+            (None, Some(_), None) => SnapshotKind::Delete,
+            (None, _, _) => SnapshotKind::Modify,
+        }
+    }
+
+    /// The per-path transitions this snapshot stands for. A rename is the
+    /// old path going H→∅ and the new path going ∅→H; rollback, conflict
+    /// checks and test-file protection all work on this projection.
+    pub fn transitions(&self) -> Vec<PathTransition> {
+        let p = &self.0;
+        match &p.previous_path {
+            Some(prev) => vec![
+                PathTransition {
+                    path: prev.clone(),
+                    before: p.base,
+                    after: None,
+                },
+                PathTransition {
+                    path: p.path.clone(),
+                    before: None,
+                    after: p.result,
+                },
+            ],
+            None => vec![PathTransition {
+                path: p.path.clone(),
+                before: p.base,
+                after: p.result,
+            }],
+        }
+    }
+
+    pub fn parts(&self) -> &EditSnapshotParts {
+        &self.0
+    }
+    pub fn snapshot_id(&self) -> &SnapshotId {
+        &self.0.snapshot_id
+    }
+    pub fn task_id(&self) -> &TaskId {
+        &self.0.task_id
+    }
+    pub fn seq(&self) -> Seq {
+        self.0.seq
+    }
+    pub fn attempt_no(&self) -> AttemptNo {
+        self.0.attempt_no
+    }
+    pub fn path(&self) -> &NormalizedPath {
+        &self.0.path
+    }
+    pub fn previous_path(&self) -> Option<&NormalizedPath> {
+        self.0.previous_path.as_ref()
+    }
+    pub fn base(&self) -> Option<ContentHash> {
+        self.0.base
+    }
+    pub fn result(&self) -> Option<ContentHash> {
+        self.0.result
+    }
+    pub fn origin(&self) -> SnapshotOrigin {
+        self.0.origin
+    }
+    pub fn ts(&self) -> Timestamp {
+        self.0.ts
+    }
+}
+
+#[cfg(test)]
+#[path = "snapshot_tests.rs"]
+mod tests;

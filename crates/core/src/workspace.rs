@@ -1,0 +1,322 @@
+//! The workspace entity and its persisted configuration (`workspace.json`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::gate::EditLease;
+use crate::path::{CaseSensitivity, NormalizedPath};
+use crate::task::CompletionMode;
+use crate::verification::VerificationLimits;
+
+/// An allowed-host entry: an exact host or `*.suffix`, with an optional port.
+/// Stored normalized (lower-case ASCII, no trailing dot); IDNA conversion to
+/// ASCII happens before construction.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct HostPattern {
+    wildcard: bool,
+    host: String,
+    port: Option<u16>,
+}
+
+/// A malformed host pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid host pattern {0:?}: expected 'host', '*.suffix' or either with ':port', in ASCII")]
+pub struct HostPatternInvalid(pub String);
+
+impl HostPattern {
+    pub fn parse(text: &str) -> Result<Self, HostPatternInvalid> {
+        let invalid = || HostPatternInvalid(text.to_owned());
+        let lowered = text.trim().to_ascii_lowercase();
+        let (host_part, port) = match lowered.rsplit_once(':') {
+            Some((h, p)) => (h.to_owned(), Some(p.parse::<u16>().map_err(|_| invalid())?)),
+            None => (lowered.clone(), None),
+        };
+        let (wildcard, host) = match host_part.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, host_part.as_str()),
+        };
+        let host = host.strip_suffix('.').unwrap_or(host);
+        let label_ok = |l: &str| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        };
+        if host.is_empty() || host.len() > 253 || !host.split('.').all(label_ok) || port == Some(0)
+        {
+            return Err(invalid());
+        }
+        Ok(Self {
+            wildcard,
+            host: host.to_owned(),
+            port,
+        })
+    }
+
+    pub fn is_wildcard(&self) -> bool {
+        self.wildcard
+    }
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+}
+
+impl fmt::Display for HostPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.wildcard {
+            f.write_str("*.")?;
+        }
+        f.write_str(&self.host)?;
+        if let Some(port) = self.port {
+            write!(f, ":{port}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for HostPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HostPattern({self})")
+    }
+}
+
+impl TryFrom<String> for HostPattern {
+    type Error = HostPatternInvalid;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        Self::parse(&value)
+    }
+}
+
+impl From<HostPattern> for String {
+    fn from(p: HostPattern) -> String {
+        p.to_string()
+    }
+}
+
+/// The allowed hosts, kept in their three sources so the UI can show the
+/// defaults read-only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllowedHosts {
+    /// Ecosystem defaults for the detected project types.
+    pub defaults: Vec<HostPattern>,
+    /// Derived from the workspace's lockfiles.
+    pub derived: Vec<HostPattern>,
+    /// Added by the person.
+    pub user: Vec<HostPattern>,
+}
+
+impl AllowedHosts {
+    /// The union, de-duplicated and sorted.
+    pub fn all(&self) -> Vec<&HostPattern> {
+        let mut all: Vec<_> = self
+            .defaults
+            .iter()
+            .chain(&self.derived)
+            .chain(&self.user)
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+}
+
+/// A path outside the workspace that an agent's tools may write (a package cache).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteException {
+    /// What it is for (`CARGO_HOME`, `PUB_CACHE`, …).
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// A brick the workspace was scaffolded from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppliedBrick {
+    pub name: String,
+    pub version: String,
+}
+
+/// History retention settings (whole tasks are the unit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// P3: keep a task pinned while it is among the K most recent tasks of a path it touched.
+    pub keep_recent_per_path: u32,
+    /// P4: total history byte cap.
+    pub byte_cap: u64,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self {
+            keep_recent_per_path: 14,
+            byte_cap: 80 * 1024 * 1024,
+        }
+    }
+}
+
+/// Default protected test locations (any segment depth).
+pub const DEFAULT_TEST_PATTERNS: [&str; 9] = [
+    "test/",
+    "tests/",
+    "integration_test/",
+    "widgetbook/",
+    "benches/",
+    "__tests__/",
+    "*_test.*",
+    "*.test.*",
+    "*.spec.*",
+];
+
+/// `<workspace>/.cocode/config/workspace.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    pub version: u32,
+    /// Only the user part; defaults and derived hosts are computed.
+    #[serde(default)]
+    pub allowed_hosts: Vec<HostPattern>,
+    #[serde(default)]
+    pub write_exceptions: Vec<WriteException>,
+    /// `None` means the policy default (human approval).
+    #[serde(default)]
+    pub completion_mode: Option<CompletionMode>,
+    #[serde(default)]
+    pub limits: VerificationLimits,
+    #[serde(default)]
+    pub retention: RetentionConfig,
+    #[serde(default = "default_test_patterns")]
+    pub test_patterns: Vec<String>,
+    #[serde(default)]
+    pub applied_bricks: Vec<AppliedBrick>,
+}
+
+fn default_test_patterns() -> Vec<String> {
+    DEFAULT_TEST_PATTERNS
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
+/// Current `workspace.json` format version.
+pub const WORKSPACE_CONFIG_VERSION: u32 = 1;
+
+impl Default for WorkspaceConfig {
+    fn default() -> Self {
+        Self {
+            version: WORKSPACE_CONFIG_VERSION,
+            allowed_hosts: Vec::new(),
+            write_exceptions: Vec::new(),
+            completion_mode: None,
+            limits: VerificationLimits::default(),
+            retention: RetentionConfig::default(),
+            test_patterns: default_test_patterns(),
+            applied_bricks: Vec::new(),
+        }
+    }
+}
+
+/// An open workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    /// Canonical absolute path.
+    pub root: PathBuf,
+    /// Measured by probing the volume when the workspace opened.
+    pub case: CaseSensitivity,
+    pub allowed_hosts: AllowedHosts,
+    /// Resolved exceptions only: one that could not be resolved is left out.
+    pub write_exceptions: Vec<WriteException>,
+    pub edit_locks: BTreeMap<NormalizedPath, EditLease>,
+    pub applied_bricks: Vec<AppliedBrick>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn host_patterns_normalize_and_refuse_garbage() {
+        let p = HostPattern::parse("*.Crates.IO.").unwrap();
+        assert_eq!(
+            (p.is_wildcard(), p.host(), p.port()),
+            (true, "crates.io", None)
+        );
+        assert_eq!(p.to_string(), "*.crates.io");
+        assert_eq!(
+            HostPattern::parse("registry.npmjs.org:8443")
+                .unwrap()
+                .port(),
+            Some(8443)
+        );
+        for bad in [
+            "",
+            "*.",
+            "a..b",
+            "-a.com",
+            "a.com:0",
+            "a.com:99999",
+            "a b.com",
+            "a/b",
+            "한국.kr",
+            "*.*.a",
+        ] {
+            assert_eq!(
+                HostPattern::parse(bad),
+                Err(HostPatternInvalid(bad.into())),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn allowed_hosts_union_is_deduplicated() {
+        let h = |s| HostPattern::parse(s).unwrap();
+        let hosts = AllowedHosts {
+            defaults: vec![h("crates.io"), h("static.crates.io")],
+            derived: vec![h("crates.io")],
+            user: vec![h("example.com")],
+        };
+        let all: Vec<_> = hosts.all().into_iter().map(ToString::to_string).collect();
+        assert_eq!(all, ["crates.io", "example.com", "static.crates.io"]);
+    }
+
+    #[test]
+    fn workspace_config_round_trips_and_rejects_unknown_fields() {
+        let config = WorkspaceConfig::default();
+        let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["version"], 1);
+        assert_eq!(
+            json["retention"],
+            serde_json::json!({"keep_recent_per_path": 14, "byte_cap": 83_886_080})
+        );
+        assert_eq!(
+            serde_json::from_value::<WorkspaceConfig>(json).unwrap(),
+            config
+        );
+
+        let minimal: WorkspaceConfig = serde_json::from_str(r#"{"version":1}"#).unwrap();
+        assert_eq!(minimal, config);
+
+        let typo = serde_json::from_str::<WorkspaceConfig>(
+            r#"{"version":1,"completion_mod":"self_verification"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            typo.to_string().contains("unknown field `completion_mod`"),
+            "{typo}"
+        );
+        let bad_host =
+            serde_json::from_str::<WorkspaceConfig>(r#"{"version":1,"allowed_hosts":["a..b"]}"#);
+        assert!(bad_host.is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! cocode-editor (layer L2): the editor model — rope buffer, change sets with apply/invert, undo/redo, selections, search, tree-sitter parsing and highlighting, and the viewport model. Drawing lives in the app.

@@ -1,0 +1,1 @@
+//! cocode-tool-protocol (layer L0): the canonical tool protocol — definitions, list and call requests and results, error codes, validation, allowlist, policy, approval queue, lifecycle observer, redaction, timeouts, cancellation, output limits, idempotency, durable operations and provider schema projections.

@@ -1,0 +1,1 @@
+//! cocode-toolchain (layer L1): the only spawner of processes — the `ProcessLauncher`, environment whitelist, sandbox profiles, the policy proxy, Landlock/Seatbelt confinement, the OS credential vault and the verification runner.

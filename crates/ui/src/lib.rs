@@ -1,0 +1,10 @@
+//! cocode-ui (layer L0): theme, bundled fonts (Korean-capable) and small
+//! shared widgets. Depends on egui only; holds no application state.
+
+mod fonts;
+mod theme;
+mod widgets;
+
+pub use fonts::{FONT_LICENSE, MONO_FONT_NAME, UI_FONT_NAME, font_definitions, install_fonts};
+pub use theme::{Theme, Tone, apply_theme};
+pub use widgets::{badge, empty_state, section_header};

@@ -1,0 +1,1 @@
+//! cocode-workspace (layer L1): the only writer of files — the `WorkspaceFileGate`, the content-addressed history store, the write journal and startup recovery, rollback, edit leases, retention, the integrity checker, path policy, test-file protection and the observed-change sweep.
