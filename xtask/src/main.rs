@@ -1,1 +1,118 @@
-fn main() {}
+//! Project automation, reached through `cargo xtask <command>`.
+
+#![expect(
+    clippy::disallowed_methods,
+    reason = "developer tooling: runs cargo, apt-get and the app, and writes reports; it is not product code"
+)]
+#![expect(clippy::print_stdout, reason = "a command-line tool reports on stdout")]
+
+mod bench;
+mod boundaries;
+mod layers;
+mod screenshot;
+mod suite;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "xtask", about = "cocode project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check the crate ladder in dependency_layers.yaml.
+    Layers,
+    /// Check the "only place" rules (launcher, writer, pure core, task status).
+    Boundaries,
+    /// Install test peers when possible, then run every test suite and check.
+    Test {
+        /// Skip installing system packages and test peers.
+        #[arg(long)]
+        no_install: bool,
+    },
+    /// Run the criterion benches and print peer ratios.
+    Bench {
+        /// Only report ratios from the last run, do not run benches.
+        #[arg(long)]
+        report_only: bool,
+    },
+    /// Start the release app under Xvfb and save a screenshot.
+    Screenshot {
+        /// Folder to open.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Output PNG.
+        #[arg(long, default_value = "screenshots/cocode.png")]
+        out: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<bool> {
+    let root = repo_root()?;
+    match command {
+        Command::Layers => report("layers", layers::run(&root)?),
+        Command::Boundaries => report("boundaries", boundaries::run(&root)?),
+        Command::Test { no_install } => suite::run(&root, !no_install),
+        Command::Bench { report_only } => bench::run(&root, report_only),
+        Command::Screenshot { workspace, out } => {
+            screenshot::run(&root, workspace, &out).map(|()| true)
+        }
+    }
+}
+
+/// Prints findings; true when there are none.
+fn report<T: std::fmt::Display>(name: &str, findings: Vec<T>) -> Result<bool> {
+    if findings.is_empty() {
+        println!("{name}: ok");
+        return Ok(true);
+    }
+    for finding in &findings {
+        println!("{name}: {finding}");
+    }
+    println!("{name}: {} violation(s)", findings.len());
+    Ok(false)
+}
+
+/// The repository root (the parent of this crate's manifest directory).
+fn repo_root() -> Result<PathBuf> {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map(Path::to_path_buf)
+        .context("xtask has no parent directory")
+}
+
+/// Every `.rs` file under `dir`, honouring `.gitignore` (so `target/` is skipped).
+pub fn source_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(dir)
+        .hidden(true)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(ignore::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "target"))
+        .collect();
+    files.sort();
+    files
+}

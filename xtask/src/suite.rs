@@ -1,0 +1,223 @@
+//! `cargo xtask test`: the one test command (README, CI).
+//!
+//! Installs the system packages the suites need when it can (root with
+//! apt-get; otherwise it says what is missing and goes on), then runs
+//! formatting, clippy (which also enforces `clippy.toml`'s only-place rules),
+//! every test of the workspace, `layers` and `boundaries`. Any failure makes
+//! the command fail; every step runs so one report shows everything.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context as _, Result};
+
+use crate::{boundaries, layers};
+
+/// Debian packages the test suites and the app need at run time:
+/// a virtual X server for the window smoke test, X11/GL client libraries
+/// for eframe (glow through Mesa), tools to inspect and capture windows.
+pub const APT_PACKAGES: [&str; 13] = [
+    "xvfb",
+    "xauth",
+    "x11-utils",
+    "imagemagick",
+    "libx11-6",
+    "libx11-xcb1",
+    "libxcursor1",
+    "libxi6",
+    "libxkbcommon-x11-0",
+    "libegl1",
+    "libegl-mesa0",
+    "libgl1-mesa-dri",
+    "ca-certificates",
+];
+
+struct Step {
+    name: &'static str,
+    ok: bool,
+    seconds: f64,
+}
+
+/// Runs the suite; true when everything passed.
+pub fn run(root: &Path, install: bool) -> Result<bool> {
+    if install {
+        install_system_packages();
+        ensure_rust_components();
+    } else {
+        println!("test: skipping installation (--no-install)");
+    }
+
+    let mut steps = Vec::new();
+    let mut step = |name: &'static str, f: &mut dyn FnMut() -> Result<bool>| -> Result<()> {
+        println!("\n== {name} ==");
+        let started = Instant::now();
+        let ok = f()?;
+        steps.push(Step {
+            name,
+            ok,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        Ok(())
+    };
+
+    step("fmt", &mut || {
+        cargo(root, &["fmt", "--all", "--", "--check"])
+    })?;
+    step("clippy", &mut || {
+        cargo(
+            root,
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+    })?;
+    step("tests", &mut || {
+        if has_nextest(root) {
+            cargo(
+                root,
+                &[
+                    "nextest",
+                    "run",
+                    "--workspace",
+                    "--all-targets",
+                    "--locked",
+                    "--no-fail-fast",
+                ],
+            )
+        } else {
+            println!("test: cargo-nextest not found, using cargo test");
+            cargo(
+                root,
+                &[
+                    "test",
+                    "--workspace",
+                    "--all-targets",
+                    "--locked",
+                    "--no-fail-fast",
+                ],
+            )
+        }
+    })?;
+    step("layers", &mut || {
+        crate::report("layers", layers::run(root)?)
+    })?;
+    step("boundaries", &mut || {
+        crate::report("boundaries", boundaries::run(root)?)
+    })?;
+
+    println!("\n== summary ==");
+    for s in &steps {
+        println!(
+            "{:<12} {:<6} {:>7.1}s",
+            s.name,
+            if s.ok { "ok" } else { "FAILED" },
+            s.seconds
+        );
+    }
+    Ok(steps.iter().all(|s| s.ok))
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<bool> {
+    let status = Command::new(env_cargo())
+        .args(args)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("running cargo {}", args.join(" ")))?;
+    Ok(status.success())
+}
+
+fn env_cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+fn has_nextest(root: &Path) -> bool {
+    Command::new(env_cargo())
+        .args(["nextest", "--version"])
+        .current_dir(root)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Packages of [`APT_PACKAGES`] that are not installed.
+fn missing_packages() -> Vec<&'static str> {
+    APT_PACKAGES
+        .into_iter()
+        .filter(|p| {
+            !Command::new("dpkg-query")
+                .args(["-W", "-f=${Status}", p])
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        })
+        .collect()
+}
+
+fn install_system_packages() {
+    if !have("apt-get") || !have("dpkg-query") {
+        println!(
+            "test: no apt-get here; install these yourself if tests need them: {}",
+            APT_PACKAGES.join(" ")
+        );
+        return;
+    }
+    let missing = missing_packages();
+    if missing.is_empty() {
+        println!("test: system packages present");
+        return;
+    }
+    if !is_root() {
+        println!(
+            "test: not root, cannot install: {} (tests that need them will say so)",
+            missing.join(" ")
+        );
+        return;
+    }
+    println!("test: installing {}", missing.join(" "));
+    let update = Command::new("apt-get").args(["update", "-qq"]).status();
+    if !update.is_ok_and(|s| s.success()) {
+        println!("test: apt-get update failed; trying to install from the current lists");
+    }
+    let installed = Command::new("apt-get")
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .args(["install", "-y", "-qq", "--no-install-recommends"])
+        .args(&missing)
+        .status();
+    if !installed.is_ok_and(|s| s.success()) {
+        println!("test: apt-get install failed for {}", missing.join(" "));
+    }
+}
+
+fn ensure_rust_components() {
+    for (component, probe) in [("clippy", "clippy"), ("rustfmt", "fmt")] {
+        let present = Command::new(env_cargo())
+            .args([probe, "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !present && have("rustup") {
+            println!("test: installing rustup component {component}");
+            let _ = Command::new("rustup")
+                .args(["component", "add", component])
+                .status();
+        }
+    }
+}
