@@ -1,3 +1,5 @@
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly")]
+
 //! Every persisted record keeps its wire form: the golden files under
 //! `tests/golden/` are what earlier versions wrote, so each must still
 //! deserialize and serialize back to exactly the same JSON.

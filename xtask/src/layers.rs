@@ -154,36 +154,17 @@ pub fn load_graph(root: &Path) -> Result<WorkspaceGraph> {
         .iter()
         .filter(|p| member_ids.contains(&p.id))
     {
-        let manifest_text = std::fs::read_to_string(&package.manifest_path)
-            .with_context(|| format!("reading {}", package.manifest_path))?;
-        let manifest: toml::Table = toml::from_str(&manifest_text)
-            .with_context(|| format!("parsing {}", package.manifest_path))?;
-        let lints_workspace = manifest
-            .get("lints")
-            .and_then(|l| l.get("workspace"))
-            .and_then(toml::Value::as_bool)
-            == Some(true);
-        let mut inherited_deps = BTreeSet::new();
-        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
-            collect_inherited(manifest.get(section), &mut inherited_deps);
-        }
-        if let Some(targets) = manifest.get("target").and_then(toml::Value::as_table) {
-            for target in targets.values() {
-                for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
-                    collect_inherited(target.get(section), &mut inherited_deps);
-                }
-            }
-        }
+        let (lints_workspace, inherited_deps) = read_manifest(package.manifest_path.as_std_path())?;
         let deps = package
             .dependencies
             .iter()
             .filter(|d| member_names.contains(d.name.as_str()))
             .map(|d| MemberDep {
-                package: d.name.to_string(),
+                package: d.name.clone(),
                 ident: d
                     .rename
                     .clone()
-                    .unwrap_or_else(|| d.name.to_string())
+                    .unwrap_or_else(|| d.name.clone())
                     .replace('-', "_"),
                 kind: match d.kind {
                     DependencyKind::Development => Kind::Dev,
@@ -225,22 +206,52 @@ pub fn load_graph(root: &Path) -> Result<WorkspaceGraph> {
         }
     }
 
+    Ok(WorkspaceGraph {
+        members,
+        resolved,
+        workspace_dependencies: workspace_dependencies(root)?,
+    })
+}
+
+/// Keys of the root manifest's `[workspace.dependencies]`.
+fn workspace_dependencies(root: &Path) -> Result<BTreeSet<String>> {
     let root_manifest: toml::Table = toml::from_str(
         &std::fs::read_to_string(root.join("Cargo.toml")).context("reading the root Cargo.toml")?,
     )
     .context("parsing the root Cargo.toml")?;
-    let workspace_dependencies = root_manifest
+    Ok(root_manifest
         .get("workspace")
         .and_then(|w| w.get("dependencies"))
         .and_then(toml::Value::as_table)
         .map(|t| t.keys().cloned().collect())
-        .unwrap_or_default();
+        .unwrap_or_default())
+}
 
-    Ok(WorkspaceGraph {
-        members,
-        resolved,
-        workspace_dependencies,
-    })
+/// Whether a member manifest inherits the workspace lints, and the names it
+/// takes from `[workspace.dependencies]`.
+fn read_manifest(path: &Path) -> Result<(bool, BTreeSet<String>)> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let manifest: toml::Table =
+        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let lints_workspace = manifest
+        .get("lints")
+        .and_then(|l| l.get("workspace"))
+        .and_then(toml::Value::as_bool)
+        == Some(true);
+    let mut inherited = BTreeSet::new();
+    let sections = ["dependencies", "dev-dependencies", "build-dependencies"];
+    for section in sections {
+        collect_inherited(manifest.get(section), &mut inherited);
+    }
+    if let Some(targets) = manifest.get("target").and_then(toml::Value::as_table) {
+        for target in targets.values() {
+            for section in sections {
+                collect_inherited(target.get(section), &mut inherited);
+            }
+        }
+    }
+    Ok((lints_workspace, inherited))
 }
 
 fn collect_inherited(section: Option<&toml::Value>, out: &mut BTreeSet<String>) {
@@ -368,13 +379,13 @@ pub fn check(
         }
     }
 
-    let used: BTreeSet<&String> = graph
+    let inherited: BTreeSet<&String> = graph
         .members
         .iter()
         .flat_map(|m| &m.inherited_deps)
         .collect();
     for dep in &graph.workspace_dependencies {
-        if !used.contains(dep) {
+        if !inherited.contains(dep) {
             out.push(Violation(format!(
                 "[workspace.dependencies] {dep}: declared but no crate uses it"
             )));

@@ -1,5 +1,6 @@
 use super::*;
 use pretty_assertions::assert_eq;
+use std::fmt::Write as _;
 
 const CONFIG: &str = r"
 layers:
@@ -18,13 +19,16 @@ fn config() -> LayersConfig {
     serde_yaml_ng::from_str(CONFIG).unwrap()
 }
 
+/// (crate name, inherits lints, dependencies as (name, manifest section)).
+type CrateSpec<'a> = (&'a str, bool, &'a [(&'a str, &'a str)]);
+
 struct Fixture {
     dir: tempfile::TempDir,
 }
 
 impl Fixture {
     /// A workspace of path crates. `crates` = (name, lints, deps as (name, section)).
-    fn new(crates: &[(&str, bool, &[(&str, &str)])], code: &[(&str, &str)]) -> Self {
+    fn new(crates: &[CrateSpec<'_>], code: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let members: Vec<String> = crates.iter().map(|(n, ..)| format!("\"{n}\"")).collect();
@@ -56,10 +60,10 @@ impl Fixture {
                 manifest.push_str("[lints]\nworkspace = true\n\n");
             }
             for section in ["dependencies", "dev-dependencies"] {
-                manifest.push_str(&format!("[{section}]\n"));
+                writeln!(manifest, "[{section}]").unwrap();
                 for (dep, s) in deps.iter().filter(|(_, s)| *s == section) {
                     let _ = s;
-                    manifest.push_str(&format!("{dep}.workspace = true\n"));
+                    writeln!(manifest, "{dep}.workspace = true").unwrap();
                 }
             }
             std::fs::create_dir_all(root.join(name).join("src")).unwrap();

@@ -27,7 +27,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Check the crate ladder in dependency_layers.yaml.
+    /// Check the crate ladder in `dependency_layers.yaml`.
     Layers,
     /// Check the "only place" rules (launcher, writer, pure core, task status).
     Boundaries,
@@ -69,8 +69,8 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<bool> {
     let root = repo_root()?;
     match command {
-        Command::Layers => report("layers", layers::run(&root)?),
-        Command::Boundaries => report("boundaries", boundaries::run(&root)?),
+        Command::Layers => Ok(report("layers", &layers::run(&root)?)),
+        Command::Boundaries => Ok(report("boundaries", &boundaries::run(&root)?)),
         Command::Test { no_install } => suite::run(&root, !no_install),
         Command::Bench { report_only } => bench::run(&root, report_only),
         Command::Screenshot { workspace, out } => {
@@ -80,16 +80,16 @@ fn run(command: Command) -> Result<bool> {
 }
 
 /// Prints findings; true when there are none.
-fn report<T: std::fmt::Display>(name: &str, findings: Vec<T>) -> Result<bool> {
+fn report<T: std::fmt::Display>(name: &str, findings: &[T]) -> bool {
     if findings.is_empty() {
         println!("{name}: ok");
-        return Ok(true);
+        return true;
     }
-    for finding in &findings {
+    for finding in findings {
         println!("{name}: {finding}");
     }
     println!("{name}: {} violation(s)", findings.len());
-    Ok(false)
+    false
 }
 
 /// The repository root (the parent of this crate's manifest directory).

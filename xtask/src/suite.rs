@@ -106,10 +106,10 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
         }
     })?;
     step("layers", &mut || {
-        crate::report("layers", layers::run(root)?)
+        Ok(crate::report("layers", &layers::run(root)?))
     })?;
     step("boundaries", &mut || {
-        crate::report("boundaries", boundaries::run(root)?)
+        Ok(crate::report("boundaries", &boundaries::run(root)?))
     })?;
 
     println!("\n== summary ==");

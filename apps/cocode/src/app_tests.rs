@@ -98,6 +98,14 @@ fn the_open_folder_dialog_opens_a_typed_path_and_reports_bad_ones() {
     h.key_press_modifiers(Modifiers::COMMAND, Key::O);
     h.run_steps(2);
     assert!(h.state().dialog.is_some(), "Ctrl+O opens the dialog");
+    // Clicks land where widgets were drawn: wait until the folder list (which
+    // moves the buttons) has arrived.
+    run_until(&mut h, "the folder list", |h| {
+        h.state()
+            .dialog
+            .as_ref()
+            .is_some_and(|d| d.subfolders.is_some())
+    });
 
     h.state_mut().run(
         Command::PickerTyped(root.join("missing").display().to_string()),

@@ -30,7 +30,11 @@ pub fn run_until(
             harness.run_steps(2);
             return;
         }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}: {:?}",
+            harness.state().dialog
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
