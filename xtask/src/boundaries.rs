@@ -9,7 +9,7 @@
 //!
 //! Tests, benches, examples and `#[cfg(test)]` code are exempt.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -204,45 +204,23 @@ struct Scanner<'a> {
     file: &'a Path,
     pure: bool,
     /// `use a::b as c;` renames in this file: `c` → `[a, b]`.
-    aliases: std::collections::BTreeMap<String, Vec<String>>,
+    aliases: BTreeMap<String, Vec<String>>,
     findings: Vec<Finding>,
 }
 
 /// Renames declared by `use … as …` anywhere in the file.
-fn collect_aliases(file: &syn::File) -> std::collections::BTreeMap<String, Vec<String>> {
-    fn walk(
-        tree: &syn::UseTree,
-        prefix: &mut Vec<String>,
-        out: &mut std::collections::BTreeMap<String, Vec<String>>,
-    ) {
-        match tree {
-            syn::UseTree::Path(p) => {
-                prefix.push(p.ident.to_string());
-                walk(&p.tree, prefix, out);
-                prefix.pop();
-            }
-            syn::UseTree::Rename(r) => {
-                let mut full = prefix.clone();
-                if r.ident != "self" {
-                    full.push(r.ident.to_string());
-                }
-                out.insert(r.rename.to_string(), full);
-            }
-            syn::UseTree::Group(g) => {
-                for item in &g.items {
-                    walk(item, prefix, out);
-                }
-            }
-            syn::UseTree::Name(_) | syn::UseTree::Glob(_) => {}
-        }
-    }
-    struct Uses(std::collections::BTreeMap<String, Vec<String>>);
+fn collect_aliases(file: &syn::File) -> BTreeMap<String, Vec<String>> {
+    struct Uses(BTreeMap<String, Vec<String>>);
     impl<'ast> Visit<'ast> for Uses {
         fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-            walk(&u.tree, &mut Vec::new(), &mut self.0);
+            for (path, rename) in flatten_use(&u.tree) {
+                if let Some(rename) = rename {
+                    self.0.insert(rename, path);
+                }
+            }
         }
     }
-    let mut uses = Uses(std::collections::BTreeMap::new());
+    let mut uses = Uses(BTreeMap::new());
     uses.visit_file(file);
     uses.0
 }
@@ -370,34 +348,42 @@ fn path_segments(path: &syn::Path) -> Vec<String> {
     path.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
-fn use_paths(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-    match tree {
-        syn::UseTree::Path(p) => {
-            prefix.push(p.ident.to_string());
-            use_paths(&p.tree, prefix, out);
-            prefix.pop();
-        }
-        syn::UseTree::Name(n) => {
-            let mut full = prefix.clone();
-            if n.ident != "self" {
-                full.push(n.ident.to_string());
+/// Every path a `use` tree imports, with its `as` name if renamed
+/// (a glob yields its module path).
+fn flatten_use(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<String>)> {
+    fn walk(
+        tree: &syn::UseTree,
+        prefix: &mut Vec<String>,
+        out: &mut Vec<(Vec<String>, Option<String>)>,
+    ) {
+        let leaf = |prefix: &[String], ident: &syn::Ident| {
+            let mut full = prefix.to_vec();
+            if ident != "self" {
+                full.push(ident.to_string());
             }
-            out.push(full);
-        }
-        syn::UseTree::Rename(r) => {
-            let mut full = prefix.clone();
-            if r.ident != "self" {
-                full.push(r.ident.to_string());
+            full
+        };
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                walk(&p.tree, prefix, out);
+                prefix.pop();
             }
-            out.push(full);
-        }
-        syn::UseTree::Glob(_) => out.push(prefix.clone()),
-        syn::UseTree::Group(g) => {
-            for item in &g.items {
-                use_paths(item, prefix, out);
+            syn::UseTree::Name(n) => out.push((leaf(prefix, &n.ident), None)),
+            syn::UseTree::Rename(r) => {
+                out.push((leaf(prefix, &r.ident), Some(r.rename.to_string())))
+            }
+            syn::UseTree::Glob(_) => out.push((prefix.clone(), None)),
+            syn::UseTree::Group(g) => {
+                for item in &g.items {
+                    walk(item, prefix, out);
+                }
             }
         }
     }
+    let mut out = Vec::new();
+    walk(tree, &mut Vec::new(), &mut out);
+    out
 }
 
 impl<'ast> Visit<'ast> for Scanner<'_> {
@@ -423,9 +409,7 @@ impl<'ast> Visit<'ast> for Scanner<'_> {
         if has_cfg_test(&u.attrs) {
             return;
         }
-        let mut paths = Vec::new();
-        use_paths(&u.tree, &mut Vec::new(), &mut paths);
-        for path in paths {
+        for (path, _) in flatten_use(&u.tree) {
             // `use std::process;`, `use std::process as p;` and globs hide
             // later spawns behind a short name: `check_path` flags the bare module.
             self.check_path(&path, u.span());

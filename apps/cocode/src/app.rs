@@ -87,7 +87,6 @@ pub struct CocodeApp {
     /// The context the IO thread wakes; bound on the first frame.
     repaint: Arc<OnceLock<egui::Context>>,
     commands: Vec<Command>,
-    quit_requested: bool,
 }
 
 impl std::fmt::Debug for CocodeApp {
@@ -129,7 +128,6 @@ impl CocodeApp {
             io,
             repaint,
             commands: Vec::new(),
-            quit_requested: false,
         };
         if let Some(root) = folder {
             app.open_workspace(root);
@@ -150,10 +148,6 @@ impl CocodeApp {
 
     pub fn workspace_root(&self) -> Option<&PathBuf> {
         self.workspace.as_ref().map(|w| &w.root)
-    }
-
-    pub fn quit_requested(&self) -> bool {
-        self.quit_requested
     }
 
     /// One frame.
@@ -343,10 +337,7 @@ impl CocodeApp {
                 self.theme = theme;
                 cocode_ui::apply_theme(ctx, theme);
             }
-            Command::Quit => {
-                self.quit_requested = true;
-                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-            }
+            Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
         }
     }
 

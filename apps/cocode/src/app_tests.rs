@@ -51,7 +51,7 @@ fn explorer_lists_the_workspace_gitignore_aware_with_korean_names() {
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let mut h = harness(Some(root.clone()));
     run_until(&mut h, "the root listing", |h| loaded(h, "  안녕하세요.md"));
-    h.get_by_label("▸ src");
+    h.get_by_label("⏵ src");
     h.get_by_label("  .gitignore");
     assert!(
         h.query_by_label_contains("build.log").is_none(),
@@ -63,9 +63,9 @@ fn explorer_lists_the_workspace_gitignore_aware_with_korean_names() {
     );
     h.get_by_label(&root.display().to_string());
 
-    h.get_by_label("▸ src").click();
+    h.get_by_label("⏵ src").click();
     run_until(&mut h, "the src listing", |h| loaded(h, "  main.rs"));
-    h.get_by_label("▾ src");
+    h.get_by_label("⏷ src");
 }
 
 #[test]

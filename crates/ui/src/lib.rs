@@ -2,6 +2,7 @@
 //! shared widgets. Depends on egui only; holds no application state.
 
 mod fonts;
+pub mod icons;
 mod theme;
 mod widgets;
 

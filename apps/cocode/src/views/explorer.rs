@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use cocode_platform::{Os, Shortcut};
-use cocode_ui::Tone;
+use cocode_ui::{Tone, icons};
 use egui::{RichText, Ui};
 
 use crate::app::{Command, WorkspaceView};
@@ -105,7 +105,11 @@ pub fn show(ui: &mut Ui, workspace: Option<&WorkspaceView>, commands: &mut Vec<C
         );
         cocode_ui::section_header(ui, &name).on_hover_text(ws.root.display().to_string());
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if ui.small_button("⟳").on_hover_text("Refresh").clicked() {
+            if ui
+                .small_button(icons::REFRESH)
+                .on_hover_text("Refresh")
+                .clicked()
+            {
                 commands.push(Command::Refresh);
             }
         });
@@ -137,7 +141,11 @@ fn show_row(ui: &mut Ui, row: &Row, selected: Option<&Path>, commands: &mut Vec<
                 indent(ui, *depth);
                 match kind {
                     EntryKind::Dir => {
-                        let arrow = if *expanded { "▾" } else { "▸" };
+                        let arrow = if *expanded {
+                            icons::FOLDER_OPEN
+                        } else {
+                            icons::FOLDER_CLOSED
+                        };
                         if ui
                             .selectable_label(false, format!("{arrow} {name}"))
                             .clicked()

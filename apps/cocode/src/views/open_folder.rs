@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cocode_ui::Tone;
+use cocode_ui::{Tone, icons};
 use egui::{Context, Key};
 
 use crate::app::{Command, OpenFolderDialog};
@@ -29,7 +29,7 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
         ui.separator();
         ui.horizontal(|ui| {
             if let Some(parent) = dialog.browsing.parent()
-                && ui.button("⬆ Up").clicked()
+                && ui.button(format!("{} Up", icons::UP)).clicked()
             {
                 commands.push(Command::PickerBrowse(parent.to_path_buf()));
             }
@@ -49,7 +49,10 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
                 }
                 Some(Ok(folders)) => {
                     for (name, path) in folders {
-                        if ui.selectable_label(false, format!("📁 {name}")).clicked() {
+                        if ui
+                            .selectable_label(false, format!("{} {name}", icons::FOLDER))
+                            .clicked()
+                        {
                             commands.push(Command::PickerBrowse(path.clone()));
                         }
                     }
