@@ -371,7 +371,7 @@ fn flatten_use(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<String>)> {
             }
             syn::UseTree::Name(n) => out.push((leaf(prefix, &n.ident), None)),
             syn::UseTree::Rename(r) => {
-                out.push((leaf(prefix, &r.ident), Some(r.rename.to_string())))
+                out.push((leaf(prefix, &r.ident), Some(r.rename.to_string())));
             }
             syn::UseTree::Glob(_) => out.push((prefix.clone(), None)),
             syn::UseTree::Group(g) => {
