@@ -8,6 +8,7 @@
 
 mod bench;
 mod boundaries;
+mod cross;
 mod layers;
 mod screenshot;
 mod suite;
@@ -31,6 +32,12 @@ enum Command {
     Layers,
     /// Check the "only place" rules (launcher, writer, pure core, task status).
     Boundaries,
+    /// Check the Windows and macOS code paths (installs the targets first).
+    CrossCheck {
+        /// Do not install the targets or the MinGW compiler.
+        #[arg(long)]
+        no_install: bool,
+    },
     /// Install test peers when possible, then run every test suite and check.
     Test {
         /// Skip installing system packages and test peers.
@@ -71,6 +78,7 @@ fn run(command: Command) -> Result<bool> {
     match command {
         Command::Layers => Ok(report("layers", &layers::run(&root)?)),
         Command::Boundaries => Ok(report("boundaries", &boundaries::run(&root)?)),
+        Command::CrossCheck { no_install } => cross::run(&root, !no_install),
         Command::Test { no_install } => suite::run(&root, !no_install),
         Command::Bench { report_only } => bench::run(&root, report_only),
         Command::Screenshot { workspace, out } => {

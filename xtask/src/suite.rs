@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 
-use crate::{boundaries, layers};
+use crate::{boundaries, cross, layers};
 
 /// Debian packages the test suites and the app need at run time:
 /// a virtual X server for the window smoke test, X11/GL client libraries
@@ -44,6 +44,7 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
     if install {
         install_system_packages();
         ensure_rust_components();
+        cross::install(root);
     } else {
         println!("test: skipping installation (--no-install)");
     }
@@ -78,6 +79,7 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
             ],
         )
     })?;
+    step("cross-check", &mut || cross::run(root, false))?;
     step("tests", &mut || {
         if has_nextest(root) {
             cargo(
@@ -152,14 +154,15 @@ fn is_root() -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
-fn have(program: &str) -> bool {
+pub fn have(program: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .output()
         .is_ok_and(|o| o.status.success())
 }
 
-/// Packages of [`APT_PACKAGES`] that are not installed.
+/// Packages of [`APT_PACKAGES`] that are not installed (all of them where
+/// `dpkg-query` does not exist).
 fn missing_packages() -> Vec<&'static str> {
     APT_PACKAGES
         .into_iter()
@@ -173,26 +176,29 @@ fn missing_packages() -> Vec<&'static str> {
 }
 
 fn install_system_packages() {
-    if !have("apt-get") || !have("dpkg-query") {
-        println!(
-            "test: no apt-get here; install these yourself if tests need them: {}",
-            APT_PACKAGES.join(" ")
-        );
-        return;
-    }
     let missing = missing_packages();
     if missing.is_empty() {
         println!("test: system packages present");
-        return;
+    } else {
+        apt_install(&missing);
     }
-    if !is_root() {
+}
+
+/// Installs Debian packages when this is root with apt-get; otherwise says
+/// what is missing and goes on (tests that need them say so themselves).
+pub fn apt_install(packages: &[&str]) {
+    if !have("apt-get") {
         println!(
-            "test: not root, cannot install: {} (tests that need them will say so)",
-            missing.join(" ")
+            "test: no apt-get here; install yourself if tests need them: {}",
+            packages.join(" ")
         );
         return;
     }
-    println!("test: installing {}", missing.join(" "));
+    if !is_root() {
+        println!("test: not root, cannot install: {}", packages.join(" "));
+        return;
+    }
+    println!("test: installing {}", packages.join(" "));
     let update = Command::new("apt-get").args(["update", "-qq"]).status();
     if !update.is_ok_and(|s| s.success()) {
         println!("test: apt-get update failed; trying to install from the current lists");
@@ -200,10 +206,10 @@ fn install_system_packages() {
     let installed = Command::new("apt-get")
         .env("DEBIAN_FRONTEND", "noninteractive")
         .args(["install", "-y", "-qq", "--no-install-recommends"])
-        .args(&missing)
+        .args(packages)
         .status();
     if !installed.is_ok_and(|s| s.success()) {
-        println!("test: apt-get install failed for {}", missing.join(" "));
+        println!("test: apt-get install failed for {}", packages.join(" "));
     }
 }
 

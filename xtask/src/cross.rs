@@ -1,0 +1,192 @@
+//! `cargo xtask cross-check`: compiles the Windows and macOS code paths here.
+//!
+//! Only Linux runs on this machine, so `#[cfg(windows)]` and
+//! `#[cfg(target_os = "macos")]` code would rot unseen. This installs the two
+//! Rust targets (and the MinGW C compiler for crates that build C) when it
+//! can, then runs `cargo check --workspace --all-targets` for each target
+//! with warnings denied in our crates (dependencies keep their lints capped).
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context as _, Result};
+
+/// A target checked on every test run.
+#[derive(Debug, Clone, Copy)]
+pub struct CrossTarget {
+    pub triple: &'static str,
+    /// Crates left out for this target, with the reason (see [`EXCEPTIONS`]).
+    pub exclude: &'static [(&'static str, &'static str)],
+}
+
+/// Crates whose build needs a platform C SDK that cannot be installed here
+/// (e.g. a macOS SDK for crates that compile Objective-C or link frameworks
+/// in their build scripts). Empty today: every crate checks on every target.
+/// Keep this list short and give each entry its reason.
+pub const EXCEPTIONS: &[(&str, &str)] = &[];
+
+pub const TARGETS: [CrossTarget; 2] = [
+    CrossTarget {
+        triple: "x86_64-pc-windows-gnu",
+        exclude: &[],
+    },
+    CrossTarget {
+        triple: "aarch64-apple-darwin",
+        exclude: EXCEPTIONS,
+    },
+];
+
+/// The MinGW C compiler and the Debian package that provides it.
+const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
+const MINGW_PACKAGE: &str = "gcc-mingw-w64-x86-64";
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// Installed targets of the active toolchain.
+pub fn installed_targets(root: &Path) -> Vec<String> {
+    Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .current_dir(root)
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Adds the targets (rustup) and the MinGW compiler (apt, as root) if missing.
+pub fn install(root: &Path) {
+    let installed = installed_targets(root);
+    for target in TARGETS {
+        if !installed.iter().any(|t| t == target.triple) {
+            println!("cross-check: rustup target add {}", target.triple);
+            let ok = Command::new("rustup")
+                .args(["target", "add", target.triple])
+                .current_dir(root)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                println!(
+                    "cross-check: could not add {} (is rustup installed?)",
+                    target.triple
+                );
+            }
+        }
+    }
+    if !crate::suite::have(MINGW_GCC) {
+        crate::suite::apt_install(&[MINGW_PACKAGE]);
+    }
+}
+
+/// Checks every target; true when all pass.
+pub fn run(root: &Path, install_first: bool) -> Result<bool> {
+    if install_first {
+        install(root);
+    }
+    let installed = installed_targets(root);
+    let mut ok = true;
+    for target in TARGETS {
+        if !installed.iter().any(|t| t == target.triple) {
+            println!("cross-check: target {} is not installed", target.triple);
+            ok = false;
+            continue;
+        }
+        for (krate, reason) in target.exclude {
+            println!("cross-check: {} skips {krate}: {reason}", target.triple);
+        }
+        let mut args = vec![
+            "check",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--target",
+            target.triple,
+        ];
+        for (krate, _) in target.exclude {
+            args.extend(["--exclude", krate]);
+        }
+        println!("cross-check: cargo {}", args.join(" "));
+        let status = Command::new(cargo())
+            .args(&args)
+            .current_dir(root)
+            // Our crates fail on warnings; cargo caps lints of dependencies.
+            .env("RUSTFLAGS", "-D warnings")
+            .env("CC_x86_64_pc_windows_gnu", MINGW_GCC)
+            .status()
+            .with_context(|| format!("running cargo check for {}", target.triple))?;
+        if !status.success() {
+            println!("cross-check: {} FAILED", target.triple);
+            ok = false;
+        }
+    }
+    Ok(ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-crate workspace whose only error is inside `#[cfg(windows)]`.
+    fn fixture(body: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"planted\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), body).unwrap();
+        dir
+    }
+
+    fn check(dir: &Path, target: Option<&str>) -> bool {
+        Command::new(cargo())
+            .args(["check", "--quiet"])
+            .args(target.map(|t| ["--target", t]).into_iter().flatten())
+            .current_dir(dir)
+            .env("RUSTFLAGS", "-D warnings")
+            .env("CARGO_TARGET_DIR", dir.join("target"))
+            .status()
+            .unwrap()
+            .success()
+    }
+
+    #[test]
+    fn a_windows_only_error_fails_the_windows_check_and_not_the_host_build() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        if !installed_targets(root)
+            .iter()
+            .any(|t| t == "x86_64-pc-windows-gnu")
+        {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI installs x86_64-pc-windows-gnu before the tests (cargo xtask test)"
+            );
+            eprintln!("skipped: rustup target add x86_64-pc-windows-gnu to run this test");
+            return;
+        }
+        let planted = fixture("#[cfg(windows)]\npub fn width() -> u32 { \"wide\" }\n");
+        assert!(
+            check(planted.path(), None),
+            "the host does not compile the Windows block"
+        );
+        assert!(
+            !check(planted.path(), Some("x86_64-pc-windows-gnu")),
+            "the Windows check must fail"
+        );
+
+        let warning = fixture("#[cfg(windows)]\npub fn f() { let unused = 1; }\n");
+        assert!(
+            !check(warning.path(), Some("x86_64-pc-windows-gnu")),
+            "warnings fail too"
+        );
+
+        let fixed = fixture("#[cfg(windows)]\npub fn width() -> u32 { 2 }\n");
+        assert!(check(fixed.path(), Some("x86_64-pc-windows-gnu")));
+    }
+}
