@@ -1,1 +1,25 @@
-//! cocode-tool-protocol (layer L0): the canonical tool protocol — definitions, list and call requests and results, error codes, validation, allowlist, policy, approval queue, lifecycle observer, redaction, timeouts, cancellation, output limits, idempotency, durable operations and provider schema projections.
+//! cocode-tool-protocol (layer L0): the canonical tool protocol — every
+//! action an agent, the local agent, the command palette or a test takes goes
+//! through one [`ToolRegistry`]: `tools/list → tools/call → validation →
+//! policy → handler → structured result`. Provider formats are projections
+//! of the canonical definitions, never a second source.
+
+pub mod approval;
+pub mod error;
+pub mod observe;
+pub mod policy;
+pub mod projection;
+pub mod registry;
+pub mod types;
+
+pub use approval::{ApprovalDecision, ApprovalEvent, ApprovalQueue, ApprovalSnapshot};
+pub use error::{ToolError, ToolErrorCode};
+pub use policy::{DefaultPolicy, PolicyDecision, ToolPolicy};
+pub use registry::{
+    HandlerContext, RegistrationError, RegistryOptions, ToolCallOptions, ToolHandler, ToolOutput,
+    ToolRegistry,
+};
+pub use types::{
+    ContentBlock, ToolAnnotations, ToolCallContext, ToolCallRequest, ToolCallResult,
+    ToolDefinition, ToolListRequest, ToolListResult, ToolMode, ToolSource, stringify_tool_content,
+};

@@ -1,0 +1,291 @@
+//! The approval queue: calls whose policy is `ask` wait here for a person.
+//! Abort, drop or window close resolve pending requests as deny.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::types::{ToolMode, ToolSource};
+
+/// A person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    Approve,
+    Deny,
+}
+
+/// What the approval UI shows: metadata and a safe summary of the
+/// arguments — never raw file contents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalSnapshot {
+    pub id: u64,
+    pub method: String,
+    pub provider_call_id: String,
+    pub session_id: String,
+    pub source: ToolSource,
+    pub mode: ToolMode,
+    pub tool: String,
+    pub safe_argument_summary: Value,
+    pub created_at_ms: u64,
+}
+
+/// Queue notifications.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApprovalEvent {
+    Requested(ApprovalSnapshot),
+    Resolved { id: u64, decision: ApprovalDecision },
+}
+
+/// Summarizes arguments: key names always, values only for numbers, booleans
+/// and the string arguments named in `safe_names` (e.g. `path`); every other
+/// value becomes its size.
+pub fn safe_argument_summary(
+    arguments: &Map<String, Value>,
+    safe_names: &BTreeSet<String>,
+) -> Value {
+    let summary = arguments
+        .iter()
+        .map(|(key, value)| {
+            let shown = match value {
+                Value::String(s) if safe_names.contains(key) => {
+                    Value::String(s.chars().take(200).collect())
+                }
+                Value::String(s) => serde_json::json!({"chars": s.chars().count()}),
+                Value::Array(a) => serde_json::json!({"items": a.len()}),
+                Value::Object(o) => serde_json::json!({"keys": o.len()}),
+                Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
+            };
+            (key.clone(), shown)
+        })
+        .collect();
+    Value::Object(summary)
+}
+
+struct Pending {
+    snapshot: ApprovalSnapshot,
+    answer: oneshot::Sender<ApprovalDecision>,
+}
+
+struct Inner {
+    next_id: u64,
+    pending: BTreeMap<u64, Pending>,
+}
+
+/// The queue. Cheap to share behind an `Arc`.
+pub struct ApprovalQueue {
+    inner: Mutex<Inner>,
+    events: broadcast::Sender<ApprovalEvent>,
+}
+
+impl std::fmt::Debug for ApprovalQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalQueue")
+            .field("pending", &self.snapshot().len())
+            .finish()
+    }
+}
+
+impl Default for ApprovalQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a request is about (the queue assigns the id and time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalInput {
+    pub provider_call_id: String,
+    pub session_id: String,
+    pub source: ToolSource,
+    pub mode: ToolMode,
+    pub tool: String,
+    pub safe_argument_summary: Value,
+}
+
+impl ApprovalQueue {
+    pub fn new() -> Self {
+        let (events, _) = broadcast::channel(256);
+        Self {
+            inner: Mutex::new(Inner {
+                next_id: 1,
+                pending: BTreeMap::new(),
+            }),
+            events,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits for a decision. Cancellation, or the queue dropping the request
+    /// (`deny_all`, drop), answers `Deny`.
+    pub async fn request(
+        &self,
+        input: ApprovalInput,
+        cancel: &CancellationToken,
+    ) -> ApprovalDecision {
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let mut inner = self.lock();
+            let id = inner.next_id;
+            inner.next_id += 1;
+            let snapshot = ApprovalSnapshot {
+                id,
+                method: "tools/call".into(),
+                provider_call_id: input.provider_call_id,
+                session_id: input.session_id,
+                source: input.source,
+                mode: input.mode,
+                tool: input.tool,
+                safe_argument_summary: input.safe_argument_summary,
+                created_at_ms: now_ms(),
+            };
+            let _ = self.events.send(ApprovalEvent::Requested(snapshot.clone()));
+            inner.pending.insert(
+                id,
+                Pending {
+                    snapshot,
+                    answer: tx,
+                },
+            );
+            id
+        };
+        let decision = tokio::select! {
+            answer = rx => answer.unwrap_or(ApprovalDecision::Deny),
+            () = cancel.cancelled() => ApprovalDecision::Deny,
+        };
+        if self.lock().pending.remove(&id).is_some() {
+            let _ = self.events.send(ApprovalEvent::Resolved { id, decision });
+        }
+        decision
+    }
+
+    /// Answers one request; false when it is no longer pending.
+    pub fn resolve(&self, id: u64, decision: ApprovalDecision) -> bool {
+        let Some(pending) = self.lock().pending.remove(&id) else {
+            return false;
+        };
+        let _ = self.events.send(ApprovalEvent::Resolved { id, decision });
+        pending.answer.send(decision).is_ok()
+    }
+
+    /// Denies everything pending (window close, workspace closing).
+    pub fn deny_all(&self) {
+        let pending = std::mem::take(&mut self.lock().pending);
+        for (id, p) in pending {
+            let _ = self.events.send(ApprovalEvent::Resolved {
+                id,
+                decision: ApprovalDecision::Deny,
+            });
+            let _ = p.answer.send(ApprovalDecision::Deny);
+        }
+    }
+
+    /// The pending requests, oldest first.
+    pub fn snapshot(&self) -> Vec<ApprovalSnapshot> {
+        self.lock()
+            .pending
+            .values()
+            .map(|p| p.snapshot.clone())
+            .collect()
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<ApprovalEvent> {
+        self.events.subscribe()
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::sync::Arc;
+
+    fn input() -> ApprovalInput {
+        ApprovalInput {
+            provider_call_id: "call-1".into(),
+            session_id: "s1".into(),
+            source: ToolSource::Model,
+            mode: ToolMode::Agent,
+            tool: "workspace.writeFile".into(),
+            safe_argument_summary: Value::Null,
+        }
+    }
+
+    #[test]
+    fn summaries_never_show_contents() {
+        let args = serde_json::json!({"path": "src/a.rs", "content": "secret source", "lines": [1, 2], "force": true, "n": 3});
+        let safe = BTreeSet::from(["path".to_owned()]);
+        assert_eq!(
+            safe_argument_summary(args.as_object().unwrap(), &safe),
+            serde_json::json!({"path": "src/a.rs", "content": {"chars": 13}, "lines": {"items": 2}, "force": true, "n": 3})
+        );
+        let none = safe_argument_summary(args.as_object().unwrap(), &BTreeSet::new());
+        assert_eq!(none["path"], serde_json::json!({"chars": 8}));
+    }
+
+    #[tokio::test]
+    async fn resolve_answers_the_waiting_request() {
+        let queue = Arc::new(ApprovalQueue::new());
+        let mut events = queue.subscribe();
+        let q = Arc::clone(&queue);
+        let waiter =
+            tokio::spawn(async move { q.request(input(), &CancellationToken::new()).await });
+        let ApprovalEvent::Requested(snapshot) = events.recv().await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (snapshot.method.as_str(), snapshot.tool.as_str()),
+            ("tools/call", "workspace.writeFile")
+        );
+        assert_eq!(queue.snapshot().len(), 1);
+        assert!(queue.resolve(snapshot.id, ApprovalDecision::Approve));
+        assert_eq!(waiter.await.unwrap(), ApprovalDecision::Approve);
+        assert!(queue.snapshot().is_empty());
+        assert!(
+            !queue.resolve(snapshot.id, ApprovalDecision::Approve),
+            "answered once"
+        );
+    }
+
+    #[tokio::test]
+    async fn cancel_and_deny_all_deny() {
+        let queue = Arc::new(ApprovalQueue::new());
+        let cancel = CancellationToken::new();
+        let (q, c) = (Arc::clone(&queue), cancel.clone());
+        let waiter = tokio::spawn(async move { q.request(input(), &c).await });
+        tokio::task::yield_now().await;
+        while queue.snapshot().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        cancel.cancel();
+        assert_eq!(waiter.await.unwrap(), ApprovalDecision::Deny);
+        assert!(
+            queue.snapshot().is_empty(),
+            "a cancelled request leaves the queue"
+        );
+
+        let q = Arc::clone(&queue);
+        let waiter =
+            tokio::spawn(async move { q.request(input(), &CancellationToken::new()).await });
+        while queue.snapshot().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        queue.deny_all();
+        assert_eq!(waiter.await.unwrap(), ApprovalDecision::Deny);
+    }
+}

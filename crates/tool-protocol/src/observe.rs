@@ -1,0 +1,318 @@
+//! Lifecycle events, provenance, redaction and a bounded trace store.
+//! Traces are UI state; what they keep is redacted and bounded, and exports
+//! are metadata only.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::types::{ToolCallContext, ToolMode, ToolSource};
+
+/// Where a call is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LifecyclePhase {
+    Started,
+    Completed,
+    Failed,
+    Cancelled,
+    /// Timed out or otherwise ended without a known outcome.
+    Unknown,
+}
+
+/// Who ran what, for audit (`cocode-tool-execution-provenance.v1`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Provenance {
+    pub schema: String,
+    pub trace_id: u64,
+    pub tool: String,
+    pub source: ToolSource,
+    pub mode: ToolMode,
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    pub started_at_ms: u64,
+}
+
+/// The provenance record's schema name.
+pub const PROVENANCE_SCHEMA: &str = "cocode-tool-execution-provenance.v1";
+
+impl Provenance {
+    pub fn new(trace_id: u64, tool: &str, ctx: &ToolCallContext, started_at_ms: u64) -> Self {
+        Self {
+            schema: PROVENANCE_SCHEMA.into(),
+            trace_id,
+            tool: tool.into(),
+            source: ctx.source,
+            mode: ctx.mode,
+            session_id: ctx.session_id.clone(),
+            task_id: ctx.task_id.clone(),
+            started_at_ms,
+        }
+    }
+}
+
+/// One lifecycle event. `trace_id` is unique per call, so started and
+/// completed correlate even when a provider reuses or omits call ids.
+/// `arguments` are raw: observers that keep them must redact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolLifecycleEvent {
+    pub trace_id: u64,
+    pub phase: LifecyclePhase,
+    pub call_id: String,
+    pub tool: String,
+    pub source: ToolSource,
+    pub mode: ToolMode,
+    pub session_id: String,
+    pub arguments: Value,
+    pub duration_ms: u64,
+    pub result_bytes: usize,
+    pub error_code: Option<String>,
+    pub provenance: Provenance,
+}
+
+/// Receives lifecycle events (synchronously, so keep it cheap).
+pub trait ToolObserver: Send + Sync {
+    fn on_event(&self, event: &ToolLifecycleEvent);
+}
+
+/// Redaction and bounds for anything kept from arguments or results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObservabilityPolicy {
+    pub max_depth: usize,
+    pub max_items: usize,
+    pub max_string_chars: usize,
+    pub max_total_bytes: usize,
+}
+
+impl Default for ObservabilityPolicy {
+    fn default() -> Self {
+        Self {
+            max_depth: 6,
+            max_items: 50,
+            max_string_chars: 200,
+            max_total_bytes: 16 * 1024,
+        }
+    }
+}
+
+const SOURCE_LIKE: [&str; 5] = ["source", "content", "search", "replace", "text"];
+const CREDENTIAL_LIKE: [&str; 7] = [
+    "key",
+    "secret",
+    "token",
+    "password",
+    "credential",
+    "authorization",
+    "cookie",
+];
+
+fn is_credential_like(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    CREDENTIAL_LIKE.iter().any(|c| lower.contains(c))
+}
+
+impl ObservabilityPolicy {
+    /// A redacted, bounded copy: credential-like fields are removed,
+    /// source-like fields become their size, and depth, collection size,
+    /// string length and total size are capped.
+    pub fn redact(&self, value: &Value) -> Value {
+        let redacted = self.redact_at(value, 0);
+        let size = serde_json::to_vec(&redacted).map_or(0, |v| v.len());
+        if size > self.max_total_bytes {
+            json!({"truncated": true, "bytes": size})
+        } else {
+            redacted
+        }
+    }
+
+    fn redact_at(&self, value: &Value, depth: usize) -> Value {
+        if depth >= self.max_depth {
+            return json!({"truncated": "depth"});
+        }
+        match value {
+            Value::Object(map) => {
+                let mut out = Map::new();
+                for (key, v) in map.iter().take(self.max_items) {
+                    let kept = if is_credential_like(key) {
+                        Value::String("[redacted]".into())
+                    } else if SOURCE_LIKE.contains(&key.as_str()) {
+                        match v {
+                            Value::String(s) => json!({"chars": s.chars().count()}),
+                            other => json!({"redacted": type_name(other)}),
+                        }
+                    } else {
+                        self.redact_at(v, depth + 1)
+                    };
+                    out.insert(key.clone(), kept);
+                }
+                if map.len() > self.max_items {
+                    out.insert("…".into(), json!({"omitted": map.len() - self.max_items}));
+                }
+                Value::Object(out)
+            }
+            Value::Array(items) => {
+                let mut out: Vec<Value> = items
+                    .iter()
+                    .take(self.max_items)
+                    .map(|v| self.redact_at(v, depth + 1))
+                    .collect();
+                if items.len() > self.max_items {
+                    out.push(json!({"omitted": items.len() - self.max_items}));
+                }
+                Value::Array(out)
+            }
+            Value::String(s) if s.chars().count() > self.max_string_chars => {
+                let kept: String = s.chars().take(self.max_string_chars).collect();
+                Value::String(format!("{kept}…"))
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// One kept trace row (redacted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceEntry {
+    pub trace_id: u64,
+    pub phase: LifecyclePhase,
+    pub call_id: String,
+    pub tool: String,
+    pub source: ToolSource,
+    pub mode: ToolMode,
+    pub session_id: String,
+    pub arguments: Value,
+    pub duration_ms: u64,
+    pub result_bytes: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    pub provenance: Provenance,
+}
+
+/// A bounded, redacting trace store (the Trace panel's model).
+#[derive(Debug)]
+pub struct TraceStore {
+    policy: ObservabilityPolicy,
+    max_entries: usize,
+    entries: Mutex<VecDeque<TraceEntry>>,
+}
+
+impl TraceStore {
+    pub fn new(policy: ObservabilityPolicy, max_entries: usize) -> Self {
+        Self {
+            policy,
+            max_entries: max_entries.max(1),
+            entries: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, VecDeque<TraceEntry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn entries(&self) -> Vec<TraceEntry> {
+        self.lock().iter().cloned().collect()
+    }
+
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// Metadata-only export: no arguments at all.
+    pub fn export_metadata(&self) -> Value {
+        let rows: Vec<Value> = self
+            .lock()
+            .iter()
+            .map(|e| {
+                json!({"traceId": e.trace_id, "phase": e.phase, "callId": e.call_id, "tool": e.tool,
+                    "source": e.source, "mode": e.mode, "sessionId": e.session_id,
+                    "durationMs": e.duration_ms, "resultBytes": e.result_bytes, "errorCode": e.error_code})
+            })
+            .collect();
+        Value::Array(rows)
+    }
+}
+
+impl ToolObserver for TraceStore {
+    fn on_event(&self, event: &ToolLifecycleEvent) {
+        let entry = TraceEntry {
+            trace_id: event.trace_id,
+            phase: event.phase,
+            call_id: event.call_id.clone(),
+            tool: event.tool.clone(),
+            source: event.source,
+            mode: event.mode,
+            session_id: event.session_id.clone(),
+            arguments: self.policy.redact(&event.arguments),
+            duration_ms: event.duration_ms,
+            result_bytes: event.result_bytes,
+            error_code: event.error_code.clone(),
+            provenance: event.provenance.clone(),
+        };
+        let mut entries = self.lock();
+        entries.push_back(entry);
+        while entries.len() > self.max_entries {
+            entries.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn redaction_removes_sources_and_credentials_and_bounds_the_rest() {
+        let policy = ObservabilityPolicy {
+            max_depth: 3,
+            max_items: 2,
+            max_string_chars: 5,
+            max_total_bytes: 4096,
+        };
+        let value = json!({
+            "path": "src/a.rs",
+            "content": "fn main() { secret_sauce() }",
+        });
+        assert_eq!(
+            policy.redact(&value),
+            json!({"content": {"chars": 28}, "path": "src/a…"})
+        );
+        let creds = json!({"apiKey": "sk-1", "nested": {"Authorization": "Bearer x"}});
+        let out = policy.redact(&creds);
+        assert_eq!(
+            out,
+            json!({"apiKey": "[redacted]", "nested": {"Authorization": "[redacted]"}})
+        );
+        let deep = json!({"a": {"b": {"c": {"d": 1}}}});
+        assert_eq!(
+            policy.redact(&deep),
+            json!({"a": {"b": {"c": {"truncated": "depth"}}}})
+        );
+        let wide = json!([1, 2, 3, 4]);
+        assert_eq!(policy.redact(&wide), json!([1, 2, {"omitted": 2}]));
+        let tiny = ObservabilityPolicy {
+            max_total_bytes: 10,
+            ..ObservabilityPolicy::default()
+        };
+        assert_eq!(
+            tiny.redact(&json!({"path": "0123456789"})),
+            json!({"truncated": true, "bytes": 21})
+        );
+    }
+}

@@ -1,0 +1,741 @@
+//! `ToolRegistry`: discovery and the one call path.
+//!
+//! Order of a call: options check → name lookup (allowlist) → argument
+//! validation against the input schema → idempotency → policy (`ask` waits
+//! in the approval queue) → handler → result checks (shape, output schema,
+//! size) → observer events. Validation failures never reach policy or the
+//! handler; denied or aborted approvals never reach the handler.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{ApprovalDecision, ApprovalInput, ApprovalQueue, safe_argument_summary};
+use crate::error::{ToolError, ToolErrorCode};
+use crate::observe::{LifecyclePhase, Provenance, ToolLifecycleEvent, ToolObserver};
+use crate::policy::{DefaultPolicy, PolicyDecision, ToolPolicy};
+use crate::projection::encode_tool_name;
+use crate::types::{
+    ContentBlock, ToolCallContext, ToolCallRequest, ToolCallResult, ToolDefinition,
+    ToolListRequest, ToolListResult,
+};
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What a handler receives besides its validated arguments.
+#[derive(Debug, Clone)]
+pub struct HandlerContext {
+    pub call_id: String,
+    pub ctx: ToolCallContext,
+    /// Fires on caller cancellation and on timeout; handlers should stop.
+    pub cancel: CancellationToken,
+}
+
+/// A handler's successful output.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    pub content: Vec<ContentBlock>,
+    pub structured_content: Option<Value>,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::Text { text: text.into() }],
+            structured_content: None,
+        }
+    }
+
+    /// A structured result, also shown as a JSON block. A value that cannot
+    /// be serialized is `TOOL_RESULT_SERIALIZATION_FAILED`.
+    pub fn json<T: serde::Serialize>(value: &T) -> Result<Self, ToolError> {
+        let json = serde_json::to_value(value).map_err(|e| {
+            ToolError::new(
+                ToolErrorCode::ResultSerializationFailed,
+                format!("result is not serializable: {e}"),
+            )
+        })?;
+        Ok(Self {
+            content: vec![ContentBlock::Json { json: json.clone() }],
+            structured_content: Some(json),
+        })
+    }
+}
+
+/// A tool implementation.
+pub trait ToolHandler: Send + Sync + 'static {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        cx: HandlerContext,
+    ) -> BoxFuture<Result<ToolOutput, ToolError>>;
+}
+
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(Map<String, Value>, HandlerContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+{
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        cx: HandlerContext,
+    ) -> BoxFuture<Result<ToolOutput, ToolError>> {
+        Box::pin(self(arguments, cx))
+    }
+}
+
+/// Per-call options.
+#[derive(Debug, Clone, Default)]
+pub struct ToolCallOptions {
+    /// Seconds; covers policy (including an approval wait) and the handler.
+    pub timeout_secs: Option<f64>,
+    pub max_output_bytes: Option<usize>,
+    pub idempotency_key: Option<String>,
+    pub cancel: CancellationToken,
+}
+
+/// Registry configuration.
+#[derive(Debug, Clone)]
+pub struct RegistryOptions {
+    pub page_size: usize,
+    /// When set, only these tools are discoverable, callable and exportable.
+    pub allowed_tool_names: Option<BTreeSet<String>>,
+    /// Argument names whose string values approval cards may show (e.g. `path`).
+    pub safe_argument_names: BTreeSet<String>,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        Self {
+            page_size: 50,
+            allowed_tool_names: None,
+            safe_argument_names: BTreeSet::from(["path".to_owned()]),
+        }
+    }
+}
+
+/// Registration failures.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistrationError {
+    #[error("tool name {0:?} must be namespaced like `workspace.readFile`")]
+    InvalidName(String),
+    #[error("tool {0} is already registered")]
+    Duplicate(String),
+    #[error("tool {name}: provider name {encoded} collides with tool {other}")]
+    EncodingCollision {
+        name: String,
+        encoded: String,
+        other: String,
+    },
+    #[error("tool {name}: invalid {which} schema: {message}")]
+    InvalidSchema {
+        name: String,
+        which: &'static str,
+        message: String,
+    },
+}
+
+struct Registered {
+    definition: ToolDefinition,
+    input: jsonschema::Validator,
+    output: Option<jsonschema::Validator>,
+    handler: Arc<dyn ToolHandler>,
+}
+
+/// The shared state of an idempotency key.
+#[derive(Clone)]
+enum Execution {
+    Running(watch::Receiver<Option<Result<ToolOutput, ToolError>>>),
+    Done(Result<ToolOutput, ToolError>),
+    /// Given up after a timeout or cancellation: its outcome is unknown.
+    Abandoned,
+}
+
+struct KeyEntry {
+    fingerprint: String,
+    execution: Execution,
+}
+
+/// The registry.
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Registered>,
+    provider_names: BTreeMap<String, String>,
+    options: RegistryOptions,
+    policy: Arc<dyn ToolPolicy>,
+    approvals: Arc<ApprovalQueue>,
+    observers: Vec<Arc<dyn ToolObserver>>,
+    keys: Mutex<HashMap<String, KeyEntry>>,
+    next_trace: AtomicU64,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Default cap on pages walked by [`ToolRegistry::list_all_tools`].
+pub const DEFAULT_MAX_PAGES: usize = 1_000;
+
+fn valid_name(name: &str) -> bool {
+    let mut parts = name.split('.');
+    let namespace_ok = parts.next().is_some_and(|p| {
+        p.starts_with(|c: char| c.is_ascii_lowercase())
+            && p.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    let rest: Vec<&str> = parts.collect();
+    namespace_ok
+        && !rest.is_empty()
+        && rest.iter().all(|p| {
+            p.starts_with(|c: char| c.is_ascii_alphabetic())
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+fn compile(
+    name: &str,
+    which: &'static str,
+    schema: &Value,
+) -> Result<jsonschema::Validator, RegistrationError> {
+    jsonschema::validator_for(schema).map_err(|e| RegistrationError::InvalidSchema {
+        name: name.to_owned(),
+        which,
+        message: e.to_string(),
+    })
+}
+
+/// The schema problems of an instance, as locations only: values never
+/// appear in errors (they may be file contents).
+fn schema_issues(validator: &jsonschema::Validator, instance: &Value) -> Vec<Value> {
+    validator
+        .iter_errors(instance)
+        .map(|e| {
+            json!({
+                "instancePath": e.instance_path().as_str(),
+                "schemaPath": e.schema_path().as_str(),
+            })
+        })
+        .collect()
+}
+
+/// Walks a paged listing: refuses a repeated cursor and stops after `max_pages`.
+pub fn walk_pages(
+    mut fetch: impl FnMut(Option<String>) -> Result<ToolListResult, ToolError>,
+    max_pages: usize,
+) -> Result<Vec<ToolDefinition>, ToolError> {
+    let mut tools = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut cursor = None;
+    for _ in 0..max_pages {
+        let page = fetch(cursor.take())?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) => {
+                if !seen.insert(next.clone()) {
+                    return Err(ToolError::new(
+                        ToolErrorCode::ListCursorRepeated,
+                        "the listing repeated a cursor",
+                    ));
+                }
+                cursor = Some(next);
+            }
+        }
+    }
+    Err(ToolError::new(
+        ToolErrorCode::ListPageLimit,
+        format!("the listing did not end within {max_pages} pages"),
+    ))
+}
+
+fn fingerprint(name: &str, arguments: &Map<String, Value>) -> String {
+    // serde_json maps are ordered by key, so equal arguments serialize equally.
+    let canonical = serde_json::to_string(&(name, arguments)).unwrap_or_default();
+    let digest = Sha256::digest(canonical.as_bytes());
+    digest.iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl ToolRegistry {
+    pub fn new(options: RegistryOptions, approvals: Arc<ApprovalQueue>) -> Self {
+        Self {
+            tools: BTreeMap::new(),
+            provider_names: BTreeMap::new(),
+            options,
+            policy: Arc::new(DefaultPolicy),
+            approvals,
+            observers: Vec::new(),
+            keys: Mutex::new(HashMap::new()),
+            next_trace: AtomicU64::new(1),
+        }
+    }
+
+    #[must_use]
+    pub fn with_policy(mut self, policy: Arc<dyn ToolPolicy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    pub fn add_observer(&mut self, observer: Arc<dyn ToolObserver>) {
+        self.observers.push(observer);
+    }
+
+    pub fn approvals(&self) -> &Arc<ApprovalQueue> {
+        &self.approvals
+    }
+
+    /// Registers a tool. Its schemas are compiled now, so a broken schema is a
+    /// registration error rather than a failure at call time.
+    pub fn register(
+        &mut self,
+        definition: ToolDefinition,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Result<(), RegistrationError> {
+        let name = definition.name.clone();
+        if !valid_name(&name) {
+            return Err(RegistrationError::InvalidName(name));
+        }
+        if self.tools.contains_key(&name) {
+            return Err(RegistrationError::Duplicate(name));
+        }
+        let encoded =
+            encode_tool_name(&name).ok_or_else(|| RegistrationError::InvalidName(name.clone()))?;
+        if let Some(other) = self.provider_names.get(&encoded) {
+            return Err(RegistrationError::EncodingCollision {
+                name,
+                encoded,
+                other: other.clone(),
+            });
+        }
+        if definition.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(RegistrationError::InvalidSchema {
+                name,
+                which: "input",
+                message: "the input schema must be an object schema".into(),
+            });
+        }
+        let input = compile(&name, "input", &definition.input_schema)?;
+        let output = match &definition.output_schema {
+            Some(schema) => Some(compile(&name, "output", schema)?),
+            None => None,
+        };
+        self.provider_names.insert(encoded, name.clone());
+        self.tools.insert(
+            name,
+            Registered {
+                definition,
+                input,
+                output,
+                handler,
+            },
+        );
+        Ok(())
+    }
+
+    fn allowed(&self, name: &str) -> bool {
+        self.options
+            .allowed_tool_names
+            .as_ref()
+            .is_none_or(|allowed| allowed.contains(name))
+    }
+
+    fn visible(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.tools
+            .values()
+            .filter(|t| self.allowed(&t.definition.name))
+            .map(|t| &t.definition)
+    }
+
+    /// One page of `tools/list`. The cursor is opaque to callers.
+    pub fn list(&self, request: &ToolListRequest) -> Result<ToolListResult, ToolError> {
+        let offset = match &request.cursor {
+            None => 0,
+            Some(cursor) => cursor
+                .strip_prefix("page:")
+                .and_then(|n| n.parse::<usize>().ok())
+                .ok_or_else(|| {
+                    ToolError::new(ToolErrorCode::ListCursorInvalid, "unknown cursor")
+                })?,
+        };
+        let page_size = self.options.page_size.max(1);
+        let visible: Vec<&ToolDefinition> = self.visible().collect();
+        if offset > visible.len() {
+            return Err(ToolError::new(
+                ToolErrorCode::ListCursorInvalid,
+                "cursor past the end",
+            ));
+        }
+        let end = (offset + page_size).min(visible.len());
+        Ok(ToolListResult {
+            tools: visible[offset..end].iter().map(|d| (*d).clone()).collect(),
+            next_cursor: (end < visible.len()).then(|| format!("page:{end}")),
+        })
+    }
+
+    /// Every visible tool, walking the pages (see [`walk_pages`]).
+    pub fn list_all_tools(&self) -> Result<Vec<ToolDefinition>, ToolError> {
+        walk_pages(
+            |cursor| self.list(&ToolListRequest { cursor }),
+            DEFAULT_MAX_PAGES,
+        )
+    }
+
+    /// The canonical name for a name a provider returned (`workspace__readFile`).
+    /// Hidden and unknown names resolve to nothing.
+    pub fn resolve_provider_name(&self, provider_name: &str) -> Option<&str> {
+        let canonical = self.provider_names.get(provider_name)?;
+        self.allowed(canonical).then_some(canonical.as_str())
+    }
+
+    fn keys(&self) -> MutexGuard<'_, HashMap<String, KeyEntry>> {
+        self.keys.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn emit(&self, event: &ToolLifecycleEvent) {
+        for observer in &self.observers {
+            observer.on_event(event);
+        }
+    }
+
+    /// Runs one call. Never panics and never returns a bare error: every
+    /// outcome is a `ToolCallResult` carrying the request's id.
+    pub async fn call(
+        &self,
+        request: ToolCallRequest,
+        ctx: ToolCallContext,
+        options: ToolCallOptions,
+    ) -> ToolCallResult {
+        let trace_id = self.next_trace.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let provenance = Provenance::new(trace_id, &request.name, &ctx, now_ms());
+        let mut event = ToolLifecycleEvent {
+            trace_id,
+            phase: LifecyclePhase::Started,
+            call_id: request.id.clone(),
+            tool: request.name.clone(),
+            source: ctx.source,
+            mode: ctx.mode,
+            session_id: ctx.session_id.clone(),
+            arguments: Value::Object(request.arguments.clone()),
+            duration_ms: 0,
+            result_bytes: 0,
+            error_code: None,
+            provenance,
+        };
+        self.emit(&event);
+
+        let outcome = self.call_inner(&request, &ctx, &options).await;
+        let result = match outcome {
+            Ok(output) => ToolCallResult {
+                tool_call_id: request.id.clone(),
+                content: output.content,
+                structured_content: output.structured_content,
+                is_error: false,
+                error: None,
+            },
+            Err(error) => ToolCallResult::failure(request.id.clone(), error),
+        };
+
+        event.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        event.result_bytes = result.output_bytes();
+        event.error_code = result.error.as_ref().map(|e| e.code.clone());
+        event.phase = match &result.error {
+            None => LifecyclePhase::Completed,
+            Some(e) if e.is(ToolErrorCode::Cancelled) => LifecyclePhase::Cancelled,
+            Some(e) if e.is(ToolErrorCode::Timeout) || e.is(ToolErrorCode::ExecutionUnknown) => {
+                LifecyclePhase::Unknown
+            }
+            Some(_) => LifecyclePhase::Failed,
+        };
+        self.emit(&event);
+        result
+    }
+
+    async fn call_inner(
+        &self,
+        request: &ToolCallRequest,
+        ctx: &ToolCallContext,
+        options: &ToolCallOptions,
+    ) -> Result<ToolOutput, ToolError> {
+        let timeout = match options.timeout_secs {
+            None => None,
+            Some(secs) if secs.is_finite() && secs > 0.0 => Some(Duration::from_secs_f64(secs)),
+            Some(_) => {
+                return Err(ToolError::new(
+                    ToolErrorCode::InvalidOptions,
+                    "timeout must be a positive, finite number of seconds",
+                ));
+            }
+        };
+        if options.max_output_bytes == Some(0) {
+            return Err(ToolError::new(
+                ToolErrorCode::InvalidOptions,
+                "max_output_bytes must be positive",
+            ));
+        }
+        let tool = self
+            .tools
+            .get(&request.name)
+            .filter(|t| self.allowed(&t.definition.name))
+            .ok_or_else(|| {
+                ToolError::new(ToolErrorCode::NotFound, "no such tool")
+                    .with_details(json!({"tool": request.name}))
+            })?;
+        let arguments = Value::Object(request.arguments.clone());
+        let issues = schema_issues(&tool.input, &arguments);
+        if !issues.is_empty() {
+            return Err(ToolError::new(
+                ToolErrorCode::ValidationFailed,
+                "the arguments do not match the tool's input schema",
+            )
+            .with_details(json!({"issues": issues})));
+        }
+
+        let output = match &options.idempotency_key {
+            None => self.execute(tool, request, ctx, options, timeout).await,
+            Some(key) => {
+                self.execute_once(key, tool, request, ctx, options, timeout)
+                    .await
+            }
+        }?;
+        Self::check_output(tool, &output, options)?;
+        Ok(output)
+    }
+
+    async fn execute_once(
+        &self,
+        key: &str,
+        tool: &Registered,
+        request: &ToolCallRequest,
+        ctx: &ToolCallContext,
+        options: &ToolCallOptions,
+        timeout: Option<Duration>,
+    ) -> Result<ToolOutput, ToolError> {
+        let print = fingerprint(&request.name, &request.arguments);
+        let (sender, existing) = {
+            let mut keys = self.keys();
+            match keys.get(key) {
+                Some(entry) if entry.fingerprint != print => {
+                    return Err(ToolError::new(
+                        ToolErrorCode::IdempotencyConflict,
+                        "the idempotency key was used with different arguments",
+                    ));
+                }
+                Some(entry) => (None, Some(entry.execution.clone())),
+                None => {
+                    let (tx, rx) = watch::channel(None);
+                    keys.insert(
+                        key.to_owned(),
+                        KeyEntry {
+                            fingerprint: print,
+                            execution: Execution::Running(rx),
+                        },
+                    );
+                    (Some(tx), None)
+                }
+            }
+        };
+        match existing {
+            Some(Execution::Done(result)) => return result,
+            Some(Execution::Abandoned) => {
+                return Err(ToolError::new(
+                    ToolErrorCode::ExecutionAborted,
+                    "an earlier execution with this key was abandoned; its outcome is unknown",
+                ));
+            }
+            Some(Execution::Running(mut rx)) => {
+                // Share the running execution.
+                let shared = tokio::select! {
+                    changed = rx.wait_for(Option::is_some) => changed.ok().and_then(|v| v.clone()),
+                    () = options.cancel.cancelled() => {
+                        return Err(ToolError::new(ToolErrorCode::Cancelled, "cancelled while waiting for a shared execution"));
+                    }
+                };
+                return shared.unwrap_or_else(|| {
+                    Err(ToolError::new(
+                        ToolErrorCode::ExecutionAborted,
+                        "the shared execution was abandoned; its outcome is unknown",
+                    ))
+                });
+            }
+            None => {}
+        }
+        let result = self.execute(tool, request, ctx, options, timeout).await;
+        let abandoned = matches!(&result, Err(e) if e.is(ToolErrorCode::Timeout) || e.is(ToolErrorCode::Cancelled));
+        if let Some(entry) = self.keys().get_mut(key) {
+            entry.execution = if abandoned {
+                Execution::Abandoned
+            } else {
+                Execution::Done(result.clone())
+            };
+        }
+        if let Some(tx) = sender {
+            // Waiters of an abandoned execution see `None` (the sender drops).
+            if !abandoned {
+                let _ = tx.send(Some(result.clone()));
+            }
+        }
+        result
+    }
+
+    /// Policy and handler in a spawned task, so a timeout can detach it: the
+    /// caller gets `TOOL_TIMEOUT` at once while the handler drains.
+    async fn execute(
+        &self,
+        tool: &Registered,
+        request: &ToolCallRequest,
+        ctx: &ToolCallContext,
+        options: &ToolCallOptions,
+        timeout: Option<Duration>,
+    ) -> Result<ToolOutput, ToolError> {
+        let cancel = options.cancel.child_token();
+        let decision = self.policy.decide(&tool.definition, ctx);
+        let approval = match decision {
+            PolicyDecision::Deny => {
+                return Err(ToolError::new(
+                    ToolErrorCode::PolicyDenied,
+                    "the policy does not allow this call",
+                ));
+            }
+            PolicyDecision::Allow => None,
+            PolicyDecision::Ask => Some(ApprovalInput {
+                provider_call_id: request.id.clone(),
+                session_id: ctx.session_id.clone(),
+                source: ctx.source,
+                mode: ctx.mode,
+                tool: request.name.clone(),
+                safe_argument_summary: safe_argument_summary(
+                    &request.arguments,
+                    &self.options.safe_argument_names,
+                ),
+            }),
+        };
+        let approvals = Arc::clone(&self.approvals);
+        let handler = Arc::clone(&tool.handler);
+        let cx = HandlerContext {
+            call_id: request.id.clone(),
+            ctx: ctx.clone(),
+            cancel: cancel.clone(),
+        };
+        let arguments = request.arguments.clone();
+        let task_cancel = cancel.clone();
+        let mut task = tokio::spawn(async move {
+            if let Some(input) = approval
+                && approvals.request(input, &task_cancel).await != ApprovalDecision::Approve
+            {
+                if task_cancel.is_cancelled() {
+                    return Err(ToolError::new(
+                        ToolErrorCode::Cancelled,
+                        "cancelled while waiting for approval",
+                    ));
+                }
+                return Err(ToolError::new(
+                    ToolErrorCode::ApprovalDenied,
+                    "a person denied this call",
+                ));
+            }
+            if task_cancel.is_cancelled() {
+                return Err(ToolError::new(
+                    ToolErrorCode::Cancelled,
+                    "cancelled before the handler ran",
+                ));
+            }
+            handler.call(arguments, cx).await
+        });
+        let deadline = async {
+            match timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            joined = &mut task => match joined {
+                Ok(result) => result,
+                Err(e) => Err(ToolError::new(ToolErrorCode::ExecutionUnknown, format!("the handler did not finish: {e}"))),
+            },
+            () = deadline => {
+                cancel.cancel();
+                Err(ToolError::new(ToolErrorCode::Timeout, "the call timed out")
+                    .with_details(json!({"executionState": "detached"})))
+            }
+            () = options.cancel.cancelled() => {
+                cancel.cancel();
+                Err(ToolError::new(ToolErrorCode::Cancelled, "the call was cancelled"))
+            }
+        }
+    }
+
+    fn check_output(
+        tool: &Registered,
+        output: &ToolOutput,
+        options: &ToolCallOptions,
+    ) -> Result<(), ToolError> {
+        if let Some(structured) = &output.structured_content
+            && !structured.is_object()
+        {
+            return Err(ToolError::new(
+                ToolErrorCode::ResultValidationFailed,
+                "structured content must be a JSON object",
+            ));
+        }
+        if let Some(validator) = &tool.output {
+            let Some(structured) = &output.structured_content else {
+                return Err(ToolError::new(
+                    ToolErrorCode::OutputValidationFailed,
+                    "the tool declares an output schema but returned no structured content",
+                ));
+            };
+            let issues = schema_issues(validator, structured);
+            if !issues.is_empty() {
+                return Err(ToolError::new(
+                    ToolErrorCode::OutputValidationFailed,
+                    "the result does not match the tool's output schema",
+                )
+                .with_details(json!({"issues": issues})));
+            }
+        }
+        if let Some(limit) = options.max_output_bytes {
+            let probe = ToolCallResult {
+                tool_call_id: String::new(),
+                content: output.content.clone(),
+                structured_content: output.structured_content.clone(),
+                is_error: false,
+                error: None,
+            };
+            let size = probe.output_bytes();
+            if size > limit {
+                return Err(ToolError::new(
+                    ToolErrorCode::OutputLimitExceeded,
+                    "the result is larger than allowed",
+                )
+                .with_details(json!({"attemptedBytes": size, "maxOutputBytes": limit})));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;
