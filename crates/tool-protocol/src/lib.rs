@@ -5,6 +5,7 @@
 //! of the canonical definitions, never a second source.
 
 pub mod approval;
+pub mod durable;
 pub mod error;
 pub mod observe;
 pub mod policy;
@@ -13,6 +14,9 @@ pub mod registry;
 pub mod types;
 
 pub use approval::{ApprovalDecision, ApprovalEvent, ApprovalQueue, ApprovalSnapshot};
+pub use durable::{
+    DurableOperationStore, InMemoryOperationStore, OperationRecord, OperationState, Resolution,
+};
 pub use error::{ToolError, ToolErrorCode};
 pub use policy::{DefaultPolicy, PolicyDecision, ToolPolicy};
 pub use registry::{

@@ -20,6 +20,10 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalDecision, ApprovalInput, ApprovalQueue, safe_argument_summary};
+use crate::durable::{
+    Claim, DurableOperationStore, OperationRecord, OperationState, Resolution, answer_existing,
+    finished_record, stored_error,
+};
 use crate::error::{ToolError, ToolErrorCode};
 use crate::observe::{LifecyclePhase, Provenance, ToolLifecycleEvent, ToolObserver};
 use crate::policy::{DefaultPolicy, PolicyDecision, ToolPolicy};
@@ -42,9 +46,11 @@ pub struct HandlerContext {
 }
 
 /// A handler's successful output.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolOutput {
     pub content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
 }
 
@@ -176,7 +182,15 @@ pub struct ToolRegistry {
     approvals: Arc<ApprovalQueue>,
     observers: Vec<Arc<dyn ToolObserver>>,
     keys: Mutex<HashMap<String, KeyEntry>>,
+    operations: Option<OperationStore>,
     next_trace: AtomicU64,
+}
+
+/// The injected durable store with this process's owner id and lease length.
+struct OperationStore {
+    store: Arc<dyn DurableOperationStore>,
+    owner: String,
+    lease_ms: u64,
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -287,7 +301,99 @@ impl ToolRegistry {
             approvals,
             observers: Vec::new(),
             keys: Mutex::new(HashMap::new()),
+            operations: None,
             next_trace: AtomicU64::new(1),
+        }
+    }
+
+    /// Makes idempotency keys durable through `store`, claiming keys as
+    /// `owner` with leases of `lease`.
+    #[must_use]
+    pub fn with_operation_store(
+        mut self,
+        store: Arc<dyn DurableOperationStore>,
+        owner: impl Into<String>,
+        lease: Duration,
+    ) -> Self {
+        self.operations = Some(OperationStore {
+            store,
+            owner: owner.into(),
+            lease_ms: u64::try_from(lease.as_millis()).unwrap_or(u64::MAX),
+        });
+        self
+    }
+
+    fn store(&self) -> Result<&OperationStore, ToolError> {
+        self.operations.as_ref().ok_or_else(|| {
+            ToolError::new(
+                ToolErrorCode::IdempotencyStoreFailed,
+                "no operation store is configured",
+            )
+        })
+    }
+
+    /// The record of a durable operation, if any.
+    pub fn get_operation_status(&self, key: &str) -> Result<Option<OperationRecord>, ToolError> {
+        let ops = self.store()?;
+        ops.store
+            .get(key)
+            .map_err(|e| ToolError::new(ToolErrorCode::IdempotencyStoreFailed, e.to_string()))
+    }
+
+    /// Settles an unknown operation (or a pending one whose lease expired):
+    /// later calls with its key answer with the resolution.
+    pub fn reconcile_operation(
+        &self,
+        key: &str,
+        resolution: Resolution,
+    ) -> Result<OperationRecord, ToolError> {
+        let ops = self.store()?;
+        let failed = |e: crate::durable::StoreFailure| {
+            ToolError::new(ToolErrorCode::IdempotencyStoreFailed, e.to_string())
+        };
+        let now = now_ms();
+        let record = ops.store.get(key).map_err(failed)?.ok_or_else(|| {
+            ToolError::new(
+                ToolErrorCode::IdempotencyUnknown,
+                "no operation with this key",
+            )
+        })?;
+        let settleable = record.state == OperationState::Unknown
+            || (record.state == OperationState::Pending && record.lease_expires_at_ms <= now);
+        if !settleable {
+            return Err(ToolError::new(
+                ToolErrorCode::IdempotencyPending,
+                "only unknown operations or expired pending ones can be reconciled",
+            ));
+        }
+        let (state, output, error) = match resolution {
+            Resolution::Completed(output) => (OperationState::Completed, Some(output), None),
+            Resolution::Failed(error) => (OperationState::Failed, None, Some(stored_error(&error))),
+        };
+        let settled = OperationRecord {
+            state,
+            output,
+            error,
+            updated_at_ms: now,
+            ..record
+        };
+        ops.store.put(settled.clone()).map_err(failed)?;
+        Ok(settled)
+    }
+
+    /// Lets `resolver` decide an unknown operation from its record (e.g. by
+    /// checking the workspace); `None` leaves it unknown.
+    pub fn recover_operation(
+        &self,
+        key: &str,
+        resolver: impl FnOnce(&OperationRecord) -> Option<Resolution>,
+    ) -> Result<Option<OperationRecord>, ToolError> {
+        let Some(record) = self.get_operation_status(key)? else {
+            return Ok(None);
+        };
+        match resolver(&record) {
+            Some(resolution) => self.reconcile_operation(key, resolution).map(Some),
+            None => Ok(None),
         }
     }
 
@@ -512,15 +618,77 @@ impl ToolRegistry {
             .with_details(json!({"issues": issues})));
         }
 
-        let output = match &options.idempotency_key {
-            None => self.execute(tool, request, ctx, options, timeout).await,
-            Some(key) => {
+        match (&options.idempotency_key, &self.operations) {
+            (None, _) => self.run_checked(tool, request, ctx, options, timeout).await,
+            (Some(key), None) => {
                 self.execute_once(key, tool, request, ctx, options, timeout)
                     .await
             }
-        }?;
+            (Some(key), Some(ops)) => {
+                self.execute_durably(ops, key, tool, request, ctx, options, timeout)
+                    .await
+            }
+        }
+    }
+
+    async fn run_checked(
+        &self,
+        tool: &Registered,
+        request: &ToolCallRequest,
+        ctx: &ToolCallContext,
+        options: &ToolCallOptions,
+        timeout: Option<Duration>,
+    ) -> Result<ToolOutput, ToolError> {
+        let output = self.execute(tool, request, ctx, options, timeout).await?;
         Self::check_output(tool, &output, options)?;
         Ok(output)
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the call's parts, passed through unchanged"
+    )]
+    async fn execute_durably(
+        &self,
+        ops: &OperationStore,
+        key: &str,
+        tool: &Registered,
+        request: &ToolCallRequest,
+        ctx: &ToolCallContext,
+        options: &ToolCallOptions,
+        timeout: Option<Duration>,
+    ) -> Result<ToolOutput, ToolError> {
+        let print = fingerprint(&request.name, &request.arguments);
+        let store_failed = |e: crate::durable::StoreFailure| {
+            ToolError::new(ToolErrorCode::IdempotencyStoreFailed, e.to_string())
+        };
+        let now = now_ms();
+        let claim = ops
+            .store
+            .claim(key, &print, &request.name, &ops.owner, ops.lease_ms, now)
+            .map_err(store_failed)?;
+        if let Claim::Existing(record) = claim {
+            return answer_existing(&record, &print, now);
+        }
+        let result = self
+            .execute_once(key, tool, request, ctx, options, timeout)
+            .await;
+        let claimed = OperationRecord {
+            key: key.to_owned(),
+            fingerprint: print,
+            tool: request.name.clone(),
+            state: OperationState::Pending,
+            owner: ops.owner.clone(),
+            lease_expires_at_ms: now.saturating_add(ops.lease_ms),
+            output: None,
+            error: None,
+            updated_at_ms: now,
+        };
+        // The side effect already happened, so the real result goes back even
+        // if recording it fails; the record then stays pending until its
+        // lease expires and it is reconciled.
+        let _ = ops.store.put(finished_record(claimed, &result, now_ms()));
+        result
     }
 
     async fn execute_once(
@@ -581,7 +749,7 @@ impl ToolRegistry {
             }
             None => {}
         }
-        let result = self.execute(tool, request, ctx, options, timeout).await;
+        let result = self.run_checked(tool, request, ctx, options, timeout).await;
         let abandoned = matches!(&result, Err(e) if e.is(ToolErrorCode::Timeout) || e.is(ToolErrorCode::Cancelled));
         if let Some(entry) = self.keys().get_mut(key) {
             entry.execution = if abandoned {

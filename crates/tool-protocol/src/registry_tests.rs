@@ -39,7 +39,10 @@ fn model() -> ToolCallContext {
     ctx(ToolSource::Model, ToolMode::Agent)
 }
 
-#[expect(clippy::needless_pass_by_value, reason = "call sites pass json! literals")]
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "call sites pass json! literals"
+)]
 fn req(id: &str, name: &str, args: Value) -> ToolCallRequest {
     ToolCallRequest {
         id: id.into(),
@@ -765,4 +768,197 @@ async fn traces_correlate_by_trace_id_and_are_redacted_when_serialized() {
     assert!(serialized.contains("src/a.rs"));
     let export = serde_json::to_string(&trace.export_metadata()).unwrap();
     assert!(!export.contains("src/a.rs"), "exports are metadata only");
+}
+
+struct BrokenStore;
+impl DurableOperationStore for BrokenStore {
+    fn claim(
+        &self,
+        _k: &str,
+        _f: &str,
+        _t: &str,
+        _o: &str,
+        _l: u64,
+        _n: u64,
+    ) -> Result<Claim, crate::durable::StoreFailure> {
+        Err(crate::durable::StoreFailure("disk full".into()))
+    }
+    fn put(&self, _r: OperationRecord) -> Result<(), crate::durable::StoreFailure> {
+        Err(crate::durable::StoreFailure("disk full".into()))
+    }
+    fn get(&self, _k: &str) -> Result<Option<OperationRecord>, crate::durable::StoreFailure> {
+        Err(crate::durable::StoreFailure("disk full".into()))
+    }
+}
+
+fn durable_registry(
+    store: Arc<dyn DurableOperationStore>,
+    owner: &str,
+    handler: Arc<dyn ToolHandler>,
+) -> ToolRegistry {
+    let mut reg = registry().with_operation_store(store, owner, Duration::from_mins(1));
+    reg.register(def("workspace.writeFile", true), handler)
+        .unwrap();
+    reg
+}
+
+fn keyed(key: &str) -> ToolCallOptions {
+    ToolCallOptions {
+        idempotency_key: Some(key.into()),
+        ..ToolCallOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn durable_results_replay_across_registries_and_store_failures_never_run_the_handler() {
+    use crate::durable::{InMemoryOperationStore, OperationState};
+    let store: Arc<dyn DurableOperationStore> = Arc::new(InMemoryOperationStore::new());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let first = durable_registry(Arc::clone(&store), "proc-1", counting(&runs));
+    let a = first
+        .call(
+            req("c1", "workspace.writeFile", json!({"path": "a"})),
+            model(),
+            keyed("op-1"),
+        )
+        .await;
+    assert!(!a.is_error);
+    // A restarted process (new registry, same store) replays instead of re-running.
+    let second = durable_registry(Arc::clone(&store), "proc-2", counting(&runs));
+    let b = second
+        .call(
+            req("c2", "workspace.writeFile", json!({"path": "a"})),
+            model(),
+            keyed("op-1"),
+        )
+        .await;
+    assert_eq!((b.tool_call_id.as_str(), b.content), ("c2", a.content));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        second.get_operation_status("op-1").unwrap().unwrap().state,
+        OperationState::Completed
+    );
+    let conflict = second
+        .call(
+            req("c3", "workspace.writeFile", json!({"path": "b"})),
+            model(),
+            keyed("op-1"),
+        )
+        .await;
+    assert_eq!(code(&conflict), Some("TOOL_IDEMPOTENCY_CONFLICT"));
+
+    let broken = durable_registry(Arc::new(BrokenStore), "proc-3", counting(&runs));
+    let r = broken
+        .call(
+            req("c4", "workspace.writeFile", json!({"path": "a"})),
+            model(),
+            keyed("op-2"),
+        )
+        .await;
+    assert_eq!(code(&r), Some("TOOL_IDEMPOTENCY_STORE_FAILED"));
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "no unguarded mutation");
+}
+
+#[tokio::test]
+async fn pending_unknown_and_reconciled_operations_answer_by_state() {
+    use crate::durable::{Claim, InMemoryOperationStore, OperationState, Resolution};
+    let store = Arc::new(InMemoryOperationStore::new());
+    // Another owner holds a fresh lease.
+    let now = now_ms();
+    assert_eq!(
+        store
+            .claim(
+                "op-p",
+                &fingerprint(
+                    "workspace.writeFile",
+                    json!({"path": "a"}).as_object().unwrap()
+                ),
+                "workspace.writeFile",
+                "other",
+                60_000,
+                now
+            )
+            .unwrap(),
+        Claim::Acquired
+    );
+    let runs = Arc::new(AtomicUsize::new(0));
+    let reg = durable_registry(
+        Arc::clone(&store) as Arc<dyn DurableOperationStore>,
+        "me",
+        counting(&runs),
+    );
+    let pending = reg
+        .call(
+            req("c", "workspace.writeFile", json!({"path": "a"})),
+            model(),
+            keyed("op-p"),
+        )
+        .await;
+    assert_eq!(code(&pending), Some("TOOL_IDEMPOTENCY_PENDING"));
+    assert!(pending.error.as_ref().unwrap().retryable);
+
+    // A timed-out execution becomes unknown until reconciled.
+    let slow: Arc<dyn ToolHandler> =
+        Arc::new(|_a: Map<String, Value>, _cx: HandlerContext| async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Ok(ToolOutput::text("late"))
+        });
+    let reg = durable_registry(
+        Arc::clone(&store) as Arc<dyn DurableOperationStore>,
+        "me",
+        slow,
+    );
+    let timed_out = reg
+        .call(
+            req("c1", "workspace.writeFile", json!({"path": "u"})),
+            model(),
+            ToolCallOptions {
+                timeout_secs: Some(0.02),
+                ..keyed("op-u")
+            },
+        )
+        .await;
+    assert_eq!(code(&timed_out), Some("TOOL_TIMEOUT"));
+    assert_eq!(
+        reg.get_operation_status("op-u").unwrap().unwrap().state,
+        OperationState::Unknown
+    );
+    let unknown = reg
+        .call(
+            req("c2", "workspace.writeFile", json!({"path": "u"})),
+            model(),
+            keyed("op-u"),
+        )
+        .await;
+    assert_eq!(code(&unknown), Some("TOOL_IDEMPOTENCY_UNKNOWN"));
+
+    let recovered = reg
+        .recover_operation("op-u", |record| {
+            assert_eq!(record.state, OperationState::Unknown);
+            Some(Resolution::Completed(ToolOutput::text("verified on disk")))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(recovered.state, OperationState::Completed);
+    let replay = reg
+        .call(
+            req("c3", "workspace.writeFile", json!({"path": "u"})),
+            model(),
+            keyed("op-u"),
+        )
+        .await;
+    assert_eq!(
+        replay.content,
+        vec![ContentBlock::Text {
+            text: "verified on disk".into()
+        }]
+    );
+    assert!(
+        reg.reconcile_operation(
+            "op-u",
+            Resolution::Failed(ToolError::handler("X", "m", false))
+        )
+        .is_err(),
+        "completed records stay settled"
+    );
 }

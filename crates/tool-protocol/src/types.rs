@@ -8,7 +8,10 @@ use crate::error::ToolError;
 /// Hints about a tool's effects. `destructive` is a UI hint; enforcement is the policy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[expect(clippy::struct_excessive_bools, reason = "the four independent MCP annotation hints")]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "the four independent MCP annotation hints"
+)]
 pub struct ToolAnnotations {
     pub read_only: bool,
     pub destructive: bool,
