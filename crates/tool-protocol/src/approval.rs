@@ -158,14 +158,21 @@ impl ApprovalQueue {
             );
             id
         };
+        // If this future is dropped (the caller went away), the guard takes
+        // the request out of the queue as denied.
+        let guard = PendingGuard { queue: self, id };
         let decision = tokio::select! {
             answer = rx => answer.unwrap_or(ApprovalDecision::Deny),
             () = cancel.cancelled() => ApprovalDecision::Deny,
         };
+        guard.finish(decision);
+        decision
+    }
+
+    fn withdraw(&self, id: u64, decision: ApprovalDecision) {
         if self.lock().pending.remove(&id).is_some() {
             let _ = self.events.send(ApprovalEvent::Resolved { id, decision });
         }
-        decision
     }
 
     /// Answers one request; false when it is no longer pending.
@@ -200,6 +207,25 @@ impl ApprovalQueue {
 
     pub fn subscribe(&self) -> broadcast::Receiver<ApprovalEvent> {
         self.events.subscribe()
+    }
+}
+
+/// Removes a request from the queue when its waiter finishes or is dropped.
+struct PendingGuard<'a> {
+    queue: &'a ApprovalQueue,
+    id: u64,
+}
+
+impl PendingGuard<'_> {
+    fn finish(self, decision: ApprovalDecision) {
+        self.queue.withdraw(self.id, decision);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.queue.withdraw(self.id, ApprovalDecision::Deny);
     }
 }
 
@@ -259,6 +285,32 @@ mod tests {
         assert!(
             !queue.resolve(snapshot.id, ApprovalDecision::Approve),
             "answered once"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dropped_waiter_leaves_the_queue_denied() {
+        let queue = Arc::new(ApprovalQueue::new());
+        let mut events = queue.subscribe();
+        let q = Arc::clone(&queue);
+        let waiter =
+            tokio::spawn(async move { q.request(input(), &CancellationToken::new()).await });
+        let ApprovalEvent::Requested(s) = events.recv().await.unwrap() else {
+            panic!()
+        };
+        waiter.abort();
+        let _ = waiter.await;
+        assert!(queue.snapshot().is_empty());
+        assert_eq!(
+            events.recv().await.unwrap(),
+            ApprovalEvent::Resolved {
+                id: s.id,
+                decision: ApprovalDecision::Deny
+            }
+        );
+        assert!(
+            !queue.resolve(s.id, ApprovalDecision::Approve),
+            "nothing left to approve"
         );
     }
 

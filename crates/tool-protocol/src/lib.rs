@@ -20,8 +20,8 @@ pub use durable::{
 pub use error::{ToolError, ToolErrorCode};
 pub use policy::{DefaultPolicy, PolicyDecision, ToolPolicy};
 pub use registry::{
-    HandlerContext, RegistrationError, RegistryOptions, ToolCallOptions, ToolHandler, ToolOutput,
-    ToolRegistry,
+    ExportFormat, HandlerContext, RegistrationError, RegistryOptions, ToolCallOptions, ToolHandler,
+    ToolOutput, ToolRegistry,
 };
 pub use types::{
     ContentBlock, ToolAnnotations, ToolCallContext, ToolCallRequest, ToolCallResult,

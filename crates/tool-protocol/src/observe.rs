@@ -209,6 +209,8 @@ pub struct TraceEntry {
 pub struct TraceStore {
     policy: ObservabilityPolicy,
     max_entries: usize,
+    /// Entries whose call started longer ago than this are dropped.
+    retention_ms: Option<u64>,
     entries: Mutex<VecDeque<TraceEntry>>,
 }
 
@@ -217,8 +219,16 @@ impl TraceStore {
         Self {
             policy,
             max_entries: max_entries.max(1),
+            retention_ms: None,
             entries: Mutex::new(VecDeque::new()),
         }
+    }
+
+    /// Keeps entries only for `retention` after their call started.
+    #[must_use]
+    pub fn with_retention(mut self, retention: std::time::Duration) -> Self {
+        self.retention_ms = Some(u64::try_from(retention.as_millis()).unwrap_or(u64::MAX));
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, VecDeque<TraceEntry>> {
@@ -264,10 +274,14 @@ impl ToolObserver for TraceStore {
             error_code: event.error_code.clone(),
             provenance: event.provenance.clone(),
         };
+        let newest = entry.provenance.started_at_ms;
         let mut entries = self.lock();
         entries.push_back(entry);
         while entries.len() > self.max_entries {
             entries.pop_front();
+        }
+        if let Some(retention) = self.retention_ms {
+            entries.retain(|e| newest.saturating_sub(e.provenance.started_at_ms) <= retention);
         }
     }
 }
@@ -314,5 +328,45 @@ mod tests {
             tiny.redact(&json!({"path": "0123456789"})),
             json!({"truncated": true, "bytes": 21})
         );
+    }
+
+    fn event(trace_id: u64, started_at_ms: u64) -> ToolLifecycleEvent {
+        let ctx = ToolCallContext {
+            source: ToolSource::Model,
+            mode: ToolMode::Agent,
+            session_id: "s".into(),
+            task_id: None,
+            revision: None,
+        };
+        ToolLifecycleEvent {
+            trace_id,
+            phase: LifecyclePhase::Completed,
+            call_id: "c".into(),
+            tool: "workspace.readFile".into(),
+            source: ctx.source,
+            mode: ctx.mode,
+            session_id: "s".into(),
+            arguments: json!({"path": "a"}),
+            duration_ms: 1,
+            result_bytes: 2,
+            error_code: None,
+            provenance: Provenance::new(trace_id, "workspace.readFile", &ctx, started_at_ms),
+        }
+    }
+
+    #[test]
+    fn the_store_keeps_at_most_max_entries_within_retention() {
+        let store = TraceStore::new(ObservabilityPolicy::default(), 3)
+            .with_retention(std::time::Duration::from_secs(10));
+        for (id, at) in [(1, 0), (2, 1_000), (3, 2_000), (4, 3_000)] {
+            store.on_event(&event(id, at));
+        }
+        let ids: Vec<u64> = store.entries().iter().map(|e| e.trace_id).collect();
+        assert_eq!(ids, [2, 3, 4], "bounded by max_entries");
+        store.on_event(&event(5, 12_500));
+        let ids: Vec<u64> = store.entries().iter().map(|e| e.trace_id).collect();
+        assert_eq!(ids, [4, 5], "older than the retention window");
+        store.clear();
+        assert!(store.entries().is_empty());
     }
 }

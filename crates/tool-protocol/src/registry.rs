@@ -27,7 +27,15 @@ use crate::durable::{
 use crate::error::{ToolError, ToolErrorCode};
 use crate::observe::{LifecyclePhase, Provenance, ToolLifecycleEvent, ToolObserver};
 use crate::policy::{DefaultPolicy, PolicyDecision, ToolPolicy};
-use crate::projection::encode_tool_name;
+use crate::projection::{encode_tool_name, to_anthropic_tools, to_mcp_tools, to_openai_tools};
+
+/// Provider formats for [`ToolRegistry::export_tools`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExportFormat {
+    OpenAi,
+    Anthropic,
+    Mcp,
+}
 use crate::types::{
     ContentBlock, ToolCallContext, ToolCallRequest, ToolCallResult, ToolDefinition,
     ToolListRequest, ToolListResult,
@@ -505,6 +513,25 @@ impl ToolRegistry {
             |cursor| self.list(&ToolListRequest { cursor }),
             DEFAULT_MAX_PAGES,
         )
+    }
+
+    /// The visible tools in a provider's format, optionally only `names`.
+    /// Hidden tools are never exported, even when named.
+    pub fn export_tools(
+        &self,
+        format: ExportFormat,
+        names: Option<&[&str]>,
+    ) -> Result<Vec<Value>, ToolError> {
+        let tools: Vec<ToolDefinition> = self
+            .list_all_tools()?
+            .into_iter()
+            .filter(|d| names.is_none_or(|names| names.contains(&d.name.as_str())))
+            .collect();
+        Ok(match format {
+            ExportFormat::OpenAi => to_openai_tools(&tools),
+            ExportFormat::Anthropic => to_anthropic_tools(&tools),
+            ExportFormat::Mcp => to_mcp_tools(&tools),
+        })
     }
 
     /// The canonical name for a name a provider returned (`workspace__readFile`).

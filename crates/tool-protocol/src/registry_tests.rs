@@ -1,7 +1,6 @@
 use super::*;
 use crate::approval::ApprovalEvent;
 use crate::observe::{ObservabilityPolicy, TraceStore};
-use crate::projection::{to_anthropic_tools, to_mcp_tools, to_openai_tools};
 use crate::types::{ToolAnnotations, ToolMode, ToolSource};
 use pretty_assertions::assert_eq;
 use std::sync::atomic::AtomicUsize;
@@ -961,4 +960,23 @@ async fn pending_unknown_and_reconciled_operations_answer_by_state() {
         .is_err(),
         "completed records stay settled"
     );
+}
+
+proptest::proptest! {
+    /// Any number of tools and any page size: the walk returns every visible
+    /// tool exactly once, in order.
+    #[test]
+    fn the_page_walk_returns_every_tool_once(count in 0usize..40, page_size in 1usize..9, hidden_every in 2usize..6) {
+        let names: Vec<String> = (0..count).map(|i| format!("workspace.t{i:02}")).collect();
+        let allowed: BTreeSet<String> = names.iter().enumerate().filter(|(i, _)| i % hidden_every != 0).map(|(_, n)| n.clone()).collect();
+        let options = RegistryOptions { page_size, allowed_tool_names: Some(allowed.clone()), ..RegistryOptions::default() };
+        let mut reg = ToolRegistry::new(options, Arc::new(ApprovalQueue::new()));
+        let runs = Arc::new(AtomicUsize::new(0));
+        for name in &names {
+            reg.register(def(name, true), counting(&runs)).unwrap();
+        }
+        let listed: Vec<String> = reg.list_all_tools().unwrap().into_iter().map(|d| d.name).collect();
+        let expected: Vec<String> = allowed.into_iter().collect();
+        proptest::prop_assert_eq!(listed, expected);
+    }
 }
