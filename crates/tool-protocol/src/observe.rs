@@ -58,7 +58,8 @@ impl Provenance {
 /// One lifecycle event. `trace_id` is unique per call, so started and
 /// completed correlate even when a provider reuses or omits call ids.
 /// `arguments` are raw: observers that keep them must redact.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolLifecycleEvent {
     pub trace_id: u64,
     pub phase: LifecyclePhase,
@@ -70,8 +71,31 @@ pub struct ToolLifecycleEvent {
     pub arguments: Value,
     pub duration_ms: u64,
     pub result_bytes: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
     pub provenance: Provenance,
+}
+
+impl ToolLifecycleEvent {
+    /// A copy with other arguments, without cloning the raw ones (they may
+    /// be whole files).
+    #[must_use]
+    pub fn with_arguments(&self, arguments: Value) -> Self {
+        Self {
+            trace_id: self.trace_id,
+            phase: self.phase,
+            call_id: self.call_id.clone(),
+            tool: self.tool.clone(),
+            source: self.source,
+            mode: self.mode,
+            session_id: self.session_id.clone(),
+            arguments,
+            duration_ms: self.duration_ms,
+            result_bytes: self.result_bytes,
+            error_code: self.error_code.clone(),
+            provenance: self.provenance.clone(),
+        }
+    }
 }
 
 /// Receives lifecycle events (synchronously, so keep it cheap).
@@ -185,24 +209,8 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// One kept trace row (redacted).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TraceEntry {
-    pub trace_id: u64,
-    pub phase: LifecyclePhase,
-    pub call_id: String,
-    pub tool: String,
-    pub source: ToolSource,
-    pub mode: ToolMode,
-    pub session_id: String,
-    pub arguments: Value,
-    pub duration_ms: u64,
-    pub result_bytes: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_code: Option<String>,
-    pub provenance: Provenance,
-}
+/// One kept trace row: the event with its arguments redacted.
+pub type TraceEntry = ToolLifecycleEvent;
 
 /// A bounded, redacting trace store (the Trace panel's model).
 #[derive(Debug)]
@@ -260,20 +268,7 @@ impl TraceStore {
 
 impl ToolObserver for TraceStore {
     fn on_event(&self, event: &ToolLifecycleEvent) {
-        let entry = TraceEntry {
-            trace_id: event.trace_id,
-            phase: event.phase,
-            call_id: event.call_id.clone(),
-            tool: event.tool.clone(),
-            source: event.source,
-            mode: event.mode,
-            session_id: event.session_id.clone(),
-            arguments: self.policy.redact(&event.arguments),
-            duration_ms: event.duration_ms,
-            result_bytes: event.result_bytes,
-            error_code: event.error_code.clone(),
-            provenance: event.provenance.clone(),
-        };
+        let entry = event.with_arguments(self.policy.redact(&event.arguments));
         let newest = entry.provenance.started_at_ms;
         let mut entries = self.lock();
         entries.push_back(entry);
