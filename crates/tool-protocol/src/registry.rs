@@ -160,6 +160,16 @@ pub enum RegistrationError {
     },
 }
 
+/// The parts of one call, passed between the stages of the call path.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    tool: &'a Registered,
+    request: &'a ToolCallRequest,
+    ctx: &'a ToolCallContext,
+    options: &'a ToolCallOptions,
+    timeout: Option<Duration>,
+}
+
 struct Registered {
     definition: ToolDefinition,
     input: jsonschema::Validator,
@@ -645,46 +655,33 @@ impl ToolRegistry {
             .with_details(json!({"issues": issues})));
         }
 
+        let call = Call {
+            tool,
+            request,
+            ctx,
+            options,
+            timeout,
+        };
         match (&options.idempotency_key, &self.operations) {
-            (None, _) => self.run_checked(tool, request, ctx, options, timeout).await,
-            (Some(key), None) => {
-                self.execute_once(key, tool, request, ctx, options, timeout)
-                    .await
-            }
-            (Some(key), Some(ops)) => {
-                self.execute_durably(ops, key, tool, request, ctx, options, timeout)
-                    .await
-            }
+            (None, _) => self.run_checked(&call).await,
+            (Some(key), None) => self.execute_once(key, &call).await,
+            (Some(key), Some(ops)) => self.execute_durably(ops, key, &call).await,
         }
     }
 
-    async fn run_checked(
-        &self,
-        tool: &Registered,
-        request: &ToolCallRequest,
-        ctx: &ToolCallContext,
-        options: &ToolCallOptions,
-        timeout: Option<Duration>,
-    ) -> Result<ToolOutput, ToolError> {
-        let output = self.execute(tool, request, ctx, options, timeout).await?;
-        Self::check_output(tool, &output, options)?;
+    async fn run_checked(&self, call: &Call<'_>) -> Result<ToolOutput, ToolError> {
+        let output = self.execute(call).await?;
+        Self::check_output(call.tool, &output, call.options)?;
         Ok(output)
     }
 
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the call's parts, passed through unchanged"
-    )]
     async fn execute_durably(
         &self,
         ops: &OperationStore,
         key: &str,
-        tool: &Registered,
-        request: &ToolCallRequest,
-        ctx: &ToolCallContext,
-        options: &ToolCallOptions,
-        timeout: Option<Duration>,
+        call: &Call<'_>,
     ) -> Result<ToolOutput, ToolError> {
+        let request = call.request;
         let print = fingerprint(&request.name, &request.arguments);
         let store_failed = |e: crate::durable::StoreFailure| {
             ToolError::new(ToolErrorCode::IdempotencyStoreFailed, e.to_string())
@@ -697,9 +694,7 @@ impl ToolRegistry {
         if let Claim::Existing(record) = claim {
             return answer_existing(&record, &print, now);
         }
-        let result = self
-            .execute_once(key, tool, request, ctx, options, timeout)
-            .await;
+        let result = self.execute_once(key, call).await;
         let claimed = OperationRecord {
             key: key.to_owned(),
             fingerprint: print,
@@ -718,15 +713,10 @@ impl ToolRegistry {
         result
     }
 
-    async fn execute_once(
-        &self,
-        key: &str,
-        tool: &Registered,
-        request: &ToolCallRequest,
-        ctx: &ToolCallContext,
-        options: &ToolCallOptions,
-        timeout: Option<Duration>,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn execute_once(&self, key: &str, call: &Call<'_>) -> Result<ToolOutput, ToolError> {
+        let Call {
+            request, options, ..
+        } = *call;
         let print = fingerprint(&request.name, &request.arguments);
         let (sender, existing) = {
             let mut keys = self.keys();
@@ -776,7 +766,7 @@ impl ToolRegistry {
             }
             None => {}
         }
-        let result = self.run_checked(tool, request, ctx, options, timeout).await;
+        let result = self.run_checked(call).await;
         let abandoned = matches!(&result, Err(e) if e.is(ToolErrorCode::Timeout) || e.is(ToolErrorCode::Cancelled));
         if let Some(entry) = self.keys().get_mut(key) {
             entry.execution = if abandoned {
@@ -796,14 +786,14 @@ impl ToolRegistry {
 
     /// Policy and handler in a spawned task, so a timeout can detach it: the
     /// caller gets `TOOL_TIMEOUT` at once while the handler drains.
-    async fn execute(
-        &self,
-        tool: &Registered,
-        request: &ToolCallRequest,
-        ctx: &ToolCallContext,
-        options: &ToolCallOptions,
-        timeout: Option<Duration>,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, call: &Call<'_>) -> Result<ToolOutput, ToolError> {
+        let Call {
+            tool,
+            request,
+            ctx,
+            options,
+            timeout,
+        } = *call;
         let cancel = options.cancel.child_token();
         let decision = self.policy.decide(&tool.definition, ctx);
         let approval = match decision {
