@@ -264,16 +264,28 @@ mod tests {
         assert_eq!(none["path"], serde_json::json!({"chars": 8}));
     }
 
+    /// A waiting request on `queue` and the snapshot it was announced with.
+    async fn waiter(
+        queue: &Arc<ApprovalQueue>,
+    ) -> (
+        tokio::task::JoinHandle<ApprovalDecision>,
+        ApprovalSnapshot,
+        broadcast::Receiver<ApprovalEvent>,
+    ) {
+        let mut events = queue.subscribe();
+        let q = Arc::clone(queue);
+        let handle =
+            tokio::spawn(async move { q.request(input(), &CancellationToken::new()).await });
+        let ApprovalEvent::Requested(snapshot) = events.recv().await.unwrap() else {
+            panic!("expected a request")
+        };
+        (handle, snapshot, events)
+    }
+
     #[tokio::test]
     async fn resolve_answers_the_waiting_request() {
         let queue = Arc::new(ApprovalQueue::new());
-        let mut events = queue.subscribe();
-        let q = Arc::clone(&queue);
-        let waiter =
-            tokio::spawn(async move { q.request(input(), &CancellationToken::new()).await });
-        let ApprovalEvent::Requested(snapshot) = events.recv().await.unwrap() else {
-            panic!()
-        };
+        let (waiter, snapshot, _events) = waiter(&queue).await;
         assert_eq!(
             (snapshot.method.as_str(), snapshot.tool.as_str()),
             ("tools/call", "workspace.writeFile")
@@ -291,13 +303,7 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_waiter_leaves_the_queue_denied() {
         let queue = Arc::new(ApprovalQueue::new());
-        let mut events = queue.subscribe();
-        let q = Arc::clone(&queue);
-        let waiter =
-            tokio::spawn(async move { q.request(input(), &CancellationToken::new()).await });
-        let ApprovalEvent::Requested(s) = events.recv().await.unwrap() else {
-            panic!()
-        };
+        let (waiter, s, mut events) = waiter(&queue).await;
         waiter.abort();
         let _ = waiter.await;
         assert!(queue.snapshot().is_empty());

@@ -13,6 +13,9 @@ pub mod projection;
 pub mod registry;
 pub mod types;
 
+#[cfg(test)]
+mod test_fixtures;
+
 pub use approval::{ApprovalDecision, ApprovalEvent, ApprovalQueue, ApprovalSnapshot};
 pub use durable::{
     DurableOperationStore, InMemoryOperationStore, OperationRecord, OperationState, Resolution,

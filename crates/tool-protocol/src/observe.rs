@@ -326,13 +326,7 @@ mod tests {
     }
 
     fn event(trace_id: u64, started_at_ms: u64) -> ToolLifecycleEvent {
-        let ctx = ToolCallContext {
-            source: ToolSource::Model,
-            mode: ToolMode::Agent,
-            session_id: "s".into(),
-            task_id: None,
-            revision: None,
-        };
+        let ctx = crate::test_fixtures::context(ToolSource::Model, ToolMode::Agent);
         ToolLifecycleEvent {
             trace_id,
             phase: LifecyclePhase::Completed,

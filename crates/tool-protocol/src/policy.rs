@@ -42,30 +42,10 @@ impl ToolPolicy for DefaultPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::ToolAnnotations;
+    use crate::test_fixtures::{context as ctx, definition};
 
     fn def(read_only: bool) -> ToolDefinition {
-        ToolDefinition {
-            name: "workspace.writeFile".into(),
-            title: String::new(),
-            description: String::new(),
-            input_schema: serde_json::json!({"type": "object"}),
-            output_schema: None,
-            annotations: ToolAnnotations {
-                read_only,
-                ..ToolAnnotations::default()
-            },
-        }
-    }
-
-    fn ctx(source: ToolSource, mode: ToolMode) -> ToolCallContext {
-        ToolCallContext {
-            source,
-            mode,
-            session_id: "s".into(),
-            task_id: None,
-            revision: None,
-        }
+        definition("workspace.writeFile", read_only)
     }
 
     #[test]

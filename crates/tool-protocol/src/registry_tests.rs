@@ -1,38 +1,11 @@
 use super::*;
 use crate::approval::ApprovalEvent;
 use crate::observe::{ObservabilityPolicy, TraceStore};
-use crate::types::{ToolAnnotations, ToolMode, ToolSource};
+use crate::types::{ToolMode, ToolSource};
 use pretty_assertions::assert_eq;
 use std::sync::atomic::AtomicUsize;
 
-fn def(name: &str, read_only: bool) -> ToolDefinition {
-    ToolDefinition {
-        name: name.into(),
-        title: name.into(),
-        description: format!("{name} tool"),
-        input_schema: json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "n": {"type": "integer", "minimum": 0}},
-            "required": ["path"],
-            "additionalProperties": false
-        }),
-        output_schema: None,
-        annotations: ToolAnnotations {
-            read_only,
-            ..ToolAnnotations::default()
-        },
-    }
-}
-
-fn ctx(source: ToolSource, mode: ToolMode) -> ToolCallContext {
-    ToolCallContext {
-        source,
-        mode,
-        session_id: "s1".into(),
-        task_id: Some("t1".into()),
-        revision: None,
-    }
-}
+use crate::test_fixtures::{context as ctx, definition as def};
 
 fn model() -> ToolCallContext {
     ctx(ToolSource::Model, ToolMode::Agent)
