@@ -67,3 +67,36 @@ fn workspace_config() {
     let config: WorkspaceConfig = round_trip("workspace.json");
     assert_eq!(config.allowed_hosts.len(), 2);
 }
+
+#[test]
+fn write_journal() {
+    let journal: cocode_workspace::WriteJournal = round_trip("write_journal.json");
+    assert_eq!(
+        (journal.records.len(), journal.staged.len()),
+        (2, 1),
+        "records and staged files"
+    );
+}
+
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "places the golden index in a temp history"
+)]
+fn per_path_index_with_its_header_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = cocode_workspace::Layout::new(dir.path());
+    let path = cocode_core::path::NormalizedPath::try_from("src/list.rs".to_owned()).unwrap();
+    let file = layout.path_index(&path.key());
+    let golden = format!("{}/golden/versions.jsonl", env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::copy(golden, &file).unwrap();
+    let store = cocode_workspace::HistoryStore::new(layout);
+    let ids: Vec<String> = store
+        .path_history(&path)
+        .unwrap()
+        .iter()
+        .map(|s| s.snapshot_id().as_str().to_owned())
+        .collect();
+    assert_eq!(ids, ["s-1", "s-3"]);
+}

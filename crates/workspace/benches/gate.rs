@@ -1,0 +1,128 @@
+//! 1,000 agent writes through the gate (each with its snapshot, journal and
+//! barrier) against `git add -A && git commit` of the same changes with
+//! `core.fsync=all`, measured in the same run. Reported by `cargo xtask
+//! bench` as ours/peer (bar ≤ 1.0).
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the bench builds fixtures and runs git"
+)]
+#![expect(clippy::unwrap_used, reason = "bench setup")]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use cocode_core::gate::{GateOp, TaskContext, WorkspaceFileGate};
+use cocode_core::ids::{AttemptNo, SessionId, TaskId};
+use cocode_core::path::NormalizedPath;
+use cocode_workspace::OpenWorkspace;
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+
+/// Files changed per iteration (small in debug builds so `cargo test` stays fast).
+const FILES: usize = if cfg!(debug_assertions) { 20 } else { 1000 };
+
+fn content(i: usize, generation: u32) -> Vec<u8> {
+    format!("// file {i}, generation {generation}\nfn f{i}() -> u32 {{ {generation} }}\n")
+        .into_bytes()
+}
+
+fn fixture(dir: &Path) {
+    for i in 0..FILES {
+        let path = dir.join(format!("src/m{}/f{i}.rs", i % 20));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content(i, 0)).unwrap();
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gate_1000_writes");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20))
+        .warm_up_time(Duration::from_secs(1));
+    let ctx = TaskContext {
+        task_id: TaskId::new("bench").unwrap(),
+        session_id: SessionId::new("bench-session").unwrap(),
+        attempt_no: AttemptNo(1),
+    };
+    // Fixtures stay on disk until the group ends: deleting thousands of
+    // files between iterations makes the next inode allocations slow
+    // (ext4 skips recently deleted inodes), which would measure the cleanup.
+    let keep = std::cell::RefCell::new(Vec::new());
+    group.bench_function("ours", |b| {
+        b.iter_batched(
+            || {
+                let dir = tempfile::tempdir().unwrap();
+                fixture(dir.path());
+                let ws = OpenWorkspace::open(dir.path()).unwrap();
+                ws.gate.recover().unwrap();
+                // Like git's base commit: the gate has seen the tree before
+                // the agent writes (the sweep before a turn stores it).
+                ws.gate.begin_sweep().unwrap();
+                (dir, ws)
+            },
+            |(dir, ws)| {
+                for i in 0..FILES {
+                    let path =
+                        NormalizedPath::try_from(format!("src/m{}/f{i}.rs", i % 20)).unwrap();
+                    ws.gate
+                        .apply(
+                            &ctx,
+                            GateOp::Write {
+                                path,
+                                bytes: content(i, 1),
+                            },
+                        )
+                        .unwrap();
+                }
+                ws.gate.flush().unwrap();
+                keep.borrow_mut().push(dir);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function("peer", |b| {
+        b.iter_batched(
+            || {
+                let dir = tempfile::tempdir().unwrap();
+                fixture(dir.path());
+                git(dir.path(), &["init", "-q", "."]);
+                git(dir.path(), &["config", "core.fsync", "all"]);
+                git(dir.path(), &["config", "user.name", "bench"]);
+                git(dir.path(), &["config", "user.email", "bench@localhost"]);
+                git(dir.path(), &["add", "-A"]);
+                git(dir.path(), &["commit", "-q", "-m", "base"]);
+                for i in 0..FILES {
+                    std::fs::write(
+                        dir.path().join(format!("src/m{}/f{i}.rs", i % 20)),
+                        content(i, 1),
+                    )
+                    .unwrap();
+                }
+                dir
+            },
+            |dir| {
+                git(dir.path(), &["add", "-A"]);
+                git(dir.path(), &["commit", "-q", "-m", "change"]);
+                keep.borrow_mut().push(dir);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+    drop(keep);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

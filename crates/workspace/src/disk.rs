@@ -1,0 +1,675 @@
+//! The disk layer under the gate and the store: every create, write, rename
+//! and removal in the product ends up in this file (the single-writer rule;
+//! `boundaries.yaml` lists it next to `gate.rs` and `store.rs`).
+//!
+//! Two kinds of writes live here:
+//! - `.cocode/` state (blobs, indexes, journals, config): plain paths, since
+//!   agents cannot write under `.cocode/` and the folder is ours;
+//! - workspace files, through [`SafeRoot`]: on Unix every directory on the
+//!   way is opened relative to its parent with `O_NOFOLLOW`, so a directory
+//!   swapped for a symlink between the policy check and the write makes the
+//!   operation fail instead of writing outside the workspace.
+//!
+//! Durability: writes are not synced one by one. The gate calls
+//! [`barrier`] once per operation, after the blobs, the journal and the
+//! staged file contents are written and before the first visible change;
+//! on Linux that is one `syncfs`, elsewhere an fsync per written file and
+//! directory.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the disk layer of the workspace gate and store: the single writer"
+)]
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A temp-file name next to `path` that no other writer in this or another
+/// process picks.
+fn temp_sibling(path: &Path) -> PathBuf {
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
+}
+
+/// Writes `bytes` to `path` through a same-directory temp file and a rename,
+/// so readers see the old or the new content, never a mix. Not synced: the
+/// caller's [`barrier`] makes it durable.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let temp = temp_sibling(path);
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.flush()?;
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Like [`write_atomic`] and synced before the rename (config files and
+/// other one-off writes that have no barrier of their own).
+pub(crate) fn write_atomic_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let temp = temp_sibling(path);
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp, path)?;
+        sync_dir(path.parent().unwrap_or(path))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Appends one or more complete lines in one write. When the write fails
+/// part-way, the file is cut back to its old length so a later line never
+/// glues onto half of this one (a crash mid-write is handled by
+/// [`repair_torn_tail`] during recovery).
+pub(crate) fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    let before = file.metadata()?.len();
+    let written = file.write_all(bytes).and_then(|()| file.flush());
+    if written.is_err() {
+        let _ = file.set_len(before);
+    }
+    written
+}
+
+/// Truncates a file to its last `\n` when it does not end with one.
+/// Returns whether anything was cut.
+pub(crate) fn repair_torn_tail(path: &Path) -> io::Result<bool> {
+    let mut bytes = Vec::new();
+    match File::open(path) {
+        Ok(mut f) => f.read_to_end(&mut bytes)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(false);
+    }
+    let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let file = OpenOptions::new().write(true).open(path)?;
+    file.set_len(keep as u64)?;
+    file.sync_all()?;
+    Ok(true)
+}
+
+pub(crate) fn create_dir_all(path: &Path) -> io::Result<()> {
+    fs::create_dir_all(path)
+}
+
+/// Removes a file; an absent file is not an error (removal is idempotent).
+pub(crate) fn remove_file(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn rename(from: &Path, to: &Path) -> io::Result<()> {
+    fs::rename(from, to)
+}
+
+/// Creates an empty file that must not exist yet (the case probe).
+pub(crate) fn create_new_empty(path: &Path) -> io::Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map(drop)
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        // Windows cannot open a directory for flushing; NTFS journals the
+        // rename itself.
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Makes everything written so far durable before the caller's next step.
+/// `written` names the files and folders written since the last barrier;
+/// Linux ignores the list and syncs the whole file system of `anchor` once.
+pub(crate) fn barrier(anchor: &Path, written: &[PathBuf]) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = written;
+        let dir = File::open(anchor)?;
+        rustix::fs::syncfs(&dir)?;
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = anchor;
+        let mut dirs: Vec<&Path> = Vec::new();
+        for path in written {
+            if path.is_file() {
+                OpenOptions::new().write(true).open(path)?.sync_all()?;
+            }
+            if let Some(parent) = path.parent() {
+                if !dirs.contains(&parent) {
+                    dirs.push(parent);
+                }
+            }
+        }
+        for dir in dirs {
+            sync_dir(dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// What is at a workspace path, without following a final symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// A workspace file staged next to its target, waiting for [`SafeRoot::commit`].
+#[derive(Debug)]
+pub(crate) struct Staged {
+    pub(crate) dir: Vec<String>,
+    pub(crate) temp_name: String,
+    pub(crate) name: String,
+}
+
+/// Race-safe access below the canonical workspace root. Paths are segment
+/// lists relative to the root that the caller already resolved to real
+/// (symlink-free) paths; any symlink met on the way is refused with
+/// `ErrorKind::InvalidInput` ("the tree changed under us").
+pub(crate) struct SafeRoot {
+    #[cfg(not(unix))]
+    root: PathBuf,
+    #[cfg(unix)]
+    fd: rustix::fd::OwnedFd,
+}
+
+#[cfg(unix)]
+mod unix {
+    use super::{EntryKind, SafeRoot, Staged};
+    use rustix::fd::{AsFd, OwnedFd};
+    use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+    use rustix::io::Errno;
+    use std::fs::File;
+    use std::io::{self, Read, Write};
+    use std::path::Path;
+
+    fn map(e: Errno) -> io::Error {
+        if e == Errno::LOOP || e == Errno::NOTDIR {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a directory on the path is a symlink or not a directory",
+            )
+        } else {
+            e.into()
+        }
+    }
+
+    const DIR_FLAGS: OFlags = OFlags::RDONLY
+        .union(OFlags::DIRECTORY)
+        .union(OFlags::NOFOLLOW)
+        .union(OFlags::CLOEXEC);
+
+    impl SafeRoot {
+        pub(crate) fn open(root: &Path) -> io::Result<Self> {
+            let fd = rfs::open(root, DIR_FLAGS, Mode::empty()).map_err(map)?;
+            Ok(Self { fd })
+        }
+
+        /// Opens the directory `dir` (segments), optionally creating missing ones.
+        fn dir(&self, dir: &[String], create: bool) -> io::Result<OwnedFd> {
+            let mut current =
+                rfs::openat(self.fd.as_fd(), ".", DIR_FLAGS, Mode::empty()).map_err(map)?;
+            for segment in dir {
+                let next = match rfs::openat(
+                    current.as_fd(),
+                    segment.as_str(),
+                    DIR_FLAGS,
+                    Mode::empty(),
+                ) {
+                    Err(Errno::NOENT) if create => {
+                        match rfs::mkdirat(
+                            current.as_fd(),
+                            segment.as_str(),
+                            Mode::from_bits_truncate(0o777),
+                        ) {
+                            Ok(()) | Err(Errno::EXIST) => {}
+                            Err(e) => return Err(map(e)),
+                        }
+                        rfs::openat(current.as_fd(), segment.as_str(), DIR_FLAGS, Mode::empty())
+                            .map_err(map)?
+                    }
+                    other => other.map_err(map)?,
+                };
+                current = next;
+            }
+            Ok(current)
+        }
+
+        pub(crate) fn kind(&self, dir: &[String], name: &str) -> io::Result<Option<EntryKind>> {
+            let d = match self.dir(dir, false) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            match rfs::statat(d.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => Ok(Some(match FileType::from_raw_mode(st.st_mode) {
+                    FileType::RegularFile => EntryKind::File,
+                    FileType::Directory => EntryKind::Dir,
+                    FileType::Symlink => EntryKind::Symlink,
+                    _ => EntryKind::Other,
+                })),
+                Err(Errno::NOENT) => Ok(None),
+                Err(e) => Err(map(e)),
+            }
+        }
+
+        /// The content of a regular file, `None` when absent.
+        pub(crate) fn read(&self, dir: &[String], name: &str) -> io::Result<Option<Vec<u8>>> {
+            let d = match self.dir(dir, false) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
+                Ok(fd) => {
+                    let mut file = File::from(fd);
+                    let mut bytes = Vec::new();
+                    file.read_to_end(&mut bytes)?;
+                    Ok(Some(bytes))
+                }
+                Err(Errno::NOENT) => Ok(None),
+                Err(e) => Err(map(e)),
+            }
+        }
+
+        /// Names in a directory (no `.`/`..`), with their kinds.
+        pub(crate) fn list(&self, dir: &[String]) -> io::Result<Vec<(String, EntryKind)>> {
+            let d = self.dir(dir, false)?;
+            let mut out = Vec::new();
+            for entry in rfs::Dir::read_from(d.as_fd()).map_err(map)? {
+                let entry = entry.map_err(map)?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name == "." || name == ".." {
+                    continue;
+                }
+                let kind = self.kind(dir, &name)?.unwrap_or(EntryKind::Other);
+                out.push((name, kind));
+            }
+            out.sort();
+            Ok(out)
+        }
+
+        /// Writes `bytes` to a temp file in the target's directory (created
+        /// when missing). Nothing visible changes until [`Self::commit`].
+        pub(crate) fn stage(
+            &self,
+            dir: &[String],
+            name: &str,
+            temp_name: &str,
+            bytes: &[u8],
+        ) -> io::Result<Staged> {
+            let d = self.dir(dir, true)?;
+            let flags = OFlags::WRONLY
+                | OFlags::CREATE
+                | OFlags::TRUNC
+                | OFlags::NOFOLLOW
+                | OFlags::CLOEXEC;
+            let fd = rfs::openat(d.as_fd(), temp_name, flags, Mode::from_bits_truncate(0o666))
+                .map_err(map)?;
+            let mut file = File::from(fd);
+            file.write_all(bytes)?;
+            file.flush()?;
+            Ok(Staged {
+                dir: dir.to_vec(),
+                temp_name: temp_name.to_owned(),
+                name: name.to_owned(),
+            })
+        }
+
+        /// Fsyncs a staged file (human saves, which have no barrier).
+        pub(crate) fn sync_staged(&self, staged: &Staged) -> io::Result<()> {
+            let d = self.dir(&staged.dir, false)?;
+            let fd = rfs::openat(
+                d.as_fd(),
+                staged.temp_name.as_str(),
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(map)?;
+            rfs::fsync(&fd)?;
+            Ok(())
+        }
+
+        /// Atomically replaces the target with the staged file.
+        pub(crate) fn commit(&self, staged: &Staged) -> io::Result<()> {
+            let d = self.dir(&staged.dir, false)?;
+            rfs::renameat(
+                d.as_fd(),
+                staged.temp_name.as_str(),
+                d.as_fd(),
+                staged.name.as_str(),
+            )
+            .map_err(map)
+        }
+
+        pub(crate) fn unlink(&self, dir: &[String], name: &str) -> io::Result<()> {
+            let d = self.dir(dir, false)?;
+            match rfs::unlinkat(d.as_fd(), name, AtFlags::empty()) {
+                Ok(()) | Err(Errno::NOENT) => Ok(()),
+                Err(e) => Err(map(e)),
+            }
+        }
+
+        /// Removes an empty directory; a non-empty or absent one is left alone.
+        pub(crate) fn rmdir_if_empty(&self, dir: &[String], name: &str) -> io::Result<()> {
+            let d = self.dir(dir, false)?;
+            match rfs::unlinkat(d.as_fd(), name, AtFlags::REMOVEDIR) {
+                Ok(()) | Err(Errno::NOENT | Errno::NOTEMPTY | Errno::EXIST) => Ok(()),
+                Err(e) => Err(map(e)),
+            }
+        }
+
+        /// Moves a file; refuses to replace an existing target.
+        pub(crate) fn rename(
+            &self,
+            from: (&[String], &str),
+            to: (&[String], &str),
+        ) -> io::Result<()> {
+            let src = self.dir(from.0, false)?;
+            let dst = self.dir(to.0, true)?;
+            if rfs::statat(dst.as_fd(), to.1, AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "rename target exists",
+                ));
+            }
+            rfs::renameat(src.as_fd(), from.1, dst.as_fd(), to.1).map_err(map)
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod portable {
+    //! Path-based fallback: every directory on the way is checked with
+    //! `symlink_metadata` just before use. A window between the check and the
+    //! write remains (Windows has no `openat`); Windows needs administrator
+    //! rights or developer mode to create symlinks at all.
+    use super::{EntryKind, SafeRoot, Staged};
+    use std::fs::{self, OpenOptions};
+    use std::io::{self, Write};
+    use std::path::{Path, PathBuf};
+
+    impl SafeRoot {
+        pub(crate) fn open(root: &Path) -> io::Result<Self> {
+            Ok(Self {
+                root: root.to_path_buf(),
+            })
+        }
+
+        fn dir(&self, dir: &[String], create: bool) -> io::Result<PathBuf> {
+            let mut current = self.root.clone();
+            for segment in dir {
+                current.push(segment);
+                match fs::symlink_metadata(&current) {
+                    Ok(m) if m.is_dir() && !m.file_type().is_symlink() => {}
+                    Ok(_) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            "a directory on the path is a symlink or not a directory",
+                        ));
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
+                        fs::create_dir(&current)?;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(current)
+        }
+
+        pub(crate) fn kind(&self, dir: &[String], name: &str) -> io::Result<Option<EntryKind>> {
+            let d = match self.dir(dir, false) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            match fs::symlink_metadata(d.join(name)) {
+                Ok(m) => Ok(Some(if m.file_type().is_symlink() {
+                    EntryKind::Symlink
+                } else if m.is_file() {
+                    EntryKind::File
+                } else if m.is_dir() {
+                    EntryKind::Dir
+                } else {
+                    EntryKind::Other
+                })),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+
+        pub(crate) fn read(&self, dir: &[String], name: &str) -> io::Result<Option<Vec<u8>>> {
+            match self.kind(dir, name)? {
+                None => Ok(None),
+                Some(EntryKind::File) => fs::read(self.dir(dir, false)?.join(name)).map(Some),
+                Some(_) => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file",
+                )),
+            }
+        }
+
+        pub(crate) fn list(&self, dir: &[String]) -> io::Result<Vec<(String, EntryKind)>> {
+            let d = self.dir(dir, false)?;
+            let mut out = Vec::new();
+            for entry in fs::read_dir(d)? {
+                let name = entry?.file_name().to_string_lossy().into_owned();
+                let kind = self.kind(dir, &name)?.unwrap_or(EntryKind::Other);
+                out.push((name, kind));
+            }
+            out.sort();
+            Ok(out)
+        }
+
+        pub(crate) fn stage(
+            &self,
+            dir: &[String],
+            name: &str,
+            temp_name: &str,
+            bytes: &[u8],
+        ) -> io::Result<Staged> {
+            let d = self.dir(dir, true)?;
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(d.join(temp_name))?;
+            file.write_all(bytes)?;
+            file.flush()?;
+            Ok(Staged {
+                dir: dir.to_vec(),
+                temp_name: temp_name.to_owned(),
+                name: name.to_owned(),
+            })
+        }
+
+        pub(crate) fn sync_staged(&self, staged: &Staged) -> io::Result<()> {
+            let d = self.dir(&staged.dir, false)?;
+            OpenOptions::new()
+                .write(true)
+                .open(d.join(&staged.temp_name))?
+                .sync_all()
+        }
+
+        pub(crate) fn commit(&self, staged: &Staged) -> io::Result<()> {
+            let d = self.dir(&staged.dir, false)?;
+            super::replace_with_retry(&d.join(&staged.temp_name), &d.join(&staged.name))
+        }
+
+        pub(crate) fn unlink(&self, dir: &[String], name: &str) -> io::Result<()> {
+            let d = self.dir(dir, false)?;
+            match fs::remove_file(d.join(name)) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            }
+        }
+
+        pub(crate) fn rmdir_if_empty(&self, dir: &[String], name: &str) -> io::Result<()> {
+            let d = self.dir(dir, false)?;
+            let _ = fs::remove_dir(d.join(name));
+            Ok(())
+        }
+
+        pub(crate) fn rename(
+            &self,
+            from: (&[String], &str),
+            to: (&[String], &str),
+        ) -> io::Result<()> {
+            let src = self.dir(from.0, false)?.join(from.1);
+            let dst = self.dir(to.0, true)?.join(to.1);
+            if fs::symlink_metadata(&dst).is_ok() {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "rename target exists",
+                ));
+            }
+            fs::rename(src, dst)
+        }
+    }
+}
+
+/// Windows error codes a replace can hit while another process (a virus
+/// scanner, an indexer, an editor) briefly holds the target open:
+/// `ERROR_ACCESS_DENIED` (5), `ERROR_SHARING_VIOLATION` (32),
+/// `ERROR_LOCK_VIOLATION` (33).
+pub(crate) fn is_transient_replace_error(raw_os_error: Option<i32>) -> bool {
+    matches!(raw_os_error, Some(5 | 32 | 33))
+}
+
+/// Waits between replace attempts: 5 tries spread over about 0.3 s.
+pub(crate) const REPLACE_RETRY_DELAYS_MS: [u64; 4] = [10, 30, 80, 180];
+
+/// What to do after a failed replace attempt `attempt` (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplaceStep {
+    RetryAfterMs(u64),
+    GiveUp,
+}
+
+pub(crate) fn next_replace_step(
+    attempt: usize,
+    raw_os_error: Option<i32>,
+    target_read_only: bool,
+) -> ReplaceStep {
+    if target_read_only || !is_transient_replace_error(raw_os_error) {
+        return ReplaceStep::GiveUp;
+    }
+    REPLACE_RETRY_DELAYS_MS
+        .get(attempt)
+        .map_or(ReplaceStep::GiveUp, |ms| ReplaceStep::RetryAfterMs(*ms))
+}
+
+/// Renames `from` over `to`, retrying transient sharing violations and
+/// refusing a read-only target (Windows would refuse it anyway, with an
+/// error that looks transient).
+#[cfg_attr(
+    unix,
+    expect(
+        dead_code,
+        reason = "used by the Windows disk layer; its policy is tested everywhere"
+    )
+)]
+pub(crate) fn replace_with_retry(from: &Path, to: &Path) -> io::Result<()> {
+    let mut attempt = 0;
+    loop {
+        match fs::rename(from, to) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                let read_only = fs::metadata(to).is_ok_and(|m| m.permissions().readonly());
+                match next_replace_step(attempt, e.raw_os_error(), read_only) {
+                    ReplaceStep::RetryAfterMs(ms) => {
+                        std::thread::sleep(std::time::Duration::from_millis(ms));
+                        attempt += 1;
+                    }
+                    ReplaceStep::GiveUp if read_only => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::PermissionDenied,
+                            "the target file is read-only",
+                        ));
+                    }
+                    ReplaceStep::GiveUp => return Err(e),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn replace_retries_only_transient_windows_errors_and_never_read_only_targets() {
+        let steps: Vec<ReplaceStep> = (0..6)
+            .map(|a| next_replace_step(a, Some(32), false))
+            .collect();
+        assert_eq!(
+            steps,
+            vec![
+                ReplaceStep::RetryAfterMs(10),
+                ReplaceStep::RetryAfterMs(30),
+                ReplaceStep::RetryAfterMs(80),
+                ReplaceStep::RetryAfterMs(180),
+                ReplaceStep::GiveUp,
+                ReplaceStep::GiveUp,
+            ]
+        );
+        assert_eq!(next_replace_step(0, Some(5), true), ReplaceStep::GiveUp);
+        assert_eq!(next_replace_step(0, Some(2), false), ReplaceStep::GiveUp);
+        assert_eq!(next_replace_step(0, None, false), ReplaceStep::GiveUp);
+        assert_eq!(
+            next_replace_step(1, Some(33), false),
+            ReplaceStep::RetryAfterMs(30)
+        );
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_back_to_the_last_complete_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("index.jsonl");
+        fs::write(&p, b"{\"a\":1}\n{\"b\":").unwrap();
+        assert!(repair_torn_tail(&p).unwrap());
+        append(&p, b"{\"c\":3}\n").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
+        assert!(!repair_torn_tail(&p).unwrap());
+    }
+}

@@ -1,0 +1,1198 @@
+//! The workspace gate: the one write path for agent edits (C-02 — there is
+//! no agent edit path that leaves no `EditSnapshot`).
+//!
+//! Every operation runs inside one serial section and follows the
+//! write-commit protocol; the order is the contract:
+//! 1. reserve seq and check attempt monotonicity (failure changes nothing);
+//! 2. store base and result blobs;
+//! 3. write the journal `journal/writes/<op_id>.json` — from here the edit is
+//!    recoverable;
+//! 4. stage the new contents next to their targets, make steps 2–4 durable
+//!    with one barrier, then apply (atomic rename, unlink, rename);
+//! 5. append the records to the task index, then the path indexes;
+//! 6. delete the journal — after the *next* barrier, which also makes step 5
+//!    durable; until then a leftover journal is simply "complete" for
+//!    recovery. [`Gate::flush`] runs that barrier on demand (idle, shutdown).
+//!
+//! Recovery runs before the first operation of a gate (so a late or missing
+//! startup hook cannot let an agent write into an unrecovered state) and
+//! immediately after a failure in steps 4–5.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cocode_core::error::WorkspaceErrorCode;
+use cocode_core::gate::{
+    GateError, GateOp, GateOutcome, PendingChange, StoreError, TaskContext, WorkspaceFileGate,
+};
+use cocode_core::ids::{AttemptNo, OpId, Seq, SnapshotId, TaskId, Timestamp};
+use cocode_core::path::NormalizedPath;
+use cocode_core::snapshot::{
+    ContentHash, EditSnapshot, EditSnapshotParts, PathTransition, SnapshotOrigin,
+};
+
+use crate::disk::{self, EntryKind, SafeRoot, Staged};
+use crate::layout::Layout;
+use crate::policy::{PathPolicy, Resolved, TestPatterns};
+use crate::store::{HistoryStore, WRITE_JOURNAL_VERSION, WriteJournal};
+use crate::sweep::{StatCache, SweepLimits, SweepWatcher};
+
+/// What startup (or lazy) recovery found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Journals whose records were all settled (completed or dropped) and removed.
+    pub settled_journals: Vec<OpId>,
+    pub records_completed: usize,
+    pub records_dropped: usize,
+    /// Paths left in neither their base nor their result state; blocked
+    /// (`WORKSPACE_RECOVERY_PENDING`) until a person abandons the journal.
+    pub unresolved: Vec<(OpId, NormalizedPath)>,
+    /// Journals that cannot be read: reported, never deleted.
+    pub corrupt_journals: Vec<(PathBuf, String)>,
+    pub staged_files_removed: usize,
+    pub torn_index_tails_cut: usize,
+}
+
+/// Where a task's numbering stands.
+#[derive(Debug, Clone, Copy)]
+struct TaskCursor {
+    last_seq: Option<Seq>,
+    last_attempt: AttemptNo,
+}
+
+struct GateState {
+    recovered: bool,
+    /// Paths of unresolved write journals.
+    blocked: BTreeMap<NormalizedPath, OpId>,
+    tasks: HashMap<TaskId, TaskCursor>,
+    /// Numbering held by unresolved journals, so new records never reuse it.
+    held_by_journals: HashMap<TaskId, TaskCursor>,
+    /// Committed operations whose journals go after the next barrier.
+    settled_unsynced: Vec<OpId>,
+    sweep: StatCache,
+    watcher: Option<SweepWatcher>,
+}
+
+/// One change the gate will make on disk.
+#[derive(Debug)]
+enum Action {
+    Put { target: Resolved, bytes: Vec<u8> },
+    Remove { target: Resolved },
+    Move { from: Resolved, to: Resolved },
+}
+
+/// One recorded change: a path's before/after, or a rename.
+#[derive(Debug, Clone)]
+struct Change {
+    path: NormalizedPath,
+    previous_path: Option<NormalizedPath>,
+    base: Option<ContentHash>,
+    result: Option<ContentHash>,
+}
+
+/// A checked operation: the records it will write and the actions behind them.
+#[derive(Debug, Default)]
+struct Plan {
+    changes: Vec<Change>,
+    actions: Vec<Action>,
+    /// Contents to store as blobs before anything is touched.
+    blobs: Vec<Vec<u8>>,
+    /// Folders emptied by a directory delete or rename, deepest first.
+    emptied_dirs: Vec<(Vec<String>, String)>,
+}
+
+impl Plan {
+    fn transitions(&self) -> Vec<PathTransition> {
+        let mut out = Vec::new();
+        for Change {
+            path,
+            previous_path,
+            base,
+            result,
+        } in &self.changes
+        {
+            match previous_path {
+                Some(from) => {
+                    out.push(PathTransition {
+                        path: from.clone(),
+                        before: *base,
+                        after: None,
+                    });
+                    out.push(PathTransition {
+                        path: path.clone(),
+                        before: None,
+                        after: *result,
+                    });
+                }
+                None => out.push(PathTransition {
+                    path: path.clone(),
+                    before: *base,
+                    after: *result,
+                }),
+            }
+        }
+        out
+    }
+}
+
+static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn now() -> Timestamp {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    Timestamp::from_millis(ms)
+}
+
+/// A fresh operation id; ids sort by creation time.
+fn new_op_id(ts: Timestamp) -> Result<OpId, GateError> {
+    let n = OP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let id = format!("w{:012x}-{:x}-{n:x}", ts.as_millis(), std::process::id());
+    OpId::new(id).map_err(|e| internal("reserve", "", &e.to_string()))
+}
+
+fn internal(operation: &'static str, path: &str, message: &str) -> GateError {
+    GateError {
+        code: WorkspaceErrorCode::PathNotWritable,
+        operation,
+        path: path.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+fn refuse(
+    code: WorkspaceErrorCode,
+    operation: &'static str,
+    path: &NormalizedPath,
+    message: &str,
+) -> GateError {
+    GateError {
+        code,
+        operation,
+        path: path.as_str().to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+fn store_failed(operation: &'static str, e: &StoreError) -> GateError {
+    internal(operation, "", &format!("history store failed: {e}"))
+}
+
+/// Maps a disk error of an operation on `path` to a stable code.
+fn disk_failed(operation: &'static str, path: &NormalizedPath, e: &io::Error) -> GateError {
+    let code = match e.kind() {
+        io::ErrorKind::NotFound => WorkspaceErrorCode::FileNotFound,
+        io::ErrorKind::AlreadyExists => WorkspaceErrorCode::FileConflict,
+        _ => WorkspaceErrorCode::PathNotWritable,
+    };
+    refuse(code, operation, path, &e.to_string())
+}
+
+/// The gate over one open workspace.
+pub struct Gate {
+    layout: Layout,
+    store: HistoryStore,
+    policy: PathPolicy,
+    tests: TestPatterns,
+    disk: SafeRoot,
+    sweep_limits: SweepLimits,
+    state: Mutex<GateState>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("root", &self.layout.workspace_root())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gate {
+    /// A gate over the canonical `layout` root. Nothing is recovered yet:
+    /// call [`Gate::recover`] at startup; the first operation does it anyway.
+    pub fn new(layout: Layout, policy: PathPolicy, tests: TestPatterns) -> io::Result<Self> {
+        let disk = SafeRoot::open(layout.workspace_root())?;
+        let mut sweep = StatCache::default();
+        sweep.set_options(policy.options());
+        Ok(Self {
+            store: HistoryStore::new(layout.clone()),
+            layout,
+            policy,
+            tests,
+            disk,
+            sweep_limits: SweepLimits::default(),
+            state: Mutex::new(GateState {
+                recovered: false,
+                blocked: BTreeMap::new(),
+                tasks: HashMap::new(),
+                held_by_journals: HashMap::new(),
+                settled_unsynced: Vec::new(),
+                sweep,
+                watcher: None,
+            }),
+        })
+    }
+
+    /// Replaces the sweep's size and count limits.
+    #[must_use]
+    pub fn with_sweep_limits(mut self, limits: SweepLimits) -> Self {
+        self.sweep_limits = limits;
+        self
+    }
+
+    pub fn store(&self) -> &HistoryStore {
+        &self.store
+    }
+
+    pub fn policy(&self) -> &PathPolicy {
+        &self.policy
+    }
+
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        // A panic inside the serial section leaves the disk in a state
+        // recovery understands; keep serving rather than poisoning the gate.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Paths blocked by unresolved write journals.
+    pub fn blocked_paths(&self) -> Vec<(NormalizedPath, OpId)> {
+        self.lock()
+            .blocked
+            .iter()
+            .map(|(p, o)| (p.clone(), o.clone()))
+            .collect()
+    }
+
+    /// Runs recovery now (idempotent; the first gate operation also runs it).
+    pub fn recover(&self) -> Result<RecoveryReport, StoreError> {
+        let mut st = self.lock();
+        self.recover_locked(&mut st)
+    }
+
+    /// Makes committed operations durable and removes their journals.
+    pub fn flush(&self) -> Result<(), GateError> {
+        let mut st = self.lock();
+        self.flush_locked(&mut st)
+    }
+
+    fn flush_locked(&self, st: &mut GateState) -> Result<(), GateError> {
+        if st.settled_unsynced.is_empty() {
+            return Ok(());
+        }
+        disk::barrier(&self.layout.cocode_dir(), &[])
+            .map_err(|e| internal("flush", "", &format!("sync failed: {e}")))?;
+        self.remove_settled(st);
+        Ok(())
+    }
+
+    fn remove_settled(&self, st: &mut GateState) {
+        for op in std::mem::take(&mut st.settled_unsynced) {
+            // A journal that cannot be removed now is settled by recovery later.
+            if let Err(e) = self.store.remove_write_journal(&op) {
+                tracing::warn!(op = %op, error = %e, "could not remove a settled write journal");
+            }
+        }
+    }
+
+    /// A person accepts the current state of the paths an unresolved journal
+    /// names: the journal moves to `journal/writes/abandoned/` and the paths
+    /// are unblocked. Its records never enter the history.
+    pub fn abandon_write_journal(&self, op: &OpId) -> Result<Vec<NormalizedPath>, GateError> {
+        let mut st = self.lock();
+        let paths: Vec<NormalizedPath> = st
+            .blocked
+            .iter()
+            .filter(|(_, o)| *o == op)
+            .map(|(p, _)| p.clone())
+            .collect();
+        if paths.is_empty() {
+            return Err(internal(
+                "abandon",
+                "",
+                &format!("no unresolved write journal {op}"),
+            ));
+        }
+        self.store
+            .abandon_write_journal(op)
+            .map_err(|e| store_failed("abandon", &e))?;
+        st.blocked.retain(|_, o| o != op);
+        Ok(paths)
+    }
+
+    /// Applies a change a person approved after the gate held it: the same
+    /// protocol, without test-file protection.
+    pub fn apply_approved(
+        &self,
+        ctx: &TaskContext,
+        op: &GateOp,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
+        let mut st = self.lock();
+        self.prepare(&mut st)?;
+        let plan = self.plan(&st, op)?;
+        self.commit(&mut st, ctx, &plan, SnapshotOrigin::Gate)
+    }
+
+    fn prepare(&self, st: &mut GateState) -> Result<(), GateError> {
+        if !st.recovered {
+            self.recover_locked(st)
+                .map_err(|e| store_failed("recover", &e))?;
+        }
+        Ok(())
+    }
+
+    // ---- planning -----------------------------------------------------------
+
+    fn plan(&self, st: &GateState, op: &GateOp) -> Result<Plan, GateError> {
+        let mut plan = Plan::default();
+        match op {
+            GateOp::Write { path, bytes } => self.plan_write(&mut plan, path, bytes)?,
+            GateOp::Delete { path } => self.plan_delete(&mut plan, path)?,
+            GateOp::Rename { from, to } => self.plan_rename(&mut plan, from, to)?,
+        }
+        for change in &plan.changes {
+            for p in std::iter::once(&change.path).chain(&change.previous_path) {
+                if let Some(op) = st.blocked.get(p) {
+                    return Err(refuse(
+                        WorkspaceErrorCode::RecoveryPending,
+                        "recover",
+                        p,
+                        &format!(
+                            "an interrupted edit ({op}) left this file in an unknown state; accept or restore it first"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(plan)
+    }
+
+    fn plan_write(
+        &self,
+        plan: &mut Plan,
+        path: &NormalizedPath,
+        bytes: &[u8],
+    ) -> Result<(), GateError> {
+        let target = self.policy.resolve("write", path)?;
+        let base = match self.kind(&target)? {
+            None => None,
+            Some(EntryKind::File) => Some(self.read(&target, "write")?),
+            Some(_) => {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileTypeConflict,
+                    "write",
+                    path,
+                    "not a regular file (a folder, symlink or device)",
+                ));
+            }
+        };
+        let result = ContentHash::of(bytes);
+        let base_hash = base.as_deref().map(ContentHash::of);
+        if base_hash != Some(result) {
+            plan.changes.push(Change {
+                path: target.path.clone(),
+                previous_path: None,
+                base: base_hash,
+                result: Some(result),
+            });
+            if let Some(b) = base {
+                plan.blobs.push(b);
+            }
+            plan.blobs.push(bytes.to_vec());
+            plan.actions.push(Action::Put {
+                target,
+                bytes: bytes.to_vec(),
+            });
+        }
+        Ok(())
+    }
+
+    fn plan_delete(&self, plan: &mut Plan, path: &NormalizedPath) -> Result<(), GateError> {
+        let target = self.policy.resolve("delete", path)?;
+        match self.kind(&target)? {
+            None => {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileNotFound,
+                    "delete",
+                    path,
+                    "nothing to delete",
+                ));
+            }
+            Some(EntryKind::File) => self.plan_delete_file(plan, target)?,
+            Some(EntryKind::Dir) => {
+                for file in self.files_below(&target, "delete")? {
+                    self.plan_delete_file(plan, file)?;
+                }
+                self.plan_emptied_dirs(plan, &target, "delete")?;
+            }
+            Some(_) => {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileTypeConflict,
+                    "delete",
+                    path,
+                    "not a regular file (a symlink or device)",
+                ));
+            }
+        }
+
+        Ok(())
+    }
+
+    fn plan_rename(
+        &self,
+        plan: &mut Plan,
+        from: &NormalizedPath,
+        to: &NormalizedPath,
+    ) -> Result<(), GateError> {
+        let source = self.policy.resolve("rename", from)?;
+        let dest = self.policy.resolve("rename", to)?;
+        if source.path == dest.path
+            || source.path.contains(&dest.path)
+            || dest.path.contains(&source.path)
+        {
+            return Err(refuse(
+                WorkspaceErrorCode::FileConflict,
+                "rename",
+                to,
+                "a rename onto itself or into itself",
+            ));
+        }
+        if self.kind(&dest)?.is_some() {
+            return Err(refuse(
+                WorkspaceErrorCode::FileConflict,
+                "rename",
+                to,
+                "the target exists; rename never overwrites",
+            ));
+        }
+        match self.kind(&source)? {
+            None => {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileNotFound,
+                    "rename",
+                    from,
+                    "nothing to rename",
+                ));
+            }
+            Some(EntryKind::File) => self.plan_move_file(plan, source, dest)?,
+            Some(EntryKind::Dir) => {
+                let prefix = format!("{}/", source.path.as_str());
+                for file in self.files_below(&source, "rename")? {
+                    let rest = file
+                        .path
+                        .as_str()
+                        .strip_prefix(&prefix)
+                        .unwrap_or(file.path.as_str());
+                    let target_path = self
+                        .policy
+                        .normalize("rename", &format!("{}/{rest}", dest.path))?;
+                    let target = self.policy.resolve("rename", &target_path)?;
+                    if self.kind(&target)?.is_some() {
+                        return Err(refuse(
+                            WorkspaceErrorCode::FileConflict,
+                            "rename",
+                            &target_path,
+                            "the target exists",
+                        ));
+                    }
+                    self.plan_move_file(plan, file, target)?;
+                }
+                self.plan_emptied_dirs(plan, &source, "rename")?;
+            }
+            Some(_) => {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileTypeConflict,
+                    "rename",
+                    from,
+                    "not a regular file (a symlink or device)",
+                ));
+            }
+        }
+
+        Ok(())
+    }
+
+    fn plan_delete_file(&self, plan: &mut Plan, target: Resolved) -> Result<(), GateError> {
+        let bytes = self.read(&target, "delete")?;
+        plan.changes.push(Change {
+            path: target.path.clone(),
+            previous_path: None,
+            base: Some(ContentHash::of(&bytes)),
+            result: None,
+        });
+        plan.blobs.push(bytes);
+        plan.actions.push(Action::Remove { target });
+        Ok(())
+    }
+
+    fn plan_move_file(
+        &self,
+        plan: &mut Plan,
+        from: Resolved,
+        to: Resolved,
+    ) -> Result<(), GateError> {
+        let bytes = self.read(&from, "rename")?;
+        let hash = ContentHash::of(&bytes);
+        plan.changes.push(Change {
+            path: to.path.clone(),
+            previous_path: Some(from.path.clone()),
+            base: Some(hash),
+            result: Some(hash),
+        });
+        plan.blobs.push(bytes);
+        plan.actions.push(Action::Move { from, to });
+        Ok(())
+    }
+
+    fn plan_emptied_dirs(
+        &self,
+        plan: &mut Plan,
+        top: &Resolved,
+        operation: &'static str,
+    ) -> Result<(), GateError> {
+        let mut dirs = Vec::new();
+        self.collect_dirs(top, &mut dirs, operation)?;
+        dirs.reverse();
+        plan.emptied_dirs = dirs;
+        Ok(())
+    }
+
+    fn collect_dirs(
+        &self,
+        dir: &Resolved,
+        out: &mut Vec<(Vec<String>, String)>,
+        operation: &'static str,
+    ) -> Result<(), GateError> {
+        out.push((dir.dir.clone(), dir.name.clone()));
+        let mut inner = dir.dir.clone();
+        inner.push(dir.name.clone());
+        for (name, kind) in self
+            .disk
+            .list(&inner)
+            .map_err(|e| disk_failed(operation, &dir.path, &e))?
+        {
+            if kind == EntryKind::Dir {
+                let child = self.child(dir, &name, operation)?;
+                self.collect_dirs(&child, out, operation)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn child(
+        &self,
+        dir: &Resolved,
+        name: &str,
+        operation: &'static str,
+    ) -> Result<Resolved, GateError> {
+        let path = self
+            .policy
+            .normalize(operation, &format!("{}/{name}", dir.path))?;
+        let mut parent = dir.dir.clone();
+        parent.push(dir.name.clone());
+        Ok(Resolved {
+            path,
+            dir: parent,
+            name: name.to_owned(),
+        })
+    }
+
+    /// Every regular file below a folder; any symlink or device makes the
+    /// whole operation refused (all or nothing).
+    fn files_below(
+        &self,
+        dir: &Resolved,
+        operation: &'static str,
+    ) -> Result<Vec<Resolved>, GateError> {
+        let mut out = Vec::new();
+        let mut inner = dir.dir.clone();
+        inner.push(dir.name.clone());
+        for (name, kind) in self
+            .disk
+            .list(&inner)
+            .map_err(|e| disk_failed(operation, &dir.path, &e))?
+        {
+            let child = self.child(dir, &name, operation)?;
+            if child.path.is_in_cocode_dir() {
+                return Err(refuse(
+                    WorkspaceErrorCode::PathNotWritable,
+                    operation,
+                    &child.path,
+                    "inside .cocode",
+                ));
+            }
+            match kind {
+                EntryKind::File => out.push(child),
+                EntryKind::Dir => out.extend(self.files_below(&child, operation)?),
+                EntryKind::Symlink | EntryKind::Other => {
+                    return Err(refuse(
+                        WorkspaceErrorCode::FileTypeConflict,
+                        operation,
+                        &child.path,
+                        "the folder holds a symlink or device; nothing was changed",
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn kind(&self, target: &Resolved) -> Result<Option<EntryKind>, GateError> {
+        self.disk
+            .kind(&target.dir, &target.name)
+            .map_err(|e| disk_failed("stat", &target.path, &e))
+    }
+
+    fn read(&self, target: &Resolved, operation: &'static str) -> Result<Vec<u8>, GateError> {
+        match self.disk.read(&target.dir, &target.name) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(refuse(
+                WorkspaceErrorCode::FileNotFound,
+                operation,
+                &target.path,
+                "the file vanished",
+            )),
+            Err(e) => Err(disk_failed(operation, &target.path, &e)),
+        }
+    }
+
+    /// Projected transitions that would change or delete an existing
+    /// protected test file.
+    fn protected(&self, plan: &Plan) -> Vec<PathTransition> {
+        plan.transitions()
+            .into_iter()
+            .filter(|t| t.before.is_some() && self.tests.is_protected(&t.path))
+            .collect()
+    }
+
+    // ---- the write-commit protocol ------------------------------------------------
+
+    fn cursor(&self, st: &mut GateState, task: &TaskId) -> Result<TaskCursor, StoreError> {
+        if let Some(c) = st.tasks.get(task) {
+            return Ok(*c);
+        }
+        let records = self.store.snapshots_of_task(task)?;
+        let mut cursor = TaskCursor {
+            last_seq: records.last().map(EditSnapshot::seq),
+            last_attempt: records
+                .iter()
+                .map(EditSnapshot::attempt_no)
+                .max()
+                .unwrap_or(AttemptNo(0)),
+        };
+        if let Some(held) = st.held_by_journals.get(task) {
+            cursor.last_seq = cursor.last_seq.max(held.last_seq);
+            cursor.last_attempt = cursor.last_attempt.max(held.last_attempt);
+        }
+        st.tasks.insert(task.clone(), cursor);
+        Ok(cursor)
+    }
+
+    /// Step 1: numbers the records of `changes` after the task's last
+    /// snapshot; an attempt older than one the task already wrote under is
+    /// refused. Nothing is written.
+    fn reserve(
+        &self,
+        st: &mut GateState,
+        ctx: &TaskContext,
+        changes: &[Change],
+        origin: SnapshotOrigin,
+    ) -> Result<(OpId, Timestamp, Vec<EditSnapshot>), GateError> {
+        let cursor = self
+            .cursor(st, &ctx.task_id)
+            .map_err(|e| store_failed("reserve", &e))?;
+        if ctx.attempt_no < cursor.last_attempt {
+            return Err(GateError {
+                code: WorkspaceErrorCode::RevisionConflict,
+                operation: "reserve",
+                path: String::new(),
+                message: format!(
+                    "attempt {} is older than the task's attempt {}",
+                    ctx.attempt_no.0, cursor.last_attempt.0
+                ),
+            });
+        }
+        let ts = now();
+        let op_id = new_op_id(ts)?;
+        let mut seq = cursor.last_seq.map_or(Seq(1), Seq::next);
+        let mut records = Vec::new();
+        for (n, change) in changes.iter().enumerate() {
+            let snapshot_id = SnapshotId::new(format!("{op_id}-{n}"))
+                .map_err(|e| internal("reserve", "", &e.to_string()))?;
+            let record = EditSnapshot::new(EditSnapshotParts {
+                snapshot_id,
+                task_id: ctx.task_id.clone(),
+                seq,
+                attempt_no: ctx.attempt_no,
+                path: change.path.clone(),
+                previous_path: change.previous_path.clone(),
+                base: change.base,
+                result: change.result,
+                origin,
+                ts,
+            })
+            .map_err(|e| {
+                refuse(
+                    WorkspaceErrorCode::FileConflict,
+                    "reserve",
+                    &change.path,
+                    &e.to_string(),
+                )
+            })?;
+            records.push(record);
+            seq = seq.next();
+        }
+        Ok((op_id, ts, records))
+    }
+
+    fn commit(
+        &self,
+        st: &mut GateState,
+        ctx: &TaskContext,
+        plan: &Plan,
+        origin: SnapshotOrigin,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
+        if plan.changes.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Step 1: reserve seq, check attempt monotonicity.
+        let (op_id, ts, records) = self.reserve(st, ctx, &plan.changes, origin)?;
+        fail::fail_point!("gate::after_reserve");
+
+        // Step 2: blobs.
+        let mut written: Vec<PathBuf> = Vec::new();
+        for bytes in &plan.blobs {
+            let (_, path) = self
+                .store
+                .put_blob(bytes)
+                .map_err(|e| store_failed("store", &e))?;
+            written.extend(path);
+        }
+        fail::fail_point!("gate::after_blobs");
+
+        // Step 3: the journal. From here on the edit is recoverable.
+        let staged_names: Vec<Option<(Vec<String>, String, String)>> = plan
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(n, a)| match a {
+                Action::Put { target, .. } => Some((
+                    target.dir.clone(),
+                    target.name.clone(),
+                    format!(".{}.cocode-{op_id}-{n}.tmp", target.name),
+                )),
+                _ => None,
+            })
+            .collect();
+        let journal = WriteJournal {
+            version: WRITE_JOURNAL_VERSION,
+            op_id: op_id.clone(),
+            created_at: ts,
+            records: records.clone(),
+            staged: staged_names
+                .iter()
+                .flatten()
+                .map(|(dir, _, temp)| {
+                    dir.iter()
+                        .chain(std::iter::once(temp))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("/")
+                })
+                .collect(),
+        };
+        written.push(
+            self.store
+                .write_journal(&journal)
+                .map_err(|e| store_failed("journal", &e))?,
+        );
+        fail::fail_point!("gate::after_journal");
+
+        // Step 4: stage, one barrier, apply.
+        let staged = match self.stage(plan, &staged_names) {
+            Ok(staged) => staged,
+            Err(e) => {
+                // Nothing visible changed: the journal and any staged file go.
+                self.discard(&journal);
+                return Err(e);
+            }
+        };
+        fail::fail_point!("gate::after_stage");
+        if let Err(e) = disk::barrier(&self.layout.cocode_dir(), &written) {
+            self.discard(&journal);
+            return Err(internal("sync", "", &format!("sync failed: {e}")));
+        }
+        // Everything committed earlier is durable now, indexes included.
+        self.remove_settled(st);
+        if let Err(e) = self.apply(plan, &staged) {
+            self.recover_after_failure(st, &journal);
+            return Err(e);
+        }
+        fail::fail_point!("gate::after_apply");
+
+        // Step 5: indexes (task first, then paths).
+        let indexed = self.store.append_task_records(&records).and_then(|()| {
+            fail::fail_point!("gate::after_task_index");
+            self.store.append_path_records(&records)
+        });
+        if let Err(e) = indexed {
+            self.recover_after_failure(st, &journal);
+            return Err(store_failed("index", &e));
+        }
+        fail::fail_point!("gate::after_indexes");
+
+        // Step 6: the journal goes after the next barrier.
+        st.settled_unsynced.push(op_id);
+        st.tasks.insert(
+            ctx.task_id.clone(),
+            TaskCursor {
+                last_seq: records.last().map(EditSnapshot::seq),
+                last_attempt: ctx.attempt_no,
+            },
+        );
+        for t in plan.transitions() {
+            st.sweep.refresh(self.layout.workspace_root(), &t.path);
+        }
+        Ok(records)
+    }
+
+    fn stage(
+        &self,
+        plan: &Plan,
+        staged_names: &[Option<(Vec<String>, String, String)>],
+    ) -> Result<Vec<Option<Staged>>, GateError> {
+        let mut staged: Vec<Option<Staged>> = Vec::new();
+        for (action, names) in plan.actions.iter().zip(staged_names) {
+            match (action, names) {
+                (Action::Put { target, bytes }, Some((dir, name, temp))) => {
+                    let s = self
+                        .disk
+                        .stage(dir, name, temp, bytes)
+                        .map_err(|e| disk_failed("write", &target.path, &e))?;
+                    staged.push(Some(s));
+                }
+                _ => staged.push(None),
+            }
+        }
+        Ok(staged)
+    }
+
+    /// Removes the staged files and the journal of an operation that failed
+    /// before anything visible changed.
+    fn discard(&self, journal: &WriteJournal) {
+        for staged in &journal.staged {
+            let segments: Vec<String> = staged.split('/').map(ToOwned::to_owned).collect();
+            if let Some((name, dir)) = segments.split_last() {
+                let _ = self.disk.unlink(dir, name);
+            }
+        }
+        if let Err(e) = self.store.remove_write_journal(&journal.op_id) {
+            tracing::warn!(op = %journal.op_id, error = %e, "could not remove the journal of a refused operation; recovery drops it");
+        }
+    }
+
+    fn apply(&self, plan: &Plan, staged: &[Option<Staged>]) -> Result<(), GateError> {
+        for (n, (action, s)) in plan.actions.iter().zip(staged).enumerate() {
+            if n > 0 {
+                fail::fail_point!("gate::between_files");
+            }
+            match (action, s) {
+                (Action::Put { target, .. }, Some(s)) => {
+                    self.disk
+                        .commit(s)
+                        .map_err(|e| disk_failed("write", &target.path, &e))?;
+                }
+                (Action::Remove { target }, _) => {
+                    self.disk
+                        .unlink(&target.dir, &target.name)
+                        .map_err(|e| disk_failed("delete", &target.path, &e))?;
+                }
+                (Action::Move { from, to }, _) => {
+                    self.disk
+                        .rename((&from.dir, &from.name), (&to.dir, &to.name))
+                        .map_err(|e| disk_failed("rename", &to.path, &e))?;
+                }
+                (Action::Put { target, .. }, None) => {
+                    return Err(internal(
+                        "write",
+                        target.path.as_str(),
+                        "a staged file is missing",
+                    ));
+                }
+            }
+        }
+        for (dir, name) in &plan.emptied_dirs {
+            // Untracked leftovers (empty folders) are not recorded; a folder
+            // that is not empty stays.
+            let _ = self.disk.rmdir_if_empty(dir, name);
+        }
+        Ok(())
+    }
+
+    // ---- recovery -------------------------------------------------------------
+
+    fn recover_after_failure(&self, st: &mut GateState, journal: &WriteJournal) {
+        let mut report = RecoveryReport::default();
+        if let Err(e) = self.recover_journal(st, journal, &mut report) {
+            tracing::error!(op = %journal.op_id, error = %e, "in-process recovery failed; the journal stays for startup recovery");
+        }
+        if let Some(first) = journal.records.first() {
+            st.tasks.remove(first.task_id());
+        }
+    }
+
+    fn recover_locked(&self, st: &mut GateState) -> Result<RecoveryReport, StoreError> {
+        let mut report = RecoveryReport {
+            torn_index_tails_cut: self.store.repair_indexes()?,
+            ..RecoveryReport::default()
+        };
+        st.settled_unsynced.clear();
+        st.blocked.clear();
+        st.held_by_journals.clear();
+        for file in self.store.write_journals()? {
+            match file.content {
+                Ok(journal) => self.recover_journal(st, &journal, &mut report)?,
+                Err(reason) => report.corrupt_journals.push((file.path, reason)),
+            }
+        }
+        st.tasks.clear();
+        st.recovered = true;
+        Ok(report)
+    }
+
+    /// The disk content of a recorded (real) path: `Ok(None)` absent,
+    /// `Err(())` when it is not a regular file or cannot be read.
+    fn current(&self, path: &NormalizedPath) -> Result<Option<ContentHash>, ()> {
+        let segments: Vec<String> = path.segments().map(ToOwned::to_owned).collect();
+        let Some((name, dir)) = segments.split_last() else {
+            return Err(());
+        };
+        match self.disk.kind(dir, name) {
+            Ok(None) => Ok(None),
+            Ok(Some(EntryKind::File)) => match self.disk.read(dir, name) {
+                Ok(Some(bytes)) => Ok(Some(ContentHash::of(&bytes))),
+                _ => Err(()),
+            },
+            _ => Err(()),
+        }
+    }
+
+    fn recover_journal(
+        &self,
+        st: &mut GateState,
+        journal: &WriteJournal,
+        report: &mut RecoveryReport,
+    ) -> Result<(), StoreError> {
+        for staged in &journal.staged {
+            let segments: Vec<String> = staged.split('/').map(ToOwned::to_owned).collect();
+            if let Some((name, dir)) = segments.split_last()
+                && matches!(self.disk.kind(dir, name), Ok(Some(EntryKind::File)))
+            {
+                {
+                    self.disk.unlink(dir, name).map_err(|e| {
+                        StoreError::Io(format!("removing staged file {staged}: {e}"))
+                    })?;
+                    report.staged_files_removed += 1;
+                }
+            }
+        }
+        let mut complete = Vec::new();
+        let mut unresolved = Vec::new();
+        for record in &journal.records {
+            let transitions = record.transitions();
+            let states: Vec<Result<Option<ContentHash>, ()>> =
+                transitions.iter().map(|t| self.current(&t.path)).collect();
+            let at = |want: fn(&PathTransition) -> Option<ContentHash>| {
+                transitions
+                    .iter()
+                    .zip(&states)
+                    .all(|(t, s)| *s == Ok(want(t)))
+            };
+            if at(|t| t.after) {
+                complete.push(record.clone());
+            } else if at(|t| t.before) {
+                report.records_dropped += 1;
+            } else {
+                unresolved.extend(transitions.iter().map(|t| t.path.clone()));
+            }
+        }
+        self.store.append_missing(&complete)?;
+        report.records_completed += complete.len();
+        if unresolved.is_empty() {
+            self.store.remove_write_journal(&journal.op_id)?;
+            report.settled_journals.push(journal.op_id.clone());
+        } else {
+            for path in unresolved {
+                report
+                    .unresolved
+                    .push((journal.op_id.clone(), path.clone()));
+                st.blocked.insert(path, journal.op_id.clone());
+            }
+            for r in &journal.records {
+                let held = st
+                    .held_by_journals
+                    .entry(r.task_id().clone())
+                    .or_insert(TaskCursor {
+                        last_seq: None,
+                        last_attempt: AttemptNo(0),
+                    });
+                held.last_seq = held.last_seq.max(Some(r.seq()));
+                held.last_attempt = held.last_attempt.max(r.attempt_no());
+            }
+        }
+        Ok(())
+    }
+
+    // ---- the observed-change sweep ----------------------------------------------
+
+    /// Refreshes the stat cache before a command or an agent turn, storing a
+    /// base blob of every file it hashes (so the change can be rolled back).
+    pub fn begin_sweep(&self) -> Result<crate::sweep::SweepStats, GateError> {
+        let mut st = self.lock();
+        self.prepare(&mut st)?;
+        let store = &self.store;
+        st.sweep
+            .scan(
+                self.layout.workspace_root(),
+                &self.sweep_limits,
+                &mut |bytes| store.put_blob(bytes).map(|_| ()),
+            )
+            .map_err(|e| store_failed("sweep", &e))
+    }
+
+    /// Starts the file watcher that marks changed paths for the next sweep
+    /// (an optimisation of hashing only; sweeps stat every file regardless).
+    pub fn watch(&self) -> notify::Result<()> {
+        let mut st = self.lock();
+        if st.watcher.is_none() {
+            let watcher = SweepWatcher::start(self.layout.workspace_root())?;
+            st.sweep.set_dirty_source(watcher.dirty());
+            st.watcher = Some(watcher);
+        }
+        Ok(())
+    }
+
+    /// Diffs the tree against the cache and records every change as an
+    /// `origin: observed` snapshot of `ctx`'s task.
+    pub fn end_sweep(&self, ctx: &TaskContext) -> Result<Vec<EditSnapshot>, GateError> {
+        let mut st = self.lock();
+        self.prepare(&mut st)?;
+        let before = st.sweep.clone();
+        let store = &self.store;
+        st.sweep
+            .scan(
+                self.layout.workspace_root(),
+                &self.sweep_limits,
+                &mut |bytes| store.put_blob(bytes).map(|_| ()),
+            )
+            .map_err(|e| store_failed("sweep", &e))?;
+        let changes = before.changes_to(&st.sweep);
+        if changes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.record_observed(&mut st, ctx, changes)
+    }
+
+    fn record_observed(
+        &self,
+        st: &mut GateState,
+        ctx: &TaskContext,
+        changes: Vec<PathTransition>,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
+        let changes: Vec<Change> = changes
+            .into_iter()
+            .map(|t| Change {
+                path: t.path,
+                previous_path: None,
+                base: t.before,
+                result: t.after,
+            })
+            .collect();
+        let (_, _, records) = self.reserve(st, ctx, &changes, SnapshotOrigin::Observed)?;
+        // The blobs were stored by the scans; the change already happened on
+        // disk, so there is nothing to journal: the records go straight in.
+        self.store
+            .append_task_records(&records)
+            .and_then(|()| self.store.append_path_records(&records))
+            .map_err(|e| store_failed("sweep", &e))?;
+        st.tasks.insert(
+            ctx.task_id.clone(),
+            TaskCursor {
+                last_seq: records.last().map(EditSnapshot::seq),
+                last_attempt: ctx.attempt_no,
+            },
+        );
+        Ok(records)
+    }
+
+    /// Committed operations whose journals wait for the next barrier.
+    pub fn unsynced_operations(&self) -> usize {
+        self.lock().settled_unsynced.len()
+    }
+}
+
+impl WorkspaceFileGate for Gate {
+    fn apply(&self, ctx: &TaskContext, op: GateOp) -> Result<GateOutcome, GateError> {
+        let mut st = self.lock();
+        self.prepare(&mut st)?;
+        let plan = self.plan(&st, &op)?;
+        let protected = self.protected(&plan);
+        if !protected.is_empty() {
+            return Ok(GateOutcome::Held {
+                pending_change: PendingChange {
+                    ctx: ctx.clone(),
+                    op,
+                    protected,
+                },
+            });
+        }
+        let snapshots = self.commit(&mut st, ctx, &plan, SnapshotOrigin::Gate)?;
+        Ok(GateOutcome::Applied { snapshots })
+    }
+
+    fn save_user_file(&self, path: &NormalizedPath, bytes: &[u8]) -> Result<(), GateError> {
+        let mut st = self.lock();
+        let target = self.policy.resolve("save", path)?;
+        match self.kind(&target)? {
+            None | Some(EntryKind::File) => {}
+            Some(_) => {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileTypeConflict,
+                    "save",
+                    path,
+                    "not a regular file",
+                ));
+            }
+        }
+        let temp = format!(".{}.cocode-save-{}.tmp", target.name, std::process::id());
+        let staged = self
+            .disk
+            .stage(&target.dir, &target.name, &temp, bytes)
+            .map_err(|e| disk_failed("save", path, &e))?;
+        let done = self
+            .disk
+            .sync_staged(&staged)
+            .and_then(|()| self.disk.commit(&staged));
+        if let Err(e) = done {
+            let _ = self.disk.unlink(&target.dir, &temp);
+            return Err(disk_failed("save", path, &e));
+        }
+        // A person's save is never attributed to a running task by the sweep.
+        st.sweep.refresh(self.layout.workspace_root(), &target.path);
+        Ok(())
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        let mut st = self.lock();
+        if let Err(e) = self.flush_locked(&mut st) {
+            tracing::warn!(error = %e, "could not flush the gate on close; recovery settles it at the next start");
+        }
+    }
+}

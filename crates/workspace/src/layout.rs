@@ -1,0 +1,129 @@
+//! Where everything lives under `<workspace>/.cocode/` (one place, so the
+//! store, the gate, recovery and the integrity checker agree).
+
+use std::path::{Path, PathBuf};
+
+use cocode_core::ids::{OpId, TaskId};
+use cocode_core::path::{COCODE_DIR, PathKey};
+use cocode_core::snapshot::ContentHash;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    root: PathBuf,
+}
+
+impl Layout {
+    /// `root` is the canonical workspace root.
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+        }
+    }
+
+    pub fn workspace_root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn cocode_dir(&self) -> PathBuf {
+        self.root.join(COCODE_DIR)
+    }
+
+    pub fn config_dir(&self) -> PathBuf {
+        self.cocode_dir().join("config")
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.config_dir().join("workspace.json")
+    }
+
+    pub fn locks_dir(&self) -> PathBuf {
+        self.cocode_dir().join("locks")
+    }
+
+    pub fn edit_locks_file(&self) -> PathBuf {
+        self.locks_dir().join("edit_locks.json")
+    }
+
+    pub fn history_dir(&self) -> PathBuf {
+        self.cocode_dir().join("history")
+    }
+
+    pub fn objects_dir(&self) -> PathBuf {
+        self.history_dir().join("objects")
+    }
+
+    pub fn blob_file(&self, hash: &ContentHash) -> PathBuf {
+        let hex = hash.to_hex();
+        self.objects_dir().join(&hex[..2]).join(hex)
+    }
+
+    pub fn files_dir(&self) -> PathBuf {
+        self.history_dir().join("files")
+    }
+
+    pub fn path_index(&self, key: &PathKey) -> PathBuf {
+        self.files_dir().join(key.to_hex()).join("versions.jsonl")
+    }
+
+    pub fn tasks_dir(&self) -> PathBuf {
+        self.history_dir().join("tasks")
+    }
+
+    pub fn task_dir(&self, task: &TaskId) -> PathBuf {
+        self.tasks_dir().join(task.as_str())
+    }
+
+    pub fn task_index(&self, task: &TaskId) -> PathBuf {
+        self.task_dir(task).join("snapshots.jsonl")
+    }
+
+    pub fn task_record(&self, task: &TaskId) -> PathBuf {
+        self.task_dir(task).join("task.json")
+    }
+
+    pub fn retention_marker(&self, task: &TaskId) -> PathBuf {
+        self.task_dir(task).join("retention.json")
+    }
+
+    pub fn journal_dir(&self) -> PathBuf {
+        self.history_dir().join("journal")
+    }
+
+    pub fn rollback_journal(&self, op: &OpId) -> PathBuf {
+        self.journal_dir().join(format!("{}.json", op.as_str()))
+    }
+
+    pub fn write_journal_dir(&self) -> PathBuf {
+        self.journal_dir().join("writes")
+    }
+
+    pub fn write_journal(&self, op: &OpId) -> PathBuf {
+        self.write_journal_dir()
+            .join(format!("{}.json", op.as_str()))
+    }
+
+    /// Journals a person abandoned: kept as evidence, never replayed.
+    pub fn abandoned_journal_dir(&self) -> PathBuf {
+        self.write_journal_dir().join("abandoned")
+    }
+
+    pub fn operations_dir(&self) -> PathBuf {
+        self.cocode_dir().join("operations")
+    }
+
+    /// Every folder the layout needs, parents first.
+    pub fn folders(&self) -> Vec<PathBuf> {
+        vec![
+            self.cocode_dir(),
+            self.config_dir(),
+            self.locks_dir(),
+            self.history_dir(),
+            self.objects_dir(),
+            self.files_dir(),
+            self.tasks_dir(),
+            self.journal_dir(),
+            self.write_journal_dir(),
+            self.operations_dir(),
+        ]
+    }
+}

@@ -1,0 +1,171 @@
+//! Opening a workspace: the canonical root, the measured case rule, the
+//! `.cocode/` layout, `workspace.json`, and a gate ready to recover.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cocode_core::gate::StoreError;
+use cocode_core::path::{CaseSensitivity, NormalizeOptions};
+use cocode_core::workspace::{
+    AllowedHosts, WORKSPACE_CONFIG_VERSION, Workspace, WorkspaceConfig, WriteException,
+};
+
+use crate::gate::Gate;
+use crate::layout::Layout;
+use crate::policy::{PathPolicy, TestPatternInvalid, TestPatterns};
+use crate::store::HistoryStore;
+
+/// Why a workspace could not be opened. Nothing on disk was overwritten.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("not a folder: {0}")]
+    NotAFolder(PathBuf),
+    #[error("cannot open the workspace: {message} ({path})")]
+    Io { path: PathBuf, message: String },
+    #[error("workspace.json is invalid and was left untouched: {reason} ({path})")]
+    ConfigInvalid { path: PathBuf, reason: String },
+    #[error(
+        "workspace.json has format version {found}; this build reads version {WORKSPACE_CONFIG_VERSION} ({path})"
+    )]
+    ConfigVersion { path: PathBuf, found: u32 },
+    #[error(transparent)]
+    TestPatterns(#[from] TestPatternInvalid),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// An open workspace and its gate.
+#[derive(Debug)]
+pub struct OpenWorkspace {
+    pub workspace: Workspace,
+    pub config: WorkspaceConfig,
+    pub layout: Layout,
+    pub gate: Gate,
+}
+
+impl OpenWorkspace {
+    /// Opens (and on first use initializes) the workspace at `folder`.
+    /// Recovery is not run here: call `gate.recover()` and show its report;
+    /// the gate's first operation runs it regardless.
+    pub fn open(folder: &Path) -> Result<Self, OpenError> {
+        let root = folder.canonicalize().map_err(|e| OpenError::Io {
+            path: folder.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        if !root.is_dir() {
+            return Err(OpenError::NotAFolder(root));
+        }
+        let layout = Layout::new(&root);
+        let store = HistoryStore::new(layout.clone());
+        store.create_layout()?;
+        let case = probe_case(&layout)?;
+        let config = load_or_create_config(&store, &layout)?;
+        let write_exceptions = resolve_exceptions(&config.write_exceptions);
+        let options = NormalizeOptions::native(case);
+        let policy = PathPolicy::new(
+            &root,
+            options,
+            write_exceptions.iter().map(|x| x.path.clone()).collect(),
+        );
+        let tests = TestPatterns::new(&config.test_patterns)?;
+        let gate = Gate::new(layout.clone(), policy, tests).map_err(|e| OpenError::Io {
+            path: root.clone(),
+            message: e.to_string(),
+        })?;
+        let workspace = Workspace {
+            root,
+            case,
+            allowed_hosts: AllowedHosts {
+                user: config.allowed_hosts.clone(),
+                ..AllowedHosts::default()
+            },
+            write_exceptions,
+            edit_locks: BTreeMap::new(),
+            applied_bricks: config.applied_bricks.clone(),
+        };
+        Ok(Self {
+            workspace,
+            config,
+            layout,
+            gate,
+        })
+    }
+
+    /// Saves a changed config (the old file stays until the new one is complete).
+    pub fn save_config(&mut self, config: WorkspaceConfig) -> Result<(), StoreError> {
+        self.gate.store().save_config(&config)?;
+        self.config = config;
+        Ok(())
+    }
+}
+
+/// Measures whether the volume folds case: creates a lower-case probe file
+/// in `.cocode/` and looks for its upper-case spelling.
+pub fn probe_case(layout: &Layout) -> Result<CaseSensitivity, StoreError> {
+    let stem = format!("case-probe-{}", std::process::id());
+    let lower = layout.cocode_dir().join(format!("{stem}-x"));
+    let upper = layout
+        .cocode_dir()
+        .join(format!("{}-X", stem.to_uppercase()));
+    HistoryStore::remove_state_file(&lower)?;
+    HistoryStore::create_probe(&lower)?;
+    let folded = upper.symlink_metadata().is_ok();
+    HistoryStore::remove_state_file(&lower)?;
+    Ok(if folded {
+        CaseSensitivity::Insensitive
+    } else {
+        CaseSensitivity::Sensitive
+    })
+}
+
+fn load_or_create_config(
+    store: &HistoryStore,
+    layout: &Layout,
+) -> Result<WorkspaceConfig, OpenError> {
+    let path = layout.config_file();
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let value: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|e| OpenError::ConfigInvalid {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })?;
+            let found = value
+                .get("version")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            if found != u64::from(WORKSPACE_CONFIG_VERSION) {
+                return Err(OpenError::ConfigVersion {
+                    path,
+                    found: u32::try_from(found).unwrap_or(u32::MAX),
+                });
+            }
+            serde_json::from_value(value).map_err(|e| OpenError::ConfigInvalid {
+                path,
+                reason: e.to_string(),
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let config = WorkspaceConfig::default();
+            store.save_config(&config)?;
+            Ok(config)
+        }
+        Err(e) => Err(OpenError::Io {
+            path,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Canonical exceptions; one that does not resolve (missing folder) is left out.
+fn resolve_exceptions(configured: &[WriteException]) -> Vec<WriteException> {
+    configured
+        .iter()
+        .filter_map(|x| {
+            x.path.canonicalize().ok().map(|path| WriteException {
+                name: x.name.clone(),
+                path,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,271 @@
+//! The gate's path policy: where agents may write, and which files are
+//! protected tests.
+//!
+//! `allowed = (workspace ∪ write_exceptions) − <workspace>/.cocode/**`,
+//! judged on the canonical real path: the parent folder is resolved through
+//! every symlink, so a link inside the workspace that points outside is
+//! outside. The final component is never followed (an operation on a symlink
+//! is refused by the gate as a non-regular file).
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use cocode_core::error::WorkspaceErrorCode;
+use cocode_core::gate::GateError;
+use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+/// A workspace path resolved to its real location below the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The real (symlink-free) path relative to the root; records use it, so
+    /// two spellings of one file share one history.
+    pub path: NormalizedPath,
+    /// Parent folders, root first.
+    pub dir: Vec<String>,
+    pub name: String,
+}
+
+/// Decides where the gate may write.
+#[derive(Debug, Clone)]
+pub struct PathPolicy {
+    root: PathBuf,
+    options: NormalizeOptions,
+    /// Canonical write exceptions (only resolvable ones are kept).
+    exceptions: Vec<PathBuf>,
+}
+
+fn refuse(
+    code: WorkspaceErrorCode,
+    operation: &'static str,
+    path: &str,
+    message: &str,
+) -> GateError {
+    GateError {
+        code,
+        operation,
+        path: path.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+impl PathPolicy {
+    pub fn new(root: &Path, options: NormalizeOptions, exceptions: Vec<PathBuf>) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            options,
+            exceptions,
+        }
+    }
+
+    pub fn options(&self) -> NormalizeOptions {
+        self.options
+    }
+
+    /// Normalizes agent-supplied text (`WORKSPACE_PATH_INVALID` on bad input).
+    pub fn normalize(
+        &self,
+        operation: &'static str,
+        raw: &str,
+    ) -> Result<NormalizedPath, GateError> {
+        normalize(raw, self.options).map_err(|e| {
+            refuse(
+                WorkspaceErrorCode::PathInvalid,
+                operation,
+                raw,
+                &e.to_string(),
+            )
+        })
+    }
+
+    /// Resolves `path` to its real location and applies the policy.
+    pub fn resolve(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<Resolved, GateError> {
+        let shown = path.as_str();
+        let not_writable = |message: &str| {
+            refuse(
+                WorkspaceErrorCode::PathNotWritable,
+                operation,
+                shown,
+                message,
+            )
+        };
+        if path.is_in_cocode_dir() {
+            return Err(not_writable(
+                "the workspace's .cocode folder belongs to cocode",
+            ));
+        }
+        let lexical = path.segments().fold(self.root.clone(), |p, s| p.join(s));
+        let parent = lexical.parent().unwrap_or(&self.root);
+        let name = path.file_name().to_owned();
+        let real_parent = canonicalize_existing_prefix(parent)
+            .map_err(|e| not_writable(&format!("the path cannot be resolved: {e}")))?;
+        let real = real_parent.join(&name);
+        let Ok(inside) = real.strip_prefix(&self.root) else {
+            if self.exceptions.iter().any(|x| real.starts_with(x)) {
+                return Err(refuse(
+                    WorkspaceErrorCode::OutsideWorkspace,
+                    operation,
+                    shown,
+                    "the real path is in a write exception outside the workspace; history cannot record it",
+                ));
+            }
+            return Err(not_writable("the real path is outside the workspace"));
+        };
+        let segments: Vec<String> = inside
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        let real_path = normalize(&segments.join("/"), self.options).map_err(|e| {
+            refuse(
+                WorkspaceErrorCode::PathInvalid,
+                operation,
+                shown,
+                &e.to_string(),
+            )
+        })?;
+        if real_path.is_in_cocode_dir() {
+            return Err(not_writable(
+                "the real path is inside the workspace's .cocode folder",
+            ));
+        }
+        let (dir, name) = match segments.split_last() {
+            Some((name, dir)) => (dir.to_vec(), name.clone()),
+            None => return Err(not_writable("the workspace root itself is not a file")),
+        };
+        Ok(Resolved {
+            path: real_path,
+            dir,
+            name,
+        })
+    }
+}
+
+/// Canonicalizes the longest existing prefix of `path` and appends the rest.
+fn canonicalize_existing_prefix(path: &Path) -> io::Result<PathBuf> {
+    let mut missing = Vec::new();
+    let mut current = path.to_path_buf();
+    loop {
+        match current.canonicalize() {
+            Ok(real) => {
+                return Ok(missing.iter().rev().fold(real, |p: PathBuf, s| p.join(s)));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let Some(name) = current.file_name().map(ToOwned::to_owned) else {
+                    return Err(e);
+                };
+                missing.push(name);
+                if !current.pop() {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Protected test locations: `dir/` patterns match a folder of that name at
+/// any depth, other patterns match the file name at any depth.
+#[derive(Debug, Clone)]
+pub struct TestPatterns {
+    set: GlobSet,
+}
+
+/// A pattern in `test_patterns` that does not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("test pattern {pattern:?} is invalid: {reason}")]
+pub struct TestPatternInvalid {
+    pub pattern: String,
+    pub reason: String,
+}
+
+impl TestPatterns {
+    pub fn new(patterns: &[String]) -> Result<Self, TestPatternInvalid> {
+        let mut builder = GlobSetBuilder::new();
+        for pattern in patterns {
+            let glob = match pattern.strip_suffix('/') {
+                Some(dir) => format!("**/{dir}/**"),
+                None => format!("**/{pattern}"),
+            };
+            let glob = Glob::new(&glob).map_err(|e| TestPatternInvalid {
+                pattern: pattern.clone(),
+                reason: e.to_string(),
+            })?;
+            builder.add(glob);
+        }
+        let set = builder.build().map_err(|e| TestPatternInvalid {
+            pattern: patterns.join(", "),
+            reason: e.to_string(),
+        })?;
+        Ok(Self { set })
+    }
+
+    pub fn is_protected(&self, path: &NormalizedPath) -> bool {
+        self.set.is_match(path.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cocode_core::workspace::DEFAULT_TEST_PATTERNS;
+
+    fn p(s: &str) -> NormalizedPath {
+        NormalizedPath::try_from(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn default_test_patterns_match_at_any_depth_and_nothing_else() {
+        let patterns: Vec<String> = DEFAULT_TEST_PATTERNS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let t = TestPatterns::new(&patterns).unwrap();
+        let protected = [
+            "test/a.dart",
+            "pkg/test/widget_test.dart",
+            "tests/it.rs",
+            "crates/x/tests/suite/a.rs",
+            "integration_test/app.dart",
+            "widgetbook/main.dart",
+            "benches/b.rs",
+            "web/__tests__/a.js",
+            "lib/foo_test.go",
+            "src/a.test.ts",
+            "src/deep/b.spec.js",
+        ];
+        let free = [
+            "src/lib.rs",
+            "testing/a.rs",
+            "src/tests.rs",
+            "contest/a.rs",
+            "src/latest.rs",
+            "test",
+            "a_test",
+        ];
+        let got_protected: Vec<&str> = protected
+            .iter()
+            .copied()
+            .filter(|s| t.is_protected(&p(s)))
+            .collect();
+        let got_free: Vec<&str> = free
+            .iter()
+            .copied()
+            .filter(|s| t.is_protected(&p(s)))
+            .collect();
+        assert_eq!(got_protected, protected.to_vec());
+        assert_eq!(got_free, Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_bad_pattern_is_a_typed_error() {
+        let err = TestPatterns::new(&["[".to_owned()]).unwrap_err();
+        assert_eq!(err.pattern, "[");
+    }
+}

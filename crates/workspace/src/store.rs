@@ -1,0 +1,462 @@
+//! The content-addressed history store: gzip blobs named by the sha256 of
+//! their uncompressed content, per-task and per-path JSONL indexes, the
+//! write journals, and the workspace's config file.
+//!
+//! The store only appends and adds; what to append and when is decided by the
+//! gate (the write-commit protocol) and by recovery.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use cocode_core::gate::{SnapshotStore, StoreError};
+use cocode_core::ids::{OpId, SnapshotId, TaskId, Timestamp};
+use cocode_core::path::NormalizedPath;
+use cocode_core::snapshot::{ContentHash, EditSnapshot};
+use cocode_core::workspace::WorkspaceConfig;
+use flate2::read::GzDecoder;
+use flate2::write::GzEncoder;
+use serde::{Deserialize, Serialize};
+
+use crate::disk;
+use crate::layout::Layout;
+
+/// Current format version of `journal/writes/<op_id>.json`.
+pub const WRITE_JOURNAL_VERSION: u32 = 1;
+
+/// A write-commit journal: the complete records of one gate operation,
+/// written before any workspace file is touched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteJournal {
+    pub version: u32,
+    pub op_id: OpId,
+    pub created_at: Timestamp,
+    pub records: Vec<EditSnapshot>,
+    /// Workspace-relative temp files the operation stages next to its
+    /// targets; recovery removes any that a crash left behind.
+    #[serde(default)]
+    pub staged: Vec<String>,
+}
+
+/// The first line of `files/<path_key>/versions.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PathIndexHeader {
+    path: NormalizedPath,
+}
+
+/// One journal file as found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalFile {
+    pub path: PathBuf,
+    /// The parsed journal, or why it could not be read (reported, never deleted).
+    pub content: Result<WriteJournal, String>,
+}
+
+fn io_err(context: &str, path: &Path, e: &io::Error) -> StoreError {
+    StoreError::Io(format!("{context}: {e} ({})", path.display()))
+}
+
+/// The history under `<workspace>/.cocode/history`.
+#[derive(Debug, Clone)]
+pub struct HistoryStore {
+    layout: Layout,
+}
+
+impl HistoryStore {
+    pub fn new(layout: Layout) -> Self {
+        Self { layout }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Creates every folder of the `.cocode/` layout.
+    pub fn create_layout(&self) -> Result<(), StoreError> {
+        for dir in self.layout.folders() {
+            disk::create_dir_all(&dir).map_err(|e| io_err("creating", &dir, &e))?;
+        }
+        Ok(())
+    }
+
+    // ---- blobs ------------------------------------------------------------
+
+    pub fn has_blob(&self, hash: &ContentHash) -> bool {
+        self.layout.blob_file(hash).is_file()
+    }
+
+    /// Stores `bytes` unless a blob of that content exists. Returns the hash
+    /// and, when a file was written, its path (for the caller's barrier).
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<(ContentHash, Option<PathBuf>), StoreError> {
+        let hash = ContentHash::of(bytes);
+        let path = self.layout.blob_file(&hash);
+        if path.is_file() {
+            return Ok((hash, None));
+        }
+        let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes)
+            .and_then(|()| gz.finish())
+            .and_then(|compressed| {
+                if let Some(dir) = path.parent() {
+                    disk::create_dir_all(dir)?;
+                }
+                disk::write_atomic(&path, &compressed)
+            })
+            .map_err(|e| io_err("storing blob", &path, &e))?;
+        Ok((hash, Some(path)))
+    }
+
+    /// A blob's content, checked against its name.
+    pub fn read_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        let path = self.layout.blob_file(hash);
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::MissingBlob(*hash));
+            }
+            Err(e) => return Err(io_err("reading blob", &path, &e)),
+        };
+        let mut bytes = Vec::new();
+        GzDecoder::new(file)
+            .read_to_end(&mut bytes)
+            .map_err(|_| StoreError::CorruptBlob(*hash))?;
+        if ContentHash::of(&bytes) != *hash {
+            return Err(StoreError::CorruptBlob(*hash));
+        }
+        Ok(bytes)
+    }
+
+    /// Every blob file name under `objects/` that parses as a hash, plus the
+    /// names that do not (both count for the integrity checker).
+    pub fn blob_names(&self) -> Result<(Vec<ContentHash>, Vec<PathBuf>), StoreError> {
+        let mut hashes = Vec::new();
+        let mut strays = Vec::new();
+        for shard in read_dir_sorted(&self.layout.objects_dir())? {
+            if !shard.is_dir() {
+                strays.push(shard);
+                continue;
+            }
+            for file in read_dir_sorted(&shard)? {
+                let name = file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                match format!("sha256:{name}").parse::<ContentHash>() {
+                    Ok(h) => hashes.push(h),
+                    Err(_) => strays.push(file),
+                }
+            }
+        }
+        Ok((hashes, strays))
+    }
+
+    // ---- indexes ----------------------------------------------------------
+
+    /// Appends records to their task's index.
+    pub fn append_task_records(&self, records: &[EditSnapshot]) -> Result<(), StoreError> {
+        self.append_filtered(records, Some(&HashSet::new()), None)
+    }
+
+    /// Appends records to the index of every path each touches (a rename is
+    /// listed under both of its paths).
+    pub fn append_path_records(&self, records: &[EditSnapshot]) -> Result<(), StoreError> {
+        self.append_filtered(records, None, Some(&HashSet::new()))
+    }
+
+    /// Appends only the records an index does not list yet (recovery).
+    pub fn append_missing(&self, records: &[EditSnapshot]) -> Result<(), StoreError> {
+        let mut in_tasks = HashSet::new();
+        let mut in_paths = HashSet::new();
+        for r in records {
+            for s in self.snapshots_of_task(r.task_id())? {
+                in_tasks.insert(s.snapshot_id().clone());
+            }
+            for p in record_paths(r) {
+                for s in self.path_history(p)? {
+                    in_paths.insert((p.clone(), s.snapshot_id().clone()));
+                }
+            }
+        }
+        self.append_filtered(records, Some(&in_tasks), Some(&in_paths))
+    }
+
+    fn append_filtered(
+        &self,
+        records: &[EditSnapshot],
+        tasks: Option<&HashSet<SnapshotId>>,
+        paths: Option<&HashSet<(NormalizedPath, SnapshotId)>>,
+    ) -> Result<(), StoreError> {
+        // Group lines per file so each index gets one append per operation.
+        let mut per_file: Vec<(PathBuf, Option<NormalizedPath>, String)> = Vec::new();
+        let mut push = |file: PathBuf, header: Option<NormalizedPath>, line: &str| {
+            if let Some(entry) = per_file.iter_mut().find(|(f, _, _)| *f == file) {
+                entry.2.push_str(line);
+            } else {
+                per_file.push((file, header, line.to_owned()));
+            }
+        };
+        for r in records {
+            let mut line =
+                serde_json::to_string(r).map_err(|e| StoreError::Index(e.to_string()))?;
+            line.push('\n');
+            if let Some(skip) = tasks
+                && !skip.contains(r.snapshot_id())
+            {
+                push(self.layout.task_index(r.task_id()), None, &line);
+            }
+            if let Some(skip) = paths {
+                for p in record_paths(r) {
+                    if !skip.contains(&(p.clone(), r.snapshot_id().clone())) {
+                        push(self.layout.path_index(&p.key()), Some(p.clone()), &line);
+                    }
+                }
+            }
+        }
+        for (file, header, lines) in per_file {
+            let dir = file.parent().unwrap_or(&file);
+            disk::create_dir_all(dir).map_err(|e| io_err("creating", dir, &e))?;
+            let mut text = String::new();
+            if let Some(path) = header
+                && !file.exists()
+            {
+                {
+                    let h = serde_json::to_string(&PathIndexHeader { path })
+                        .map_err(|e| StoreError::Index(e.to_string()))?;
+                    text.push_str(&h);
+                    text.push('\n');
+                }
+            }
+            text.push_str(&lines);
+            disk::append(&file, text.as_bytes()).map_err(|e| io_err("appending", &file, &e))?;
+        }
+        Ok(())
+    }
+
+    /// Every record of a task, in seq order.
+    pub fn snapshots_of_task(&self, task: &TaskId) -> Result<Vec<EditSnapshot>, StoreError> {
+        let mut records: Vec<EditSnapshot> = read_jsonl(&self.layout.task_index(task), false)?;
+        records.sort_by_key(EditSnapshot::seq);
+        Ok(records)
+    }
+
+    /// Every record that touched `path`, oldest first.
+    pub fn path_history(&self, path: &NormalizedPath) -> Result<Vec<EditSnapshot>, StoreError> {
+        read_jsonl(&self.layout.path_index(&path.key()), true)
+    }
+
+    /// The tasks that have a history folder.
+    pub fn task_ids(&self) -> Result<Vec<TaskId>, StoreError> {
+        Ok(read_dir_sorted(&self.layout.tasks_dir())?
+            .into_iter()
+            .filter_map(|p| {
+                p.file_name()
+                    .and_then(|n| TaskId::new(n.to_string_lossy().into_owned()).ok())
+            })
+            .collect())
+    }
+
+    /// Every per-path index file (path key folders).
+    pub fn path_index_files(&self) -> Result<Vec<PathBuf>, StoreError> {
+        Ok(read_dir_sorted(&self.layout.files_dir())?
+            .into_iter()
+            .map(|d| d.join("versions.jsonl"))
+            .collect())
+    }
+
+    /// Reads one per-path index file (header checked, records returned).
+    pub fn read_path_index(&self, file: &Path) -> Result<Vec<EditSnapshot>, StoreError> {
+        read_jsonl(file, true)
+    }
+
+    /// Cuts torn tails (a crash mid-append) off every index file.
+    pub fn repair_indexes(&self) -> Result<usize, StoreError> {
+        let mut files = self.path_index_files()?;
+        for task in self.task_ids()? {
+            files.push(self.layout.task_index(&task));
+        }
+        let mut repaired = 0;
+        for f in files {
+            if disk::repair_torn_tail(&f).map_err(|e| io_err("repairing", &f, &e))? {
+                repaired += 1;
+            }
+        }
+        Ok(repaired)
+    }
+
+    // ---- write journals ---------------------------------------------------
+
+    /// Writes a journal (temp + rename); returns its path for the barrier.
+    pub fn write_journal(&self, journal: &WriteJournal) -> Result<PathBuf, StoreError> {
+        let path = self.layout.write_journal(&journal.op_id);
+        let bytes =
+            serde_json::to_vec_pretty(journal).map_err(|e| StoreError::Index(e.to_string()))?;
+        disk::write_atomic(&path, &bytes).map_err(|e| io_err("writing journal", &path, &e))?;
+        Ok(path)
+    }
+
+    /// Every pending write journal, oldest op first (op ids sort by time).
+    pub fn write_journals(&self) -> Result<Vec<JournalFile>, StoreError> {
+        let mut out = Vec::new();
+        for path in read_dir_sorted(&self.layout.write_journal_dir())? {
+            let is_journal = path.extension().is_some_and(|e| e == "json") && path.is_file();
+            if !is_journal {
+                continue;
+            }
+            let content = fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|b| serde_json::from_slice::<WriteJournal>(&b).map_err(|e| e.to_string()))
+                .and_then(|j| {
+                    let expected = format!("{}.json", j.op_id.as_str());
+                    if path
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy() == expected)
+                    {
+                        Ok(j)
+                    } else {
+                        Err(format!(
+                            "journal names op {} but the file is not {expected}",
+                            j.op_id
+                        ))
+                    }
+                });
+            out.push(JournalFile { path, content });
+        }
+        Ok(out)
+    }
+
+    pub fn remove_write_journal(&self, op: &OpId) -> Result<(), StoreError> {
+        let path = self.layout.write_journal(op);
+        disk::remove_file(&path).map_err(|e| io_err("removing journal", &path, &e))
+    }
+
+    /// Moves a journal out of the way after a person accepted the current
+    /// state of its paths; it stays on disk as evidence.
+    pub fn abandon_write_journal(&self, op: &OpId) -> Result<(), StoreError> {
+        let from = self.layout.write_journal(op);
+        let dir = self.layout.abandoned_journal_dir();
+        let to = dir.join(format!("{}.json", op.as_str()));
+        disk::create_dir_all(&dir).map_err(|e| io_err("creating", &dir, &e))?;
+        disk::rename(&from, &to).map_err(|e| io_err("abandoning journal", &from, &e))
+    }
+
+    // ---- config -----------------------------------------------------------
+
+    /// Writes `workspace.json` (synced; the old file stays until the new one is complete).
+    pub fn save_config(&self, config: &WorkspaceConfig) -> Result<(), StoreError> {
+        let path = self.layout.config_file();
+        let mut bytes =
+            serde_json::to_vec_pretty(config).map_err(|e| StoreError::Index(e.to_string()))?;
+        bytes.push(b'\n');
+        disk::write_atomic_synced(&path, &bytes).map_err(|e| io_err("writing config", &path, &e))
+    }
+
+    /// Writes a small state file under `.cocode/` (lease set, markers).
+    pub fn write_state_file(&self, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+        if !path.starts_with(self.layout.cocode_dir()) {
+            return Err(StoreError::Io(format!(
+                "state files live under .cocode/ ({})",
+                path.display()
+            )));
+        }
+        if let Some(dir) = path.parent() {
+            disk::create_dir_all(dir).map_err(|e| io_err("creating", dir, &e))?;
+        }
+        disk::write_atomic_synced(path, bytes).map_err(|e| io_err("writing", path, &e))
+    }
+
+    /// Removes a probe or state file under `.cocode/`.
+    pub(crate) fn remove_state_file(path: &Path) -> Result<(), StoreError> {
+        disk::remove_file(path).map_err(|e| io_err("removing", path, &e))
+    }
+
+    /// Creates an empty file that must not exist (the case probe).
+    pub(crate) fn create_probe(path: &Path) -> Result<(), StoreError> {
+        disk::create_new_empty(path).map_err(|e| io_err("creating probe", path, &e))
+    }
+}
+
+/// The index paths a record belongs to.
+pub(crate) fn record_paths(r: &EditSnapshot) -> Vec<&NormalizedPath> {
+    let mut paths = vec![r.path()];
+    if let Some(prev) = r.previous_path() {
+        paths.push(prev);
+    }
+    paths
+}
+
+fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err("listing", dir, &e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        out.push(entry.map_err(|e| io_err("listing", dir, &e))?.path());
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads a JSONL index. A final line without its newline is a torn append and
+/// is ignored (recovery cuts it); any other unreadable line is an error.
+fn read_jsonl(path: &Path, with_header: bool) -> Result<Vec<EditSnapshot>, StoreError> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err("reading index", path, &e)),
+    };
+    let complete = match text.rfind('\n') {
+        Some(i) => &text[..=i],
+        None => "",
+    };
+    let mut out = Vec::new();
+    for (n, line) in complete.lines().enumerate() {
+        if with_header && n == 0 {
+            serde_json::from_str::<PathIndexHeader>(line)
+                .map_err(|e| StoreError::Index(format!("{}: bad header: {e}", path.display())))?;
+            continue;
+        }
+        out.push(
+            serde_json::from_str(line).map_err(|e| {
+                StoreError::Index(format!("{} line {}: {e}", path.display(), n + 1))
+            })?,
+        );
+    }
+    Ok(out)
+}
+
+impl SnapshotStore for HistoryStore {
+    fn snapshots_of_task(&self, task: &TaskId) -> Result<Vec<EditSnapshot>, StoreError> {
+        HistoryStore::snapshots_of_task(self, task)
+    }
+
+    fn last_snapshot_of_path(
+        &self,
+        path: &NormalizedPath,
+    ) -> Result<Option<EditSnapshot>, StoreError> {
+        Ok(self.path_history(path)?.pop())
+    }
+
+    fn read_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        HistoryStore::read_blob(self, hash)
+    }
+
+    fn diff_between(
+        &self,
+        path: &NormalizedPath,
+        before: Option<&ContentHash>,
+        after: Option<&ContentHash>,
+    ) -> Result<String, StoreError> {
+        let load = |h: Option<&ContentHash>| h.map(|h| self.read_blob(h)).transpose();
+        Ok(crate::diff::unified(
+            path,
+            None,
+            load(before)?.as_deref(),
+            load(after)?.as_deref(),
+        ))
+    }
+}

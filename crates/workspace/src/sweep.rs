@@ -1,0 +1,298 @@
+//! The observed-change sweep's stat cache.
+//!
+//! Commands run for an agent and ACP agents that write files themselves
+//! bypass the gate. Before a command or a prompt turn the gate refreshes
+//! this cache (path → size, mtime, inode, hash), storing a base blob of every
+//! file it hashes; afterwards it scans again and records the difference as
+//! `origin: observed` snapshots.
+//!
+//! Correctness never depends on file-system events: every scan stats every
+//! file (gitignore-aware, `.git/` and `.cocode/` excluded). A file is hashed
+//! again when its stat changed, when its mtime is not older than the scan
+//! that recorded it (a write within the same clock tick can keep size and
+//! mtime — git's "racy clean" rule), or when the watcher saw it change.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use cocode_core::gate::StoreError;
+use cocode_core::path::{
+    COCODE_DIR, CaseSensitivity, NormalizeOptions, NormalizedPath, PathStyle, normalize,
+};
+use cocode_core::snapshot::{ContentHash, PathTransition};
+
+/// Size and count limits of a scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepLimits {
+    /// Files above this size are not tracked (counted in [`SweepStats`]).
+    pub max_file_bytes: u64,
+    /// A scan stops tracking new files after this many.
+    pub max_files: usize,
+}
+
+impl Default for SweepLimits {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: 8 * 1024 * 1024,
+            max_files: 200_000,
+        }
+    }
+}
+
+/// What one scan did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepStats {
+    pub files: usize,
+    pub hashed: usize,
+    pub skipped_large: usize,
+    /// The count limit was reached; files past it are not tracked.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    len: u64,
+    mtime: Option<SystemTime>,
+    ino: u64,
+    hash: ContentHash,
+    /// mtime not older than the scan that recorded it: hash again next time.
+    racy: bool,
+}
+
+/// Paths a file-system watcher saw change since the last scan.
+pub type DirtySet = Arc<Mutex<BTreeSet<PathBuf>>>;
+
+/// path → (size, mtime, inode, hash) of the workspace's tracked files.
+#[derive(Debug, Clone, Default)]
+pub struct StatCache {
+    entries: BTreeMap<NormalizedPath, Entry>,
+    populated: bool,
+    options: Option<NormalizeOptions>,
+    dirty: Option<DirtySet>,
+}
+
+fn ino_of(meta: &std::fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::MetadataExt::ino(meta)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        0
+    }
+}
+
+impl StatCache {
+    /// Uses `options` to name paths (the workspace's measured case rule).
+    pub fn set_options(&mut self, options: NormalizeOptions) {
+        self.options = Some(options);
+    }
+
+    /// Lets a watcher force re-hashing of the paths it reports.
+    pub fn set_dirty_source(&mut self, dirty: DirtySet) {
+        self.dirty = Some(dirty);
+    }
+
+    fn options(&self) -> NormalizeOptions {
+        self.options.unwrap_or(NormalizeOptions {
+            case: CaseSensitivity::Sensitive,
+            style: PathStyle::native(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The tracked hash of a path.
+    pub fn hash_of(&self, path: &NormalizedPath) -> Option<ContentHash> {
+        self.entries.get(path).map(|e| e.hash)
+    }
+
+    fn take_dirty(&self, root: &Path) -> BTreeSet<NormalizedPath> {
+        let Some(dirty) = &self.dirty else {
+            return BTreeSet::new();
+        };
+        let taken = std::mem::take(
+            &mut *dirty
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        taken
+            .iter()
+            .filter_map(|p| p.strip_prefix(root).ok())
+            .filter_map(|rel| normalize(&rel.to_string_lossy(), self.options()).ok())
+            .collect()
+    }
+
+    /// Brings the cache up to date with the tree, calling `store_blob` with
+    /// the content of every file it hashes.
+    pub fn scan(
+        &mut self,
+        root: &Path,
+        limits: &SweepLimits,
+        store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<SweepStats, StoreError> {
+        let started = SystemTime::now();
+        let dirty = self.take_dirty(root);
+        let mut stats = SweepStats::default();
+        let mut next = BTreeMap::new();
+        let walker = ignore::WalkBuilder::new(root)
+            .hidden(false)
+            .parents(false)
+            .git_global(false)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                !(e.depth() == 1 && (name.eq_ignore_ascii_case(COCODE_DIR) || name == ".git"))
+            })
+            .build();
+        for entry in walker {
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(root) else {
+                continue;
+            };
+            let Ok(path) = normalize(&rel.to_string_lossy(), self.options()) else {
+                continue;
+            };
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.len() > limits.max_file_bytes {
+                stats.skipped_large += 1;
+                continue;
+            }
+            if next.len() >= limits.max_files {
+                stats.truncated = true;
+                break;
+            }
+            stats.files += 1;
+            let (len, mtime, ino) = (meta.len(), meta.modified().ok(), ino_of(&meta));
+            if let Some(old) = self.entries.get(&path)
+                && !old.racy
+                && !dirty.contains(&path)
+                && (old.len, old.mtime, old.ino) == (len, mtime, ino)
+            {
+                next.insert(path, *old);
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(entry.path()) else {
+                continue;
+            };
+            stats.hashed += 1;
+            let hash = ContentHash::of(&bytes);
+            if self.entries.get(&path).map(|e| e.hash) != Some(hash) {
+                store_blob(&bytes)?;
+            }
+            let racy = mtime.is_none_or(|m| m >= started);
+            next.insert(
+                path,
+                Entry {
+                    len,
+                    mtime,
+                    ino,
+                    hash,
+                    racy,
+                },
+            );
+        }
+        self.entries = next;
+        self.populated = true;
+        Ok(stats)
+    }
+
+    /// Re-reads one path after the gate or a person changed it, so the next
+    /// sweep does not attribute that change to a task.
+    pub fn refresh(&mut self, root: &Path, path: &NormalizedPath) {
+        if !self.populated {
+            return;
+        }
+        let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+        match (full.symlink_metadata(), std::fs::read(&full)) {
+            (Ok(meta), Ok(bytes)) if meta.is_file() => {
+                self.entries.insert(
+                    path.clone(),
+                    Entry {
+                        len: meta.len(),
+                        mtime: meta.modified().ok(),
+                        ino: ino_of(&meta),
+                        hash: ContentHash::of(&bytes),
+                        racy: true,
+                    },
+                );
+            }
+            _ => {
+                self.entries.remove(path);
+            }
+        }
+    }
+
+    /// What changed from `self` to `after`, by path.
+    pub fn changes_to(&self, after: &StatCache) -> Vec<PathTransition> {
+        let paths: BTreeSet<&NormalizedPath> =
+            self.entries.keys().chain(after.entries.keys()).collect();
+        paths
+            .into_iter()
+            .filter_map(|p| {
+                let before = self.entries.get(p).map(|e| e.hash);
+                let now = after.entries.get(p).map(|e| e.hash);
+                (before != now).then(|| PathTransition {
+                    path: p.clone(),
+                    before,
+                    after: now,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Watches the workspace and marks changed paths dirty for the next scan.
+pub struct SweepWatcher {
+    _watcher: notify::RecommendedWatcher,
+    dirty: DirtySet,
+}
+
+impl std::fmt::Debug for SweepWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SweepWatcher").finish_non_exhaustive()
+    }
+}
+
+impl SweepWatcher {
+    /// Starts a recursive watch of `root`; events under `.cocode/` are ignored.
+    pub fn start(root: &Path) -> notify::Result<Self> {
+        use notify::Watcher as _;
+        let dirty: DirtySet = Arc::default();
+        let sink = Arc::clone(&dirty);
+        let cocode = root.join(COCODE_DIR);
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if let Ok(event) = event {
+                    let mut set = sink
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    set.extend(event.paths.into_iter().filter(|p| !p.starts_with(&cocode)));
+                }
+            })?;
+        watcher.watch(root, notify::RecursiveMode::Recursive)?;
+        Ok(Self {
+            _watcher: watcher,
+            dirty,
+        })
+    }
+
+    pub fn dirty(&self) -> DirtySet {
+        Arc::clone(&self.dirty)
+    }
+}

@@ -1,0 +1,17 @@
+//! Integration tests of the workspace gate: one binary.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build fixtures and run real commands"
+)]
+#![expect(clippy::unwrap_used, reason = "test helpers")]
+
+mod suite {
+    mod attack;
+    mod common;
+    mod crash;
+    mod gate_ops;
+    mod recovery;
+    // The sweep tests run real `sh` commands.
+    #[cfg(unix)]
+    mod sweep;
+}

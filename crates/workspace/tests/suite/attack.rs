@@ -1,0 +1,165 @@
+//! Attacks on the path policy: every one is refused with its code and
+//! nothing is written anywhere.
+
+use cocode_core::error::WorkspaceErrorCode;
+use cocode_core::gate::WorkspaceFileGate;
+use pretty_assertions::assert_eq;
+
+use super::common::*;
+
+#[test]
+fn malformed_paths_are_invalid_before_they_reach_the_disk() {
+    let (_d, ws) = workspace(&[]);
+    let policy = ws.gate.policy();
+    let got: Vec<(&str, WorkspaceErrorCode)> =
+        ["../x", "a/../../x", "/etc/passwd", "C:/x", "a\0b", "", "./"]
+            .into_iter()
+            .map(|raw| (raw, policy.normalize("write", raw).unwrap_err().code))
+            .collect();
+    assert_eq!(
+        got,
+        ["../x", "a/../../x", "/etc/passwd", "C:/x", "a\0b", "", "./"]
+            .into_iter()
+            .map(|raw| (raw, WorkspaceErrorCode::PathInvalid))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(tree(&ws.workspace.root), std::collections::BTreeMap::new());
+}
+
+#[test]
+fn the_cocode_folder_is_refused_in_every_spelling() {
+    let (_d, ws) = workspace(&[]);
+    let c = ctx("t1", 1);
+    let before_history = count_files(&ws.layout.cocode_dir());
+    let spellings = [
+        ".cocode/config/workspace.json",
+        ".COCODE/x",
+        ".CoCode/history/x",
+        ".cocode/locks/edit_locks.json",
+    ];
+    let codes: Vec<WorkspaceErrorCode> = spellings
+        .iter()
+        .map(|raw| {
+            let path = ws.gate.policy().normalize("write", raw).unwrap();
+            ws.gate
+                .apply(
+                    &c,
+                    cocode_core::gate::GateOp::Write {
+                        path,
+                        bytes: b"pwned".to_vec(),
+                    },
+                )
+                .unwrap_err()
+                .code
+        })
+        .collect();
+    assert_eq!(codes, vec![WorkspaceErrorCode::PathNotWritable; 4]);
+    // A compatibility spelling (full-width full stop) that folds to `.cocode`.
+    let fullwidth = ws
+        .gate
+        .policy()
+        .normalize("write", "\u{FF0E}cocode/x")
+        .unwrap();
+    let err = ws
+        .gate
+        .apply(
+            &c,
+            cocode_core::gate::GateOp::Write {
+                path: fullwidth,
+                bytes: b"x".to_vec(),
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.code, WorkspaceErrorCode::PathNotWritable);
+    assert_eq!(count_files(&ws.layout.cocode_dir()), before_history);
+    assert_eq!(tree(&ws.workspace.root), std::collections::BTreeMap::new());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_inside_pointing_outside_is_outside() {
+    let (d, ws) = workspace(&[]);
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.workspace.root.join("link")).unwrap();
+    let err = ws
+        .gate
+        .apply(&ctx("t1", 1), write("link/evil.txt", b"x"))
+        .unwrap_err();
+    assert_eq!(err.code, WorkspaceErrorCode::PathNotWritable);
+    assert_eq!(count_files(&outside), 0);
+    // The same place listed as a write exception gets the other code.
+    let mut config = cocode_core::workspace::WorkspaceConfig::default();
+    config
+        .write_exceptions
+        .push(cocode_core::workspace::WriteException {
+            name: "CACHE".into(),
+            path: outside.clone(),
+        });
+    std::fs::write(
+        ws.layout.config_file(),
+        serde_json::to_vec(&config).unwrap(),
+    )
+    .unwrap();
+    drop(ws);
+    let ws = cocode_workspace::OpenWorkspace::open(&d.path().join("ws")).unwrap();
+    let err = ws
+        .gate
+        .apply(&ctx("t1", 1), write("link/evil.txt", b"x"))
+        .unwrap_err();
+    assert_eq!(err.code, WorkspaceErrorCode::OutsideWorkspace);
+    assert_eq!(count_files(&outside), 0);
+    assert_eq!(ws.gate.store().task_ids().unwrap(), vec![]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_inside_pointing_inside_resolves_to_the_real_path() {
+    let (_d, ws) = workspace(&[("real/a.txt", "A")]);
+    std::os::unix::fs::symlink("real", ws.workspace.root.join("alias")).unwrap();
+    let records = apply(&ws, &ctx("t1", 1), write("alias/a.txt", b"B"));
+    assert_eq!(
+        summary(&records),
+        vec![(
+            "modify".to_owned(),
+            "real/a.txt".to_owned(),
+            "gate".to_owned()
+        )]
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.workspace.root.join("real/a.txt")).unwrap(),
+        "B"
+    );
+}
+
+/// The race the openat-based disk layer closes: the policy check sees a real
+/// folder, then the folder is swapped for a symlink to the outside before the
+/// write. The write must fail and the outside must stay empty.
+#[cfg(unix)]
+#[test]
+fn a_folder_swapped_for_a_symlink_between_check_and_write_is_refused() {
+    let (d, ws) = workspace(&[("sub/a.txt", "A")]);
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let root = ws.workspace.root.clone();
+    let me = std::thread::current().id();
+    let swap_outside = outside.clone();
+    fail::cfg_callback("gate::after_journal", move || {
+        if std::thread::current().id() == me && root.join("sub").is_dir() {
+            std::fs::rename(root.join("sub"), root.join("sub-moved")).unwrap();
+            std::os::unix::fs::symlink(&swap_outside, root.join("sub")).unwrap();
+        }
+    })
+    .unwrap();
+    let result = ws.gate.apply(&ctx("t1", 1), write("sub/a.txt", b"pwned"));
+    fail::remove("gate::after_journal");
+    let err = result.unwrap_err();
+    assert_eq!(err.code, WorkspaceErrorCode::PathNotWritable);
+    assert_eq!(count_files(&outside), 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.workspace.root.join("sub-moved/a.txt")).unwrap(),
+        "A"
+    );
+    assert_eq!(ws.gate.store().task_ids().unwrap(), vec![]);
+    assert_eq!(count_files(&ws.layout.write_journal_dir()), 0);
+}

@@ -1,0 +1,134 @@
+//! Shared fixtures.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cocode_core::gate::{GateOp, GateOutcome, TaskContext, WorkspaceFileGate};
+use cocode_core::ids::{AttemptNo, SessionId, TaskId};
+use cocode_core::path::NormalizedPath;
+use cocode_core::snapshot::EditSnapshot;
+use cocode_workspace::OpenWorkspace;
+
+pub fn p(s: &str) -> NormalizedPath {
+    NormalizedPath::try_from(s.to_owned()).unwrap()
+}
+
+pub fn ctx(task: &str, attempt: u32) -> TaskContext {
+    TaskContext {
+        task_id: TaskId::new(task).unwrap(),
+        session_id: SessionId::new(format!("{task}-session")).unwrap(),
+        attempt_no: AttemptNo(attempt),
+    }
+}
+
+pub fn write(path: &str, bytes: &[u8]) -> GateOp {
+    GateOp::Write {
+        path: p(path),
+        bytes: bytes.to_vec(),
+    }
+}
+
+pub fn delete(path: &str) -> GateOp {
+    GateOp::Delete { path: p(path) }
+}
+
+pub fn rename(from: &str, to: &str) -> GateOp {
+    GateOp::Rename {
+        from: p(from),
+        to: p(to),
+    }
+}
+
+/// A workspace in a temp folder, with files created before it opens.
+pub fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, OpenWorkspace) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    for (path, content) in files {
+        put(&root, path, content.as_bytes());
+    }
+    let ws = OpenWorkspace::open(&root).unwrap();
+    (dir, ws)
+}
+
+pub fn put(root: &Path, rel: &str, bytes: &[u8]) {
+    let full = root.join(rel);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, bytes).unwrap();
+}
+
+pub fn applied(outcome: GateOutcome) -> Vec<EditSnapshot> {
+    match outcome {
+        GateOutcome::Applied { snapshots } => snapshots,
+        GateOutcome::Held { pending_change } => panic!("held: {pending_change:?}"),
+    }
+}
+
+pub fn apply(ws: &OpenWorkspace, c: &TaskContext, op: GateOp) -> Vec<EditSnapshot> {
+    applied(ws.gate.apply(c, op).unwrap())
+}
+
+/// Every file under `root` except `.cocode/`, with its content.
+pub fn tree(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel == ".cocode" {
+            continue;
+        }
+        let meta = path.symlink_metadata().unwrap();
+        if meta.file_type().is_symlink() {
+            out.insert(
+                rel,
+                format!("-> {}", std::fs::read_link(&path).unwrap().display()),
+            );
+        } else if meta.is_dir() {
+            walk(root, &path, out);
+        } else {
+            out.insert(
+                rel,
+                String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned(),
+            );
+        }
+    }
+}
+
+/// Files under a folder, recursively (for `.cocode/` bookkeeping counts).
+pub fn count_files(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .map(|p| if p.is_dir() { count_files(&p) } else { 1 })
+        .sum()
+}
+
+/// (kind, path, origin) of records, for whole-value comparisons.
+pub fn summary(records: &[EditSnapshot]) -> Vec<(String, String, String)> {
+    records
+        .iter()
+        .map(|r| {
+            let kind = format!("{:?}", r.kind()).to_lowercase();
+            let path = match r.previous_path() {
+                Some(from) => format!("{from} -> {}", r.path()),
+                None => r.path().to_string(),
+            };
+            (kind, path, format!("{:?}", r.origin()).to_lowercase())
+        })
+        .collect()
+}

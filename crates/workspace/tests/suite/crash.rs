@@ -1,0 +1,272 @@
+//! Crash safety with real process death.
+//!
+//! The test binary re-runs itself as a child (`child_runs_one_scenario`
+//! with `COCODE_CRASH_*` set). The child opens the workspace, arms one crash
+//! point of the write-commit protocol so that reaching it aborts the process
+//! (no unwinding, no destructors, no flush), and runs one gate operation.
+//! The parent then recovers in a fresh gate and checks that the integrity
+//! checker finds nothing, that each file is fully old (no record) or fully
+//! new (with its record) — recovery decides per record, so a folder delete
+//! cut between two files keeps the deletions that happened — that no stray
+//! file is left, and that a second recovery changes nothing.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use cocode_core::gate::WorkspaceFileGate;
+use cocode_workspace::{HistoryIntegrityChecker, OpenWorkspace};
+use pretty_assertions::assert_eq;
+
+use super::common::*;
+
+const POINTS: [&str; 9] = [
+    "gate::after_reserve",
+    "gate::after_blobs",
+    "gate::after_journal",
+    "gate::after_stage",
+    "gate::between_files",
+    "gate::after_apply",
+    "gate::after_task_index",
+    "gate::after_indexes",
+    // Not a fail point: the child aborts right after the operation returned,
+    // with its journal still waiting for the next barrier.
+    "returned",
+];
+
+/// Files as (path, content) pairs.
+type Files = Vec<(&'static str, &'static str)>;
+
+/// (name, files before, files after); the operation is [`op_of`].
+fn scenarios() -> Vec<(&'static str, Files, Files)> {
+    vec![
+        (
+            "create",
+            vec![("keep.txt", "K")],
+            vec![("keep.txt", "K"), ("new/a.txt", "created")],
+        ),
+        ("modify", vec![("a.txt", "old")], vec![("a.txt", "new")]),
+        (
+            "delete_dir",
+            vec![("d/a.txt", "A"), ("d/b.txt", "B"), ("d/c/e.txt", "E")],
+            vec![],
+        ),
+        (
+            "rename_dir",
+            vec![("d/a.txt", "A"), ("d/b.txt", "B")],
+            vec![("e/a.txt", "A"), ("e/b.txt", "B")],
+        ),
+    ]
+}
+
+fn op_of(scenario: &str) -> cocode_core::gate::GateOp {
+    match scenario {
+        "create" => write("new/a.txt", b"created"),
+        "modify" => write("a.txt", b"new"),
+        "delete_dir" => delete("d"),
+        "rename_dir" => rename("d", "e"),
+        other => panic!("unknown scenario {other}"),
+    }
+}
+
+/// The child side; a no-op unless the parent set the environment.
+#[test]
+fn child_runs_one_scenario() {
+    let (Ok(root), Ok(scenario), Ok(point)) = (
+        std::env::var("COCODE_CRASH_ROOT"),
+        std::env::var("COCODE_CRASH_SCENARIO"),
+        std::env::var("COCODE_CRASH_POINT"),
+    ) else {
+        return;
+    };
+    let ws = OpenWorkspace::open(Path::new(&root)).unwrap();
+    if point != "returned" {
+        fail::cfg_callback(point.clone(), || std::process::abort()).unwrap();
+    }
+    let outcome = ws.gate.apply(&ctx("crash", 1), op_of(&scenario));
+    if point == "returned" {
+        assert!(outcome.is_ok(), "{outcome:?}");
+        std::process::abort();
+    }
+    panic!("crash point {point} was not reached: {outcome:?}");
+}
+
+fn as_map(files: &[(&str, &str)]) -> BTreeMap<String, String> {
+    files
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+/// File hashes, index line counts and blob counts: what a second recovery must not change.
+fn fingerprint(ws: &OpenWorkspace) -> (BTreeMap<String, String>, usize, usize, usize) {
+    let lines = |dir: &Path| -> usize {
+        let mut n = 0;
+        for entry in walkdir(dir) {
+            if entry.extension().is_some_and(|e| e == "jsonl") {
+                n += std::fs::read_to_string(&entry).unwrap().lines().count();
+            }
+        }
+        n
+    };
+    (
+        tree(&ws.workspace.root),
+        lines(&ws.layout.history_dir()),
+        count_files(&ws.layout.objects_dir()),
+        count_files(&ws.layout.write_journal_dir()),
+    )
+}
+
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .flat_map(|p| if p.is_dir() { walkdir(&p) } else { vec![p] })
+        .collect()
+}
+
+#[test]
+fn every_crash_point_of_the_write_protocol_loses_nothing() {
+    let exe = std::env::current_exe().unwrap();
+    let mut failures = Vec::new();
+    for (scenario, before, after) in scenarios() {
+        for point in POINTS {
+            if point == "gate::between_files" && matches!(scenario, "create" | "modify") {
+                continue; // single-file operations have no boundary between files
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("ws");
+            std::fs::create_dir(&root).unwrap();
+            for (path, content) in &before {
+                put(&root, path, content.as_bytes());
+            }
+            drop(OpenWorkspace::open(&root).unwrap());
+            let out = Command::new(&exe)
+                .args([
+                    "--exact",
+                    "suite::crash::child_runs_one_scenario",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("COCODE_CRASH_ROOT", &root)
+                .env("COCODE_CRASH_SCENARIO", scenario)
+                .env("COCODE_CRASH_POINT", point)
+                .output()
+                .unwrap();
+            if out.status.success() || out.status.code().is_some() {
+                failures.push(format!(
+                    "{scenario}@{point}: the child did not die ({:?}): {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stdout)
+                ));
+                continue;
+            }
+            // A fresh process (this one) recovers.
+            let ws = OpenWorkspace::open(&root).unwrap();
+            let report = ws.gate.recover().unwrap();
+            let integrity = HistoryIntegrityChecker::new(ws.gate.store())
+                .check()
+                .unwrap();
+            let records = ws
+                .gate
+                .store()
+                .snapshots_of_task(&ctx("crash", 1).task_id)
+                .unwrap();
+            let files = tree(&ws.workspace.root);
+            // Per file: fully old with no record, or fully new with its record.
+            let (old_files, new_files) = (as_map(&before), as_map(&after));
+            let paths: std::collections::BTreeSet<&String> =
+                old_files.keys().chain(new_files.keys()).collect();
+            let mut mixed = Vec::new();
+            for path in paths {
+                let recorded = records.iter().any(|r| {
+                    r.path().as_str() == path
+                        || r.previous_path().is_some_and(|f| f.as_str() == path)
+                });
+                let current = files.get(path);
+                let ok = (current == old_files.get(path) && !recorded)
+                    || (current == new_files.get(path) && recorded);
+                if !ok {
+                    mixed.push(path.clone());
+                }
+            }
+            let leftovers: Vec<&String> = files
+                .keys()
+                .filter(|f| !old_files.contains_key(*f) && !new_files.contains_key(*f))
+                .collect();
+            let state = if mixed.is_empty() && leftovers.is_empty() {
+                "consistent"
+            } else {
+                "mixed"
+            };
+            let first = fingerprint(&ws);
+            drop(ws);
+            let again = OpenWorkspace::open(&root).unwrap();
+            let second_report = again.gate.recover().unwrap();
+            let second = fingerprint(&again);
+            if state == "mixed"
+                || integrity.problems() != 0
+                || first != second
+                || !report.unresolved.is_empty()
+            {
+                failures.push(format!(
+                    "{scenario}@{point}: state {state} {mixed:?} {leftovers:?}, files {files:?}, {} records, integrity {integrity:?}, report {report:?}, second {second_report:?}, fingerprints differ: {}",
+                    records.len(),
+                    first != second
+                ));
+            }
+        }
+    }
+    assert_eq!(failures, Vec::<String>::new());
+}
+
+/// Which outcome each point must produce: before the journal exists nothing
+/// happened; from the file change on, the edit is complete.
+#[test]
+fn crash_points_before_the_change_drop_and_after_it_complete() {
+    let exe = std::env::current_exe().unwrap();
+    let mut got = Vec::new();
+    for point in POINTS {
+        if point == "gate::between_files" {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        std::fs::create_dir(&root).unwrap();
+        put(&root, "a.txt", b"old");
+        drop(OpenWorkspace::open(&root).unwrap());
+        let status = Command::new(&exe)
+            .args([
+                "--exact",
+                "suite::crash::child_runs_one_scenario",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("COCODE_CRASH_ROOT", &root)
+            .env("COCODE_CRASH_SCENARIO", "modify")
+            .env("COCODE_CRASH_POINT", point)
+            .output()
+            .unwrap()
+            .status;
+        assert!(status.code().is_none(), "{point}: {status:?}");
+        let ws = OpenWorkspace::open(&root).unwrap();
+        ws.gate.recover().unwrap();
+        got.push((point, std::fs::read_to_string(root.join("a.txt")).unwrap()));
+    }
+    let want: Vec<(&str, String)> = [
+        ("gate::after_reserve", "old"),
+        ("gate::after_blobs", "old"),
+        ("gate::after_journal", "old"),
+        ("gate::after_stage", "old"),
+        ("gate::after_apply", "new"),
+        ("gate::after_task_index", "new"),
+        ("gate::after_indexes", "new"),
+        ("returned", "new"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a, b.to_owned()))
+    .collect();
+    assert_eq!(got, want);
+}

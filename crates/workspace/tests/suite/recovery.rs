@@ -1,0 +1,152 @@
+//! Recovery outcomes that need no crash: unresolved journals block their
+//! paths until abandoned, corrupt journals are reported and kept, torn
+//! index tails are cut.
+
+use cocode_core::error::WorkspaceErrorCode;
+use cocode_core::gate::WorkspaceFileGate;
+use cocode_workspace::{HistoryIntegrityChecker, OpenWorkspace};
+use pretty_assertions::assert_eq;
+
+use super::common::*;
+
+/// Leaves a journal behind by aborting inside a child is covered by the crash
+/// suite; here the journal of a completed operation is copied back and the
+/// file is changed by someone else, so it matches neither base nor result.
+#[test]
+fn a_path_in_neither_state_blocks_until_a_person_abandons_the_journal() {
+    let (_d, ws) = workspace(&[("a.txt", "old")]);
+    let c = ctx("t1", 1);
+    apply(&ws, &c, write("a.txt", b"new"));
+    let journal = std::fs::read_dir(ws.layout.write_journal_dir())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let saved = std::fs::read(&journal).unwrap();
+    let root = ws.workspace.root.clone();
+    let layout = ws.layout.clone();
+    drop(ws);
+    // Pretend the operation never finished: its journal is back, its records
+    // are gone from the indexes, and the file is in a third state.
+    std::fs::write(&journal, &saved).unwrap();
+    std::fs::remove_dir_all(layout.tasks_dir()).unwrap();
+    std::fs::remove_dir_all(layout.files_dir()).unwrap();
+    std::fs::write(root.join("a.txt"), b"third").unwrap();
+
+    let ws = OpenWorkspace::open(&root).unwrap();
+    let report = ws.gate.recover().unwrap();
+    assert_eq!(
+        report
+            .unresolved
+            .iter()
+            .map(|(_, p)| p.to_string())
+            .collect::<Vec<_>>(),
+        vec!["a.txt"]
+    );
+    let err = ws.gate.apply(&c, write("a.txt", b"x")).unwrap_err();
+    assert_eq!(err.code, WorkspaceErrorCode::RecoveryPending);
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "third"
+    );
+    // Other paths are not blocked.
+    apply(&ws, &c, write("b.txt", b"b"));
+
+    let op = report.unresolved[0].0.clone();
+    assert_eq!(
+        ws.gate.abandon_write_journal(&op).unwrap(),
+        vec![p("a.txt")]
+    );
+    assert_eq!(
+        summary(&apply(&ws, &c, write("a.txt", b"x"))),
+        vec![("modify".to_owned(), "a.txt".to_owned(), "gate".to_owned())]
+    );
+    assert!(
+        layout
+            .abandoned_journal_dir()
+            .join(format!("{op}.json"))
+            .is_file()
+    );
+}
+
+#[test]
+fn a_corrupt_journal_is_reported_and_never_deleted() {
+    let (_d, ws) = workspace(&[]);
+    let bad = ws.layout.write_journal_dir().join("w000000000000-1-0.json");
+    std::fs::write(&bad, b"{ torn").unwrap();
+    let report = ws.gate.recover().unwrap();
+    assert_eq!(
+        report
+            .corrupt_journals
+            .iter()
+            .map(|(p, _)| p.clone())
+            .collect::<Vec<_>>(),
+        vec![bad.clone()]
+    );
+    let integrity = HistoryIntegrityChecker::new(ws.gate.store())
+        .check()
+        .unwrap();
+    assert_eq!(integrity.pending_journals, vec![bad.clone()]);
+    assert_eq!(std::fs::read(&bad).unwrap(), b"{ torn");
+}
+
+#[test]
+fn a_torn_index_line_is_cut_and_the_history_stays_readable() {
+    let (_d, ws) = workspace(&[]);
+    let c = ctx("t1", 1);
+    let first = apply(&ws, &c, write("a.txt", b"1"));
+    ws.gate.flush().unwrap();
+    let index = ws.layout.task_index(&c.task_id);
+    let mut bytes = std::fs::read(&index).unwrap();
+    bytes.extend_from_slice(b"{\"snapshot_id\":\"half");
+    std::fs::write(&index, bytes).unwrap();
+    let root = ws.workspace.root.clone();
+    drop(ws);
+    let ws = OpenWorkspace::open(&root).unwrap();
+    assert_eq!(ws.gate.recover().unwrap().torn_index_tails_cut, 1);
+    let second = apply(&ws, &c, write("a.txt", b"2"));
+    assert_eq!(
+        ws.gate.store().snapshots_of_task(&c.task_id).unwrap(),
+        [first, second].concat()
+    );
+    ws.gate.flush().unwrap();
+    assert_eq!(
+        HistoryIntegrityChecker::new(ws.gate.store())
+            .check()
+            .unwrap()
+            .problems(),
+        0
+    );
+}
+
+#[test]
+fn the_integrity_checker_counts_missing_and_corrupt_blobs_and_human_edits() {
+    let (_d, ws) = workspace(&[]);
+    let c = ctx("t1", 1);
+    let r = apply(&ws, &c, write("a.txt", b"content"));
+    apply(&ws, &c, write("b.txt", b"other"));
+    ws.gate.flush().unwrap();
+    let a_blob = ws.layout.blob_file(&r[0].result().unwrap());
+    std::fs::remove_file(&a_blob).unwrap();
+    let b_hash = cocode_core::snapshot::ContentHash::of(b"other");
+    std::fs::write(ws.layout.blob_file(&b_hash), b"not gzip").unwrap();
+    std::fs::write(ws.workspace.root.join("b.txt"), b"edited by a person").unwrap();
+    let report = HistoryIntegrityChecker::new(ws.gate.store())
+        .check()
+        .unwrap();
+    assert_eq!(
+        (
+            report.missing_blobs,
+            report.corrupt_blobs,
+            report.current_differs,
+            report.pending_journals.len()
+        ),
+        (
+            vec![r[0].result().unwrap()],
+            vec![b_hash],
+            vec![p("b.txt")],
+            0
+        )
+    );
+}

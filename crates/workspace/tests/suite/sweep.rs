@@ -1,0 +1,97 @@
+//! The observed-change sweep around a real shell command.
+
+use std::process::Command;
+
+use cocode_workspace::HistoryIntegrityChecker;
+use pretty_assertions::assert_eq;
+
+use super::common::*;
+
+fn sh(root: &std::path::Path, script: &str) {
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_shell_command_between_begin_and_end_is_recorded_as_observed_snapshots() {
+    let (_d, ws) = workspace(&[
+        ("b", "bee\n"),
+        ("same.txt", "unchanged\n"),
+        ("ignored/x.log", "log\n"),
+        (".gitignore", "ignored/\n"),
+    ]);
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    sh(
+        &ws.workspace.root,
+        "echo x > a; rm b; mkdir d; echo y > d/c; echo more >> ignored/x.log",
+    );
+    let records = ws.gate.end_sweep(&c).unwrap();
+    let want: Vec<(String, String, String)> = [("create", "a"), ("delete", "b"), ("create", "d/c")]
+        .iter()
+        .map(|(k, p)| ((*k).to_owned(), (*p).to_owned(), "observed".to_owned()))
+        .collect();
+    assert_eq!(summary(&records), want);
+    let store = ws.gate.store();
+    // The deleted file's content was stored before the command ran.
+    let deleted = records.iter().find(|r| r.path().as_str() == "b").unwrap();
+    assert_eq!(store.read_blob(&deleted.base().unwrap()).unwrap(), b"bee\n");
+    assert_eq!(store.snapshots_of_task(&c.task_id).unwrap(), records);
+    assert_eq!(
+        HistoryIntegrityChecker::new(store)
+            .check()
+            .unwrap()
+            .problems(),
+        0
+    );
+    // Nothing happened since: the next sweep records nothing.
+    ws.gate.begin_sweep().unwrap();
+    assert_eq!(ws.gate.end_sweep(&c).unwrap(), vec![]);
+}
+
+#[test]
+fn gate_writes_and_human_saves_during_a_command_are_not_recorded_twice() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n"), ("h.txt", "h\n")]);
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    let gate_records = apply(&ws, &c, write("a.txt", b"by the gate\n"));
+    cocode_core::gate::WorkspaceFileGate::save_user_file(&ws.gate, &p("h.txt"), b"by a person\n")
+        .unwrap();
+    sh(&ws.workspace.root, "echo same-size > m.txt");
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&observed),
+        vec![(
+            "create".to_owned(),
+            "m.txt".to_owned(),
+            "observed".to_owned()
+        )]
+    );
+    assert_eq!(
+        ws.gate.store().snapshots_of_task(&c.task_id).unwrap(),
+        [gate_records, observed].concat()
+    );
+}
+
+#[test]
+fn a_rewrite_within_the_same_clock_tick_and_size_is_still_seen() {
+    let (_d, ws) = workspace(&[("a.txt", "aaaa\n")]);
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    // Same size, written immediately: the stat may not change at all.
+    sh(&ws.workspace.root, "printf 'bbbb\\n' > a.txt");
+    let records = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&records),
+        vec![(
+            "modify".to_owned(),
+            "a.txt".to_owned(),
+            "observed".to_owned()
+        )]
+    );
+}
