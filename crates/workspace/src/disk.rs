@@ -10,16 +10,16 @@
 //!   swapped for a symlink between the policy check and the write makes the
 //!   operation fail instead of writing outside the workspace.
 //!
-//! Durability: writes are not synced one by one. The gate calls
-//! [`barrier`] once per operation, after the blobs, the journal and the
-//! staged file contents are written and before the first visible change;
-//! on Linux that is one `syncfs`, elsewhere an fsync per written file and
-//! directory.
+//! Durability: writes are not synced one by one. The gate collects what it
+//! wrote and calls [`barrier`] once per operation, after the blobs, the
+//! journal and the staged file contents are written and before the first
+//! visible change.
 #![expect(
     clippy::disallowed_methods,
     reason = "the disk layer of the workspace gate and store: the single writer"
 )]
 
+use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -150,36 +150,51 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Makes everything written so far durable before the caller's next step.
-/// `written` names the files and folders written since the last barrier;
-/// Linux ignores the list and syncs the whole file system of `anchor` once.
-pub(crate) fn barrier(anchor: &Path, written: &[PathBuf]) -> io::Result<()> {
+/// Makes the named files' contents and the named folders' entries durable
+/// (the caller's ordering point). Linux syncs the whole file system of
+/// `anchor` with one `syncfs`: one journal commit, measured about 3× faster
+/// here than an fsync per file and folder (each of which forces its own
+/// commit). Elsewhere files are synced before folders, so a rename or
+/// creation recorded in a folder never outlives its content.
+pub(crate) fn barrier(
+    anchor: &Path,
+    files: &BTreeSet<PathBuf>,
+    dirs: &BTreeSet<PathBuf>,
+) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
-        let _ = written;
-        let dir = File::open(anchor)?;
-        rustix::fs::syncfs(&dir)?;
+        let _ = (files, dirs);
+        rustix::fs::syncfs(File::open(anchor)?)?;
         Ok(())
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = anchor;
-        let mut dirs: Vec<&Path> = Vec::new();
-        for path in written {
-            if path.is_file() {
-                OpenOptions::new().write(true).open(path)?.sync_all()?;
-            }
-            if let Some(parent) = path.parent() {
-                if !dirs.contains(&parent) {
-                    dirs.push(parent);
-                }
+        for path in files {
+            match sync_file(path) {
+                // Renamed away or removed since it was written: nothing to keep.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                other => other?,
             }
         }
         for dir in dirs {
-            sync_dir(dir)?;
+            match sync_dir(dir) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                other => other?,
+            }
         }
         Ok(())
     }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sync_file(path: &Path) -> io::Result<()> {
+    // Windows flushes only handles opened for writing.
+    #[cfg(windows)]
+    let file = OpenOptions::new().write(true).open(path)?;
+    #[cfg(not(windows))]
+    let file = File::open(path)?;
+    file.sync_data()
 }
 
 /// What is at a workspace path, without following a final symlink.

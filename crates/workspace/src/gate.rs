@@ -18,7 +18,7 @@
 //! startup hook cannot let an agent write into an unrecovered state) and
 //! immediately after a failure in steps 4–5.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,6 +73,9 @@ struct GateState {
     held_by_journals: HashMap<TaskId, TaskCursor>,
     /// Committed operations whose journals go after the next barrier.
     settled_unsynced: Vec<OpId>,
+    /// Files written and folders changed since the last barrier.
+    unsynced_files: BTreeSet<PathBuf>,
+    unsynced_dirs: BTreeSet<PathBuf>,
     sweep: StatCache,
     watcher: Option<SweepWatcher>,
 }
@@ -84,6 +87,9 @@ enum Action {
     Remove { target: Resolved },
     Move { from: Resolved, to: Resolved },
 }
+
+/// Where an action's new content is staged: (folder, target name, temp name).
+type StagedName = (Vec<String>, String, String);
 
 /// One recorded change: a path's before/after, or a rename.
 #[derive(Debug, Clone)]
@@ -231,6 +237,8 @@ impl Gate {
                 tasks: HashMap::new(),
                 held_by_journals: HashMap::new(),
                 settled_unsynced: Vec::new(),
+                unsynced_files: BTreeSet::new(),
+                unsynced_dirs: BTreeSet::new(),
                 sweep,
                 watcher: None,
             }),
@@ -285,10 +293,46 @@ impl Gate {
         if st.settled_unsynced.is_empty() {
             return Ok(());
         }
-        disk::barrier(&self.layout.cocode_dir(), &[])
+        Self::barrier(&self.layout.cocode_dir(), st)
             .map_err(|e| internal("flush", "", &format!("sync failed: {e}")))?;
         self.remove_settled(st);
         Ok(())
+    }
+
+    /// Syncs everything noted since the last barrier.
+    fn barrier(anchor: &std::path::Path, st: &mut GateState) -> io::Result<()> {
+        disk::barrier(anchor, &st.unsynced_files, &st.unsynced_dirs)?;
+        st.unsynced_files.clear();
+        st.unsynced_dirs.clear();
+        Ok(())
+    }
+
+    /// Notes a written file (its content) and every folder from it up to the
+    /// workspace root (their entries: created files, folders and renames).
+    fn note_written(&self, st: &mut GateState, file: PathBuf) {
+        self.note_dirs_of(st, &file);
+        st.unsynced_files.insert(file);
+    }
+
+    fn note_dirs_of(&self, st: &mut GateState, path: &std::path::Path) {
+        let root = self.layout.workspace_root();
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if !d.starts_with(root) || !st.unsynced_dirs.insert(d.to_path_buf()) {
+                break;
+            }
+            if d == root {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+
+    fn full_path(&self, dir: &[String], name: &str) -> PathBuf {
+        let mut p = self.layout.workspace_root().to_path_buf();
+        p.extend(dir);
+        p.push(name);
+        p
     }
 
     fn remove_settled(&self, st: &mut GateState) {
@@ -765,52 +809,24 @@ impl Gate {
         fail::fail_point!("gate::after_reserve");
 
         // Step 2: blobs.
-        let mut written: Vec<PathBuf> = Vec::new();
         for bytes in &plan.blobs {
             let (_, path) = self
                 .store
                 .put_blob(bytes)
                 .map_err(|e| store_failed("store", &e))?;
-            written.extend(path);
+            if let Some(path) = path {
+                self.note_written(st, path);
+            }
         }
         fail::fail_point!("gate::after_blobs");
 
         // Step 3: the journal. From here on the edit is recoverable.
-        let staged_names: Vec<Option<(Vec<String>, String, String)>> = plan
-            .actions
-            .iter()
-            .enumerate()
-            .map(|(n, a)| match a {
-                Action::Put { target, .. } => Some((
-                    target.dir.clone(),
-                    target.name.clone(),
-                    format!(".{}.cocode-{op_id}-{n}.tmp", target.name),
-                )),
-                _ => None,
-            })
-            .collect();
-        let journal = WriteJournal {
-            version: WRITE_JOURNAL_VERSION,
-            op_id: op_id.clone(),
-            created_at: ts,
-            records: records.clone(),
-            staged: staged_names
-                .iter()
-                .flatten()
-                .map(|(dir, _, temp)| {
-                    dir.iter()
-                        .chain(std::iter::once(temp))
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join("/")
-                })
-                .collect(),
-        };
-        written.push(
-            self.store
-                .write_journal(&journal)
-                .map_err(|e| store_failed("journal", &e))?,
-        );
+        let (journal, staged_names) = Self::journal_for(op_id.clone(), ts, &records, plan);
+        let journal_file = self
+            .store
+            .write_journal(&journal)
+            .map_err(|e| store_failed("journal", &e))?;
+        self.note_written(st, journal_file);
         fail::fail_point!("gate::after_journal");
 
         // Step 4: stage, one barrier, apply.
@@ -823,12 +839,27 @@ impl Gate {
             }
         };
         fail::fail_point!("gate::after_stage");
-        if let Err(e) = disk::barrier(&self.layout.cocode_dir(), &written) {
+        for s in staged.iter().flatten() {
+            let path = self.full_path(&s.dir, &s.temp_name);
+            self.note_written(st, path);
+        }
+        if let Err(e) = Self::barrier(&self.layout.cocode_dir(), st) {
             self.discard(&journal);
             return Err(internal("sync", "", &format!("sync failed: {e}")));
         }
         // Everything committed earlier is durable now, indexes included.
         self.remove_settled(st);
+        // The renames and removals below change these folders' entries.
+        for action in &plan.actions {
+            let (a, b) = match action {
+                Action::Put { target, .. } | Action::Remove { target } => (target, None),
+                Action::Move { from, to } => (from, Some(to)),
+            };
+            for r in std::iter::once(a).chain(b) {
+                let path = self.full_path(&r.dir, &r.name);
+                self.note_dirs_of(st, &path);
+            }
+        }
         if let Err(e) = self.apply(plan, &staged) {
             self.recover_after_failure(st, &journal);
             return Err(e);
@@ -847,6 +878,7 @@ impl Gate {
         fail::fail_point!("gate::after_indexes");
 
         // Step 6: the journal goes after the next barrier.
+        self.note_indexes(st, &records);
         st.settled_unsynced.push(op_id);
         st.tasks.insert(
             ctx.task_id.clone(),
@@ -859,6 +891,58 @@ impl Gate {
             st.sweep.refresh(self.layout.workspace_root(), &t.path);
         }
         Ok(records)
+    }
+
+    /// The journal of an operation and the temp names its new contents are
+    /// staged under (`.<name>.cocode-<op>-<n>.tmp` next to each target).
+    fn journal_for(
+        op_id: OpId,
+        ts: Timestamp,
+        records: &[EditSnapshot],
+        plan: &Plan,
+    ) -> (WriteJournal, Vec<Option<StagedName>>) {
+        let staged_names: Vec<Option<StagedName>> = plan
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(n, a)| match a {
+                Action::Put { target, .. } => Some((
+                    target.dir.clone(),
+                    target.name.clone(),
+                    format!(".{}.cocode-{op_id}-{n}.tmp", target.name),
+                )),
+                _ => None,
+            })
+            .collect();
+        let staged = staged_names
+            .iter()
+            .flatten()
+            .map(|(dir, _, temp)| {
+                dir.iter()
+                    .chain(std::iter::once(temp))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .collect();
+        let journal = WriteJournal {
+            version: WRITE_JOURNAL_VERSION,
+            op_id,
+            created_at: ts,
+            records: records.to_vec(),
+            staged,
+        };
+        (journal, staged_names)
+    }
+
+    /// Notes the index files the records were appended to.
+    fn note_indexes(&self, st: &mut GateState, records: &[EditSnapshot]) {
+        for r in records {
+            self.note_written(st, self.layout.task_index(r.task_id()));
+            for p in crate::store::record_paths(r) {
+                self.note_written(st, self.layout.path_index(&p.key()));
+            }
+        }
     }
 
     fn stage(
@@ -1055,14 +1139,29 @@ impl Gate {
     pub fn begin_sweep(&self) -> Result<crate::sweep::SweepStats, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
+        self.scan(&mut st)
+    }
+
+    /// One stat-cache scan; stored blobs are noted for the next barrier.
+    fn scan(&self, st: &mut GateState) -> Result<crate::sweep::SweepStats, GateError> {
         let store = &self.store;
-        st.sweep
+        let mut stored = Vec::new();
+        let stats = st
+            .sweep
             .scan(
                 self.layout.workspace_root(),
                 &self.sweep_limits,
-                &mut |bytes| store.put_blob(bytes).map(|_| ()),
+                &mut |bytes| {
+                    let (_, path) = store.put_blob(bytes)?;
+                    stored.extend(path);
+                    Ok(())
+                },
             )
-            .map_err(|e| store_failed("sweep", &e))
+            .map_err(|e| store_failed("sweep", &e))?;
+        for path in stored {
+            self.note_written(st, path);
+        }
+        Ok(stats)
     }
 
     /// Starts the file watcher that marks changed paths for the next sweep
@@ -1083,14 +1182,7 @@ impl Gate {
         let mut st = self.lock();
         self.prepare(&mut st)?;
         let before = st.sweep.clone();
-        let store = &self.store;
-        st.sweep
-            .scan(
-                self.layout.workspace_root(),
-                &self.sweep_limits,
-                &mut |bytes| store.put_blob(bytes).map(|_| ()),
-            )
-            .map_err(|e| store_failed("sweep", &e))?;
+        self.scan(&mut st)?;
         let changes = before.changes_to(&st.sweep);
         if changes.is_empty() {
             return Ok(Vec::new());
@@ -1120,6 +1212,7 @@ impl Gate {
             .append_task_records(&records)
             .and_then(|()| self.store.append_path_records(&records))
             .map_err(|e| store_failed("sweep", &e))?;
+        self.note_indexes(st, &records);
         st.tasks.insert(
             ctx.task_id.clone(),
             TaskCursor {
