@@ -112,6 +112,10 @@ pub enum SnapshotOrigin {
     Observed,
     /// A person undid a hunk in review; recorded as the task's own change.
     Review,
+    /// A person rolled the task back (to a snapshot, an attempt boundary or
+    /// its start). The undo is recorded as the task's own change, so a later
+    /// rollback and the conflict checks see the state it left.
+    Rollback,
 }
 
 /// The derived kind of a snapshot.

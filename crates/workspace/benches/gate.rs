@@ -1,7 +1,10 @@
-//! 1,000 agent writes through the gate (each with its snapshot, journal and
-//! barrier) against `git add -A && git commit` of the same changes with
-//! `core.fsync=all`, measured in the same run. Reported by `cargo xtask
-//! bench` as ours/peer (bar ≤ 1.0).
+//! Two comparisons, each measured in one run and reported by `cargo xtask
+//! bench` as ours/peer (bar ≤ 1.0):
+//! - 1,000 agent writes through the gate (each with its snapshot, journal
+//!   and barrier) against `git add -A && git commit` of the same changes with
+//!   `core.fsync=all`;
+//! - rolling a task that changed 1,000 files back to its start against
+//!   `git checkout -- .` restoring the same files.
 #![expect(
     clippy::disallowed_methods,
     reason = "the bench builds fixtures and runs git"
@@ -15,7 +18,7 @@ use std::time::Duration;
 use cocode_core::gate::{GateOp, TaskContext, WorkspaceFileGate};
 use cocode_core::ids::{AttemptNo, SessionId, TaskId};
 use cocode_core::path::NormalizedPath;
-use cocode_workspace::OpenWorkspace;
+use cocode_workspace::{OpenWorkspace, RollbackQuery};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 
 /// Files changed per iteration (small in debug builds so `cargo test` stays fast).
@@ -45,17 +48,21 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
-fn bench(c: &mut Criterion) {
+fn context() -> TaskContext {
+    TaskContext {
+        task_id: TaskId::new("bench").unwrap(),
+        session_id: SessionId::new("bench-session").unwrap(),
+        attempt_no: AttemptNo(1),
+    }
+}
+
+fn bench_writes(c: &mut Criterion) {
     let mut group = c.benchmark_group("gate_1000_writes");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(20))
         .warm_up_time(Duration::from_secs(1));
-    let ctx = TaskContext {
-        task_id: TaskId::new("bench").unwrap(),
-        session_id: SessionId::new("bench-session").unwrap(),
-        attempt_no: AttemptNo(1),
-    };
+    let ctx = context();
     // Fixtures stay on disk until the group ends: deleting thousands of
     // files between iterations makes the next inode allocations slow
     // (ext4 skips recently deleted inodes), which would measure the cleanup.
@@ -124,5 +131,77 @@ fn bench(c: &mut Criterion) {
     drop(keep);
 }
 
-criterion_group!(benches, bench);
+fn bench_rollback(c: &mut Criterion) {
+    let ctx = context();
+    let keep = std::cell::RefCell::new(Vec::new());
+    let mut group = c.benchmark_group("rollback_1000_files");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20))
+        .warm_up_time(Duration::from_secs(1));
+    group.bench_function("ours", |b| {
+        b.iter_batched(
+            || {
+                let dir = tempfile::tempdir().unwrap();
+                fixture(dir.path());
+                let ws = OpenWorkspace::open(dir.path()).unwrap();
+                for i in 0..FILES {
+                    let path =
+                        NormalizedPath::try_from(format!("src/m{}/f{i}.rs", i % 20)).unwrap();
+                    ws.gate
+                        .apply(
+                            &ctx,
+                            GateOp::Write {
+                                path,
+                                bytes: content(i, 1),
+                            },
+                        )
+                        .unwrap();
+                }
+                ws.gate.flush().unwrap();
+                (dir, ws)
+            },
+            |(dir, ws)| {
+                let restored = ws
+                    .gate
+                    .rollback(&ctx.task_id, &RollbackQuery::TaskStart)
+                    .unwrap();
+                assert_eq!(restored.len(), FILES);
+                keep.borrow_mut().push(dir);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function("peer", |b| {
+        b.iter_batched(
+            || {
+                let dir = tempfile::tempdir().unwrap();
+                fixture(dir.path());
+                git(dir.path(), &["init", "-q", "."]);
+                git(dir.path(), &["config", "core.fsync", "all"]);
+                git(dir.path(), &["config", "user.name", "bench"]);
+                git(dir.path(), &["config", "user.email", "bench@localhost"]);
+                git(dir.path(), &["add", "-A"]);
+                git(dir.path(), &["commit", "-q", "-m", "base"]);
+                for i in 0..FILES {
+                    std::fs::write(
+                        dir.path().join(format!("src/m{}/f{i}.rs", i % 20)),
+                        content(i, 1),
+                    )
+                    .unwrap();
+                }
+                dir
+            },
+            |dir| {
+                git(dir.path(), &["checkout", "-q", "--", "."]);
+                keep.borrow_mut().push(dir);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+    drop(keep);
+}
+
+criterion_group!(benches, bench_writes, bench_rollback);
 criterion_main!(benches);

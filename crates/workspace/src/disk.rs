@@ -123,6 +123,20 @@ pub(crate) fn remove_file(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Removes a folder if it is empty; anything else is left alone.
+pub(crate) fn remove_empty_dir(path: &Path) -> io::Result<()> {
+    match fs::remove_dir(path) {
+        Ok(()) => Ok(()),
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound
+                || e.kind() == io::ErrorKind::DirectoryNotEmpty =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 pub(crate) fn rename(from: &Path, to: &Path) -> io::Result<()> {
     fs::rename(from, to)
 }

@@ -34,11 +34,17 @@ use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::{
     ContentHash, EditSnapshot, EditSnapshotParts, PathTransition, SnapshotOrigin,
 };
+use cocode_core::workspace::RetentionConfig;
 
 use crate::disk::{self, EntryKind, SafeRoot, Staged};
 use crate::layout::Layout;
 use crate::policy::{PathPolicy, Resolved, TestPatterns};
-use crate::store::{HistoryStore, WRITE_JOURNAL_VERSION, WriteJournal};
+use crate::retention::{self, RetentionPlan, RetentionTrigger, TaskHistory, TaskLife};
+use crate::rollback::{self, RollbackAvailability, RollbackError, RollbackQuery, RollbackTarget};
+use crate::store::{
+    HistoryStore, ROLLBACK_JOURNAL_VERSION, RetentionMarker, RollbackItem, RollbackJournal,
+    WRITE_JOURNAL_VERSION, WriteJournal,
+};
 use crate::sweep::{StatCache, SweepLimits, SweepWatcher};
 
 /// What startup (or lazy) recovery found and did.
@@ -55,6 +61,11 @@ pub struct RecoveryReport {
     pub corrupt_journals: Vec<(PathBuf, String)>,
     pub staged_files_removed: usize,
     pub torn_index_tails_cut: usize,
+    /// Interrupted rollbacks that were finished.
+    pub rollbacks_replayed: Vec<OpId>,
+    /// Interrupted rollbacks stopped at a path in neither its prior nor its
+    /// target state; their paths stay excluded until a person abandons them.
+    pub rollbacks_incomplete: Vec<(OpId, NormalizedPath)>,
 }
 
 /// Where a task's numbering stands.
@@ -68,11 +79,15 @@ struct GateState {
     recovered: bool,
     /// Paths of unresolved write journals.
     blocked: BTreeMap<NormalizedPath, OpId>,
+    /// Paths of a running or interrupted rollback.
+    exclusion: BTreeMap<NormalizedPath, OpId>,
     tasks: HashMap<TaskId, TaskCursor>,
     /// Numbering held by unresolved journals, so new records never reuse it.
     held_by_journals: HashMap<TaskId, TaskCursor>,
     /// Committed operations whose journals go after the next barrier.
     settled_unsynced: Vec<OpId>,
+    /// Finished rollbacks whose journals go after the next barrier.
+    rollbacks_unsynced: Vec<OpId>,
     /// Files written and folders changed since the last barrier.
     unsynced_files: BTreeSet<PathBuf>,
     unsynced_dirs: BTreeSet<PathBuf>,
@@ -234,9 +249,11 @@ impl Gate {
             state: Mutex::new(GateState {
                 recovered: false,
                 blocked: BTreeMap::new(),
+                exclusion: BTreeMap::new(),
                 tasks: HashMap::new(),
                 held_by_journals: HashMap::new(),
                 settled_unsynced: Vec::new(),
+                rollbacks_unsynced: Vec::new(),
                 unsynced_files: BTreeSet::new(),
                 unsynced_dirs: BTreeSet::new(),
                 sweep,
@@ -290,7 +307,7 @@ impl Gate {
     }
 
     fn flush_locked(&self, st: &mut GateState) -> Result<(), GateError> {
-        if st.settled_unsynced.is_empty() {
+        if st.settled_unsynced.is_empty() && st.rollbacks_unsynced.is_empty() {
             return Ok(());
         }
         Self::barrier(&self.layout.cocode_dir(), st)
@@ -340,6 +357,11 @@ impl Gate {
             // A journal that cannot be removed now is settled by recovery later.
             if let Err(e) = self.store.remove_write_journal(&op) {
                 tracing::warn!(op = %op, error = %e, "could not remove a settled write journal");
+            }
+        }
+        for op in std::mem::take(&mut st.rollbacks_unsynced) {
+            if let Err(e) = self.store.remove_rollback_journal(&op) {
+                tracing::warn!(op = %op, error = %e, "could not remove a finished rollback journal");
             }
         }
     }
@@ -409,6 +431,14 @@ impl Gate {
                         &format!(
                             "an interrupted edit ({op}) left this file in an unknown state; accept or restore it first"
                         ),
+                    ));
+                }
+                if let Some(op) = st.exclusion.get(p) {
+                    return Err(refuse(
+                        WorkspaceErrorCode::RollbackInProgress,
+                        "rollback",
+                        p,
+                        &format!("a rollback ({op}) is restoring this file"),
                     ));
                 }
             }
@@ -743,21 +773,21 @@ impl Gate {
     fn reserve(
         &self,
         st: &mut GateState,
-        ctx: &TaskContext,
+        (task_id, attempt_no): (&TaskId, AttemptNo),
         changes: &[Change],
         origin: SnapshotOrigin,
     ) -> Result<(OpId, Timestamp, Vec<EditSnapshot>), GateError> {
         let cursor = self
-            .cursor(st, &ctx.task_id)
+            .cursor(st, task_id)
             .map_err(|e| store_failed("reserve", &e))?;
-        if ctx.attempt_no < cursor.last_attempt {
+        if attempt_no < cursor.last_attempt {
             return Err(GateError {
                 code: WorkspaceErrorCode::RevisionConflict,
                 operation: "reserve",
                 path: String::new(),
                 message: format!(
                     "attempt {} is older than the task's attempt {}",
-                    ctx.attempt_no.0, cursor.last_attempt.0
+                    attempt_no.0, cursor.last_attempt.0
                 ),
             });
         }
@@ -770,9 +800,9 @@ impl Gate {
                 .map_err(|e| internal("reserve", "", &e.to_string()))?;
             let record = EditSnapshot::new(EditSnapshotParts {
                 snapshot_id,
-                task_id: ctx.task_id.clone(),
+                task_id: task_id.clone(),
                 seq,
-                attempt_no: ctx.attempt_no,
+                attempt_no,
                 path: change.path.clone(),
                 previous_path: change.previous_path.clone(),
                 base: change.base,
@@ -805,7 +835,8 @@ impl Gate {
             return Ok(Vec::new());
         }
         // Step 1: reserve seq, check attempt monotonicity.
-        let (op_id, ts, records) = self.reserve(st, ctx, &plan.changes, origin)?;
+        let (op_id, ts, records) =
+            self.reserve(st, (&ctx.task_id, ctx.attempt_no), &plan.changes, origin)?;
         fail::fail_point!("gate::after_reserve");
 
         // Step 2: blobs.
@@ -1036,14 +1067,32 @@ impl Gate {
             ..RecoveryReport::default()
         };
         st.settled_unsynced.clear();
+        st.rollbacks_unsynced.clear();
         st.blocked.clear();
         st.held_by_journals.clear();
+        st.exclusion.clear();
         for file in self.store.write_journals()? {
             match file.content {
                 Ok(journal) => self.recover_journal(st, &journal, &mut report)?,
                 Err(reason) => report.corrupt_journals.push((file.path, reason)),
             }
         }
+        st.tasks.clear();
+        for file in self.store.rollback_journals()? {
+            match file.content {
+                Ok(journal) => match self.replay_rollback(st, &journal, false) {
+                    Ok(()) => report.rollbacks_replayed.push(journal.op_id.clone()),
+                    Err(path) => report
+                        .rollbacks_incomplete
+                        .push((journal.op_id.clone(), path)),
+                },
+                Err(reason) => report.corrupt_journals.push((file.path, reason)),
+            }
+        }
+        // Replayed rollbacks are durable now; their journals go.
+        Self::barrier(&self.layout.cocode_dir(), st)
+            .map_err(|e| StoreError::Io(format!("sync failed: {e}")))?;
+        self.remove_settled(st);
         st.tasks.clear();
         st.recovered = true;
         Ok(report)
@@ -1205,7 +1254,12 @@ impl Gate {
                 result: t.after,
             })
             .collect();
-        let (_, _, records) = self.reserve(st, ctx, &changes, SnapshotOrigin::Observed)?;
+        let (_, _, records) = self.reserve(
+            st,
+            (&ctx.task_id, ctx.attempt_no),
+            &changes,
+            SnapshotOrigin::Observed,
+        )?;
         // The blobs were stored by the scans; the change already happened on
         // disk, so there is nothing to journal: the records go straight in.
         self.store
@@ -1223,9 +1277,580 @@ impl Gate {
         Ok(records)
     }
 
-    /// Committed operations whose journals wait for the next barrier.
+    /// Finished operations (writes and rollbacks) whose journals wait for
+    /// the next barrier.
     pub fn unsynced_operations(&self) -> usize {
-        self.lock().settled_unsynced.len()
+        let st = self.lock();
+        st.settled_unsynced.len() + st.rollbacks_unsynced.len()
+    }
+}
+
+/// Splits a recorded (real) path into its folder segments and name.
+fn split(path: &NormalizedPath) -> (Vec<String>, String) {
+    let mut segments: Vec<String> = path.segments().map(ToOwned::to_owned).collect();
+    let name = segments.pop().unwrap_or_default();
+    (segments, name)
+}
+
+fn rollback_failed(e: &impl std::fmt::Display) -> RollbackError {
+    RollbackError::Failed(e.to_string())
+}
+
+impl Gate {
+    /// Whether `query` can roll `task` back now: the targets, or why not.
+    pub fn rollback_availability(
+        &self,
+        task: &TaskId,
+        query: &RollbackQuery,
+    ) -> RollbackAvailability {
+        let mut st = self.lock();
+        if let Err(e) = self.prepare(&mut st) {
+            return RollbackAvailability::Unavailable(rollback_failed(&e));
+        }
+        match self.rollback_targets(&st, task, query) {
+            Ok(targets) => RollbackAvailability::Available { targets },
+            Err(e) => RollbackAvailability::Unavailable(e),
+        }
+    }
+
+    fn rollback_targets(
+        &self,
+        st: &GateState,
+        task: &TaskId,
+        query: &RollbackQuery,
+    ) -> Result<Vec<RollbackTarget>, RollbackError> {
+        if let Some(marker) = self
+            .store
+            .retention_marker(task)
+            .map_err(|e| rollback_failed(&e))?
+        {
+            return Err(RollbackError::Collected {
+                removed_at_ms: marker.removed_at.as_millis(),
+                reason: marker.reason,
+            });
+        }
+        let records = self
+            .store
+            .snapshots_of_task(task)
+            .map_err(|e| rollback_failed(&e))?;
+        let selected = rollback::select(&records, query)?;
+        let targets = rollback::targets(&selected);
+        if targets.is_empty() {
+            return Err(RollbackError::NothingToRollBack);
+        }
+        for t in &targets {
+            if st.blocked.contains_key(&t.path) {
+                return Err(RollbackError::RecoveryPending(t.path.clone()));
+            }
+            if let Some(op) = st.exclusion.get(&t.path) {
+                return Err(RollbackError::InProgress(op.clone()));
+            }
+        }
+        let mut lookup_error = None;
+        let conflicts = rollback::precheck(
+            task,
+            &targets,
+            &mut |path| match self.store.path_history(path) {
+                Ok(mut h) => h.pop().map(|r| r.task_id().clone()),
+                Err(e) => {
+                    lookup_error = Some(e);
+                    None
+                }
+            },
+            &mut |path| self.current(path),
+        );
+        if let Some(e) = lookup_error {
+            return Err(rollback_failed(&e));
+        }
+        if conflicts.is_empty() {
+            Ok(targets)
+        } else {
+            Err(RollbackError::Conflicts(conflicts))
+        }
+    }
+
+    /// Rolls `task` back atomically. Every path is prechecked first; one
+    /// conflict and nothing is touched. The undo is recorded as the task's own
+    /// `rollback` snapshots. Returns them (none when the selection changes no
+    /// file, e.g. a file the task created and deleted again).
+    pub fn rollback(
+        &self,
+        task: &TaskId,
+        query: &RollbackQuery,
+    ) -> Result<Vec<EditSnapshot>, RollbackError> {
+        let mut st = self.lock();
+        self.prepare(&mut st).map_err(|e| rollback_failed(&e))?;
+        let targets = match self.rollback_targets(&st, task, query) {
+            // Created then deleted, or already rolled back: done, no error.
+            Err(RollbackError::NothingToRollBack) => return Ok(Vec::new()),
+            other => other?,
+        };
+        let attempt = self
+            .cursor(&mut st, task)
+            .map_err(|e| rollback_failed(&e))?
+            .last_attempt;
+        let changes: Vec<Change> = targets
+            .iter()
+            .map(|t| Change {
+                path: t.path.clone(),
+                previous_path: None,
+                base: t.expected,
+                result: t.target,
+            })
+            .collect();
+        let (op_id, ts, records) = self
+            .reserve(&mut st, (task, attempt), &changes, SnapshotOrigin::Rollback)
+            .map_err(|e| rollback_failed(&e))?;
+        let items: Vec<RollbackItem> = targets
+            .iter()
+            .enumerate()
+            .map(|(n, t)| {
+                let (dir, name) = split(&t.path);
+                RollbackItem {
+                    path: t.path.clone(),
+                    prior: t.expected,
+                    target: t.target,
+                    staging: t.target.map(|_| {
+                        dir.iter()
+                            .cloned()
+                            .chain(std::iter::once(format!(
+                                ".{name}.cocode-rollback-{op_id}-{n}.tmp"
+                            )))
+                            .collect::<Vec<_>>()
+                            .join("/")
+                    }),
+                }
+            })
+            .collect();
+        let journal = RollbackJournal {
+            version: ROLLBACK_JOURNAL_VERSION,
+            op_id: op_id.clone(),
+            task_id: task.clone(),
+            created_at: ts,
+            items,
+            records,
+        };
+        // Journal first, then staging next to each target, then one barrier.
+        let journal_file = self
+            .store
+            .write_rollback_journal(&journal)
+            .map_err(|e| rollback_failed(&e))?;
+        self.note_written(&mut st, journal_file);
+        fail::fail_point!("rollback::after_journal");
+        let staged = self.stage_rollback(&mut st, &journal);
+        let synced = staged.and_then(|()| {
+            fail::fail_point!("rollback::after_stage");
+            Self::barrier(&self.layout.cocode_dir(), &mut st).map_err(|e| rollback_failed(&e))
+        });
+        if let Err(e) = synced {
+            self.discard_rollback(&journal);
+            return Err(e);
+        }
+        for item in &journal.items {
+            st.exclusion.insert(item.path.clone(), op_id.clone());
+        }
+        match self.replay_rollback(&mut st, &journal, true) {
+            Ok(()) => Ok(journal.records),
+            Err(path) => Err(RollbackError::Failed(format!(
+                "the rollback stopped at {path}; it stays pending until finished at the next start or abandoned"
+            ))),
+        }
+    }
+
+    fn stage_rollback(
+        &self,
+        st: &mut GateState,
+        journal: &RollbackJournal,
+    ) -> Result<(), RollbackError> {
+        for item in &journal.items {
+            if let (Some(target), Some(staging)) = (item.target, &item.staging) {
+                let bytes = self
+                    .store
+                    .read_blob(&target)
+                    .map_err(|e| rollback_failed(&e))?;
+                let (dir, name) = split(&item.path);
+                let temp = staging.rsplit('/').next().unwrap_or(staging);
+                self.disk
+                    .stage(&dir, &name, temp, &bytes)
+                    .map_err(|e| rollback_failed(&disk_failed("rollback", &item.path, &e)))?;
+                let full = self.full_path(&dir, temp);
+                self.note_written(st, full);
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the journal and staging files of a rollback that failed before
+    /// any file changed.
+    fn discard_rollback(&self, journal: &RollbackJournal) {
+        for staging in journal.items.iter().filter_map(|i| i.staging.as_deref()) {
+            let segments: Vec<String> = staging.split('/').map(ToOwned::to_owned).collect();
+            if let Some((name, dir)) = segments.split_last() {
+                let _ = self.disk.unlink(dir, name);
+            }
+        }
+        if let Err(e) = self.store.remove_rollback_journal(&journal.op_id) {
+            tracing::warn!(op = %journal.op_id, error = %e, "could not remove the journal of a failed rollback");
+        }
+    }
+
+    /// Brings every item of a rollback journal to its target — deletions
+    /// first, then restorations — skipping items already there, appends the
+    /// rollback's records and removes the journal. Used by a running rollback
+    /// and by startup replay alike (`staged_ready`: the staging files were
+    /// written and synced by this process). Stops at the first path in neither its
+    /// prior nor its target state (returned); its journal's paths stay
+    /// excluded until a person abandons it.
+    fn replay_rollback(
+        &self,
+        st: &mut GateState,
+        journal: &RollbackJournal,
+        staged_ready: bool,
+    ) -> Result<(), NormalizedPath> {
+        if journal.items.is_empty() {
+            // Nothing to restore; a journal without items only needs to go.
+            let _ = self.store.remove_rollback_journal(&journal.op_id);
+            return Ok(());
+        }
+        for item in &journal.items {
+            st.exclusion
+                .insert(item.path.clone(), journal.op_id.clone());
+        }
+        let order: Vec<&RollbackItem> = journal
+            .items
+            .iter()
+            .filter(|i| i.target.is_none())
+            .chain(journal.items.iter().filter(|i| i.target.is_some()))
+            .collect();
+        if !staged_ready {
+            // After a restart the staged files may be missing or torn.
+            self.restage_rollback(st, journal, &order)?;
+        }
+        for (n, item) in order.into_iter().enumerate() {
+            if n > 0 {
+                fail::fail_point!("rollback::between_items");
+            }
+            // Checked right before each change: a file someone else changed
+            // meanwhile is never overwritten.
+            match self.current(&item.path) {
+                Ok(cur) if cur == item.target => continue,
+                Ok(cur) if cur == item.prior => {}
+                _ => return Err(item.path.clone()),
+            }
+            let (dir, name) = split(&item.path);
+            let done = match (item.target, &item.staging) {
+                (None, _) => self.disk.unlink(&dir, &name),
+                (Some(_), Some(staging)) => self.disk.commit(&Staged {
+                    dir: dir.clone(),
+                    temp_name: staging.rsplit('/').next().unwrap_or(staging).to_owned(),
+                    name: name.clone(),
+                }),
+                (Some(_), None) => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "a restoration without a staging file",
+                )),
+            };
+            if let Err(e) = done {
+                tracing::error!(op = %journal.op_id, path = %item.path, error = %e, "rollback step failed");
+                return Err(item.path.clone());
+            }
+            let full = self.full_path(&dir, &name);
+            self.note_dirs_of(st, &full);
+        }
+        fail::fail_point!("rollback::after_apply");
+        for staging in journal.items.iter().filter_map(|i| i.staging.as_deref()) {
+            // Consumed by its rename unless the item was already at target.
+            let segments: Vec<String> = staging.split('/').map(ToOwned::to_owned).collect();
+            if let Some((name, dir)) = segments.split_last() {
+                let _ = self.disk.unlink(dir, name);
+            }
+        }
+        // A running rollback's records are new; a replay may find some
+        // already appended by the run it finishes.
+        let appended = if staged_ready {
+            self.store
+                .append_task_records(&journal.records)
+                .and_then(|()| self.store.append_path_records(&journal.records))
+        } else {
+            self.store.append_missing(&journal.records)
+        };
+        // The journal goes after the next barrier, which also makes these
+        // appends durable; until then a replay finds every item at target.
+        let finished = appended.map_err(|e| e.to_string()).map(|()| {
+            self.note_indexes(st, &journal.records);
+            fail::fail_point!("rollback::after_records");
+            st.rollbacks_unsynced.push(journal.op_id.clone());
+        });
+        if let Err(e) = finished {
+            tracing::error!(op = %journal.op_id, error = %e, "could not finish the rollback's records");
+            return Err(journal.items[0].path.clone());
+        }
+        for item in &journal.items {
+            st.exclusion.remove(&item.path);
+            st.sweep.refresh(self.layout.workspace_root(), &item.path);
+        }
+        st.tasks.remove(&journal.task_id);
+        Ok(())
+    }
+
+    /// Stages every restoration still to do from its blob, then one barrier.
+    fn restage_rollback(
+        &self,
+        st: &mut GateState,
+        journal: &RollbackJournal,
+        order: &[&RollbackItem],
+    ) -> Result<(), NormalizedPath> {
+        for item in order {
+            let (Some(target), Some(staging)) = (item.target, &item.staging) else {
+                continue;
+            };
+            if self.current(&item.path) != Ok(item.prior) {
+                continue;
+            }
+            let (dir, name) = split(&item.path);
+            let temp = staging.rsplit('/').next().unwrap_or(staging);
+            let staged = self
+                .store
+                .read_blob(&target)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| {
+                    self.disk
+                        .stage(&dir, &name, temp, &bytes)
+                        .map_err(|e| e.to_string())
+                });
+            if let Err(e) = staged {
+                tracing::error!(op = %journal.op_id, path = %item.path, error = %e, "rollback staging failed");
+                return Err(item.path.clone());
+            }
+            let full = self.full_path(&dir, temp);
+            self.note_written(st, full);
+        }
+        if let Err(e) = Self::barrier(&self.layout.cocode_dir(), st) {
+            tracing::error!(op = %journal.op_id, error = %e, "rollback barrier failed");
+            return Err(order[0].path.clone());
+        }
+        Ok(())
+    }
+
+    /// A person accepts the current state of an interrupted rollback's
+    /// paths: the journal moves to `journal/abandoned/`, the paths are free.
+    pub fn abandon_pending_journal(&self, op: &OpId) -> Result<Vec<NormalizedPath>, GateError> {
+        let mut st = self.lock();
+        let paths: Vec<NormalizedPath> = st
+            .exclusion
+            .iter()
+            .filter(|(_, o)| *o == op)
+            .map(|(p, _)| p.clone())
+            .collect();
+        if paths.is_empty() {
+            return Err(internal(
+                "abandon",
+                "",
+                &format!("no pending rollback journal {op}"),
+            ));
+        }
+        let journals = self
+            .store
+            .rollback_journals()
+            .map_err(|e| store_failed("abandon", &e))?;
+        for journal in journals
+            .into_iter()
+            .filter_map(|j| j.content.ok())
+            .filter(|j| j.op_id == *op)
+        {
+            for staging in journal.items.iter().filter_map(|i| i.staging.as_deref()) {
+                let (dir, name) = split(&self.policy.normalize("abandon", staging)?);
+                self.disk
+                    .unlink(&dir, &name)
+                    .map_err(|e| internal("abandon", staging, &e.to_string()))?;
+            }
+        }
+        self.store
+            .abandon_rollback_journal(op)
+            .map_err(|e| store_failed("abandon", &e))?;
+        st.exclusion.retain(|_, o| o != op);
+        Ok(paths)
+    }
+}
+
+/// What a retention run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetentionReport {
+    pub plan: RetentionPlan,
+    /// Tasks an interrupted earlier run had marked and this run finished.
+    pub finished_earlier: Vec<TaskId>,
+    pub blobs_removed: usize,
+    /// Blob collection was skipped because a journal cannot be read (its
+    /// references are unknown, so nothing may go).
+    pub blobs_kept_for_unreadable_journal: bool,
+}
+
+impl Gate {
+    /// Bytes the history takes on disk (for the cap-exceeded trigger).
+    pub fn history_bytes(&self) -> u64 {
+        self.store.history_bytes()
+    }
+
+    /// Retention P1–P7, inside the serial section. `lives` tells which tasks
+    /// are terminal and since when; a task it does not list is never touched.
+    pub fn run_retention(
+        &self,
+        lives: &[TaskLife],
+        trigger: RetentionTrigger,
+        config: RetentionConfig,
+    ) -> Result<RetentionReport, GateError> {
+        let mut st = self.lock();
+        self.prepare(&mut st)?;
+        let failed = |e: StoreError| store_failed("retention", &e);
+        let mut report = RetentionReport::default();
+        let terminated: HashMap<&TaskId, Timestamp> = lives
+            .iter()
+            .filter_map(|l| l.terminated_at.map(|t| (&l.task_id, t)))
+            .collect();
+        let mut histories = Vec::new();
+        for task in self.store.task_ids().map_err(failed)? {
+            let index = self.layout.task_index(&task);
+            if !index.exists() {
+                continue;
+            }
+            let records = self.store.snapshots_of_task(&task).map_err(failed)?;
+            if self
+                .store
+                .retention_marker(&task)
+                .map_err(failed)?
+                .is_some()
+            {
+                // An earlier run marked it and stopped: finish the removal.
+                self.remove_task_history(&task, &records).map_err(failed)?;
+                report.finished_earlier.push(task);
+                continue;
+            }
+            histories.push(TaskHistory {
+                terminated_at: terminated.get(&task).copied(),
+                index_bytes: std::fs::metadata(&index).map_or(0, |m| m.len()),
+                task_id: task,
+                records,
+            });
+        }
+        let (journal_blobs, journals_readable) = self.journal_blobs().map_err(failed)?;
+        let (stored, _) = self.store.blob_names().map_err(failed)?;
+        let blob_sizes: BTreeMap<ContentHash, u64> = stored
+            .iter()
+            .map(|h| (*h, self.store.blob_size(h)))
+            .collect();
+        let plan = retention::plan(
+            &histories,
+            &blob_sizes,
+            &journal_blobs,
+            self.store.history_bytes(),
+            config,
+        );
+        for task in &plan.remove {
+            let Some(h) = histories.iter().find(|h| h.task_id == *task) else {
+                continue;
+            };
+            let marker = RetentionMarker {
+                version: 1,
+                removed_at: now(),
+                reason: format!(
+                    "history over its {} MiB cap (retention ran on {}); this task's snapshots were removed",
+                    config.byte_cap / (1024 * 1024),
+                    trigger.as_str()
+                ),
+                snapshots_removed: h.records.len(),
+                bytes_freed: 0,
+            };
+            self.store
+                .write_retention_marker(task, &marker)
+                .map_err(failed)?;
+            fail::fail_point!("retention::after_marker");
+            self.remove_task_history(task, &h.records).map_err(failed)?;
+            st.tasks.remove(task);
+        }
+        if journals_readable {
+            // The sweep's base blobs of files no record names yet stay too: a
+            // command may still change those files and be recorded against them.
+            let mut keep = journal_blobs;
+            keep.extend(st.sweep.hashes());
+            report.blobs_removed = self.collect_blobs(&keep).map_err(failed)?;
+        } else {
+            report.blobs_kept_for_unreadable_journal = true;
+        }
+        report.plan = plan;
+        Ok(report)
+    }
+
+    /// Removes a task's records from every path index, then its own index.
+    fn remove_task_history(
+        &self,
+        task: &TaskId,
+        records: &[EditSnapshot],
+    ) -> Result<(), StoreError> {
+        let paths: BTreeSet<&NormalizedPath> = records
+            .iter()
+            .flat_map(crate::store::record_paths)
+            .collect();
+        for path in paths {
+            self.store
+                .rewrite_path_index(path, &|r| r.task_id() == task)?;
+        }
+        self.store.remove_task_index(task)
+    }
+
+    /// Blobs the pending journals reference; `false` when a journal cannot be read.
+    fn journal_blobs(&self) -> Result<(BTreeSet<ContentHash>, bool), StoreError> {
+        let mut blobs = BTreeSet::new();
+        let mut readable = true;
+        for j in self.store.write_journals()? {
+            match j.content {
+                Ok(j) => blobs.extend(
+                    j.records
+                        .iter()
+                        .flat_map(|r| [r.base(), r.result()])
+                        .flatten(),
+                ),
+                Err(_) => readable = false,
+            }
+        }
+        for j in self.store.rollback_journals()? {
+            match j.content {
+                Ok(j) => {
+                    blobs.extend(j.items.iter().flat_map(|i| [i.prior, i.target]).flatten());
+                    blobs.extend(
+                        j.records
+                            .iter()
+                            .flat_map(|r| [r.base(), r.result()])
+                            .flatten(),
+                    );
+                }
+                Err(_) => readable = false,
+            }
+        }
+        Ok((blobs, readable))
+    }
+
+    /// P5: removes blobs no record references and `keep` does not hold.
+    fn collect_blobs(&self, keep: &BTreeSet<ContentHash>) -> Result<usize, StoreError> {
+        let mut referenced: BTreeSet<ContentHash> = keep.clone();
+        for file in self.store.path_index_files()? {
+            for r in self.store.read_path_index(&file)? {
+                referenced.extend([r.base(), r.result()].into_iter().flatten());
+            }
+        }
+        for task in self.store.task_ids()? {
+            for r in self.store.snapshots_of_task(&task)? {
+                referenced.extend([r.base(), r.result()].into_iter().flatten());
+            }
+        }
+        let (stored, _) = self.store.blob_names()?;
+        let mut removed = 0;
+        for hash in stored {
+            if !referenced.contains(&hash) {
+                self.store.remove_blob(&hash)?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 }
 

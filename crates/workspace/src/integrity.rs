@@ -59,7 +59,14 @@ impl<'a> HistoryIntegrityChecker<'a> {
     pub fn check(&self) -> Result<IntegrityReport, StoreError> {
         let mut report = IntegrityReport::default();
         let mut by_task: BTreeMap<SnapshotId, EditSnapshot> = BTreeMap::new();
+        // Tasks retention marked are being removed; an interrupted removal
+        // is finished by the next retention run, not an integrity problem.
+        let mut collected = BTreeSet::new();
         for task in self.store.task_ids()? {
+            if self.store.retention_marker(&task)?.is_some() {
+                collected.insert(task);
+                continue;
+            }
             match self.store.snapshots_of_task(&task) {
                 Ok(records) => {
                     by_task.extend(records.into_iter().map(|r| (r.snapshot_id().clone(), r)));
@@ -74,10 +81,17 @@ impl<'a> HistoryIntegrityChecker<'a> {
         for file in self.store.path_index_files()? {
             match self.store.read_path_index(&file) {
                 Ok(records) => {
-                    for r in records {
+                    for r in records
+                        .into_iter()
+                        .filter(|r| !collected.contains(r.task_id()))
+                    {
+                        // A rename is listed in both of its paths' files; each
+                        // file speaks only for its own path.
                         for p in record_paths(&r) {
-                            in_paths.insert((p.clone(), r.snapshot_id().clone()));
-                            last.insert(p.clone(), r.clone());
+                            if self.store.layout().path_index(&p.key()) == file {
+                                in_paths.insert((p.clone(), r.snapshot_id().clone()));
+                                last.insert(p.clone(), r.clone());
+                            }
                         }
                         path_ids.insert(r.snapshot_id().clone(), r);
                     }
@@ -118,6 +132,7 @@ impl<'a> HistoryIntegrityChecker<'a> {
             .write_journals()?
             .into_iter()
             .map(|j| j.path)
+            .chain(self.store.rollback_journals()?.into_iter().map(|j| j.path))
             .collect();
         let root = self.store.layout().workspace_root();
         for (path, r) in &last {

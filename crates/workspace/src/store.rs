@@ -40,6 +40,49 @@ pub struct WriteJournal {
     pub staged: Vec<String>,
 }
 
+/// Current format version of `journal/<op_id>.json` (rollback journals).
+pub const ROLLBACK_JOURNAL_VERSION: u32 = 1;
+
+/// One path of a rollback: the state it is in before, the state it goes to,
+/// and the staging file holding the target content next to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackItem {
+    pub path: NormalizedPath,
+    pub prior: Option<ContentHash>,
+    pub target: Option<ContentHash>,
+    /// Workspace-relative staging file (restorations only).
+    #[serde(default)]
+    pub staging: Option<String>,
+}
+
+/// A rollback journal, written before any file is touched; replayed at
+/// startup when a rollback was interrupted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackJournal {
+    pub version: u32,
+    pub op_id: OpId,
+    pub task_id: TaskId,
+    pub created_at: Timestamp,
+    pub items: Vec<RollbackItem>,
+    /// The rollback's own records (origin `rollback`), appended once every
+    /// item is at its target.
+    pub records: Vec<EditSnapshot>,
+}
+
+/// `tasks/<task_id>/retention.json`: retention removed this task's
+/// snapshots; rollback is disabled with this reason. The task record stays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionMarker {
+    pub version: u32,
+    pub removed_at: Timestamp,
+    pub reason: String,
+    pub snapshots_removed: usize,
+    pub bytes_freed: u64,
+}
+
 /// The first line of `files/<path_key>/versions.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,10 +92,57 @@ struct PathIndexHeader {
 
 /// One journal file as found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JournalFile {
+pub struct JournalFile<J = WriteJournal> {
     pub path: PathBuf,
     /// The parsed journal, or why it could not be read (reported, never deleted).
-    pub content: Result<WriteJournal, String>,
+    pub content: Result<J, String>,
+}
+
+/// Journals name their operation; the file name must agree.
+pub trait Journal: serde::de::DeserializeOwned {
+    fn op_id(&self) -> &OpId;
+}
+
+impl Journal for WriteJournal {
+    fn op_id(&self) -> &OpId {
+        &self.op_id
+    }
+}
+
+impl Journal for RollbackJournal {
+    fn op_id(&self) -> &OpId {
+        &self.op_id
+    }
+}
+
+/// Every `<op_id>.json` journal in `dir`, oldest op first (op ids sort by time).
+fn read_journals<J: Journal>(dir: &Path) -> Result<Vec<JournalFile<J>>, StoreError> {
+    let mut out = Vec::new();
+    for path in read_dir_sorted(dir)? {
+        let is_journal = path.extension().is_some_and(|e| e == "json") && path.is_file();
+        if !is_journal {
+            continue;
+        }
+        let content = fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<J>(&b).map_err(|e| e.to_string()))
+            .and_then(|j| {
+                let expected = format!("{}.json", j.op_id().as_str());
+                if path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy() == expected)
+                {
+                    Ok(j)
+                } else {
+                    Err(format!(
+                        "journal names op {} but the file is not {expected}",
+                        j.op_id()
+                    ))
+                }
+            });
+        out.push(JournalFile { path, content });
+    }
+    Ok(out)
 }
 
 fn io_err(context: &str, path: &Path, e: &io::Error) -> StoreError {
@@ -170,13 +260,19 @@ impl HistoryStore {
     pub fn append_missing(&self, records: &[EditSnapshot]) -> Result<(), StoreError> {
         let mut in_tasks = HashSet::new();
         let mut in_paths = HashSet::new();
+        let mut tasks_read = HashSet::new();
+        let mut paths_read = HashSet::new();
         for r in records {
-            for s in self.snapshots_of_task(r.task_id())? {
-                in_tasks.insert(s.snapshot_id().clone());
+            if tasks_read.insert(r.task_id().clone()) {
+                for s in self.snapshots_of_task(r.task_id())? {
+                    in_tasks.insert(s.snapshot_id().clone());
+                }
             }
             for p in record_paths(r) {
-                for s in self.path_history(p)? {
-                    in_paths.insert((p.clone(), s.snapshot_id().clone()));
+                if paths_read.insert(p.clone()) {
+                    for s in self.path_history(p)? {
+                        in_paths.insert((p.clone(), s.snapshot_id().clone()));
+                    }
                 }
             }
         }
@@ -291,40 +387,42 @@ impl HistoryStore {
     /// Writes a journal (temp + rename); returns its path for the barrier.
     pub fn write_journal(&self, journal: &WriteJournal) -> Result<PathBuf, StoreError> {
         let path = self.layout.write_journal(&journal.op_id);
-        let bytes =
-            serde_json::to_vec_pretty(journal).map_err(|e| StoreError::Index(e.to_string()))?;
+        let bytes = serde_json::to_vec(journal).map_err(|e| StoreError::Index(e.to_string()))?;
         disk::write_atomic(&path, &bytes).map_err(|e| io_err("writing journal", &path, &e))?;
         Ok(path)
     }
 
-    /// Every pending write journal, oldest op first (op ids sort by time).
+    /// Every pending write journal, oldest op first.
     pub fn write_journals(&self) -> Result<Vec<JournalFile>, StoreError> {
-        let mut out = Vec::new();
-        for path in read_dir_sorted(&self.layout.write_journal_dir())? {
-            let is_journal = path.extension().is_some_and(|e| e == "json") && path.is_file();
-            if !is_journal {
-                continue;
-            }
-            let content = fs::read(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|b| serde_json::from_slice::<WriteJournal>(&b).map_err(|e| e.to_string()))
-                .and_then(|j| {
-                    let expected = format!("{}.json", j.op_id.as_str());
-                    if path
-                        .file_name()
-                        .is_some_and(|n| n.to_string_lossy() == expected)
-                    {
-                        Ok(j)
-                    } else {
-                        Err(format!(
-                            "journal names op {} but the file is not {expected}",
-                            j.op_id
-                        ))
-                    }
-                });
-            out.push(JournalFile { path, content });
-        }
-        Ok(out)
+        read_journals(&self.layout.write_journal_dir())
+    }
+
+    /// Writes a rollback journal (temp + rename); returns its path.
+    pub fn write_rollback_journal(&self, journal: &RollbackJournal) -> Result<PathBuf, StoreError> {
+        let path = self.layout.rollback_journal(&journal.op_id);
+        let bytes = serde_json::to_vec(journal).map_err(|e| StoreError::Index(e.to_string()))?;
+        disk::write_atomic(&path, &bytes).map_err(|e| io_err("writing journal", &path, &e))?;
+        Ok(path)
+    }
+
+    /// Every pending rollback journal, oldest op first.
+    pub fn rollback_journals(&self) -> Result<Vec<JournalFile<RollbackJournal>>, StoreError> {
+        read_journals(&self.layout.journal_dir())
+    }
+
+    pub fn remove_rollback_journal(&self, op: &OpId) -> Result<(), StoreError> {
+        let path = self.layout.rollback_journal(op);
+        disk::remove_file(&path).map_err(|e| io_err("removing journal", &path, &e))
+    }
+
+    /// Moves an interrupted rollback's journal out of the way after a person
+    /// accepted the current state; it stays as evidence.
+    pub fn abandon_rollback_journal(&self, op: &OpId) -> Result<(), StoreError> {
+        let from = self.layout.rollback_journal(op);
+        let dir = self.layout.journal_dir().join("abandoned");
+        let to = dir.join(format!("{}.json", op.as_str()));
+        disk::create_dir_all(&dir).map_err(|e| io_err("creating", &dir, &e))?;
+        disk::rename(&from, &to).map_err(|e| io_err("abandoning journal", &from, &e))
     }
 
     pub fn remove_write_journal(&self, op: &OpId) -> Result<(), StoreError> {
@@ -340,6 +438,103 @@ impl HistoryStore {
         let to = dir.join(format!("{}.json", op.as_str()));
         disk::create_dir_all(&dir).map_err(|e| io_err("creating", &dir, &e))?;
         disk::rename(&from, &to).map_err(|e| io_err("abandoning journal", &from, &e))
+    }
+
+    // ---- retention ----------------------------------------------------------
+
+    /// The retention marker of a task, if retention removed its snapshots.
+    pub fn retention_marker(&self, task: &TaskId) -> Result<Option<RetentionMarker>, StoreError> {
+        let path = self.layout.retention_marker(task);
+        match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| StoreError::Index(format!("{}: {e}", path.display()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err("reading", &path, &e)),
+        }
+    }
+
+    /// Writes a task's retention marker (synced: it must exist before any of
+    /// the task's records go, so rollback is disabled with its reason).
+    pub fn write_retention_marker(
+        &self,
+        task: &TaskId,
+        marker: &RetentionMarker,
+    ) -> Result<(), StoreError> {
+        let path = self.layout.retention_marker(task);
+        let bytes =
+            serde_json::to_vec_pretty(marker).map_err(|e| StoreError::Index(e.to_string()))?;
+        if let Some(dir) = path.parent() {
+            disk::create_dir_all(dir).map_err(|e| io_err("creating", dir, &e))?;
+        }
+        disk::write_atomic_synced(&path, &bytes).map_err(|e| io_err("writing", &path, &e))
+    }
+
+    /// Rewrites a path's index without the records `drop` selects (the whole
+    /// file is replaced atomically; the header stays). An index left with no
+    /// record is removed with its folder.
+    pub fn rewrite_path_index(
+        &self,
+        path: &NormalizedPath,
+        drop: &dyn Fn(&EditSnapshot) -> bool,
+    ) -> Result<(), StoreError> {
+        let file = self.layout.path_index(&path.key());
+        let records = read_jsonl(&file, true)?;
+        let kept: Vec<&EditSnapshot> = records.iter().filter(|r| !drop(r)).collect();
+        if kept.len() == records.len() {
+            return Ok(());
+        }
+        if kept.is_empty() {
+            disk::remove_file(&file).map_err(|e| io_err("removing", &file, &e))?;
+            if let Some(dir) = file.parent() {
+                disk::remove_empty_dir(dir).map_err(|e| io_err("removing", dir, &e))?;
+            }
+            return Ok(());
+        }
+        let mut text = serde_json::to_string(&PathIndexHeader { path: path.clone() })
+            .map_err(|e| StoreError::Index(e.to_string()))?;
+        text.push('\n');
+        for r in kept {
+            text.push_str(&serde_json::to_string(r).map_err(|e| StoreError::Index(e.to_string()))?);
+            text.push('\n');
+        }
+        disk::write_atomic_synced(&file, text.as_bytes())
+            .map_err(|e| io_err("rewriting", &file, &e))
+    }
+
+    /// Removes a task's snapshot index (its `task.json` and marker stay).
+    pub fn remove_task_index(&self, task: &TaskId) -> Result<(), StoreError> {
+        let file = self.layout.task_index(task);
+        disk::remove_file(&file).map_err(|e| io_err("removing", &file, &e))
+    }
+
+    /// Removes a blob (retention P5).
+    pub fn remove_blob(&self, hash: &ContentHash) -> Result<(), StoreError> {
+        let file = self.layout.blob_file(hash);
+        disk::remove_file(&file).map_err(|e| io_err("removing", &file, &e))
+    }
+
+    /// On-disk size of a stored blob (0 when absent).
+    pub fn blob_size(&self, hash: &ContentHash) -> u64 {
+        fs::metadata(self.layout.blob_file(hash)).map_or(0, |m| m.len())
+    }
+
+    /// Bytes under `history/`: blobs, indexes, journals and markers.
+    pub fn history_bytes(&self) -> u64 {
+        fn walk(dir: &Path) -> u64 {
+            let Ok(entries) = fs::read_dir(dir) else {
+                return 0;
+            };
+            entries
+                .filter_map(Result::ok)
+                .map(|e| match e.file_type() {
+                    Ok(t) if t.is_dir() => walk(&e.path()),
+                    Ok(_) => e.metadata().map_or(0, |m| m.len()),
+                    Err(_) => 0,
+                })
+                .sum()
+        }
+        walk(&self.layout.history_dir())
     }
 
     // ---- config -----------------------------------------------------------
@@ -365,6 +560,16 @@ impl HistoryStore {
             disk::create_dir_all(dir).map_err(|e| io_err("creating", dir, &e))?;
         }
         disk::write_atomic_synced(path, bytes).map_err(|e| io_err("writing", path, &e))
+    }
+
+    /// Writes `locks/edit_locks.json` (not synced: it is read only after a
+    /// crash, for post-mortem, and discarded at the next start).
+    pub fn write_lease_file(&self, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.layout.edit_locks_file();
+        if let Some(dir) = path.parent() {
+            disk::create_dir_all(dir).map_err(|e| io_err("creating", dir, &e))?;
+        }
+        disk::write_atomic(&path, bytes).map_err(|e| io_err("writing", &path, &e))
     }
 
     /// Removes a probe or state file under `.cocode/`.

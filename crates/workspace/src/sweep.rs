@@ -111,6 +111,11 @@ impl StatCache {
         self.entries.is_empty()
     }
 
+    /// Every hash the cache holds (their blobs are the sweep's bases).
+    pub fn hashes(&self) -> BTreeSet<ContentHash> {
+        self.entries.values().map(|e| e.hash).collect()
+    }
+
     /// The tracked hash of a path.
     pub fn hash_of(&self, path: &NormalizedPath) -> Option<ContentHash> {
         self.entries.get(path).map(|e| e.hash)

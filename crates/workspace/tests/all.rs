@@ -10,7 +10,10 @@ mod suite {
     mod common;
     mod crash;
     mod gate_ops;
+    mod leases;
     mod recovery;
+    mod retention;
+    mod rollback;
     // The sweep tests run real `sh` commands.
     #[cfg(unix)]
     mod sweep;

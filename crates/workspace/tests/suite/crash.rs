@@ -83,6 +83,28 @@ fn child_runs_one_scenario() {
     if point != "returned" {
         fail::cfg_callback(point.clone(), || std::process::abort()).unwrap();
     }
+    if scenario == "retention" {
+        let lives = retention_lives();
+        let config = cocode_core::workspace::RetentionConfig {
+            keep_recent_per_path: 0,
+            byte_cap: 1,
+        };
+        let outcome =
+            ws.gate
+                .run_retention(&lives, cocode_workspace::RetentionTrigger::AppStart, config);
+        panic!("crash point {point} was not reached: {outcome:?}");
+    }
+    if scenario == "rollback" {
+        let outcome = ws.gate.rollback(
+            &ctx("crash", 1).task_id,
+            &cocode_workspace::RollbackQuery::TaskStart,
+        );
+        if point == "returned" {
+            assert!(outcome.is_ok(), "{outcome:?}");
+            std::process::abort();
+        }
+        panic!("crash point {point} was not reached: {outcome:?}");
+    }
     let outcome = ws.gate.apply(&ctx("crash", 1), op_of(&scenario));
     if point == "returned" {
         assert!(outcome.is_ok(), "{outcome:?}");
@@ -269,4 +291,185 @@ fn crash_points_before_the_change_drop_and_after_it_complete() {
     .map(|(a, b)| (a, b.to_owned()))
     .collect();
     assert_eq!(got, want);
+}
+
+const ROLLBACK_POINTS: [&str; 6] = [
+    "rollback::after_journal",
+    "rollback::after_stage",
+    "rollback::between_items",
+    "rollback::after_apply",
+    "rollback::after_records",
+    "returned",
+];
+
+/// A task modified, created, deleted and renamed files; the rollback of the
+/// whole task dies at each step. Replay must converge on the original tree
+/// with the rollback's records written exactly once.
+#[test]
+fn every_crash_point_of_rollback_converges_on_replay() {
+    let exe = std::env::current_exe().unwrap();
+    let original = [
+        ("a.txt", "a0"),
+        ("d/b.txt", "b0"),
+        ("gone.txt", "g0"),
+        ("old.txt", "o0"),
+    ];
+    let mut failures = Vec::new();
+    for point in ROLLBACK_POINTS {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        std::fs::create_dir(&root).unwrap();
+        for (path, content) in &original {
+            put(&root, path, content.as_bytes());
+        }
+        {
+            let ws = OpenWorkspace::open(&root).unwrap();
+            let c = ctx("crash", 1);
+            apply(&ws, &c, write("a.txt", b"a1"));
+            apply(&ws, &c, write("d/b.txt", b"b1"));
+            apply(&ws, &c, write("new/n.txt", b"n1"));
+            apply(&ws, &c, delete("gone.txt"));
+            apply(&ws, &c, rename("old.txt", "moved.txt"));
+        }
+        let out = Command::new(&exe)
+            .args([
+                "--exact",
+                "suite::crash::child_runs_one_scenario",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("COCODE_CRASH_ROOT", &root)
+            .env("COCODE_CRASH_SCENARIO", "rollback")
+            .env("COCODE_CRASH_POINT", point)
+            .output()
+            .unwrap();
+        if out.status.code().is_some() {
+            failures.push(format!(
+                "{point}: the child did not die: {}",
+                String::from_utf8_lossy(&out.stdout)
+            ));
+            continue;
+        }
+        let ws = OpenWorkspace::open(&root).unwrap();
+        let report = ws.gate.recover().unwrap();
+        let files = tree(&ws.workspace.root);
+        let rollback_records = ws
+            .gate
+            .store()
+            .snapshots_of_task(&ctx("crash", 1).task_id)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.origin() == cocode_core::snapshot::SnapshotOrigin::Rollback)
+            .count();
+        let integrity = HistoryIntegrityChecker::new(ws.gate.store())
+            .check()
+            .unwrap();
+        let first = fingerprint(&ws);
+        drop(ws);
+        let again = OpenWorkspace::open(&root).unwrap();
+        again.gate.recover().unwrap();
+        let second = fingerprint(&again);
+        // After the journal exists the rollback completes; before, nothing happened.
+        let expected_files = as_map(&original);
+        let ok = files == expected_files
+            && rollback_records == 6
+            && integrity.problems() == 0
+            && first == second
+            && report.rollbacks_incomplete.is_empty();
+        if !ok {
+            failures.push(format!(
+                "{point}: files {files:?}, {rollback_records} rollback records, integrity {integrity:?}, report {report:?}, stable {}",
+                first == second
+            ));
+        }
+    }
+    assert_eq!(failures, Vec::<String>::new());
+}
+
+fn retention_lives() -> Vec<cocode_workspace::TaskLife> {
+    ["t1", "t2", "t3"]
+        .iter()
+        .zip(1_i64..)
+        .map(|(t, at)| cocode_workspace::TaskLife {
+            task_id: cocode_core::ids::TaskId::new(*t).unwrap(),
+            terminated_at: Some(cocode_core::ids::Timestamp::from_millis(at)),
+        })
+        .collect()
+}
+
+/// Retention dies after writing a task's marker, before its records go: the
+/// history stays consistent for the checker, rollback is already refused,
+/// and the next run finishes the removal.
+#[test]
+fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
+    let exe = std::env::current_exe().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    {
+        let ws = OpenWorkspace::open(&root).unwrap();
+        for t in ["t1", "t2", "t3"] {
+            apply(&ws, &ctx(t, 0), write(&format!("{t}.txt"), t.as_bytes()));
+        }
+    }
+    let out = Command::new(&exe)
+        .args([
+            "--exact",
+            "suite::crash::child_runs_one_scenario",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("COCODE_CRASH_ROOT", &root)
+        .env("COCODE_CRASH_SCENARIO", "retention")
+        .env("COCODE_CRASH_POINT", "retention::after_marker")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().is_none(),
+        "{:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let ws = OpenWorkspace::open(&root).unwrap();
+    ws.gate.recover().unwrap();
+    assert_eq!(
+        HistoryIntegrityChecker::new(ws.gate.store())
+            .check()
+            .unwrap()
+            .problems(),
+        0
+    );
+    let t1 = cocode_core::ids::TaskId::new("t1").unwrap();
+    assert!(matches!(
+        ws.gate
+            .rollback(&t1, &cocode_workspace::RollbackQuery::TaskStart),
+        Err(cocode_workspace::RollbackError::Collected { .. })
+    ));
+    let config = cocode_core::workspace::RetentionConfig {
+        keep_recent_per_path: 0,
+        byte_cap: 1,
+    };
+    let report = ws
+        .gate
+        .run_retention(
+            &retention_lives(),
+            cocode_workspace::RetentionTrigger::AppStart,
+            config,
+        )
+        .unwrap();
+    assert_eq!(
+        (report.finished_earlier.clone(), report.plan.remove.clone()),
+        (
+            vec![t1.clone()],
+            vec![cocode_core::ids::TaskId::new("t2").unwrap()]
+        )
+    );
+    assert_eq!(ws.gate.store().snapshots_of_task(&t1).unwrap(), vec![]);
+    assert_eq!(
+        HistoryIntegrityChecker::new(ws.gate.store())
+            .check()
+            .unwrap()
+            .problems(),
+        0
+    );
 }

@@ -1,0 +1,340 @@
+//! Rollback targets and prechecks — pure functions over a task's records.
+//!
+//! Queries: to a snapshot (it and every later snapshot of the same task), to
+//! an attempt boundary k (snapshots with attempt ≥ k), to the task start
+//! (k = 0). Each selected record is projected into path transitions; a
+//! path's target is the `before` of its earliest transition in the set
+//! (absent → delete). The precheck runs over every path before anything is
+//! touched: ⓐ the path's globally last snapshot belongs to this task, ⓑ the
+//! current content equals this task's last result on that path.
+
+use std::collections::BTreeMap;
+
+use cocode_core::ids::{AttemptNo, OpId, SnapshotId, TaskId};
+use cocode_core::path::NormalizedPath;
+use cocode_core::snapshot::{ContentHash, EditSnapshot};
+use serde::{Deserialize, Serialize};
+
+/// What to roll back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RollbackQuery {
+    /// Undo this snapshot and every later snapshot of the same task.
+    ToSnapshot(SnapshotId),
+    /// Undo every snapshot of attempt `k` or later.
+    ToAttempt(AttemptNo),
+    /// Undo the whole task.
+    TaskStart,
+}
+
+/// One path a rollback would change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RollbackTarget {
+    pub path: NormalizedPath,
+    /// The task's last result on the path: what must be on disk now.
+    pub expected: Option<ContentHash>,
+    /// What the path goes back to (`None` = the file is deleted).
+    pub target: Option<ContentHash>,
+}
+
+/// Why one path cannot be rolled back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum ConflictReason {
+    /// ⓐ Another task edited the path after this one.
+    LaterTask { task_id: TaskId },
+    /// ⓑ The content changed since the task's last edit (a person or a tool).
+    ChangedSince {
+        expected: Option<ContentHash>,
+        found: Option<ContentHash>,
+    },
+    /// The path is not a regular file any more (a folder, a symlink).
+    NotAFile,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathConflict {
+    pub path: NormalizedPath,
+    #[serde(flatten)]
+    pub reason: ConflictReason,
+}
+
+/// Why a rollback is not offered or did not run. Nothing was touched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RollbackError {
+    #[error("the task has no snapshot {0}")]
+    UnknownSnapshot(SnapshotId),
+    #[error("nothing to roll back: the selection changes no file")]
+    NothingToRollBack,
+    #[error("{} path(s) conflict; nothing was touched", .0.len())]
+    Conflicts(Vec<PathConflict>),
+    #[error("the task's history was removed by retention at {removed_at_ms} ms: {reason}")]
+    Collected { removed_at_ms: i64, reason: String },
+    #[error("an interrupted rollback ({0}) is pending on these paths; finish or abandon it first")]
+    InProgress(OpId),
+    #[error("an interrupted edit left {0} in an unknown state; accept or restore it first")]
+    RecoveryPending(NormalizedPath),
+    #[error("rollback failed: {0}")]
+    Failed(String),
+}
+
+/// Whether a rollback can run now, and why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RollbackAvailability {
+    Available { targets: Vec<RollbackTarget> },
+    Unavailable(RollbackError),
+}
+
+/// The records a query selects, in seq order.
+pub fn select<'a>(
+    records: &'a [EditSnapshot],
+    query: &RollbackQuery,
+) -> Result<Vec<&'a EditSnapshot>, RollbackError> {
+    let mut sorted: Vec<&EditSnapshot> = records.iter().collect();
+    sorted.sort_by_key(|r| r.seq());
+    let selected: Vec<&EditSnapshot> = match query {
+        RollbackQuery::ToSnapshot(id) => {
+            let from = sorted
+                .iter()
+                .find(|r| r.snapshot_id() == id)
+                .map(|r| r.seq())
+                .ok_or_else(|| RollbackError::UnknownSnapshot(id.clone()))?;
+            sorted.into_iter().filter(|r| r.seq() >= from).collect()
+        }
+        RollbackQuery::ToAttempt(k) => sorted
+            .into_iter()
+            .filter(|r| r.attempt_no() >= *k)
+            .collect(),
+        RollbackQuery::TaskStart => sorted,
+    };
+    Ok(selected)
+}
+
+/// Per projected path: the earliest `before` in the selection (the target)
+/// and the latest `after` (what the task left). Paths whose target equals
+/// what the task left (created then deleted, renamed away and back) change
+/// nothing and are not listed.
+pub fn targets(selected: &[&EditSnapshot]) -> Vec<RollbackTarget> {
+    let mut by_path: BTreeMap<NormalizedPath, (Option<ContentHash>, Option<ContentHash>)> =
+        BTreeMap::new();
+    for record in selected {
+        for t in record.transitions() {
+            by_path
+                .entry(t.path)
+                .and_modify(|(_, last)| *last = t.after)
+                .or_insert((t.before, t.after));
+        }
+    }
+    by_path
+        .into_iter()
+        .filter(|(_, (target, expected))| target != expected)
+        .map(|(path, (target, expected))| RollbackTarget {
+            path,
+            expected,
+            target,
+        })
+        .collect()
+}
+
+/// Precheck ⓐ and ⓑ for every target; returns every conflict found.
+/// `last_owner` gives the task of a path's globally last snapshot;
+/// `current` the content on disk (`Err(())` when it is not a regular file).
+pub fn precheck(
+    task: &TaskId,
+    targets: &[RollbackTarget],
+    last_owner: &mut dyn FnMut(&NormalizedPath) -> Option<TaskId>,
+    current: &mut dyn FnMut(&NormalizedPath) -> Result<Option<ContentHash>, ()>,
+) -> Vec<PathConflict> {
+    let mut conflicts = Vec::new();
+    for t in targets {
+        if let Some(owner) = last_owner(&t.path).filter(|o| o != task) {
+            conflicts.push(PathConflict {
+                path: t.path.clone(),
+                reason: ConflictReason::LaterTask { task_id: owner },
+            });
+            continue;
+        }
+        match current(&t.path) {
+            Ok(found) if found == t.expected => {}
+            Ok(found) => conflicts.push(PathConflict {
+                path: t.path.clone(),
+                reason: ConflictReason::ChangedSince {
+                    expected: t.expected,
+                    found,
+                },
+            }),
+            Err(()) => conflicts.push(PathConflict {
+                path: t.path.clone(),
+                reason: ConflictReason::NotAFile,
+            }),
+        }
+    }
+    conflicts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cocode_core::ids::{Seq, Timestamp};
+    use cocode_core::snapshot::{EditSnapshotParts, SnapshotOrigin};
+    use pretty_assertions::assert_eq;
+
+    fn p(s: &str) -> NormalizedPath {
+        NormalizedPath::try_from(s.to_owned()).unwrap()
+    }
+
+    #[expect(
+        clippy::unnecessary_wraps,
+        reason = "reads as the optional hashes it stands for"
+    )]
+    fn h(s: &str) -> Option<ContentHash> {
+        Some(ContentHash::of(s.as_bytes()))
+    }
+
+    fn rec(
+        seq: u64,
+        attempt: u32,
+        path: &str,
+        prev: Option<&str>,
+        base: Option<ContentHash>,
+        result: Option<ContentHash>,
+    ) -> EditSnapshot {
+        EditSnapshot::new(EditSnapshotParts {
+            snapshot_id: SnapshotId::new(format!("s{seq}")).unwrap(),
+            task_id: TaskId::new("t").unwrap(),
+            seq: Seq(seq),
+            attempt_no: AttemptNo(attempt),
+            path: p(path),
+            previous_path: prev.map(p),
+            base,
+            result,
+            origin: SnapshotOrigin::Gate,
+            ts: Timestamp::from_millis(0),
+        })
+        .unwrap()
+    }
+
+    fn plan(
+        records: &[EditSnapshot],
+        q: &RollbackQuery,
+    ) -> Vec<(String, Option<ContentHash>, Option<ContentHash>)> {
+        targets(&select(records, q).unwrap())
+            .into_iter()
+            .map(|t| (t.path.to_string(), t.expected, t.target))
+            .collect()
+    }
+
+    #[test]
+    fn create_then_delete_in_one_task_changes_nothing() {
+        let records = [
+            rec(1, 0, "a", None, None, h("1")),
+            rec(2, 0, "a", None, h("1"), None),
+        ];
+        assert_eq!(plan(&records, &RollbackQuery::TaskStart), vec![]);
+    }
+
+    #[test]
+    fn rename_chains_restore_the_first_path_and_remove_the_last() {
+        let records = [
+            rec(1, 0, "a", None, h("0"), h("1")),
+            rec(2, 0, "b", Some("a"), h("1"), h("1")),
+            rec(3, 0, "c", Some("b"), h("1"), h("1")),
+        ];
+        assert_eq!(
+            plan(&records, &RollbackQuery::TaskStart),
+            vec![("a".into(), None, h("0")), ("c".into(), h("1"), None)]
+        );
+    }
+
+    #[test]
+    fn attempt_and_snapshot_boundaries_leave_earlier_work() {
+        let records = [
+            rec(1, 0, "a", None, h("0"), h("1")),
+            rec(2, 1, "a", None, h("1"), h("2")),
+            rec(3, 1, "b", None, None, h("b")),
+            rec(4, 2, "a", None, h("2"), h("3")),
+        ];
+        assert_eq!(
+            plan(&records, &RollbackQuery::ToAttempt(AttemptNo(1))),
+            vec![("a".into(), h("3"), h("1")), ("b".into(), h("b"), None)]
+        );
+        assert_eq!(
+            plan(
+                &records,
+                &RollbackQuery::ToSnapshot(SnapshotId::new("s4").unwrap())
+            ),
+            vec![("a".into(), h("3"), h("2"))]
+        );
+        assert_eq!(
+            select(
+                &records,
+                &RollbackQuery::ToSnapshot(SnapshotId::new("nope").unwrap())
+            )
+            .unwrap_err(),
+            RollbackError::UnknownSnapshot(SnapshotId::new("nope").unwrap())
+        );
+    }
+
+    #[test]
+    fn precheck_reports_every_conflicting_path_with_its_reason() {
+        let t = TaskId::new("t").unwrap();
+        let other = TaskId::new("other").unwrap();
+        let targets = vec![
+            RollbackTarget {
+                path: p("a"),
+                expected: h("1"),
+                target: h("0"),
+            },
+            RollbackTarget {
+                path: p("b"),
+                expected: h("1"),
+                target: None,
+            },
+            RollbackTarget {
+                path: p("c"),
+                expected: h("1"),
+                target: None,
+            },
+            RollbackTarget {
+                path: p("d"),
+                expected: h("1"),
+                target: None,
+            },
+        ];
+        let conflicts = precheck(
+            &t,
+            &targets,
+            &mut |path| {
+                Some(if path.as_str() == "a" {
+                    other.clone()
+                } else {
+                    t.clone()
+                })
+            },
+            &mut |path| match path.as_str() {
+                "b" => Ok(h("person")),
+                "c" => Err(()),
+                _ => Ok(h("1")),
+            },
+        );
+        assert_eq!(
+            conflicts,
+            vec![
+                PathConflict {
+                    path: p("a"),
+                    reason: ConflictReason::LaterTask { task_id: other }
+                },
+                PathConflict {
+                    path: p("b"),
+                    reason: ConflictReason::ChangedSince {
+                        expected: h("1"),
+                        found: h("person")
+                    }
+                },
+                PathConflict {
+                    path: p("c"),
+                    reason: ConflictReason::NotAFile
+                },
+            ]
+        );
+    }
+}

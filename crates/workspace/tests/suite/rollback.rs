@@ -1,0 +1,277 @@
+//! Atomic rollback: targets, conflicts that touch nothing, boundaries,
+//! renames, folders, observed changes, exclusions and collected tasks.
+
+use cocode_core::error::WorkspaceErrorCode;
+use cocode_core::gate::WorkspaceFileGate;
+use cocode_core::ids::{AttemptNo, TaskId};
+use cocode_core::snapshot::ContentHash;
+use cocode_workspace::rollback::{ConflictReason, PathConflict};
+use cocode_workspace::{
+    HistoryIntegrityChecker, RollbackAvailability, RollbackError, RollbackQuery,
+};
+use pretty_assertions::assert_eq;
+
+use super::common::*;
+
+fn files(v: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+    v.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+fn task(name: &str) -> TaskId {
+    TaskId::new(name).unwrap()
+}
+
+#[test]
+fn rolling_back_a_task_after_another_task_edited_the_file_is_a_conflict_that_touches_nothing() {
+    let (_d, ws) = workspace(&[("a.txt", "0"), ("b.txt", "b0")]);
+    apply(&ws, &ctx("t1", 0), write("a.txt", b"t1"));
+    apply(&ws, &ctx("t1", 0), write("b.txt", b"t1"));
+    apply(&ws, &ctx("t2", 0), write("a.txt", b"t2"));
+    let err = ws
+        .gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RollbackError::Conflicts(vec![PathConflict {
+            path: p("a.txt"),
+            reason: ConflictReason::LaterTask {
+                task_id: task("t2")
+            }
+        }])
+    );
+    // b.txt had no conflict but is untouched too: one conflict, nothing happens.
+    assert_eq!(
+        tree(&ws.workspace.root),
+        files(&[("a.txt", "t2"), ("b.txt", "t1")])
+    );
+}
+
+#[test]
+fn a_human_edit_after_the_agent_is_a_conflict() {
+    let (_d, ws) = workspace(&[("a.txt", "0")]);
+    apply(&ws, &ctx("t1", 0), write("a.txt", b"agent"));
+    ws.gate.save_user_file(&p("a.txt"), b"person").unwrap();
+    let availability = ws
+        .gate
+        .rollback_availability(&task("t1"), &RollbackQuery::TaskStart);
+    assert_eq!(
+        availability,
+        RollbackAvailability::Unavailable(RollbackError::Conflicts(vec![PathConflict {
+            path: p("a.txt"),
+            reason: ConflictReason::ChangedSince {
+                expected: Some(ContentHash::of(b"agent")),
+                found: Some(ContentHash::of(b"person"))
+            }
+        }]))
+    );
+    assert!(
+        ws.gate
+            .rollback(&task("t1"), &RollbackQuery::TaskStart)
+            .is_err()
+    );
+    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "person")]));
+}
+
+#[test]
+fn create_then_delete_rolls_back_to_nothing_without_error() {
+    let (_d, ws) = workspace(&[("keep.txt", "k")]);
+    apply(&ws, &ctx("t1", 0), write("tmp.txt", b"x"));
+    apply(&ws, &ctx("t1", 0), delete("tmp.txt"));
+    assert_eq!(
+        ws.gate
+            .rollback(&task("t1"), &RollbackQuery::TaskStart)
+            .unwrap(),
+        vec![]
+    );
+    assert_eq!(tree(&ws.workspace.root), files(&[("keep.txt", "k")]));
+}
+
+#[test]
+fn rename_chains_restore_both_paths_and_folders_come_back() {
+    let (_d, ws) = workspace(&[("a.txt", "A"), ("d/x.txt", "X"), ("d/y/z.txt", "Z")]);
+    let c = ctx("t1", 0);
+    apply(&ws, &c, write("a.txt", b"A2"));
+    apply(&ws, &c, rename("a.txt", "b.txt"));
+    apply(&ws, &c, rename("b.txt", "c/c.txt"));
+    apply(&ws, &c, delete("d"));
+    assert_eq!(tree(&ws.workspace.root), files(&[("c/c.txt", "A2")]));
+    let records = ws
+        .gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(
+        summary(&records),
+        [
+            ("create", "a.txt"),
+            ("delete", "c/c.txt"),
+            ("create", "d/x.txt"),
+            ("create", "d/y/z.txt")
+        ]
+        .iter()
+        .map(|(k, p)| ((*k).to_owned(), (*p).to_owned(), "rollback".to_owned()))
+        .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        tree(&ws.workspace.root),
+        files(&[("a.txt", "A"), ("d/x.txt", "X"), ("d/y/z.txt", "Z")])
+    );
+    ws.gate.flush().unwrap();
+    assert_eq!(
+        HistoryIntegrityChecker::new(ws.gate.store())
+            .check()
+            .unwrap()
+            .problems(),
+        0
+    );
+    // Rolled back already: nothing left to do, and still no error.
+    assert_eq!(
+        ws.gate
+            .rollback_availability(&task("t1"), &RollbackQuery::TaskStart),
+        RollbackAvailability::Unavailable(RollbackError::NothingToRollBack)
+    );
+}
+
+#[test]
+fn an_attempt_boundary_rollback_leaves_earlier_attempts_and_a_later_full_rollback_still_works() {
+    let (_d, ws) = workspace(&[("a.txt", "0")]);
+    apply(&ws, &ctx("t1", 0), write("a.txt", b"attempt0"));
+    apply(&ws, &ctx("t1", 1), write("a.txt", b"attempt1"));
+    apply(&ws, &ctx("t1", 1), write("new.txt", b"n"));
+    ws.gate
+        .rollback(&task("t1"), &RollbackQuery::ToAttempt(AttemptNo(1)))
+        .unwrap();
+    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "attempt0")]));
+    ws.gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "0")]));
+}
+
+#[test]
+fn rolling_back_to_a_snapshot_undoes_it_and_everything_after() {
+    let (_d, ws) = workspace(&[]);
+    let c = ctx("t1", 0);
+    apply(&ws, &c, write("a.txt", b"1"));
+    let second = apply(&ws, &c, write("a.txt", b"2"));
+    apply(&ws, &c, write("b.txt", b"b"));
+    ws.gate
+        .rollback(
+            &task("t1"),
+            &RollbackQuery::ToSnapshot(second[0].snapshot_id().clone()),
+        )
+        .unwrap();
+    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "1")]));
+}
+
+#[cfg(unix)]
+#[test]
+fn observed_changes_of_a_shell_command_roll_back_and_restore_the_tree() {
+    let (_d, ws) = workspace(&[("b", "bee\n"), ("keep", "k\n")]);
+    let before = tree(&ws.workspace.root);
+    let c = ctx("t1", 0);
+    ws.gate.begin_sweep().unwrap();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("echo x > a; rm b; mkdir d; echo y > d/c")
+        .current_dir(&ws.workspace.root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(ws.gate.end_sweep(&c).unwrap().len(), 3);
+    ws.gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(tree(&ws.workspace.root), before);
+}
+
+#[test]
+fn a_task_collected_by_retention_reports_rollback_unavailable_with_the_reason() {
+    let (_d, ws) = workspace(&[]);
+    apply(&ws, &ctx("t1", 0), write("a.txt", b"1"));
+    let marker = cocode_workspace::store::RetentionMarker {
+        version: 1,
+        removed_at: cocode_core::ids::Timestamp::from_millis(42),
+        reason: "history over its byte cap".into(),
+        snapshots_removed: 1,
+        bytes_freed: 10,
+    };
+    std::fs::write(
+        ws.layout.retention_marker(&task("t1")),
+        serde_json::to_vec(&marker).unwrap(),
+    )
+    .unwrap();
+    let err = ws
+        .gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RollbackError::Collected {
+            removed_at_ms: 42,
+            reason: "history over its byte cap".into()
+        }
+    );
+    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "1")]));
+}
+
+#[test]
+fn agent_writes_to_paths_of_an_interrupted_rollback_are_refused_until_abandoned() {
+    let (_d, ws) = workspace(&[("a.txt", "0"), ("b.txt", "0")]);
+    apply(&ws, &ctx("t1", 0), write("a.txt", b"1"));
+    apply(&ws, &ctx("t1", 0), write("b.txt", b"1"));
+    let root = ws.workspace.root.clone();
+    // Interrupt the rollback after its first item, then put the second path
+    // in a third state so the replay cannot finish.
+    let me = std::thread::current().id();
+    let hit = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = std::sync::Arc::clone(&hit);
+    let b = root.join("b.txt");
+    fail::cfg_callback("rollback::between_items", move || {
+        if std::thread::current().id() == me
+            && !seen.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            std::fs::write(&b, b"third").unwrap();
+        }
+    })
+    .unwrap();
+    let result = ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart);
+    fail::remove("rollback::between_items");
+    assert!(
+        matches!(result, Err(RollbackError::Failed(_))),
+        "{result:?}"
+    );
+    let err = ws
+        .gate
+        .apply(&ctx("t2", 0), write("b.txt", b"agent"))
+        .unwrap_err();
+    assert_eq!(err.code, WorkspaceErrorCode::RollbackInProgress);
+    // The next start replays and stops at the same path.
+    drop(ws);
+    let ws = cocode_workspace::OpenWorkspace::open(&root).unwrap();
+    let report = ws.gate.recover().unwrap();
+    assert_eq!(
+        report
+            .rollbacks_incomplete
+            .iter()
+            .map(|(_, p)| p.to_string())
+            .collect::<Vec<_>>(),
+        vec!["b.txt"]
+    );
+    let op = report.rollbacks_incomplete[0].0.clone();
+    assert_eq!(
+        ws.gate
+            .apply(&ctx("t2", 0), write("b.txt", b"agent"))
+            .unwrap_err()
+            .code,
+        WorkspaceErrorCode::RollbackInProgress
+    );
+    assert_eq!(
+        ws.gate.abandon_pending_journal(&op).unwrap(),
+        vec![p("a.txt"), p("b.txt")]
+    );
+    apply(&ws, &ctx("t2", 0), write("b.txt", b"agent"));
+    assert_eq!(tree(&root), files(&[("a.txt", "0"), ("b.txt", "agent")]));
+}
