@@ -17,7 +17,9 @@ use crate::{boundaries, cross, layers};
 /// Debian packages the test suites and the app need at run time:
 /// a virtual X server for the window smoke test, X11/GL client libraries
 /// for eframe (glow through Mesa), tools to inspect and capture windows.
-pub const APT_PACKAGES: [&str; 13] = [
+pub const APT_PACKAGES: [&str; 14] = [
+    // The policy proxy's tests drive real curl through it.
+    "curl",
     "xvfb",
     "xauth",
     "x11-utils",

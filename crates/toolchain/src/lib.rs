@@ -1,1 +1,16 @@
-//! cocode-toolchain (layer L1): the only spawner of processes — the `ProcessLauncher`, environment whitelist, sandbox profiles, the policy proxy, Landlock/Seatbelt confinement, the OS credential vault and the verification runner.
+//! cocode-toolchain (layer L1): the only spawner of processes — the
+//! `ProcessLauncher`, the environment whitelist, sandbox confinement
+//! (Landlock, Seatbelt) and the policy proxy.
+
+pub mod confine;
+pub mod env;
+pub mod hosts;
+pub mod launcher;
+pub mod output;
+pub mod proxy;
+
+pub use env::{ProxyEnv, TargetOs, child_env};
+pub use hosts::{HostPolicy, HostRefused};
+pub use launcher::{Launcher, WritableRoots};
+pub use output::OutputBuffer;
+pub use proxy::{BlockedHostLog, PolicyProxy, ProxyError};

@@ -1,0 +1,312 @@
+//! The child environment: every profile starts from an empty environment
+//! plus a whitelist, so API keys and other secrets of the app's own
+//! environment never reach a child — not even the person's terminal.
+//!
+//! Pure: the inherited environment and the target OS are parameters, so the
+//! Windows and macOS rules are tested on any machine.
+
+use std::collections::BTreeMap;
+
+use cocode_core::process::{LaunchError, SandboxProfileKind};
+
+/// Which platform's names apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetOs {
+    Linux,
+    MacOs,
+    Windows,
+}
+
+impl TargetOs {
+    pub const fn current() -> Self {
+        if cfg!(target_os = "macos") {
+            Self::MacOs
+        } else if cfg!(windows) {
+            Self::Windows
+        } else {
+            Self::Linux
+        }
+    }
+}
+
+/// Passed through on every OS.
+const COMMON: [&str; 13] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "SHELL",
+    "TERM",
+    "COLORTERM",
+    "LC_ALL",
+];
+
+/// Passed through on Windows only.
+const WINDOWS: [&str; 8] = [
+    "USERPROFILE",
+    "LOCALAPPDATA",
+    "APPDATA",
+    "SystemRoot",
+    "SystemDrive",
+    "ComSpec",
+    "PATHEXT",
+    "NUMBER_OF_PROCESSORS",
+];
+
+/// Passed through on macOS only.
+const MACOS: [&str; 2] = ["DEVELOPER_DIR", "SDKROOT"];
+
+/// Toolchain locations, passed through when set (resolved overrides).
+const TOOLCHAIN: [&str; 7] = [
+    "PUB_CACHE",
+    "GRADLE_USER_HOME",
+    "CP_HOME_DIR",
+    "ANDROID_HOME",
+    "FLUTTER_ROOT",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+];
+
+/// Name fragments that mark a variable as a credential; such a variable is
+/// never passed, even when a launch asks for it explicitly.
+const CREDENTIAL_MARKERS: [&str; 5] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"];
+
+/// True for names like `ANTHROPIC_API_KEY`, `GITHUB_TOKEN`, `db_password`.
+pub fn is_credential_like(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    CREDENTIAL_MARKERS.iter().any(|m| upper.contains(m))
+}
+
+fn whitelisted(name: &str, os: TargetOs) -> bool {
+    // Windows variable names are case-insensitive.
+    let eq = |a: &str| {
+        if os == TargetOs::Windows {
+            a.eq_ignore_ascii_case(name)
+        } else {
+            a == name
+        }
+    };
+    COMMON.iter().any(|n| eq(n))
+        || name.starts_with("LC_")
+        || TOOLCHAIN.iter().any(|n| eq(n))
+        || (os == TargetOs::Windows && WINDOWS.iter().any(|n| eq(n)))
+        || (os == TargetOs::MacOs && MACOS.iter().any(|n| eq(n)))
+}
+
+/// Where an agent child reaches the network: the policy proxy with this
+/// launch's credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyEnv {
+    /// `http://<launch-id>:<token>@127.0.0.1:<port>`
+    pub url: String,
+    pub port: u16,
+}
+
+/// Builds a child's environment: whitelisted inherited variables, the proxy
+/// variables for agent launches, then the launch's explicit overrides.
+/// Credential-like names are dropped from the inherited set and refused as
+/// overrides (`LaunchError::CredentialLikeEnv`).
+pub fn child_env(
+    profile: SandboxProfileKind,
+    inherited: &BTreeMap<String, String>,
+    overrides: &BTreeMap<String, String>,
+    proxy: Option<&ProxyEnv>,
+    os: TargetOs,
+) -> Result<BTreeMap<String, String>, LaunchError> {
+    if let Some(name) = overrides.keys().find(|n| is_credential_like(n)) {
+        return Err(LaunchError::CredentialLikeEnv(name.clone()));
+    }
+    let mut env: BTreeMap<String, String> = inherited
+        .iter()
+        .filter(|(name, _)| whitelisted(name, os) && !is_credential_like(name))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if profile == SandboxProfileKind::Agent {
+        let proxy = proxy.ok_or(LaunchError::ProxyUnavailable)?;
+        for name in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
+            env.insert(name.to_owned(), proxy.url.clone());
+        }
+        // Nothing bypasses the proxy: local services are judged like any host.
+        env.insert("NO_PROXY".to_owned(), String::new());
+        env.insert("no_proxy".to_owned(), String::new());
+        // The JVM ignores HTTP_PROXY. (Proxy credentials cannot be passed as
+        // system properties without a custom Authenticator; JVM tools get
+        // 407 unless they read the URL's user info themselves.)
+        let jvm = format!(
+            "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort={port} -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort={port}",
+            port = proxy.port
+        );
+        env.insert("JAVA_TOOL_OPTIONS".to_owned(), jvm.clone());
+        env.insert("GRADLE_OPTS".to_owned(), jvm);
+    }
+    for (k, v) in overrides {
+        env.insert(k.clone(), v.clone());
+    }
+    Ok(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    }
+
+    fn parent() -> BTreeMap<String, String> {
+        map(&[
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/me"),
+            ("LANG", "ko_KR.UTF-8"),
+            ("LC_CTYPE", "ko_KR.UTF-8"),
+            ("ANTHROPIC_API_KEY", "sk-ant-secret"),
+            ("GITHUB_TOKEN", "ghp_secret"),
+            ("AWS_SECRET_ACCESS_KEY", "aws"),
+            ("DATABASE_URL", "postgres://u:p@db/x"),
+            ("CARGO_HOME", "/home/me/.cargo"),
+            ("SystemRoot", "C:\\Windows"),
+            ("DEVELOPER_DIR", "/Applications/Xcode.app"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh"),
+        ])
+    }
+
+    #[test]
+    fn only_whitelisted_names_pass_and_credentials_never_do() {
+        let env = child_env(
+            SandboxProfileKind::HumanTerminal,
+            &parent(),
+            &BTreeMap::new(),
+            None,
+            TargetOs::Linux,
+        )
+        .unwrap();
+        assert_eq!(
+            env,
+            map(&[
+                ("CARGO_HOME", "/home/me/.cargo"),
+                ("HOME", "/home/me"),
+                ("LANG", "ko_KR.UTF-8"),
+                ("LC_CTYPE", "ko_KR.UTF-8"),
+                ("PATH", "/usr/bin"),
+            ])
+        );
+    }
+
+    #[test]
+    fn windows_and_macos_add_their_own_names() {
+        let win = child_env(
+            SandboxProfileKind::Tool,
+            &parent(),
+            &BTreeMap::new(),
+            None,
+            TargetOs::Windows,
+        )
+        .unwrap();
+        assert_eq!(
+            win.get("SystemRoot").map(String::as_str),
+            Some("C:\\Windows")
+        );
+        assert!(!win.contains_key("DEVELOPER_DIR"));
+        let mac = child_env(
+            SandboxProfileKind::Tool,
+            &parent(),
+            &BTreeMap::new(),
+            None,
+            TargetOs::MacOs,
+        )
+        .unwrap();
+        assert_eq!(
+            mac.get("DEVELOPER_DIR").map(String::as_str),
+            Some("/Applications/Xcode.app")
+        );
+        assert!(!mac.contains_key("SystemRoot"));
+        // Windows names match case-insensitively (`Path` is how Windows spells it).
+        let win = child_env(
+            SandboxProfileKind::Tool,
+            &map(&[("Path", "C:\\bin")]),
+            &BTreeMap::new(),
+            None,
+            TargetOs::Windows,
+        )
+        .unwrap();
+        assert_eq!(win, map(&[("Path", "C:\\bin")]));
+    }
+
+    #[test]
+    fn credential_like_overrides_are_refused_even_when_asked_for() {
+        for name in [
+            "MY_API_KEY",
+            "npm_token",
+            "DB_PASSWORD",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "client_secret",
+        ] {
+            let overrides = map(&[(name, "x")]);
+            assert_eq!(
+                child_env(
+                    SandboxProfileKind::Tool,
+                    &parent(),
+                    &overrides,
+                    None,
+                    TargetOs::Linux
+                ),
+                Err(LaunchError::CredentialLikeEnv(name.to_owned()))
+            );
+        }
+        let ok = child_env(
+            SandboxProfileKind::Tool,
+            &BTreeMap::new(),
+            &map(&[("RUST_LOG", "debug")]),
+            None,
+            TargetOs::Linux,
+        )
+        .unwrap();
+        assert_eq!(ok, map(&[("RUST_LOG", "debug")]));
+    }
+
+    #[test]
+    fn agent_launches_get_the_proxy_and_fail_closed_without_one() {
+        assert_eq!(
+            child_env(
+                SandboxProfileKind::Agent,
+                &parent(),
+                &BTreeMap::new(),
+                None,
+                TargetOs::Linux
+            ),
+            Err(LaunchError::ProxyUnavailable)
+        );
+        let proxy = ProxyEnv {
+            url: "http://l1:t0k@127.0.0.1:4242".into(),
+            port: 4242,
+        };
+        let env = child_env(
+            SandboxProfileKind::Agent,
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            Some(&proxy),
+            TargetOs::Linux,
+        )
+        .unwrap();
+        assert_eq!(env.get("HTTPS_PROXY"), Some(&proxy.url));
+        assert_eq!(env.get("http_proxy"), Some(&proxy.url));
+        assert_eq!(env.get("NO_PROXY").map(String::as_str), Some(""));
+        assert!(env["JAVA_TOOL_OPTIONS"].contains("-Dhttps.proxyPort=4242"));
+    }
+}

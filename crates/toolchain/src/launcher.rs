@@ -1,0 +1,351 @@
+//! The one place in the product that spawns processes (`boundaries.yaml`).
+//!
+//! Every child starts from the whitelisted environment of its profile
+//! ([`crate::env`]), in its own process group (so a kill reaches everything
+//! it started), with stdio only — Rust opens every other descriptor
+//! close-on-exec — and is killed with its group when its handle is dropped.
+//! Agent-profile children get the policy proxy (fail closed without one) and,
+//! on Linux, a Landlock ruleset applied between fork and exec.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the process launcher: the single place that spawns"
+)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cocode_core::process::{
+    Confinement, ExitStatus, LaunchError, LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher,
+    SandboxProfile,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::mpsc;
+
+use crate::env::{ProxyEnv, TargetOs, child_env};
+use crate::proxy::PolicyProxy;
+
+/// Where agent children may write (besides the temp folder).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WritableRoots {
+    pub workspace: Option<PathBuf>,
+    pub exceptions: Vec<PathBuf>,
+}
+
+/// The launcher of one app instance.
+pub struct Launcher {
+    runtime: tokio::runtime::Handle,
+    proxy: Option<Arc<PolicyProxy>>,
+    inherited: BTreeMap<String, String>,
+    writable: WritableRoots,
+}
+
+impl std::fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launcher")
+            .field("proxy", &self.proxy.as_ref().map(|p| p.port()))
+            .field("writable", &self.writable)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Launcher {
+    /// A launcher spawning on `runtime`, passing whitelisted variables of
+    /// this process's environment.
+    pub fn new(
+        runtime: tokio::runtime::Handle,
+        proxy: Option<Arc<PolicyProxy>>,
+        writable: WritableRoots,
+    ) -> Self {
+        Self {
+            runtime,
+            proxy,
+            inherited: std::env::vars().collect(),
+            writable,
+        }
+    }
+
+    /// Replaces the environment children inherit from (before the whitelist).
+    #[must_use]
+    pub fn with_inherited_env(mut self, inherited: BTreeMap<String, String>) -> Self {
+        self.inherited = inherited;
+        self
+    }
+
+    /// How agent children will be confined on this machine.
+    pub fn agent_confinement(&self) -> Confinement {
+        crate::confine::available()
+    }
+
+    /// The program and arguments to run: on macOS an agent child runs under
+    /// `sandbox-exec` with its Seatbelt profile.
+    #[cfg_attr(
+        not(target_os = "macos"),
+        expect(
+            clippy::unused_self,
+            reason = "the Seatbelt wrapper needs the writable roots"
+        )
+    )]
+    fn confined_argv(&self, spec: &LaunchSpec, proxy_port: Option<u16>) -> (String, Vec<String>) {
+        #[cfg(target_os = "macos")]
+        if let Some(port) = proxy_port {
+            let writable = crate::confine::writable_paths(&self.writable, &std::env::temp_dir());
+            let mut args = vec![
+                "-p".to_owned(),
+                crate::confine::seatbelt_profile(&writable, port),
+            ];
+            args.extend(spec.argv.iter().cloned());
+            return ("/usr/bin/sandbox-exec".to_owned(), args);
+        }
+        let _ = proxy_port;
+        (spec.argv[0].clone(), spec.argv[1..].to_vec())
+    }
+
+    /// Applies Landlock between fork and exec when the kernel has it; without
+    /// it the launch goes on with proxy-only enforcement, which
+    /// [`Self::agent_confinement`] reports.
+    #[cfg(target_os = "linux")]
+    fn landlock(
+        &self,
+        cmd: &mut tokio::process::Command,
+        proxy_port: u16,
+    ) -> Result<(), LaunchError> {
+        if matches!(crate::confine::available(), Confinement::Unconfined { .. }) {
+            return Ok(());
+        }
+        let writable = crate::confine::writable_paths(&self.writable, &std::env::temp_dir());
+        let prepared = crate::confine::prepare(&writable, proxy_port)?;
+        #[expect(
+            unsafe_code,
+            reason = "pre_exec runs in the forked child before exec; it only takes the prepared ruleset and makes two syscalls (prctl no_new_privs, landlock_restrict_self)"
+        )]
+        // SAFETY: the closure touches no lock another thread could hold
+        // across fork except the ruleset's own mutex, created for this
+        // launch and never shared.
+        unsafe {
+            cmd.pre_exec(move || prepared.restrict());
+        }
+        Ok(())
+    }
+}
+
+impl ProcessLauncher for Launcher {
+    fn launch(&self, spec: LaunchSpec) -> Result<Box<dyn ProcessHandle>, LaunchError> {
+        if spec.argv.is_empty() {
+            return Err(LaunchError::Spawn("an empty command line".into()));
+        }
+        let proxy_env: Option<(ProxyEnv, Arc<PolicyProxy>)> = match &spec.profile {
+            SandboxProfile::Agent { task_id } => {
+                let proxy = self.proxy.as_ref().ok_or(LaunchError::ProxyUnavailable)?;
+                let env = proxy
+                    .register_launch(task_id)
+                    .map_err(|e| LaunchError::Sandbox(e.to_string()))?;
+                Some((env, Arc::clone(proxy)))
+            }
+            SandboxProfile::HumanTerminal | SandboxProfile::Tool => None,
+        };
+        let env = child_env(
+            spec.profile.kind(),
+            &self.inherited,
+            &spec.env_overrides,
+            proxy_env.as_ref().map(|(e, _)| e),
+            TargetOs::current(),
+        )?;
+        if let LaunchIo::Pty { .. } = spec.io {
+            return Err(LaunchError::Spawn(
+                "PTY launches go through the terminal crate's PTY host".into(),
+            ));
+        }
+        let _enter = self.runtime.enter();
+        let (program, args) = self.confined_argv(&spec, proxy_env.as_ref().map(|(e, _)| e.port));
+        let mut cmd = tokio::process::Command::new(&program);
+        cmd.args(&args)
+            .current_dir(&spec.cwd)
+            .env_clear()
+            .envs(&env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        if let Some((proxy, _)) = &proxy_env {
+            self.landlock(&mut cmd, proxy.port)?;
+        }
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => LaunchError::NotFound(spec.argv[0].clone()),
+            _ => LaunchError::Spawn(format!("{program}: {e}")),
+        })?;
+        let (tx, rx) = mpsc::channel(64);
+        if let Some(out) = child.stdout.take() {
+            self.runtime.spawn(pump(out, tx.clone()));
+        }
+        if let Some(err) = child.stderr.take() {
+            self.runtime.spawn(pump(err, tx));
+        }
+        // The time limit holds whether or not anyone is waiting: a watchdog
+        // kills the group at the deadline.
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let watchdog = match (spec.timeout, child.id()) {
+            (Some(limit), Some(pid)) => {
+                let flag = Arc::clone(&timed_out);
+                Some(self.runtime.spawn(async move {
+                    tokio::time::sleep(limit).await;
+                    flag.store(true, Ordering::SeqCst);
+                    kill_group(pid);
+                }))
+            }
+            _ => None,
+        };
+        Ok(Box::new(PipedHandle {
+            pid: child.id(),
+            stdin: child.stdin.take(),
+            child,
+            output: rx,
+            watchdog,
+            timed_out,
+            proxy: proxy_env,
+            exit: None,
+        }))
+    }
+}
+
+async fn pump(mut from: impl tokio::io::AsyncRead + Unpin, to: mpsc::Sender<Vec<u8>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if to.send(buf[..n].to_vec()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// SIGKILL to a whole process group (the child and everything it started).
+fn kill_group(pid: u32) {
+    #[cfg(unix)]
+    if let Some(pid) = rustix::process::Pid::from_raw(pid.cast_signed()) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+struct PipedHandle {
+    pid: Option<u32>,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    output: mpsc::Receiver<Vec<u8>>,
+    watchdog: Option<tokio::task::JoinHandle<()>>,
+    timed_out: Arc<AtomicBool>,
+    proxy: Option<(ProxyEnv, Arc<PolicyProxy>)>,
+    exit: Option<ExitStatus>,
+}
+
+impl PipedHandle {
+    fn kill_group(&mut self) {
+        if let Some(pid) = self.pid {
+            kill_group(pid);
+        }
+        let _ = self.child.start_kill();
+    }
+
+    fn finish(&mut self, status: ExitStatus) -> ExitStatus {
+        if let Some(w) = self.watchdog.take() {
+            w.abort();
+        }
+        if let Some((env, proxy)) = self.proxy.take() {
+            proxy.revoke_launch(&env);
+        }
+        self.exit = Some(status);
+        status
+    }
+}
+
+fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt as _;
+        if let Some(signal) = status.signal() {
+            return ExitStatus::Signal(signal);
+        }
+    }
+    ExitStatus::Code(status.code().unwrap_or(-1))
+}
+
+#[async_trait::async_trait]
+impl ProcessHandle for PipedHandle {
+    fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    async fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), LaunchError> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| LaunchError::Io("stdin is closed".into()))?;
+        stdin
+            .write_all(bytes)
+            .await
+            .map_err(|e| LaunchError::Io(e.to_string()))?;
+        stdin
+            .flush()
+            .await
+            .map_err(|e| LaunchError::Io(e.to_string()))
+    }
+
+    async fn read_output(&mut self) -> Option<Vec<u8>> {
+        self.output.recv().await
+    }
+
+    async fn wait(&mut self) -> Result<ExitStatus, LaunchError> {
+        if let Some(status) = self.exit {
+            return Ok(status);
+        }
+        // Closing stdin lets filters that read to the end finish.
+        self.stdin.take();
+        let status = self
+            .child
+            .wait()
+            .await
+            .map_err(|e| LaunchError::Io(e.to_string()))?;
+        if self.timed_out.load(Ordering::SeqCst) {
+            return Ok(self.finish(ExitStatus::TimedOut));
+        }
+        Ok(self.finish(exit_status(status)))
+    }
+
+    async fn kill(&mut self) -> Result<(), LaunchError> {
+        if self.exit.is_some() {
+            return Ok(());
+        }
+        self.kill_group();
+        self.child
+            .wait()
+            .await
+            .map_err(|e| LaunchError::Io(e.to_string()))?;
+        self.finish(ExitStatus::Killed);
+        Ok(())
+    }
+}
+
+impl Drop for PipedHandle {
+    fn drop(&mut self) {
+        if self.exit.is_none() {
+            self.kill_group();
+        }
+        if let Some(w) = self.watchdog.take() {
+            w.abort();
+        }
+        if let Some((env, proxy)) = self.proxy.take() {
+            proxy.revoke_launch(&env);
+        }
+    }
+}

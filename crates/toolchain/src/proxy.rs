@@ -1,0 +1,434 @@
+//! The policy proxy: the only way an agent-profile child reaches the
+//! network.
+//!
+//! - Loopback only (`127.0.0.1:<ephemeral>`), never `0.0.0.0`.
+//! - Every agent launch gets its own credentials in its proxy URL; a request
+//!   without valid `Proxy-Authorization` gets 407. The credentials name the
+//!   task for the blocked-host log and keep other local processes out.
+//! - `CONNECT host:port` is judged per tunnel. Plain HTTP is judged per
+//!   request on its absolute-form target, a disagreeing `Host` header is
+//!   refused, and `Connection: close` is forced both ways so a second
+//!   request cannot ride an already-judged connection. Redirects go back to
+//!   the client, whose next hop is judged again.
+//! - Every address an allowed name resolves to is judged again before the
+//!   connection is made (DNS rebinding into the person's machine or LAN).
+//! - A refusal is a 403 with a short body naming the host, logged once per
+//!   host per task in the [`BlockedHostLog`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, RwLock};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use cocode_core::ids::TaskId;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::env::ProxyEnv;
+use crate::hosts::{HostPolicy, HostRefused, normalize_host};
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+/// Hosts refused per task, each once, in memory.
+#[derive(Debug, Default)]
+pub struct BlockedHostLog {
+    by_task: Mutex<BTreeMap<TaskId, BTreeSet<String>>>,
+}
+
+impl BlockedHostLog {
+    fn record(&self, task: &TaskId, host: &str) {
+        self.by_task
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(task.clone())
+            .or_default()
+            .insert(host.to_owned());
+    }
+
+    /// The hosts refused for a task, sorted.
+    pub fn hosts(&self, task: &TaskId) -> Vec<String> {
+        self.by_task
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(task)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Why the proxy could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    #[error("the policy proxy cannot listen on loopback: {0}")]
+    Bind(std::io::Error),
+    #[error("no randomness for proxy credentials: {0}")]
+    Random(String),
+}
+
+struct Shared {
+    policy: RwLock<HostPolicy>,
+    /// launch id → (token, task)
+    launches: Mutex<HashMap<String, (String, TaskId)>>,
+    blocked: BlockedHostLog,
+}
+
+/// A running policy proxy. Dropping it stops accepting connections.
+pub struct PolicyProxy {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for PolicyProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyProxy")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for PolicyProxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+fn random_hex(bytes: usize) -> Result<String, ProxyError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| ProxyError::Random(e.to_string()))?;
+    Ok(buf.iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    }))
+}
+
+impl PolicyProxy {
+    /// Starts listening on an ephemeral loopback port (inside a tokio runtime).
+    pub async fn start(policy: HostPolicy) -> Result<Self, ProxyError> {
+        let listener = TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0))
+            .await
+            .map_err(ProxyError::Bind)?;
+        let addr = listener.local_addr().map_err(ProxyError::Bind)?;
+        let shared = Arc::new(Shared {
+            policy: RwLock::new(policy),
+            launches: Mutex::new(HashMap::new()),
+            blocked: BlockedHostLog::default(),
+        });
+        let accept_shared = Arc::clone(&shared);
+        let accept = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let shared = Arc::clone(&accept_shared);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let shared = Arc::clone(&shared);
+                        async move { Ok::<_, Infallible>(handle(&shared, req).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .preserve_header_case(true)
+                        .title_case_headers(true)
+                        .serve_connection(TokioIo::new(stream), service)
+                        .with_upgrades()
+                        .await;
+                });
+            }
+        });
+        Ok(Self {
+            addr,
+            shared,
+            accept,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// Replaces the allowed hosts (user additions take effect at once).
+    pub fn set_policy(&self, policy: HostPolicy) {
+        *self
+            .shared
+            .policy
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = policy;
+    }
+
+    /// New credentials for one agent launch of `task`.
+    pub fn register_launch(&self, task: &TaskId) -> Result<ProxyEnv, ProxyError> {
+        let launch = format!("l{}", random_hex(6)?);
+        let token = random_hex(16)?;
+        self.shared
+            .launches
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(launch.clone(), (token.clone(), task.clone()));
+        Ok(ProxyEnv {
+            url: format!("http://{launch}:{token}@127.0.0.1:{}", self.port()),
+            port: self.port(),
+        })
+    }
+
+    /// Withdraws a launch's credentials (the child exited).
+    pub fn revoke_launch(&self, proxy: &ProxyEnv) {
+        if let Some((launch, _)) = credentials_of(&proxy.url) {
+            self.shared
+                .launches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&launch);
+        }
+    }
+
+    pub fn blocked_hosts(&self, task: &TaskId) -> Vec<String> {
+        self.shared.blocked.hosts(task)
+    }
+}
+
+/// (launch id, token) from a proxy URL's user info.
+fn credentials_of(url: &str) -> Option<(String, String)> {
+    let rest = url.strip_prefix("http://")?;
+    let (userinfo, _) = rest.split_once('@')?;
+    let (launch, token) = userinfo.split_once(':')?;
+    Some((launch.to_owned(), token.to_owned()))
+}
+
+fn full(status: StatusCode, text: String) -> Response<Body> {
+    let mut resp = Response::new(
+        Full::new(Bytes::from(text))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+/// The task whose launch credentials the request carries.
+fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<TaskId> {
+    let value = headers.get(header::PROXY_AUTHORIZATION)?.to_str().ok()?;
+    let encoded = value
+        .strip_prefix("Basic ")
+        .or_else(|| value.strip_prefix("basic "))?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (launch, token) = text.split_once(':')?;
+    let launches = shared
+        .launches
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (expected, task) = launches.get(launch)?;
+    // Compare without an early exit on the first differing byte.
+    let same = expected.len() == token.len()
+        && expected
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    same.then(|| task.clone())
+}
+
+async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
+    let Some(task) = authenticate(shared, req.headers()) else {
+        let mut resp = full(
+            StatusCode::PROXY_AUTHENTICATION_REQUIRED,
+            "cocode: proxy credentials required\n".into(),
+        );
+        resp.headers_mut().insert(
+            header::PROXY_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"cocode\""),
+        );
+        return resp;
+    };
+    if req.method() == Method::CONNECT {
+        connect_tunnel(shared, &task, req).await
+    } else {
+        forward(shared, &task, req).await
+    }
+}
+
+fn refuse(shared: &Shared, task: &TaskId, refused: &HostRefused, shown: &str) -> Response<Body> {
+    shared.blocked.record(task, shown);
+    full(
+        StatusCode::FORBIDDEN,
+        format!("cocode blocked {shown}: {refused}\n"),
+    )
+}
+
+/// Judges the name, resolves it, judges every address and connects.
+async fn open_upstream(
+    shared: &Shared,
+    host: &str,
+    port: u16,
+) -> Result<TcpStream, (StatusCode, Option<HostRefused>, String)> {
+    let judged = shared
+        .policy
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .judge(host, port);
+    let host = judged.map_err(|r| (StatusCode::FORBIDDEN, Some(r), host.to_owned()))?;
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
+        .await
+        .map_err(|e| (StatusCode::BAD_GATEWAY, None, format!("{host}: {e}")))?
+        .collect();
+    for addr in &addrs {
+        let verdict = shared
+            .policy
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .judge_address(&host, port, addr.ip());
+        verdict.map_err(|r| (StatusCode::FORBIDDEN, Some(r), host.clone()))?;
+    }
+    let mut last = format!("{host}: no address");
+    for addr in addrs {
+        match TcpStream::connect(addr).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = format!("{host}: {e}"),
+        }
+    }
+    Err((StatusCode::BAD_GATEWAY, None, last))
+}
+
+fn upstream_failed(
+    shared: &Shared,
+    task: &TaskId,
+    (status, refused, detail): (StatusCode, Option<HostRefused>, String),
+) -> Response<Body> {
+    match refused {
+        Some(r) => refuse(shared, task, &r, &detail),
+        None => full(status, format!("cocode proxy: {detail}\n")),
+    }
+}
+
+async fn connect_tunnel(shared: &Shared, task: &TaskId, req: Request<Incoming>) -> Response<Body> {
+    let Some(authority) = req.uri().authority().cloned() else {
+        return full(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n".into());
+    };
+    let Some(port) = authority.port_u16() else {
+        return full(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n".into());
+    };
+    let mut server = match open_upstream(shared, authority.host(), port).await {
+        Ok(s) => s,
+        Err(e) => return upstream_failed(shared, task, e),
+    };
+    tokio::spawn(async move {
+        if let Ok(upgraded) = hyper::upgrade::on(req).await {
+            let mut client = TokioIo::new(upgraded);
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+        }
+    });
+    Response::new(
+        Full::new(Bytes::new())
+            .map_err(|never| match never {})
+            .boxed(),
+    )
+}
+
+/// Headers that describe one hop and never travel further.
+const HOP_BY_HOP: [header::HeaderName; 8] = [
+    header::CONNECTION,
+    header::PROXY_AUTHORIZATION,
+    header::PROXY_AUTHENTICATE,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+    header::HeaderName::from_static("keep-alive"),
+];
+
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    for name in &HOP_BY_HOP {
+        headers.remove(name);
+    }
+    headers.remove("proxy-connection");
+}
+
+async fn forward(shared: &Shared, task: &TaskId, req: Request<Incoming>) -> Response<Body> {
+    let uri = req.uri().clone();
+    let (Some(authority), Some("http")) = (uri.authority().cloned(), uri.scheme_str()) else {
+        return full(
+            StatusCode::BAD_REQUEST,
+            "cocode proxy: an absolute http:// target is required\n".into(),
+        );
+    };
+    let port = authority.port_u16().unwrap_or(80);
+    // The Host header must name the same place as the target.
+    if let Some(host_header) = req.headers().get(header::HOST) {
+        let named = host_header
+            .to_str()
+            .ok()
+            .and_then(|h| h.parse::<Uri>().ok())
+            .and_then(|h| h.authority().cloned());
+        let agrees = named.as_ref().is_some_and(|h| {
+            normalize_host(h.host()).ok() == normalize_host(authority.host()).ok()
+                && h.port_u16().unwrap_or(80) == port
+        });
+        if !agrees {
+            let shown = named.map_or_else(
+                || "an unreadable Host header".to_owned(),
+                |h| h.host().to_owned(),
+            );
+            shared.blocked.record(task, &shown);
+            return full(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "cocode blocked {shown}: the Host header disagrees with the target {}\n",
+                    authority.host()
+                ),
+            );
+        }
+    }
+    let stream = match open_upstream(shared, authority.host(), port).await {
+        Ok(s) => s,
+        Err(e) => return upstream_failed(shared, task, e),
+    };
+    let Ok((mut sender, conn)) = hyper::client::conn::http1::Builder::new()
+        .preserve_header_case(true)
+        .title_case_headers(true)
+        .handshake(TokioIo::new(stream))
+        .await
+    else {
+        return full(
+            StatusCode::BAD_GATEWAY,
+            "cocode proxy: upstream handshake failed\n".into(),
+        );
+    };
+    tokio::spawn(conn);
+    let (mut parts, body) = req.into_parts();
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    parts.uri = path.parse().unwrap_or_else(|_| Uri::from_static("/"));
+    strip_hop_by_hop(&mut parts.headers);
+    parts
+        .headers
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    match sender.send_request(Request::from_parts(parts, body)).await {
+        Ok(resp) => {
+            let (mut parts, body) = resp.into_parts();
+            strip_hop_by_hop(&mut parts.headers);
+            parts
+                .headers
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Response::from_parts(parts, body.boxed())
+        }
+        Err(e) => full(
+            StatusCode::BAD_GATEWAY,
+            format!("cocode proxy: upstream failed: {e}\n"),
+        ),
+    }
+}
