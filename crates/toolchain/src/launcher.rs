@@ -21,6 +21,8 @@ use cocode_core::process::{
     Confinement, ExitStatus, LaunchError, LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher,
     SandboxProfile,
 };
+use std::io::{Read as _, Write as _};
+
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::mpsc;
@@ -73,6 +75,87 @@ impl Launcher {
     pub fn with_inherited_env(mut self, inherited: BTreeMap<String, String>) -> Self {
         self.inherited = inherited;
         self
+    }
+
+    /// A child on a pseudo-terminal (the person's terminal, interactive tools).
+    fn launch_pty(
+        &self,
+        spec: &LaunchSpec,
+        env: &BTreeMap<String, String>,
+        rows: u16,
+        cols: u16,
+    ) -> Result<Box<dyn ProcessHandle>, LaunchError> {
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| LaunchError::Spawn(format!("no pseudo-terminal: {e}")))?;
+        let mut cmd = CommandBuilder::new(&spec.argv[0]);
+        cmd.args(&spec.argv[1..]);
+        cmd.cwd(&spec.cwd);
+        cmd.env_clear();
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = pty.slave.spawn_command(cmd).map_err(|e| {
+            if e.to_string().contains("No such file") || e.to_string().contains("not found") {
+                LaunchError::NotFound(spec.argv[0].clone())
+            } else {
+                LaunchError::Spawn(format!("{}: {e}", spec.argv[0]))
+            }
+        })?;
+        drop(pty.slave);
+        let reader = pty
+            .master
+            .try_clone_reader()
+            .map_err(|e| LaunchError::Io(e.to_string()))?;
+        let writer = pty
+            .master
+            .take_writer()
+            .map_err(|e| LaunchError::Io(e.to_string()))?;
+        let (tx, rx) = mpsc::channel(64);
+        std::thread::Builder::new()
+            .name("cocode-pty-reader".into())
+            .spawn(move || pty_pump(reader, &tx))
+            .map_err(|e| LaunchError::Io(e.to_string()))?;
+        let pid = child.process_id();
+        let mut killer = child.clone_killer();
+        let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("cocode-pty-wait".into())
+            .spawn(move || {
+                let _ = exit_tx.send(child.wait());
+            })
+            .map_err(|e| LaunchError::Io(e.to_string()))?;
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let watchdog = spec.timeout.map(|limit| {
+            let flag = Arc::clone(&timed_out);
+            let mut killer = killer.clone_killer();
+            self.runtime.spawn(async move {
+                tokio::time::sleep(limit).await;
+                flag.store(true, Ordering::SeqCst);
+                if let Some(pid) = pid {
+                    kill_group(pid);
+                }
+                let _ = killer.kill();
+            })
+        });
+        let _ = &mut killer;
+        Ok(Box::new(PtyHandle {
+            pid,
+            master: pty.master,
+            writer: Arc::new(std::sync::Mutex::new(writer)),
+            output: rx,
+            exited: Some(exit_rx),
+            killer,
+            watchdog,
+            timed_out,
+            exit: None,
+        }))
     }
 
     /// How agent children will be confined on this machine.
@@ -154,10 +237,15 @@ impl ProcessLauncher for Launcher {
             proxy_env.as_ref().map(|(e, _)| e),
             TargetOs::current(),
         )?;
-        if let LaunchIo::Pty { .. } = spec.io {
-            return Err(LaunchError::Spawn(
-                "PTY launches go through the terminal crate's PTY host".into(),
-            ));
+        if let LaunchIo::Pty { rows, cols } = spec.io {
+            if proxy_env.is_some() {
+                // Landlock is applied between fork and exec, which the PTY
+                // spawner does not expose: agent children are always piped.
+                return Err(LaunchError::Sandbox(
+                    "agent launches are piped; a PTY child could not be confined".into(),
+                ));
+            }
+            return self.launch_pty(&spec, &env, rows, cols);
         }
         let _enter = self.runtime.enter();
         let (program, args) = self.confined_argv(&spec, proxy_env.as_ref().map(|(e, _)| e.port));
@@ -347,5 +435,134 @@ impl Drop for PipedHandle {
         if let Some((env, proxy)) = self.proxy.take() {
             proxy.revoke_launch(&env);
         }
+    }
+}
+
+fn pty_pump(mut reader: Box<dyn std::io::Read + Send>, to: &mpsc::Sender<Vec<u8>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            // EIO once the child side closed is the end of output on Linux.
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if to.blocking_send(buf[..n].to_vec()).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+struct PtyHandle {
+    pid: Option<u32>,
+    /// Kept open until the handle goes: the reader needs it.
+    master: Box<dyn portable_pty::MasterPty + Send>,
+    writer: Arc<std::sync::Mutex<Box<dyn std::io::Write + Send>>>,
+    output: mpsc::Receiver<Vec<u8>>,
+    exited: Option<tokio::sync::oneshot::Receiver<std::io::Result<portable_pty::ExitStatus>>>,
+    killer: Box<dyn portable_pty::ChildKiller + Send + Sync>,
+    watchdog: Option<tokio::task::JoinHandle<()>>,
+    timed_out: Arc<AtomicBool>,
+    exit: Option<ExitStatus>,
+}
+
+impl PtyHandle {
+    fn stop_watchdog(&mut self) {
+        if let Some(w) = self.watchdog.take() {
+            w.abort();
+        }
+    }
+
+    /// The terminal's size changed (the child gets `SIGWINCH`).
+    #[expect(
+        dead_code,
+        reason = "the terminal view resizes through the PTY host that owns this handle"
+    )]
+    fn resize(&self, rows: u16, cols: u16) -> Result<(), LaunchError> {
+        self.master
+            .resize(portable_pty::PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| LaunchError::Io(e.to_string()))
+    }
+}
+
+#[async_trait::async_trait]
+impl ProcessHandle for PtyHandle {
+    fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    async fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), LaunchError> {
+        let writer = Arc::clone(&self.writer);
+        let bytes = bytes.to_vec();
+        tokio::task::spawn_blocking(move || {
+            let mut w = writer
+                .lock()
+                .map_err(|_| LaunchError::Io("terminal writer poisoned".into()))?;
+            w.write_all(&bytes)
+                .and_then(|()| w.flush())
+                .map_err(|e| LaunchError::Io(e.to_string()))
+        })
+        .await
+        .map_err(|e| LaunchError::Io(e.to_string()))?
+    }
+
+    async fn read_output(&mut self) -> Option<Vec<u8>> {
+        self.output.recv().await
+    }
+
+    async fn wait(&mut self) -> Result<ExitStatus, LaunchError> {
+        if let Some(exit) = self.exit {
+            return Ok(exit);
+        }
+        let Some(rx) = self.exited.take() else {
+            return Err(LaunchError::Io("the child was already awaited".into()));
+        };
+        let status = rx
+            .await
+            .map_err(|_| LaunchError::Io("the wait thread ended".into()))?
+            .map_err(|e| LaunchError::Io(e.to_string()))?;
+        self.stop_watchdog();
+        let exit = if self.timed_out.load(Ordering::SeqCst) {
+            ExitStatus::TimedOut
+        } else if status.signal().is_some() {
+            ExitStatus::Killed
+        } else {
+            ExitStatus::Code(i32::try_from(status.exit_code()).unwrap_or(i32::MAX))
+        };
+        self.exit = Some(exit);
+        Ok(exit)
+    }
+
+    async fn kill(&mut self) -> Result<(), LaunchError> {
+        if self.exit.is_some() {
+            return Ok(());
+        }
+        if let Some(pid) = self.pid {
+            kill_group(pid);
+        }
+        let _ = self.killer.kill();
+        if let Some(rx) = self.exited.take() {
+            let _ = rx.await;
+        }
+        self.stop_watchdog();
+        self.exit = Some(ExitStatus::Killed);
+        Ok(())
+    }
+}
+
+impl Drop for PtyHandle {
+    fn drop(&mut self) {
+        if self.exit.is_none() {
+            if let Some(pid) = self.pid {
+                kill_group(pid);
+            }
+            let _ = self.killer.kill();
+        }
+        self.stop_watchdog();
     }
 }

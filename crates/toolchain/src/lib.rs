@@ -2,6 +2,7 @@
 //! `ProcessLauncher`, the environment whitelist, sandbox confinement
 //! (Landlock, Seatbelt) and the policy proxy.
 
+pub mod allowed;
 pub mod confine;
 pub mod env;
 pub mod hosts;

@@ -159,3 +159,57 @@ async fn kill_stops_a_running_child() {
     handle.kill().await.unwrap();
     assert_eq!(handle.wait().await.unwrap(), ExitStatus::Killed);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pty_child_sees_a_terminal_of_the_asked_size_and_echoes_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = launcher(None, Some(dir.path()));
+    let mut s = spec(
+        &[
+            "sh",
+            "-c",
+            "test -t 0 && stty size && read line && echo got:$line",
+        ],
+        SandboxProfile::HumanTerminal,
+        dir.path(),
+    );
+    s.io = cocode_core::process::LaunchIo::Pty {
+        rows: 33,
+        cols: 101,
+    };
+    let mut handle = l.launch(s).unwrap();
+    handle.write_stdin(b"hello\r").await.unwrap();
+    let mut out = Vec::new();
+    while let Some(chunk) = handle.read_output().await {
+        out.extend(chunk);
+    }
+    let status = handle.wait().await.unwrap();
+    let text = String::from_utf8_lossy(&out).replace('\r', "");
+    assert_eq!(status, ExitStatus::Code(0));
+    assert!(
+        text.contains("33 101\n") && text.contains("got:hello\n"),
+        "{text:?}"
+    );
+    // Agent children are never put on a PTY (they could not be confined).
+    let mut s = spec(&["true"], agent(), dir.path());
+    s.io = cocode_core::process::LaunchIo::Pty { rows: 24, cols: 80 };
+    assert!(matches!(
+        l.launch(s).err(),
+        Some(LaunchError::ProxyUnavailable | LaunchError::Sandbox(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pty_child_past_its_time_limit_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = launcher(None, Some(dir.path()));
+    let mut s = spec(&["sleep", "60"], SandboxProfile::HumanTerminal, dir.path());
+    s.io = cocode_core::process::LaunchIo::Pty { rows: 24, cols: 80 };
+    s.timeout = Some(Duration::from_millis(300));
+    let mut handle = l.launch(s).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), handle.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, ExitStatus::TimedOut);
+}

@@ -1,0 +1,304 @@
+//! Where the allowed hosts and the write exceptions come from.
+//!
+//! Allowed hosts = ecosystem defaults (one data file,
+//! `assets/ecosystem_hosts.json`, per ecosystem whose manifest is at the
+//! workspace root) ∪ hosts named by the workspace's lockfiles ∪ the
+//! person's additions (`workspace.json`) ∪ the hosts an ACP agent entry
+//! declares for its model API.
+//!
+//! Write exceptions = toolchain caches outside the workspace that builds
+//! must write: the environment's override first, then the platform default;
+//! one that cannot be resolved is left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use cocode_core::workspace::{AllowedHosts, HostPattern, WriteException};
+use serde::Deserialize;
+
+use crate::env::TargetOs;
+use crate::hosts::HostPolicy;
+
+const ECOSYSTEMS: &str = include_str!("../../../assets/ecosystem_hosts.json");
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EcosystemFile {
+    version: u32,
+    ecosystems: Vec<Ecosystem>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ecosystem {
+    pub name: String,
+    pub manifests: Vec<String>,
+    pub hosts: Vec<String>,
+}
+
+/// The bundled ecosystem table (checked by a test, so it always parses).
+pub fn ecosystems() -> Vec<Ecosystem> {
+    serde_json::from_str::<EcosystemFile>(ECOSYSTEMS)
+        .ok()
+        .filter(|f| f.version == 1)
+        .map(|f| f.ecosystems)
+        .unwrap_or_default()
+}
+
+/// Lockfiles whose URLs name the registries a build fetches from.
+const LOCKFILES: [&str; 8] = [
+    "Cargo.lock",
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "pubspec.lock",
+    "poetry.lock",
+    "uv.lock",
+    "go.sum",
+];
+
+/// Hosts of every `http://` or `https://` URL in `text`.
+pub fn hosts_in(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (i, _) in text.match_indices("://") {
+        let scheme_ok = text[..i].ends_with("https") || text[..i].ends_with("http");
+        if !scheme_ok {
+            continue;
+        }
+        let rest = &text[i + 3..];
+        let end = rest
+            .find(|c: char| {
+                matches!(c, '/' | '"' | '\'' | ':' | '?' | '#' | '@') || c.is_whitespace()
+            })
+            .unwrap_or(rest.len());
+        if let Ok(p) = HostPattern::parse(&rest[..end]) {
+            out.insert(p.host().to_owned());
+        }
+    }
+    out
+}
+
+/// The allowed hosts of the workspace at `root` (reads its top-level
+/// manifests and lockfiles; `user` comes from `workspace.json`).
+pub fn compose(root: &Path, user: &[HostPattern]) -> AllowedHosts {
+    let mut defaults = BTreeSet::new();
+    for eco in ecosystems() {
+        if eco.manifests.iter().any(|m| root.join(m).is_file()) {
+            defaults.extend(eco.hosts.iter().filter_map(|h| HostPattern::parse(h).ok()));
+        }
+    }
+    let mut derived = BTreeSet::new();
+    for lock in LOCKFILES {
+        if let Ok(text) = std::fs::read_to_string(root.join(lock)) {
+            derived.extend(
+                hosts_in(&text)
+                    .iter()
+                    .filter_map(|h| HostPattern::parse(h).ok()),
+            );
+        }
+    }
+    let derived: Vec<HostPattern> = derived.difference(&defaults).cloned().collect();
+    AllowedHosts {
+        defaults: defaults.into_iter().collect(),
+        derived,
+        user: user.to_vec(),
+    }
+}
+
+/// The proxy's rules for one launch: the workspace's hosts and the hosts the
+/// launching ACP agent declared (confirmed when the agent was added).
+pub fn policy_for(hosts: &AllowedHosts, agent_declared: &[HostPattern]) -> HostPolicy {
+    HostPolicy::new(
+        hosts
+            .all()
+            .into_iter()
+            .chain(agent_declared)
+            .cloned()
+            .collect(),
+    )
+}
+
+/// Toolchain caches builds write outside the workspace: (name, environment
+/// override, default below the home folder per OS).
+fn exception_rules(os: TargetOs) -> Vec<(&'static str, &'static str, Option<&'static str>)> {
+    let per_os = |unix: &'static str, mac: &'static str, win: &'static str| match os {
+        TargetOs::Linux => unix,
+        TargetOs::MacOs => mac,
+        TargetOs::Windows => win,
+    };
+    vec![
+        ("CARGO_HOME", "CARGO_HOME", Some(".cargo")),
+        ("RUSTUP_HOME", "RUSTUP_HOME", Some(".rustup")),
+        (
+            "PUB_CACHE",
+            "PUB_CACHE",
+            Some(per_os(
+                ".pub-cache",
+                ".pub-cache",
+                "AppData/Local/Pub/Cache",
+            )),
+        ),
+        ("GRADLE_USER_HOME", "GRADLE_USER_HOME", Some(".gradle")),
+        ("CP_HOME_DIR", "CP_HOME_DIR", Some(".cocoapods")),
+        (
+            "npm cache",
+            "npm_config_cache",
+            Some(per_os(".npm", ".npm", "AppData/Local/npm-cache")),
+        ),
+        (
+            "pip cache",
+            "PIP_CACHE_DIR",
+            Some(per_os(
+                ".cache/pip",
+                "Library/Caches/pip",
+                "AppData/Local/pip/Cache",
+            )),
+        ),
+        ("ANDROID_HOME", "ANDROID_HOME", None),
+    ]
+}
+
+/// Resolves the write exceptions from `env` (override first) and `home`
+/// (platform default). Pure: the caller canonicalizes and drops the ones
+/// that do not exist.
+pub fn write_exceptions(
+    env: &BTreeMap<String, String>,
+    home: Option<&Path>,
+    os: TargetOs,
+) -> Vec<WriteException> {
+    exception_rules(os)
+        .into_iter()
+        .filter_map(|(name, var, default)| {
+            let path = env
+                .get(var)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| Some(home?.join(default?)))?;
+            Some(WriteException {
+                name: name.to_owned(),
+                path,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_bundled_table_parses_and_every_host_is_valid() {
+        let all = ecosystems();
+        assert_eq!(
+            all.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+            vec!["cargo", "npm", "python", "dart", "gradle", "go"]
+        );
+        for e in &all {
+            for h in &e.hosts {
+                assert!(HostPattern::parse(h).is_ok(), "{h}");
+            }
+        }
+    }
+
+    #[test]
+    fn lockfile_urls_yield_their_hosts() {
+        let cargo_lock = "source = \"registry+https://github.com/rust-lang/crates.io-index\"\nsource = \"git+https://gitlab.example.org/team/lib.git?rev=1#abc\"\nchecksum = \"deadbeef\"";
+        let npm = "\"resolved\": \"https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz\", \"x\": \"http://npm.internal.example:4873/a\"";
+        assert_eq!(
+            hosts_in(&format!("{cargo_lock}\n{npm}"))
+                .into_iter()
+                .collect::<Vec<_>>(),
+            vec![
+                "github.com",
+                "gitlab.example.org",
+                "npm.internal.example",
+                "registry.npmjs.org"
+            ]
+        );
+        assert_eq!(
+            hosts_in("ftp://x.example/ and :// nothing"),
+            BTreeSet::new()
+        );
+    }
+
+    #[test]
+    #[expect(clippy::disallowed_methods, reason = "builds a fixture workspace")]
+    fn composition_reads_manifests_and_lockfiles() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]").unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.lock"),
+            "source = \"git+https://git.example.com/x\"",
+        )
+        .unwrap();
+        let user = vec![HostPattern::parse("*.corp.example").unwrap()];
+        let hosts = compose(dir.path(), &user);
+        let names = |v: &[HostPattern]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            (
+                names(&hosts.defaults),
+                names(&hosts.derived),
+                names(&hosts.user)
+            ),
+            (
+                vec![
+                    "crates.io".into(),
+                    "index.crates.io".into(),
+                    "static.crates.io".into(),
+                    "static.rust-lang.org".into()
+                ],
+                vec!["git.example.com".to_owned()],
+                vec!["*.corp.example".to_owned()]
+            )
+        );
+        let policy = policy_for(&hosts, &[HostPattern::parse("api.anthropic.com").unwrap()]);
+        assert!(policy.judge("api.anthropic.com", 443).is_ok());
+        assert!(policy.judge("x.corp.example", 443).is_ok());
+        assert!(policy.judge("registry.npmjs.org", 443).is_err());
+    }
+
+    #[test]
+    fn write_exceptions_prefer_the_environment_then_the_platform_default() {
+        let env: BTreeMap<String, String> = [
+            ("CARGO_HOME", "/opt/cargo"),
+            ("ANDROID_HOME", "/opt/android"),
+            ("PUB_CACHE", ""),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let linux = write_exceptions(&env, Some(Path::new("/home/me")), TargetOs::Linux);
+        let pairs: Vec<(String, PathBuf)> = linux.into_iter().map(|x| (x.name, x.path)).collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("CARGO_HOME".into(), PathBuf::from("/opt/cargo")),
+                ("RUSTUP_HOME".into(), PathBuf::from("/home/me/.rustup")),
+                ("PUB_CACHE".into(), PathBuf::from("/home/me/.pub-cache")),
+                ("GRADLE_USER_HOME".into(), PathBuf::from("/home/me/.gradle")),
+                ("CP_HOME_DIR".into(), PathBuf::from("/home/me/.cocoapods")),
+                ("npm cache".into(), PathBuf::from("/home/me/.npm")),
+                ("pip cache".into(), PathBuf::from("/home/me/.cache/pip")),
+                ("ANDROID_HOME".into(), PathBuf::from("/opt/android")),
+            ]
+        );
+        let windows = write_exceptions(
+            &BTreeMap::new(),
+            Some(Path::new("C:/Users/me")),
+            TargetOs::Windows,
+        );
+        assert_eq!(
+            windows
+                .iter()
+                .find(|x| x.name == "pip cache")
+                .map(|x| x.path.clone()),
+            Some(PathBuf::from("C:/Users/me/AppData/Local/pip/Cache"))
+        );
+        // No home and no override: left out, never guessed.
+        assert_eq!(
+            write_exceptions(&BTreeMap::new(), None, TargetOs::Linux),
+            vec![]
+        );
+    }
+}
