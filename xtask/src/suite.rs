@@ -17,9 +17,14 @@ use crate::{boundaries, cross, layers};
 /// Debian packages the test suites and the app need at run time:
 /// a virtual X server for the window smoke test, X11/GL client libraries
 /// for eframe (glow through Mesa), tools to inspect and capture windows.
-pub const APT_PACKAGES: [&str; 14] = [
+pub const APT_PACKAGES: [&str; 17] = [
     // The policy proxy's tests drive real curl through it.
     "curl",
+    // The credential vault's tests use a real Secret Service in a private
+    // D-Bus session.
+    "gnome-keyring",
+    "dbus-x11",
+    "libsecret-tools",
     "xvfb",
     "xauth",
     "x11-utils",

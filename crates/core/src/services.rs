@@ -135,8 +135,22 @@ impl fmt::Debug for Secret {
 pub enum VaultError {
     #[error("the OS credential store is unavailable: {0}")]
     CredentialVaultUnavailable(String),
+    /// The store exists but is locked (the person has to unlock it).
+    #[error("the OS credential store is locked: {0}")]
+    Locked(String),
     #[error("the credential store refused the operation: {0}")]
     Refused(String),
+}
+
+impl VaultError {
+    /// The stable code shown with the message.
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Self::CredentialVaultUnavailable(_) => "CREDENTIAL_VAULT_UNAVAILABLE",
+            Self::Locked(_) => "CREDENTIAL_VAULT_LOCKED",
+            Self::Refused(_) => "CREDENTIAL_VAULT_REFUSED",
+        }
+    }
 }
 
 /// Provider keys in the OS keyring (service `cocode`, one entry per provider).

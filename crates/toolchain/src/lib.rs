@@ -9,6 +9,7 @@ pub mod hosts;
 pub mod launcher;
 pub mod output;
 pub mod proxy;
+pub mod vault;
 
 pub use env::{ProxyEnv, TargetOs, child_env};
 pub use hosts::{HostPolicy, HostRefused};

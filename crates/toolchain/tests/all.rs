@@ -16,4 +16,8 @@ mod suite {
     mod confinement;
     mod launcher;
     mod proxy;
+    // The Secret Service is the Linux store; Keychain and Credential Manager
+    // are compiled by the cross-check.
+    #[cfg(target_os = "linux")]
+    mod vault;
 }
