@@ -33,6 +33,10 @@ pub const EXCEPTIONS: &[(&str, &str)] = &[
         "cocode-workspace",
         "criterion (bench dev-dependency) builds the `alloca` C shim, which needs a macOS C SDK",
     ),
+    (
+        "cocode-toolchain",
+        "criterion (bench dev-dependency) builds the `alloca` C shim, which needs a macOS C SDK",
+    ),
 ];
 
 pub const TARGETS: [CrossTarget; 2] = [

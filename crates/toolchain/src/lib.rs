@@ -4,6 +4,7 @@
 
 pub mod allowed;
 pub mod confine;
+pub mod doctor;
 pub mod env;
 pub mod hosts;
 pub mod launcher;

@@ -30,12 +30,16 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::env::ProxyEnv;
 use crate::hosts::{HostPolicy, HostRefused, normalize_host};
 
 type Body = BoxBody<Bytes, hyper::Error>;
+
+/// Copy buffer per direction of a CONNECT tunnel.
+const TUNNEL_BUF: usize = 256 * 1024;
 
 /// Hosts refused per task, each once, in memory.
 #[derive(Debug, Default)]
@@ -328,9 +332,35 @@ async fn connect_tunnel(shared: &Shared, task: &TaskId, req: Request<Incoming>) 
         Err(e) => return upstream_failed(shared, task, e),
     };
     tokio::spawn(async move {
-        if let Ok(upgraded) = hyper::upgrade::on(req).await {
-            let mut client = TokioIo::new(upgraded);
-            let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+        let Ok(upgraded) = hyper::upgrade::on(req).await else {
+            return;
+        };
+        // Back to the plain socket (and whatever the client sent early), so
+        // the tunnel copies socket to socket with large buffers.
+        match upgraded.downcast::<TokioIo<TcpStream>>() {
+            Ok(parts) => {
+                let mut client = parts.io.into_inner();
+                if !parts.read_buf.is_empty() && server.write_all(&parts.read_buf).await.is_err() {
+                    return;
+                }
+                let _ = tokio::io::copy_bidirectional_with_sizes(
+                    &mut client,
+                    &mut server,
+                    TUNNEL_BUF,
+                    TUNNEL_BUF,
+                )
+                .await;
+            }
+            Err(upgraded) => {
+                let mut client = TokioIo::new(upgraded);
+                let _ = tokio::io::copy_bidirectional_with_sizes(
+                    &mut client,
+                    &mut server,
+                    TUNNEL_BUF,
+                    TUNNEL_BUF,
+                )
+                .await;
+            }
         }
     });
     Response::new(
