@@ -189,6 +189,28 @@ fn install_system_packages() {
     } else {
         apt_install(&missing);
     }
+    install_python_packages();
+}
+
+/// Python test peers: the verification runner's fixture runs pytest.
+const PIP_PACKAGES: [&str; 1] = ["pytest"];
+
+fn install_python_packages() {
+    let present = Command::new("python3")
+        .args(["-c", "import pytest"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if present {
+        return;
+    }
+    println!("test: installing {} with pip", PIP_PACKAGES.join(" "));
+    let installed = Command::new("python3")
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .args(PIP_PACKAGES)
+        .status();
+    if !installed.is_ok_and(|s| s.success()) {
+        println!("test: pip install failed for {}", PIP_PACKAGES.join(" "));
+    }
 }
 
 /// Installs Debian packages when this is root with apt-get; otherwise says

@@ -9,8 +9,10 @@ pub mod env;
 pub mod hosts;
 pub mod launcher;
 pub mod output;
+pub mod parsers;
 pub mod proxy;
 pub mod vault;
+pub mod verify;
 
 pub use env::{ProxyEnv, TargetOs, child_env};
 pub use hosts::{HostPolicy, HostRefused};

@@ -20,4 +20,5 @@ mod suite {
     // are compiled by the cross-check.
     #[cfg(target_os = "linux")]
     mod vault;
+    mod verify;
 }

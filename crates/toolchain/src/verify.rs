@@ -1,0 +1,874 @@
+//! Self-verification: "done" means a method passed on the current attempt.
+//!
+//! The runner detects the projects (Cargo, Python, Node, Dart) at the
+//! workspace root and around the edited files, runs ④ static analysis → ②
+//! build → ① tests → ③ runtime errors, stopping early only on a failure,
+//! and ⑤ the parse check only when ①–④ all had no target. Every tool runs
+//! through the launcher with the agent profile (the code under test was
+//! written by an agent). Records carry counts and exit codes only; raw
+//! output stays in a bounded in-memory buffer for this session. The runner
+//! never reads what an agent claims about its work, and the verdict is left
+//! to `VerificationVerdict::evaluate`.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cocode_core::ids::{AttemptNo, TaskId, Timestamp};
+use cocode_core::process::{
+    ExitStatus, LaunchError, LaunchIo, LaunchSpec, ProcessLauncher, SandboxProfile,
+};
+use cocode_core::registry::FileFormatParserRegistry;
+use cocode_core::services::{
+    ParseCheck, VerificationError, VerificationRequest, VerificationRunner,
+};
+use cocode_core::verification::{
+    DiagnosticsCount, FailureClass, NoTargetCode, RunFacts, VerificationLimits, VerificationMethod,
+    VerificationOutcome, VerificationRecord,
+};
+
+use crate::output::OutputBuffer;
+
+/// A kind of project, by its manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProjectKind {
+    Cargo,
+    Python,
+    Node,
+    Dart,
+}
+
+/// A detected project.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Project {
+    pub kind: ProjectKind,
+    pub dir: PathBuf,
+}
+
+fn kinds_in(dir: &Path) -> Vec<ProjectKind> {
+    let has = |name: &str| dir.join(name).is_file();
+    let mut out = Vec::new();
+    if has("Cargo.toml") {
+        out.push(ProjectKind::Cargo);
+    }
+    if has("pyproject.toml") || has("setup.py") || has("setup.cfg") || has("requirements.txt") {
+        out.push(ProjectKind::Python);
+    }
+    if has("package.json") {
+        out.push(ProjectKind::Node);
+    }
+    if has("pubspec.yaml") {
+        out.push(ProjectKind::Dart);
+    }
+    out
+}
+
+/// The projects at the workspace root and those containing an edited file
+/// (the nearest manifest above it). A Cargo package inside a Cargo project
+/// already found above it is covered by that one (a workspace member).
+pub fn detect(root: &Path, edited: &[cocode_core::path::NormalizedPath]) -> Vec<Project> {
+    let mut dirs = vec![root.to_path_buf()];
+    for path in edited {
+        let mut dir = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+        while dir.pop() && dir.starts_with(root) && dir != root {
+            if !kinds_in(&dir).is_empty() {
+                dirs.push(dir.clone());
+                break;
+            }
+        }
+    }
+    let mut found: Vec<Project> = Vec::new();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        for kind in kinds_in(&dir) {
+            let covered = kind == ProjectKind::Cargo
+                && found
+                    .iter()
+                    .any(|p| p.kind == ProjectKind::Cargo && dir.starts_with(&p.dir));
+            if !covered {
+                found.push(Project {
+                    kind,
+                    dir: dir.clone(),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// How a tool's output is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Exit code decides.
+    ExitCode,
+    /// `cargo check --message-format=json`: error messages are counted.
+    CargoMessages,
+    /// libtest summaries: no test at all is `no_test_files`.
+    CargoTests,
+    /// pytest: exit 5 is "no tests collected".
+    Pytest,
+    /// `ruff check --output-format=json`: one entry per finding.
+    RuffJson,
+    /// Lines containing `error TS` (tsc) or ` error - ` (dart analyze).
+    ErrorLines(&'static str),
+}
+
+#[derive(Debug, Clone)]
+struct Step {
+    argv: Vec<String>,
+    cwd: PathBuf,
+    env: BTreeMap<String, String>,
+    reading: Reading,
+}
+
+#[derive(Debug, Clone)]
+enum Planned {
+    Run(Step),
+    NoTarget(NoTargetCode),
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+}
+
+fn argv(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// `package.json` scripts that exist and are not npm's placeholder.
+fn npm_script(dir: &Path, name: &str) -> bool {
+    std::fs::read(dir.join("package.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("scripts")?.get(name)?.as_str().map(ToOwned::to_owned))
+        .is_some_and(|s| !s.contains("no test specified"))
+}
+
+fn is_python_test(name: &str) -> bool {
+    Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("py"))
+        && (name.starts_with("test_") || name.ends_with("_test.py"))
+}
+
+/// Whether pytest would find a test file (a few levels deep).
+fn has_python_tests(dir: &Path, depth: u8) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.filter_map(Result::ok).any(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir() {
+            depth < 4
+                && !name.starts_with('.')
+                && name != "node_modules"
+                && has_python_tests(&e.path(), depth + 1)
+        } else {
+            is_python_test(&name)
+        }
+    })
+}
+
+fn step(parts: &[&str], cwd: &Path, reading: Reading) -> Planned {
+    Planned::Run(Step {
+        argv: argv(parts),
+        cwd: cwd.to_path_buf(),
+        env: BTreeMap::new(),
+        reading,
+    })
+}
+
+/// What to run for one method on one project.
+fn plan(
+    method: VerificationMethod,
+    project: &Project,
+    edited_py: &[PathBuf],
+    target_dir: &Path,
+) -> Planned {
+    let planned = match project.kind {
+        ProjectKind::Cargo => plan_cargo(method, project, target_dir),
+        ProjectKind::Python => plan_python(method, project, edited_py),
+        ProjectKind::Node => plan_node(method, project),
+        ProjectKind::Dart => plan_dart(method, project),
+    };
+    planned.unwrap_or(Planned::NoTarget(no_target_of(method)))
+}
+
+fn plan_cargo(method: VerificationMethod, project: &Project, target_dir: &Path) -> Option<Planned> {
+    let (parts, reading): (&[&str], Reading) = match method {
+        VerificationMethod::StaticAnalysis => (
+            &[
+                "cargo",
+                "check",
+                "--all-targets",
+                "--message-format=json",
+                "--quiet",
+            ],
+            Reading::CargoMessages,
+        ),
+        VerificationMethod::Build => (&["cargo", "build", "--quiet"], Reading::ExitCode),
+        VerificationMethod::Tests => (&["cargo", "test", "--no-fail-fast"], Reading::CargoTests),
+        VerificationMethod::RuntimeErrors | VerificationMethod::ParseCheck => return None,
+    };
+    let mut env = BTreeMap::new();
+    // Build output goes to the temp folder, which agent children may write,
+    // never into the workspace.
+    env.insert(
+        "CARGO_TARGET_DIR".to_owned(),
+        target_dir.to_string_lossy().into_owned(),
+    );
+    Some(Planned::Run(Step {
+        argv: argv(parts),
+        cwd: project.dir.clone(),
+        env,
+        reading,
+    }))
+}
+
+fn plan_python(
+    method: VerificationMethod,
+    project: &Project,
+    edited_py: &[PathBuf],
+) -> Option<Planned> {
+    match method {
+        VerificationMethod::StaticAnalysis if on_path("ruff") => Some(step(
+            &["ruff", "check", "--output-format=json", "."],
+            &project.dir,
+            Reading::RuffJson,
+        )),
+        VerificationMethod::StaticAnalysis if !edited_py.is_empty() => {
+            // Without a linter, the interpreter's own compiler checks the
+            // edited files.
+            let mut parts = argv(&["python3", "-m", "py_compile"]);
+            parts.extend(edited_py.iter().map(|p| p.to_string_lossy().into_owned()));
+            Some(Planned::Run(Step {
+                argv: parts,
+                cwd: project.dir.clone(),
+                env: BTreeMap::new(),
+                reading: Reading::ExitCode,
+            }))
+        }
+        VerificationMethod::Tests if has_python_tests(&project.dir, 0) => {
+            let mut env = BTreeMap::new();
+            env.insert("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned());
+            Some(Planned::Run(Step {
+                argv: argv(&["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]),
+                cwd: project.dir.clone(),
+                env,
+                reading: Reading::Pytest,
+            }))
+        }
+        _ => None,
+    }
+}
+
+fn plan_node(method: VerificationMethod, project: &Project) -> Option<Planned> {
+    match method {
+        VerificationMethod::StaticAnalysis if project.dir.join("tsconfig.json").is_file() => {
+            let local = project.dir.join("node_modules/.bin/tsc");
+            let tsc = if local.is_file() {
+                local.to_string_lossy().into_owned()
+            } else if on_path("tsc") {
+                "tsc".to_owned()
+            } else {
+                return None;
+            };
+            Some(Planned::Run(Step {
+                argv: vec![tsc, "--noEmit".into()],
+                cwd: project.dir.clone(),
+                env: BTreeMap::new(),
+                reading: Reading::ErrorLines("error TS"),
+            }))
+        }
+        VerificationMethod::Build if npm_script(&project.dir, "build") => Some(step(
+            &["npm", "run", "build", "--silent"],
+            &project.dir,
+            Reading::ExitCode,
+        )),
+        VerificationMethod::Tests if npm_script(&project.dir, "test") => Some(step(
+            &["npm", "test", "--silent"],
+            &project.dir,
+            Reading::ExitCode,
+        )),
+        _ => None,
+    }
+}
+
+fn plan_dart(method: VerificationMethod, project: &Project) -> Option<Planned> {
+    match method {
+        VerificationMethod::StaticAnalysis => Some(step(
+            &["dart", "analyze"],
+            &project.dir,
+            Reading::ErrorLines(" error - "),
+        )),
+        VerificationMethod::Tests if project.dir.join("test").is_dir() => {
+            let flutter = std::fs::read_to_string(project.dir.join("pubspec.yaml"))
+                .is_ok_and(|t| t.contains("flutter:"));
+            let parts: &[&str] = if flutter {
+                &["flutter", "test"]
+            } else {
+                &["dart", "test"]
+            };
+            Some(step(parts, &project.dir, Reading::ExitCode))
+        }
+        _ => None,
+    }
+}
+
+/// Errors a tool reported, by its reading.
+fn count_errors(reading: Reading, output: &str) -> Option<u32> {
+    let n = match reading {
+        // The same error is reported once per target that compiles the
+        // file (`--all-targets`): count distinct rendered messages.
+        Reading::CargoMessages => output
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v.get("reason").and_then(|r| r.as_str()) == Some("compiler-message"))
+            .filter_map(|v| v.get("message").cloned())
+            .filter(|m| m.get("level").and_then(|l| l.as_str()) == Some("error"))
+            .filter(|m| {
+                !m.get("message")
+                    .and_then(|t| t.as_str())
+                    .unwrap_or_default()
+                    .starts_with("aborting due to")
+            })
+            .map(|m| {
+                m.get("rendered")
+                    .or_else(|| m.get("message"))
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            })
+            .collect::<std::collections::BTreeSet<String>>()
+            .len(),
+        Reading::RuffJson => serde_json::from_str::<Vec<serde_json::Value>>(output.trim())
+            .map(|v| v.len())
+            .ok()?,
+        Reading::ErrorLines(marker) => output.lines().filter(|l| l.contains(marker)).count(),
+        Reading::ExitCode | Reading::CargoTests | Reading::Pytest => return None,
+    };
+    Some(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+/// Total tests libtest reported in its `test result:` lines.
+fn cargo_test_total(output: &str) -> u64 {
+    output
+        .lines()
+        .filter(|l| l.starts_with("test result:"))
+        .flat_map(|l| {
+            ["passed", "failed", "ignored"].map(|word| {
+                l.split(';')
+                    .find(|part| part.trim_end().ends_with(word))
+                    .and_then(|part| part.split_whitespace().rev().nth(1)?.parse::<u64>().ok())
+                    .unwrap_or(0)
+            })
+        })
+        .sum()
+}
+
+const RESOURCE_MARKERS: [&str; 4] = [
+    "No space left on device",
+    "Cannot allocate memory",
+    "out of memory",
+    "Disk quota exceeded",
+];
+
+/// Raw tool output kept for this session only, bounded in total.
+#[derive(Debug)]
+pub struct RawOutputBuffer {
+    cap: usize,
+    used: usize,
+    entries: VecDeque<((TaskId, AttemptNo, VerificationMethod), Vec<u8>)>,
+    evicted: Vec<(TaskId, AttemptNo, VerificationMethod)>,
+}
+
+/// What the UI can say about a method's raw output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawNotice {
+    Present(Vec<u8>),
+    /// It was kept but the session's cap pushed it out.
+    TrimmedByCap,
+    /// Not from this session (raw output is never persisted).
+    EarlierSession,
+}
+
+impl RawOutputBuffer {
+    pub fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            used: 0,
+            entries: VecDeque::new(),
+            evicted: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, key: (TaskId, AttemptNo, VerificationMethod), bytes: Vec<u8>) {
+        self.used += bytes.len();
+        self.entries.push_back((key, bytes));
+        while self.used > self.cap {
+            let Some((key, old)) = self.entries.pop_front() else {
+                break;
+            };
+            self.used -= old.len();
+            self.evicted.push(key);
+        }
+    }
+
+    pub fn notice(
+        &self,
+        task: &TaskId,
+        attempt: AttemptNo,
+        method: VerificationMethod,
+    ) -> RawNotice {
+        let key = (task.clone(), attempt, method);
+        let kept: Vec<u8> = self
+            .entries
+            .iter()
+            .filter(|(k, _)| *k == key)
+            .flat_map(|(_, b)| b.iter().copied())
+            .collect();
+        if !kept.is_empty() {
+            RawNotice::Present(kept)
+        } else if self.evicted.contains(&key) {
+            RawNotice::TrimmedByCap
+        } else {
+            RawNotice::EarlierSession
+        }
+    }
+}
+
+fn now_ms() -> Timestamp {
+    Timestamp::from_millis(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+    )
+}
+
+/// The blocked-host count of a task (from the policy proxy), to tell a
+/// network refusal from a code defect.
+pub type BlockedHosts = Arc<dyn Fn(&TaskId) -> usize + Send + Sync>;
+
+/// Runs the methods in order and writes one record per method.
+pub struct OrchestratingVerificationRunner {
+    launcher: Arc<dyn ProcessLauncher>,
+    parsers: FileFormatParserRegistry,
+    limits: VerificationLimits,
+    blocked_hosts: BlockedHosts,
+    target_dir: PathBuf,
+    baselines: Mutex<HashMap<(TaskId, Project), u32>>,
+    raw: Mutex<RawOutputBuffer>,
+}
+
+impl std::fmt::Debug for OrchestratingVerificationRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrchestratingVerificationRunner")
+            .field("parsers", &self.parsers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The result of one method over every project.
+struct MethodResult {
+    outcome: VerificationOutcome,
+    diagnostics: Option<DiagnosticsCount>,
+    exit_code: Option<i32>,
+}
+
+impl OrchestratingVerificationRunner {
+    pub fn new(
+        launcher: Arc<dyn ProcessLauncher>,
+        parsers: FileFormatParserRegistry,
+        limits: VerificationLimits,
+        blocked_hosts: BlockedHosts,
+    ) -> Self {
+        Self {
+            launcher,
+            parsers,
+            limits,
+            blocked_hosts,
+            target_dir: std::env::temp_dir()
+                .join(format!("cocode-verify-target-{}", std::process::id())),
+            baselines: Mutex::new(HashMap::new()),
+            raw: Mutex::new(RawOutputBuffer::new(8 * 1024 * 1024)),
+        }
+    }
+
+    /// Where Cargo builds go (outside the workspace).
+    #[must_use]
+    pub fn with_target_dir(mut self, dir: PathBuf) -> Self {
+        self.target_dir = dir;
+        self
+    }
+
+    pub fn raw_output(
+        &self,
+        task: &TaskId,
+        attempt: AttemptNo,
+        method: VerificationMethod,
+    ) -> RawNotice {
+        self.raw
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .notice(task, attempt, method)
+    }
+
+    /// Counts ④'s errors before the task's first edit, so only new errors fail.
+    pub async fn capture_baseline(&self, req: &VerificationRequest) {
+        for project in detect(&req.workspace_root, &req.edited_paths) {
+            if let Planned::Run(step) = plan(
+                VerificationMethod::StaticAnalysis,
+                &project,
+                &[],
+                &self.target_dir,
+            ) {
+                let (_, output, _) = self
+                    .execute(&req.task_id, &step, self.limits.attempt_time_limit())
+                    .await;
+                let errors = count_errors(step.reading, &output).unwrap_or(0);
+                self.baselines
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert((req.task_id.clone(), project), errors);
+            }
+        }
+    }
+
+    /// Runs one step; returns the exit (or launch failure), the output and
+    /// the blocked-host count added during the run.
+    async fn execute(
+        &self,
+        task: &TaskId,
+        step: &Step,
+        limit: Duration,
+    ) -> (Result<ExitStatus, LaunchError>, String, usize) {
+        let blocked_before = (self.blocked_hosts)(task);
+        let spec = LaunchSpec {
+            argv: step.argv.clone(),
+            cwd: step.cwd.clone(),
+            env_overrides: step.env.clone(),
+            profile: SandboxProfile::Agent {
+                task_id: task.clone(),
+            },
+            io: LaunchIo::Piped,
+            timeout: Some(limit),
+            output_byte_limit: Some(4 * 1024 * 1024),
+        };
+        let mut out = OutputBuffer::new(spec.output_byte_limit);
+        let status = match self.launcher.launch(spec) {
+            Ok(mut handle) => {
+                while let Some(chunk) = handle.read_output().await {
+                    out.push(&chunk);
+                }
+                handle.wait().await
+            }
+            Err(e) => Err(e),
+        };
+        let blocked = (self.blocked_hosts)(task).saturating_sub(blocked_before);
+        (
+            status,
+            String::from_utf8_lossy(out.bytes()).into_owned(),
+            blocked,
+        )
+    }
+
+    async fn run_method(
+        &self,
+        req: &VerificationRequest,
+        method: VerificationMethod,
+        projects: &[Project],
+        deadline: Instant,
+    ) -> MethodResult {
+        let edited_py: Vec<PathBuf> = req
+            .edited_paths
+            .iter()
+            .filter(|p| {
+                Path::new(p.file_name())
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("py"))
+            })
+            .map(|p| {
+                p.segments()
+                    .fold(req.workspace_root.clone(), |acc, s| acc.join(s))
+            })
+            .filter(|p| p.is_file())
+            .collect();
+        let mut outcomes = Vec::new();
+        let mut diagnostics: Option<DiagnosticsCount> = None;
+        let mut exit_code = None;
+        for project in projects {
+            let step = match plan(method, project, &edited_py, &self.target_dir) {
+                Planned::NoTarget(code) => {
+                    outcomes.push(VerificationOutcome::NoTarget(code));
+                    continue;
+                }
+                Planned::Run(step) => step,
+            };
+            let remaining = deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1));
+            let (status, output, blocked) = self.execute(&req.task_id, &step, remaining).await;
+            self.raw
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(
+                    (req.task_id.clone(), req.attempt_no, method),
+                    output.clone().into_bytes(),
+                );
+            let errors = count_errors(step.reading, &output);
+            if let Some(n) = errors {
+                let d = diagnostics.get_or_insert_with(DiagnosticsCount::default);
+                d.error = d.error.saturating_add(n);
+            }
+            let outcome = match status {
+                Err(LaunchError::NotFound(_)) => {
+                    VerificationOutcome::Fail(FailureClass::EnvToolMissing)
+                }
+                Err(_) => VerificationOutcome::Fail(FailureClass::EnvToolAborted),
+                Ok(ExitStatus::Signal(_) | ExitStatus::Killed | ExitStatus::TimedOut) => {
+                    VerificationOutcome::Fail(FailureClass::EnvToolAborted)
+                }
+                Ok(ExitStatus::Code(code)) => {
+                    exit_code = Some(code);
+                    self.judge_exit(req, project, step.reading, code, errors, &output, blocked)
+                }
+            };
+            outcomes.push(outcome);
+        }
+        let outcome = outcomes
+            .iter()
+            .find(|o| matches!(o, VerificationOutcome::Fail(_)))
+            .or_else(|| {
+                outcomes
+                    .iter()
+                    .find(|o| matches!(o, VerificationOutcome::Pass))
+            })
+            .or_else(|| outcomes.first())
+            .copied()
+            .unwrap_or(VerificationOutcome::NoTarget(no_target_of(method)));
+        MethodResult {
+            outcome,
+            diagnostics,
+            exit_code,
+        }
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one judgement over everything a run produced"
+    )]
+    fn judge_exit(
+        &self,
+        req: &VerificationRequest,
+        project: &Project,
+        reading: Reading,
+        code: i32,
+        errors: Option<u32>,
+        output: &str,
+        blocked: usize,
+    ) -> VerificationOutcome {
+        if reading == Reading::Pytest && code == 5 {
+            return VerificationOutcome::NoTarget(NoTargetCode::NoTestFiles);
+        }
+        if reading == Reading::Pytest && output.contains("No module named pytest") {
+            return VerificationOutcome::Fail(FailureClass::EnvToolMissing);
+        }
+        if reading == Reading::CargoTests && code == 0 && cargo_test_total(output) == 0 {
+            return VerificationOutcome::NoTarget(NoTargetCode::NoTestFiles);
+        }
+        if code == 0 {
+            return VerificationOutcome::Pass;
+        }
+        if blocked > 0 {
+            return VerificationOutcome::Fail(FailureClass::EnvNetworkBlocked);
+        }
+        if RESOURCE_MARKERS.iter().any(|m| output.contains(m)) {
+            return VerificationOutcome::Fail(FailureClass::EnvResource);
+        }
+        if let Some(n) = errors {
+            // Only errors beyond those present before the task's first edit count.
+            let baseline = self
+                .baselines
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&(req.task_id.clone(), project.clone()))
+                .copied()
+                .unwrap_or(0);
+            if n > 0 && n <= baseline {
+                return VerificationOutcome::Pass;
+            }
+        }
+        VerificationOutcome::Fail(FailureClass::CodeDefect)
+    }
+
+    /// ⑤ over the edited files that exist.
+    fn parse_check(&self, req: &VerificationRequest) -> MethodResult {
+        let mut errors = 0u32;
+        let mut checked = 0;
+        for path in &req.edited_paths {
+            let Some(parser) = self.parsers.parser_for(path.file_name()) else {
+                continue;
+            };
+            let full = path
+                .segments()
+                .fold(req.workspace_root.clone(), |acc, s| acc.join(s));
+            let Ok(bytes) = std::fs::read(full) else {
+                continue;
+            };
+            checked += 1;
+            if let ParseCheck::Errors { count } = parser.check(&bytes) {
+                errors = errors.saturating_add(count);
+            }
+        }
+        let outcome = if checked == 0 {
+            VerificationOutcome::NoTarget(NoTargetCode::NoRegisteredParser)
+        } else if errors == 0 {
+            VerificationOutcome::Pass
+        } else {
+            VerificationOutcome::Fail(FailureClass::CodeDefect)
+        };
+        MethodResult {
+            outcome,
+            diagnostics: Some(DiagnosticsCount {
+                error: errors,
+                warning: 0,
+            }),
+            exit_code: None,
+        }
+    }
+}
+
+fn no_target_of(method: VerificationMethod) -> NoTargetCode {
+    match method {
+        VerificationMethod::Tests => NoTargetCode::NoTestFiles,
+        VerificationMethod::Build => NoTargetCode::NoBuildTarget,
+        VerificationMethod::RuntimeErrors => NoTargetCode::NoDebugSession,
+        VerificationMethod::StaticAnalysis => NoTargetCode::FileNotAnalyzed,
+        VerificationMethod::ParseCheck => NoTargetCode::NoRegisteredParser,
+    }
+}
+
+fn record(
+    method: VerificationMethod,
+    result: &MethodResult,
+    attempt: AttemptNo,
+    started_at: Timestamp,
+    took: Duration,
+) -> VerificationRecord {
+    let facts = RunFacts {
+        started_at,
+        duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        diagnostics_count: result.diagnostics,
+        exit_code: result.exit_code,
+    };
+    match result.outcome {
+        VerificationOutcome::Pass => VerificationRecord::pass(method, attempt, facts),
+        VerificationOutcome::Fail(class) => VerificationRecord::fail(method, class, attempt, facts),
+        VerificationOutcome::NoTarget(code) => VerificationRecord::no_target(code, attempt, facts),
+    }
+}
+
+#[async_trait::async_trait]
+impl VerificationRunner for OrchestratingVerificationRunner {
+    async fn verify(
+        &self,
+        req: VerificationRequest,
+    ) -> Result<Vec<VerificationRecord>, VerificationError> {
+        if !req.workspace_root.is_dir() {
+            return Err(VerificationError::Setup(format!(
+                "no workspace at {}",
+                req.workspace_root.display()
+            )));
+        }
+        let projects = detect(&req.workspace_root, &req.edited_paths);
+        let deadline = Instant::now() + self.limits.attempt_time_limit();
+        let mut records = Vec::new();
+        let mut all_no_target = true;
+        for method in [
+            VerificationMethod::StaticAnalysis,
+            VerificationMethod::Build,
+            VerificationMethod::Tests,
+            VerificationMethod::RuntimeErrors,
+        ] {
+            if Instant::now() >= deadline {
+                records.push(self.limits.timed_out_record(req.attempt_no, now_ms()));
+                return Ok(records);
+            }
+            let (started_at, clock) = (now_ms(), Instant::now());
+            let result = self.run_method(&req, method, &projects, deadline).await;
+            let rec = record(method, &result, req.attempt_no, started_at, clock.elapsed());
+            all_no_target &= matches!(rec.outcome(), VerificationOutcome::NoTarget(_));
+            let failed = matches!(rec.outcome(), VerificationOutcome::Fail(_));
+            records.push(rec);
+            if failed {
+                return Ok(records);
+            }
+        }
+        if all_no_target {
+            let (started_at, clock) = (now_ms(), Instant::now());
+            let result = self.parse_check(&req);
+            records.push(record(
+                VerificationMethod::ParseCheck,
+                &result,
+                req.attempt_no,
+                started_at,
+                clock.elapsed(),
+            ));
+        }
+        Ok(records)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn cargo_outputs_are_read_for_errors_and_test_counts() {
+        let messages = [
+            r#"{"reason":"compiler-message","message":{"level":"error","message":"mismatched types"}}"#,
+            r#"{"reason":"compiler-message","message":{"level":"warning","message":"unused"}}"#,
+            r#"{"reason":"compiler-message","message":{"level":"error","message":"aborting due to 1 previous error"}}"#,
+            r#"{"reason":"build-finished","success":false}"#,
+        ]
+        .join("\n");
+        assert_eq!(count_errors(Reading::CargoMessages, &messages), Some(1));
+        let tests = "running 2 tests\ntest result: ok. 2 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n\nrunning 0 tests\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n";
+        assert_eq!(cargo_test_total(tests), 3);
+        assert_eq!(
+            cargo_test_total(
+                "running 0 tests\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+            ),
+            0
+        );
+    }
+
+    #[test]
+    fn raw_output_states_present_trimmed_and_earlier_session() {
+        let mut raw = RawOutputBuffer::new(10);
+        let t = TaskId::new("t").unwrap();
+        raw.push(
+            (t.clone(), AttemptNo(0), VerificationMethod::Tests),
+            b"0123456789".to_vec(),
+        );
+        raw.push(
+            (t.clone(), AttemptNo(0), VerificationMethod::Build),
+            b"abc".to_vec(),
+        );
+        assert_eq!(
+            raw.notice(&t, AttemptNo(0), VerificationMethod::Build),
+            RawNotice::Present(b"abc".to_vec())
+        );
+        assert_eq!(
+            raw.notice(&t, AttemptNo(0), VerificationMethod::Tests),
+            RawNotice::TrimmedByCap
+        );
+        assert_eq!(
+            raw.notice(&t, AttemptNo(1), VerificationMethod::Tests),
+            RawNotice::EarlierSession
+        );
+    }
+}
