@@ -20,6 +20,17 @@ pub enum CliCommand {
         /// The folder to open.
         dir: PathBuf,
     },
+    /// Run self-verification over a workspace and print the records and the verdict.
+    Verify {
+        /// The workspace folder.
+        dir: PathBuf,
+    },
+    /// Check confinement, the credential store, the policy proxy and a
+    /// workspace's history.
+    Doctor {
+        /// The workspace folder.
+        dir: PathBuf,
+    },
 }
 
 impl Cli {
@@ -27,7 +38,7 @@ impl Cli {
     pub fn folder(&self) -> Option<&PathBuf> {
         match &self.command {
             Some(CliCommand::Open { dir }) => Some(dir),
-            None => None,
+            Some(CliCommand::Verify { .. } | CliCommand::Doctor { .. }) | None => None,
         }
     }
 }
@@ -48,6 +59,20 @@ mod tests {
         assert_eq!(open.folder(), Some(&PathBuf::from("/tmp/x")));
         assert!(Cli::try_parse_from(["cocode", "open"]).is_err());
         assert!(Cli::try_parse_from(["cocode", "frobnicate"]).is_err());
+        assert_eq!(
+            Cli::try_parse_from(["cocode", "verify", "ws"])
+                .unwrap()
+                .command,
+            Some(CliCommand::Verify {
+                dir: PathBuf::from("ws")
+            })
+        );
+        assert_eq!(
+            Cli::try_parse_from(["cocode", "doctor", "ws"])
+                .unwrap()
+                .folder(),
+            None
+        );
         Cli::command().debug_assert();
     }
 }

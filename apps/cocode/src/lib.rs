@@ -5,6 +5,7 @@ pub mod app;
 pub mod bootstrap;
 pub mod cli;
 pub mod explorer;
+pub mod headless;
 pub mod io_worker;
 pub mod preview;
 pub mod views;

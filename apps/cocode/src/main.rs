@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use clap::Parser as _;
 use cocode::app::CocodeApp;
 use cocode::bootstrap::{BootstrapConfig, bootstrap};
-use cocode::cli::Cli;
+use cocode::cli::{Cli, CliCommand};
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -17,6 +17,24 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    let headless = match &cli.command {
+        Some(CliCommand::Verify { dir }) => {
+            Some(cocode::headless::verify(dir, &mut std::io::stdout()))
+        }
+        Some(CliCommand::Doctor { dir }) => {
+            Some(cocode::headless::doctor(dir, &mut std::io::stdout()))
+        }
+        _ => None,
+    };
+    if let Some(result) = headless {
+        return match result {
+            Ok(code) => ExitCode::from(code),
+            Err(err) => {
+                eprintln!("cocode: {err:#}");
+                ExitCode::from(3)
+            }
+        };
+    }
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

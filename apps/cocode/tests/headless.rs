@@ -1,0 +1,87 @@
+//! `cocode verify` and `cocode doctor` on a real fixture workspace.
+#![expect(clippy::disallowed_methods, reason = "copies a fixture workspace")]
+#![expect(clippy::unwrap_used, reason = "test helpers")]
+
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
+    let have_npm = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("npm").is_file()));
+    if !have_npm {
+        assert!(std::env::var_os("CI").is_none(), "npm is required under CI");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/node-pkg"),
+        &ws,
+    );
+    let mut out = Vec::new();
+    let code = cocode::headless::verify(&ws, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let methods: Vec<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| {
+            format!(
+                "{}:{}",
+                v["method"].as_str().unwrap(),
+                v["result"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        (code, methods, text.lines().last().unwrap().to_owned()),
+        (
+            0,
+            vec![
+                "static_analysis:no_target".to_owned(),
+                "build:no_target".to_owned(),
+                "tests:pass".to_owned(),
+                "runtime_errors:no_target".to_owned()
+            ],
+            "verdict: Pass".to_owned()
+        )
+    );
+    std::fs::write(ws.join("add.js"), "exports.add = (a, b) => a - b;\n").unwrap();
+    let mut out = Vec::new();
+    assert_eq!(cocode::headless::verify(&ws, &mut out).unwrap(), 1);
+}
+
+#[test]
+fn doctor_reports_each_check_and_a_clean_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut out = Vec::new();
+    let code = cocode::headless::doctor(dir.path(), &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let labels: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k))
+        .collect();
+    assert_eq!(
+        labels,
+        vec!["confinement", "credential store", "policy proxy", "history"],
+        "{text}"
+    );
+    assert!(text.contains("policy proxy: self-test passed"), "{text}");
+    assert!(text.contains("history: 0 problem(s)"), "{text}");
+    assert_eq!(code, 0);
+}
