@@ -1,11 +1,13 @@
 //! `cocode verify` and `cocode doctor` on a real fixture workspace.
-#![expect(clippy::disallowed_methods, reason = "copies a fixture workspace")]
+#![cfg_attr(unix, expect(clippy::disallowed_methods, reason = "copies a fixture workspace"))]
 #![expect(clippy::unwrap_used, reason = "test helpers")]
 
+#[cfg(unix)]
 use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
+#[cfg(unix)]
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
