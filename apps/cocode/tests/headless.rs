@@ -1,5 +1,8 @@
 //! `cocode verify` and `cocode doctor` on a real fixture workspace.
-#![cfg_attr(unix, expect(clippy::disallowed_methods, reason = "copies a fixture workspace"))]
+#![cfg_attr(
+    unix,
+    expect(clippy::disallowed_methods, reason = "copies a fixture workspace")
+)]
 #![expect(clippy::unwrap_used, reason = "test helpers")]
 
 #[cfg(unix)]
