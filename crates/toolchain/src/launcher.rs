@@ -220,6 +220,14 @@ impl ProcessLauncher for Launcher {
         if spec.argv.is_empty() {
             return Err(LaunchError::Spawn("an empty command line".into()));
         }
+        let agent = matches!(spec.profile, SandboxProfile::Agent { .. });
+        if agent && matches!(spec.io, LaunchIo::Pty { .. }) {
+            // Landlock is applied between fork and exec, which the PTY
+            // spawner does not expose: agent children are always piped.
+            return Err(LaunchError::Sandbox(
+                "agent launches are piped; a PTY child could not be confined".into(),
+            ));
+        }
         let proxy_env: Option<(ProxyEnv, Arc<PolicyProxy>)> = match &spec.profile {
             SandboxProfile::Agent { task_id } => {
                 let proxy = self.proxy.as_ref().ok_or(LaunchError::ProxyUnavailable)?;
@@ -230,6 +238,24 @@ impl ProcessLauncher for Launcher {
             }
             SandboxProfile::HumanTerminal | SandboxProfile::Tool => None,
         };
+        let registered = proxy_env.as_ref().map(|(e, p)| (e.clone(), Arc::clone(p)));
+        let launched = self.start(&spec, proxy_env);
+        if launched.is_err() {
+            // A launch that never ran gives its proxy credentials back.
+            if let Some((env, proxy)) = registered {
+                proxy.revoke_launch(&env);
+            }
+        }
+        launched
+    }
+}
+
+impl Launcher {
+    fn start(
+        &self,
+        spec: &LaunchSpec,
+        proxy_env: Option<(ProxyEnv, Arc<PolicyProxy>)>,
+    ) -> Result<Box<dyn ProcessHandle>, LaunchError> {
         let env = child_env(
             spec.profile.kind(),
             &self.inherited,
@@ -238,17 +264,10 @@ impl ProcessLauncher for Launcher {
             TargetOs::current(),
         )?;
         if let LaunchIo::Pty { rows, cols } = spec.io {
-            if proxy_env.is_some() {
-                // Landlock is applied between fork and exec, which the PTY
-                // spawner does not expose: agent children are always piped.
-                return Err(LaunchError::Sandbox(
-                    "agent launches are piped; a PTY child could not be confined".into(),
-                ));
-            }
-            return self.launch_pty(&spec, &env, rows, cols);
+            return self.launch_pty(spec, &env, rows, cols);
         }
         let _enter = self.runtime.enter();
-        let (program, args) = self.confined_argv(&spec, proxy_env.as_ref().map(|(e, _)| e.port));
+        let (program, args) = self.confined_argv(spec, proxy_env.as_ref().map(|(e, _)| e.port));
         let mut cmd = tokio::process::Command::new(&program);
         cmd.args(&args)
             .current_dir(&spec.cwd)

@@ -193,6 +193,15 @@ impl PolicyProxy {
         }
     }
 
+    /// Launch credentials currently valid (children that have not ended).
+    pub fn active_launches(&self) -> usize {
+        self.shared
+            .launches
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
     pub fn blocked_hosts(&self, task: &TaskId) -> Vec<String> {
         self.shared.blocked.hosts(task)
     }

@@ -213,3 +213,27 @@ async fn a_pty_child_past_its_time_limit_is_killed() {
         .unwrap();
     assert_eq!(status, ExitStatus::TimedOut);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn launch_credentials_live_exactly_as_long_as_the_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = std::sync::Arc::new(
+        cocode_toolchain::PolicyProxy::start(policy(&[]))
+            .await
+            .unwrap(),
+    );
+    let l = launcher(Some(std::sync::Arc::clone(&proxy)), Some(dir.path()));
+    // A launch that fails gives its credentials back at once.
+    assert!(matches!(
+        l.launch(spec(&["no-such-program-cocode"], agent(), dir.path()))
+            .err(),
+        Some(LaunchError::NotFound(_))
+    ));
+    assert_eq!(proxy.active_launches(), 0);
+    let mut handle = l
+        .launch(spec(&["sleep", "0.1"], agent(), dir.path()))
+        .unwrap();
+    assert_eq!(proxy.active_launches(), 1);
+    assert_eq!(handle.wait().await.unwrap(), ExitStatus::Code(0));
+    assert_eq!(proxy.active_launches(), 0);
+}
