@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use cocode_core::process::{LaunchError, SandboxProfileKind};
 
-/// Which platform's names apply.
+/// Which platform's names apply. (`cocode-platform` has its own `Os`, but
+/// that crate reaches egui, which no service crate may.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TargetOs {
     Linux,

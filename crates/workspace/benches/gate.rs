@@ -56,6 +56,27 @@ fn context() -> TaskContext {
     }
 }
 
+/// A repository with the fixture committed (`core.fsync=all`) and every
+/// file changed in the work tree.
+fn git_fixture_with_changes() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    git(dir.path(), &["init", "-q", "."]);
+    git(dir.path(), &["config", "core.fsync", "all"]);
+    git(dir.path(), &["config", "user.name", "bench"]);
+    git(dir.path(), &["config", "user.email", "bench@localhost"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "base"]);
+    for i in 0..FILES {
+        std::fs::write(
+            dir.path().join(format!("src/m{}/f{i}.rs", i % 20)),
+            content(i, 1),
+        )
+        .unwrap();
+    }
+    dir
+}
+
 fn bench_writes(c: &mut Criterion) {
     let mut group = c.benchmark_group("gate_1000_writes");
     group
@@ -101,24 +122,7 @@ fn bench_writes(c: &mut Criterion) {
     });
     group.bench_function("peer", |b| {
         b.iter_batched(
-            || {
-                let dir = tempfile::tempdir().unwrap();
-                fixture(dir.path());
-                git(dir.path(), &["init", "-q", "."]);
-                git(dir.path(), &["config", "core.fsync", "all"]);
-                git(dir.path(), &["config", "user.name", "bench"]);
-                git(dir.path(), &["config", "user.email", "bench@localhost"]);
-                git(dir.path(), &["add", "-A"]);
-                git(dir.path(), &["commit", "-q", "-m", "base"]);
-                for i in 0..FILES {
-                    std::fs::write(
-                        dir.path().join(format!("src/m{}/f{i}.rs", i % 20)),
-                        content(i, 1),
-                    )
-                    .unwrap();
-                }
-                dir
-            },
+            git_fixture_with_changes,
             |dir| {
                 git(dir.path(), &["add", "-A"]);
                 git(dir.path(), &["commit", "-q", "-m", "change"]);
@@ -174,24 +178,7 @@ fn bench_rollback(c: &mut Criterion) {
     });
     group.bench_function("peer", |b| {
         b.iter_batched(
-            || {
-                let dir = tempfile::tempdir().unwrap();
-                fixture(dir.path());
-                git(dir.path(), &["init", "-q", "."]);
-                git(dir.path(), &["config", "core.fsync", "all"]);
-                git(dir.path(), &["config", "user.name", "bench"]);
-                git(dir.path(), &["config", "user.email", "bench@localhost"]);
-                git(dir.path(), &["add", "-A"]);
-                git(dir.path(), &["commit", "-q", "-m", "base"]);
-                for i in 0..FILES {
-                    std::fs::write(
-                        dir.path().join(format!("src/m{}/f{i}.rs", i % 20)),
-                        content(i, 1),
-                    )
-                    .unwrap();
-                }
-                dir
-            },
+            git_fixture_with_changes,
             |dir| {
                 git(dir.path(), &["checkout", "-q", "--", "."]);
                 keep.borrow_mut().push(dir);

@@ -371,19 +371,7 @@ impl Gate {
     /// are unblocked. Its records never enter the history.
     pub fn abandon_write_journal(&self, op: &OpId) -> Result<Vec<NormalizedPath>, GateError> {
         let mut st = self.lock();
-        let paths: Vec<NormalizedPath> = st
-            .blocked
-            .iter()
-            .filter(|(_, o)| *o == op)
-            .map(|(p, _)| p.clone())
-            .collect();
-        if paths.is_empty() {
-            return Err(internal(
-                "abandon",
-                "",
-                &format!("no unresolved write journal {op}"),
-            ));
-        }
+        let paths = paths_of(&st.blocked, op, "unresolved write journal")?;
         self.store
             .abandon_write_journal(op)
             .map_err(|e| store_failed("abandon", &e))?;
@@ -1285,6 +1273,24 @@ impl Gate {
     }
 }
 
+/// The paths an operation holds in `held` (blocked or excluded); an
+/// operation holding none is unknown.
+fn paths_of(
+    held: &BTreeMap<NormalizedPath, OpId>,
+    op: &OpId,
+    what: &str,
+) -> Result<Vec<NormalizedPath>, GateError> {
+    let paths: Vec<NormalizedPath> = held
+        .iter()
+        .filter(|(_, o)| *o == op)
+        .map(|(p, _)| p.clone())
+        .collect();
+    if paths.is_empty() {
+        return Err(internal("abandon", "", &format!("no {what} {op}")));
+    }
+    Ok(paths)
+}
+
 /// Splits a recorded (real) path into its folder segments and name.
 fn split(path: &NormalizedPath) -> (Vec<String>, String) {
     let mut segments: Vec<String> = path.segments().map(ToOwned::to_owned).collect();
@@ -1636,19 +1642,7 @@ impl Gate {
     /// paths: the journal moves to `journal/abandoned/`, the paths are free.
     pub fn abandon_pending_journal(&self, op: &OpId) -> Result<Vec<NormalizedPath>, GateError> {
         let mut st = self.lock();
-        let paths: Vec<NormalizedPath> = st
-            .exclusion
-            .iter()
-            .filter(|(_, o)| *o == op)
-            .map(|(p, _)| p.clone())
-            .collect();
-        if paths.is_empty() {
-            return Err(internal(
-                "abandon",
-                "",
-                &format!("no pending rollback journal {op}"),
-            ));
-        }
+        let paths = paths_of(&st.exclusion, op, "pending rollback journal")?;
         let journals = self
             .store
             .rollback_journals()

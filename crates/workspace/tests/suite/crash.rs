@@ -113,6 +113,22 @@ fn child_runs_one_scenario() {
     panic!("crash point {point} was not reached: {outcome:?}");
 }
 
+/// Runs the child test with a scenario and a crash point; returns its exit status.
+fn crash_child(root: &Path, scenario: &str, point: &str) -> std::process::Output {
+    Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "suite::crash::child_runs_one_scenario",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("COCODE_CRASH_ROOT", root)
+        .env("COCODE_CRASH_SCENARIO", scenario)
+        .env("COCODE_CRASH_POINT", point)
+        .output()
+        .unwrap()
+}
+
 fn as_map(files: &[(&str, &str)]) -> BTreeMap<String, String> {
     files
         .iter()
@@ -151,7 +167,6 @@ fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_crash_point_of_the_write_protocol_loses_nothing() {
-    let exe = std::env::current_exe().unwrap();
     let mut failures = Vec::new();
     for (scenario, before, after) in scenarios() {
         for point in POINTS {
@@ -165,18 +180,7 @@ fn every_crash_point_of_the_write_protocol_loses_nothing() {
                 put(&root, path, content.as_bytes());
             }
             drop(OpenWorkspace::open(&root).unwrap());
-            let out = Command::new(&exe)
-                .args([
-                    "--exact",
-                    "suite::crash::child_runs_one_scenario",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env("COCODE_CRASH_ROOT", &root)
-                .env("COCODE_CRASH_SCENARIO", scenario)
-                .env("COCODE_CRASH_POINT", point)
-                .output()
-                .unwrap();
+            let out = crash_child(&root, scenario, point);
             if out.status.success() || out.status.code().is_some() {
                 failures.push(format!(
                     "{scenario}@{point}: the child did not die ({:?}): {}",
@@ -248,7 +252,6 @@ fn every_crash_point_of_the_write_protocol_loses_nothing() {
 /// happened; from the file change on, the edit is complete.
 #[test]
 fn crash_points_before_the_change_drop_and_after_it_complete() {
-    let exe = std::env::current_exe().unwrap();
     let mut got = Vec::new();
     for point in POINTS {
         if point == "gate::between_files" {
@@ -259,19 +262,7 @@ fn crash_points_before_the_change_drop_and_after_it_complete() {
         std::fs::create_dir(&root).unwrap();
         put(&root, "a.txt", b"old");
         drop(OpenWorkspace::open(&root).unwrap());
-        let status = Command::new(&exe)
-            .args([
-                "--exact",
-                "suite::crash::child_runs_one_scenario",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("COCODE_CRASH_ROOT", &root)
-            .env("COCODE_CRASH_SCENARIO", "modify")
-            .env("COCODE_CRASH_POINT", point)
-            .output()
-            .unwrap()
-            .status;
+        let status = crash_child(&root, "modify", point).status;
         assert!(status.code().is_none(), "{point}: {status:?}");
         let ws = OpenWorkspace::open(&root).unwrap();
         ws.gate.recover().unwrap();
@@ -307,7 +298,6 @@ const ROLLBACK_POINTS: [&str; 6] = [
 /// with the rollback's records written exactly once.
 #[test]
 fn every_crash_point_of_rollback_converges_on_replay() {
-    let exe = std::env::current_exe().unwrap();
     let original = [
         ("a.txt", "a0"),
         ("d/b.txt", "b0"),
@@ -331,18 +321,7 @@ fn every_crash_point_of_rollback_converges_on_replay() {
             apply(&ws, &c, delete("gone.txt"));
             apply(&ws, &c, rename("old.txt", "moved.txt"));
         }
-        let out = Command::new(&exe)
-            .args([
-                "--exact",
-                "suite::crash::child_runs_one_scenario",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("COCODE_CRASH_ROOT", &root)
-            .env("COCODE_CRASH_SCENARIO", "rollback")
-            .env("COCODE_CRASH_POINT", point)
-            .output()
-            .unwrap();
+        let out = crash_child(&root, "rollback", point);
         if out.status.code().is_some() {
             failures.push(format!(
                 "{point}: the child did not die: {}",
@@ -402,7 +381,6 @@ fn retention_lives() -> Vec<cocode_workspace::TaskLife> {
 /// and the next run finishes the removal.
 #[test]
 fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
-    let exe = std::env::current_exe().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("ws");
     std::fs::create_dir(&root).unwrap();
@@ -412,18 +390,7 @@ fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
             apply(&ws, &ctx(t, 0), write(&format!("{t}.txt"), t.as_bytes()));
         }
     }
-    let out = Command::new(&exe)
-        .args([
-            "--exact",
-            "suite::crash::child_runs_one_scenario",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("COCODE_CRASH_ROOT", &root)
-        .env("COCODE_CRASH_SCENARIO", "retention")
-        .env("COCODE_CRASH_POINT", "retention::after_marker")
-        .output()
-        .unwrap();
+    let out = crash_child(&root, "retention", "retention::after_marker");
     assert!(
         out.status.code().is_none(),
         "{:?} {}",
