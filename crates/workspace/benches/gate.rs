@@ -77,6 +77,24 @@ fn git_fixture_with_changes() -> tempfile::TempDir {
     dir
 }
 
+/// Every fixture file changed through the gate as one agent task, then
+/// made durable.
+fn write_every_file(ws: &OpenWorkspace, ctx: &TaskContext) {
+    for i in 0..FILES {
+        let path = NormalizedPath::try_from(format!("src/m{}/f{i}.rs", i % 20)).unwrap();
+        ws.gate
+            .apply(
+                ctx,
+                GateOp::Write {
+                    path,
+                    bytes: content(i, 1),
+                },
+            )
+            .unwrap();
+    }
+    ws.gate.flush().unwrap();
+}
+
 fn bench_writes(c: &mut Criterion) {
     let mut group = c.benchmark_group("gate_1000_writes");
     group
@@ -101,20 +119,7 @@ fn bench_writes(c: &mut Criterion) {
                 (dir, ws)
             },
             |(dir, ws)| {
-                for i in 0..FILES {
-                    let path =
-                        NormalizedPath::try_from(format!("src/m{}/f{i}.rs", i % 20)).unwrap();
-                    ws.gate
-                        .apply(
-                            &ctx,
-                            GateOp::Write {
-                                path,
-                                bytes: content(i, 1),
-                            },
-                        )
-                        .unwrap();
-                }
-                ws.gate.flush().unwrap();
+                write_every_file(&ws, &ctx);
                 keep.borrow_mut().push(dir);
             },
             BatchSize::PerIteration,
@@ -149,20 +154,7 @@ fn bench_rollback(c: &mut Criterion) {
                 let dir = tempfile::tempdir().unwrap();
                 fixture(dir.path());
                 let ws = OpenWorkspace::open(dir.path()).unwrap();
-                for i in 0..FILES {
-                    let path =
-                        NormalizedPath::try_from(format!("src/m{}/f{i}.rs", i % 20)).unwrap();
-                    ws.gate
-                        .apply(
-                            &ctx,
-                            GateOp::Write {
-                                path,
-                                bytes: content(i, 1),
-                            },
-                        )
-                        .unwrap();
-                }
-                ws.gate.flush().unwrap();
+                write_every_file(&ws, &ctx);
                 (dir, ws)
             },
             |(dir, ws)| {
