@@ -199,8 +199,26 @@ pub enum AgentEvent {
     ThoughtDelta(String),
     ToolCallUpdate(ToolCallUpdate),
     Plan(Vec<PlanEntry>),
-    TurnEnded { reason: TurnEndReason },
-    TransportClosed { reason: String },
+    TurnEnded {
+        reason: TurnEndReason,
+    },
+    TransportClosed {
+        reason: String,
+    },
+    /// A provider request failed with a retryable error and is sent again
+    /// (`attempt` of `max`, e.g. "retry 1/2"); text streamed by the failed
+    /// request is void.
+    Retrying {
+        attempt: u32,
+        max: u32,
+        code: String,
+    },
+    /// The run stopped on an error it could not recover from; no further
+    /// turn follows until the next `send`. `code` is a stable error code.
+    Failed {
+        code: String,
+        message: String,
+    },
     Request(AgentRequest),
 }
 

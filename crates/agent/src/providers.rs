@@ -1,0 +1,389 @@
+//! `LlmProviderRegistry`: the providers a user can pick, built from
+//! adapters rather than keys, and their model catalogs.
+
+use std::collections::BTreeSet;
+
+use cocode_core::ProviderId;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{ProviderError, ProviderErrorCode};
+use crate::transport::Transport;
+use crate::wire::{anthropic, openai};
+
+/// The wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdapterKind {
+    Anthropic,
+    /// Chat Completions at a `base_url`.
+    OpenAiCompatible,
+    /// The deterministic offline agent.
+    Local,
+}
+
+/// Which model list a provider offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatalogKind {
+    /// The configured model names only.
+    Fixed,
+    Anthropic,
+    /// `OpenRouter`'s list, filtered to tool-capable models.
+    OpenRouter,
+    /// Ollama's locally pulled models (`/api/tags`).
+    Ollama,
+    /// `GET {base_url}/models` (`OpenAI`, LM Studio, vLLM).
+    OpenAiModels,
+}
+
+/// One provider entry. Keys are never part of it: they live in the OS
+/// keyring under the provider's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderConfig {
+    pub id: ProviderId,
+    pub display_name: String,
+    pub adapter: AdapterKind,
+    /// Required for OpenAI-compatible providers; Anthropic defaults to its API.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Whether requests need a key (local servers usually do not).
+    pub requires_key: bool,
+    #[serde(default)]
+    pub models: Vec<String>,
+    pub catalog: CatalogKind,
+    #[serde(default)]
+    pub options: openai::ServerOptions,
+    /// Anthropic's `max_tokens` (required by its API).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+}
+
+const fn default_max_tokens() -> u32 {
+    8192
+}
+
+fn id(s: &str) -> ProviderId {
+    // The preset ids are constant and valid.
+    ProviderId::new(s).unwrap_or_else(|_| unreachable!("preset provider id {s} is valid"))
+}
+
+impl ProviderConfig {
+    /// The local agent: always available, no key, no network.
+    pub fn local() -> Self {
+        Self {
+            id: id("local"),
+            display_name: "Local agent (offline)".into(),
+            adapter: AdapterKind::Local,
+            base_url: None,
+            requires_key: false,
+            models: vec!["local".into()],
+            catalog: CatalogKind::Fixed,
+            options: openai::ServerOptions::default(),
+            max_tokens: default_max_tokens(),
+        }
+    }
+
+    pub fn anthropic() -> Self {
+        Self {
+            id: id("anthropic"),
+            display_name: "Anthropic".into(),
+            adapter: AdapterKind::Anthropic,
+            base_url: Some(anthropic::DEFAULT_BASE_URL.into()),
+            requires_key: true,
+            models: vec!["claude-sonnet-4-5".into()],
+            catalog: CatalogKind::Anthropic,
+            options: openai::ServerOptions::default(),
+            max_tokens: default_max_tokens(),
+        }
+    }
+
+    pub fn openai() -> Self {
+        Self {
+            id: id("openai"),
+            display_name: "OpenAI".into(),
+            adapter: AdapterKind::OpenAiCompatible,
+            base_url: Some("https://api.openai.com/v1".into()),
+            requires_key: true,
+            models: vec!["gpt-4.1".into()],
+            catalog: CatalogKind::OpenAiModels,
+            options: openai::ServerOptions::default(),
+            max_tokens: default_max_tokens(),
+        }
+    }
+
+    /// `OpenRouter` with a data policy sent as routing options.
+    pub fn openrouter(policy: openai::DataPolicy) -> Self {
+        Self {
+            id: id("openrouter"),
+            display_name: "OpenRouter".into(),
+            adapter: AdapterKind::OpenAiCompatible,
+            base_url: Some("https://openrouter.ai/api/v1".into()),
+            requires_key: true,
+            models: Vec::new(),
+            catalog: CatalogKind::OpenRouter,
+            options: openai::ServerOptions {
+                data_policy: Some(policy),
+                ..openai::ServerOptions::default()
+            },
+            max_tokens: default_max_tokens(),
+        }
+    }
+
+    /// A local Ollama server; `context_size` is sent as `options.num_ctx`.
+    pub fn ollama(context_size: u32) -> Self {
+        Self {
+            id: id("ollama"),
+            display_name: "Ollama".into(),
+            adapter: AdapterKind::OpenAiCompatible,
+            base_url: Some("http://127.0.0.1:11434/v1".into()),
+            requires_key: false,
+            models: Vec::new(),
+            catalog: CatalogKind::Ollama,
+            options: openai::ServerOptions {
+                context_size: Some(context_size),
+                ..openai::ServerOptions::default()
+            },
+            max_tokens: default_max_tokens(),
+        }
+    }
+
+    /// LM Studio's local server.
+    pub fn lm_studio() -> Self {
+        Self {
+            id: id("lmstudio"),
+            display_name: "LM Studio".into(),
+            adapter: AdapterKind::OpenAiCompatible,
+            base_url: Some("http://127.0.0.1:1234/v1".into()),
+            requires_key: false,
+            models: Vec::new(),
+            catalog: CatalogKind::OpenAiModels,
+            options: openai::ServerOptions::default(),
+            max_tokens: default_max_tokens(),
+        }
+    }
+
+    /// The base URL, checked: OpenAI-compatible providers must name one.
+    pub fn endpoint(&self) -> Result<&str, ProviderError> {
+        match (&self.base_url, self.adapter) {
+            (Some(url), _) if url.starts_with("http://") || url.starts_with("https://") => {
+                Ok(url.trim_end_matches('/'))
+            }
+            (Some(url), _) => Err(ProviderError::new(
+                ProviderErrorCode::Config,
+                format!(
+                    "provider {}: base_url {url:?} is not an http(s) URL",
+                    self.id
+                ),
+            )),
+            (None, AdapterKind::Anthropic) => Ok(anthropic::DEFAULT_BASE_URL),
+            (None, _) => Err(ProviderError::new(
+                ProviderErrorCode::Config,
+                format!(
+                    "provider {}: an OpenAI-compatible provider needs a base_url",
+                    self.id
+                ),
+            )),
+        }
+    }
+}
+
+/// Why a registry cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryBuildError {
+    #[error("a provider registry needs at least two distinct adapters, got {0:?}")]
+    TooFewAdapters(Vec<AdapterKind>),
+    #[error("provider id {0} appears twice")]
+    DuplicateId(ProviderId),
+    #[error("{0}")]
+    Invalid(ProviderError),
+}
+
+/// The providers on offer.
+#[derive(Debug, Clone)]
+pub struct LlmProviderRegistry {
+    providers: Vec<ProviderConfig>,
+}
+
+impl LlmProviderRegistry {
+    /// Fails with fewer than two distinct adapters (the user always has a
+    /// choice), duplicate ids or an OpenAI-compatible entry without a URL.
+    pub fn new(providers: Vec<ProviderConfig>) -> Result<Self, RegistryBuildError> {
+        let adapters: BTreeSet<AdapterKind> = providers.iter().map(|p| p.adapter).collect();
+        if adapters.len() < 2 {
+            return Err(RegistryBuildError::TooFewAdapters(
+                adapters.into_iter().collect(),
+            ));
+        }
+        let mut ids = BTreeSet::new();
+        for p in &providers {
+            if !ids.insert(&p.id) {
+                return Err(RegistryBuildError::DuplicateId(p.id.clone()));
+            }
+            if p.adapter != AdapterKind::Local {
+                p.endpoint().map_err(RegistryBuildError::Invalid)?;
+            }
+        }
+        Ok(Self { providers })
+    }
+
+    /// The presets: local, Anthropic, `OpenAI`, `OpenRouter`, Ollama, LM Studio.
+    pub fn with_presets() -> Result<Self, RegistryBuildError> {
+        Self::new(vec![
+            ProviderConfig::local(),
+            ProviderConfig::anthropic(),
+            ProviderConfig::openai(),
+            ProviderConfig::openrouter(openai::DataPolicy::Deny),
+            ProviderConfig::ollama(32_768),
+            ProviderConfig::lm_studio(),
+        ])
+    }
+
+    pub fn providers(&self) -> &[ProviderConfig] {
+        &self.providers
+    }
+
+    pub fn get(&self, id: &ProviderId) -> Option<&ProviderConfig> {
+        self.providers.iter().find(|p| &p.id == id)
+    }
+}
+
+/// A model a catalog offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub id: String,
+    pub name: String,
+    /// `OpenRouter` only: zero prompt and completion price.
+    pub free: bool,
+}
+
+impl ModelInfo {
+    fn named(id: String) -> Self {
+        Self {
+            name: id.clone(),
+            id,
+            free: false,
+        }
+    }
+}
+
+/// Fetches a provider's model list. `free_only` applies to `OpenRouter`.
+pub async fn fetch_models(
+    transport: &Transport,
+    provider: &ProviderConfig,
+    api_key: Option<&str>,
+    free_only: bool,
+    cancel: &CancellationToken,
+) -> Result<Vec<ModelInfo>, ProviderError> {
+    let named = |ids: Vec<String>| ids.into_iter().map(ModelInfo::named).collect();
+    match provider.catalog {
+        CatalogKind::Fixed => Ok(named(provider.models.clone())),
+        CatalogKind::Anthropic => {
+            let key = api_key.ok_or_else(|| missing_key(provider))?;
+            let body = transport
+                .get_json(
+                    &anthropic::models_request(provider.endpoint()?, key),
+                    cancel,
+                )
+                .await?;
+            Ok(named(anthropic::decode_models(&body)?))
+        }
+        CatalogKind::OpenRouter => {
+            let body = transport
+                .get_json(
+                    &openai::models_request(provider.endpoint()?, api_key),
+                    cancel,
+                )
+                .await?;
+            Ok(openai::decode_openrouter_models(&body, free_only)?
+                .into_iter()
+                .map(|m| ModelInfo {
+                    id: m.id,
+                    name: m.name,
+                    free: m.free,
+                })
+                .collect())
+        }
+        CatalogKind::Ollama => {
+            // The native API lives beside the OpenAI-compatible `/v1`.
+            let base = provider.endpoint()?;
+            let root = base.strip_suffix("/v1").unwrap_or(base);
+            let spec = crate::wire::HttpRequestSpec {
+                url: format!("{root}/api/tags"),
+                headers: Vec::new(),
+                body: serde_json::Value::Null,
+            };
+            let body = transport.get_json(&spec, cancel).await?;
+            Ok(named(openai::decode_ollama_tags(&body)?))
+        }
+        CatalogKind::OpenAiModels => {
+            let body = transport
+                .get_json(
+                    &openai::models_request(provider.endpoint()?, api_key),
+                    cancel,
+                )
+                .await?;
+            Ok(named(openai::decode_models(&body)?))
+        }
+    }
+}
+
+pub(crate) fn missing_key(provider: &ProviderConfig) -> ProviderError {
+    ProviderError::new(
+        ProviderErrorCode::Auth,
+        format!(
+            "no API key is stored for {}; add one in Settings → Providers",
+            provider.display_name
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registry_needs_two_distinct_adapters() {
+        let err =
+            LlmProviderRegistry::new(vec![ProviderConfig::openai(), ProviderConfig::ollama(8192)])
+                .unwrap_err();
+        assert_eq!(
+            err,
+            RegistryBuildError::TooFewAdapters(vec![AdapterKind::OpenAiCompatible])
+        );
+        assert_eq!(
+            LlmProviderRegistry::new(vec![]).unwrap_err(),
+            RegistryBuildError::TooFewAdapters(vec![])
+        );
+        let ok =
+            LlmProviderRegistry::new(vec![ProviderConfig::local(), ProviderConfig::anthropic()])
+                .unwrap();
+        assert_eq!(ok.providers().len(), 2);
+        assert_eq!(
+            LlmProviderRegistry::with_presets()
+                .unwrap()
+                .providers()
+                .len(),
+            6
+        );
+    }
+
+    #[test]
+    fn an_openai_compatible_provider_needs_a_base_url() {
+        let mut p = ProviderConfig::openai();
+        p.base_url = None;
+        let err = LlmProviderRegistry::new(vec![ProviderConfig::local(), p.clone()]).unwrap_err();
+        let RegistryBuildError::Invalid(e) = err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(e.code, ProviderErrorCode::Config);
+        p.base_url = Some("ftp://x".into());
+        assert!(LlmProviderRegistry::new(vec![ProviderConfig::local(), p]).is_err());
+        let dup = LlmProviderRegistry::new(vec![
+            ProviderConfig::local(),
+            ProviderConfig::anthropic(),
+            ProviderConfig::anthropic(),
+        ]);
+        assert!(matches!(dup, Err(RegistryBuildError::DuplicateId(_))));
+    }
+}

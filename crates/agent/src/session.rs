@@ -1,0 +1,668 @@
+//! `BuiltInRuntime` and its sessions: the tool loop.
+//!
+//! One `send` runs one loop: ask the provider, validate the response, check
+//! the budget and the repetition guard *before* any call runs, run the calls
+//! one by one through the app's `ToolRegistry` (the registry decides policy
+//! and approvals — the loop never does), send every result back paired with
+//! its call, and stop when the model ends its turn, calls `task.finish`,
+//! runs out of turns, fails or is cancelled.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use async_trait::async_trait;
+use cocode_core::agent::{
+    AgentBackendKind, AgentCapabilities, AgentError, AgentEvent, AgentProvider, AgentRuntime,
+    AgentSession, EventStream, RequestCompletion, SessionRequest, SessionTarget, ToolCallStatus,
+    ToolCallUpdate, TurnEndReason, UserTurn,
+};
+use cocode_core::services::{CredentialVault, Secret};
+use cocode_core::{CancelReason, RequestId};
+use cocode_tool_protocol::catalog::TASK_FINISH;
+use cocode_tool_protocol::{
+    ExportFormat, ToolCallContext, ToolCallOptions, ToolCallRequest, ToolCallResult, ToolError,
+    ToolErrorCode, ToolMode, ToolRegistry, ToolSource, stringify_tool_content,
+};
+use futures_core::Stream;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::{
+    AssistantMessage, Message, StopReason, ToolResultMessage, TranscriptEntry, transcript, validate,
+};
+use crate::error::{ProviderError, ProviderErrorCode};
+use crate::local;
+use crate::prompt::system_prompt;
+use crate::providers::{AdapterKind, LlmProviderRegistry, ProviderConfig, missing_key};
+use crate::transport::{BodyDecoder, DecoderFactory, StreamObserver, Transport};
+use crate::wire::{StreamDelta, anthropic, openai};
+
+/// Finite limits of one run (one `send`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopLimits {
+    /// Provider round trips.
+    pub max_turns: u32,
+    /// Tool calls over all turns.
+    pub max_tool_calls: u32,
+    /// The same call (name and arguments) this many times in a row stops
+    /// the run with `PROVIDER_REPETITION`.
+    pub max_identical_calls: u32,
+}
+
+impl Default for LoopLimits {
+    fn default() -> Self {
+        Self {
+            max_turns: 50,
+            max_tool_calls: 200,
+            max_identical_calls: 3,
+        }
+    }
+}
+
+/// The built-in agent backend.
+pub struct BuiltInRuntime {
+    providers: Arc<LlmProviderRegistry>,
+    tools: Arc<ToolRegistry>,
+    transport: Transport,
+    keys: Arc<dyn CredentialVault>,
+    limits: LoopLimits,
+}
+
+impl std::fmt::Debug for BuiltInRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltInRuntime")
+            .field("providers", &self.providers)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BuiltInRuntime {
+    /// `tools` is the app's registry: every call of every session goes
+    /// through it, with the session's id in the call context.
+    pub fn new(
+        providers: Arc<LlmProviderRegistry>,
+        tools: Arc<ToolRegistry>,
+        transport: Transport,
+        keys: Arc<dyn CredentialVault>,
+        limits: LoopLimits,
+    ) -> Self {
+        Self {
+            providers,
+            tools,
+            transport,
+            keys,
+            limits,
+        }
+    }
+
+    fn key_for(&self, provider: &ProviderConfig) -> Result<Option<Secret>, AgentError> {
+        if !provider.requires_key {
+            return Ok(None);
+        }
+        match self.keys.get(&provider.id) {
+            Ok(Some(secret)) => Ok(Some(secret)),
+            Ok(None) => Err(backend_error(&missing_key(provider))),
+            Err(e) => Err(AgentError::Backend {
+                code: e.code().to_owned(),
+                message: e.to_string(),
+                retryable: true,
+            }),
+        }
+    }
+}
+
+fn backend_error(e: &ProviderError) -> AgentError {
+    AgentError::Backend {
+        code: e.code.as_str().to_owned(),
+        message: e.message.clone(),
+        retryable: e.code.retryable(),
+    }
+}
+
+/// How a session reaches its model.
+#[derive(Debug)]
+enum Backend {
+    Anthropic {
+        base_url: String,
+        key: Secret,
+        model: String,
+        max_tokens: u32,
+    },
+    OpenAi {
+        base_url: String,
+        key: Option<Secret>,
+        model: String,
+        options: openai::ServerOptions,
+    },
+    Local,
+}
+
+impl Backend {
+    fn source(&self) -> ToolSource {
+        match self {
+            Self::Local => ToolSource::LocalFallback,
+            _ => ToolSource::Model,
+        }
+    }
+}
+
+#[async_trait]
+impl AgentRuntime for BuiltInRuntime {
+    fn kind(&self) -> AgentBackendKind {
+        AgentBackendKind::BuiltIn
+    }
+
+    async fn describe_providers(&self) -> Vec<AgentProvider> {
+        self.providers
+            .providers()
+            .iter()
+            .map(|p| AgentProvider {
+                id: p.id.clone(),
+                display_name: p.display_name.clone(),
+                available: !p.requires_key || matches!(self.keys.get(&p.id), Ok(Some(_))),
+                models: p.models.clone(),
+            })
+            .collect()
+    }
+
+    async fn start_session(
+        &self,
+        req: SessionRequest,
+    ) -> Result<Box<dyn AgentSession>, AgentError> {
+        let (provider, model) = match &req.target {
+            SessionTarget::Local => {
+                let local = self
+                    .providers
+                    .providers()
+                    .iter()
+                    .find(|p| p.adapter == AdapterKind::Local)
+                    .ok_or_else(|| config_error("no local agent is registered"))?;
+                (local, String::new())
+            }
+            SessionTarget::Provider { provider, model } => (
+                self.providers
+                    .get(provider)
+                    .ok_or_else(|| config_error(&format!("unknown provider {provider}")))?,
+                model.clone(),
+            ),
+            SessionTarget::Acp { .. } => {
+                return Err(config_error(
+                    "ACP agents run on the ACP backend, not the built-in one",
+                ));
+            }
+        };
+        let backend = match provider.adapter {
+            AdapterKind::Local => Backend::Local,
+            AdapterKind::Anthropic => Backend::Anthropic {
+                base_url: provider
+                    .endpoint()
+                    .map_err(|e| backend_error(&e))?
+                    .to_owned(),
+                key: self
+                    .key_for(provider)?
+                    .ok_or_else(|| backend_error(&missing_key(provider)))?,
+                model,
+                max_tokens: provider.max_tokens,
+            },
+            AdapterKind::OpenAiCompatible => Backend::OpenAi {
+                base_url: provider
+                    .endpoint()
+                    .map_err(|e| backend_error(&e))?
+                    .to_owned(),
+                key: self.key_for(provider)?,
+                model,
+                options: provider.options,
+            },
+        };
+        let workspace = req.workspace_root.file_name().map_or_else(
+            || "workspace".to_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let (events, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            backend,
+            tools: Arc::clone(&self.tools),
+            transport: self.transport.clone(),
+            limits: self.limits,
+            session_id: req.session_id.as_str().to_owned(),
+            task_id: req.task_id.as_str().to_owned(),
+            system: system_prompt(&workspace),
+            messages: tokio::sync::Mutex::new(Vec::new()),
+            events,
+        });
+        Ok(Box::new(BuiltInSession {
+            shared,
+            events: Some(rx),
+            run: Mutex::new(None),
+        }))
+    }
+}
+
+fn config_error(message: &str) -> AgentError {
+    AgentError::Backend {
+        code: ProviderErrorCode::Config.as_str().to_owned(),
+        message: message.to_owned(),
+        retryable: false,
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    backend: Backend,
+    tools: Arc<ToolRegistry>,
+    transport: Transport,
+    limits: LoopLimits,
+    session_id: String,
+    task_id: String,
+    system: String,
+    /// The provider conversation, kept verbatim for the next turn.
+    messages: tokio::sync::Mutex<Vec<Message>>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+}
+
+impl Shared {
+    fn emit(&self, event: AgentEvent) {
+        // A dropped receiver means nobody watches; the run still finishes.
+        let _ = self.events.send(event);
+    }
+}
+
+/// A running built-in session.
+pub struct BuiltInSession {
+    shared: Arc<Shared>,
+    events: Option<mpsc::UnboundedReceiver<AgentEvent>>,
+    run: Mutex<Option<(JoinHandle<()>, CancellationToken)>>,
+}
+
+impl std::fmt::Debug for BuiltInSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltInSession")
+            .field("session_id", &self.shared.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BuiltInSession {
+    /// The transcript the UI shows (a projection of the conversation).
+    pub async fn transcript(&self) -> Vec<TranscriptEntry> {
+        let messages = self.shared.messages.lock().await;
+        let tools = &self.shared.tools;
+        transcript(&messages, &|name| {
+            tools.resolve_provider_name(name).map(str::to_owned)
+        })
+    }
+
+    fn take_run(&self) -> Option<(JoinHandle<()>, CancellationToken)> {
+        self.run
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+struct Receiver(mpsc::UnboundedReceiver<AgentEvent>);
+
+impl Stream for Receiver {
+    type Item = AgentEvent;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+#[async_trait]
+impl AgentSession for BuiltInSession {
+    fn capabilities(&self) -> AgentCapabilities {
+        AgentCapabilities {
+            load_session: false,
+            images: false,
+            streaming: !matches!(self.shared.backend, Backend::Local),
+        }
+    }
+
+    fn events(&mut self) -> EventStream {
+        match self.events.take() {
+            Some(rx) => Box::pin(Receiver(rx)),
+            None => Box::pin(Receiver(mpsc::unbounded_channel().1)),
+        }
+    }
+
+    async fn send(&self, turn: UserTurn) -> Result<(), AgentError> {
+        let mut slot = self.run.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|(h, _)| !h.is_finished()) {
+            return Err(AgentError::Backend {
+                code: "AGENT_BUSY".to_owned(),
+                message: "the agent is still working on the previous turn".to_owned(),
+                retryable: true,
+            });
+        }
+        let cancel = CancellationToken::new();
+        let shared = Arc::clone(&self.shared);
+        let token = cancel.clone();
+        let handle = tokio::spawn(async move { run(&shared, turn.text, &token).await });
+        *slot = Some((handle, cancel));
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        id: RequestId,
+        _completion: RequestCompletion,
+    ) -> Result<(), AgentError> {
+        // The built-in agent reaches the host through the tool registry and
+        // never raises host requests, so there is nothing to complete.
+        Err(AgentError::AlreadyCompleted(id))
+    }
+
+    async fn cancel(&self, _reason: CancelReason) -> Result<(), AgentError> {
+        if let Some((handle, token)) = self.take_run() {
+            token.cancel();
+            // Waits until the request, the registry call and any approval
+            // wait have stopped.
+            let _ = handle.await;
+        }
+        Ok(())
+    }
+
+    async fn dispose(self: Box<Self>) {
+        let _ = self.cancel(CancelReason::WorkspaceClosing).await;
+    }
+}
+
+/// Emits stream progress as session events.
+struct EventObserver<'a>(&'a Shared);
+
+impl StreamObserver for EventObserver<'_> {
+    fn on_delta(&mut self, delta: StreamDelta) {
+        self.0.emit(match delta {
+            StreamDelta::Text(t) => AgentEvent::MessageDelta(t),
+            StreamDelta::Thought(t) => AgentEvent::ThoughtDelta(t),
+            StreamDelta::ToolCallStarted { id, name } => {
+                AgentEvent::ToolCallUpdate(ToolCallUpdate {
+                    call_id: id,
+                    title: Some(name),
+                    status: ToolCallStatus::Pending,
+                    locations: Vec::new(),
+                })
+            }
+        });
+    }
+
+    fn on_retry(&mut self, attempt: u32, max: u32, error: &ProviderError) {
+        self.0.emit(AgentEvent::Retrying {
+            attempt,
+            max,
+            code: error.code.as_str().to_owned(),
+        });
+    }
+}
+
+/// Asks the model (or the local planner) for the next assistant turn.
+async fn ask(
+    shared: &Shared,
+    messages: &[Message],
+    tools: &[Value],
+    cancel: &CancellationToken,
+) -> Result<AssistantMessage, ProviderError> {
+    let mut observer = EventObserver(shared);
+    let (spec, decoder, body): (_, &DecoderFactory, BodyDecoder) = match &shared.backend {
+        Backend::Local => {
+            let turn = local::next(messages);
+            if !turn.text.is_empty() {
+                observer.on_delta(StreamDelta::Text(turn.text.clone()));
+            }
+            return Ok(turn);
+        }
+        Backend::Anthropic {
+            base_url,
+            key,
+            model,
+            max_tokens,
+        } => (
+            anthropic::request(&anthropic::RequestParts {
+                base_url,
+                api_key: key.expose(),
+                model,
+                max_tokens: *max_tokens,
+                system: &shared.system,
+                messages,
+                tools,
+            }),
+            &|| Box::new(anthropic::Decoder::default()),
+            anthropic::decode_body,
+        ),
+        Backend::OpenAi {
+            base_url,
+            key,
+            model,
+            options,
+        } => (
+            openai::request(&openai::RequestParts {
+                base_url,
+                api_key: key.as_ref().map(Secret::expose),
+                model,
+                system: &shared.system,
+                messages,
+                tools,
+                options: *options,
+            }),
+            &|| Box::new(openai::Decoder::default()),
+            openai::decode_body,
+        ),
+    };
+    let raw = shared
+        .transport
+        .stream(&spec, decoder, body, cancel, &mut observer)
+        .await?;
+    validate(raw)
+}
+
+/// Paths a call touches, for the transcript row.
+fn locations(arguments: &serde_json::Map<String, Value>) -> Vec<String> {
+    ["path", "from", "to"]
+        .iter()
+        .filter_map(|k| arguments.get(*k).and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}
+
+/// The JSON text a provider receives for a result: the structured result or
+/// the text, or the error with `code`, `message`, `retryable`, `details`.
+pub fn result_json(result: &ToolCallResult) -> String {
+    let value = match (&result.error, &result.structured_content) {
+        (Some(error), _) => json!({"isError": true, "error": error}),
+        (None, Some(structured)) => json!({"isError": false, "result": structured}),
+        (None, None) => json!({"isError": false, "text": stringify_tool_content(&result.content)}),
+    };
+    value.to_string()
+}
+
+fn fail(shared: &Shared, error: &ProviderError) {
+    if error.is(ProviderErrorCode::Cancelled) {
+        shared.emit(AgentEvent::TurnEnded {
+            reason: TurnEndReason::Cancelled,
+        });
+    } else {
+        shared.emit(AgentEvent::Failed {
+            code: error.code.as_str().to_owned(),
+            message: error.message.clone(),
+        });
+    }
+}
+
+/// Checks the budget and the repetition guard for a whole response before
+/// any of its calls runs.
+fn admit(
+    limits: LoopLimits,
+    used: u32,
+    response: &AssistantMessage,
+    last: &mut Option<String>,
+    streak: &mut u32,
+) -> Result<(), ProviderError> {
+    let asked = u32::try_from(response.tool_calls.len()).unwrap_or(u32::MAX);
+    let left = limits.max_tool_calls.saturating_sub(used);
+    if asked > left {
+        return Err(ProviderError::new(
+            ProviderErrorCode::ToolCallLimit,
+            format!(
+                "the response asks for {asked} tool calls but the run has {left} of {} left; none ran",
+                limits.max_tool_calls
+            ),
+        ));
+    }
+    for call in &response.tool_calls {
+        let key = format!(
+            "{}\u{0}{}",
+            call.provider_name,
+            Value::Object(call.arguments.clone())
+        );
+        if last.as_deref() == Some(key.as_str()) {
+            *streak += 1;
+        } else {
+            *last = Some(key);
+            *streak = 1;
+        }
+        if *streak >= limits.max_identical_calls {
+            return Err(ProviderError::new(
+                ProviderErrorCode::Repetition,
+                format!(
+                    "the model asked for the same {} call {} times in a row",
+                    call.provider_name, streak
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs a response's calls in order through the registry. Every call gets
+/// a result (a cancelled one when the run was cancelled before it started),
+/// so the conversation stays paired. Returns whether `task.finish` succeeded.
+async fn run_calls(
+    shared: &Shared,
+    ctx: &ToolCallContext,
+    calls: Vec<crate::conversation::ToolCall>,
+    cancel: &CancellationToken,
+) -> (Vec<ToolResultMessage>, bool) {
+    let mut results = Vec::with_capacity(calls.len());
+    let mut finished = false;
+    for call in calls {
+        let name = shared
+            .tools
+            .resolve_provider_name(&call.provider_name)
+            .map_or_else(|| call.provider_name.clone(), str::to_owned);
+        let update = |status| {
+            AgentEvent::ToolCallUpdate(ToolCallUpdate {
+                call_id: call.id.clone(),
+                title: Some(name.clone()),
+                status,
+                locations: locations(&call.arguments),
+            })
+        };
+        shared.emit(update(ToolCallStatus::InProgress));
+        let result = if cancel.is_cancelled() {
+            ToolCallResult::failure(
+                call.id.clone(),
+                ToolError::new(ToolErrorCode::Cancelled, "cancelled before it ran"),
+            )
+        } else {
+            let request = ToolCallRequest {
+                id: call.id.clone(),
+                name: name.clone(),
+                arguments: call.arguments.clone(),
+            };
+            let options = ToolCallOptions {
+                cancel: cancel.child_token(),
+                ..ToolCallOptions::default()
+            };
+            shared.tools.call(request, ctx.clone(), options).await
+        };
+        let status = match &result.error {
+            None => ToolCallStatus::Completed,
+            Some(e) if e.is(ToolErrorCode::Cancelled) || cancel.is_cancelled() => {
+                ToolCallStatus::Cancelled
+            }
+            Some(_) => ToolCallStatus::Failed,
+        };
+        shared.emit(update(status));
+        finished |= name == TASK_FINISH && !result.is_error;
+        results.push(ToolResultMessage {
+            call_id: call.id.clone(),
+            content: result_json(&result),
+            is_error: result.is_error,
+        });
+    }
+    (results, finished)
+}
+
+async fn run(shared: &Shared, text: String, cancel: &CancellationToken) {
+    let mut messages = shared.messages.lock().await;
+    messages.push(Message::User(text));
+    let format = match shared.backend {
+        Backend::Anthropic { .. } => Some(ExportFormat::Anthropic),
+        Backend::OpenAi { .. } => Some(ExportFormat::OpenAi),
+        Backend::Local => None,
+    };
+    let tools = match format.map(|f| shared.tools.export_tools(f, None)) {
+        None => Vec::new(),
+        Some(Ok(tools)) => tools,
+        Some(Err(e)) => {
+            shared.emit(AgentEvent::Failed {
+                code: e.code.clone(),
+                message: e.message,
+            });
+            return;
+        }
+    };
+    let ctx = ToolCallContext {
+        source: shared.backend.source(),
+        mode: ToolMode::Agent,
+        session_id: shared.session_id.clone(),
+        task_id: Some(shared.task_id.clone()),
+        revision: None,
+    };
+    let mut used = 0u32;
+    let mut last_call = None;
+    let mut streak = 0;
+    for _ in 0..shared.limits.max_turns {
+        let response = match ask(shared, &messages, &tools, cancel).await {
+            Ok(response) => response,
+            Err(e) => return fail(shared, &e),
+        };
+        if let Err(e) = admit(shared.limits, used, &response, &mut last_call, &mut streak) {
+            return fail(shared, &e);
+        }
+        let calls = response.tool_calls.clone();
+        let stop = response.stop.clone();
+        messages.push(Message::Assistant(response));
+        if calls.is_empty() {
+            let reason = match stop {
+                StopReason::MaxTokens => TurnEndReason::MaxTokens,
+                StopReason::Refusal => TurnEndReason::Refusal,
+                _ => TurnEndReason::EndTurn,
+            };
+            shared.emit(AgentEvent::TurnEnded { reason });
+            return;
+        }
+        used += u32::try_from(calls.len()).unwrap_or(u32::MAX);
+        let (results, finished) = run_calls(shared, &ctx, calls, cancel).await;
+        messages.push(Message::ToolResults(results));
+        if cancel.is_cancelled() {
+            shared.emit(AgentEvent::TurnEnded {
+                reason: TurnEndReason::Cancelled,
+            });
+            return;
+        }
+        if finished {
+            shared.emit(AgentEvent::TurnEnded {
+                reason: TurnEndReason::Finished,
+            });
+            return;
+        }
+    }
+    shared.emit(AgentEvent::TurnEnded {
+        reason: TurnEndReason::MaxTurns,
+    });
+}

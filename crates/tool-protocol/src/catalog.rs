@@ -1,0 +1,481 @@
+//! The workspace tool catalog: the canonical definitions every agent sees.
+//!
+//! The app registers a handler for each definition (its handlers call the
+//! host use cases); the built-in agent and the local agent read the same
+//! definitions, so a name, a schema or a limit exists in exactly one place.
+//! The descriptions are model-facing: they state the limits a model must
+//! respect, because a model cannot read this source.
+
+use serde_json::{Value, json};
+
+use crate::types::{ToolAnnotations, ToolDefinition};
+
+/// The largest text (UTF-8 bytes) one read returns or one mutation writes.
+/// Shared by `readFile`, `writeFile`, `createFile` and `applyPatch`.
+pub const SOURCE_LIMIT_BYTES: usize = 1024 * 1024;
+/// The most entries one `listFiles` page returns.
+pub const LIST_PAGE_LIMIT: u64 = 1000;
+/// The most matches one `search` returns.
+pub const SEARCH_RESULT_LIMIT: u64 = 500;
+/// The longest a `terminal.run` command may run, in seconds.
+pub const COMMAND_TIMEOUT_LIMIT_SECS: u64 = 1200;
+/// The default and largest output a `terminal.run` returns, in bytes (the
+/// start is trimmed first).
+pub const COMMAND_OUTPUT_LIMIT_BYTES: u64 = 256 * 1024;
+
+pub const GET_STATUS: &str = "workspace.getStatus";
+pub const LIST_FILES: &str = "workspace.listFiles";
+pub const READ_FILE: &str = "workspace.readFile";
+pub const SEARCH: &str = "workspace.search";
+pub const WRITE_FILE: &str = "workspace.writeFile";
+pub const APPLY_PATCH: &str = "workspace.applyPatch";
+pub const CREATE_FILE: &str = "workspace.createFile";
+pub const RENAME_FILE: &str = "workspace.renameFile";
+pub const DELETE_FILE: &str = "workspace.deleteFile";
+pub const TERMINAL_RUN: &str = "terminal.run";
+pub const LSP_DIAGNOSTICS: &str = "lsp.diagnostics";
+pub const TASK_FINISH: &str = "task.finish";
+
+const READ_ONLY: ToolAnnotations = ToolAnnotations {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+const MUTATION: ToolAnnotations = ToolAnnotations {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+const DESTRUCTIVE: ToolAnnotations = ToolAnnotations {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: false,
+};
+
+fn path_schema(what: &str) -> Value {
+    json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 4096,
+        "description": format!("{what}, relative to the workspace root, with `/` separators")
+    })
+}
+
+fn revision_schema() -> Value {
+    json!({
+        "type": "string",
+        "pattern": "^sha256:[0-9a-f]{64}$",
+        "description": "The `revision` a readFile returned; the edit is refused with \
+                        WORKSPACE_REVISION_CONFLICT if the file changed since"
+    })
+}
+
+fn text_schema(what: &str) -> Value {
+    json!({
+        "type": "string",
+        "maxLength": SOURCE_LIMIT_BYTES,
+        "description": format!("{what} (at most {SOURCE_LIMIT_BYTES} UTF-8 bytes)")
+    })
+}
+
+fn edit_result_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["path", "outcome"],
+        "properties": {
+            "path": {"type": "string"},
+            "outcome": {"enum": ["applied", "held_for_approval"]},
+            "revision": {"type": ["string", "null"]}
+        }
+    })
+}
+
+fn def(
+    name: &str,
+    title: &str,
+    description: String,
+    input_schema: Value,
+    output_schema: Option<Value>,
+    annotations: ToolAnnotations,
+) -> ToolDefinition {
+    ToolDefinition {
+        name: name.to_owned(),
+        title: title.to_owned(),
+        description,
+        input_schema,
+        output_schema,
+        annotations,
+    }
+}
+
+/// Every tool of the workspace catalog, in the order models see them.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one literal definition per tool reads best side by side"
+)]
+pub fn workspace_tools() -> Vec<ToolDefinition> {
+    vec![
+        def(
+            GET_STATUS,
+            "Workspace status",
+            "The workspace's state: its root name, the paths with edits held for \
+             approval, paths locked by other tasks, the project kinds detected (cargo, \
+             python, node, dart) with their test commands, and whether history is \
+             recorded. Call it first."
+                .to_owned(),
+            json!({"type": "object", "additionalProperties": false, "properties": {}}),
+            Some(json!({
+                "type": "object",
+                "required": ["root", "projects", "heldPaths", "lockedPaths"],
+                "properties": {
+                    "root": {"type": "string"},
+                    "projects": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["kind", "path"],
+                        "properties": {
+                            "kind": {"type": "string"},
+                            "path": {"type": "string"},
+                            "testCommand": {"type": ["array", "null"], "items": {"type": "string"}}
+                        }
+                    }},
+                    "heldPaths": {"type": "array", "items": {"type": "string"}},
+                    "lockedPaths": {"type": "array", "items": {"type": "string"}}
+                }
+            })),
+            READ_ONLY,
+        ),
+        def(
+            LIST_FILES,
+            "List files",
+            format!(
+                "Lists files under a folder (default: the whole workspace), skipping \
+                 what .gitignore ignores, with sizes in bytes. At most {LIST_PAGE_LIMIT} \
+                 entries per page; pass `cursor` from the previous page for more."
+            ),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "path": path_schema("The folder to list"),
+                    "cursor": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": LIST_PAGE_LIMIT}
+                }
+            }),
+            Some(json!({
+                "type": "object",
+                "required": ["files"],
+                "properties": {
+                    "files": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["path", "size"],
+                        "properties": {"path": {"type": "string"}, "size": {"type": "integer"}}
+                    }},
+                    "nextCursor": {"type": ["string", "null"]}
+                }
+            })),
+            READ_ONLY,
+        ),
+        def(
+            READ_FILE,
+            "Read a file",
+            format!(
+                "Reads a text file (optionally a 1-based inclusive line range) and returns \
+                 its content with its `revision`. Pass that revision as `expectedRevision` \
+                 when you edit the file. Files over {SOURCE_LIMIT_BYTES} bytes must be read \
+                 by line range; binary files are refused (WORKSPACE_BINARY_FILE)."
+            ),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["path"],
+                "properties": {
+                    "path": path_schema("The file"),
+                    "startLine": {"type": "integer", "minimum": 1},
+                    "endLine": {"type": "integer", "minimum": 1}
+                }
+            }),
+            Some(json!({
+                "type": "object",
+                "required": ["path", "content", "revision", "startLine", "endLine", "totalLines"],
+                "properties": {
+                    "path": {"type": "string"},
+                    "content": {"type": "string"},
+                    "revision": {"type": "string"},
+                    "startLine": {"type": "integer"},
+                    "endLine": {"type": "integer"},
+                    "totalLines": {"type": "integer"}
+                }
+            })),
+            READ_ONLY,
+        ),
+        def(
+            SEARCH,
+            "Search",
+            format!(
+                "Searches file contents for a literal string (or a regular expression when \
+                 `regex` is true), skipping ignored files. Returns up to {SEARCH_RESULT_LIMIT} \
+                 matches as path, 1-based line and a one-line preview."
+            ),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["query"],
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "maxLength": 1000},
+                    "regex": {"type": "boolean"},
+                    "path": path_schema("A folder to search in"),
+                    "maxResults": {"type": "integer", "minimum": 1, "maximum": SEARCH_RESULT_LIMIT}
+                }
+            }),
+            None,
+            READ_ONLY,
+        ),
+        def(
+            WRITE_FILE,
+            "Write a file",
+            format!(
+                "Replaces a text file's whole content, or creates it. Every edit is \
+                 recorded and can be reviewed and rolled back. Content is limited to \
+                 {SOURCE_LIMIT_BYTES} UTF-8 bytes (WORKSPACE_SOURCE_LIMIT). Edits to test \
+                 files under protected paths wait for a person's approval \
+                 (outcome `held_for_approval`)."
+            ),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["path", "content"],
+                "properties": {
+                    "path": path_schema("The file"),
+                    "content": text_schema("The new content"),
+                    "expectedRevision": revision_schema()
+                }
+            }),
+            Some(edit_result_schema()),
+            MUTATION,
+        ),
+        def(
+            APPLY_PATCH,
+            "Replace text",
+            format!(
+                "Replaces literal text in a file: the first occurrence of `search`, or all \
+                 of them with `occurrence: \"all\"`. Fails with WORKSPACE_PATCH_NOT_FOUND when \
+                 `search` does not occur. The result is limited to {SOURCE_LIMIT_BYTES} UTF-8 \
+                 bytes. Pass the `revision` from readFile as `expectedRevision`."
+            ),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["path", "search", "replace"],
+                "properties": {
+                    "path": path_schema("The file"),
+                    "search": {"type": "string", "minLength": 1, "maxLength": SOURCE_LIMIT_BYTES},
+                    "replace": text_schema("The replacement"),
+                    "occurrence": {"enum": ["first", "all"]},
+                    "expectedRevision": revision_schema()
+                }
+            }),
+            Some(edit_result_schema()),
+            MUTATION,
+        ),
+        def(
+            CREATE_FILE,
+            "Create a file",
+            format!(
+                "Creates a new text file; refused with WORKSPACE_FILE_CONFLICT when the path \
+                 exists. Content is limited to {SOURCE_LIMIT_BYTES} UTF-8 bytes."
+            ),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["path", "content"],
+                "properties": {
+                    "path": path_schema("The new file"),
+                    "content": text_schema("The content")
+                }
+            }),
+            Some(edit_result_schema()),
+            MUTATION,
+        ),
+        def(
+            RENAME_FILE,
+            "Rename a file",
+            "Renames or moves a file or folder inside the workspace; refused when the \
+             destination exists."
+                .to_owned(),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["from", "to"],
+                "properties": {
+                    "from": path_schema("The current path"),
+                    "to": path_schema("The new path")
+                }
+            }),
+            None,
+            MUTATION,
+        ),
+        def(
+            DELETE_FILE,
+            "Delete a file",
+            "Deletes a file or folder. The deletion is recorded and can be rolled back.".to_owned(),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["path"],
+                "properties": {
+                    "path": path_schema("The file or folder"),
+                    "expectedRevision": revision_schema()
+                }
+            }),
+            None,
+            DESTRUCTIVE,
+        ),
+        def(
+            TERMINAL_RUN,
+            "Run a command",
+            format!(
+                "Runs a program (argv, no shell unless you name one) in the workspace, \
+                 sandboxed: it may write only inside the workspace and reach only allowed \
+                 hosts. Output is limited to {COMMAND_OUTPUT_LIMIT_BYTES} bytes (the start is \
+                 trimmed) and the run to {COMMAND_TIMEOUT_LIMIT_SECS} seconds."
+            ),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["argv"],
+                "properties": {
+                    "argv": {"type": "array", "minItems": 1, "maxItems": 256,
+                             "items": {"type": "string", "maxLength": 32768}},
+                    "cwd": path_schema("The folder to run in (default: the workspace root)"),
+                    "timeoutSecs": {"type": "integer", "minimum": 1, "maximum": COMMAND_TIMEOUT_LIMIT_SECS}
+                }
+            }),
+            Some(json!({
+                "type": "object",
+                "required": ["exitCode", "output", "truncated", "timedOut"],
+                "properties": {
+                    "exitCode": {"type": ["integer", "null"]},
+                    "output": {"type": "string"},
+                    "truncated": {"type": "boolean"},
+                    "timedOut": {"type": "boolean"}
+                }
+            })),
+            MUTATION,
+        ),
+        def(
+            LSP_DIAGNOSTICS,
+            "Diagnostics",
+            "The language server's current diagnostics (errors and warnings) for a file."
+                .to_owned(),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["path"],
+                "properties": {"path": path_schema("The file")}
+            }),
+            None,
+            READ_ONLY,
+        ),
+        def(
+            TASK_FINISH,
+            "Finish the attempt",
+            "Declares the task's current attempt done. cocode then verifies the work \
+             (static analysis, build, tests); the task completes only if verification \
+             passes or a person approves. Call it once, last."
+                .to_owned(),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["summary"],
+                "properties": {
+                    "summary": {"type": "string", "minLength": 1, "maxLength": 4000,
+                                "description": "What you changed and why, for the reviewer"}
+                }
+            }),
+            None,
+            READ_ONLY,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::approval::ApprovalQueue;
+    use crate::registry::{RegistryOptions, ToolOutput, ToolRegistry};
+
+    #[test]
+    fn every_definition_registers_and_names_are_unique() {
+        let mut registry =
+            ToolRegistry::new(RegistryOptions::default(), Arc::new(ApprovalQueue::new()));
+        let tools = workspace_tools();
+        for tool in &tools {
+            registry
+                .register(
+                    tool.clone(),
+                    Arc::new(|_, _| async { Ok(ToolOutput::text("ok")) }),
+                )
+                .unwrap();
+        }
+        let names: BTreeSet<_> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names.len(), 12);
+        assert_eq!(
+            registry.list_all_tools().unwrap().len(),
+            12,
+            "every catalog tool is discoverable"
+        );
+    }
+
+    #[test]
+    fn mutations_are_not_read_only_and_finish_is() {
+        let read_only: BTreeSet<_> = workspace_tools()
+            .into_iter()
+            .filter(|t| t.annotations.read_only)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(
+            read_only,
+            BTreeSet::from(
+                [
+                    GET_STATUS,
+                    LIST_FILES,
+                    READ_FILE,
+                    SEARCH,
+                    LSP_DIAGNOSTICS,
+                    TASK_FINISH
+                ]
+                .map(str::to_owned)
+            )
+        );
+    }
+
+    #[test]
+    fn text_mutations_declare_the_source_limit_in_schema_and_description() {
+        for name in [WRITE_FILE, APPLY_PATCH, CREATE_FILE] {
+            let tool = workspace_tools()
+                .into_iter()
+                .find(|t| t.name == name)
+                .unwrap();
+            assert!(
+                tool.description.contains(&SOURCE_LIMIT_BYTES.to_string()),
+                "{name} description"
+            );
+            let key = if name == APPLY_PATCH {
+                "replace"
+            } else {
+                "content"
+            };
+            assert_eq!(
+                tool.input_schema["properties"][key]["maxLength"],
+                json!(SOURCE_LIMIT_BYTES),
+                "{name} schema"
+            );
+        }
+    }
+}
