@@ -9,6 +9,7 @@
 mod bench;
 mod boundaries;
 mod cross;
+mod fuzz;
 mod layers;
 mod screenshot;
 mod suite;
@@ -50,6 +51,15 @@ enum Command {
         #[arg(long)]
         report_only: bool,
     },
+    /// Run every fuzz target briefly (installs nightly and cargo-fuzz first).
+    Fuzz {
+        /// Seconds per target.
+        #[arg(long, default_value_t = 60)]
+        seconds: u32,
+        /// Do not install the nightly toolchain or cargo-fuzz.
+        #[arg(long)]
+        no_install: bool,
+    },
     /// Start the release app under Xvfb and save a screenshot.
     Screenshot {
         /// Folder to open.
@@ -81,6 +91,15 @@ fn run(command: Command) -> Result<bool> {
         Command::CrossCheck { no_install } => cross::run(&root, !no_install),
         Command::Test { no_install } => suite::run(&root, !no_install),
         Command::Bench { report_only } => bench::run(&root, report_only),
+        Command::Fuzz {
+            seconds,
+            no_install,
+        } => {
+            if !no_install {
+                fuzz::install();
+            }
+            fuzz::run(&root, seconds)
+        }
         Command::Screenshot { workspace, out } => {
             screenshot::run(&root, workspace, &out).map(|()| true)
         }

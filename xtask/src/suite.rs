@@ -40,6 +40,10 @@ pub const APT_PACKAGES: [&str; 17] = [
     "ca-certificates",
 ];
 
+/// Seconds each fuzz target runs in the suite (a smoke run; `cargo xtask
+/// fuzz --seconds N` runs longer).
+const FUZZ_SECONDS: u32 = 30;
+
 struct Step {
     name: &'static str,
     ok: bool,
@@ -52,6 +56,7 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
         install_system_packages();
         ensure_rust_components();
         cross::install(root);
+        crate::fuzz::install();
     } else {
         println!("test: skipping installation (--no-install)");
     }
@@ -114,6 +119,7 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
             )
         }
     })?;
+    step("fuzz", &mut || crate::fuzz::run(root, FUZZ_SECONDS))?;
     step("layers", &mut || {
         Ok(crate::report("layers", &layers::run(root)?))
     })?;
