@@ -67,6 +67,11 @@ pub fn run(root: &Path, seconds: u32) -> Result<bool> {
         }
         let seeds = root.join("fuzz").join("corpus").join(target);
         println!("fuzz: {target} for {seconds} s");
+        // libFuzzer reports every new input; the log keeps that out of the
+        // suite's output, and its end is printed.
+        let log_path = target_dir(root).join(format!("fuzz-{target}.log"));
+        let log = std::fs::File::create(&log_path)
+            .with_context(|| format!("creating {}", log_path.display()))?;
         let status = Command::new("rustup")
             .args([
                 "run",
@@ -90,8 +95,19 @@ pub fn run(root: &Path, seconds: u32) -> Result<bool> {
             .env_remove("CARGO")
             .env_remove("RUSTC")
             .env_remove("RUSTUP_TOOLCHAIN")
+            .stderr(log.try_clone().context("duplicating the log handle")?)
+            .stdout(log)
             .status()
             .context("running cargo fuzz")?;
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        for line in &lines[lines
+            .len()
+            .saturating_sub(if status.success() { 3 } else { 60 })..]
+        {
+            println!("  {line}");
+        }
+        println!("fuzz: full log in {}", log_path.display());
         if !status.success() {
             println!(
                 "fuzz: {target} FAILED; the crashing input is in {}",

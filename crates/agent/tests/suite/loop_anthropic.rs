@@ -101,7 +101,48 @@ async fn two_turns_read_then_patch_and_finish() {
         ]
     );
 
-    let requests = server.requests();
+    check_requests(&server.requests());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_call_goes_back_to_the_model_as_an_error_result() {
+    let server = MockServer::start(vec![
+        Reply::sse(anthropic_sse(
+            "",
+            &[(
+                "toolu_1",
+                "workspace__writeFile",
+                r#"{"path":"a.txt","content":"x"}"#,
+            )],
+        )),
+        Reply::sse(anthropic_sse("I was not allowed to write.", &[])),
+    ])
+    .await;
+    let (tools, seen) = recording_registry();
+    auto_approve(&tools, ApprovalDecision::Deny);
+    let rt = runtime(
+        &server.base_url,
+        tools,
+        LoopLimits::default(),
+        fast_retries(),
+    );
+    let (events, _session) = run_once(&rt, provider("anthropic", "m"), "write a").await;
+    assert_eq!(ending(&events), turn_ended(TurnEndReason::EndTurn));
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "a denied call never reaches its handler"
+    );
+    let second = &server.requests()[1].body;
+    let result = &second["messages"][2]["content"][0];
+    assert_eq!(result["is_error"], true);
+    let content: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["error"]["code"], "TOOL_APPROVAL_DENIED");
+    assert_eq!(content["error"]["retryable"], json!(false));
+}
+
+/// What the loopback server received: the headers, the tools, and the
+/// second request carrying the first turn with its paired result.
+fn check_requests(requests: &[super::common::Captured]) {
     assert_eq!(requests.len(), 2);
     let first = &requests[0];
     assert_eq!(
@@ -148,40 +189,4 @@ async fn two_turns_read_then_patch_and_finish() {
         (calls, results),
         (vec!["toolu_1".to_owned()], vec!["toolu_1".to_owned()])
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_denied_call_goes_back_to_the_model_as_an_error_result() {
-    let server = MockServer::start(vec![
-        Reply::sse(anthropic_sse(
-            "",
-            &[(
-                "toolu_1",
-                "workspace__writeFile",
-                r#"{"path":"a.txt","content":"x"}"#,
-            )],
-        )),
-        Reply::sse(anthropic_sse("I was not allowed to write.", &[])),
-    ])
-    .await;
-    let (tools, seen) = recording_registry();
-    auto_approve(&tools, ApprovalDecision::Deny);
-    let rt = runtime(
-        &server.base_url,
-        tools,
-        LoopLimits::default(),
-        fast_retries(),
-    );
-    let (events, _session) = run_once(&rt, provider("anthropic", "m"), "write a").await;
-    assert_eq!(ending(&events), turn_ended(TurnEndReason::EndTurn));
-    assert!(
-        seen.lock().unwrap().is_empty(),
-        "a denied call never reaches its handler"
-    );
-    let second = &server.requests()[1].body;
-    let result = &second["messages"][2]["content"][0];
-    assert_eq!(result["is_error"], true);
-    let content: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
-    assert_eq!(content["error"]["code"], "TOOL_APPROVAL_DENIED");
-    assert_eq!(content["error"]["retryable"], json!(false));
 }
