@@ -31,6 +31,99 @@ pub enum CliCommand {
         /// The workspace folder.
         dir: PathBuf,
     },
+    /// Delegate tasks to an agent and decide on them.
+    Task {
+        #[command(subcommand)]
+        action: TaskCommand,
+    },
+    /// The workspace tool catalog.
+    Tools {
+        #[command(subcommand)]
+        action: ToolsCommand,
+    },
+}
+
+/// How task-level and tool approvals are answered in a headless run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
+#[group(multiple = false)]
+pub struct ApprovalFlags {
+    /// Approve the run's file edits and commands (not test changes or completion).
+    #[arg(long)]
+    pub approve_all_edits: bool,
+    /// Approve everything the run asks: edits, test changes and completion.
+    #[arg(long)]
+    pub yes: bool,
+    /// Deny everything the run asks.
+    #[arg(long)]
+    pub deny_all: bool,
+}
+
+/// `cocode task …`
+#[derive(Debug, Subcommand, PartialEq, Eq)]
+pub enum TaskCommand {
+    /// Run a new task and print its progress. Exit code 0 when completed,
+    /// 3 when left awaiting approval, 1 otherwise.
+    Run {
+        /// The workspace folder.
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// What the agent should do.
+        #[arg(long)]
+        prompt: String,
+        /// `local`, a provider id (`anthropic`, `openai`, `openrouter`,
+        /// `ollama`, `lmstudio`) or `acp:NAME`.
+        #[arg(long, default_value = "local")]
+        backend: String,
+        /// The model (default: the provider's first preset model).
+        #[arg(long)]
+        model: Option<String>,
+        /// `self_verification` or `human_approval` (default: the workspace's setting).
+        #[arg(long)]
+        completion_mode: Option<String>,
+        /// Override the provider's base URL.
+        #[arg(long)]
+        base_url: Option<String>,
+        /// Read the provider key from this environment variable of cocode's
+        /// own environment, for this run only (it never reaches a child).
+        #[arg(long)]
+        api_key_env: Option<String>,
+        #[command(flatten)]
+        approvals: ApprovalFlags,
+    },
+    /// List the workspace's tasks, newest first.
+    List {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+    /// Show a task record and its snapshots.
+    Show {
+        id: String,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+    /// Approve a task waiting for completion approval.
+    Approve {
+        id: String,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+    /// Reject a task waiting for completion approval.
+    Reject {
+        id: String,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+}
+
+/// `cocode tools …`
+#[derive(Debug, Subcommand, PartialEq, Eq)]
+pub enum ToolsCommand {
+    /// Print the catalog as JSON in a provider's format.
+    List {
+        /// `mcp`, `openai` or `anthropic`.
+        #[arg(long, default_value = "mcp")]
+        format: String,
+    },
 }
 
 impl Cli {
@@ -38,7 +131,13 @@ impl Cli {
     pub fn folder(&self) -> Option<&PathBuf> {
         match &self.command {
             Some(CliCommand::Open { dir }) => Some(dir),
-            Some(CliCommand::Verify { .. } | CliCommand::Doctor { .. }) | None => None,
+            Some(
+                CliCommand::Verify { .. }
+                | CliCommand::Doctor { .. }
+                | CliCommand::Task { .. }
+                | CliCommand::Tools { .. },
+            )
+            | None => None,
         }
     }
 }
@@ -72,6 +171,46 @@ mod tests {
                 .unwrap()
                 .folder(),
             None
+        );
+        let run = Cli::try_parse_from([
+            "cocode",
+            "task",
+            "run",
+            "--prompt",
+            "p",
+            "--backend",
+            "openai",
+            "--yes",
+        ])
+        .unwrap();
+        let Some(CliCommand::Task {
+            action:
+                TaskCommand::Run {
+                    backend,
+                    approvals,
+                    workspace,
+                    ..
+                },
+        }) = run.command
+        else {
+            panic!("not a task run")
+        };
+        assert_eq!(
+            (backend.as_str(), approvals.yes, workspace),
+            ("openai", true, PathBuf::from("."))
+        );
+        assert!(
+            Cli::try_parse_from([
+                "cocode",
+                "task",
+                "run",
+                "--prompt",
+                "p",
+                "--yes",
+                "--deny-all"
+            ])
+            .is_err(),
+            "approval flags exclude each other"
         );
         Cli::command().debug_assert();
     }

@@ -6,8 +6,10 @@ pub mod bootstrap;
 pub mod cli;
 pub mod explorer;
 pub mod headless;
+pub mod host;
 pub mod io_worker;
 pub mod preview;
+pub mod tasks_cli;
 pub mod views;
 
 #[cfg(test)]

@@ -24,14 +24,28 @@ fn main() -> ExitCode {
         Some(CliCommand::Doctor { dir }) => {
             Some(cocode::headless::doctor(dir, &mut std::io::stdout()))
         }
+        Some(CliCommand::Task { action }) => Some(cocode::tasks_cli::task_command(
+            action,
+            &mut std::io::stdout(),
+        )),
+        Some(CliCommand::Tools { action }) => Some(cocode::tasks_cli::tools_command(
+            action,
+            &mut std::io::stdout(),
+        )),
         _ => None,
+    };
+    // `verify` and `doctor` use 1 and 2 for findings, so their own errors
+    // are 3; task commands use 3 for "awaiting approval", so theirs are 1.
+    let error_code = match &cli.command {
+        Some(CliCommand::Task { .. } | CliCommand::Tools { .. }) => 1,
+        _ => 3,
     };
     if let Some(result) = headless {
         return match result {
             Ok(code) => ExitCode::from(code),
             Err(err) => {
                 eprintln!("cocode: {err:#}");
-                ExitCode::from(3)
+                ExitCode::from(error_code)
             }
         };
     }

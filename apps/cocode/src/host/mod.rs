@@ -1,0 +1,183 @@
+//! The headless host: the workspace, the sandboxed launcher, verification,
+//! the tool registry with the workspace catalog, the agent runtime and the
+//! task records — shared by the CLI and the window.
+
+pub mod orchestrator;
+pub mod tools;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use cocode_agent::{BuiltInRuntime, LlmProviderRegistry, LoopLimits, RetryPolicy, Transport};
+use cocode_core::services::CredentialVault;
+use cocode_core::{DelegatedTask, TaskId};
+use cocode_tool_protocol::{ApprovalQueue, RegistryOptions, ToolRegistry};
+use cocode_toolchain::verify::OrchestratingVerificationRunner;
+use cocode_toolchain::{Launcher, PolicyProxy, TargetOs, WritableRoots};
+use cocode_workspace::{LeaseRegistry, OpenWorkspace};
+
+use tools::{TaskDirectory, WorkspaceTools};
+
+/// How a host is put together.
+pub struct HostOptions {
+    /// Where provider keys come from (the OS keyring, or a session-only
+    /// holder for `--api-key-env`).
+    pub vault: Arc<dyn CredentialVault>,
+    pub providers: LlmProviderRegistry,
+    pub retry: RetryPolicy,
+    pub limits: LoopLimits,
+}
+
+impl std::fmt::Debug for HostOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostOptions")
+            .field("providers", &self.providers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The assembled headless host of one workspace.
+pub struct TaskHost {
+    pub workspace: Arc<OpenWorkspace>,
+    pub leases: Arc<LeaseRegistry>,
+    pub proxy: Arc<PolicyProxy>,
+    pub launcher: Arc<Launcher>,
+    pub runner: Arc<OrchestratingVerificationRunner>,
+    pub tools: Arc<ToolRegistry>,
+    pub tasks: Arc<TaskDirectory>,
+    pub agent: Arc<BuiltInRuntime>,
+}
+
+impl std::fmt::Debug for TaskHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskHost")
+            .field("root", &self.workspace.workspace.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Existing toolchain caches agent children may write.
+pub fn write_exceptions() -> Vec<PathBuf> {
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from);
+    cocode_toolchain::allowed::write_exceptions(&env, home.as_deref(), TargetOs::current())
+        .into_iter()
+        .filter_map(|x| x.path.canonicalize().ok())
+        .collect()
+}
+
+impl TaskHost {
+    /// Opens `folder`: recovery, the policy proxy, the launcher, the
+    /// verification runner, the tool registry and the agent runtime. Must
+    /// run inside a tokio runtime.
+    pub async fn open(folder: &Path, options: HostOptions) -> anyhow::Result<Self> {
+        let ws =
+            OpenWorkspace::open(folder).with_context(|| format!("opening {}", folder.display()))?;
+        ws.gate
+            .recover()
+            .context("recovering interrupted operations")?;
+        let root = ws.workspace.root.clone();
+        let hosts = cocode_toolchain::allowed::compose(&root, &ws.config.allowed_hosts);
+        let proxy = Arc::new(
+            PolicyProxy::start(cocode_toolchain::allowed::policy_for(&hosts, &[]))
+                .await
+                .context("starting the policy proxy")?,
+        );
+        let launcher = Arc::new(Launcher::new(
+            tokio::runtime::Handle::current(),
+            Some(Arc::clone(&proxy)),
+            WritableRoots {
+                workspace: Some(root.clone()),
+                exceptions: write_exceptions(),
+            },
+        ));
+        let blocked = Arc::clone(&proxy);
+        let runner = Arc::new(OrchestratingVerificationRunner::new(
+            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            cocode_toolchain::parsers::builtin_registry()?,
+            ws.config.limits,
+            Arc::new(move |t| blocked.blocked_hosts(t).len()),
+        ));
+        let leases = Arc::new(LeaseRegistry::open(ws.gate.store().clone()));
+        let workspace = Arc::new(ws);
+        let tasks = Arc::new(TaskDirectory::default());
+        let handlers = Arc::new(WorkspaceTools {
+            workspace: Arc::clone(&workspace),
+            leases: Arc::clone(&leases),
+            launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            tasks: Arc::clone(&tasks),
+        });
+        let mut registry =
+            ToolRegistry::new(RegistryOptions::default(), Arc::new(ApprovalQueue::new()));
+        handlers.register(&mut registry)?;
+        let tools = Arc::new(registry);
+        let agent = Arc::new(BuiltInRuntime::new(
+            Arc::new(options.providers),
+            Arc::clone(&tools),
+            Transport::new(options.retry)?,
+            options.vault,
+            options.limits,
+        ));
+        Ok(Self {
+            workspace,
+            leases,
+            proxy,
+            launcher,
+            runner,
+            tools,
+            tasks,
+            agent,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.workspace.workspace.root
+    }
+
+    /// Saves a task record (`.cocode/history/tasks/<id>/task.json`).
+    pub fn save_task(&self, task: &DelegatedTask) -> anyhow::Result<()> {
+        let path = self.workspace.layout.task_record(task.task_id());
+        let bytes = serde_json::to_vec_pretty(task)?;
+        self.workspace
+            .gate
+            .store()
+            .write_state_file(&path, &bytes)?;
+        Ok(())
+    }
+
+    /// Loads one task record.
+    pub fn load_task(&self, id: &TaskId) -> anyhow::Result<DelegatedTask> {
+        load_record(&self.workspace.layout.task_record(id))
+    }
+
+    /// Every task record, newest first; a broken record is an error entry,
+    /// never skipped silently.
+    pub fn load_tasks(&self) -> Vec<anyhow::Result<DelegatedTask>> {
+        load_all(&self.workspace.layout)
+    }
+}
+
+fn load_record(path: &Path) -> anyhow::Result<DelegatedTask> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not a valid task record", path.display()))
+}
+
+/// Task records of a workspace without opening a host (for `task list`).
+pub fn load_all(layout: &cocode_workspace::Layout) -> Vec<anyhow::Result<DelegatedTask>> {
+    let Ok(entries) = std::fs::read_dir(layout.tasks_dir()) else {
+        return Vec::new();
+    };
+    let mut records: Vec<anyhow::Result<DelegatedTask>> = entries
+        .flatten()
+        .map(|e| e.path().join("task.json"))
+        .filter(|p| p.exists())
+        .map(|p| load_record(&p))
+        .collect();
+    records.sort_by_key(|r| std::cmp::Reverse(r.as_ref().map(DelegatedTask::created_at).ok()));
+    records
+}

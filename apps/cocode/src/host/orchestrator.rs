@@ -1,0 +1,613 @@
+//! `TaskOrchestrator`: one delegated task from creation to a terminal state
+//! (or to a person's decision). Every status change goes through
+//! `TaskTransition`; the orchestrator carries out the effects it returns.
+//!
+//! When the agent ends its turn without declaring the attempt done, the
+//! task waits for the next instruction; a headless run has none to give,
+//! so it stops the task (`stopped`) and says why.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cocode_core::agent::{
+    AgentEvent, AgentRuntime, AgentSession, SessionRequest, SessionTarget, TurnEndReason, UserTurn,
+};
+use cocode_core::services::{VerificationRequest, VerificationRunner};
+use cocode_core::task::{
+    NewTask, TaskBackend, TerminalReason, Transition, TransitionContext, TransitionEffect,
+    UnresponsiveSignal,
+};
+use cocode_core::verification::{VerificationOutcome, VerificationRecord, VerificationVerdict};
+use cocode_core::{
+    AttemptNo, CancelReason, CompletionMode, DelegatedTask, PendingApprovalKind, SessionId,
+    TaskEvent, TaskId, TaskStatus, TaskTransition, Timestamp,
+};
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+use super::TaskHost;
+use super::tools::HeldEdit;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSpec {
+    pub prompt: String,
+    pub backend: TaskBackend,
+    pub completion_mode: CompletionMode,
+}
+
+/// A person's answer to a task-level approval (a test change or completion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Approve,
+    Reject,
+    /// Nobody can answer now: the task stays `awaiting_approval`.
+    Defer,
+}
+
+/// Answers task-level approvals.
+pub trait TaskApprover: Send + Sync {
+    fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision;
+}
+
+/// What a run reports while it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    Created(TaskId),
+    Status { from: TaskStatus, to: TaskStatus },
+    Agent(AgentEvent),
+    Verification(VerificationRecord),
+    Note(String),
+}
+
+/// Why a run could not be carried out (the task record says how it ended).
+#[derive(Debug, thiserror::Error)]
+pub enum OrchestratorError {
+    #[error("invalid transition: {0}")]
+    Transition(#[from] cocode_core::task::TransitionError),
+    #[error("the task record could not be saved: {0}")]
+    Persist(String),
+    #[error("{0}")]
+    Setup(String),
+}
+
+pub(crate) fn now() -> Timestamp {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    Timestamp::from_millis(millis)
+}
+
+fn new_task_id() -> Result<TaskId, OrchestratorError> {
+    let t = now().as_millis();
+    TaskId::new(format!("task-{t}-{:04x}", fastrand::u16(..)))
+        .map_err(|e| OrchestratorError::Setup(e.to_string()))
+}
+
+/// The text sent to the agent after a failed verification: what failed,
+/// by method, with counts and exit codes (never tool output).
+pub fn failure_summary(records: &[VerificationRecord], attempt: AttemptNo) -> String {
+    let mut lines = vec![format!(
+        "Verification of attempt {} failed. Fix the problems and call task.finish again.",
+        attempt.0
+    )];
+    for r in records.iter().filter(|r| r.attempt_no() == attempt) {
+        if let VerificationOutcome::Fail(class) = r.outcome() {
+            let facts = r.facts();
+            let mut line = format!("- {}: failed ({})", r.method().as_str(), class_str(class));
+            if let Some(counts) = facts.diagnostics_count {
+                let _ = write!(
+                    line,
+                    ", {} error(s), {} warning(s)",
+                    counts.error, counts.warning
+                );
+            }
+            if let Some(code) = facts.exit_code {
+                let _ = write!(line, ", exit code {code}");
+            }
+            lines.push(line);
+        }
+    }
+    lines.join("\n")
+}
+
+/// The wire name of a failure class (`failure:code_defect`, …).
+pub fn class_str(class: cocode_core::verification::FailureClass) -> String {
+    serde_json::to_value(class)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Runs tasks on a host.
+pub struct TaskOrchestrator {
+    host: Arc<TaskHost>,
+}
+
+impl std::fmt::Debug for TaskOrchestrator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskOrchestrator").finish_non_exhaustive()
+    }
+}
+
+/// One run's moving parts.
+struct Run<'a> {
+    host: &'a TaskHost,
+    task: DelegatedTask,
+    session: Option<Box<dyn AgentSession>>,
+    approver: &'a dyn TaskApprover,
+    progress: &'a mpsc::UnboundedSender<Progress>,
+    held: mpsc::UnboundedReceiver<HeldEdit>,
+    pending_held: Option<HeldEdit>,
+    attempt_started: Instant,
+}
+
+impl Run<'_> {
+    fn say(&self, p: Progress) {
+        let _ = self.progress.send(p);
+    }
+
+    fn persist(&self) -> Result<(), OrchestratorError> {
+        self.host
+            .save_task(&self.task)
+            .map_err(|e| OrchestratorError::Persist(e.to_string()))
+    }
+
+    /// Applies an event, saves the record and carries out the effects.
+    async fn apply(&mut self, event: TaskEvent) -> Result<Transition, OrchestratorError> {
+        let ctx = TransitionContext {
+            limits: self.host.workspace.config.limits,
+        };
+        let transition = TaskTransition::apply(&mut self.task, &event, &ctx)?;
+        self.persist()?;
+        self.say(Progress::Status {
+            from: transition.from,
+            to: transition.to,
+        });
+        for effect in &transition.effects {
+            self.effect(effect).await;
+        }
+        Ok(transition)
+    }
+
+    async fn effect(&mut self, effect: &TransitionEffect) {
+        match effect {
+            TransitionEffect::BeginAttempt(attempt) => {
+                self.host.tasks.set_attempt(self.task.task_id(), *attempt);
+                self.attempt_started = Instant::now();
+            }
+            TransitionEffect::SendFailureSummary => {
+                let previous = AttemptNo(self.task.attempt_no().0.saturating_sub(1));
+                let text = failure_summary(self.task.verification_log(), previous);
+                if let Some(session) = &self.session
+                    && let Err(e) = session.send(UserTurn { text }).await
+                {
+                    self.say(Progress::Note(format!(
+                        "the failure summary was not delivered: {e}"
+                    )));
+                }
+            }
+            TransitionEffect::ApplyHeldEdit => {
+                if let Some(edit) = self.pending_held.take() {
+                    let gate = Arc::clone(&self.host.workspace);
+                    let ctx = edit.change.ctx.clone();
+                    let op = edit.change.op.clone();
+                    let applied =
+                        tokio::task::spawn_blocking(move || gate.gate.apply_approved(&ctx, &op))
+                            .await;
+                    match applied {
+                        Ok(Ok(_)) => self.say(Progress::Note(
+                            "the approved test change was applied".into(),
+                        )),
+                        Ok(Err(e)) => self.say(Progress::Note(format!(
+                            "the approved test change could not be applied: {e}"
+                        ))),
+                        Err(e) => self.say(Progress::Note(format!(
+                            "the approved test change could not be applied: {e}"
+                        ))),
+                    }
+                }
+                self.host.tasks.release_held(self.task.task_id());
+            }
+            TransitionEffect::DiscardHeldEdit => {
+                self.pending_held = None;
+                self.host.tasks.release_held(self.task.task_id());
+            }
+            TransitionEffect::CancelSession(reason) => {
+                if let Some(session) = &self.session {
+                    let _ = session.cancel(*reason).await;
+                }
+            }
+            TransitionEffect::ReleaseLeases => {
+                use cocode_core::gate::EditLockRegistry as _;
+                self.host.leases.release_task(self.task.task_id());
+                self.host.tasks.remove(self.task.task_id());
+            }
+        }
+    }
+
+    fn edited_paths(&self) -> Vec<cocode_core::path::NormalizedPath> {
+        let attempt = self.task.attempt_no();
+        let mut paths = BTreeSet::new();
+        if let Ok(snapshots) = self
+            .host
+            .workspace
+            .gate
+            .store()
+            .snapshots_of_task(self.task.task_id())
+        {
+            for s in snapshots.iter().filter(|s| s.parts().attempt_no == attempt) {
+                for t in s.transitions() {
+                    if t.after.is_some() {
+                        paths.insert(t.path.clone());
+                    }
+                }
+            }
+        }
+        paths.into_iter().collect()
+    }
+
+    /// The agent declared the attempt done: verify, then decide.
+    async fn verify(&mut self) -> Result<(), OrchestratorError> {
+        if self.task.status() == TaskStatus::Running {
+            self.apply(TaskEvent::AgentTurnEnded).await?;
+        }
+        let request = VerificationRequest {
+            task_id: self.task.task_id().clone(),
+            attempt_no: self.task.attempt_no(),
+            workspace_root: self.host.root().to_path_buf(),
+            edited_paths: self.edited_paths(),
+        };
+        self.say(Progress::Note("verifying".into()));
+        match self.host.runner.verify(request).await {
+            Ok(records) => {
+                for record in records {
+                    self.say(Progress::Verification(record));
+                    if let Err(e) = self.task.record_verification(record) {
+                        self.say(Progress::Note(format!(
+                            "a verification record was refused: {e}"
+                        )));
+                    }
+                }
+                self.persist()?;
+            }
+            Err(e) => {
+                self.say(Progress::Note(format!("verification could not run: {e}")));
+                self.apply(TaskEvent::EnvironmentExhausted).await?;
+                return Ok(());
+            }
+        }
+        self.decide_verdict().await
+    }
+
+    /// Turns the verdict into the transition the completion mode allows:
+    /// environment failures end the task in both modes; in human-approval
+    /// mode every other verdict goes to a person (the log is shown, not a
+    /// gate); in self-verification mode pass completes, a code defect
+    /// retries, and an incomplete verdict goes to a person.
+    async fn decide_verdict(&mut self) -> Result<(), OrchestratorError> {
+        let verdict = self.task.verdict();
+        if let VerificationVerdict::Fail { class } = verdict
+            && !class.spends_retry()
+        {
+            self.apply(TaskEvent::EnvironmentExhausted).await?;
+            return Ok(());
+        }
+        match (self.task.completion_mode(), verdict) {
+            (CompletionMode::HumanApproval, _) => {
+                self.apply(TaskEvent::VerificationDone).await?;
+                self.ask().await?;
+            }
+            (CompletionMode::SelfVerification, VerificationVerdict::Fail { .. }) => {
+                self.apply(TaskEvent::VerdictFail).await?;
+            }
+            (CompletionMode::SelfVerification, VerificationVerdict::Pass) => {
+                self.apply(TaskEvent::VerdictPass).await?;
+            }
+            (CompletionMode::SelfVerification, VerificationVerdict::NotCompletable(_)) => {
+                self.apply(TaskEvent::VerdictIncomplete).await?;
+                self.ask().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Asks the approver about the pending approval.
+    async fn ask(&mut self) -> Result<(), OrchestratorError> {
+        if self.task.status() != TaskStatus::AwaitingApproval {
+            return Ok(());
+        }
+        match self
+            .approver
+            .decide(&self.task, self.task.pending_approval_kind())
+        {
+            Decision::Approve => {
+                self.apply(TaskEvent::Approve).await?;
+            }
+            Decision::Reject => {
+                self.apply(TaskEvent::Reject).await?;
+            }
+            Decision::Defer => {}
+        }
+        Ok(())
+    }
+
+    async fn on_held(&mut self, edit: HeldEdit) -> Result<(), OrchestratorError> {
+        self.say(Progress::Note(format!(
+            "a test change waits for approval: {}",
+            edit.change
+                .op
+                .touched_paths()
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+        self.pending_held = Some(edit);
+        self.apply(TaskEvent::TestEditHeld).await?;
+        self.ask().await
+    }
+
+    /// Pumps session events until the task is terminal or waits for a person.
+    async fn pump(&mut self) -> Result<(), OrchestratorError> {
+        let limits = self.host.workspace.config.limits;
+        let Some(session) = self.session.as_mut() else {
+            return Ok(());
+        };
+        let mut events = session.events();
+        let mut last_event = Instant::now();
+        let mut calls_in_flight: BTreeSet<String> = BTreeSet::new();
+        loop {
+            if self.task.status().is_terminal()
+                || self.task.status() == TaskStatus::AwaitingApproval
+            {
+                return Ok(());
+            }
+            let attempt_left = limits
+                .attempt_time_limit()
+                .saturating_sub(self.attempt_started.elapsed());
+            // Time spent inside tool calls (approval waits, long commands)
+            // is not idleness.
+            let idle_left = if calls_in_flight.is_empty() {
+                limits.idle_limit().saturating_sub(last_event.elapsed())
+            } else {
+                Duration::MAX
+            };
+            tokio::select! {
+                held = self.held.recv() => {
+                    if let Some(edit) = held {
+                        self.on_held(edit).await?;
+                    }
+                }
+                () = tokio::time::sleep(attempt_left) => {
+                    self.say(Progress::Note("the attempt ran out of time".into()));
+                    self.apply(TaskEvent::AttemptTimedOut { at: now() }).await?;
+                    self.decide_verdict().await?;
+                }
+                () = tokio::time::sleep(idle_left) => {
+                    self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::Idle)).await?;
+                }
+                event = events.next() => {
+                    last_event = Instant::now();
+                    let Some(event) = event else {
+                        self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::TransportClosed)).await?;
+                        continue;
+                    };
+                    self.say(Progress::Agent(event.clone()));
+                    match event {
+                        AgentEvent::ToolCallUpdate(u) => {
+                            use cocode_core::agent::ToolCallStatus as S;
+                            match u.status {
+                                S::Pending | S::InProgress => { calls_in_flight.insert(u.call_id); }
+                                S::Completed | S::Failed | S::Cancelled => { calls_in_flight.remove(&u.call_id); }
+                            }
+                        }
+                        AgentEvent::TurnEnded { reason: TurnEndReason::Finished } => {
+                            // A test edit held during the turn is decided first.
+                            while let Ok(edit) = self.held.try_recv() {
+                                self.on_held(edit).await?;
+                            }
+                            if self.task.status() == TaskStatus::Running {
+                                self.verify().await?;
+                            }
+                        }
+                        AgentEvent::TurnEnded { reason: TurnEndReason::Cancelled } => {}
+                        AgentEvent::TurnEnded { reason } => {
+                            self.say(Progress::Note(format!(
+                                "the agent ended its turn ({reason:?}) without finishing the attempt; \
+                                 a headless run has no further instruction, so the task stops"
+                            )));
+                            self.apply(TaskEvent::UserStop).await?;
+                        }
+                        AgentEvent::Failed { code, .. } => {
+                            self.apply(TaskEvent::AgentError { code }).await?;
+                        }
+                        AgentEvent::TransportClosed { .. } => {
+                            self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::TransportClosed)).await?;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl TaskOrchestrator {
+    pub fn new(host: Arc<TaskHost>) -> Self {
+        Self { host }
+    }
+
+    fn target(backend: &TaskBackend) -> SessionTarget {
+        match backend {
+            TaskBackend::Local => SessionTarget::Local,
+            TaskBackend::BuiltIn { provider, model } => SessionTarget::Provider {
+                provider: provider.clone(),
+                model: model.clone(),
+            },
+            TaskBackend::Acp { agent_id } => SessionTarget::Acp {
+                agent_id: agent_id.clone(),
+            },
+        }
+    }
+
+    /// Runs a new task until it is terminal or waits for a person; returns
+    /// the task as saved.
+    pub async fn run(
+        &self,
+        spec: TaskSpec,
+        approver: &dyn TaskApprover,
+        progress: &mpsc::UnboundedSender<Progress>,
+    ) -> Result<DelegatedTask, OrchestratorError> {
+        let task_id = new_task_id()?;
+        let session_id = SessionId::new(format!("{}-s0", task_id.as_str()))
+            .map_err(|e| OrchestratorError::Setup(e.to_string()))?;
+        let task = DelegatedTask::new(NewTask {
+            task_id: task_id.clone(),
+            prompt: spec.prompt.clone(),
+            backend: spec.backend.clone(),
+            completion_mode: spec.completion_mode,
+            created_at: now(),
+        });
+        let held = self.host.tasks.held_edits(&task_id);
+        let mut run = Run {
+            host: &self.host,
+            task,
+            session: None,
+            approver,
+            progress,
+            held,
+            pending_held: None,
+            attempt_started: Instant::now(),
+        };
+        run.persist()?;
+        run.say(Progress::Created(task_id.clone()));
+        // The baseline of pre-existing static-analysis errors is taken before
+        // the first edit, so verification counts only new ones.
+        self.host
+            .runner
+            .capture_baseline(&VerificationRequest {
+                task_id: task_id.clone(),
+                attempt_no: AttemptNo(0),
+                workspace_root: self.host.root().to_path_buf(),
+                edited_paths: Vec::new(),
+            })
+            .await;
+        run.apply(TaskEvent::Start).await?;
+        let request = SessionRequest {
+            task_id: task_id.clone(),
+            session_id,
+            workspace_root: self.host.root().to_path_buf(),
+            target: Self::target(&spec.backend),
+            request_timeout: Duration::from_mins(2),
+        };
+        let runtime: &dyn AgentRuntime = self.host.agent.as_ref();
+        match runtime.start_session(request).await {
+            Ok(session) => run.session = Some(session),
+            Err(e) => {
+                run.say(Progress::Note(format!("the agent could not start: {e}")));
+                let code = match e {
+                    cocode_core::agent::AgentError::Backend { code, .. } => code,
+                    other => format!("{other}"),
+                };
+                run.apply(TaskEvent::AgentError { code }).await?;
+                return Ok(run.task);
+            }
+        }
+        if let Some(session) = &run.session
+            && let Err(e) = session
+                .send(UserTurn {
+                    text: spec.prompt.clone(),
+                })
+                .await
+        {
+            run.say(Progress::Note(format!("the prompt could not be sent: {e}")));
+            let code = match e {
+                cocode_core::agent::AgentError::Backend { code, .. } => code,
+                other => format!("{other}"),
+            };
+            run.apply(TaskEvent::AgentError { code }).await?;
+        }
+        run.pump().await?;
+        if let Some(session) = run.session.take() {
+            if run.task.status().is_terminal() {
+                session.dispose().await;
+            } else {
+                // Waiting for a person: the session is not needed to decide
+                // completion, and a headless run ends here.
+                let _ = session.cancel(CancelReason::WorkspaceClosing).await;
+            }
+        }
+        Ok(run.task)
+    }
+
+    /// Marks tasks found non-terminal at startup as failed (`app_restarted`).
+    pub fn fail_interrupted(&self) -> Result<Vec<TaskId>, OrchestratorError> {
+        let ctx = TransitionContext {
+            limits: self.host.workspace.config.limits,
+        };
+        let mut failed = Vec::new();
+        for mut task in self.host.load_tasks().into_iter().flatten() {
+            let live =
+                !task.status().is_terminal() && task.status() != TaskStatus::AwaitingApproval;
+            if live {
+                TaskTransition::apply(&mut task, &TaskEvent::AppRestarted, &ctx)?;
+                self.host
+                    .save_task(&task)
+                    .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
+                failed.push(task.task_id().clone());
+            }
+        }
+        Ok(failed)
+    }
+
+    /// Decides a task left awaiting approval (from `cocode task approve|reject`).
+    pub fn decide(
+        &self,
+        task_id: &TaskId,
+        approve: bool,
+    ) -> Result<DelegatedTask, OrchestratorError> {
+        let mut task = self
+            .host
+            .load_task(task_id)
+            .map_err(|e| OrchestratorError::Setup(e.to_string()))?;
+        let ctx = TransitionContext {
+            limits: self.host.workspace.config.limits,
+        };
+        if task.pending_approval_kind() == PendingApprovalKind::TestChange {
+            return Err(OrchestratorError::Setup(
+                "a held test change can only be decided while its run is live".into(),
+            ));
+        }
+        let event = if approve {
+            TaskEvent::Approve
+        } else {
+            TaskEvent::Reject
+        };
+        TaskTransition::apply(&mut task, &event, &ctx)?;
+        self.host
+            .save_task(&task)
+            .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
+        Ok(task)
+    }
+}
+
+/// The reason a task ended, as a short phrase.
+pub fn describe_end(task: &DelegatedTask) -> String {
+    match task.terminal_reason() {
+        None => format!("{} ({:?})", task.status(), task.pending_approval_kind()),
+        Some(TerminalReason::AgentError { code }) => {
+            format!("{}: agent error {code}", task.status())
+        }
+        Some(TerminalReason::EnvironmentFailure { class }) => {
+            format!(
+                "{}: environment failure {}",
+                task.status(),
+                class_str(*class)
+            )
+        }
+        Some(reason) => format!("{}: {reason:?}", task.status()),
+    }
+}

@@ -1,0 +1,840 @@
+//! The workspace tool catalog's handlers: every tool an agent calls ends in
+//! a host use case here — reads from disk, edits through leases and the
+//! gate, commands through the launcher between two sweeps.
+//!
+//! `lsp.diagnostics` is not registered while no language server runs in
+//! the host: a model never sees a tool that can only fail.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use cocode_core::gate::{
+    EditLockRegistry, GateError, GateOp, GateOutcome, PendingChange, TaskContext,
+    WorkspaceFileGate, with_leases,
+};
+use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
+use cocode_core::process::{ExitStatus, LaunchIo, LaunchSpec, ProcessLauncher, SandboxProfile};
+use cocode_core::{AttemptNo, ContentHash, SessionId, TaskId, WorkspaceErrorCode};
+use cocode_tool_protocol::catalog::{self, SOURCE_LIMIT_BYTES};
+use cocode_tool_protocol::{
+    HandlerContext, RegistrationError, ToolError, ToolErrorCode, ToolHandler, ToolOutput,
+    ToolRegistry,
+};
+use cocode_workspace::{LeaseRegistry, OpenWorkspace};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+/// The catalog tools this host serves (all but `lsp.diagnostics`, which
+/// needs a running language server).
+pub fn served_tools() -> Vec<cocode_tool_protocol::ToolDefinition> {
+    catalog::workspace_tools()
+        .into_iter()
+        .filter(|t| t.name != catalog::LSP_DIAGNOSTICS)
+        .collect()
+}
+
+/// The attempt each running task is on, and the test edits held for it.
+/// The orchestrator writes it; handlers read it to build a `TaskContext`.
+#[derive(Debug, Default)]
+pub struct TaskDirectory {
+    attempts: Mutex<BTreeMap<TaskId, AttemptNo>>,
+    held: Mutex<BTreeMap<String, TaskId>>,
+    listeners: Mutex<BTreeMap<TaskId, mpsc::UnboundedSender<HeldEdit>>>,
+}
+
+impl TaskDirectory {
+    pub fn set_attempt(&self, task: &TaskId, attempt: AttemptNo) {
+        self.lock().insert(task.clone(), attempt);
+    }
+
+    pub fn remove(&self, task: &TaskId) {
+        self.lock().remove(task);
+        self.release_held(task);
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(task);
+    }
+
+    /// Where the test edits `task`'s agent makes are reported when the gate
+    /// holds them.
+    pub fn held_edits(&self, task: &TaskId) -> mpsc::UnboundedReceiver<HeldEdit> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(task.clone(), tx);
+        rx
+    }
+
+    fn notify_held(&self, edit: HeldEdit) {
+        let task = edit.change.ctx.task_id.clone();
+        self.hold(
+            &task,
+            edit.change
+                .op
+                .touched_paths()
+                .iter()
+                .map(|p| p.as_str().to_owned()),
+        );
+        if let Some(tx) = self
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&task)
+        {
+            let _ = tx.send(edit);
+        }
+    }
+
+    /// Forgets the held edits of `task` (approved, rejected or ended).
+    pub fn release_held(&self, task: &TaskId) {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, t| t != task);
+    }
+
+    fn hold(&self, task: &TaskId, paths: impl IntoIterator<Item = String>) {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        for p in paths {
+            held.insert(p, task.clone());
+        }
+    }
+
+    /// Paths with an edit waiting for a person's approval.
+    pub fn held_paths(&self) -> Vec<String> {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<TaskId, AttemptNo>> {
+        self.attempts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn attempt(&self, task: &TaskId) -> Option<AttemptNo> {
+        self.lock().get(task).copied()
+    }
+}
+
+/// A test-file edit the gate held, on its way to the orchestrator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldEdit {
+    pub change: PendingChange,
+}
+
+/// Everything the handlers reach.
+pub struct WorkspaceTools {
+    pub workspace: Arc<OpenWorkspace>,
+    pub leases: Arc<LeaseRegistry>,
+    pub launcher: Arc<dyn ProcessLauncher>,
+    pub tasks: Arc<TaskDirectory>,
+}
+
+impl std::fmt::Debug for WorkspaceTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkspaceTools")
+            .field("root", &self.workspace.workspace.root)
+            .finish_non_exhaustive()
+    }
+}
+
+fn invalid(message: impl Into<String>) -> ToolError {
+    ToolError::handler(WorkspaceErrorCode::PathInvalid.as_str(), message, false)
+}
+
+fn ws_error(
+    code: WorkspaceErrorCode,
+    operation: &str,
+    path: &str,
+    message: impl Into<String>,
+) -> ToolError {
+    ToolError::handler(code.as_str(), message, code.retryable())
+        .with_details(json!({"operation": operation, "path": path}))
+}
+
+fn gate_error(e: GateError) -> ToolError {
+    ws_error(e.code, e.operation, &e.path, e.message)
+}
+
+fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// The revision string of some content.
+pub fn revision_of(bytes: &[u8]) -> String {
+    format!("sha256:{}", ContentHash::of(bytes).to_hex())
+}
+
+fn is_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8192).any(|b| *b == 0) || std::str::from_utf8(bytes).is_err()
+}
+
+type HandlerFuture = cocode_tool_protocol::registry::BoxFuture<Result<ToolOutput, ToolError>>;
+
+impl WorkspaceTools {
+    fn root(&self) -> &Path {
+        &self.workspace.workspace.root
+    }
+
+    fn normalize(&self, raw: &str) -> Result<NormalizedPath, ToolError> {
+        normalize(raw, NormalizeOptions::native(self.workspace.workspace.case))
+            .map_err(|e| invalid(format!("{raw:?}: {e}")))
+    }
+
+    /// A workspace file's real path for reading: inside the root after
+    /// resolving links, never under `.cocode/`.
+    fn readable(&self, path: &NormalizedPath) -> Result<PathBuf, ToolError> {
+        let joined = path
+            .segments()
+            .fold(self.root().to_path_buf(), |p, s| p.join(s));
+        let real = joined.canonicalize().map_err(|_| {
+            ws_error(
+                WorkspaceErrorCode::FileNotFound,
+                "read",
+                path.as_str(),
+                "no such file",
+            )
+        })?;
+        let inside = real.strip_prefix(self.root()).ok();
+        let hidden = inside
+            .and_then(|rel| rel.components().next())
+            .is_some_and(|c| c.as_os_str().eq_ignore_ascii_case(".cocode"));
+        if inside.is_none() || hidden {
+            return Err(ws_error(
+                WorkspaceErrorCode::OutsideWorkspace,
+                "read",
+                path.as_str(),
+                "the path leads outside the workspace",
+            ));
+        }
+        Ok(real)
+    }
+
+    fn context(&self, cx: &HandlerContext) -> Result<TaskContext, ToolError> {
+        let task = cx
+            .ctx
+            .task_id
+            .as_deref()
+            .and_then(|t| TaskId::new(t).ok())
+            .ok_or_else(|| {
+                ToolError::handler(
+                    "TASK_CONTEXT_MISSING",
+                    "edits belong to a task; none is named",
+                    false,
+                )
+            })?;
+        let attempt_no = self.tasks.attempt(&task).ok_or_else(|| {
+            ToolError::handler(
+                "TASK_NOT_RUNNING",
+                format!("task {task} is not running"),
+                false,
+            )
+        })?;
+        let session_id = SessionId::new(cx.ctx.session_id.clone())
+            .map_err(|e| ToolError::handler("TASK_CONTEXT_MISSING", e.to_string(), false))?;
+        Ok(TaskContext {
+            task_id: task,
+            session_id,
+            attempt_no,
+        })
+    }
+
+    fn read_current(
+        &self,
+        path: &NormalizedPath,
+        operation: &str,
+    ) -> Result<Option<Vec<u8>>, ToolError> {
+        let full = path
+            .segments()
+            .fold(self.root().to_path_buf(), |p, s| p.join(s));
+        match std::fs::symlink_metadata(&full) {
+            Err(_) => Ok(None),
+            Ok(m) if !m.is_file() => Err(ws_error(
+                WorkspaceErrorCode::FileTypeConflict,
+                operation,
+                path.as_str(),
+                "not a regular file",
+            )),
+            Ok(_) => std::fs::read(&full).map(Some).map_err(|e| {
+                ws_error(
+                    WorkspaceErrorCode::FileNotFound,
+                    operation,
+                    path.as_str(),
+                    e.to_string(),
+                )
+            }),
+        }
+    }
+
+    fn check_revision(
+        current: Option<&[u8]>,
+        expected: Option<&str>,
+        operation: &str,
+        path: &NormalizedPath,
+    ) -> Result<(), ToolError> {
+        let Some(expected) = expected else {
+            return Ok(());
+        };
+        let actual = current.map(revision_of);
+        if actual.as_deref() != Some(expected) {
+            return Err(ToolError::handler(
+                WorkspaceErrorCode::RevisionConflict.as_str(),
+                "the file changed since it was read; read it again",
+                true,
+            )
+            .with_details(json!({"operation": operation, "path": path.as_str(),
+                                 "expected": expected, "current": actual})));
+        }
+        Ok(())
+    }
+
+    /// Runs a gate operation under leases; `prepare` runs inside the lease
+    /// (reads for patches and revision checks) and builds the operation.
+    async fn edit(
+        self: Arc<Self>,
+        ctx: TaskContext,
+        touched: Vec<NormalizedPath>,
+        prepare: impl FnOnce(&Self) -> Result<GateOp, ToolError> + Send + 'static,
+    ) -> Result<ToolOutput, ToolError> {
+        let this = Arc::clone(&self);
+        let ctx2 = ctx.clone();
+        let outcome = with_leases(
+            self.leases.as_ref() as &dyn EditLockRegistry,
+            &touched,
+            &ctx,
+            async move {
+                tokio::task::spawn_blocking(move || {
+                    let op = prepare(&this)?;
+                    let first = op.touched_paths().first().map(|p| (*p).clone());
+                    let outcome = WorkspaceFileGate::apply(&this.workspace.gate, &ctx2, op)
+                        .map_err(gate_error)?;
+                    Ok::<_, ToolError>((outcome, first))
+                })
+                .await
+                .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
+            },
+        )
+        .await
+        .map_err(|e| {
+            ToolError::handler(WorkspaceErrorCode::Locked.as_str(), e.to_string(), true)
+        })??;
+        let (outcome, first) = outcome;
+        let path = first.map(|p| p.as_str().to_owned()).unwrap_or_default();
+        match outcome {
+            GateOutcome::Applied { snapshots } => {
+                let revision = snapshots
+                    .last()
+                    .and_then(|s| s.parts().result.as_ref())
+                    .map(|h| format!("sha256:{}", h.to_hex()));
+                ToolOutput::json(&json!({"path": path, "outcome": "applied", "revision": revision}))
+            }
+            GateOutcome::Held { pending_change } => {
+                self.tasks.notify_held(HeldEdit {
+                    change: pending_change,
+                });
+                ToolOutput::json(
+                    &json!({"path": path, "outcome": "held_for_approval", "revision": null}),
+                )
+            }
+        }
+    }
+
+    fn status(&self) -> Result<ToolOutput, ToolError> {
+        let root = self.root();
+        let projects: Vec<Value> = cocode_toolchain::verify::detect(root, &[])
+            .into_iter()
+            .map(|p| {
+                let rel = p
+                    .dir
+                    .strip_prefix(root)
+                    .map(|r| r.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                let (kind, test): (&str, &[&str]) = match p.kind {
+                    cocode_toolchain::verify::ProjectKind::Cargo => ("cargo", &["cargo", "test"]),
+                    cocode_toolchain::verify::ProjectKind::Python => ("python", &["python3", "-m", "pytest"]),
+                    cocode_toolchain::verify::ProjectKind::Node => ("node", &["npm", "test"]),
+                    cocode_toolchain::verify::ProjectKind::Dart => ("dart", &["dart", "test"]),
+                };
+                json!({"kind": kind, "path": if rel.is_empty() { ".".to_owned() } else { rel }, "testCommand": test})
+            })
+            .collect();
+        let locked: Vec<String> = self
+            .leases
+            .leases()
+            .into_iter()
+            .map(|(p, _)| p.as_str().to_owned())
+            .collect();
+        let held = self.tasks.held_paths();
+        let recovery: Vec<String> = self
+            .workspace
+            .gate
+            .blocked_paths()
+            .into_iter()
+            .map(|(p, _)| p.as_str().to_owned())
+            .collect();
+        let name = root
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        ToolOutput::json(&json!({
+            "root": name, "projects": projects, "heldPaths": held, "lockedPaths": locked,
+            "recoveryPendingPaths": recovery, "history": "recorded"
+        }))
+    }
+
+    fn list(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        let base = match str_arg(args, "path") {
+            Some(p) if p != "." => Some(self.normalize(p)?),
+            _ => None,
+        };
+        let dir = base.as_ref().map_or_else(
+            || self.root().to_path_buf(),
+            |p| {
+                p.segments()
+                    .fold(self.root().to_path_buf(), |d, s| d.join(s))
+            },
+        );
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .unwrap_or(500)
+            .min(catalog::LIST_PAGE_LIMIT);
+        let start: usize = match str_arg(args, "cursor") {
+            None => 0,
+            Some(c) => c.parse().map_err(|_| {
+                ToolError::handler("TOOL_VALIDATION_FAILED", "unknown cursor", false)
+            })?,
+        };
+        let mut files = Vec::new();
+        let walker = ignore::WalkBuilder::new(&dir)
+            .hidden(false)
+            .require_git(false)
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                !(e.depth() > 0
+                    && e.file_type().is_some_and(|t| t.is_dir())
+                    && (name == ".git" || name.eq_ignore_ascii_case(".cocode")))
+            })
+            .build();
+        for entry in walker.flatten() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(self.root()) else {
+                continue;
+            };
+            let size = entry.metadata().map_or(0, |m| m.len());
+            files.push((rel.to_string_lossy().replace('\\', "/"), size));
+        }
+        files.sort();
+        let page: Vec<Value> = files
+            .iter()
+            .skip(start)
+            .take(usize::try_from(limit).unwrap_or(500))
+            .map(|(path, size)| json!({"path": path, "size": size}))
+            .collect();
+        let next = start + page.len();
+        let next_cursor = (next < files.len()).then(|| next.to_string());
+        ToolOutput::json(&json!({"files": page, "nextCursor": next_cursor}))
+    }
+
+    fn read(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        let raw = str_arg(args, "path").unwrap_or_default();
+        let path = self.normalize(raw)?;
+        let real = self.readable(&path)?;
+        let bytes = std::fs::read(&real).map_err(|e| {
+            ws_error(
+                WorkspaceErrorCode::FileNotFound,
+                "read",
+                path.as_str(),
+                e.to_string(),
+            )
+        })?;
+        if is_binary(&bytes) {
+            return Err(ws_error(
+                WorkspaceErrorCode::BinaryFile,
+                "read",
+                path.as_str(),
+                "binary or non-UTF-8 file",
+            ));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let total = lines.len();
+        let start = args
+            .get("startLine")
+            .and_then(Value::as_u64)
+            .map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let end = args
+            .get("endLine")
+            .and_then(Value::as_u64)
+            .map_or(total, |n| usize::try_from(n).unwrap_or(usize::MAX))
+            .min(total);
+        let ranged = args.contains_key("startLine") || args.contains_key("endLine");
+        if !ranged && bytes.len() > SOURCE_LIMIT_BYTES {
+            return Err(ws_error(
+                WorkspaceErrorCode::SourceLimit,
+                "read",
+                path.as_str(),
+                format!("the file has {} bytes; read it by line range", bytes.len()),
+            ));
+        }
+        let content: String = if start > end || start > total {
+            String::new()
+        } else {
+            lines[start - 1..end].concat()
+        };
+        if content.len() > SOURCE_LIMIT_BYTES {
+            return Err(ws_error(
+                WorkspaceErrorCode::SourceLimit,
+                "read",
+                path.as_str(),
+                "the range is larger than the source limit",
+            ));
+        }
+        ToolOutput::json(&json!({
+            "path": path.as_str(), "content": content, "revision": revision_of(&bytes),
+            "startLine": start, "endLine": end.max(start.saturating_sub(1)), "totalLines": total
+        }))
+    }
+
+    fn search(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+        let query = str_arg(args, "query").unwrap_or_default();
+        let pattern = if args.get("regex").and_then(Value::as_bool) == Some(true) {
+            regex::Regex::new(query)
+        } else {
+            regex::Regex::new(&regex::escape(query))
+        }
+        .map_err(|e| {
+            ToolError::handler(
+                "TOOL_VALIDATION_FAILED",
+                format!("invalid regular expression: {e}"),
+                false,
+            )
+        })?;
+        let max = args
+            .get("maxResults")
+            .and_then(Value::as_u64)
+            .unwrap_or(100)
+            .min(catalog::SEARCH_RESULT_LIMIT);
+        let listing = self.list(&Map::from_iter([(
+            "limit".to_owned(),
+            json!(catalog::LIST_PAGE_LIMIT),
+        )]))?;
+        let mut files: Vec<String> = Vec::new();
+        let mut page = listing.structured_content.unwrap_or(Value::Null);
+        loop {
+            files.extend(
+                page["files"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f["path"].as_str().map(str::to_owned)),
+            );
+            let Some(cursor) = page["nextCursor"].as_str().map(str::to_owned) else {
+                break;
+            };
+            page = self
+                .list(&Map::from_iter([
+                    ("limit".to_owned(), json!(catalog::LIST_PAGE_LIMIT)),
+                    ("cursor".to_owned(), json!(cursor)),
+                ]))?
+                .structured_content
+                .unwrap_or(Value::Null);
+        }
+        let prefix = str_arg(args, "path").map(|p| format!("{}/", p.trim_end_matches('/')));
+        let mut matches = Vec::new();
+        let mut truncated = false;
+        'files: for rel in files {
+            if prefix
+                .as_ref()
+                .is_some_and(|p| !rel.starts_with(p.as_str()))
+            {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(self.root().join(&rel)) else {
+                continue;
+            };
+            if bytes.len() > SOURCE_LIMIT_BYTES || is_binary(&bytes) {
+                continue;
+            }
+            for (n, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
+                if pattern.is_match(line) {
+                    if matches.len() as u64 >= max {
+                        truncated = true;
+                        break 'files;
+                    }
+                    let preview: String = line.trim().chars().take(200).collect();
+                    matches.push(json!({"path": rel, "line": n + 1, "preview": preview}));
+                }
+            }
+        }
+        ToolOutput::json(&json!({"matches": matches, "truncated": truncated}))
+    }
+
+    async fn run_command(
+        self: Arc<Self>,
+        args: Map<String, Value>,
+        cx: HandlerContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let ctx = self.context(&cx)?;
+        let command: Vec<String> = args
+            .get("argv")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let cwd = match str_arg(&args, "cwd") {
+            Some(c) if c != "." => {
+                let p = self.normalize(c)?;
+                p.segments()
+                    .fold(self.root().to_path_buf(), |d, s| d.join(s))
+            }
+            _ => self.root().to_path_buf(),
+        };
+        let timeout = Duration::from_secs(
+            args.get("timeoutSecs")
+                .and_then(Value::as_u64)
+                .unwrap_or(600)
+                .min(catalog::COMMAND_TIMEOUT_LIMIT_SECS),
+        );
+        let this = Arc::clone(&self);
+        tokio::task::spawn_blocking(move || this.workspace.gate.begin_sweep())
+            .await
+            .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
+            .map_err(gate_error)?;
+        let spec = LaunchSpec {
+            argv: command,
+            cwd,
+            env_overrides: BTreeMap::new(),
+            profile: SandboxProfile::Agent {
+                task_id: ctx.task_id.clone(),
+            },
+            io: LaunchIo::Piped,
+            timeout: Some(timeout),
+            output_byte_limit: usize::try_from(catalog::COMMAND_OUTPUT_LIMIT_BYTES).ok(),
+        };
+        let outcome = self.launch(spec, &cx).await;
+        // The sweep runs whatever the command did, so its changes are
+        // recorded even when it failed.
+        let this = Arc::clone(&self);
+        let sweep_ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || this.workspace.gate.end_sweep(&sweep_ctx))
+            .await
+            .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
+            .map_err(gate_error)?;
+        outcome
+    }
+
+    async fn launch(&self, spec: LaunchSpec, cx: &HandlerContext) -> Result<ToolOutput, ToolError> {
+        let mut handle = self.launcher.launch(spec).map_err(|e| match e {
+            cocode_core::process::LaunchError::NotFound(p) => ToolError::handler(
+                "COMMAND_NOT_FOUND",
+                format!("program not found: {p}"),
+                false,
+            ),
+            other => ToolError::handler("COMMAND_LAUNCH_FAILED", other.to_string(), false),
+        })?;
+        let mut output = cocode_toolchain::OutputBuffer::new(
+            usize::try_from(catalog::COMMAND_OUTPUT_LIMIT_BYTES).ok(),
+        );
+        loop {
+            tokio::select! {
+                () = cx.cancel.cancelled() => {
+                    let _ = handle.kill().await;
+                    return Err(ToolError::new(ToolErrorCode::Cancelled, "the command was cancelled"));
+                }
+                chunk = handle.read_output() => match chunk {
+                    Some(bytes) => output.push(&bytes),
+                    None => break,
+                },
+            }
+        }
+        let status = handle
+            .wait()
+            .await
+            .map_err(|e| ToolError::handler("COMMAND_LAUNCH_FAILED", e.to_string(), false))?;
+        let (code, timed_out) = match status {
+            ExitStatus::Code(c) => (Some(c), false),
+            ExitStatus::TimedOut => (None, true),
+            ExitStatus::Signal(_) | ExitStatus::Killed => (None, false),
+        };
+        ToolOutput::json(&json!({
+            "exitCode": code, "output": String::from_utf8_lossy(output.bytes()),
+            "truncated": output.trimmed() > 0,
+            "timedOut": timed_out
+        }))
+    }
+
+    fn handler(self: &Arc<Self>, tool: &'static str) -> Arc<dyn ToolHandler> {
+        let this = Arc::clone(self);
+        Arc::new(
+            move |args: Map<String, Value>, cx: HandlerContext| -> HandlerFuture {
+                let this = Arc::clone(&this);
+                Box::pin(async move { this.call(tool, args, cx).await })
+            },
+        )
+    }
+
+    async fn call(
+        self: Arc<Self>,
+        tool: &'static str,
+        args: Map<String, Value>,
+        cx: HandlerContext,
+    ) -> Result<ToolOutput, ToolError> {
+        match tool {
+            catalog::GET_STATUS => self.status(),
+            catalog::LIST_FILES => self.list(&args),
+            catalog::READ_FILE => self.read(&args),
+            catalog::SEARCH => self.search(&args),
+            catalog::TERMINAL_RUN => self.run_command(args, cx).await,
+            catalog::TASK_FINISH => {
+                self.context(&cx)?;
+                ToolOutput::json(&json!({"accepted": true}))
+            }
+            catalog::WRITE_FILE
+            | catalog::CREATE_FILE
+            | catalog::APPLY_PATCH
+            | catalog::DELETE_FILE => {
+                let ctx = self.context(&cx)?;
+                let path = self.normalize(str_arg(&args, "path").unwrap_or_default())?;
+                let touched = vec![path.clone()];
+                self.edit(ctx, touched, move |this| this.prepare(tool, &path, &args))
+                    .await
+            }
+            catalog::RENAME_FILE => {
+                let ctx = self.context(&cx)?;
+                let from = self.normalize(str_arg(&args, "from").unwrap_or_default())?;
+                let to = self.normalize(str_arg(&args, "to").unwrap_or_default())?;
+                let touched = vec![from.clone(), to.clone()];
+                self.edit(ctx, touched, move |_| Ok(GateOp::Rename { from, to }))
+                    .await
+            }
+            other => Err(ToolError::new(
+                ToolErrorCode::NotFound,
+                format!("no handler for {other}"),
+            )),
+        }
+    }
+
+    /// Builds a file edit inside its lease: revision checks and patches
+    /// read the file as it is now.
+    fn prepare(
+        &self,
+        tool: &str,
+        path: &NormalizedPath,
+        args: &Map<String, Value>,
+    ) -> Result<GateOp, ToolError> {
+        let operation = match tool {
+            catalog::CREATE_FILE => "create",
+            catalog::DELETE_FILE => "delete",
+            catalog::APPLY_PATCH => "patch",
+            _ => "write",
+        };
+        let current = self.read_current(path, operation)?;
+        Self::check_revision(
+            current.as_deref(),
+            str_arg(args, "expectedRevision"),
+            operation,
+            path,
+        )?;
+        let bytes = match tool {
+            catalog::DELETE_FILE => return Ok(GateOp::Delete { path: path.clone() }),
+            catalog::CREATE_FILE if current.is_some() => {
+                return Err(ws_error(
+                    WorkspaceErrorCode::FileConflict,
+                    operation,
+                    path.as_str(),
+                    "the file exists",
+                ));
+            }
+            catalog::APPLY_PATCH => {
+                let Some(current) = current else {
+                    return Err(ws_error(
+                        WorkspaceErrorCode::FileNotFound,
+                        operation,
+                        path.as_str(),
+                        "no such file",
+                    ));
+                };
+                if is_binary(&current) {
+                    return Err(ws_error(
+                        WorkspaceErrorCode::BinaryFile,
+                        operation,
+                        path.as_str(),
+                        "binary or non-UTF-8 file",
+                    ));
+                }
+                let text = String::from_utf8_lossy(&current);
+                let search = str_arg(args, "search").unwrap_or_default();
+                let replace = str_arg(args, "replace").unwrap_or_default();
+                if search.is_empty() || !text.contains(search) {
+                    return Err(ws_error(
+                        WorkspaceErrorCode::PatchNotFound,
+                        operation,
+                        path.as_str(),
+                        "the search text does not occur in the file",
+                    ));
+                }
+                if str_arg(args, "occurrence") == Some("all") {
+                    text.replace(search, replace).into_bytes()
+                } else {
+                    text.replacen(search, replace, 1).into_bytes()
+                }
+            }
+            _ => str_arg(args, "content")
+                .unwrap_or_default()
+                .as_bytes()
+                .to_vec(),
+        };
+        if bytes.len() > SOURCE_LIMIT_BYTES {
+            return Err(ws_error(
+                WorkspaceErrorCode::SourceLimit,
+                operation,
+                path.as_str(),
+                format!(
+                    "the result would have {} bytes; the limit is {SOURCE_LIMIT_BYTES}",
+                    bytes.len()
+                ),
+            ));
+        }
+        Ok(GateOp::Write {
+            path: path.clone(),
+            bytes,
+        })
+    }
+
+    /// Registers a handler for every catalog tool this host can serve.
+    pub fn register(
+        self: &Arc<Self>,
+        registry: &mut ToolRegistry,
+    ) -> Result<(), RegistrationError> {
+        for def in served_tools() {
+            let tool: &'static str = match def.name.as_str() {
+                catalog::GET_STATUS => catalog::GET_STATUS,
+                catalog::LIST_FILES => catalog::LIST_FILES,
+                catalog::READ_FILE => catalog::READ_FILE,
+                catalog::SEARCH => catalog::SEARCH,
+                catalog::WRITE_FILE => catalog::WRITE_FILE,
+                catalog::APPLY_PATCH => catalog::APPLY_PATCH,
+                catalog::CREATE_FILE => catalog::CREATE_FILE,
+                catalog::RENAME_FILE => catalog::RENAME_FILE,
+                catalog::DELETE_FILE => catalog::DELETE_FILE,
+                catalog::TERMINAL_RUN => catalog::TERMINAL_RUN,
+                catalog::TASK_FINISH => catalog::TASK_FINISH,
+                _ => continue,
+            };
+            registry.register(def, self.handler(tool))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,400 @@
+//! `cocode task …` and `cocode tools …`: the headless front end of the
+//! same host the window uses.
+
+use std::io::{BufRead as _, IsTerminal as _, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
+use cocode_core::agent::{AgentEvent, ToolCallStatus};
+use cocode_core::services::{CredentialVault, Secret};
+use cocode_core::task::{CompletionModePolicy, TaskBackend};
+use cocode_core::{
+    CompletionMode, DelegatedTask, PendingApprovalKind, ProviderId, TaskId, TaskStatus,
+};
+use cocode_tool_protocol::projection::{to_anthropic_tools, to_mcp_tools, to_openai_tools};
+use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent};
+use cocode_toolchain::vault::{KeyringVault, SessionVault};
+use cocode_workspace::OpenWorkspace;
+use tokio::sync::mpsc;
+
+use crate::cli::{ApprovalFlags, TaskCommand, ToolsCommand};
+use crate::host::orchestrator::{
+    Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, class_str, describe_end,
+};
+use crate::host::{HostOptions, TaskHost, load_all};
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("cocode-worker")
+        .enable_all()
+        .build()
+        .context("starting the runtime")
+}
+
+/// Asks on the terminal; without one, answers no.
+fn ask_terminal(question: &str) -> bool {
+    if !std::io::stdin().is_terminal() {
+        return false;
+    }
+    eprint!("{question} [y/N] ");
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).is_ok()
+        && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// Task-level approvals of a headless run.
+#[derive(Debug, Clone, Copy)]
+struct FlagApprover(ApprovalFlags);
+
+impl TaskApprover for FlagApprover {
+    fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision {
+        if self.0.yes {
+            return Decision::Approve;
+        }
+        if self.0.deny_all {
+            return Decision::Reject;
+        }
+        if !std::io::stdin().is_terminal() {
+            return Decision::Defer;
+        }
+        let question = match kind {
+            PendingApprovalKind::TestChange => {
+                format!("Task {} changes a test file. Apply it?", task.task_id())
+            }
+            _ => format!("Task {} is ready. Accept it as completed?", task.task_id()),
+        };
+        if ask_terminal(&question) {
+            Decision::Approve
+        } else {
+            Decision::Reject
+        }
+    }
+}
+
+/// Answers the tool approval queue for the whole run.
+fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags) {
+    let queue = Arc::clone(host.tools.approvals());
+    let mut events = queue.subscribe();
+    tokio::spawn(async move {
+        while let Ok(event) = events.recv().await {
+            let ApprovalEvent::Requested(snapshot) = event else {
+                continue;
+            };
+            let decision = if flags.yes || flags.approve_all_edits {
+                ApprovalDecision::Approve
+            } else if flags.deny_all {
+                ApprovalDecision::Deny
+            } else {
+                let question = format!(
+                    "Allow {} {}?",
+                    snapshot.tool, snapshot.safe_argument_summary
+                );
+                let yes = tokio::task::spawn_blocking(move || ask_terminal(&question))
+                    .await
+                    .unwrap_or(false);
+                if yes {
+                    ApprovalDecision::Approve
+                } else {
+                    ApprovalDecision::Deny
+                }
+            };
+            queue.resolve(snapshot.id, decision);
+        }
+    });
+}
+
+fn backend_of(
+    name: &str,
+    model: Option<&str>,
+    providers: &LlmProviderRegistry,
+) -> anyhow::Result<TaskBackend> {
+    if name == "local" {
+        return Ok(TaskBackend::Local);
+    }
+    if let Some(agent) = name.strip_prefix("acp:") {
+        bail!("ACP agent {agent:?}: external agents are not available in this build");
+    }
+    let id = ProviderId::new(name).with_context(|| format!("{name:?} is not a provider id"))?;
+    let Some(provider) = providers.get(&id) else {
+        let known: Vec<String> = providers
+            .providers()
+            .iter()
+            .map(|p| p.id.to_string())
+            .collect();
+        bail!(
+            "unknown backend {name:?}; known: local, {}",
+            known.join(", ")
+        );
+    };
+    let model = match model {
+        Some(m) => m.to_owned(),
+        None => provider
+            .models
+            .first()
+            .cloned()
+            .with_context(|| format!("{name} has no default model; pass --model"))?,
+    };
+    Ok(TaskBackend::BuiltIn {
+        provider: id,
+        model,
+    })
+}
+
+fn print_progress(p: &Progress, out: &mut dyn Write, streaming: &mut bool) -> std::io::Result<()> {
+    let mut line = |out: &mut dyn Write, text: String| {
+        if *streaming {
+            writeln!(out)?;
+            *streaming = false;
+        }
+        writeln!(out, "{text}")
+    };
+    match p {
+        Progress::Created(id) => line(out, format!("task {id} created")),
+        Progress::Status { from, to } => line(out, format!("status: {from} → {to}")),
+        Progress::Agent(AgentEvent::MessageDelta(text)) => {
+            *streaming = true;
+            write!(out, "{text}")?;
+            out.flush()
+        }
+        Progress::Agent(AgentEvent::ToolCallUpdate(u)) => match u.status {
+            ToolCallStatus::Pending | ToolCallStatus::InProgress => Ok(()),
+            status => line(
+                out,
+                format!(
+                    "  {} {} [{status:?}]",
+                    u.title.as_deref().unwrap_or("tool"),
+                    u.locations.join(" ")
+                ),
+            ),
+        },
+        Progress::Agent(AgentEvent::Retrying { attempt, max, code }) => {
+            line(out, format!("  retry {attempt}/{max} after {code}"))
+        }
+        Progress::Agent(AgentEvent::Failed { code, message }) => {
+            line(out, format!("agent error {code}: {message}"))
+        }
+        Progress::Agent(_) => Ok(()),
+        Progress::Verification(r) => {
+            let outcome = match r.outcome() {
+                cocode_core::verification::VerificationOutcome::Pass => "pass".to_owned(),
+                cocode_core::verification::VerificationOutcome::Fail(c) => {
+                    format!("fail ({})", class_str(c))
+                }
+                cocode_core::verification::VerificationOutcome::NoTarget(code) => {
+                    serde_json::to_value(code)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default()
+                }
+            };
+            line(out, format!("  verify {}: {outcome}", r.method().as_str()))
+        }
+        Progress::Note(text) => line(out, format!("  {text}")),
+    }
+}
+
+/// Exit code of a finished run: 0 completed, 3 awaiting approval, 1 otherwise.
+pub fn exit_code(task: &DelegatedTask) -> u8 {
+    match task.status() {
+        TaskStatus::Completed => 0,
+        TaskStatus::AwaitingApproval => 3,
+        _ => 1,
+    }
+}
+
+#[expect(clippy::too_many_arguments, reason = "the CLI's flags, passed through")]
+fn run_task(
+    workspace: &Path,
+    prompt: &str,
+    backend: &str,
+    model: Option<&str>,
+    completion_mode: Option<&str>,
+    base_url: Option<&str>,
+    api_key_env: Option<&str>,
+    flags: ApprovalFlags,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let mut providers = LlmProviderRegistry::with_presets()?.providers().to_vec();
+    if let Some(url) = base_url {
+        let Some(p) = providers.iter_mut().find(|p| p.id.as_str() == backend) else {
+            bail!("--base-url needs a provider backend, not {backend:?}");
+        };
+        p.base_url = Some(url.to_owned());
+    }
+    let providers = LlmProviderRegistry::new(providers)?;
+    let backend_choice = backend_of(backend, model, &providers)?;
+    let vault: Arc<dyn CredentialVault> = match api_key_env {
+        Some(name) => {
+            let key =
+                std::env::var(name).with_context(|| format!("--api-key-env: {name} is not set"))?;
+            let session = SessionVault::default();
+            let id = ProviderId::new(backend).with_context(|| {
+                format!("--api-key-env needs a provider backend, not {backend:?}")
+            })?;
+            session.set(&id, &Secret::new(key))?;
+            Arc::new(session)
+        }
+        None => Arc::new(KeyringVault),
+    };
+    let rt = runtime()?;
+    rt.block_on(async {
+        let host = Arc::new(
+            TaskHost::open(
+                workspace,
+                HostOptions {
+                    vault,
+                    providers,
+                    retry: RetryPolicy::default(),
+                    limits: LoopLimits::default(),
+                },
+            )
+            .await?,
+        );
+        let mode = match completion_mode {
+            None => CompletionModePolicy::decide(host.workspace.config.completion_mode),
+            Some("self_verification") => CompletionMode::SelfVerification,
+            Some("human_approval") => CompletionMode::HumanApproval,
+            Some(other) => {
+                bail!("--completion-mode {other:?}: use self_verification or human_approval")
+            }
+        };
+        answer_tool_approvals(&host, flags);
+        let orchestrator = TaskOrchestrator::new(Arc::clone(&host));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let approver = FlagApprover(flags);
+        let spec = TaskSpec {
+            prompt: prompt.to_owned(),
+            backend: backend_choice,
+            completion_mode: mode,
+        };
+        let running = async move {
+            let result = orchestrator.run(spec, &approver, &tx).await;
+            drop(tx);
+            result
+        };
+        let printing = async {
+            let mut streaming = false;
+            while let Some(p) = rx.recv().await {
+                print_progress(&p, out, &mut streaming)?;
+            }
+            if streaming {
+                writeln!(out)?;
+            }
+            anyhow::Ok(())
+        };
+        let (task, printed) = tokio::join!(running, printing);
+        printed?;
+        let task = task?;
+        writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
+        anyhow::Ok(exit_code(&task))
+    })
+}
+
+fn show(workspace: &Path, id: &str, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let ws = OpenWorkspace::open(workspace)
+        .with_context(|| format!("opening {}", workspace.display()))?;
+    let id = TaskId::new(id).with_context(|| format!("{id:?} is not a task id"))?;
+    let path = ws.layout.task_record(&id);
+    let task: DelegatedTask = serde_json::from_slice(
+        &std::fs::read(&path).with_context(|| format!("no task {id} in this workspace"))?,
+    )
+    .with_context(|| format!("{} is not a valid task record", path.display()))?;
+    let snapshots = ws.gate.store().snapshots_of_task(&id)?;
+    let value = serde_json::json!({"task": task, "snapshots": snapshots});
+    writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+    Ok(0)
+}
+
+fn list(workspace: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let ws = OpenWorkspace::open(workspace)
+        .with_context(|| format!("opening {}", workspace.display()))?;
+    let mut broken = 0u8;
+    for record in load_all(&ws.layout) {
+        match record {
+            Ok(task) => {
+                let prompt: String = task.prompt().chars().take(60).collect();
+                writeln!(
+                    out,
+                    "{}\t{}\t{}",
+                    task.task_id(),
+                    describe_end(&task),
+                    prompt
+                )?;
+            }
+            Err(e) => {
+                broken = 1;
+                writeln!(out, "BROKEN\t{e:#}")?;
+            }
+        }
+    }
+    Ok(broken)
+}
+
+fn decide(workspace: &Path, id: &str, approve: bool, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let id = TaskId::new(id).with_context(|| format!("{id:?} is not a task id"))?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let host = Arc::new(
+            TaskHost::open(
+                workspace,
+                HostOptions {
+                    vault: Arc::new(SessionVault::default()),
+                    providers: LlmProviderRegistry::with_presets()?,
+                    retry: RetryPolicy::default(),
+                    limits: LoopLimits::default(),
+                },
+            )
+            .await?,
+        );
+        let task = TaskOrchestrator::new(host).decide(&id, approve)?;
+        writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
+        anyhow::Ok(exit_code(&task))
+    })
+}
+
+/// Runs `cocode task …`.
+pub fn task_command(action: &TaskCommand, out: &mut dyn Write) -> anyhow::Result<u8> {
+    match action {
+        TaskCommand::Run {
+            workspace,
+            prompt,
+            backend,
+            model,
+            completion_mode,
+            base_url,
+            api_key_env,
+            approvals,
+        } => run_task(
+            workspace,
+            prompt,
+            backend,
+            model.as_deref(),
+            completion_mode.as_deref(),
+            base_url.as_deref(),
+            api_key_env.as_deref(),
+            *approvals,
+            out,
+        ),
+        TaskCommand::List { workspace } => list(workspace, out),
+        TaskCommand::Show { id, workspace } => show(workspace, id, out),
+        TaskCommand::Approve { id, workspace } => decide(workspace, id, true, out),
+        TaskCommand::Reject { id, workspace } => decide(workspace, id, false, out),
+    }
+}
+
+/// Runs `cocode tools …`.
+pub fn tools_command(action: &ToolsCommand, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let ToolsCommand::List { format } = action;
+    let tools = crate::host::tools::served_tools();
+    let value = match format.as_str() {
+        "mcp" => to_mcp_tools(&tools),
+        "openai" => to_openai_tools(&tools),
+        "anthropic" => to_anthropic_tools(&tools),
+        other => bail!("--format {other:?}: use mcp, openai or anthropic"),
+    };
+    writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+    Ok(0)
+}

@@ -1,0 +1,296 @@
+//! Delegated tasks end to end through the real `cocode` binary: the local
+//! agent, the tool registry with the workspace catalog, leases and the
+//! gate, verification, approvals and the task records.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build workspaces and run the binary"
+)]
+#![expect(clippy::unwrap_used, reason = "test helpers")]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+/// Runs `cocode ARGS` with no terminal on stdin; returns (exit code, stdout).
+fn cocode(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(args)
+        .stdin(Stdio::null())
+        .env("HOME", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.code().is_some(),
+        "killed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap(), stdout)
+}
+
+fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, content) in files {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+    }
+    dir
+}
+
+fn run(ws: &Path, prompt: &str, extra: &[&str]) -> (i32, String) {
+    let mut args = vec![
+        "task",
+        "run",
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--prompt",
+        prompt,
+    ];
+    args.extend_from_slice(extra);
+    cocode(&args)
+}
+
+/// The only task of a workspace, as `task show` prints it.
+fn only_task(ws: &Path) -> Value {
+    let (code, list) = cocode(&["task", "list", "--workspace", ws.to_str().unwrap()]);
+    assert_eq!(code, 0, "{list}");
+    let ids: Vec<&str> = list
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 1, "{list}");
+    let (code, shown) = cocode(&["task", "show", ids[0], "--workspace", ws.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    serde_json::from_str(&shown).unwrap()
+}
+
+fn methods(task: &Value) -> Vec<(String, String)> {
+    task["verification_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["method"].as_str().unwrap().to_owned(),
+                r["result"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_local_task_edits_through_the_gate_verifies_and_completes_with_yes() {
+    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "1" with "2" in config.json"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("config.json")).unwrap(),
+        "{\"a\": 2}\n"
+    );
+    for line in [
+        "status: queued → running",
+        "  workspace.applyPatch config.json [Completed]",
+        "status: running → self_verifying",
+        "  verify parse_check: pass",
+        "status: self_verifying → awaiting_approval",
+        "status: awaiting_approval → completed",
+    ] {
+        assert!(out.lines().any(|l| l == line), "missing {line:?} in\n{out}");
+    }
+    let shown = only_task(ws.path());
+    let task = &shown["task"];
+    assert_eq!(task["status"], "completed");
+    assert_eq!(task["terminal_reason"]["reason"], "approved");
+    assert_eq!(
+        methods(task),
+        vec![
+            ("static_analysis".into(), "no_target".into()),
+            ("build".into(), "no_target".into()),
+            ("tests".into(), "no_target".into()),
+            ("runtime_errors".into(), "no_target".into()),
+            ("parse_check".into(), "pass".into()),
+        ]
+    );
+    let snapshots = shown["snapshots"].as_array().unwrap();
+    assert_eq!(snapshots.len(), 1);
+    assert_eq!(snapshots[0]["path"], "config.json");
+    assert_eq!(snapshots[0]["origin"], "gate");
+}
+
+#[test]
+fn without_a_person_completion_waits_and_task_approve_decides_it() {
+    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "1" with "2" in config.json"#,
+        &["--approve-all-edits"],
+    );
+    assert_eq!(code, 3, "{out}");
+    let task = only_task(ws.path())["task"].clone();
+    assert_eq!(
+        (
+            task["status"].as_str(),
+            task["pending_approval_kind"].as_str()
+        ),
+        (Some("awaiting_approval"), Some("completion"))
+    );
+    let id = task["task_id"].as_str().unwrap();
+    let (code, out) = cocode(&[
+        "task",
+        "approve",
+        id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(only_task(ws.path())["task"]["status"], "completed");
+    // A decided task cannot be decided again.
+    let (code, _) = cocode(&[
+        "task",
+        "reject",
+        id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+}
+
+#[test]
+fn denied_edits_change_nothing_and_the_task_stops() {
+    let ws = workspace(&[("notes.txt", "keep me\n")]);
+    let (code, out) = run(ws.path(), "delete notes.txt", &["--deny-all"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("workspace.deleteFile failed with TOOL_APPROVAL_DENIED"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "keep me\n"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(shown["task"]["status"], "stopped");
+    assert_eq!(shown["snapshots"], serde_json::json!([]));
+}
+
+#[test]
+fn a_failed_verification_spends_a_retry_and_sends_the_summary_back() {
+    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "1" with "1," in config.json"#,
+        &["--yes", "--completion-mode", "self_verification"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l == "  verify parse_check: fail (failure:code_defect)"),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l == "status: self_verifying → running"),
+        "{out}"
+    );
+    // The local agent received the failure summary as its next instruction
+    // and, not understanding it, answered with what it can do.
+    assert!(out.contains("I am the local agent"), "{out}");
+    let task = only_task(ws.path())["task"].clone();
+    assert_eq!(task["retry_count"], 1);
+    assert_eq!(task["attempt_no"], 1);
+    assert_eq!(task["status"], "stopped");
+}
+
+#[test]
+fn an_edit_of_an_existing_test_file_waits_for_its_own_approval() {
+    let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "1 == 1" with "2 == 2" in tests/test_a.py"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("a test change waits for approval: tests/test_a.py"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l == "status: running → awaiting_approval"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the approved test change was applied"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("tests/test_a.py")).unwrap(),
+        "assert 2 == 2\n"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(shown["task"]["status"], "completed");
+    assert_eq!(shown["snapshots"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_denied_test_edit_leaves_the_file_untouched() {
+    let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "1 == 1" with "2 == 2" in tests/test_a.py"#,
+        &["--deny-all"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("tests/test_a.py")).unwrap(),
+        "assert 1 == 1\n"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(shown["task"]["status"], "stopped");
+    assert_eq!(shown["snapshots"], serde_json::json!([]));
+}
+
+#[test]
+fn tools_list_prints_the_served_catalog_in_each_format() {
+    let (code, out) = cocode(&["tools", "list", "--format", "openai"]);
+    assert_eq!(code, 0);
+    let tools: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 11, "{names:?}");
+    assert!(names.contains(&"workspace__applyPatch") && !names.contains(&"lsp__diagnostics"));
+    let (code, out) = cocode(&["tools", "list", "--format", "mcp"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"name\": \"workspace.readFile\""));
+    let (code, _) = cocode(&["tools", "list", "--format", "yaml"]);
+    assert_ne!(code, 0);
+}
+
+#[test]
+fn a_provider_without_a_key_fails_the_task_with_the_auth_code() {
+    let ws = workspace(&[("a.txt", "x\n")]);
+    let (code, out) = run(
+        ws.path(),
+        "anything",
+        &[
+            "--backend",
+            "anthropic",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--api-key-env",
+            "COCODE_TEST_UNSET_KEY",
+        ],
+    );
+    // The variable is unset: the run refuses before creating a task.
+    assert_ne!(code, 0, "{out}");
+    let (code, list) = cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]);
+    assert_eq!((code, list.as_str()), (0, ""));
+}
