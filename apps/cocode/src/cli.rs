@@ -36,6 +36,20 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: TaskCommand,
     },
+    /// Roll a task back: to its start (default), to an attempt or to a snapshot.
+    Rollback {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// The task to roll back.
+        #[arg(long)]
+        task: String,
+        /// Undo attempt K and every later one.
+        #[arg(long, conflicts_with = "to_snapshot")]
+        to_attempt: Option<u32>,
+        /// Undo this snapshot and every later one of the task.
+        #[arg(long)]
+        to_snapshot: Option<String>,
+    },
     /// The workspace tool catalog.
     Tools {
         #[command(subcommand)]
@@ -135,6 +149,7 @@ impl Cli {
                 CliCommand::Verify { .. }
                 | CliCommand::Doctor { .. }
                 | CliCommand::Task { .. }
+                | CliCommand::Rollback { .. }
                 | CliCommand::Tools { .. },
             )
             | None => None,

@@ -28,16 +28,28 @@ fn main() -> ExitCode {
             action,
             &mut std::io::stdout(),
         )),
+        Some(CliCommand::Rollback {
+            workspace,
+            task,
+            to_attempt,
+            to_snapshot,
+        }) => Some(cocode::tasks_cli::rollback(
+            workspace,
+            task,
+            *to_attempt,
+            to_snapshot.as_deref(),
+            &mut std::io::stdout(),
+        )),
         Some(CliCommand::Tools { action }) => Some(cocode::tasks_cli::tools_command(
             action,
             &mut std::io::stdout(),
         )),
-        _ => None,
+        Some(CliCommand::Open { .. }) | None => None,
     };
     // `verify` and `doctor` use 1 and 2 for findings, so their own errors
     // are 3; task commands use 3 for "awaiting approval", so theirs are 1.
     let error_code = match &cli.command {
-        Some(CliCommand::Task { .. } | CliCommand::Tools { .. }) => 1,
+        Some(CliCommand::Task { .. } | CliCommand::Rollback { .. } | CliCommand::Tools { .. }) => 1,
         _ => 3,
     };
     if let Some(result) = headless {

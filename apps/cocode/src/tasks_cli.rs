@@ -385,6 +385,83 @@ pub fn task_command(action: &TaskCommand, out: &mut dyn Write) -> anyhow::Result
     }
 }
 
+/// `cocode rollback`: undoes a task's edits atomically. A rollback to the
+/// task's start also ends the task as `rolled_back`. Exit 0 when rolled
+/// back (or nothing was left to undo), 1 when refused — conflicts are
+/// listed and nothing was touched.
+pub fn rollback(
+    workspace: &Path,
+    task: &str,
+    to_attempt: Option<u32>,
+    to_snapshot: Option<&str>,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    use cocode_core::task::{RollbackScope, TransitionContext};
+    use cocode_core::{SnapshotId, TaskEvent, TaskTransition};
+    use cocode_workspace::{RollbackError, RollbackQuery};
+
+    let ws = OpenWorkspace::open(workspace)
+        .with_context(|| format!("opening {}", workspace.display()))?;
+    let id = TaskId::new(task).with_context(|| format!("{task:?} is not a task id"))?;
+    let mut record = crate::host::load_task_record(&ws, &id)?;
+    let (query, scope) = match (to_attempt, to_snapshot) {
+        (Some(k), _) => (
+            RollbackQuery::ToAttempt(cocode_core::AttemptNo(k)),
+            RollbackScope::Attempt,
+        ),
+        (None, Some(s)) => (
+            RollbackQuery::ToSnapshot(
+                SnapshotId::new(s).with_context(|| format!("{s:?} is not a snapshot id"))?,
+            ),
+            RollbackScope::Snapshot,
+        ),
+        (None, None) => (RollbackQuery::TaskStart, RollbackScope::TaskStart),
+    };
+    // A rollback to attempt 0 undoes the whole task.
+    let scope = if query == RollbackQuery::ToAttempt(cocode_core::AttemptNo(0)) {
+        RollbackScope::TaskStart
+    } else {
+        scope
+    };
+    match ws.gate.rollback(&id, &query) {
+        Ok(restored) => {
+            for s in &restored {
+                writeln!(out, "restored {}", s.parts().path)?;
+            }
+            if scope == RollbackScope::TaskStart && record.status() != TaskStatus::RolledBack {
+                let ctx = TransitionContext {
+                    limits: ws.config.limits,
+                };
+                TaskTransition::apply(&mut record, &TaskEvent::RollbackSucceeded(scope), &ctx)?;
+                crate::host::save_task_record(&ws, &record)?;
+            }
+            ws.gate.flush()?;
+            writeln!(out, "task {}: {}", record.task_id(), describe_end(&record))?;
+            Ok(0)
+        }
+        Err(RollbackError::Conflicts(conflicts)) => {
+            for c in &conflicts {
+                writeln!(
+                    out,
+                    "conflict {}: {}",
+                    c.path,
+                    serde_json::to_string(&c.reason)?
+                )?;
+            }
+            writeln!(
+                out,
+                "{} path(s) conflict; nothing was touched",
+                conflicts.len()
+            )?;
+            Ok(1)
+        }
+        Err(e) => {
+            writeln!(out, "rollback refused: {e}")?;
+            Ok(1)
+        }
+    }
+}
+
 /// Runs `cocode tools …`.
 pub fn tools_command(action: &ToolsCommand, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ToolsCommand::List { format } = action;

@@ -294,3 +294,99 @@ fn a_provider_without_a_key_fails_the_task_with_the_auth_code() {
     let (code, list) = cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]);
     assert_eq!((code, list.as_str()), (0, ""));
 }
+
+fn rollback(ws: &Path, task: &str) -> (i32, String) {
+    cocode(&[
+        "rollback",
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--task",
+        task,
+    ])
+}
+
+#[test]
+fn rollback_to_the_start_restores_the_file_and_ends_the_task() {
+    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "1" with "2" in config.json"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let id = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.lines().any(|l| l == "restored config.json"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("config.json")).unwrap(),
+        "{\"a\": 1}\n"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(shown["task"]["status"], "rolled_back");
+    let origins: Vec<&str> = shown["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["origin"].as_str().unwrap())
+        .collect();
+    assert_eq!(origins, vec!["gate", "rollback"]);
+}
+
+#[test]
+fn rollback_refuses_to_overwrite_a_later_human_change() {
+    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "1" with "2" in config.json"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(ws.path().join("config.json"), "{\"a\": 7}\n").unwrap();
+    let id = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("conflict config.json: "), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("config.json")).unwrap(),
+        "{\"a\": 7}\n"
+    );
+    assert_eq!(only_task(ws.path())["task"]["status"], "completed");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_command_runs_sandboxed_and_its_changes_are_recorded_and_reversible() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    let (code, out) = run(ws.path(), r#"run "echo made > made.txt""#, &["--yes"]);
+    // No project and no parser for .txt: a person decides completion (--yes).
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines().any(|l| l == "  terminal.run  [Completed]"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("made.txt")).unwrap(),
+        "made\n"
+    );
+    let shown = only_task(ws.path());
+    let snapshots = shown["snapshots"].as_array().unwrap();
+    assert_eq!(snapshots.len(), 1, "{snapshots:?}");
+    assert_eq!(
+        (
+            snapshots[0]["path"].as_str(),
+            snapshots[0]["origin"].as_str()
+        ),
+        (Some("made.txt"), Some("observed"))
+    );
+    let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    assert!(!ws.path().join("made.txt").exists());
+}

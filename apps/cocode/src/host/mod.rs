@@ -161,6 +161,19 @@ impl TaskHost {
     }
 }
 
+/// Saves a task record through the history store (atomic, synced).
+pub fn save_task_record(ws: &OpenWorkspace, task: &DelegatedTask) -> anyhow::Result<()> {
+    let path = ws.layout.task_record(task.task_id());
+    let bytes = serde_json::to_vec_pretty(task)?;
+    ws.gate.store().write_state_file(&path, &bytes)?;
+    Ok(())
+}
+
+/// Loads one task record of an open workspace.
+pub fn load_task_record(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<DelegatedTask> {
+    load_record(&ws.layout.task_record(id))
+}
+
 fn load_record(path: &Path) -> anyhow::Result<DelegatedTask> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_slice(&bytes)
