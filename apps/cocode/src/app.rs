@@ -23,15 +23,88 @@ use crate::views;
 pub enum PanelId {
     Explorer,
     Preview,
+    Agent,
 }
 
 impl PanelId {
-    pub const ALL: [Self; 2] = [Self::Explorer, Self::Preview];
+    pub const ALL: [Self; 3] = [Self::Explorer, Self::Preview, Self::Agent];
 
     pub fn title(self) -> &'static str {
         match self {
             Self::Explorer => "Explorer",
             Self::Preview => "Preview",
+            Self::Agent => "Agent",
+        }
+    }
+}
+
+/// The backends the composer offers (`local` needs no key).
+pub const BACKENDS: &[&str] = &[
+    "local",
+    "anthropic",
+    "openai",
+    "openrouter",
+    "ollama",
+    "lmstudio",
+];
+
+/// The Agent panel's state; the task service fills it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentPanel {
+    pub prompt: String,
+    pub backend: String,
+    pub transcript: String,
+    streaming: bool,
+    pub running: bool,
+    pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
+    pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
+    pub tasks: Vec<crate::task_service::TaskRow>,
+    pub error: Option<String>,
+}
+
+impl Default for AgentPanel {
+    fn default() -> Self {
+        Self {
+            prompt: String::new(),
+            backend: "local".to_owned(),
+            transcript: String::new(),
+            streaming: false,
+            running: false,
+            tool_approvals: Vec::new(),
+            task_approval: None,
+            tasks: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+impl AgentPanel {
+    fn on_event(&mut self, event: crate::task_service::ServiceEvent) {
+        use crate::task_service::ServiceEvent as E;
+        match event {
+            E::Progress(p) => {
+                let mut buf = Vec::new();
+                let _ = crate::tasks_cli::print_progress(&p, &mut buf, &mut self.streaming);
+                self.transcript.push_str(&String::from_utf8_lossy(&buf));
+            }
+            E::ToolApproval(s) => self.tool_approvals.push(s),
+            E::ToolApprovalGone(id) => self.tool_approvals.retain(|a| a.id != id),
+            E::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
+            E::Finished { summary } => {
+                if self.streaming {
+                    self.transcript.push('\n');
+                    self.streaming = false;
+                }
+                self.transcript.push_str(&summary);
+                self.transcript.push('\n');
+                self.running = false;
+                self.task_approval = None;
+            }
+            E::Tasks(rows) => self.tasks = rows,
+            E::Error(e) => {
+                self.error = Some(e);
+                self.running = false;
+            }
         }
     }
 }
@@ -54,6 +127,18 @@ pub enum Command {
     /// The folder picker's path field changed.
     PickerTyped(String),
     CloseOpenFolder,
+    /// The Agent panel's prompt changed.
+    AgentPrompt(String),
+    AgentBackend(String),
+    RunTask,
+    StopTask,
+    ToolDecision {
+        id: u64,
+        approve: bool,
+    },
+    TaskDecision {
+        approve: bool,
+    },
     Quit,
 }
 
@@ -83,6 +168,8 @@ pub struct CocodeApp {
     pub(crate) dock: DockState<PanelId>,
     pub(crate) theme: Theme,
     pub(crate) os: Os,
+    pub(crate) agent: AgentPanel,
+    tasks: Option<crate::task_service::TaskService>,
     io: IoWorker,
     /// The context the IO thread wakes; bound on the first frame.
     repaint: Arc<OnceLock<egui::Context>>,
@@ -98,11 +185,14 @@ impl std::fmt::Debug for CocodeApp {
     }
 }
 
-/// Explorer on the left, Preview on the right.
+/// Explorer on the left, Preview in the middle, Agent on the right.
 pub fn default_layout() -> DockState<PanelId> {
     let mut dock = DockState::new(vec![PanelId::Preview]);
+    let [preview, _] =
+        dock.main_surface_mut()
+            .split_left(NodeIndex::root(), 0.25, vec![PanelId::Explorer]);
     dock.main_surface_mut()
-        .split_left(NodeIndex::root(), 0.25, vec![PanelId::Explorer]);
+        .split_right(preview, 0.6, vec![PanelId::Agent]);
     dock
 }
 
@@ -125,6 +215,8 @@ impl CocodeApp {
             dock: default_layout(),
             theme: Theme::default(),
             os: Os::current(),
+            agent: AgentPanel::default(),
+            tasks: None,
             io,
             repaint,
             commands: Vec::new(),
@@ -154,6 +246,11 @@ impl CocodeApp {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.bind(ui.ctx());
         self.apply_io();
+        if let Some(service) = &self.tasks {
+            for event in service.drain() {
+                self.agent.on_event(event);
+            }
+        }
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
             self.commands.push(Command::ShowOpenFolder);
         }
@@ -167,6 +264,7 @@ impl CocodeApp {
             let mut viewer = Viewer {
                 workspace: self.workspace.as_ref(),
                 preview: &self.preview,
+                agent: &self.agent,
                 commands: &mut commands,
                 os: self.os,
             };
@@ -281,9 +379,17 @@ impl CocodeApp {
     }
 
     fn open_workspace(&mut self, root: PathBuf) {
+        // A new folder gets its own task service, started on the first task.
+        self.tasks = None;
+        self.agent = AgentPanel::default();
         let (explorer, request) = Explorer::new(root.clone());
         self.io.send(request);
         self.preview.clear();
+        // A folder that already has cocode history shows its tasks at once;
+        // any other folder is left untouched until its first task.
+        if root.join(".cocode").is_dir() {
+            self.start_tasks(root.clone());
+        }
         self.workspace = Some(WorkspaceView { root, explorer });
     }
 
@@ -337,8 +443,65 @@ impl CocodeApp {
                 self.theme = theme;
                 cocode_ui::apply_theme(ctx, theme);
             }
+            Command::AgentPrompt(text) => self.agent.prompt = text,
+            Command::AgentBackend(backend) => self.agent.backend = backend,
+            Command::RunTask => self.run_task(),
+            Command::StopTask => self.send_task(crate::task_service::ServiceRequest::Stop),
+            Command::ToolDecision { id, approve } => {
+                self.send_task(crate::task_service::ServiceRequest::ToolDecision { id, approve });
+            }
+            Command::TaskDecision { approve } => {
+                self.agent.task_approval = None;
+                self.send_task(crate::task_service::ServiceRequest::TaskDecision { approve });
+            }
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
         }
+    }
+
+    fn send_task(&self, request: crate::task_service::ServiceRequest) {
+        if let Some(service) = &self.tasks {
+            service.send(request);
+        }
+    }
+
+    /// Starts the task service of the workspace at `root`; false (with the
+    /// reason shown) when its thread cannot start.
+    fn start_tasks(&mut self, root: PathBuf) -> bool {
+        let wake = Arc::clone(&self.repaint);
+        match crate::task_service::TaskService::start(
+            root,
+            Arc::new(move || {
+                if let Some(ctx) = wake.get() {
+                    ctx.request_repaint();
+                }
+            }),
+        ) {
+            Ok(service) => {
+                self.tasks = Some(service);
+                true
+            }
+            Err(e) => {
+                self.agent.error = Some(format!("the task service could not start: {e}"));
+                false
+            }
+        }
+    }
+
+    /// Starts the workspace's task service if needed and runs the prompt.
+    fn run_task(&mut self) {
+        let Some(root) = self.workspace_root().cloned() else {
+            return;
+        };
+        if self.tasks.is_none() && !self.start_tasks(root) {
+            return;
+        }
+        self.agent.error = None;
+        self.agent.running = true;
+        self.agent.transcript.clear();
+        self.send_task(crate::task_service::ServiceRequest::Run {
+            prompt: self.agent.prompt.trim().to_owned(),
+            backend: self.agent.backend.clone(),
+        });
     }
 
     fn browse(&mut self, dir: PathBuf) {
@@ -373,6 +536,7 @@ fn home_dir() -> Option<PathBuf> {
 struct Viewer<'a> {
     workspace: Option<&'a WorkspaceView>,
     preview: &'a Preview,
+    agent: &'a AgentPanel,
     commands: &'a mut Vec<Command>,
     os: Os,
 }
@@ -392,6 +556,9 @@ impl TabViewer for Viewer<'_> {
         match tab {
             PanelId::Explorer => views::explorer::show(ui, self.workspace, self.commands, self.os),
             PanelId::Preview => views::preview::show(ui, self.preview),
+            PanelId::Agent => {
+                views::agent::show(ui, self.agent, self.workspace.is_some(), self.commands);
+            }
         }
     }
 

@@ -169,6 +169,71 @@ fn a_closed_panel_comes_back_from_the_view_menu() {
     assert!(h.state().dock.find_tab(&PanelId::Preview).is_some());
     h.state_mut()
         .run(Command::ResetLayout, &egui::Context::default());
-    let tabs: Vec<PanelId> = h.state().dock.iter_all_tabs().map(|(_, t)| *t).collect();
-    assert_eq!(tabs.len(), 2);
+    let mut tabs: Vec<PanelId> = h.state().dock.iter_all_tabs().map(|(_, t)| *t).collect();
+    tabs.sort_by_key(|t| t.title());
+    assert_eq!(
+        tabs,
+        vec![PanelId::Agent, PanelId::Explorer, PanelId::Preview]
+    );
+}
+
+#[test]
+fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), "{\"a\": 1}\n").unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  config.json"));
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text(r#"replace "1" with "2" in config.json"#);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().agent.prompt,
+        r#"replace "1" with "2" in config.json"#
+    );
+    h.get_by_label("Run task").click();
+    run_until(&mut h, "the approval card", |h| {
+        h.query_by_label_contains("Allow workspace.applyPatch")
+            .is_some()
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("config.json")).unwrap(),
+        "{\"a\": 1}\n",
+        "nothing changes before the approval"
+    );
+    h.get_by_label("Approve").click();
+    run_until(&mut h, "the completion card", |h| {
+        h.query_by_label_contains("is ready. Accept it as completed?")
+            .is_some()
+    });
+    h.get_by_label("Accept").click();
+    run_until(&mut h, "the end of the run", |h| !h.state().agent.running);
+    assert_eq!(
+        std::fs::read_to_string(root.join("config.json")).unwrap(),
+        "{\"a\": 2}\n"
+    );
+    let transcript = h.state().agent.transcript.clone();
+    assert!(
+        transcript.contains("verify parse_check: pass"),
+        "{transcript}"
+    );
+    assert!(
+        transcript
+            .lines()
+            .any(|l| l.ends_with(": completed: Approved")),
+        "{transcript}"
+    );
+    run_until(&mut h, "the task list", |h| {
+        h.state()
+            .agent
+            .tasks
+            .first()
+            .is_some_and(|t| t.state == "completed: Approved")
+    });
+    // Idle again: no repaint loop once the run is over.
+    let frames = h.try_run().expect("no continuous repaint when idle");
+    assert!(frames <= 3, "{frames} frames after the run");
 }

@@ -9,6 +9,7 @@ pub mod headless;
 pub mod host;
 pub mod io_worker;
 pub mod preview;
+pub mod task_service;
 pub mod tasks_cli;
 pub mod views;
 

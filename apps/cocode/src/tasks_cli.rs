@@ -49,8 +49,9 @@ fn ask_terminal(question: &str) -> bool {
 #[derive(Debug, Clone, Copy)]
 struct FlagApprover(ApprovalFlags);
 
+#[async_trait::async_trait]
 impl TaskApprover for FlagApprover {
-    fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision {
+    async fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision {
         if self.0.yes {
             return Decision::Approve;
         }
@@ -143,7 +144,13 @@ fn backend_of(
     })
 }
 
-fn print_progress(p: &Progress, out: &mut dyn Write, streaming: &mut bool) -> std::io::Result<()> {
+/// Renders one progress report as text (the CLI's output and the Agent
+/// panel's transcript).
+pub(crate) fn print_progress(
+    p: &Progress,
+    out: &mut dyn Write,
+    streaming: &mut bool,
+) -> std::io::Result<()> {
     let mut line = |out: &mut dyn Write, text: String| {
         if *streaming {
             writeln!(out)?;
@@ -271,7 +278,14 @@ fn run_task(
             completion_mode: mode,
         };
         let running = async move {
-            let result = orchestrator.run(spec, &approver, &tx).await;
+            let result = orchestrator
+                .run(
+                    spec,
+                    &approver,
+                    &tx,
+                    tokio_util::sync::CancellationToken::new(),
+                )
+                .await;
             drop(tx);
             result
         };

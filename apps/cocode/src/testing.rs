@@ -32,8 +32,9 @@ pub fn run_until(
         }
         assert!(
             Instant::now() < deadline,
-            "timed out waiting for {what}: {:?}",
-            harness.state().dialog
+            "timed out waiting for {what}: {:?} {:?}",
+            harness.state().dialog,
+            harness.state().agent
         );
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -26,6 +26,7 @@ use cocode_core::{
 };
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::TaskHost;
 use super::tools::HeldEdit;
@@ -47,9 +48,11 @@ pub enum Decision {
     Defer,
 }
 
-/// Answers task-level approvals.
+/// Answers task-level approvals (a person may take their time: the run
+/// waits without blocking a thread).
+#[async_trait::async_trait]
 pub trait TaskApprover: Send + Sync {
-    fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision;
+    async fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision;
 }
 
 /// What a run reports while it goes.
@@ -142,6 +145,7 @@ struct Run<'a> {
     held: mpsc::UnboundedReceiver<HeldEdit>,
     pending_held: Option<HeldEdit>,
     attempt_started: Instant,
+    stop: CancellationToken,
 }
 
 impl Run<'_> {
@@ -319,10 +323,15 @@ impl Run<'_> {
         if self.task.status() != TaskStatus::AwaitingApproval {
             return Ok(());
         }
-        match self
-            .approver
-            .decide(&self.task, self.task.pending_approval_kind())
-        {
+        let kind = self.task.pending_approval_kind();
+        let decision = tokio::select! {
+            d = self.approver.decide(&self.task, kind) => d,
+            () = self.stop.cancelled() => {
+                self.apply(TaskEvent::UserStop).await?;
+                return Ok(());
+            }
+        };
+        match decision {
             Decision::Approve => {
                 self.apply(TaskEvent::Approve).await?;
             }
@@ -376,6 +385,9 @@ impl Run<'_> {
                 Duration::MAX
             };
             tokio::select! {
+                () = self.stop.cancelled() => {
+                    self.apply(TaskEvent::UserStop).await?;
+                }
                 held = self.held.recv() => {
                     if let Some(edit) = held {
                         self.on_held(edit).await?;
@@ -460,6 +472,7 @@ impl TaskOrchestrator {
         spec: TaskSpec,
         approver: &dyn TaskApprover,
         progress: &mpsc::UnboundedSender<Progress>,
+        stop: CancellationToken,
     ) -> Result<DelegatedTask, OrchestratorError> {
         let task_id = new_task_id()?;
         let session_id = SessionId::new(format!("{}-s0", task_id.as_str()))
@@ -481,6 +494,7 @@ impl TaskOrchestrator {
             held,
             pending_held: None,
             attempt_started: Instant::now(),
+            stop,
         };
         run.persist()?;
         run.say(Progress::Created(task_id.clone()));

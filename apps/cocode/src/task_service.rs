@@ -1,0 +1,304 @@
+//! The window's task service: a named thread with its own tokio runtime
+//! that owns the workspace's `TaskHost` and runs delegated tasks. The UI
+//! sends requests and drains events; every event wakes the UI once, so the
+//! frame never waits and nothing repaints while idle.
+//!
+//! The window runs one task at a time; the host itself allows several.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
+use cocode_core::task::{CompletionModePolicy, TaskBackend};
+use cocode_core::{DelegatedTask, PendingApprovalKind, ProviderId, TaskId};
+use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent, ApprovalSnapshot};
+use cocode_toolchain::vault::KeyringVault;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::host::orchestrator::{
+    Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
+};
+use crate::host::{HostOptions, TaskHost};
+
+/// What the UI asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServiceRequest {
+    Run { prompt: String, backend: String },
+    Stop,
+    ToolDecision { id: u64, approve: bool },
+    TaskDecision { approve: bool },
+}
+
+/// One row of the task list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRow {
+    pub id: String,
+    pub state: String,
+    pub prompt: String,
+}
+
+/// What the service reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServiceEvent {
+    Progress(Progress),
+    ToolApproval(ApprovalSnapshot),
+    ToolApprovalGone(u64),
+    TaskApproval {
+        task_id: TaskId,
+        kind: PendingApprovalKind,
+    },
+    Finished {
+        summary: String,
+    },
+    Tasks(Vec<TaskRow>),
+    Error(String),
+}
+
+type Wake = Arc<dyn Fn() + Send + Sync>;
+
+/// The UI's handle on the service thread.
+pub struct TaskService {
+    requests: mpsc::UnboundedSender<ServiceRequest>,
+    events: std::sync::mpsc::Receiver<ServiceEvent>,
+}
+
+impl std::fmt::Debug for TaskService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskService").finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone)]
+struct Out {
+    tx: std::sync::mpsc::Sender<ServiceEvent>,
+    wake: Wake,
+}
+
+impl Out {
+    fn send(&self, event: ServiceEvent) {
+        if self.tx.send(event).is_ok() {
+            (self.wake)();
+        }
+    }
+}
+
+/// Task-level approvals answered by a person in the window.
+struct WindowApprover {
+    out: Out,
+    waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>>,
+}
+
+#[async_trait::async_trait]
+impl TaskApprover for WindowApprover {
+    async fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision {
+        let (tx, rx) = oneshot::channel();
+        *self.waiting.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        self.out.send(ServiceEvent::TaskApproval {
+            task_id: task.task_id().clone(),
+            kind,
+        });
+        rx.await.unwrap_or(Decision::Defer)
+    }
+}
+
+fn rows(host: &TaskHost) -> Vec<TaskRow> {
+    host.load_tasks()
+        .into_iter()
+        .map(|r| match r {
+            Ok(t) => TaskRow {
+                id: t.task_id().to_string(),
+                state: describe_end(&t),
+                prompt: t.prompt().chars().take(80).collect(),
+            },
+            Err(e) => TaskRow {
+                id: "?".into(),
+                state: "broken record".into(),
+                prompt: format!("{e:#}"),
+            },
+        })
+        .collect()
+}
+
+fn backend_of(name: &str, providers: &LlmProviderRegistry) -> Result<TaskBackend, String> {
+    if name == "local" {
+        return Ok(TaskBackend::Local);
+    }
+    let id = ProviderId::new(name).map_err(|e| e.to_string())?;
+    let provider = providers
+        .get(&id)
+        .ok_or_else(|| format!("unknown provider {name}"))?;
+    let model = provider
+        .models
+        .first()
+        .cloned()
+        .ok_or_else(|| format!("{} has no default model", provider.display_name))?;
+    Ok(TaskBackend::BuiltIn {
+        provider: id,
+        model,
+    })
+}
+
+impl TaskService {
+    /// Starts the service for the workspace at `root`.
+    pub fn start(root: PathBuf, wake: Wake) -> std::io::Result<Self> {
+        let (requests, mut inbox) = mpsc::unbounded_channel();
+        let (tx, events) = std::sync::mpsc::channel();
+        let out = Out { tx, wake };
+        std::thread::Builder::new()
+            .name("cocode-tasks".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .thread_name("cocode-task-worker")
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        out.send(ServiceEvent::Error(format!(
+                            "the task runtime could not start: {e}"
+                        )));
+                        return;
+                    }
+                };
+                rt.block_on(serve(root, out, &mut inbox));
+            })?;
+        Ok(Self { requests, events })
+    }
+
+    pub fn send(&self, request: ServiceRequest) {
+        let _ = self.requests.send(request);
+    }
+
+    /// Everything reported since the last call.
+    pub fn drain(&self) -> Vec<ServiceEvent> {
+        self.events.try_iter().collect()
+    }
+}
+
+async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<ServiceRequest>) {
+    let providers = match LlmProviderRegistry::with_presets() {
+        Ok(p) => p,
+        Err(e) => return out.send(ServiceEvent::Error(e.to_string())),
+    };
+    let host = match TaskHost::open(
+        &root,
+        HostOptions {
+            vault: Arc::new(KeyringVault),
+            providers: providers.clone(),
+            retry: RetryPolicy::default(),
+            limits: LoopLimits::default(),
+        },
+    )
+    .await
+    {
+        Ok(h) => Arc::new(h),
+        Err(e) => return out.send(ServiceEvent::Error(format!("{e:#}"))),
+    };
+    out.send(ServiceEvent::Tasks(rows(&host)));
+    // Tool approvals go to the window's cards.
+    let queue = Arc::clone(host.tools.approvals());
+    let mut approvals = queue.subscribe();
+    let approvals_out = out.clone();
+    tokio::spawn(async move {
+        while let Ok(event) = approvals.recv().await {
+            approvals_out.send(match event {
+                ApprovalEvent::Requested(s) => ServiceEvent::ToolApproval(s),
+                ApprovalEvent::Resolved { id, .. } => ServiceEvent::ToolApprovalGone(id),
+            });
+        }
+    });
+    let waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>> = Arc::new(Mutex::new(None));
+    let mut stop = CancellationToken::new();
+    let mut running: Option<tokio::task::JoinHandle<()>> = None;
+    while let Some(request) = inbox.recv().await {
+        match request {
+            ServiceRequest::Run { prompt, backend } => {
+                if running.as_ref().is_some_and(|h| !h.is_finished()) {
+                    out.send(ServiceEvent::Error("a task is already running".into()));
+                    continue;
+                }
+                let backend = match backend_of(&backend, &providers) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        out.send(ServiceEvent::Error(e));
+                        continue;
+                    }
+                };
+                stop = CancellationToken::new();
+                let spec = TaskSpec {
+                    prompt,
+                    backend,
+                    completion_mode: CompletionModePolicy::decide(
+                        host.workspace.config.completion_mode,
+                    ),
+                };
+                running = Some(tokio::spawn(run_one(
+                    Arc::clone(&host),
+                    spec,
+                    out.clone(),
+                    Arc::clone(&waiting),
+                    stop.clone(),
+                )));
+            }
+            ServiceRequest::Stop => stop.cancel(),
+            ServiceRequest::ToolDecision { id, approve } => {
+                let decision = if approve {
+                    ApprovalDecision::Approve
+                } else {
+                    ApprovalDecision::Deny
+                };
+                queue.resolve(id, decision);
+            }
+            ServiceRequest::TaskDecision { approve } => {
+                if let Some(tx) = waiting
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                {
+                    let _ = tx.send(if approve {
+                        Decision::Approve
+                    } else {
+                        Decision::Reject
+                    });
+                }
+            }
+        }
+    }
+    // The window closed: deny what still waits and stop the run.
+    stop.cancel();
+    queue.deny_all();
+}
+
+async fn run_one(
+    host: Arc<TaskHost>,
+    spec: TaskSpec,
+    out: Out,
+    waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>>,
+    stop: CancellationToken,
+) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let forward_out = out.clone();
+    let forward = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            forward_out.send(ServiceEvent::Progress(p));
+        }
+    });
+    let approver = WindowApprover {
+        out: out.clone(),
+        waiting,
+    };
+    let result = TaskOrchestrator::new(Arc::clone(&host))
+        .run(spec, &approver, &tx, stop)
+        .await;
+    drop(tx);
+    let _ = forward.await;
+    match result {
+        Ok(task) => out.send(ServiceEvent::Finished {
+            summary: format!("task {}: {}", task.task_id(), describe_end(&task)),
+        }),
+        Err(e) => out.send(ServiceEvent::Error(e.to_string())),
+    }
+    out.send(ServiceEvent::Tasks(rows(&host)));
+}

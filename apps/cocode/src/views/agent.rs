@@ -1,0 +1,136 @@
+//! The Agent panel: the composer (backend, prompt, Run, Stop), approval
+//! cards for tool calls and for the task, the streamed transcript, and the
+//! workspace's tasks.
+
+use cocode_core::PendingApprovalKind;
+use cocode_ui::Tone;
+use egui::Key;
+
+use crate::app::{AgentPanel, BACKENDS, Command};
+
+/// Draws the panel.
+pub fn show(
+    ui: &mut egui::Ui,
+    panel: &AgentPanel,
+    has_workspace: bool,
+    commands: &mut Vec<Command>,
+) {
+    if !has_workspace {
+        ui.label("Open a folder to delegate tasks to an agent.");
+        return;
+    }
+    ui.horizontal(|ui| {
+        ui.label("Backend");
+        let mut backend = panel.backend.clone();
+        egui::ComboBox::from_id_salt("agent-backend")
+            .selected_text(backend.clone())
+            .show_ui(ui, |ui| {
+                for b in BACKENDS {
+                    ui.selectable_value(&mut backend, (*b).to_owned(), *b);
+                }
+            });
+        if backend != panel.backend {
+            commands.push(Command::AgentBackend(backend));
+        }
+        if panel.running {
+            ui.spinner();
+            ui.label("Running");
+        }
+    });
+    let mut prompt = panel.prompt.clone();
+    let field = ui.add(
+        egui::TextEdit::multiline(&mut prompt)
+            .desired_rows(3)
+            .desired_width(f32::INFINITY)
+            .hint_text("What should the agent do?"),
+    );
+    if prompt != panel.prompt {
+        commands.push(Command::AgentPrompt(prompt.clone()));
+    }
+    let submit =
+        field.has_focus() && ui.input(|i| i.modifiers.command && i.key_pressed(Key::Enter));
+    ui.horizontal(|ui| {
+        let can_run = !panel.running && !prompt.trim().is_empty();
+        if ui
+            .add_enabled(can_run, egui::Button::new("Run task"))
+            .clicked()
+            || (submit && can_run)
+        {
+            commands.push(Command::RunTask);
+        }
+        if ui
+            .add_enabled(panel.running, egui::Button::new("Stop"))
+            .clicked()
+        {
+            commands.push(Command::StopTask);
+        }
+    });
+    if let Some(error) = &panel.error {
+        cocode_ui::badge(ui, error, Tone::Danger);
+    }
+    approval_cards(ui, panel, commands);
+    ui.separator();
+    egui::ScrollArea::vertical()
+        .id_salt("agent-transcript")
+        .max_height(ui.available_height() * 0.6)
+        .stick_to_bottom(true)
+        .show(ui, |ui| {
+            ui.add(egui::Label::new(egui::RichText::new(&panel.transcript).monospace()).wrap());
+        });
+    ui.separator();
+    ui.label(egui::RichText::new("Tasks").strong());
+    egui::ScrollArea::vertical()
+        .id_salt("agent-tasks")
+        .show(ui, |ui| {
+            if panel.tasks.is_empty() {
+                ui.label("No tasks in this workspace yet.");
+            }
+            for row in &panel.tasks {
+                ui.label(format!("{}  {}  {}", row.id, row.state, row.prompt));
+            }
+        });
+}
+
+/// The pending approvals: one card per tool call, and the task's own.
+fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
+    for approval in &panel.tool_approvals {
+        ui.group(|ui| {
+            ui.label(format!(
+                "Allow {} {}?",
+                approval.tool, approval.safe_argument_summary
+            ));
+            ui.horizontal(|ui| {
+                if ui.button("Approve").clicked() {
+                    commands.push(Command::ToolDecision {
+                        id: approval.id,
+                        approve: true,
+                    });
+                }
+                if ui.button("Deny").clicked() {
+                    commands.push(Command::ToolDecision {
+                        id: approval.id,
+                        approve: false,
+                    });
+                }
+            });
+        });
+    }
+    if let Some((task, kind)) = &panel.task_approval {
+        ui.group(|ui| {
+            ui.label(match kind {
+                PendingApprovalKind::TestChange => {
+                    format!("Task {task} changes a test file. Apply the change?")
+                }
+                _ => format!("Task {task} is ready. Accept it as completed?"),
+            });
+            ui.horizontal(|ui| {
+                if ui.button("Accept").clicked() {
+                    commands.push(Command::TaskDecision { approve: true });
+                }
+                if ui.button("Reject").clicked() {
+                    commands.push(Command::TaskDecision { approve: false });
+                }
+            });
+        });
+    }
+}
