@@ -390,3 +390,86 @@ fn a_command_runs_sandboxed_and_its_changes_are_recorded_and_reversible() {
     assert_eq!(code, 0, "{out}");
     assert!(!ws.path().join("made.txt").exists());
 }
+
+/// Sets limits in the workspace's `workspace.json` (created by `task list`).
+fn set_limits(ws: &Path, attempt_secs: u64, idle_secs: u64) {
+    let (code, _) = cocode(&["task", "list", "--workspace", ws.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let path = ws.join(".cocode/config/workspace.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["limits"]["attempt_time_limit_secs"] = attempt_secs.into();
+    config["limits"]["idle_limit_secs"] = idle_secs.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+}
+
+/// A provider that accepts connections and never answers.
+fn silent_provider() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    url
+}
+
+fn run_silent(ws: &Path, extra: &[&str]) -> (i32, String) {
+    let url = silent_provider();
+    let mut args = vec![
+        "task",
+        "run",
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--prompt",
+        "do something",
+        "--backend",
+        "openai",
+        "--base-url",
+        &url,
+        "--api-key-env",
+        "COCODE_TEST_KEY",
+    ];
+    args.extend_from_slice(extra);
+    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(&args)
+        .stdin(Stdio::null())
+        .env("COCODE_TEST_KEY", "sk-test")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn an_agent_that_goes_silent_fails_the_task_as_unresponsive() {
+    let ws = workspace(&[("a.txt", "x\n")]);
+    set_limits(ws.path(), 600, 1);
+    let (code, out) = run_silent(ws.path(), &["--yes"]);
+    assert_eq!(code, 1, "{out}");
+    let task = only_task(ws.path())["task"].clone();
+    assert_eq!(task["status"], "failed");
+    assert_eq!(task["terminal_reason"]["reason"], "idle_timeout");
+}
+
+#[test]
+fn an_attempt_out_of_time_is_recorded_as_a_failed_check_and_goes_to_a_person() {
+    let ws = workspace(&[("a.txt", "x\n")]);
+    set_limits(ws.path(), 1, 600);
+    let (code, out) = run_silent(ws.path(), &["--deny-all"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the attempt ran out of time"), "{out}");
+    let task = only_task(ws.path())["task"].clone();
+    assert_eq!(task["status"], "rejected");
+    let failed: Vec<&Value> = task["verification_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["result"] == "fail")
+        .collect();
+    assert_eq!(failed.len(), 1, "{task}");
+    assert_eq!(failed[0]["failure_class"], "failure:code_defect");
+}
