@@ -1,60 +1,84 @@
-//! Bootstrap: builds the host and registers every contract implementation
-//! exactly once in the typed `ContractRegistry`.
+//! Bootstrap: registers every contract implementation of a workspace's host
+//! exactly once in the typed `ContractRegistry` (`TaskHost::open` calls
+//! [`register_contracts`] with the parts it built).
 //!
 //! A contract without an implementation in this build is listed in
 //! [`UNREGISTERED_CONTRACTS`]; the completeness test requires every contract
 //! of `cocode_core::CONTRACTS` to be in exactly one of the two places, and
-//! compares this file's registrations with an actual bootstrap run.
+//! compares this file's registrations with an actual host.
 
-use std::path::PathBuf;
+use std::sync::Arc;
 
-use cocode_core::{ContractId, ContractRegistry};
+use cocode_core::agent::{AgentBackendKind, AgentRuntime};
+use cocode_core::gate::{
+    EditLockRegistry, GateError, GateOp, GateOutcome, SnapshotStore, TaskContext, WorkspaceFileGate,
+};
+use cocode_core::path::NormalizedPath;
+use cocode_core::process::ProcessLauncher;
+use cocode_core::registry::{AgentBackendRegistry, FileFormatParserRegistry};
+use cocode_core::services::{CredentialVault, FileFormatParser, VerificationRunner};
+use cocode_core::{ContractId, ContractRegistry, RegistryError};
+use cocode_workspace::OpenWorkspace;
 
 /// Contracts this build runs without. Features that need one report it as
-/// unavailable instead of pretending to work.
-pub const UNREGISTERED_CONTRACTS: [ContractId; 12] = [
-    ContractId::AgentRuntime,
-    ContractId::SnapshotStore,
-    ContractId::WorkspaceFileGate,
-    ContractId::EditLockRegistry,
-    ContractId::VerificationRunner,
-    ContractId::FileFormatParser,
-    ContractId::ProcessLauncher,
+/// unavailable instead of pretending to work: the launcher plans its own
+/// sandbox (no separate `SandboxPolicy`), and bricks, the editor's document
+/// source and semantic tokens arrive with their crates. The ACP backend is
+/// likewise absent from the `AgentRuntime` registry.
+pub const UNREGISTERED_CONTRACTS: [ContractId; 4] = [
     ContractId::SandboxPolicy,
     ContractId::BrickEngine,
     ContractId::TextDocumentSource,
     ContractId::SemanticTokenSink,
-    ContractId::CredentialVault,
 ];
 
-/// What the host is built for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BootstrapConfig {
-    /// The folder to open, already canonical.
-    pub workspace: Option<PathBuf>,
-}
-
-/// The assembled host: every registered contract, shared by the UI and the CLI.
+/// The gate of a shared open workspace, as a contract object.
 #[derive(Debug)]
-pub struct Host {
-    pub contracts: ContractRegistry,
-    pub workspace: Option<PathBuf>,
+pub struct SharedGate(pub Arc<OpenWorkspace>);
+
+impl WorkspaceFileGate for SharedGate {
+    fn apply(&self, ctx: &TaskContext, op: GateOp) -> Result<GateOutcome, GateError> {
+        WorkspaceFileGate::apply(&self.0.gate, ctx, op)
+    }
+
+    fn save_user_file(&self, path: &NormalizedPath, bytes: &[u8]) -> Result<(), GateError> {
+        self.0.gate.save_user_file(path, bytes)
+    }
 }
 
-/// Bootstrap failures.
-#[derive(Debug, thiserror::Error)]
-pub enum BootstrapError {
-    #[error(transparent)]
-    Registry(#[from] cocode_core::RegistryError),
+/// What a host is made of.
+pub struct HostParts {
+    pub workspace: Arc<OpenWorkspace>,
+    pub leases: Arc<dyn EditLockRegistry>,
+    pub runner: Arc<dyn VerificationRunner>,
+    pub launcher: Arc<dyn ProcessLauncher>,
+    pub vault: Arc<dyn CredentialVault>,
+    pub built_in: Arc<dyn AgentRuntime>,
+    pub parsers: FileFormatParserRegistry,
 }
 
-/// Builds the host.
-pub fn bootstrap(config: BootstrapConfig) -> Result<Host, BootstrapError> {
-    let contracts = ContractRegistry::new();
-    Ok(Host {
-        contracts,
-        workspace: config.workspace,
-    })
+impl std::fmt::Debug for HostParts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostParts").finish_non_exhaustive()
+    }
+}
+
+/// Registers each part once.
+pub fn register_contracts(parts: HostParts) -> Result<ContractRegistry, RegistryError> {
+    let mut registry = ContractRegistry::new();
+    let mut backends = AgentBackendRegistry::new();
+    backends.register(AgentBackendKind::BuiltIn, parts.built_in)?;
+    registry.register::<dyn AgentRuntime>(backends)?;
+    let store: Arc<dyn SnapshotStore> = Arc::new(parts.workspace.gate.store().clone());
+    registry.register::<dyn SnapshotStore>(store)?;
+    registry
+        .register::<dyn WorkspaceFileGate>(Arc::new(SharedGate(Arc::clone(&parts.workspace))))?;
+    registry.register::<dyn EditLockRegistry>(parts.leases)?;
+    registry.register::<dyn VerificationRunner>(parts.runner)?;
+    registry.register::<dyn FileFormatParser>(parts.parsers)?;
+    registry.register::<dyn ProcessLauncher>(parts.launcher)?;
+    registry.register::<dyn CredentialVault>(parts.vault)?;
+    Ok(registry)
 }
 
 #[cfg(test)]

@@ -56,7 +56,23 @@ fn completeness_problems(
 
 #[test]
 fn every_contract_is_registered_once_or_listed_as_unregistered() {
-    let host = bootstrap(BootstrapConfig::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let host = rt
+        .block_on(crate::host::TaskHost::open(
+            dir.path(),
+            crate::host::HostOptions {
+                vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),
+                providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
+                retry: cocode_agent::RetryPolicy::default(),
+                limits: cocode_agent::LoopLimits::default(),
+            },
+        ))
+        .unwrap();
     let in_source = registrations_in(include_str!("bootstrap.rs"));
     let problems = completeness_problems(
         &in_source,
@@ -65,6 +81,8 @@ fn every_contract_is_registered_once_or_listed_as_unregistered() {
     );
     assert_eq!(problems, Vec::<String>::new());
     assert_eq!(host.contracts.missing(), UNREGISTERED_CONTRACTS.to_vec());
+    let backends = host.contracts.get::<dyn AgentRuntime>().unwrap();
+    assert_eq!(backends.keys(), vec![AgentBackendKind::BuiltIn]);
 }
 
 #[test]

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Parser as _;
 use cocode::app::CocodeApp;
-use cocode::bootstrap::{BootstrapConfig, bootstrap};
 use cocode::cli::{Cli, CliCommand};
 
 fn main() -> ExitCode {
@@ -80,10 +79,6 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let host = bootstrap(BootstrapConfig {
-        workspace: folder.clone(),
-    })?;
-    tracing::info!(missing = ?host.contracts.missing(), "host ready");
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("cocode")

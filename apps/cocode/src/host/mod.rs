@@ -48,6 +48,8 @@ pub struct TaskHost {
     pub tools: Arc<ToolRegistry>,
     pub tasks: Arc<TaskDirectory>,
     pub agent: Arc<BuiltInRuntime>,
+    /// Every contract implementation of this host, registered once.
+    pub contracts: cocode_core::ContractRegistry,
 }
 
 impl std::fmt::Debug for TaskHost {
@@ -119,9 +121,18 @@ impl TaskHost {
             Arc::new(options.providers),
             Arc::clone(&tools),
             Transport::new(options.retry)?,
-            options.vault,
+            Arc::clone(&options.vault),
             options.limits,
         ));
+        let contracts = crate::bootstrap::register_contracts(crate::bootstrap::HostParts {
+            workspace: Arc::clone(&workspace),
+            leases: Arc::clone(&leases) as Arc<dyn cocode_core::gate::EditLockRegistry>,
+            runner: Arc::clone(&runner) as Arc<dyn cocode_core::services::VerificationRunner>,
+            launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            vault: options.vault,
+            built_in: Arc::clone(&agent) as Arc<dyn cocode_core::agent::AgentRuntime>,
+            parsers: cocode_toolchain::parsers::builtin_registry()?,
+        })?;
         Ok(Self {
             workspace,
             leases,
@@ -131,6 +142,7 @@ impl TaskHost {
             tools,
             tasks,
             agent,
+            contracts,
         })
     }
 
