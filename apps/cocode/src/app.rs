@@ -59,6 +59,9 @@ pub struct AgentPanel {
     pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
     pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
     pub tasks: Vec<crate::task_service::TaskRow>,
+    /// The task whose review detail is open.
+    pub detail: Option<crate::host::review::TaskDetail>,
+    pub note: Option<String>,
     pub error: Option<String>,
 }
 
@@ -73,6 +76,8 @@ impl Default for AgentPanel {
             tool_approvals: Vec::new(),
             task_approval: None,
             tasks: Vec::new(),
+            detail: None,
+            note: None,
             error: None,
         }
     }
@@ -101,6 +106,8 @@ impl AgentPanel {
                 self.task_approval = None;
             }
             E::Tasks(rows) => self.tasks = rows,
+            E::Detail(d) => self.detail = Some(d),
+            E::Note(n) => self.note = Some(n),
             E::Error(e) => {
                 self.error = Some(e);
                 self.running = false;
@@ -139,6 +146,10 @@ pub enum Command {
     TaskDecision {
         approve: bool,
     },
+    /// Open a task's review detail.
+    ShowTask(String),
+    CloseTask,
+    RollbackTask(String),
     Quit,
 }
 
@@ -453,6 +464,15 @@ impl CocodeApp {
             Command::TaskDecision { approve } => {
                 self.agent.task_approval = None;
                 self.send_task(crate::task_service::ServiceRequest::TaskDecision { approve });
+            }
+            Command::ShowTask(task_id) => {
+                self.send_task(crate::task_service::ServiceRequest::Detail { task_id });
+            }
+            Command::CloseTask => self.agent.detail = None,
+            Command::RollbackTask(task_id) => {
+                self.agent.error = None;
+                self.agent.note = None;
+                self.send_task(crate::task_service::ServiceRequest::Rollback { task_id });
             }
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
         }

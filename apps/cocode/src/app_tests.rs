@@ -236,4 +236,47 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
     // Idle again: no repaint loop once the run is over.
     let frames = h.try_run().expect("no continuous repaint when idle");
     assert!(frames <= 3, "{frames} frames after the run");
+
+    // Review: the task's change and its diff, then a rollback to the start.
+    let id = h.state().agent.tasks[0].id.clone();
+    h.get_by_label_contains(&format!("{id}  completed: Approved"))
+        .click();
+    run_until(&mut h, "the task detail", |h| {
+        h.state().agent.detail.is_some()
+    });
+    h.get_by_label("Changes (1)");
+    h.get_by_label_contains("#1 modify config.json (gate, attempt 0)")
+        .click();
+    h.run_steps(2);
+    let diff = h.state().agent.detail.as_ref().unwrap().snapshots[0]
+        .diff
+        .clone();
+    assert!(
+        diff.contains("-{\"a\": 1}") && diff.contains("+{\"a\": 2}"),
+        "{diff}"
+    );
+    h.get_by_label("Roll back to the start (1 path(s))").click();
+    run_until(&mut h, "the rollback", |h| {
+        h.state()
+            .agent
+            .note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("rolled back 1 path(s)"))
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("config.json")).unwrap(),
+        "{\"a\": 1}\n"
+    );
+    run_until(&mut h, "the rolled-back state", |h| {
+        h.state()
+            .agent
+            .tasks
+            .first()
+            .is_some_and(|t| t.state == "rolled_back: RolledBack")
+            && h.state()
+                .agent
+                .detail
+                .as_ref()
+                .is_some_and(|d| d.snapshots.len() == 2)
+    });
 }

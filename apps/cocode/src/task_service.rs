@@ -19,15 +19,32 @@ use tokio_util::sync::CancellationToken;
 use crate::host::orchestrator::{
     Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
 };
+use crate::host::review::{RollbackOutcome, TaskDetail};
 use crate::host::{HostOptions, TaskHost};
 
 /// What the UI asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServiceRequest {
-    Run { prompt: String, backend: String },
+    Run {
+        prompt: String,
+        backend: String,
+    },
     Stop,
-    ToolDecision { id: u64, approve: bool },
-    TaskDecision { approve: bool },
+    ToolDecision {
+        id: u64,
+        approve: bool,
+    },
+    TaskDecision {
+        approve: bool,
+    },
+    /// Load a task's review detail.
+    Detail {
+        task_id: String,
+    },
+    /// Roll a task back to its start.
+    Rollback {
+        task_id: String,
+    },
 }
 
 /// One row of the task list.
@@ -52,6 +69,9 @@ pub enum ServiceEvent {
         summary: String,
     },
     Tasks(Vec<TaskRow>),
+    Detail(TaskDetail),
+    /// A short outcome line (rollbacks).
+    Note(String),
     Error(String),
 }
 
@@ -177,38 +197,54 @@ impl TaskService {
     }
 }
 
-async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<ServiceRequest>) {
+/// Opens the workspace's host; reports why not.
+async fn open_host(
+    root: &std::path::Path,
+    out: &Out,
+) -> Option<(Arc<TaskHost>, LlmProviderRegistry)> {
     let providers = match LlmProviderRegistry::with_presets() {
         Ok(p) => p,
-        Err(e) => return out.send(ServiceEvent::Error(e.to_string())),
+        Err(e) => {
+            out.send(ServiceEvent::Error(e.to_string()));
+            return None;
+        }
     };
-    let host = match TaskHost::open(
-        &root,
-        HostOptions {
-            vault: Arc::new(KeyringVault),
-            providers: providers.clone(),
-            retry: RetryPolicy::default(),
-            limits: LoopLimits::default(),
-        },
-    )
-    .await
-    {
-        Ok(h) => Arc::new(h),
-        Err(e) => return out.send(ServiceEvent::Error(format!("{e:#}"))),
+    let options = HostOptions {
+        vault: Arc::new(KeyringVault),
+        providers: providers.clone(),
+        retry: RetryPolicy::default(),
+        limits: LoopLimits::default(),
     };
-    out.send(ServiceEvent::Tasks(rows(&host)));
-    // Tool approvals go to the window's cards.
-    let queue = Arc::clone(host.tools.approvals());
-    let mut approvals = queue.subscribe();
-    let approvals_out = out.clone();
+    match TaskHost::open(root, options).await {
+        Ok(h) => Some((Arc::new(h), providers)),
+        Err(e) => {
+            out.send(ServiceEvent::Error(format!("{e:#}")));
+            None
+        }
+    }
+}
+
+/// Tool approvals go to the window's cards.
+fn forward_approvals(host: &TaskHost, out: &Out) {
+    let mut approvals = host.tools.approvals().subscribe();
+    let out = out.clone();
     tokio::spawn(async move {
         while let Ok(event) = approvals.recv().await {
-            approvals_out.send(match event {
+            out.send(match event {
                 ApprovalEvent::Requested(s) => ServiceEvent::ToolApproval(s),
                 ApprovalEvent::Resolved { id, .. } => ServiceEvent::ToolApprovalGone(id),
             });
         }
     });
+}
+
+async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<ServiceRequest>) {
+    let Some((host, providers)) = open_host(&root, &out).await else {
+        return;
+    };
+    out.send(ServiceEvent::Tasks(rows(&host)));
+    forward_approvals(&host, &out);
+    let queue = Arc::clone(host.tools.approvals());
     let waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>> = Arc::new(Mutex::new(None));
     let mut stop = CancellationToken::new();
     let mut running: Option<tokio::task::JoinHandle<()>> = None;
@@ -251,6 +287,25 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                 };
                 queue.resolve(id, decision);
             }
+            ServiceRequest::Detail { task_id } => {
+                out.send(match detail_of(&host, &task_id).await {
+                    Ok(d) => ServiceEvent::Detail(d),
+                    Err(e) => ServiceEvent::Error(format!("{e:#}")),
+                });
+            }
+            ServiceRequest::Rollback { task_id } => {
+                if running.as_ref().is_some_and(|h| !h.is_finished()) {
+                    out.send(ServiceEvent::Error(
+                        "stop the running task before a rollback".into(),
+                    ));
+                    continue;
+                }
+                out.send(rollback_of(&host, &task_id).await);
+                out.send(ServiceEvent::Tasks(rows(&host)));
+                if let Ok(d) = detail_of(&host, &task_id).await {
+                    out.send(ServiceEvent::Detail(d));
+                }
+            }
             ServiceRequest::TaskDecision { approve } => {
                 if let Some(tx) = waiting
                     .lock()
@@ -269,6 +324,43 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
     // The window closed: deny what still waits and stop the run.
     stop.cancel();
     queue.deny_all();
+}
+
+async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDetail> {
+    let id = TaskId::new(task_id)?;
+    let ws = Arc::clone(&host.workspace);
+    tokio::task::spawn_blocking(move || crate::host::review::detail(&ws, &id)).await?
+}
+
+async fn rollback_of(host: &Arc<TaskHost>, task_id: &str) -> ServiceEvent {
+    let Ok(id) = TaskId::new(task_id) else {
+        return ServiceEvent::Error(format!("{task_id:?} is not a task id"));
+    };
+    let ws = Arc::clone(&host.workspace);
+    let outcome = tokio::task::spawn_blocking(move || {
+        crate::host::review::rollback(&ws, &id, &cocode_workspace::RollbackQuery::TaskStart)
+    })
+    .await;
+    match outcome {
+        Ok(Ok(RollbackOutcome::Done { restored, task })) => ServiceEvent::Note(format!(
+            "rolled back {} path(s); task {}: {}",
+            restored.len(),
+            task.task_id(),
+            describe_end(&task)
+        )),
+        Ok(Ok(RollbackOutcome::Conflicts(c))) => ServiceEvent::Error(format!(
+            "rollback refused, nothing was touched: {}",
+            c.iter()
+                .map(|(p, _)| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Ok(Ok(RollbackOutcome::Refused(why))) => {
+            ServiceEvent::Error(format!("rollback refused: {why}"))
+        }
+        Ok(Err(e)) => ServiceEvent::Error(format!("{e:#}")),
+        Err(e) => ServiceEvent::Error(e.to_string()),
+    }
 }
 
 async fn run_one(

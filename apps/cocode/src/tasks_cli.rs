@@ -410,57 +410,31 @@ pub fn rollback(
     to_snapshot: Option<&str>,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    use cocode_core::task::{RollbackScope, TransitionContext};
-    use cocode_core::{SnapshotId, TaskEvent, TaskTransition};
-    use cocode_workspace::{RollbackError, RollbackQuery};
+    use crate::host::review::{RollbackOutcome, rollback};
+    use cocode_core::SnapshotId;
+    use cocode_workspace::RollbackQuery;
 
     let ws = OpenWorkspace::open(workspace)
         .with_context(|| format!("opening {}", workspace.display()))?;
     let id = TaskId::new(task).with_context(|| format!("{task:?} is not a task id"))?;
-    let mut record = crate::host::load_task_record(&ws, &id)?;
-    let (query, scope) = match (to_attempt, to_snapshot) {
-        (Some(k), _) => (
-            RollbackQuery::ToAttempt(cocode_core::AttemptNo(k)),
-            RollbackScope::Attempt,
+    let query = match (to_attempt, to_snapshot) {
+        (Some(k), _) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k)),
+        (None, Some(s)) => RollbackQuery::ToSnapshot(
+            SnapshotId::new(s).with_context(|| format!("{s:?} is not a snapshot id"))?,
         ),
-        (None, Some(s)) => (
-            RollbackQuery::ToSnapshot(
-                SnapshotId::new(s).with_context(|| format!("{s:?} is not a snapshot id"))?,
-            ),
-            RollbackScope::Snapshot,
-        ),
-        (None, None) => (RollbackQuery::TaskStart, RollbackScope::TaskStart),
+        (None, None) => RollbackQuery::TaskStart,
     };
-    // A rollback to attempt 0 undoes the whole task.
-    let scope = if query == RollbackQuery::ToAttempt(cocode_core::AttemptNo(0)) {
-        RollbackScope::TaskStart
-    } else {
-        scope
-    };
-    match ws.gate.rollback(&id, &query) {
-        Ok(restored) => {
-            for s in &restored {
-                writeln!(out, "restored {}", s.parts().path)?;
+    match rollback(&ws, &id, &query)? {
+        RollbackOutcome::Done { restored, task } => {
+            for path in &restored {
+                writeln!(out, "restored {path}")?;
             }
-            if scope == RollbackScope::TaskStart && record.status() != TaskStatus::RolledBack {
-                let ctx = TransitionContext {
-                    limits: ws.config.limits,
-                };
-                TaskTransition::apply(&mut record, &TaskEvent::RollbackSucceeded(scope), &ctx)?;
-                crate::host::save_task_record(&ws, &record)?;
-            }
-            ws.gate.flush()?;
-            writeln!(out, "task {}: {}", record.task_id(), describe_end(&record))?;
+            writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
             Ok(0)
         }
-        Err(RollbackError::Conflicts(conflicts)) => {
-            for c in &conflicts {
-                writeln!(
-                    out,
-                    "conflict {}: {}",
-                    c.path,
-                    serde_json::to_string(&c.reason)?
-                )?;
+        RollbackOutcome::Conflicts(conflicts) => {
+            for (path, reason) in &conflicts {
+                writeln!(out, "conflict {path}: {reason}")?;
             }
             writeln!(
                 out,
@@ -469,8 +443,8 @@ pub fn rollback(
             )?;
             Ok(1)
         }
-        Err(e) => {
-            writeln!(out, "rollback refused: {e}")?;
+        RollbackOutcome::Refused(why) => {
+            writeln!(out, "rollback refused: {why}")?;
             Ok(1)
         }
     }

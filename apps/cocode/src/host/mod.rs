@@ -3,6 +3,7 @@
 //! task records — shared by the CLI and the window.
 
 pub mod orchestrator;
+pub mod review;
 pub mod tools;
 
 use std::collections::BTreeMap;

@@ -68,11 +68,14 @@ pub fn show(
     if let Some(error) = &panel.error {
         cocode_ui::badge(ui, error, Tone::Danger);
     }
+    if let Some(note) = &panel.note {
+        ui.label(note);
+    }
     approval_cards(ui, panel, commands);
     ui.separator();
     egui::ScrollArea::vertical()
         .id_salt("agent-transcript")
-        .max_height(ui.available_height() * 0.6)
+        .max_height(ui.available_height() * 0.4)
         .stick_to_bottom(true)
         .show(ui, |ui| {
             ui.add(egui::Label::new(egui::RichText::new(&panel.transcript).monospace()).wrap());
@@ -86,7 +89,18 @@ pub fn show(
                 ui.label("No tasks in this workspace yet.");
             }
             for row in &panel.tasks {
-                ui.label(format!("{}  {}  {}", row.id, row.state, row.prompt));
+                let selected = panel.detail.as_ref().is_some_and(|d| d.id == row.id);
+                let text = format!("{}  {}  {}", row.id, row.state, row.prompt);
+                if ui.selectable_label(selected, text).clicked() {
+                    commands.push(if selected {
+                        Command::CloseTask
+                    } else {
+                        Command::ShowTask(row.id.clone())
+                    });
+                }
+            }
+            if let Some(detail) = &panel.detail {
+                task_detail(ui, detail, panel.running, commands);
             }
         });
 }
@@ -133,4 +147,62 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
             });
         });
     }
+}
+
+/// A task's review: state, checks, snapshots with their diffs, rollback.
+fn task_detail(
+    ui: &mut egui::Ui,
+    detail: &crate::host::review::TaskDetail,
+    running: bool,
+    commands: &mut Vec<Command>,
+) {
+    ui.separator();
+    ui.label(egui::RichText::new(format!("Task {}", detail.id)).strong());
+    ui.label(format!(
+        "{} · attempt {} · {} retr{}",
+        detail.state,
+        detail.attempt,
+        detail.retries,
+        if detail.retries == 1 { "y" } else { "ies" }
+    ));
+    ui.label(&detail.prompt);
+    match &detail.rollback {
+        Ok(paths) => {
+            let label = format!("Roll back to the start ({paths} path(s))");
+            if ui
+                .add_enabled(!running, egui::Button::new(label))
+                .on_disabled_hover_text("Stop the running task first")
+                .clicked()
+            {
+                commands.push(Command::RollbackTask(detail.id.clone()));
+            }
+        }
+        Err(why) => {
+            ui.add_enabled(false, egui::Button::new("Roll back to the start"))
+                .on_disabled_hover_text(why.clone());
+            ui.label(format!("Rollback not available: {why}"));
+        }
+    }
+    egui::CollapsingHeader::new(format!("Verification ({})", detail.checks.len()))
+        .id_salt(("checks", &detail.id))
+        .show(ui, |ui| {
+            for check in &detail.checks {
+                ui.label(check);
+            }
+        });
+    egui::CollapsingHeader::new(format!("Changes ({})", detail.snapshots.len()))
+        .id_salt(("changes", &detail.id))
+        .default_open(true)
+        .show(ui, |ui| {
+            for s in &detail.snapshots {
+                egui::CollapsingHeader::new(format!(
+                    "#{} {} {} ({}, attempt {})",
+                    s.seq, s.kind, s.path, s.origin, s.attempt
+                ))
+                .id_salt(("snapshot", &detail.id, s.seq))
+                .show(ui, |ui| {
+                    ui.add(egui::Label::new(egui::RichText::new(&s.diff).monospace()).wrap());
+                });
+            }
+        });
 }

@@ -1,0 +1,173 @@
+//! What a person reviews about a task — its record, its snapshots with their
+//! diffs, whether it can be rolled back — and the rollback itself, shared by
+//! the `cocode rollback` command and the window.
+
+use cocode_core::gate::SnapshotStore as _;
+use cocode_core::task::{RollbackScope, TransitionContext};
+use cocode_core::verification::VerificationOutcome;
+use cocode_core::{DelegatedTask, SnapshotOrigin, TaskEvent, TaskId, TaskStatus, TaskTransition};
+use cocode_workspace::{OpenWorkspace, RollbackAvailability, RollbackError, RollbackQuery};
+
+use super::orchestrator::{class_str, describe_end};
+use super::{load_task_record, save_task_record};
+
+/// A diff shown in full up to this many characters, then cut with a note.
+const DIFF_LIMIT_CHARS: usize = 64 * 1024;
+
+/// One snapshot, ready to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotRow {
+    pub seq: u64,
+    pub attempt: u32,
+    /// `create`, `modify`, `delete` or `rename`.
+    pub kind: String,
+    /// `gate`, `observed`, `review` or `rollback`.
+    pub origin: String,
+    pub path: String,
+    pub diff: String,
+}
+
+/// A task as the review view shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskDetail {
+    pub id: String,
+    pub state: String,
+    pub prompt: String,
+    pub attempt: u32,
+    pub retries: u8,
+    /// One line per verification record: attempt, method, result.
+    pub checks: Vec<String>,
+    pub snapshots: Vec<SnapshotRow>,
+    /// How many paths a rollback to the start would restore, or why it
+    /// cannot run now.
+    pub rollback: Result<usize, String>,
+}
+
+fn origin_str(origin: SnapshotOrigin) -> String {
+    serde_json::to_value(origin)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Loads everything the review view shows about `id`.
+pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
+    let task = load_task_record(ws, id)?;
+    let store = ws.gate.store();
+    let snapshots = store
+        .snapshots_of_task(id)?
+        .into_iter()
+        .map(|s| {
+            let parts = s.parts();
+            let mut diff = store
+                .diff_between(&parts.path, parts.base.as_ref(), parts.result.as_ref())
+                .unwrap_or_else(|e| format!("(the diff cannot be shown: {e})"));
+            if diff.chars().count() > DIFF_LIMIT_CHARS {
+                diff = diff.chars().take(DIFF_LIMIT_CHARS).collect::<String>() + "\n… (diff cut)";
+            }
+            if let Some(from) = &parts.previous_path {
+                diff = format!("renamed from {from}\n{diff}");
+            }
+            SnapshotRow {
+                seq: parts.seq.0,
+                attempt: parts.attempt_no.0,
+                kind: format!("{:?}", s.kind()).to_lowercase(),
+                origin: origin_str(parts.origin),
+                path: parts.path.to_string(),
+                diff,
+            }
+        })
+        .collect();
+    let checks = task
+        .verification_log()
+        .iter()
+        .map(|r| {
+            let result = match r.outcome() {
+                VerificationOutcome::Pass => "pass".to_owned(),
+                VerificationOutcome::Fail(c) => format!("fail ({})", class_str(c)),
+                VerificationOutcome::NoTarget(_) => "no target".to_owned(),
+            };
+            format!(
+                "attempt {} · {} · {result}",
+                r.attempt_no().0,
+                r.method().as_str()
+            )
+        })
+        .collect();
+    let rollback = match ws.gate.rollback_availability(id, &RollbackQuery::TaskStart) {
+        RollbackAvailability::Available { targets } => Ok(targets.len()),
+        RollbackAvailability::Unavailable(e) => Err(e.to_string()),
+    };
+    Ok(TaskDetail {
+        id: id.to_string(),
+        state: describe_end(&task),
+        prompt: task.prompt().to_owned(),
+        attempt: task.attempt_no().0,
+        retries: task.retry_count(),
+        checks,
+        snapshots,
+        rollback,
+    })
+}
+
+/// What a rollback did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RollbackOutcome {
+    /// Restored these paths (none when nothing was left to undo).
+    Done {
+        restored: Vec<String>,
+        task: DelegatedTask,
+    },
+    /// Refused; nothing was touched. (path, reason) per conflict.
+    Conflicts(Vec<(String, String)>),
+    Refused(String),
+}
+
+/// Rolls `id` back; a rollback to the start (or to attempt 0) also ends the
+/// task as `rolled_back`.
+pub fn rollback(
+    ws: &OpenWorkspace,
+    id: &TaskId,
+    query: &RollbackQuery,
+) -> anyhow::Result<RollbackOutcome> {
+    let mut record = load_task_record(ws, id)?;
+    let full = matches!(
+        query,
+        RollbackQuery::TaskStart | RollbackQuery::ToAttempt(cocode_core::AttemptNo(0))
+    );
+    match ws.gate.rollback(id, query) {
+        Ok(restored) => {
+            if full && record.status() != TaskStatus::RolledBack {
+                let ctx = TransitionContext {
+                    limits: ws.config.limits,
+                };
+                TaskTransition::apply(
+                    &mut record,
+                    &TaskEvent::RollbackSucceeded(RollbackScope::TaskStart),
+                    &ctx,
+                )?;
+                save_task_record(ws, &record)?;
+            }
+            ws.gate.flush()?;
+            Ok(RollbackOutcome::Done {
+                restored: restored
+                    .iter()
+                    .map(|s| s.parts().path.to_string())
+                    .collect(),
+                task: record,
+            })
+        }
+        Err(RollbackError::Conflicts(conflicts)) => Ok(RollbackOutcome::Conflicts(
+            conflicts
+                .iter()
+                .map(|c| {
+                    (
+                        c.path.to_string(),
+                        serde_json::to_string(&c.reason).unwrap_or_default(),
+                    )
+                })
+                .collect(),
+        )),
+        Err(e) => Ok(RollbackOutcome::Refused(e.to_string())),
+    }
+}
