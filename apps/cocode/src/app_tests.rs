@@ -280,3 +280,38 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
                 .is_some_and(|d| d.snapshots.len() == 2)
     });
 }
+
+#[test]
+fn a_task_left_running_by_an_earlier_session_is_failed_when_the_folder_opens() {
+    use cocode_core::task::{NewTask, TaskBackend, TransitionContext};
+    use cocode_core::{
+        CompletionMode, DelegatedTask, TaskEvent, TaskId, TaskTransition, Timestamp,
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let ws = cocode_workspace::OpenWorkspace::open(&root).unwrap();
+    let mut task = DelegatedTask::new(NewTask {
+        task_id: TaskId::new("task-interrupted").unwrap(),
+        prompt: "left running".into(),
+        backend: TaskBackend::Local,
+        completion_mode: CompletionMode::HumanApproval,
+        created_at: Timestamp::from_millis(1),
+    });
+    TaskTransition::apply(&mut task, &TaskEvent::Start, &TransitionContext::default()).unwrap();
+    crate::host::save_task_record(&ws, &task).unwrap();
+    drop(ws);
+
+    let mut h = harness(Some(root));
+    run_until(&mut h, "the task list", |h| {
+        h.state()
+            .agent
+            .tasks
+            .first()
+            .is_some_and(|t| t.state == "failed: AppRestarted")
+    });
+    assert_eq!(
+        h.state().agent.note.as_deref(),
+        Some("1 task(s) were interrupted when cocode last stopped and are marked failed")
+    );
+}

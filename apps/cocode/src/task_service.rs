@@ -242,6 +242,16 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
     let Some((host, providers)) = open_host(&root, &out).await else {
         return;
     };
+    // Tasks that were live when the app last stopped have lost their
+    // session: they fail with `app_restarted`.
+    match TaskOrchestrator::new(Arc::clone(&host)).fail_interrupted() {
+        Ok(ids) if !ids.is_empty() => out.send(ServiceEvent::Note(format!(
+            "{} task(s) were interrupted when cocode last stopped and are marked failed",
+            ids.len()
+        ))),
+        Ok(_) => {}
+        Err(e) => out.send(ServiceEvent::Error(format!("interrupted tasks: {e}"))),
+    }
     out.send(ServiceEvent::Tasks(rows(&host)));
     forward_approvals(&host, &out);
     let queue = Arc::clone(host.tools.approvals());

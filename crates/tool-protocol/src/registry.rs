@@ -293,9 +293,28 @@ pub fn walk_pages(
     ))
 }
 
+/// `value` with every object's keys sorted, so equal arguments serialize
+/// equally whatever order they arrived in — even when another crate in the
+/// build turns on serde_json's insertion-ordered maps.
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let mut sorted = Map::new();
+            for key in keys {
+                sorted.insert(key.clone(), canonical(&map[key]));
+            }
+            Value::Object(sorted)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
 fn fingerprint(name: &str, arguments: &Map<String, Value>) -> String {
-    // serde_json maps are ordered by key, so equal arguments serialize equally.
-    let canonical = serde_json::to_string(&(name, arguments)).unwrap_or_default();
+    let canonical = serde_json::to_string(&(name, canonical(&Value::Object(arguments.clone()))))
+        .unwrap_or_default();
     let digest = Sha256::digest(canonical.as_bytes());
     digest.iter().fold(String::with_capacity(64), |mut hex, b| {
         let _ = write!(hex, "{b:02x}");

@@ -953,3 +953,17 @@ proptest::proptest! {
         proptest::prop_assert_eq!(listed, expected);
     }
 }
+
+#[test]
+fn fingerprints_ignore_key_order_at_every_depth() {
+    let mut a = Map::new();
+    a.insert("z".into(), json!({"b": 1, "a": [{"y": 2, "x": 3}]}));
+    a.insert("a".into(), json!("v"));
+    let mut b = Map::new();
+    b.insert("a".into(), json!("v"));
+    b.insert("z".into(), json!({"a": [{"x": 3, "y": 2}], "b": 1}));
+    assert_eq!(fingerprint("t.x", &a), fingerprint("t.x", &b));
+    b.insert("a".into(), json!("w"));
+    assert_ne!(fingerprint("t.x", &a), fingerprint("t.x", &b));
+    assert_ne!(fingerprint("t.x", &a), fingerprint("t.y", &a));
+}
