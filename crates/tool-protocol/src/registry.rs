@@ -295,7 +295,7 @@ pub fn walk_pages(
 
 /// `value` with every object's keys sorted, so equal arguments serialize
 /// equally whatever order they arrived in — even when another crate in the
-/// build turns on serde_json's insertion-ordered maps.
+/// build turns on `serde_json`'s insertion-ordered maps.
 fn canonical(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
