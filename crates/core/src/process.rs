@@ -46,8 +46,15 @@ impl SandboxProfile {
 /// How the child's stdio is connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LaunchIo {
+    /// stdin, and stdout and stderr interleaved in `read_output`.
     Piped,
-    Pty { rows: u16, cols: u16 },
+    /// stdout alone in `read_output` (a protocol such as ACP speaks on it)
+    /// and stderr apart in `read_stderr` (the agent's log).
+    PipedSplit,
+    Pty {
+        rows: u16,
+        cols: u16,
+    },
 }
 
 /// Everything the launcher needs for one child process.
@@ -98,6 +105,11 @@ pub trait ProcessHandle: Send {
     /// The next chunk of output (stdout and stderr interleaved for PTYs);
     /// `None` at end of output.
     async fn read_output(&mut self) -> Option<Vec<u8>>;
+    /// The next chunk of stderr for `PipedSplit` launches; `None` at its end
+    /// and always for the other kinds (their stderr is in `read_output`).
+    async fn read_stderr(&mut self) -> Option<Vec<u8>> {
+        None
+    }
     async fn wait(&mut self) -> Result<ExitStatus, LaunchError>;
     /// Kills the whole process group.
     async fn kill(&mut self) -> Result<(), LaunchError>;

@@ -291,8 +291,15 @@ impl Launcher {
         if let Some(out) = child.stdout.take() {
             self.runtime.spawn(pump(out, tx.clone()));
         }
+        let mut stderr = None;
         if let Some(err) = child.stderr.take() {
-            self.runtime.spawn(pump(err, tx));
+            if spec.io == LaunchIo::PipedSplit {
+                let (etx, erx) = mpsc::channel(64);
+                self.runtime.spawn(pump(err, etx));
+                stderr = Some(erx);
+            } else {
+                self.runtime.spawn(pump(err, tx));
+            }
         }
         // The time limit holds whether or not anyone is waiting: a watchdog
         // kills the group at the deadline.
@@ -313,6 +320,7 @@ impl Launcher {
             stdin: child.stdin.take(),
             child,
             output: rx,
+            stderr,
             watchdog,
             timed_out,
             proxy: proxy_env,
@@ -350,6 +358,8 @@ struct PipedHandle {
     child: Child,
     stdin: Option<ChildStdin>,
     output: mpsc::Receiver<Vec<u8>>,
+    /// stderr apart, for `PipedSplit` launches.
+    stderr: Option<mpsc::Receiver<Vec<u8>>>,
     watchdog: Option<tokio::task::JoinHandle<()>>,
     timed_out: Arc<AtomicBool>,
     proxy: Option<(ProxyEnv, Arc<PolicyProxy>)>,
@@ -406,6 +416,10 @@ impl ProcessHandle for PipedHandle {
             .flush()
             .await
             .map_err(|e| LaunchError::Io(e.to_string()))
+    }
+
+    async fn read_stderr(&mut self) -> Option<Vec<u8>> {
+        self.stderr.as_mut()?.recv().await
     }
 
     async fn read_output(&mut self) -> Option<Vec<u8>> {

@@ -161,6 +161,44 @@ async fn kill_stops_a_running_child() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_split_launch_keeps_stderr_out_of_the_protocol_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = launcher(None, Some(dir.path()));
+    let mut s = spec(
+        &[
+            "sh",
+            "-c",
+            "echo out1; echo err1 >&2; echo out2; echo err2 >&2",
+        ],
+        SandboxProfile::Tool,
+        dir.path(),
+    );
+    s.io = cocode_core::process::LaunchIo::PipedSplit;
+    let mut handle = l.launch(s).unwrap();
+    let mut out = Vec::new();
+    while let Some(chunk) = handle.read_output().await {
+        out.extend(chunk);
+    }
+    let mut err = Vec::new();
+    while let Some(chunk) = handle.read_stderr().await {
+        err.extend(chunk);
+    }
+    assert_eq!(String::from_utf8_lossy(&out), "out1\nout2\n");
+    assert_eq!(String::from_utf8_lossy(&err), "err1\nerr2\n");
+    assert_eq!(handle.wait().await.unwrap(), ExitStatus::Code(0));
+    // A plain piped launch has no separate stderr.
+    let mut handle = l
+        .launch(spec(
+            &["sh", "-c", "echo x >&2"],
+            SandboxProfile::Tool,
+            dir.path(),
+        ))
+        .unwrap();
+    assert_eq!(handle.read_stderr().await, None);
+    assert_eq!(handle.read_output().await, Some(b"x\n".to_vec()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pty_child_sees_a_terminal_of_the_asked_size_and_echoes_input() {
     let dir = tempfile::tempdir().unwrap();
     let l = launcher(None, Some(dir.path()));
