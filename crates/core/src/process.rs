@@ -98,6 +98,9 @@ pub enum LaunchError {
 }
 
 /// A running child.
+/// A stream of output chunks.
+pub type ByteStream = std::pin::Pin<Box<dyn futures_core::Stream<Item = Vec<u8>> + Send>>;
+
 #[async_trait::async_trait]
 pub trait ProcessHandle: Send {
     fn pid(&self) -> Option<u32>;
@@ -105,9 +108,10 @@ pub trait ProcessHandle: Send {
     /// The next chunk of output (stdout and stderr interleaved for PTYs);
     /// `None` at end of output.
     async fn read_output(&mut self) -> Option<Vec<u8>>;
-    /// The next chunk of stderr for `PipedSplit` launches; `None` at its end
-    /// and always for the other kinds (their stderr is in `read_output`).
-    async fn read_stderr(&mut self) -> Option<Vec<u8>> {
+    /// stderr of a `PipedSplit` launch, as its own stream (it can be read
+    /// while `read_output` is awaited); `None` for the other kinds, whose
+    /// stderr is in `read_output`, and after the first call.
+    fn take_stderr(&mut self) -> Option<ByteStream> {
         None
     }
     async fn wait(&mut self) -> Result<ExitStatus, LaunchError>;

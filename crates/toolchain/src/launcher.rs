@@ -329,6 +329,19 @@ impl Launcher {
     }
 }
 
+/// A channel receiver as a stream.
+struct ReceiverStream(mpsc::Receiver<Vec<u8>>);
+
+impl futures_core::Stream for ReceiverStream {
+    type Item = Vec<u8>;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Vec<u8>>> {
+        self.0.poll_recv(cx)
+    }
+}
+
 async fn pump(mut from: impl tokio::io::AsyncRead + Unpin, to: mpsc::Sender<Vec<u8>>) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -418,8 +431,9 @@ impl ProcessHandle for PipedHandle {
             .map_err(|e| LaunchError::Io(e.to_string()))
     }
 
-    async fn read_stderr(&mut self) -> Option<Vec<u8>> {
-        self.stderr.as_mut()?.recv().await
+    fn take_stderr(&mut self) -> Option<cocode_core::process::ByteStream> {
+        let rx = self.stderr.take()?;
+        Some(Box::pin(ReceiverStream(rx)))
     }
 
     async fn read_output(&mut self) -> Option<Vec<u8>> {

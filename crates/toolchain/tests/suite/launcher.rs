@@ -175,12 +175,14 @@ async fn a_split_launch_keeps_stderr_out_of_the_protocol_stream() {
     );
     s.io = cocode_core::process::LaunchIo::PipedSplit;
     let mut handle = l.launch(s).unwrap();
+    let mut stderr = handle.take_stderr().unwrap();
+    assert!(handle.take_stderr().is_none(), "taken once");
     let mut out = Vec::new();
     while let Some(chunk) = handle.read_output().await {
         out.extend(chunk);
     }
     let mut err = Vec::new();
-    while let Some(chunk) = handle.read_stderr().await {
+    while let Some(chunk) = std::future::poll_fn(|cx| stderr.as_mut().poll_next(cx)).await {
         err.extend(chunk);
     }
     assert_eq!(String::from_utf8_lossy(&out), "out1\nout2\n");
@@ -194,7 +196,7 @@ async fn a_split_launch_keeps_stderr_out_of_the_protocol_stream() {
             dir.path(),
         ))
         .unwrap();
-    assert_eq!(handle.read_stderr().await, None);
+    assert!(handle.take_stderr().is_none());
     assert_eq!(handle.read_output().await, Some(b"x\n".to_vec()));
 }
 
