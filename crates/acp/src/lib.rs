@@ -1,1 +1,12 @@
-//! cocode-acp (layer L2): the Agent Client Protocol host — runs external agents under the same gate, sandbox and approvals and maps ACP to the `AgentRuntime` contract.
+//! cocode-acp (layer L2): the ACP host — external agents (Gemini CLI,
+//! Claude Code, Codex, any ACP agent) launched through the toolchain's
+//! launcher and driven over the Agent Client Protocol (client side). It
+//! holds no policy: file access and permissions come back to the host as
+//! `AgentRequest`s, completed through the same use cases as the built-in
+//! agent's tool calls.
+
+pub mod registry;
+pub mod session;
+
+pub use registry::{AcpAgentConfig, AcpAgentRegistry};
+pub use session::{AcpRuntime, AcpSession, CANCEL_GRACE};

@@ -1,0 +1,932 @@
+//! `AcpRuntime`: external agents over the Agent Client Protocol (client
+//! side, protocol version 1).
+//!
+//! The agent is launched through the host's launcher with the agent profile
+//! (stdio only; stderr kept apart as the agent's log). `session/update`
+//! becomes `AgentEvent`s; `fs/read_text_file`, `fs/write_text_file` and
+//! `session/request_permission` become `AgentRequest`s the host completes —
+//! this crate decides nothing about them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::{Agent, Client, Lines, Responder, V1};
+use async_trait::async_trait;
+use cocode_core::agent::{
+    AgentBackendKind, AgentCapabilities, AgentError, AgentEvent, AgentProvider, AgentRequest,
+    AgentRequestKind, AgentRuntime, AgentSession, EventStream, FileEditOp, PermissionOptionKind,
+    PlanEntry, RequestCompletion, SessionRequest, SessionTarget, ToolCallStatus, ToolCallUpdate,
+    TurnEndReason, UserTurn,
+};
+use cocode_core::process::{LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher, SandboxProfile};
+use cocode_core::{CancelReason, ProviderId, RequestId};
+use futures::{SinkExt as _, StreamExt as _};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::registry::AcpAgentRegistry;
+
+/// The most stderr kept per agent (the newest bytes).
+const LOG_LIMIT: usize = 256 * 1024;
+
+/// How long a cancelled agent may take to stop before it is killed.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+/// The ACP backend.
+pub struct AcpRuntime {
+    launcher: Arc<dyn ProcessLauncher>,
+    agents: AcpAgentRegistry,
+    grace: Duration,
+}
+
+impl std::fmt::Debug for AcpRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AcpRuntime")
+            .field("agents", &self.agents)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AcpRuntime {
+    pub fn new(launcher: Arc<dyn ProcessLauncher>, agents: AcpAgentRegistry) -> Self {
+        Self {
+            launcher,
+            agents,
+            grace: CANCEL_GRACE,
+        }
+    }
+
+    /// How long a cancelled agent may take before it is killed.
+    #[must_use]
+    pub fn with_cancel_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+}
+
+fn backend(code: &str, message: impl Into<String>, retryable: bool) -> AgentError {
+    AgentError::Backend {
+        code: code.to_owned(),
+        message: message.into(),
+        retryable,
+    }
+}
+
+/// A request the agent waits on.
+enum Pending {
+    Read(Responder<acp::ReadTextFileResponse, V1>),
+    Write(Responder<acp::WriteTextFileResponse, V1>),
+    Permission {
+        responder: Responder<acp::RequestPermissionResponse, V1>,
+        options: Vec<(String, PermissionOptionKind)>,
+    },
+}
+
+/// An open tool call's title and locations, kept so later updates that
+/// omit them still show them.
+type OpenCall = (Option<String>, Vec<String>);
+
+/// State shared by the session handle, the protocol handlers and the IO task.
+struct Shared {
+    root: PathBuf,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    pending: Mutex<BTreeMap<RequestId, Pending>>,
+    next_request: AtomicU64,
+    /// Tool calls not yet completed, failed or cancelled.
+    open_calls: Mutex<BTreeMap<String, OpenCall>>,
+    log: Mutex<Vec<u8>>,
+    closed: Mutex<bool>,
+}
+
+impl Shared {
+    fn emit(&self, event: AgentEvent) {
+        let _ = self.events.send(event);
+    }
+
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, BTreeMap<RequestId, Pending>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Workspace-relative when inside the root; as given otherwise (the host
+    /// refuses it).
+    fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root).map_or_else(
+            |_| path.to_string_lossy().into_owned(),
+            |r| r.to_string_lossy().replace('\\', "/"),
+        )
+    }
+
+    fn request(&self, kind: AgentRequestKind, pending: Pending) {
+        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let Ok(id) = RequestId::new(format!("acp-{n}")) else {
+            return;
+        };
+        self.lock_pending().insert(id.clone(), pending);
+        self.emit(AgentEvent::Request(AgentRequest { id, kind }));
+    }
+
+    fn close(&self, reason: String) {
+        let mut closed = self.closed.lock().unwrap_or_else(PoisonError::into_inner);
+        if !*closed {
+            *closed = true;
+            self.emit(AgentEvent::TransportClosed { reason });
+        }
+    }
+
+    fn status(status: acp::ToolCallStatus) -> ToolCallStatus {
+        match status {
+            acp::ToolCallStatus::Pending => ToolCallStatus::Pending,
+            acp::ToolCallStatus::Completed => ToolCallStatus::Completed,
+            acp::ToolCallStatus::Failed => ToolCallStatus::Failed,
+            // In progress, or a status added to the protocol later: the call
+            // is still going.
+            _ => ToolCallStatus::InProgress,
+        }
+    }
+
+    fn call_update(
+        &self,
+        id: String,
+        title: Option<&String>,
+        status: ToolCallStatus,
+        locations: &[String],
+    ) {
+        let mut open = self
+            .open_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let entry = open.entry(id.clone()).or_insert((None, Vec::new()));
+        if let Some(title) = title {
+            entry.0 = Some(title.clone());
+        }
+        if !locations.is_empty() {
+            entry.1 = locations.to_vec();
+        }
+        let (title, locations) = entry.clone();
+        if matches!(
+            status,
+            ToolCallStatus::Completed | ToolCallStatus::Failed | ToolCallStatus::Cancelled
+        ) {
+            open.remove(&id);
+        }
+        drop(open);
+        self.emit(AgentEvent::ToolCallUpdate(ToolCallUpdate {
+            call_id: id,
+            title,
+            status,
+            locations,
+        }));
+    }
+
+    fn on_update(&self, notification: acp::SessionNotification) {
+        let text = |chunk: &acp::ContentChunk| match &chunk.content {
+            acp::ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        };
+        match notification.update {
+            acp::SessionUpdate::AgentMessageChunk(chunk) => {
+                if let Some(t) = text(&chunk) {
+                    self.emit(AgentEvent::MessageDelta(t));
+                }
+            }
+            acp::SessionUpdate::AgentThoughtChunk(chunk) => {
+                if let Some(t) = text(&chunk) {
+                    self.emit(AgentEvent::ThoughtDelta(t));
+                }
+            }
+            acp::SessionUpdate::ToolCall(call) => {
+                let locations: Vec<String> = call
+                    .locations
+                    .iter()
+                    .map(|l| self.relative(&l.path))
+                    .collect();
+                self.call_update(
+                    call.tool_call_id.0.to_string(),
+                    Some(&call.title),
+                    Self::status(call.status),
+                    &locations,
+                );
+            }
+            acp::SessionUpdate::ToolCallUpdate(update) => {
+                let locations: Vec<String> = update
+                    .fields
+                    .locations
+                    .as_ref()
+                    .map(|ls| ls.iter().map(|l| self.relative(&l.path)).collect())
+                    .unwrap_or_default();
+                let status = update
+                    .fields
+                    .status
+                    .map_or(ToolCallStatus::InProgress, Self::status);
+                self.call_update(
+                    update.tool_call_id.0.to_string(),
+                    update.fields.title.as_ref(),
+                    status,
+                    &locations,
+                );
+            }
+            acp::SessionUpdate::Plan(plan) => {
+                self.emit(AgentEvent::Plan(
+                    plan.entries
+                        .iter()
+                        .map(|e| PlanEntry {
+                            content: e.content.clone(),
+                            done: e.status == acp::PlanEntryStatus::Completed,
+                        })
+                        .collect(),
+                ));
+            }
+            // Mode, command, usage and info updates change nothing the host acts on.
+            _ => {}
+        }
+    }
+
+    /// Answers every pending permission request with `cancelled` and marks
+    /// every open tool call cancelled.
+    fn cancel_pending(&self) {
+        let mut pending = self.lock_pending();
+        let ids: Vec<RequestId> = pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::Permission { .. }))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in ids {
+            if let Some(Pending::Permission { responder, .. }) = pending.remove(&id) {
+                let _ = responder.respond(acp::RequestPermissionResponse::new(
+                    acp::RequestPermissionOutcome::Cancelled,
+                ));
+            }
+        }
+        drop(pending);
+        let open: Vec<String> = self
+            .open_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        for id in open {
+            self.call_update(id, None, ToolCallStatus::Cancelled, &[]);
+        }
+    }
+}
+
+fn permission_kind(kind: acp::PermissionOptionKind) -> PermissionOptionKind {
+    match kind {
+        acp::PermissionOptionKind::AllowOnce => PermissionOptionKind::AllowOnce,
+        acp::PermissionOptionKind::AllowAlways => PermissionOptionKind::AllowAlways,
+        acp::PermissionOptionKind::RejectAlways => PermissionOptionKind::RejectAlways,
+        // Reject once, or a kind added to the protocol later (never taken
+        // for an allow).
+        _ => PermissionOptionKind::RejectOnce,
+    }
+}
+
+/// Commands from the session handle to the connection task.
+enum Command {
+    Prompt(String),
+    Cancel,
+}
+
+/// A running ACP session.
+pub struct AcpSession {
+    shared: Arc<Shared>,
+    events: Option<mpsc::UnboundedReceiver<AgentEvent>>,
+    commands: mpsc::UnboundedSender<Command>,
+    kill: tokio_util_kill::Kill,
+    capabilities: AgentCapabilities,
+    grace: Duration,
+    turn_running: Arc<Mutex<bool>>,
+}
+
+impl std::fmt::Debug for AcpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AcpSession")
+            .field("root", &self.shared.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AcpSession {
+    /// The agent's stderr so far (the newest bytes, bounded).
+    pub fn log(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .shared
+                .log
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+        .into_owned()
+    }
+}
+
+/// A kill switch for the IO task.
+mod tokio_util_kill {
+    use tokio::sync::watch;
+
+    #[derive(Debug, Clone)]
+    pub struct Kill(pub watch::Sender<bool>);
+
+    impl Kill {
+        pub fn fire(&self) {
+            let _ = self.0.send(true);
+        }
+    }
+}
+
+struct Receiver(mpsc::UnboundedReceiver<AgentEvent>);
+
+impl futures::Stream for Receiver {
+    type Item = AgentEvent;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+#[async_trait]
+impl AgentRuntime for AcpRuntime {
+    fn kind(&self) -> AgentBackendKind {
+        AgentBackendKind::Acp
+    }
+
+    async fn describe_providers(&self) -> Vec<AgentProvider> {
+        self.agents
+            .agents()
+            .filter_map(|a| {
+                Some(AgentProvider {
+                    id: ProviderId::new(a.id.as_str()).ok()?,
+                    display_name: a.display_name.clone(),
+                    // Whether the program is installed shows when it launches.
+                    available: true,
+                    models: Vec::new(),
+                })
+            })
+            .collect()
+    }
+
+    async fn start_session(
+        &self,
+        req: SessionRequest,
+    ) -> Result<Box<dyn AgentSession>, AgentError> {
+        let SessionTarget::Acp { agent_id } = &req.target else {
+            return Err(backend(
+                "ACP_CONFIG",
+                "the ACP backend runs ACP agents only",
+                false,
+            ));
+        };
+        let agent = self.agents.get(agent_id).ok_or_else(|| {
+            backend(
+                "ACP_CONFIG",
+                format!("no ACP agent {agent_id} is configured"),
+                false,
+            )
+        })?;
+        let spec = LaunchSpec {
+            argv: agent.command.clone(),
+            cwd: req.workspace_root.clone(),
+            env_overrides: agent.env.clone(),
+            profile: SandboxProfile::Agent {
+                task_id: req.task_id.clone(),
+            },
+            io: LaunchIo::PipedSplit,
+            timeout: None,
+            output_byte_limit: None,
+        };
+        let handle = self.launcher.launch(spec).map_err(|e| {
+            backend(
+                "ACP_LAUNCH_FAILED",
+                format!("{}: {e}", agent.display_name),
+                false,
+            )
+        })?;
+        let (events, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            root: req.workspace_root.clone(),
+            events,
+            pending: Mutex::new(BTreeMap::new()),
+            next_request: AtomicU64::new(1),
+            open_calls: Mutex::new(BTreeMap::new()),
+            log: Mutex::new(Vec::new()),
+            closed: Mutex::new(false),
+        });
+        let (kill_tx, kill_rx) = tokio::sync::watch::channel(false);
+        let (transport, _io) = spawn_io(handle, Arc::clone(&shared), kill_rx);
+        let (commands, command_rx) = mpsc::unbounded_channel();
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let turn_running = Arc::new(Mutex::new(false));
+        tokio::spawn(connect(
+            transport,
+            Arc::clone(&shared),
+            command_rx,
+            ready_tx,
+            Arc::clone(&turn_running),
+        ));
+        let kill = tokio_util_kill::Kill(kill_tx);
+        let ready = tokio::time::timeout(req.request_timeout, ready_rx).await;
+        let capabilities = match ready {
+            Ok(Ok(Ok(caps))) => caps,
+            Ok(Ok(Err(e))) => {
+                kill.fire();
+                return Err(e);
+            }
+            Ok(Err(_)) => {
+                kill.fire();
+                return Err(backend(
+                    "ACP_TRANSPORT_CLOSED",
+                    format!(
+                        "{} exited before the session started: {}",
+                        agent.display_name,
+                        tail(&shared)
+                    ),
+                    false,
+                ));
+            }
+            Err(_) => {
+                kill.fire();
+                return Err(backend(
+                    "ACP_TIMEOUT",
+                    format!("{} did not start a session in time", agent.display_name),
+                    true,
+                ));
+            }
+        };
+        Ok(Box::new(AcpSession {
+            shared,
+            events: Some(rx),
+            commands,
+            kill,
+            capabilities,
+            grace: self.grace,
+            turn_running,
+        }))
+    }
+}
+
+fn tail(shared: &Shared) -> String {
+    let log = shared.log.lock().unwrap_or_else(PoisonError::into_inner);
+    let text = String::from_utf8_lossy(&log);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+type OutgoingSink = futures::sink::SinkMapErr<
+    futures::channel::mpsc::UnboundedSender<String>,
+    fn(futures::channel::mpsc::SendError) -> io::Error,
+>;
+type IncomingStream = futures::channel::mpsc::UnboundedReceiver<io::Result<String>>;
+
+fn to_io(e: futures::channel::mpsc::SendError) -> io::Error {
+    io::Error::other(e)
+}
+
+/// One step of the IO task.
+enum Io {
+    Out(Option<String>),
+    In(Option<Vec<u8>>),
+    Kill,
+}
+
+/// Bridges the child's stdio and the protocol's lines; keeps stderr as the
+/// agent's log; reports the end of the transport.
+fn spawn_io(
+    mut handle: Box<dyn ProcessHandle>,
+    shared: Arc<Shared>,
+    mut kill: tokio::sync::watch::Receiver<bool>,
+) -> (
+    Lines<OutgoingSink, IncomingStream>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (out_tx, mut out_rx) = futures::channel::mpsc::unbounded::<String>();
+    let (in_tx, in_rx) = futures::channel::mpsc::unbounded::<io::Result<String>>();
+    if let Some(mut stderr) = handle.take_stderr() {
+        let log = Arc::clone(&shared);
+        tokio::spawn(async move {
+            while let Some(chunk) = stderr.next().await {
+                let mut buf = log.log.lock().unwrap_or_else(PoisonError::into_inner);
+                buf.extend_from_slice(&chunk);
+                if buf.len() > LOG_LIMIT {
+                    let cut = buf.len() - LOG_LIMIT;
+                    buf.drain(..cut);
+                }
+            }
+        });
+    }
+    let task = tokio::spawn(async move {
+        let mut pending = Vec::new();
+        let mut writing = true;
+        loop {
+            let step = tokio::select! {
+                line = out_rx.next(), if writing => Io::Out(line),
+                chunk = handle.read_output() => Io::In(chunk),
+                _ = kill.changed() => Io::Kill,
+            };
+            match step {
+                Io::Out(Some(line)) => {
+                    let mut bytes = line.into_bytes();
+                    bytes.push(b'\n');
+                    if handle.write_stdin(&bytes).await.is_err() {
+                        writing = false;
+                    }
+                }
+                Io::Out(None) => writing = false,
+                Io::In(Some(chunk)) => {
+                    pending.extend_from_slice(&chunk);
+                    while let Some(pos) = pending.iter().position(|b| *b == b'\n') {
+                        let line: Vec<u8> = pending.drain(..=pos).collect();
+                        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                        if !text.is_empty() {
+                            let _ = in_tx.unbounded_send(Ok(text));
+                        }
+                    }
+                }
+                Io::In(None) => break,
+                Io::Kill => {
+                    let _ = handle.kill().await;
+                    break;
+                }
+            }
+        }
+        in_tx.close_channel();
+        let status = handle.wait().await;
+        shared.cancel_pending();
+        shared.close(match status {
+            Ok(s) => format!("the agent exited ({s:?}); {}", tail(&shared)),
+            Err(e) => format!("the agent's output ended: {e}"),
+        });
+    });
+    let sink = out_tx.sink_map_err(to_io as fn(futures::channel::mpsc::SendError) -> io::Error);
+    (Lines::new(sink, in_rx), task)
+}
+
+/// Runs the protocol: initialize, new session, then prompts and cancels.
+async fn connect(
+    transport: Lines<OutgoingSink, IncomingStream>,
+    shared: Arc<Shared>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    ready: oneshot::Sender<Result<AgentCapabilities, AgentError>>,
+    turn_running: Arc<Mutex<bool>>,
+) {
+    let on_update = Arc::clone(&shared);
+    let on_read = Arc::clone(&shared);
+    let on_write = Arc::clone(&shared);
+    let on_permission = Arc::clone(&shared);
+    let session = Arc::clone(&shared);
+    let result = Client
+        .v1()
+        .name("cocode")
+        .on_receive_notification(
+            async move |n: acp::SessionNotification, _cx: ConnectionTo<Agent>| {
+                on_update.on_update(n);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |r: acp::ReadTextFileRequest,
+                        responder: Responder<acp::ReadTextFileResponse, V1>,
+                        _cx: ConnectionTo<Agent>| {
+                let kind = AgentRequestKind::FileRead {
+                    path: on_read.relative(&r.path),
+                    line: r.line,
+                    limit: r.limit,
+                };
+                on_read.request(kind, Pending::Read(responder));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: acp::WriteTextFileRequest,
+                        responder: Responder<acp::WriteTextFileResponse, V1>,
+                        _cx: ConnectionTo<Agent>| {
+                let kind = AgentRequestKind::FileEdit(FileEditOp::Write {
+                    path: on_write.relative(&r.path),
+                    content: r.content,
+                });
+                on_write.request(kind, Pending::Write(responder));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: acp::RequestPermissionRequest,
+                        responder: Responder<acp::RequestPermissionResponse, V1>,
+                        _cx: ConnectionTo<Agent>| {
+                let options: Vec<(String, PermissionOptionKind)> = r
+                    .options
+                    .iter()
+                    .map(|o| (o.option_id.0.to_string(), permission_kind(o.kind)))
+                    .collect();
+                let title = r
+                    .tool_call
+                    .fields
+                    .title
+                    .clone()
+                    .unwrap_or_else(|| r.tool_call.tool_call_id.0.to_string());
+                on_permission.request(
+                    AgentRequestKind::Permission {
+                        title,
+                        options: options.clone(),
+                    },
+                    Pending::Permission { responder, options },
+                );
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            run_protocol(&cx, &session, &mut commands, ready, &turn_running).await;
+            Ok(())
+        })
+        .await;
+    if let Err(e) = result {
+        shared.close(format!("the connection failed: {e}"));
+    }
+}
+
+/// `initialize` and `session/new`; the session id and what the agent can do.
+async fn handshake(
+    cx: &ConnectionTo<Agent>,
+    shared: &Shared,
+) -> Result<(acp::SessionId, AgentCapabilities), AgentError> {
+    let init = acp::InitializeRequest::new(ProtocolVersion::V1)
+        .client_capabilities(
+            acp::ClientCapabilities::new()
+                .fs(acp::FileSystemCapabilities::new()
+                    .read_text_file(true)
+                    .write_text_file(true))
+                .terminal(false),
+        )
+        .client_info(acp::Implementation::new(
+            "cocode",
+            env!("CARGO_PKG_VERSION"),
+        ));
+    let init = match cx.send_request(init).block_task().await {
+        Ok(r) => r,
+        Err(e) => {
+            let text = e.to_string();
+            // The SDK refuses a peer that negotiated another version itself.
+            let error = if text.contains("protocol version") {
+                backend(
+                    "ACP_VERSION_MISMATCH",
+                    format!(
+                        "the agent negotiated another ACP protocol version; cocode speaks version 1 ({text})"
+                    ),
+                    false,
+                )
+            } else {
+                backend("ACP_INITIALIZE_FAILED", text, false)
+            };
+            return Err(error);
+        }
+    };
+    if init.protocol_version != ProtocolVersion::V1 {
+        return Err(backend(
+            "ACP_VERSION_MISMATCH",
+            format!(
+                "the agent speaks ACP version {:?}; cocode speaks version 1",
+                init.protocol_version
+            ),
+            false,
+        ));
+    }
+    let session = match cx
+        .send_request(acp::NewSessionRequest::new(shared.root.clone()))
+        .block_task()
+        .await
+    {
+        Ok(s) => s.session_id,
+        Err(e) => return Err(backend("ACP_SESSION_FAILED", e.to_string(), false)),
+    };
+    let capabilities = AgentCapabilities {
+        load_session: init.agent_capabilities.load_session,
+        images: init.agent_capabilities.prompt_capabilities.image,
+        streaming: true,
+    };
+    Ok((session, capabilities))
+}
+
+async fn run_protocol(
+    cx: &ConnectionTo<Agent>,
+    shared: &Arc<Shared>,
+    commands: &mut mpsc::UnboundedReceiver<Command>,
+    ready: oneshot::Sender<Result<AgentCapabilities, AgentError>>,
+    turn_running: &Arc<Mutex<bool>>,
+) {
+    let session = match handshake(cx, shared).await {
+        Ok((session, capabilities)) => {
+            if ready.send(Ok(capabilities)).is_err() {
+                return;
+            }
+            session
+        }
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    while let Some(command) = commands.recv().await {
+        let Command::Prompt(text) = command else {
+            continue;
+        };
+        let prompt = acp::PromptRequest::new(
+            session.clone(),
+            vec![acp::ContentBlock::Text(acp::TextContent::new(text))],
+        );
+        let mut answer = std::pin::pin!(cx.send_request(prompt).block_task());
+        let reason = loop {
+            tokio::select! {
+                r = &mut answer => break match r {
+                    Ok(r) => match r.stop_reason {
+                        acp::StopReason::MaxTokens => TurnEndReason::MaxTokens,
+                        acp::StopReason::MaxTurnRequests => TurnEndReason::MaxTurns,
+                        acp::StopReason::Refusal => TurnEndReason::Refusal,
+                        acp::StopReason::Cancelled => TurnEndReason::Cancelled,
+                        // End turn, or a reason added to the protocol later.
+                        _ => TurnEndReason::EndTurn,
+                    },
+                    Err(e) => {
+                        shared.emit(AgentEvent::Failed {
+                            code: "ACP_PROMPT_FAILED".into(),
+                            message: e.to_string(),
+                        });
+                        *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
+                        continue;
+                    }
+                },
+                c = commands.recv() => match c {
+                    Some(Command::Cancel) => {
+                        let _ = cx.send_notification(acp::CancelNotification::new(session.clone()));
+                        shared.cancel_pending();
+                    }
+                    Some(Command::Prompt(_)) => shared.emit(AgentEvent::Failed {
+                        code: "AGENT_BUSY".into(),
+                        message: "the agent is still working on the previous turn".into(),
+                    }),
+                    None => return,
+                },
+            }
+        };
+        *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        shared.emit(AgentEvent::TurnEnded { reason });
+    }
+}
+
+#[async_trait]
+impl AgentSession for AcpSession {
+    fn capabilities(&self) -> AgentCapabilities {
+        self.capabilities
+    }
+
+    fn events(&mut self) -> EventStream {
+        match self.events.take() {
+            Some(rx) => Box::pin(Receiver(rx)),
+            None => Box::pin(Receiver(mpsc::unbounded_channel().1)),
+        }
+    }
+
+    async fn send(&self, turn: UserTurn) -> Result<(), AgentError> {
+        if *self
+            .shared
+            .closed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            return Err(AgentError::Closed);
+        }
+        {
+            let mut running = self
+                .turn_running
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if *running {
+                return Err(backend(
+                    "AGENT_BUSY",
+                    "the agent is still working on the previous turn",
+                    true,
+                ));
+            }
+            *running = true;
+        }
+        self.commands
+            .send(Command::Prompt(turn.text))
+            .map_err(|_| AgentError::Closed)
+    }
+
+    async fn complete(
+        &self,
+        id: RequestId,
+        completion: RequestCompletion,
+    ) -> Result<(), AgentError> {
+        let pending = self
+            .shared
+            .lock_pending()
+            .remove(&id)
+            .ok_or_else(|| AgentError::AlreadyCompleted(id.clone()))?;
+        let failure = |code: &str| {
+            agent_client_protocol::Error::new(-32000, code.to_owned())
+                .data(serde_json::json!({"code": code}))
+        };
+        let sent = match (pending, completion) {
+            (Pending::Read(r), RequestCompletion::Success(value)) => {
+                let content = value
+                    .get("content")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                r.respond(acp::ReadTextFileResponse::new(content))
+            }
+            (Pending::Write(r), RequestCompletion::Success(_)) => {
+                r.respond(acp::WriteTextFileResponse::new())
+            }
+            (Pending::Permission { responder, options }, completion) => {
+                let chosen = match &completion {
+                    RequestCompletion::Success(v) => v
+                        .get("optionId")
+                        .and_then(serde_json::Value::as_str)
+                        .filter(|id| options.iter().any(|(o, _)| o == id))
+                        .map(str::to_owned),
+                    // A refusal picks the agent's own reject option when it has one.
+                    _ => options
+                        .iter()
+                        .find(|(_, k)| {
+                            matches!(
+                                k,
+                                PermissionOptionKind::RejectOnce
+                                    | PermissionOptionKind::RejectAlways
+                            )
+                        })
+                        .map(|(o, _)| o.clone()),
+                };
+                let outcome = chosen.map_or(acp::RequestPermissionOutcome::Cancelled, |id| {
+                    acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(id))
+                });
+                responder.respond(acp::RequestPermissionResponse::new(outcome))
+            }
+            (
+                Pending::Read(r),
+                RequestCompletion::Refused { code } | RequestCompletion::Error { code, .. },
+            ) => r.respond_with_error(failure(&code)),
+            (
+                Pending::Write(r),
+                RequestCompletion::Refused { code } | RequestCompletion::Error { code, .. },
+            ) => r.respond_with_error(failure(&code)),
+        };
+        sent.map_err(|e| backend("ACP_TRANSPORT_CLOSED", e.to_string(), false))
+    }
+
+    async fn cancel(&self, _reason: CancelReason) -> Result<(), AgentError> {
+        let running = *self
+            .turn_running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // During a turn the connection sends `session/cancel` first and then
+        // answers the pending permissions, so the agent learns of the cancel
+        // before it sees the answers.
+        let sent = running && self.commands.send(Command::Cancel).is_ok();
+        if !sent {
+            self.shared.cancel_pending();
+        }
+        if running {
+            // The agent answers the prompt with `cancelled`; one that does not
+            // within the grace period is killed.
+            let flag = Arc::clone(&self.turn_running);
+            let kill = self.kill.clone();
+            let grace = self.grace;
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                if *flag.lock().unwrap_or_else(PoisonError::into_inner) {
+                    kill.fire();
+                }
+            });
+        }
+        Ok(())
+    }
+
+    async fn dispose(self: Box<Self>) {
+        let _ = self.cancel(CancelReason::WorkspaceClosing).await;
+        self.kill.fire();
+    }
+}
+
+/// Paths a set of open calls touch (for tests and the UI).
+pub fn open_call_ids(session: &AcpSession) -> BTreeSet<String> {
+    session
+        .shared
+        .open_calls
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .keys()
+        .cloned()
+        .collect()
+}

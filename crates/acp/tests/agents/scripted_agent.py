@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""A scripted ACP agent for the host's corner cases.
+
+Speaks newline-delimited JSON-RPC 2.0 on stdio, logs to stderr. The first
+word of a prompt picks the scenario:
+
+  read PATH            fs/read_text_file, then say what it read
+  write PATH TEXT      a tool call around fs/write_text_file
+  permission           session/request_permission, then say the outcome
+  hang                 think, then wait for session/cancel
+  stubborn             think, then ignore session/cancel
+  die                  exit in the middle of the turn
+
+argv[1] == "v2" answers initialize with protocol version 2.
+"""
+
+import json
+import os
+import sys
+
+PROTOCOL = 2 if len(sys.argv) > 1 and sys.argv[1] == "v2" else 1
+cancelled = False
+next_id = 0
+
+
+def log(text):
+    print(f"scripted agent: {text}", file=sys.stderr, flush=True)
+
+
+def send(message):
+    message["jsonrpc"] = "2.0"
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def read():
+    global cancelled
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            log("stdin closed")
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            continue
+        message = json.loads(line)
+        if message.get("method") == "session/cancel":
+            log("cancel received")
+            cancelled = True
+        return message
+
+
+def call(method, params):
+    """Sends a request (string ids, to exercise id handling) and waits for its answer."""
+    global next_id
+    next_id += 1
+    request_id = f"agent-{next_id}"
+    send({"id": request_id, "method": method, "params": params})
+    while True:
+        message = read()
+        if message.get("id") == request_id and "method" not in message:
+            return message
+        if message.get("method") == "session/cancel":
+            continue
+        log(f"unexpected while waiting: {message}")
+
+
+def update(session, payload):
+    send({"method": "session/update", "params": {"sessionId": session, "update": payload}})
+
+
+def say(session, text):
+    update(session, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+
+
+def prompt(message, cwd):
+    global cancelled
+    cancelled = False
+    params = message["params"]
+    session = params["sessionId"]
+    text = " ".join(b.get("text", "") for b in params["prompt"] if b.get("type") == "text")
+    words = text.split(" ", 2)
+    scenario = words[0]
+    log(f"prompt: {scenario}")
+    stop = "end_turn"
+    if scenario == "read":
+        answer = call("fs/read_text_file", {"sessionId": session, "path": os.path.join(cwd, words[1])})
+        if "result" in answer:
+            say(session, "read: " + answer["result"]["content"])
+        else:
+            say(session, "read failed: " + answer["error"].get("data", {}).get("code", "?"))
+    elif scenario == "write":
+        path = os.path.join(cwd, words[1])
+        update(session, {"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "Write " + words[1],
+                         "kind": "edit", "status": "pending", "locations": [{"path": path}]})
+        answer = call("fs/write_text_file", {"sessionId": session, "path": path, "content": words[2]})
+        if "result" in answer:
+            update(session, {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "completed"})
+            say(session, "written")
+        else:
+            update(session, {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed"})
+            say(session, "write failed: " + answer["error"].get("data", {}).get("code", "?"))
+    elif scenario == "permission":
+        update(session, {"sessionUpdate": "tool_call", "toolCallId": "call-2", "title": "Run rm", "kind": "execute",
+                         "status": "pending"})
+        answer = call("session/request_permission", {
+            "sessionId": session,
+            "toolCall": {"toolCallId": "call-2", "title": "Run rm"},
+            "options": [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ],
+        })
+        outcome = answer["result"]["outcome"]
+        if outcome["outcome"] == "selected":
+            say(session, "permission: selected " + outcome["optionId"])
+        else:
+            say(session, "permission: " + outcome["outcome"])
+        if cancelled:
+            stop = "cancelled"
+    elif scenario in ("hang", "stubborn"):
+        update(session, {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "thinking"}})
+        while not cancelled or scenario == "stubborn":
+            read()
+        stop = "cancelled"
+    elif scenario == "die":
+        say(session, "about to die")
+        log("dying")
+        sys.exit(3)
+    else:
+        say(session, "unknown scenario")
+    send({"id": message["id"], "result": {"stopReason": stop}})
+
+
+def main():
+    cwd = os.getcwd()
+    while True:
+        message = read()
+        method = message.get("method")
+        if method == "initialize":
+            send({"id": message["id"], "result": {
+                "protocolVersion": PROTOCOL,
+                "agentCapabilities": {"loadSession": False, "promptCapabilities": {"image": False}},
+                "authMethods": [],
+            }})
+        elif method == "session/new":
+            cwd = message["params"]["cwd"]
+            send({"id": message["id"], "result": {"sessionId": "session-1"}})
+        elif method == "session/prompt":
+            prompt(message, cwd)
+        elif "id" in message and method is not None:
+            send({"id": message["id"], "error": {"code": -32601, "message": "method not found"}})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,378 @@
+//! The ACP host against the scripted in-repo agent (`tests/agents/
+//! scripted_agent.py`): every request kind, refusals, permissions, cancel,
+//! a dying agent and a version mismatch — through the real launcher with
+//! the agent profile (policy proxy; Landlock on Linux).
+#![cfg(unix)]
+#![expect(clippy::unwrap_used, reason = "test helpers")]
+#![expect(clippy::disallowed_methods, reason = "tests build a workspace")]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cocode_acp::{AcpAgentConfig, AcpAgentRegistry, AcpRuntime};
+use cocode_core::agent::{
+    AgentError, AgentEvent, AgentRequestKind, AgentRuntime, AgentSession, FileEditOp,
+    PermissionOptionKind, RequestCompletion, SessionRequest, SessionTarget, ToolCallStatus,
+    TurnEndReason, UserTurn,
+};
+use cocode_core::{AcpAgentId, CancelReason, SessionId, TaskId};
+use cocode_toolchain::{HostPolicy, Launcher, PolicyProxy, WritableRoots};
+use futures::StreamExt as _;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    runtime: AcpRuntime,
+}
+
+async fn fixture(args: &[&str]) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "hello").unwrap();
+    let proxy = Arc::new(
+        PolicyProxy::start(HostPolicy::new(Vec::new()))
+            .await
+            .unwrap(),
+    );
+    let launcher = Launcher::new(
+        tokio::runtime::Handle::current(),
+        Some(proxy),
+        WritableRoots {
+            workspace: Some(root.clone()),
+            exceptions: Vec::new(),
+        },
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/scripted_agent.py");
+    let mut command = vec!["python3".to_owned(), script.to_string_lossy().into_owned()];
+    command.extend(args.iter().map(|a| (*a).to_owned()));
+    let mut agents = AcpAgentRegistry::default();
+    agents.insert(AcpAgentConfig {
+        id: AcpAgentId::new("scripted").unwrap(),
+        display_name: "Scripted agent".into(),
+        command,
+        env: std::collections::BTreeMap::default(),
+        model_hosts: Vec::new(),
+        secret_env: Vec::new(),
+    });
+    let runtime =
+        AcpRuntime::new(Arc::new(launcher), agents).with_cancel_grace(Duration::from_millis(500));
+    Fixture {
+        _dir: dir,
+        root,
+        runtime,
+    }
+}
+
+fn request(root: &Path) -> SessionRequest {
+    SessionRequest {
+        task_id: TaskId::new("task-acp").unwrap(),
+        session_id: SessionId::new("session-acp").unwrap(),
+        workspace_root: root.to_path_buf(),
+        target: SessionTarget::Acp {
+            agent_id: AcpAgentId::new("scripted").unwrap(),
+        },
+        request_timeout: Duration::from_secs(20),
+    }
+}
+
+async fn next(events: &mut cocode_core::agent::EventStream) -> AgentEvent {
+    tokio::time::timeout(Duration::from_secs(20), events.next())
+        .await
+        .unwrap_or_else(|_| panic!("no event within 20 s"))
+        .unwrap_or_else(|| panic!("the event stream ended"))
+}
+
+/// Events until the turn ends (inclusive), answering nothing.
+async fn until_turn_end(events: &mut cocode_core::agent::EventStream) -> Vec<AgentEvent> {
+    let mut seen = Vec::new();
+    loop {
+        let e = next(events).await;
+        let end = matches!(
+            e,
+            AgentEvent::TurnEnded { .. } | AgentEvent::TransportClosed { .. }
+        );
+        seen.push(e);
+        if end {
+            return seen;
+        }
+    }
+}
+
+async fn start(f: &Fixture) -> (Box<dyn AgentSession>, cocode_core::agent::EventStream) {
+    let mut session = f.runtime.start_session(request(&f.root)).await.unwrap();
+    let events = session.events();
+    (session, events)
+}
+
+fn messages(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::MessageDelta(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_read_becomes_a_host_request_and_its_answer_reaches_the_agent() {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "read a.txt".into(),
+        })
+        .await
+        .unwrap();
+    let AgentEvent::Request(r) = next(&mut events).await else {
+        panic!("a request first")
+    };
+    assert_eq!(
+        r.kind,
+        AgentRequestKind::FileRead {
+            path: "a.txt".into(),
+            line: None,
+            limit: None
+        }
+    );
+    session
+        .complete(
+            r.id.clone(),
+            RequestCompletion::Success(json!({"content": "hello"})),
+        )
+        .await
+        .unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert_eq!(messages(&rest), vec!["read: hello"]);
+    assert_eq!(
+        rest.last(),
+        Some(&AgentEvent::TurnEnded {
+            reason: TurnEndReason::EndTurn
+        })
+    );
+    // Exactly once.
+    assert_eq!(
+        session
+            .complete(r.id.clone(), RequestCompletion::Success(json!({})))
+            .await,
+        Err(AgentError::AlreadyCompleted(r.id))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_is_a_file_edit_request_and_a_refusal_reaches_the_agent_with_its_code() {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "write out.txt data here".into(),
+        })
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let request = loop {
+        match next(&mut events).await {
+            AgentEvent::Request(r) => break r,
+            other => seen.push(other),
+        }
+    };
+    assert_eq!(
+        request.kind,
+        AgentRequestKind::FileEdit(FileEditOp::Write {
+            path: "out.txt".into(),
+            content: "data here".into()
+        })
+    );
+    let AgentEvent::ToolCallUpdate(call) = &seen[0] else {
+        panic!("{seen:?}")
+    };
+    assert_eq!(
+        (call.title.as_deref(), call.status, call.locations.clone()),
+        (
+            Some("Write out.txt"),
+            ToolCallStatus::Pending,
+            vec!["out.txt".to_owned()]
+        )
+    );
+    session
+        .complete(
+            request.id,
+            RequestCompletion::Refused {
+                code: "WORKSPACE_PATH_NOT_WRITABLE".into(),
+            },
+        )
+        .await
+        .unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert_eq!(
+        messages(&rest),
+        vec!["write failed: WORKSPACE_PATH_NOT_WRITABLE"]
+    );
+    let statuses: Vec<ToolCallStatus> = rest
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallUpdate(u) => Some(u.status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses, vec![ToolCallStatus::Failed]);
+    assert!(
+        !f.root.join("out.txt").exists(),
+        "the backend never writes by itself"
+    );
+}
+
+async fn permission(answer: RequestCompletion) -> Vec<String> {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "permission".into(),
+        })
+        .await
+        .unwrap();
+    let request = loop {
+        if let AgentEvent::Request(r) = next(&mut events).await {
+            break r;
+        }
+    };
+    assert_eq!(
+        request.kind,
+        AgentRequestKind::Permission {
+            title: "Run rm".into(),
+            options: vec![
+                ("allow".into(), PermissionOptionKind::AllowOnce),
+                ("reject".into(), PermissionOptionKind::RejectOnce)
+            ]
+        }
+    );
+    session.complete(request.id, answer).await.unwrap();
+    messages(&until_turn_end(&mut events).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permissions_are_answered_with_the_agents_own_options() {
+    assert_eq!(
+        permission(RequestCompletion::Success(json!({"optionId": "allow"}))).await,
+        vec!["permission: selected allow"]
+    );
+    assert_eq!(
+        permission(RequestCompletion::Refused {
+            code: "TOOL_APPROVAL_DENIED".into()
+        })
+        .await,
+        vec!["permission: selected reject"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_answers_pending_permissions_and_ends_the_turn_as_cancelled() {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "permission".into(),
+        })
+        .await
+        .unwrap();
+    loop {
+        if let AgentEvent::Request(_) = next(&mut events).await {
+            break;
+        }
+    }
+    session.cancel(CancelReason::UserStopped).await.unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert_eq!(messages(&rest), vec!["permission: cancelled"]);
+    assert!(
+        rest.iter().any(|e| matches!(e, AgentEvent::ToolCallUpdate(u) if u.call_id == "call-2" && u.status == ToolCallStatus::Cancelled)),
+        "{rest:?}"
+    );
+    assert_eq!(
+        rest.last(),
+        Some(&AgentEvent::TurnEnded {
+            reason: TurnEndReason::Cancelled
+        })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_turn_is_honoured_and_a_stubborn_agent_is_killed() {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "hang".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut events).await,
+        AgentEvent::ThoughtDelta("thinking".into())
+    );
+    session.cancel(CancelReason::UserStopped).await.unwrap();
+    assert_eq!(
+        next(&mut events).await,
+        AgentEvent::TurnEnded {
+            reason: TurnEndReason::Cancelled
+        }
+    );
+
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "stubborn".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut events).await,
+        AgentEvent::ThoughtDelta("thinking".into())
+    );
+    session.cancel(CancelReason::UserStopped).await.unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert!(
+        matches!(rest.last(), Some(AgentEvent::TransportClosed { .. })),
+        "killed after the grace period: {rest:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_dying_mid_turn_closes_the_transport_and_keeps_its_log() {
+    let f = fixture(&[]).await;
+    let mut session = f.runtime.start_session(request(&f.root)).await.unwrap();
+    let mut events = session.events();
+    session.send(UserTurn { text: "die".into() }).await.unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert_eq!(messages(&rest), vec!["about to die"]);
+    let Some(AgentEvent::TransportClosed { reason }) = rest.last() else {
+        panic!("{rest:?}")
+    };
+    assert!(
+        reason.contains("Code(3)") && reason.contains("scripted agent: dying"),
+        "{reason}"
+    );
+    assert_eq!(
+        session
+            .send(UserTurn {
+                text: "again".into()
+            })
+            .await,
+        Err(AgentError::Closed)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_speaking_another_protocol_version_is_refused() {
+    let f = fixture(&["v2"]).await;
+    let Err(err) = f.runtime.start_session(request(&f.root)).await else {
+        panic!("a v2 agent started")
+    };
+    let AgentError::Backend { code, message, .. } = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(code, "ACP_VERSION_MISMATCH", "{message}");
+    assert!(message.contains("cocode speaks version 1"), "{message}");
+}
