@@ -23,8 +23,7 @@ use cocode_workspace::OpenWorkspace;
 /// Contracts this build runs without. Features that need one report it as
 /// unavailable instead of pretending to work: the launcher plans its own
 /// sandbox (no separate `SandboxPolicy`), and bricks, the editor's document
-/// source and semantic tokens arrive with their crates. The ACP backend is
-/// likewise absent from the `AgentRuntime` registry.
+/// source and semantic tokens arrive with their crates.
 pub const UNREGISTERED_CONTRACTS: [ContractId; 4] = [
     ContractId::SandboxPolicy,
     ContractId::BrickEngine,
@@ -54,6 +53,7 @@ pub struct HostParts {
     pub launcher: Arc<dyn ProcessLauncher>,
     pub vault: Arc<dyn CredentialVault>,
     pub built_in: Arc<dyn AgentRuntime>,
+    pub acp: Arc<dyn AgentRuntime>,
     pub parsers: FileFormatParserRegistry,
 }
 
@@ -68,6 +68,7 @@ pub fn register_contracts(parts: HostParts) -> Result<ContractRegistry, Registry
     let mut registry = ContractRegistry::new();
     let mut backends = AgentBackendRegistry::new();
     backends.register(AgentBackendKind::BuiltIn, parts.built_in)?;
+    backends.register(AgentBackendKind::Acp, parts.acp)?;
     registry.register::<dyn AgentRuntime>(backends)?;
     let store: Arc<dyn SnapshotStore> = Arc::new(parts.workspace.gate.store().clone());
     registry.register::<dyn SnapshotStore>(store)?;

@@ -82,7 +82,10 @@ fn every_contract_is_registered_once_or_listed_as_unregistered() {
     assert_eq!(problems, Vec::<String>::new());
     assert_eq!(host.contracts.missing(), UNREGISTERED_CONTRACTS.to_vec());
     let backends = host.contracts.get::<dyn AgentRuntime>().unwrap();
-    assert_eq!(backends.keys(), vec![AgentBackendKind::BuiltIn]);
+    assert_eq!(
+        backends.keys(),
+        vec![AgentBackendKind::BuiltIn, AgentBackendKind::Acp]
+    );
 }
 
 #[test]

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
-use cocode_core::task::{CompletionModePolicy, TaskBackend};
-use cocode_core::{DelegatedTask, PendingApprovalKind, ProviderId, TaskId};
+use cocode_core::task::CompletionModePolicy;
+use cocode_core::{DelegatedTask, PendingApprovalKind, TaskId};
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent, ApprovalSnapshot};
 use cocode_toolchain::vault::KeyringVault;
 use tokio::sync::{mpsc, oneshot};
@@ -140,25 +140,6 @@ fn rows(host: &TaskHost) -> Vec<TaskRow> {
         .collect()
 }
 
-fn backend_of(name: &str, providers: &LlmProviderRegistry) -> Result<TaskBackend, String> {
-    if name == "local" {
-        return Ok(TaskBackend::Local);
-    }
-    let id = ProviderId::new(name).map_err(|e| e.to_string())?;
-    let provider = providers
-        .get(&id)
-        .ok_or_else(|| format!("unknown provider {name}"))?;
-    let model = provider
-        .models
-        .first()
-        .cloned()
-        .ok_or_else(|| format!("{} has no default model", provider.display_name))?;
-    Ok(TaskBackend::BuiltIn {
-        provider: id,
-        model,
-    })
-}
-
 impl TaskService {
     /// Starts the service for the workspace at `root`.
     pub fn start(root: PathBuf, wake: Wake) -> std::io::Result<Self> {
@@ -265,10 +246,10 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                     out.send(ServiceEvent::Error("a task is already running".into()));
                     continue;
                 }
-                let backend = match backend_of(&backend, &providers) {
+                let backend = match crate::tasks_cli::backend_of(&backend, None, &providers) {
                     Ok(b) => b,
                     Err(e) => {
-                        out.send(ServiceEvent::Error(e));
+                        out.send(ServiceEvent::Error(format!("{e:#}")));
                         continue;
                     }
                 };

@@ -107,7 +107,8 @@ fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags) {
     });
 }
 
-fn backend_of(
+/// The backend a name picks: `local`, a provider id, or `acp:AGENT`.
+pub(crate) fn backend_of(
     name: &str,
     model: Option<&str>,
     providers: &LlmProviderRegistry,
@@ -116,7 +117,9 @@ fn backend_of(
         return Ok(TaskBackend::Local);
     }
     if let Some(agent) = name.strip_prefix("acp:") {
-        bail!("ACP agent {agent:?}: external agents are not available in this build");
+        let agent_id = cocode_core::AcpAgentId::new(agent)
+            .with_context(|| format!("{agent:?} is not an ACP agent id"))?;
+        return Ok(TaskBackend::Acp { agent_id });
     }
     let id = ProviderId::new(name).with_context(|| format!("{name:?} is not a provider id"))?;
     let Some(provider) = providers.get(&id) else {

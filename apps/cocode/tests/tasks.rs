@@ -473,3 +473,86 @@ fn an_attempt_out_of_time_is_recorded_as_a_failed_check_and_goes_to_a_person() {
     assert_eq!(failed.len(), 1, "{task}");
     assert_eq!(failed[0]["failure_class"], "failure:code_defect");
 }
+
+/// Registers the scripted ACP agent in the workspace's `workspace.json`.
+#[cfg(unix)]
+fn with_scripted_acp_agent(ws: &Path) {
+    let (code, _) = cocode(&["task", "list", "--workspace", ws.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../crates/acp/tests/agents/scripted_agent.py")
+        .canonicalize()
+        .unwrap();
+    let path = ws.join(".cocode/config/workspace.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["acp_agents"] = serde_json::json!([{
+        "id": "scripted",
+        "display_name": "Scripted agent",
+        "command": ["python3", script.to_str().unwrap()],
+    }]);
+    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn an_acp_agents_write_goes_through_approval_and_the_gate_and_the_task_completes() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (code, out) = run(
+        ws.path(),
+        "write out.txt hello from acp",
+        &["--backend", "acp:scripted", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("written"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l == "  Write out.txt out.txt [Completed]"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("out.txt")).unwrap(),
+        "hello from acp"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(shown["task"]["status"], "completed");
+    assert_eq!(
+        shown["task"]["backend"],
+        serde_json::json!({"kind": "acp", "agent_id": "scripted"})
+    );
+    let snapshots = shown["snapshots"].as_array().unwrap();
+    assert_eq!(snapshots.len(), 1);
+    assert_eq!(
+        (
+            snapshots[0]["path"].as_str(),
+            snapshots[0]["origin"].as_str()
+        ),
+        (Some("out.txt"), Some("gate"))
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
+    let ws = workspace(&[("a.txt", "alpha\nbeta\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (code, out) = run(
+        ws.path(),
+        "read a.txt",
+        &["--backend", "acp:scripted", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("read: alpha\nbeta\n"), "{out}");
+
+    let (code, out) = run(
+        ws.path(),
+        "write a.txt overwritten",
+        &["--backend", "acp:scripted", "--deny-all"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("write failed: TOOL_APPROVAL_DENIED"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+}

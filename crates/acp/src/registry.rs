@@ -67,6 +67,19 @@ impl AcpAgentConfig {
     }
 }
 
+impl From<cocode_core::workspace::AcpAgentEntry> for AcpAgentConfig {
+    fn from(e: cocode_core::workspace::AcpAgentEntry) -> Self {
+        Self {
+            id: e.id,
+            display_name: e.display_name,
+            command: e.command,
+            env: e.env,
+            model_hosts: e.model_hosts,
+            secret_env: e.secret_env,
+        }
+    }
+}
+
 /// The agents on offer, by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AcpAgentRegistry {

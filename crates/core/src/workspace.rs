@@ -198,6 +198,29 @@ pub struct WorkspaceConfig {
     pub test_patterns: Vec<String>,
     #[serde(default)]
     pub applied_bricks: Vec<AppliedBrick>,
+    /// External ACP agents of this workspace (beside the presets; an entry
+    /// with a preset's id replaces it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acp_agents: Vec<AcpAgentEntry>,
+}
+
+/// An ACP agent entry of `workspace.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcpAgentEntry {
+    pub id: crate::ids::AcpAgentId,
+    pub display_name: String,
+    /// Program and arguments (no shell).
+    pub command: Vec<String>,
+    /// Environment overrides (they pass the launcher's whitelist).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Hosts the agent's model API needs.
+    #[serde(default)]
+    pub model_hosts: Vec<String>,
+    /// Variables whose values are secrets (from the keyring or `--pass-env`).
+    #[serde(default)]
+    pub secret_env: Vec<String>,
 }
 
 fn default_test_patterns() -> Vec<String> {
@@ -221,6 +244,7 @@ impl Default for WorkspaceConfig {
             retention: RetentionConfig::default(),
             test_patterns: default_test_patterns(),
             applied_bricks: Vec::new(),
+            acp_agents: Vec::new(),
         }
     }
 }

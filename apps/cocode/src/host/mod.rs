@@ -3,6 +3,7 @@
 //! task records — shared by the CLI and the window.
 
 pub mod orchestrator;
+pub mod requests;
 pub mod review;
 pub mod tools;
 
@@ -49,6 +50,8 @@ pub struct TaskHost {
     pub tools: Arc<ToolRegistry>,
     pub tasks: Arc<TaskDirectory>,
     pub agent: Arc<BuiltInRuntime>,
+    /// External agents over ACP.
+    pub acp: Arc<cocode_acp::AcpRuntime>,
     /// Every contract implementation of this host, registered once.
     pub contracts: cocode_core::ContractRegistry,
 }
@@ -125,6 +128,14 @@ impl TaskHost {
             Arc::clone(&options.vault),
             options.limits,
         ));
+        let mut agents = cocode_acp::AcpAgentRegistry::with_presets();
+        for entry in workspace.config.acp_agents.iter().cloned() {
+            agents.insert(entry.into());
+        }
+        let acp = Arc::new(cocode_acp::AcpRuntime::new(
+            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            agents,
+        ));
         let contracts = crate::bootstrap::register_contracts(crate::bootstrap::HostParts {
             workspace: Arc::clone(&workspace),
             leases: Arc::clone(&leases) as Arc<dyn cocode_core::gate::EditLockRegistry>,
@@ -132,6 +143,7 @@ impl TaskHost {
             launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
             vault: options.vault,
             built_in: Arc::clone(&agent) as Arc<dyn cocode_core::agent::AgentRuntime>,
+            acp: Arc::clone(&acp) as Arc<dyn cocode_core::agent::AgentRuntime>,
             parsers: cocode_toolchain::parsers::builtin_registry()?,
         })?;
         Ok(Self {
@@ -143,6 +155,7 @@ impl TaskHost {
             tools,
             tasks,
             agent,
+            acp,
             contracts,
         })
     }

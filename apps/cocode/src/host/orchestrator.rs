@@ -139,6 +139,7 @@ impl std::fmt::Debug for TaskOrchestrator {
 struct Run<'a> {
     host: &'a TaskHost,
     task: DelegatedTask,
+    session_id: SessionId,
     session: Option<Box<dyn AgentSession>>,
     approver: &'a dyn TaskApprover,
     progress: &'a mpsc::UnboundedSender<Progress>,
@@ -359,6 +360,93 @@ impl Run<'_> {
         self.ask().await
     }
 
+    /// The agent finished its attempt: a test edit held during the turn is
+    /// decided first, then the attempt is verified.
+    async fn attempt_done(&mut self) -> Result<(), OrchestratorError> {
+        while let Ok(edit) = self.held.try_recv() {
+            self.on_held(edit).await?;
+        }
+        if self.task.status() == TaskStatus::Running {
+            self.verify().await?;
+        }
+        Ok(())
+    }
+
+    /// Acts on one session event; true when it should restart the idle
+    /// clock (a host request was just answered).
+    async fn on_event(
+        &mut self,
+        event: AgentEvent,
+        calls_in_flight: &mut BTreeSet<String>,
+    ) -> Result<bool, OrchestratorError> {
+        let mut answered = false;
+        match event {
+            AgentEvent::ToolCallUpdate(u) => {
+                use cocode_core::agent::ToolCallStatus as S;
+                match u.status {
+                    S::Pending | S::InProgress => {
+                        calls_in_flight.insert(u.call_id);
+                    }
+                    S::Completed | S::Failed | S::Cancelled => {
+                        calls_in_flight.remove(&u.call_id);
+                    }
+                }
+            }
+            AgentEvent::TurnEnded {
+                reason: TurnEndReason::Finished,
+            } => {
+                self.attempt_done().await?;
+            }
+            AgentEvent::TurnEnded {
+                reason: TurnEndReason::Cancelled,
+            } => {}
+            // An external agent has no `task.finish`: the end of
+            // its turn is the end of the attempt.
+            AgentEvent::TurnEnded {
+                reason: TurnEndReason::EndTurn,
+            } if matches!(self.task.backend(), TaskBackend::Acp { .. }) => {
+                self.attempt_done().await?;
+            }
+            AgentEvent::TurnEnded { reason } => {
+                self.say(Progress::Note(format!(
+                    "the agent ended its turn ({reason:?}) without finishing the attempt; \
+                     a headless run has no further instruction, so the task stops"
+                )));
+                self.apply(TaskEvent::UserStop).await?;
+            }
+            AgentEvent::Failed { code, .. } => {
+                self.apply(TaskEvent::AgentError { code }).await?;
+            }
+            AgentEvent::Request(request) => {
+                // Completed through the tool registry; an approval
+                // wait is not idleness.
+                let completion = self
+                    .host
+                    .complete_request(
+                        self.task.task_id(),
+                        &self.session_id,
+                        request.kind,
+                        &self.stop,
+                    )
+                    .await;
+                answered = true;
+                if let Some(session) = &self.session
+                    && let Err(e) = session.complete(request.id, completion).await
+                {
+                    self.say(Progress::Note(format!(
+                        "a request could not be answered: {e}"
+                    )));
+                }
+            }
+            AgentEvent::TransportClosed { .. } => {
+                self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::TransportClosed))
+                    .await?;
+            }
+            _ => {}
+        }
+        Ok(answered)
+    }
+
     /// Pumps session events until the task is terminal or waits for a person.
     async fn pump(&mut self) -> Result<(), OrchestratorError> {
         let limits = self.host.workspace.config.limits;
@@ -408,38 +496,8 @@ impl Run<'_> {
                         continue;
                     };
                     self.say(Progress::Agent(event.clone()));
-                    match event {
-                        AgentEvent::ToolCallUpdate(u) => {
-                            use cocode_core::agent::ToolCallStatus as S;
-                            match u.status {
-                                S::Pending | S::InProgress => { calls_in_flight.insert(u.call_id); }
-                                S::Completed | S::Failed | S::Cancelled => { calls_in_flight.remove(&u.call_id); }
-                            }
-                        }
-                        AgentEvent::TurnEnded { reason: TurnEndReason::Finished } => {
-                            // A test edit held during the turn is decided first.
-                            while let Ok(edit) = self.held.try_recv() {
-                                self.on_held(edit).await?;
-                            }
-                            if self.task.status() == TaskStatus::Running {
-                                self.verify().await?;
-                            }
-                        }
-                        AgentEvent::TurnEnded { reason: TurnEndReason::Cancelled } => {}
-                        AgentEvent::TurnEnded { reason } => {
-                            self.say(Progress::Note(format!(
-                                "the agent ended its turn ({reason:?}) without finishing the attempt; \
-                                 a headless run has no further instruction, so the task stops"
-                            )));
-                            self.apply(TaskEvent::UserStop).await?;
-                        }
-                        AgentEvent::Failed { code, .. } => {
-                            self.apply(TaskEvent::AgentError { code }).await?;
-                        }
-                        AgentEvent::TransportClosed { .. } => {
-                            self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::TransportClosed)).await?;
-                        }
-                        _ => {}
+                    if self.on_event(event, &mut calls_in_flight).await? {
+                        last_event = Instant::now();
                     }
                 }
             }
@@ -488,6 +546,7 @@ impl TaskOrchestrator {
         let mut run = Run {
             host: &self.host,
             task,
+            session_id: session_id.clone(),
             session: None,
             approver,
             progress,
@@ -517,7 +576,10 @@ impl TaskOrchestrator {
             target: Self::target(&spec.backend),
             request_timeout: Duration::from_mins(2),
         };
-        let runtime: &dyn AgentRuntime = self.host.agent.as_ref();
+        let runtime: &dyn AgentRuntime = match spec.backend {
+            TaskBackend::Acp { .. } => self.host.acp.as_ref(),
+            _ => self.host.agent.as_ref(),
+        };
         match runtime.start_session(request).await {
             Ok(session) => run.session = Some(session),
             Err(e) => {

@@ -1,0 +1,176 @@
+//! Host requests of external (ACP) agents, completed through the same tool
+//! registry the built-in agent calls: the same handlers, leases, gate,
+//! policy and approvals — only the source (`acp`) differs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cocode_core::agent::{AgentRequestKind, FileEditOp, PermissionOptionKind, RequestCompletion};
+use cocode_core::{SessionId, TaskId};
+use cocode_tool_protocol::approval::ApprovalInput;
+use cocode_tool_protocol::catalog;
+use cocode_tool_protocol::{
+    ApprovalDecision, ToolCallContext, ToolCallOptions, ToolCallRequest, ToolCallResult, ToolMode,
+    ToolSource,
+};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::TaskHost;
+
+static NEXT: AtomicU64 = AtomicU64::new(1);
+
+/// Codes that mean "refused" (by policy or a person) rather than "failed".
+const REFUSALS: [&str; 5] = [
+    "TOOL_APPROVAL_DENIED",
+    "TOOL_POLICY_DENIED",
+    "WORKSPACE_PATH_NOT_WRITABLE",
+    "WORKSPACE_OUTSIDE_WORKSPACE",
+    "WORKSPACE_PATH_INVALID",
+];
+
+fn failure(result: &ToolCallResult) -> RequestCompletion {
+    match &result.error {
+        Some(e) if REFUSALS.contains(&e.code.as_str()) => RequestCompletion::Refused {
+            code: e.code.clone(),
+        },
+        Some(e) => RequestCompletion::Error {
+            code: e.code.clone(),
+            retryable: e.retryable,
+        },
+        None => RequestCompletion::Error {
+            code: "TOOL_EXECUTION_FAILED".into(),
+            retryable: false,
+        },
+    }
+}
+
+impl TaskHost {
+    async fn call_tool(
+        &self,
+        task: &TaskId,
+        session: &SessionId,
+        tool: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+    ) -> ToolCallResult {
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let request = ToolCallRequest {
+            id: format!("acp-request-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
+            name: tool.to_owned(),
+            arguments,
+        };
+        let ctx = ToolCallContext {
+            source: ToolSource::Acp,
+            mode: ToolMode::Agent,
+            session_id: session.to_string(),
+            task_id: Some(task.to_string()),
+            revision: None,
+        };
+        let options = ToolCallOptions {
+            cancel: cancel.child_token(),
+            ..ToolCallOptions::default()
+        };
+        self.tools.call(request, ctx, options).await
+    }
+
+    /// Completes one request of an external agent.
+    pub async fn complete_request(
+        &self,
+        task: &TaskId,
+        session: &SessionId,
+        kind: AgentRequestKind,
+        cancel: &CancellationToken,
+    ) -> RequestCompletion {
+        let (tool, arguments) = match kind {
+            AgentRequestKind::FileRead { path, line, limit } => {
+                let mut args = json!({"path": path});
+                if line.is_some() || limit.is_some() {
+                    let start = line.unwrap_or(1).max(1);
+                    args["startLine"] = json!(start);
+                    if let Some(limit) = limit {
+                        args["endLine"] = json!(start.saturating_add(limit.max(1)) - 1);
+                    }
+                }
+                let result = self
+                    .call_tool(task, session, catalog::READ_FILE, args, cancel)
+                    .await;
+                if result.is_error {
+                    return failure(&result);
+                }
+                let content = result
+                    .structured_content
+                    .as_ref()
+                    .and_then(|v| v.get("content"))
+                    .cloned()
+                    .unwrap_or_else(|| json!(""));
+                return RequestCompletion::Success(json!({"content": content}));
+            }
+            AgentRequestKind::FileEdit(FileEditOp::Write { path, content }) => (
+                catalog::WRITE_FILE,
+                json!({"path": path, "content": content}),
+            ),
+            AgentRequestKind::FileEdit(FileEditOp::Delete { path }) => {
+                (catalog::DELETE_FILE, json!({"path": path}))
+            }
+            AgentRequestKind::FileEdit(FileEditOp::Rename { from, to }) => {
+                (catalog::RENAME_FILE, json!({"from": from, "to": to}))
+            }
+            AgentRequestKind::Command { .. } => {
+                // This host does not advertise the terminal capability.
+                return RequestCompletion::Refused {
+                    code: "ACP_TERMINAL_UNSUPPORTED".into(),
+                };
+            }
+            AgentRequestKind::Permission { title, options } => {
+                return self.permission(session, &title, &options, cancel).await;
+            }
+        };
+        let result = self.call_tool(task, session, tool, arguments, cancel).await;
+        if result.is_error {
+            failure(&result)
+        } else {
+            RequestCompletion::Success(json!({}))
+        }
+    }
+
+    /// An agent's permission request goes to the same approval queue as
+    /// tool calls; an approval picks the agent's narrowest allow option.
+    async fn permission(
+        &self,
+        session: &SessionId,
+        title: &str,
+        options: &[(String, PermissionOptionKind)],
+        cancel: &CancellationToken,
+    ) -> RequestCompletion {
+        let input = ApprovalInput {
+            provider_call_id: format!("acp-permission-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
+            session_id: session.to_string(),
+            source: ToolSource::Acp,
+            mode: ToolMode::Agent,
+            tool: "acp.permission".into(),
+            safe_argument_summary: json!({"title": title}),
+        };
+        match self.tools.approvals().request(input, cancel).await {
+            ApprovalDecision::Approve => {
+                let allow = [
+                    PermissionOptionKind::AllowOnce,
+                    PermissionOptionKind::AllowAlways,
+                ]
+                .iter()
+                .find_map(|kind| options.iter().find(|(_, k)| k == kind));
+                match allow {
+                    Some((id, _)) => RequestCompletion::Success(json!({"optionId": id})),
+                    None => RequestCompletion::Refused {
+                        code: "ACP_NO_ALLOW_OPTION".into(),
+                    },
+                }
+            }
+            ApprovalDecision::Deny => RequestCompletion::Refused {
+                code: "TOOL_APPROVAL_DENIED".into(),
+            },
+        }
+    }
+}
