@@ -13,7 +13,7 @@ use anyhow::{Context as _, Result};
 use crate::suite::have;
 
 /// Every fuzz target, with the seed corpus it starts from.
-pub const TARGETS: [&str; 1] = ["provider_decoders"];
+pub const TARGETS: [&str; 2] = ["provider_decoders", "acp_inbound"];
 
 fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)

@@ -315,3 +315,35 @@ fn a_task_left_running_by_an_earlier_session_is_failed_when_the_folder_opens() {
         Some("1 task(s) were interrupted when cocode last stopped and are marked failed")
     );
 }
+
+#[test]
+fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), "{\"a\": 1}\n").unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  config.json"));
+    h.state_mut().agent.prompt = r#"replace "1" with "2" in config.json"#.into();
+    h.run_steps(2);
+    h.get_by_label("Run task").click();
+    run_until(&mut h, "the approval card", |h| {
+        h.query_by_label_contains("Allow workspace.applyPatch")
+            .is_some()
+    });
+    h.get_by_label("Stop").click();
+    run_until(&mut h, "the stopped task", |h| {
+        !h.state().agent.running && h.state().agent.tool_approvals.is_empty()
+    });
+    let transcript = h.state().agent.transcript.clone();
+    assert!(
+        transcript
+            .lines()
+            .any(|l| l.ends_with(": stopped: UserStopped")),
+        "{transcript}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("config.json")).unwrap(),
+        "{\"a\": 1}\n",
+        "nothing changed"
+    );
+}

@@ -556,3 +556,63 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
         "alpha\nbeta\n"
     );
 }
+
+/// Copies a fixture project from `tests/fixtures/`.
+fn fixture_project(name: &str) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures")
+            .join(name),
+        dir.path(),
+    );
+    dir
+}
+
+#[cfg(unix)]
+#[test]
+fn a_cargo_project_task_completes_by_self_verification_with_the_real_toolchain() {
+    let have_cargo = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("cargo").is_file()));
+    if !have_cargo {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "cargo is required under CI"
+        );
+        return;
+    }
+    let ws = fixture_project("cargo-crate");
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "a + b" with "b + a" in src/lib.rs"#,
+        &["--yes", "--completion-mode", "self_verification"],
+    );
+    assert_eq!(code, 0, "{out}");
+    for line in [
+        "  verify static_analysis: pass",
+        "  verify build: pass",
+        "  verify tests: pass",
+        "status: self_verifying → completed",
+    ] {
+        assert!(out.lines().any(|l| l == line), "missing {line:?} in\n{out}");
+    }
+    assert!(
+        std::fs::read_to_string(ws.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("b + a")
+    );
+    let task = only_task(ws.path())["task"].clone();
+    assert_eq!(task["terminal_reason"]["reason"], "verified");
+}

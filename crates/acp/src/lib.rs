@@ -7,6 +7,11 @@
 
 pub mod registry;
 pub mod session;
+pub mod updates;
+
+/// The protocol's message types (for decoding tests and fuzzing).
+pub use agent_client_protocol::v1::schema;
 
 pub use registry::{AcpAgentConfig, AcpAgentRegistry};
 pub use session::{AcpRuntime, AcpSession, CANCEL_GRACE};
+pub use updates::UpdateMapper;

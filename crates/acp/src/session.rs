@@ -7,7 +7,7 @@
 //! `session/request_permission` become `AgentRequest`s the host completes —
 //! this crate decides nothing about them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -24,8 +24,7 @@ use async_trait::async_trait;
 use cocode_core::agent::{
     AgentBackendKind, AgentCapabilities, AgentError, AgentEvent, AgentProvider, AgentRequest,
     AgentRequestKind, AgentRuntime, AgentSession, EventStream, FileEditOp, PermissionOptionKind,
-    PlanEntry, RequestCompletion, SessionRequest, SessionTarget, ToolCallStatus, ToolCallUpdate,
-    TurnEndReason, UserTurn,
+    RequestCompletion, SessionRequest, SessionTarget, TurnEndReason, UserTurn,
 };
 use cocode_core::process::{LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher, SandboxProfile};
 use cocode_core::{CancelReason, ProviderId, RequestId};
@@ -33,6 +32,7 @@ use futures::{SinkExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::registry::AcpAgentRegistry;
+use crate::updates::UpdateMapper;
 
 /// The most stderr kept per agent (the newest bytes).
 const LOG_LIMIT: usize = 256 * 1024;
@@ -90,18 +90,14 @@ enum Pending {
     },
 }
 
-/// An open tool call's title and locations, kept so later updates that
-/// omit them still show them.
-type OpenCall = (Option<String>, Vec<String>);
-
 /// State shared by the session handle, the protocol handlers and the IO task.
 struct Shared {
     root: PathBuf,
     events: mpsc::UnboundedSender<AgentEvent>,
     pending: Mutex<BTreeMap<RequestId, Pending>>,
     next_request: AtomicU64,
-    /// Tool calls not yet completed, failed or cancelled.
-    open_calls: Mutex<BTreeMap<String, OpenCall>>,
+    /// Maps updates; knows the open tool calls.
+    updates: Mutex<UpdateMapper>,
     log: Mutex<Vec<u8>>,
     closed: Mutex<bool>,
 }
@@ -115,13 +111,12 @@ impl Shared {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Workspace-relative when inside the root; as given otherwise (the host
-    /// refuses it).
+    fn mapper(&self) -> std::sync::MutexGuard<'_, UpdateMapper> {
+        self.updates.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn relative(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root).map_or_else(
-            |_| path.to_string_lossy().into_owned(),
-            |r| r.to_string_lossy().replace('\\', "/"),
-        )
+        self.mapper().relative(path)
     }
 
     fn request(&self, kind: AgentRequestKind, pending: Pending) {
@@ -141,111 +136,10 @@ impl Shared {
         }
     }
 
-    fn status(status: acp::ToolCallStatus) -> ToolCallStatus {
-        match status {
-            acp::ToolCallStatus::Pending => ToolCallStatus::Pending,
-            acp::ToolCallStatus::Completed => ToolCallStatus::Completed,
-            acp::ToolCallStatus::Failed => ToolCallStatus::Failed,
-            // In progress, or a status added to the protocol later: the call
-            // is still going.
-            _ => ToolCallStatus::InProgress,
-        }
-    }
-
-    fn call_update(
-        &self,
-        id: String,
-        title: Option<&String>,
-        status: ToolCallStatus,
-        locations: &[String],
-    ) {
-        let mut open = self
-            .open_calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let entry = open.entry(id.clone()).or_insert((None, Vec::new()));
-        if let Some(title) = title {
-            entry.0 = Some(title.clone());
-        }
-        if !locations.is_empty() {
-            entry.1 = locations.to_vec();
-        }
-        let (title, locations) = entry.clone();
-        if matches!(
-            status,
-            ToolCallStatus::Completed | ToolCallStatus::Failed | ToolCallStatus::Cancelled
-        ) {
-            open.remove(&id);
-        }
-        drop(open);
-        self.emit(AgentEvent::ToolCallUpdate(ToolCallUpdate {
-            call_id: id,
-            title,
-            status,
-            locations,
-        }));
-    }
-
     fn on_update(&self, notification: acp::SessionNotification) {
-        let text = |chunk: &acp::ContentChunk| match &chunk.content {
-            acp::ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        };
-        match notification.update {
-            acp::SessionUpdate::AgentMessageChunk(chunk) => {
-                if let Some(t) = text(&chunk) {
-                    self.emit(AgentEvent::MessageDelta(t));
-                }
-            }
-            acp::SessionUpdate::AgentThoughtChunk(chunk) => {
-                if let Some(t) = text(&chunk) {
-                    self.emit(AgentEvent::ThoughtDelta(t));
-                }
-            }
-            acp::SessionUpdate::ToolCall(call) => {
-                let locations: Vec<String> = call
-                    .locations
-                    .iter()
-                    .map(|l| self.relative(&l.path))
-                    .collect();
-                self.call_update(
-                    call.tool_call_id.0.to_string(),
-                    Some(&call.title),
-                    Self::status(call.status),
-                    &locations,
-                );
-            }
-            acp::SessionUpdate::ToolCallUpdate(update) => {
-                let locations: Vec<String> = update
-                    .fields
-                    .locations
-                    .as_ref()
-                    .map(|ls| ls.iter().map(|l| self.relative(&l.path)).collect())
-                    .unwrap_or_default();
-                let status = update
-                    .fields
-                    .status
-                    .map_or(ToolCallStatus::InProgress, Self::status);
-                self.call_update(
-                    update.tool_call_id.0.to_string(),
-                    update.fields.title.as_ref(),
-                    status,
-                    &locations,
-                );
-            }
-            acp::SessionUpdate::Plan(plan) => {
-                self.emit(AgentEvent::Plan(
-                    plan.entries
-                        .iter()
-                        .map(|e| PlanEntry {
-                            content: e.content.clone(),
-                            done: e.status == acp::PlanEntryStatus::Completed,
-                        })
-                        .collect(),
-                ));
-            }
-            // Mode, command, usage and info updates change nothing the host acts on.
-            _ => {}
+        let event = self.mapper().map(notification.update);
+        if let Some(event) = event {
+            self.emit(event);
         }
     }
 
@@ -266,15 +160,9 @@ impl Shared {
             }
         }
         drop(pending);
-        let open: Vec<String> = self
-            .open_calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect();
-        for id in open {
-            self.call_update(id, None, ToolCallStatus::Cancelled, &[]);
+        let cancelled = self.mapper().cancel_open();
+        for event in cancelled {
+            self.emit(event);
         }
     }
 }
@@ -415,7 +303,7 @@ impl AgentRuntime for AcpRuntime {
             events,
             pending: Mutex::new(BTreeMap::new()),
             next_request: AtomicU64::new(1),
-            open_calls: Mutex::new(BTreeMap::new()),
+            updates: Mutex::new(UpdateMapper::new(req.workspace_root.clone())),
             log: Mutex::new(Vec::new()),
             closed: Mutex::new(false),
         });
@@ -917,16 +805,4 @@ impl AgentSession for AcpSession {
         let _ = self.cancel(CancelReason::WorkspaceClosing).await;
         self.kill.fire();
     }
-}
-
-/// Paths a set of open calls touch (for tests and the UI).
-pub fn open_call_ids(session: &AcpSession) -> BTreeSet<String> {
-    session
-        .shared
-        .open_calls
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .keys()
-        .cloned()
-        .collect()
 }
