@@ -46,16 +46,25 @@ fn the_app_opens_a_window_with_a_folder() {
         kill $app; echo TIMEOUT; exit 5
     "#;
     let log = dir.path().join("stderr.log");
-    let output = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24", "sh", "-c", script])
-        .arg(env!("CARGO_BIN_EXE_cocode"))
-        .arg(dir.path())
-        .arg(&log)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
-    assert_eq!(stdout.trim(), "WINDOW", "app stderr:\n{stderr}");
+    let attempt = || {
+        let output = Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1280x800x24", "sh", "-c", script])
+            .arg(env!("CARGO_BIN_EXE_cocode"))
+            .arg(dir.path())
+            .arg(&log)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        (stdout, std::fs::read_to_string(&log).unwrap_or_default())
+    };
+    let (mut stdout, mut stderr) = attempt();
+    // On a loaded machine the virtual X server is sometimes not accepting
+    // connections yet when the app starts; that is the server's start-up,
+    // not the app, so it gets one more try. Any other failure fails.
+    if stdout != "WINDOW" && stderr.contains("Failed to open connection to X server") {
+        (stdout, stderr) = attempt();
+    }
+    assert_eq!(stdout, "WINDOW", "app stderr:\n{stderr}");
 }
 
 #[test]
