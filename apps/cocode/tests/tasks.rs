@@ -616,3 +616,128 @@ fn a_cargo_project_task_completes_by_self_verification_with_the_real_toolchain()
     let task = only_task(ws.path())["task"].clone();
     assert_eq!(task["terminal_reason"]["reason"], "verified");
 }
+
+/// A loopback OpenAI-compatible server that answers every chat completion
+/// with `reply(n)` (n = 1, 2, …) as a whole JSON body.
+#[cfg(unix)]
+fn scripted_provider(reply: fn(usize) -> Value) -> String {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut n = 0;
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            n += 1;
+            let payload = reply(n).to_string();
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{payload}",
+                payload.len()
+            );
+        }
+    });
+    url
+}
+
+#[cfg(unix)]
+fn completion_with_call(id: &str, name: &str, arguments: &Value) -> Value {
+    serde_json::json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": name, "arguments": arguments.to_string()}}]},
+        "finish_reason": "tool_calls"}]})
+}
+
+#[cfg(unix)]
+#[test]
+fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
+    let have_cargo = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("cargo").is_file()));
+    if !have_cargo {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "cargo is required under CI"
+        );
+        return;
+    }
+    // The model breaks `add` once, then declares every attempt done.
+    fn reply(n: usize) -> Value {
+        if n == 1 {
+            completion_with_call(
+                "c1",
+                "workspace__applyPatch",
+                &serde_json::json!({"path": "src/lib.rs", "search": "a + b", "replace": "a - b"}),
+            )
+        } else {
+            completion_with_call(
+                &format!("c{n}"),
+                "task__finish",
+                &serde_json::json!({"summary": "changed add"}),
+            )
+        }
+    }
+    let url = scripted_provider(reply);
+    let ws = fixture_project("cargo-crate");
+    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "run",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--prompt",
+            "improve add",
+            "--backend",
+            "openai",
+            "--model",
+            "scripted",
+            "--base-url",
+            &url,
+            "--api-key-env",
+            "COCODE_TEST_KEY",
+            "--yes",
+            "--completion-mode",
+            "self_verification",
+        ])
+        .stdin(Stdio::null())
+        .env("COCODE_TEST_KEY", "sk-test")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let task = only_task(ws.path())["task"].clone();
+    assert_eq!(task["status"], "failed", "{stdout}");
+    assert_eq!(task["terminal_reason"]["reason"], "retries_exhausted");
+    assert_eq!(
+        (task["retry_count"].as_u64(), task["attempt_no"].as_u64()),
+        (Some(3), Some(3))
+    );
+    let failed_tests: Vec<u64> = task["verification_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == "tests" && r["result"] == "fail")
+        .map(|r| r["attempt_no"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        failed_tests,
+        vec![0, 1, 2, 3],
+        "four attempts, each with failing tests"
+    );
+}

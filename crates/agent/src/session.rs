@@ -8,6 +8,7 @@
 //! runs out of turns, fails or is cancelled.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
@@ -233,6 +234,7 @@ impl AgentRuntime for BuiltInRuntime {
             system: system_prompt(&workspace),
             messages: tokio::sync::Mutex::new(Vec::new()),
             events,
+            active: AtomicBool::new(false),
         });
         Ok(Box::new(BuiltInSession {
             shared,
@@ -262,6 +264,8 @@ struct Shared {
     /// The provider conversation, kept verbatim for the next turn.
     messages: tokio::sync::Mutex<Vec<Message>>,
     events: mpsc::UnboundedSender<AgentEvent>,
+    /// A run is in progress.
+    active: AtomicBool,
 }
 
 impl Shared {
@@ -332,7 +336,9 @@ impl AgentSession for BuiltInSession {
 
     async fn send(&self, turn: UserTurn) -> Result<(), AgentError> {
         let mut slot = self.run.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.as_ref().is_some_and(|(h, _)| !h.is_finished()) {
+        // A run is over once its ending event is out; the flag drops just
+        // before, so whoever reacts to that event can send the next turn.
+        if self.shared.active.swap(true, Ordering::SeqCst) {
             return Err(AgentError::Backend {
                 code: "AGENT_BUSY".to_owned(),
                 message: "the agent is still working on the previous turn".to_owned(),
@@ -342,7 +348,11 @@ impl AgentSession for BuiltInSession {
         let cancel = CancellationToken::new();
         let shared = Arc::clone(&self.shared);
         let token = cancel.clone();
-        let handle = tokio::spawn(async move { run(&shared, turn.text, &token).await });
+        let handle = tokio::spawn(async move {
+            let end = run(&shared, turn.text, &token).await;
+            shared.active.store(false, Ordering::SeqCst);
+            shared.emit(end);
+        });
         *slot = Some((handle, cancel));
         Ok(())
     }
@@ -479,16 +489,17 @@ pub fn result_json(result: &ToolCallResult) -> String {
     value.to_string()
 }
 
-fn fail(shared: &Shared, error: &ProviderError) {
+/// The event that ends a run on `error`.
+fn fail(error: &ProviderError) -> AgentEvent {
     if error.is(ProviderErrorCode::Cancelled) {
-        shared.emit(AgentEvent::TurnEnded {
+        AgentEvent::TurnEnded {
             reason: TurnEndReason::Cancelled,
-        });
+        }
     } else {
-        shared.emit(AgentEvent::Failed {
+        AgentEvent::Failed {
             code: error.code.as_str().to_owned(),
             message: error.message.clone(),
-        });
+        }
     }
 }
 
@@ -597,7 +608,9 @@ async fn run_calls(
     (results, finished)
 }
 
-async fn run(shared: &Shared, text: String, cancel: &CancellationToken) {
+/// One run; returns the event that ends it (emitted by the caller once the
+/// session accepts the next turn).
+async fn run(shared: &Shared, text: String, cancel: &CancellationToken) -> AgentEvent {
     let mut messages = shared.messages.lock().await;
     messages.push(Message::User(text));
     let format = match shared.backend {
@@ -609,11 +622,10 @@ async fn run(shared: &Shared, text: String, cancel: &CancellationToken) {
         None => Vec::new(),
         Some(Ok(tools)) => tools,
         Some(Err(e)) => {
-            shared.emit(AgentEvent::Failed {
+            return AgentEvent::Failed {
                 code: e.code.clone(),
                 message: e.message,
-            });
-            return;
+            };
         }
     };
     let ctx = ToolCallContext {
@@ -629,10 +641,10 @@ async fn run(shared: &Shared, text: String, cancel: &CancellationToken) {
     for _ in 0..shared.limits.max_turns {
         let response = match ask(shared, &messages, &tools, cancel).await {
             Ok(response) => response,
-            Err(e) => return fail(shared, &e),
+            Err(e) => return fail(&e),
         };
         if let Err(e) = admit(shared.limits, used, &response, &mut last_call, &mut streak) {
-            return fail(shared, &e);
+            return fail(&e);
         }
         let calls = response.tool_calls.clone();
         let stop = response.stop.clone();
@@ -643,26 +655,23 @@ async fn run(shared: &Shared, text: String, cancel: &CancellationToken) {
                 StopReason::Refusal => TurnEndReason::Refusal,
                 _ => TurnEndReason::EndTurn,
             };
-            shared.emit(AgentEvent::TurnEnded { reason });
-            return;
+            return AgentEvent::TurnEnded { reason };
         }
         used += u32::try_from(calls.len()).unwrap_or(u32::MAX);
         let (results, finished) = run_calls(shared, &ctx, calls, cancel).await;
         messages.push(Message::ToolResults(results));
         if cancel.is_cancelled() {
-            shared.emit(AgentEvent::TurnEnded {
+            return AgentEvent::TurnEnded {
                 reason: TurnEndReason::Cancelled,
-            });
-            return;
+            };
         }
         if finished {
-            shared.emit(AgentEvent::TurnEnded {
+            return AgentEvent::TurnEnded {
                 reason: TurnEndReason::Finished,
-            });
-            return;
+            };
         }
     }
-    shared.emit(AgentEvent::TurnEnded {
+    AgentEvent::TurnEnded {
         reason: TurnEndReason::MaxTurns,
-    });
+    }
 }

@@ -144,3 +144,29 @@ async fn an_unknown_request_gets_help_and_no_calls() {
     assert_eq!(ending(&events), turn_ended(TurnEndReason::EndTurn));
     assert_eq!(text(&events), format!("{}\n", cocode_agent::local::HELP));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_turn_can_be_sent_as_soon_as_a_turn_has_ended() {
+    use cocode_core::agent::{AgentRuntime as _, UserTurn};
+    use futures_util::StreamExt as _;
+
+    let (tools, _) = recording_registry();
+    let rt = runtime("http://127.0.0.1:9", tools, LoopLimits::default(), fast_retries());
+    let mut session = rt
+        .start_session(super::common::session_request(SessionTarget::Local))
+        .await
+        .unwrap();
+    let mut events = session.events();
+    for round in 0..20 {
+        session
+            .send(UserTurn { text: "what can you do?".into() })
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        loop {
+            let event = events.next().await.unwrap();
+            if matches!(event, AgentEvent::TurnEnded { .. }) {
+                break;
+            }
+        }
+    }
+}
