@@ -665,6 +665,24 @@ fn completion_with_call(id: &str, name: &str, arguments: &Value) -> Value {
         "finish_reason": "tool_calls"}]})
 }
 
+/// The model breaks `add` once, then declares every attempt done.
+#[cfg(unix)]
+fn breaking_model(n: usize) -> Value {
+    if n == 1 {
+        completion_with_call(
+            "c1",
+            "workspace__applyPatch",
+            &serde_json::json!({"path": "src/lib.rs", "search": "a + b", "replace": "a - b"}),
+        )
+    } else {
+        completion_with_call(
+            &format!("c{n}"),
+            "task__finish",
+            &serde_json::json!({"summary": "changed add"}),
+        )
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
@@ -677,23 +695,7 @@ fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
         );
         return;
     }
-    // The model breaks `add` once, then declares every attempt done.
-    fn reply(n: usize) -> Value {
-        if n == 1 {
-            completion_with_call(
-                "c1",
-                "workspace__applyPatch",
-                &serde_json::json!({"path": "src/lib.rs", "search": "a + b", "replace": "a - b"}),
-            )
-        } else {
-            completion_with_call(
-                &format!("c{n}"),
-                "task__finish",
-                &serde_json::json!({"summary": "changed add"}),
-            )
-        }
-    }
-    let url = scripted_provider(reply);
+    let url = scripted_provider(breaking_model);
     let ws = fixture_project("cargo-crate");
     let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
         .args([

@@ -151,7 +151,12 @@ async fn the_next_turn_can_be_sent_as_soon_as_a_turn_has_ended() {
     use futures_util::StreamExt as _;
 
     let (tools, _) = recording_registry();
-    let rt = runtime("http://127.0.0.1:9", tools, LoopLimits::default(), fast_retries());
+    let rt = runtime(
+        "http://127.0.0.1:9",
+        tools,
+        LoopLimits::default(),
+        fast_retries(),
+    );
     let mut session = rt
         .start_session(super::common::session_request(SessionTarget::Local))
         .await
@@ -159,7 +164,9 @@ async fn the_next_turn_can_be_sent_as_soon_as_a_turn_has_ended() {
     let mut events = session.events();
     for round in 0..20 {
         session
-            .send(UserTurn { text: "what can you do?".into() })
+            .send(UserTurn {
+                text: "what can you do?".into(),
+            })
             .await
             .unwrap_or_else(|e| panic!("round {round}: {e}"));
         loop {
