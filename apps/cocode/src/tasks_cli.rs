@@ -273,6 +273,12 @@ fn run_task(
         };
         answer_tool_approvals(&host, flags);
         let orchestrator = TaskOrchestrator::new(Arc::clone(&host));
+        for id in orchestrator.fail_interrupted()? {
+            writeln!(
+                out,
+                "task {id} was interrupted earlier and is marked failed"
+            )?;
+        }
         let (tx, mut rx) = mpsc::unbounded_channel();
         let approver = FlagApprover(flags);
         let spec = TaskSpec {
@@ -328,6 +334,8 @@ fn show(workspace: &Path, id: &str, out: &mut dyn Write) -> anyhow::Result<u8> {
 fn list(workspace: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(workspace)
         .with_context(|| format!("opening {}", workspace.display()))?;
+    // A task whose runner died (killed, crashed) is shown as it is: failed.
+    crate::host::orchestrator::fail_interrupted(&ws)?;
     let mut broken = 0u8;
     for record in load_all(&ws.layout) {
         match record {

@@ -743,3 +743,51 @@ fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
         "four attempts, each with failing tests"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_killed_cli_run_leaves_a_clean_history_and_its_task_shows_failed() {
+    let ws = workspace(&[("a.txt", "x\n")]);
+    set_limits(ws.path(), 600, 600);
+    let url = silent_provider();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "run",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--prompt",
+            "wait",
+            "--backend",
+            "openai",
+            "--base-url",
+            &url,
+            "--api-key-env",
+            "COCODE_TEST_KEY",
+            "--yes",
+        ])
+        .env("COCODE_TEST_KEY", "sk-test")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let list = || cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]).1;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !list().contains("\trunning (None)\t") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task never ran: {}",
+            list()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Another process looking at the workspace leaves a live run alone.
+    assert!(list().contains("\trunning (None)\t"));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(list().contains("\tfailed: AppRestarted\t"), "{}", list());
+    let (code, doctor) = cocode(&["doctor", ws.path().to_str().unwrap()]);
+    assert!(doctor.contains("history: 0 problem(s)"), "{doctor}");
+    assert_eq!(code, 0, "{doctor}");
+}

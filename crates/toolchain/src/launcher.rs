@@ -357,6 +357,28 @@ async fn pump(mut from: impl tokio::io::AsyncRead + Unpin, to: mpsc::Sender<Vec<
 }
 
 /// SIGKILL to a whole process group (the child and everything it started).
+/// Whether a process with this id exists now (for telling a live task's
+/// runner from one that died). Elsewhere than Unix the answer is always yes:
+/// a task is then never taken for interrupted by another process.
+pub fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        match rustix::process::Pid::from_raw(pid.cast_signed()) {
+            // Signal 0 checks existence; EPERM means it exists but is not ours.
+            Some(pid) => !matches!(
+                rustix::process::test_kill_process(pid),
+                Err(rustix::io::Errno::SRCH)
+            ),
+            None => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
 fn kill_group(pid: u32) {
     #[cfg(unix)]
     if let Some(pid) = rustix::process::Pid::from_raw(pid.cast_signed()) {

@@ -16,6 +16,6 @@ pub mod verify;
 
 pub use env::{ProxyEnv, TargetOs, child_env};
 pub use hosts::{HostPolicy, HostRefused};
-pub use launcher::{Launcher, WritableRoots};
+pub use launcher::{Launcher, WritableRoots, process_alive};
 pub use output::OutputBuffer;
 pub use proxy::{BlockedHostLog, PolicyProxy, ProxyError};

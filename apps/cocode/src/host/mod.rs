@@ -175,6 +175,16 @@ impl TaskHost {
         Ok(())
     }
 
+    /// Records this process as `id`'s runner.
+    pub fn record_runner(&self, id: &TaskId) -> anyhow::Result<()> {
+        let bytes = serde_json::to_vec(&serde_json::json!({"pid": std::process::id()}))?;
+        self.workspace
+            .gate
+            .store()
+            .write_state_file(&runner_path(&self.workspace, id), &bytes)?;
+        Ok(())
+    }
+
     /// Loads one task record.
     pub fn load_task(&self, id: &TaskId) -> anyhow::Result<DelegatedTask> {
         load_record(&self.workspace.layout.task_record(id))
@@ -185,6 +195,24 @@ impl TaskHost {
     pub fn load_tasks(&self) -> Vec<anyhow::Result<DelegatedTask>> {
         load_all(&self.workspace.layout)
     }
+}
+
+/// The file naming the process that runs a task.
+fn runner_path(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
+    ws.layout.task_dir(id).join("runner.json")
+}
+
+/// Whether the process that recorded itself as `id`'s runner still exists
+/// (and is not this process, which has no run of it yet). No record: not alive.
+pub fn runner_alive(ws: &OpenWorkspace, id: &TaskId) -> bool {
+    let Ok(bytes) = std::fs::read(runner_path(ws, id)) else {
+        return false;
+    };
+    let pid = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("pid").and_then(serde_json::Value::as_u64))
+        .and_then(|p| u32::try_from(p).ok());
+    pid.is_some_and(|pid| pid != std::process::id() && cocode_toolchain::process_alive(pid))
 }
 
 /// Saves a task record through the history store (atomic, synced).

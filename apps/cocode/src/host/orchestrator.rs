@@ -556,6 +556,9 @@ impl TaskOrchestrator {
             stop,
         };
         run.persist()?;
+        self.host
+            .record_runner(&task_id)
+            .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
         run.say(Progress::Created(task_id.clone()));
         // The baseline of pre-existing static-analysis errors is taken before
         // the first edit, so verification counts only new ones.
@@ -621,22 +624,7 @@ impl TaskOrchestrator {
 
     /// Marks tasks found non-terminal at startup as failed (`app_restarted`).
     pub fn fail_interrupted(&self) -> Result<Vec<TaskId>, OrchestratorError> {
-        let ctx = TransitionContext {
-            limits: self.host.workspace.config.limits,
-        };
-        let mut failed = Vec::new();
-        for mut task in self.host.load_tasks().into_iter().flatten() {
-            let live =
-                !task.status().is_terminal() && task.status() != TaskStatus::AwaitingApproval;
-            if live {
-                TaskTransition::apply(&mut task, &TaskEvent::AppRestarted, &ctx)?;
-                self.host
-                    .save_task(&task)
-                    .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
-                failed.push(task.task_id().clone());
-            }
-        }
-        Ok(failed)
+        fail_interrupted(&self.host.workspace)
     }
 
     /// Decides a task left awaiting approval (from `cocode task approve|reject`).
@@ -668,6 +656,29 @@ impl TaskOrchestrator {
             .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
         Ok(task)
     }
+}
+
+/// Marks tasks whose run was interrupted as failed (`app_restarted`): live
+/// (not terminal, not waiting for a person) and their runner process — the
+/// one that recorded `runner.json` — no longer exists.
+pub fn fail_interrupted(
+    ws: &cocode_workspace::OpenWorkspace,
+) -> Result<Vec<TaskId>, OrchestratorError> {
+    let ctx = TransitionContext {
+        limits: ws.config.limits,
+    };
+    let mut failed = Vec::new();
+    for mut task in super::load_all(&ws.layout).into_iter().flatten() {
+        let live = !task.status().is_terminal() && task.status() != TaskStatus::AwaitingApproval;
+        if !live || super::runner_alive(ws, task.task_id()) {
+            continue;
+        }
+        TaskTransition::apply(&mut task, &TaskEvent::AppRestarted, &ctx)?;
+        super::save_task_record(ws, &task)
+            .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
+        failed.push(task.task_id().clone());
+    }
+    Ok(failed)
 }
 
 /// The reason a task ended, as a short phrase.
