@@ -594,6 +594,33 @@ async fn handshake(
         .await
     {
         Ok(s) => s.session_id,
+        // An agent that wants a login says how; cocode stores no ACP agent's
+        // token, so the person logs in with the agent's own command.
+        Err(e) if !init.auth_methods.is_empty() => {
+            let methods: Vec<String> = init
+                .auth_methods
+                .iter()
+                .map(|m| match m {
+                    acp::AuthMethod::Terminal(t) => format!(
+                        "{} (in a terminal: {})",
+                        t.name,
+                        std::iter::once("the agent's command".to_owned())
+                            .chain(t.args.iter().cloned())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                    other => other.name().to_owned(),
+                })
+                .collect();
+            return Err(backend(
+                "ACP_AUTH_REQUIRED",
+                format!(
+                    "the agent needs a login first: {} ({e})",
+                    methods.join("; ")
+                ),
+                false,
+            ));
+        }
         Err(e) => return Err(backend("ACP_SESSION_FAILED", e.to_string(), false)),
     };
     let capabilities = AgentCapabilities {

@@ -376,3 +376,19 @@ async fn an_agent_speaking_another_protocol_version_is_refused() {
     assert_eq!(code, "ACP_VERSION_MISMATCH", "{message}");
     assert!(message.contains("cocode speaks version 1"), "{message}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_needs_a_login_names_its_methods() {
+    let f = fixture(&["auth"]).await;
+    let Err(err) = f.runtime.start_session(request(&f.root)).await else {
+        panic!("started without a login")
+    };
+    let AgentError::Backend { code, message, .. } = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(code, "ACP_AUTH_REQUIRED", "{message}");
+    assert!(
+        message.starts_with("the agent needs a login first: Log in with a browser"),
+        "{message}"
+    );
+}

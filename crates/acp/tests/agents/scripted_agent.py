@@ -11,14 +11,16 @@ word of a prompt picks the scenario:
   stubborn             think, then ignore session/cancel
   die                  exit in the middle of the turn
 
-argv[1] == "v2" answers initialize with protocol version 2.
+argv[1] == "v2" answers initialize with protocol version 2; "auth" lists a
+login method and refuses session/new until it is used.
 """
 
 import json
 import os
 import sys
 
-PROTOCOL = 2 if len(sys.argv) > 1 and sys.argv[1] == "v2" else 1
+MODE = sys.argv[1] if len(sys.argv) > 1 else ""
+PROTOCOL = 2 if MODE == "v2" else 1
 cancelled = False
 next_id = 0
 
@@ -141,8 +143,11 @@ def main():
             send({"id": message["id"], "result": {
                 "protocolVersion": PROTOCOL,
                 "agentCapabilities": {"loadSession": False, "promptCapabilities": {"image": False}},
-                "authMethods": [],
+                "authMethods": [{"id": "login", "name": "Log in with a browser",
+                                 "description": "opens the login page"}] if MODE == "auth" else [],
             }})
+        elif method == "session/new" and MODE == "auth":
+            send({"id": message["id"], "error": {"code": -32000, "message": "Authentication required"}})
         elif method == "session/new":
             cwd = message["params"]["cwd"]
             send({"id": message["id"], "result": {"sessionId": "session-1"}})
