@@ -558,6 +558,7 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
 }
 
 /// Copies a fixture project from `tests/fixtures/`.
+#[cfg(unix)]
 fn fixture_project(name: &str) -> tempfile::TempDir {
     fn copy(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap();
