@@ -196,6 +196,35 @@ fn install_system_packages() {
         apt_install(&missing);
     }
     install_python_packages();
+    install_npm_packages();
+}
+
+/// Third-party ACP agents the ACP tests drive: Gemini CLI (`gemini --acp`).
+const NPM_PACKAGES: [&str; 1] = ["@google/gemini-cli"];
+
+fn install_npm_packages() {
+    if !have("gemini") {
+        if !have("npm") {
+            println!(
+                "test: no npm here; the Gemini CLI test needs {}",
+                NPM_PACKAGES.join(" ")
+            );
+            return;
+        }
+        println!("test: installing {} with npm", NPM_PACKAGES.join(" "));
+        let installed = Command::new("npm")
+            .args(["install", "-g", "--no-fund", "--no-audit"])
+            .args(NPM_PACKAGES)
+            .status();
+        if !installed.is_ok_and(|s| s.success()) {
+            println!("test: npm install failed for {}", NPM_PACKAGES.join(" "));
+            return;
+        }
+    }
+    // A first run creates the agent's state folder (~/.gemini), as it would
+    // on a person's machine; a confined agent may write there but cannot
+    // create it.
+    let _ = Command::new("gemini").arg("--version").output();
 }
 
 /// Python test peers: the verification runner's fixture runs pytest.

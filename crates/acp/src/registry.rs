@@ -23,6 +23,10 @@ pub struct AcpAgentConfig {
     /// cocode's own environment.
     #[serde(default)]
     pub secret_env: Vec<String>,
+    /// The agent's own state folders (`~/` is the home folder), writable by
+    /// the agent when they exist; the agent cannot create them itself.
+    #[serde(default)]
+    pub state_dirs: Vec<String>,
 }
 
 fn id(s: &str) -> AcpAgentId {
@@ -35,10 +39,11 @@ impl AcpAgentConfig {
         Self {
             id: id("gemini"),
             display_name: "Gemini CLI".into(),
-            command: vec!["gemini".into(), "--experimental-acp".into()],
+            command: vec!["gemini".into(), "--acp".into()],
             env: BTreeMap::new(),
             model_hosts: vec!["generativelanguage.googleapis.com".into()],
             secret_env: vec!["GEMINI_API_KEY".into()],
+            state_dirs: vec!["~/.gemini".into()],
         }
     }
 
@@ -51,6 +56,7 @@ impl AcpAgentConfig {
             env: BTreeMap::new(),
             model_hosts: vec!["api.anthropic.com".into()],
             secret_env: vec!["ANTHROPIC_API_KEY".into()],
+            state_dirs: vec!["~/.claude".into()],
         }
     }
 
@@ -63,6 +69,7 @@ impl AcpAgentConfig {
             env: BTreeMap::new(),
             model_hosts: vec!["api.openai.com".into()],
             secret_env: vec!["OPENAI_API_KEY".into()],
+            state_dirs: vec!["~/.codex".into()],
         }
     }
 }
@@ -76,7 +83,21 @@ impl From<cocode_core::workspace::AcpAgentEntry> for AcpAgentConfig {
             env: e.env,
             model_hosts: e.model_hosts,
             secret_env: e.secret_env,
+            state_dirs: e.state_dirs,
         }
+    }
+}
+
+impl AcpAgentConfig {
+    /// The state folders as paths (`~/` against `home`).
+    pub fn state_paths(&self, home: Option<&std::path::Path>) -> Vec<std::path::PathBuf> {
+        self.state_dirs
+            .iter()
+            .filter_map(|d| match d.strip_prefix("~/") {
+                Some(rest) => home.map(|h| h.join(rest)),
+                None => Some(std::path::PathBuf::from(d)),
+            })
+            .collect()
     }
 }
 

@@ -289,6 +289,7 @@ impl AgentRuntime for AcpRuntime {
             io: LaunchIo::PipedSplit,
             timeout: None,
             output_byte_limit: None,
+            extra_writable: agent.state_paths(home().as_deref()),
         };
         let handle = self.launcher.launch(spec).map_err(|e| {
             backend(
@@ -325,7 +326,7 @@ impl AgentRuntime for AcpRuntime {
             Ok(Ok(Ok(caps))) => caps,
             Ok(Ok(Err(e))) => {
                 kill.fire();
-                return Err(e);
+                return Err(with_log(e, &shared));
             }
             Ok(Err(_)) => {
                 kill.fire();
@@ -358,6 +359,33 @@ impl AgentRuntime for AcpRuntime {
             turn_running,
         }))
     }
+}
+
+/// Adds the agent's own last words to why it could not start.
+fn with_log(error: AgentError, shared: &Shared) -> AgentError {
+    match error {
+        AgentError::Backend {
+            code,
+            message,
+            retryable,
+        } => {
+            let log = tail(shared);
+            AgentError::Backend {
+                code,
+                message: if log.is_empty() {
+                    message
+                } else {
+                    format!("{message}; the agent's log: {log}")
+                },
+                retryable,
+            }
+        }
+        other => other,
+    }
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).map(PathBuf::from)
 }
 
 fn tail(shared: &Shared) -> String {

@@ -56,6 +56,7 @@ async fn fixture(args: &[&str]) -> Fixture {
         env: std::collections::BTreeMap::default(),
         model_hosts: Vec::new(),
         secret_env: Vec::new(),
+        state_dirs: Vec::new(),
     });
     let runtime =
         AcpRuntime::new(Arc::new(launcher), agents).with_cancel_grace(Duration::from_millis(500));
@@ -391,4 +392,52 @@ async fn an_agent_that_needs_a_login_names_its_methods() {
         message.starts_with("the agent needs a login first: Log in with a browser"),
         "{message}"
     );
+}
+
+/// The Gemini CLI preset against the real `gemini` (npm `@google/gemini-cli`,
+/// installed by `cargo xtask test`): with no key it completes `initialize`
+/// and names its login methods instead of starting a session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gemini_cli_preset_initializes_and_names_its_logins_without_a_key() {
+    let have = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("gemini").is_file()));
+    if !have {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "gemini is required under CI"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let proxy = Arc::new(
+        PolicyProxy::start(HostPolicy::new(Vec::new()))
+            .await
+            .unwrap(),
+    );
+    let launcher = Launcher::new(
+        tokio::runtime::Handle::current(),
+        Some(proxy),
+        WritableRoots {
+            workspace: Some(root.clone()),
+            exceptions: Vec::new(),
+        },
+    );
+    let runtime = AcpRuntime::new(Arc::new(launcher), AcpAgentRegistry::with_presets());
+    let mut req = request(&root);
+    req.target = SessionTarget::Acp {
+        agent_id: AcpAgentId::new("gemini").unwrap(),
+    };
+    let Err(err) = runtime.start_session(req).await else {
+        panic!("a session started without a key")
+    };
+    let AgentError::Backend { code, message, .. } = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(code, "ACP_AUTH_REQUIRED", "{message}");
+    assert!(
+        message.starts_with("the agent needs a login first: "),
+        "{message}"
+    );
+    eprintln!("{message}");
 }

@@ -69,6 +69,10 @@ pub struct LaunchSpec {
     pub timeout: Option<Duration>,
     /// Output beyond this many bytes is trimmed from the start.
     pub output_byte_limit: Option<usize>,
+    /// Further folders this launch may write besides the workspace and the
+    /// write exceptions (an external agent's own state folder). Only
+    /// existing folders are granted.
+    pub extra_writable: Vec<PathBuf>,
 }
 
 /// How a child ended.

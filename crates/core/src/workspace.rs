@@ -221,6 +221,9 @@ pub struct AcpAgentEntry {
     /// Variables whose values are secrets (from the keyring or `--pass-env`).
     #[serde(default)]
     pub secret_env: Vec<String>,
+    /// The agent's own state folders (`~/` is the home folder).
+    #[serde(default)]
+    pub state_dirs: Vec<String>,
 }
 
 fn default_test_patterns() -> Vec<String> {

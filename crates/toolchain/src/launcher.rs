@@ -163,6 +163,24 @@ impl Launcher {
         crate::confine::available()
     }
 
+    /// Everything a confined child of `spec` may write: the workspace's
+    /// entries, the write exceptions, the temp folder and the launch's own
+    /// extra folders that exist.
+    #[cfg_attr(
+        not(any(target_os = "linux", target_os = "macos")),
+        expect(dead_code, reason = "only Landlock and Seatbelt confine writes")
+    )]
+    fn writable_for(&self, spec: &LaunchSpec) -> Vec<PathBuf> {
+        let mut writable = crate::confine::writable_paths(&self.writable, &std::env::temp_dir());
+        writable.extend(
+            spec.extra_writable
+                .iter()
+                .filter_map(|p| p.canonicalize().ok())
+                .filter(|p| p.is_dir()),
+        );
+        writable
+    }
+
     /// The program and arguments to run: on macOS an agent child runs under
     /// `sandbox-exec` with its Seatbelt profile.
     #[cfg_attr(
@@ -175,7 +193,7 @@ impl Launcher {
     fn confined_argv(&self, spec: &LaunchSpec, proxy_port: Option<u16>) -> (String, Vec<String>) {
         #[cfg(target_os = "macos")]
         if let Some(port) = proxy_port {
-            let writable = crate::confine::writable_paths(&self.writable, &std::env::temp_dir());
+            let writable = self.writable_for(spec);
             let mut args = vec![
                 "-p".to_owned(),
                 crate::confine::seatbelt_profile(&writable, port),
@@ -194,12 +212,13 @@ impl Launcher {
     fn landlock(
         &self,
         cmd: &mut tokio::process::Command,
+        spec: &LaunchSpec,
         proxy_port: u16,
     ) -> Result<(), LaunchError> {
         if matches!(crate::confine::available(), Confinement::Unconfined { .. }) {
             return Ok(());
         }
-        let writable = crate::confine::writable_paths(&self.writable, &std::env::temp_dir());
+        let writable = self.writable_for(spec);
         let prepared = crate::confine::prepare(&writable, proxy_port)?;
         #[expect(
             unsafe_code,
@@ -281,7 +300,7 @@ impl Launcher {
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
         if let Some((proxy, _)) = &proxy_env {
-            self.landlock(&mut cmd, proxy.port)?;
+            self.landlock(&mut cmd, spec, proxy.port)?;
         }
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => LaunchError::NotFound(spec.argv[0].clone()),

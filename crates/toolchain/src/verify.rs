@@ -555,6 +555,7 @@ impl OrchestratingVerificationRunner {
             io: LaunchIo::Piped,
             timeout: Some(limit),
             output_byte_limit: Some(4 * 1024 * 1024),
+            extra_writable: Vec::new(),
         };
         let mut out = OutputBuffer::new(spec.output_byte_limit);
         let status = match self.launcher.launch(spec) {

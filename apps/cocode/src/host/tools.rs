@@ -622,6 +622,7 @@ impl WorkspaceTools {
             io: LaunchIo::Piped,
             timeout: Some(timeout),
             output_byte_limit: usize::try_from(catalog::COMMAND_OUTPUT_LIMIT_BYTES).ok(),
+            extra_writable: Vec::new(),
         };
         let outcome = self.launch(spec, &cx).await;
         // The sweep runs whatever the command did, so its changes are

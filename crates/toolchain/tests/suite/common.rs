@@ -58,6 +58,7 @@ pub fn spec(argv: &[&str], profile: SandboxProfile, cwd: &Path) -> LaunchSpec {
         io: LaunchIo::Piped,
         timeout: Some(Duration::from_secs(30)),
         output_byte_limit: None,
+        extra_writable: Vec::new(),
     }
 }
 
