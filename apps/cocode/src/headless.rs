@@ -1,8 +1,7 @@
 //! Headless commands (no window): `cocode verify DIR` and `cocode doctor DIR`.
 
-use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -11,29 +10,10 @@ use cocode_core::process::Confinement;
 use cocode_core::services::{VerificationRequest, VerificationRunner};
 use cocode_core::verification::VerificationVerdict;
 use cocode_toolchain::verify::OrchestratingVerificationRunner;
-use cocode_toolchain::{Launcher, PolicyProxy, TargetOs, WritableRoots};
+use cocode_toolchain::{Launcher, PolicyProxy, WritableRoots};
+
+use crate::host::{runtime, write_exceptions};
 use cocode_workspace::{HistoryIntegrityChecker, OpenWorkspace};
-
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("cocode-worker")
-        .enable_all()
-        .build()
-        .context("starting the runtime")
-}
-
-/// Existing toolchain caches agent children may write.
-fn write_exceptions() -> Vec<PathBuf> {
-    let env: BTreeMap<String, String> = std::env::vars().collect();
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .map(PathBuf::from);
-    cocode_toolchain::allowed::write_exceptions(&env, home.as_deref(), TargetOs::current())
-        .into_iter()
-        .filter_map(|x| x.path.canonicalize().ok())
-        .collect()
-}
 
 /// Runs self-verification over the whole workspace and prints one JSON
 /// record per line, then the verdict. Exit code 0 pass, 1 fail, 2 when the

@@ -23,16 +23,7 @@ use crate::cli::{ApprovalFlags, TaskCommand, ToolsCommand};
 use crate::host::orchestrator::{
     Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, class_str, describe_end,
 };
-use crate::host::{HostOptions, TaskHost, load_all};
-
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("cocode-worker")
-        .enable_all()
-        .build()
-        .context("starting the runtime")
-}
+use crate::host::{HostOptions, TaskHost, load_all, runtime};
 
 /// Asks on the terminal; without one, answers no.
 fn ask_terminal(question: &str) -> bool {

@@ -1,104 +1,81 @@
-//! External agents the host can launch: presets and custom entries.
+//! External agents the host can launch: presets and custom entries. An
+//! entry is the same type `workspace.json` stores (`acp_agents`).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use cocode_core::AcpAgentId;
-use serde::{Deserialize, Serialize};
-
-/// How to launch one ACP agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AcpAgentConfig {
-    pub id: AcpAgentId,
-    pub display_name: String,
-    /// Program and arguments (no shell).
-    pub command: Vec<String>,
-    /// Environment overrides; they pass the launcher's whitelist like any other.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Hosts the agent's own model API needs (added to its allowed hosts).
-    #[serde(default)]
-    pub model_hosts: Vec<String>,
-    /// Names of variables whose values are secrets (the agent's API key):
-    /// they come from the keyring or the CLI's `--pass-env`, never from
-    /// cocode's own environment.
-    #[serde(default)]
-    pub secret_env: Vec<String>,
-    /// The agent's own state folders (`~/` is the home folder), writable by
-    /// the agent when they exist; the agent cannot create them itself.
-    #[serde(default)]
-    pub state_dirs: Vec<String>,
-}
+pub use cocode_core::workspace::AcpAgentEntry as AcpAgentConfig;
 
 fn id(s: &str) -> AcpAgentId {
     AcpAgentId::new(s).unwrap_or_else(|_| unreachable!("preset agent id {s} is valid"))
 }
 
-impl AcpAgentConfig {
-    /// Gemini CLI in ACP mode.
-    pub fn gemini() -> Self {
-        Self {
-            id: id("gemini"),
-            display_name: "Gemini CLI".into(),
-            command: vec!["gemini".into(), "--acp".into()],
-            env: BTreeMap::new(),
-            model_hosts: vec!["generativelanguage.googleapis.com".into()],
-            secret_env: vec!["GEMINI_API_KEY".into()],
-            state_dirs: vec!["~/.gemini".into()],
-        }
-    }
-
-    /// Claude Code through its ACP adapter.
-    pub fn claude_code() -> Self {
-        Self {
-            id: id("claude-code"),
-            display_name: "Claude Code".into(),
-            command: vec!["claude-code-acp".into()],
-            env: BTreeMap::new(),
-            model_hosts: vec!["api.anthropic.com".into()],
-            secret_env: vec!["ANTHROPIC_API_KEY".into()],
-            state_dirs: vec!["~/.claude".into()],
-        }
-    }
-
-    /// Codex through its ACP adapter.
-    pub fn codex() -> Self {
-        Self {
-            id: id("codex"),
-            display_name: "Codex".into(),
-            command: vec!["codex-acp".into()],
-            env: BTreeMap::new(),
-            model_hosts: vec!["api.openai.com".into()],
-            secret_env: vec!["OPENAI_API_KEY".into()],
-            state_dirs: vec!["~/.codex".into()],
-        }
+fn preset(
+    agent: &str,
+    display_name: &str,
+    command: &[&str],
+    model_host: &str,
+    secret: &str,
+    state_dir: &str,
+) -> AcpAgentConfig {
+    AcpAgentConfig {
+        id: id(agent),
+        display_name: display_name.into(),
+        command: command.iter().map(|s| (*s).to_owned()).collect(),
+        env: BTreeMap::new(),
+        model_hosts: vec![model_host.into()],
+        secret_env: vec![secret.into()],
+        state_dirs: vec![state_dir.into()],
     }
 }
 
-impl From<cocode_core::workspace::AcpAgentEntry> for AcpAgentConfig {
-    fn from(e: cocode_core::workspace::AcpAgentEntry) -> Self {
-        Self {
-            id: e.id,
-            display_name: e.display_name,
-            command: e.command,
-            env: e.env,
-            model_hosts: e.model_hosts,
-            secret_env: e.secret_env,
-            state_dirs: e.state_dirs,
-        }
-    }
+/// Gemini CLI in ACP mode.
+pub fn gemini() -> AcpAgentConfig {
+    preset(
+        "gemini",
+        "Gemini CLI",
+        &["gemini", "--acp"],
+        "generativelanguage.googleapis.com",
+        "GEMINI_API_KEY",
+        "~/.gemini",
+    )
 }
 
-impl AcpAgentConfig {
-    /// The state folders as paths (`~/` against `home`).
-    pub fn state_paths(&self, home: Option<&std::path::Path>) -> Vec<std::path::PathBuf> {
-        self.state_dirs
-            .iter()
-            .filter_map(|d| match d.strip_prefix("~/") {
-                Some(rest) => home.map(|h| h.join(rest)),
-                None => Some(std::path::PathBuf::from(d)),
-            })
-            .collect()
-    }
+/// Claude Code through its ACP adapter.
+pub fn claude_code() -> AcpAgentConfig {
+    preset(
+        "claude-code",
+        "Claude Code",
+        &["claude-code-acp"],
+        "api.anthropic.com",
+        "ANTHROPIC_API_KEY",
+        "~/.claude",
+    )
+}
+
+/// Codex through its ACP adapter.
+pub fn codex() -> AcpAgentConfig {
+    preset(
+        "codex",
+        "Codex",
+        &["codex-acp"],
+        "api.openai.com",
+        "OPENAI_API_KEY",
+        "~/.codex",
+    )
+}
+
+/// An agent's state folders as paths (`~/` against `home`).
+pub fn state_paths(agent: &AcpAgentConfig, home: Option<&Path>) -> Vec<PathBuf> {
+    agent
+        .state_dirs
+        .iter()
+        .filter_map(|d| match d.strip_prefix("~/") {
+            Some(rest) => home.map(|h| h.join(rest)),
+            None => Some(PathBuf::from(d)),
+        })
+        .collect()
 }
 
 /// The agents on offer, by id.
@@ -111,11 +88,7 @@ impl AcpAgentRegistry {
     /// The presets: Gemini CLI, Claude Code, Codex.
     pub fn with_presets() -> Self {
         let mut r = Self::default();
-        for a in [
-            AcpAgentConfig::gemini(),
-            AcpAgentConfig::claude_code(),
-            AcpAgentConfig::codex(),
-        ] {
+        for a in [gemini(), claude_code(), codex()] {
             r.insert(a);
         }
         r
@@ -132,5 +105,26 @@ impl AcpAgentRegistry {
 
     pub fn agents(&self) -> impl Iterator<Item = &AcpAgentConfig> {
         self.agents.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_folders_resolve_against_home_and_entries_replace_presets() {
+        let g = gemini();
+        assert_eq!(
+            state_paths(&g, Some(Path::new("/home/u"))),
+            vec![PathBuf::from("/home/u/.gemini")]
+        );
+        assert!(state_paths(&g, None).is_empty(), "no home, no grant");
+        let mut r = AcpAgentRegistry::with_presets();
+        let mut custom = gemini();
+        custom.command = vec!["my-gemini".into()];
+        r.insert(custom);
+        assert_eq!(r.get(&id("gemini")).unwrap().command, vec!["my-gemini"]);
+        assert_eq!(r.agents().count(), 3);
     }
 }

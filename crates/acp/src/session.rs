@@ -289,7 +289,7 @@ impl AgentRuntime for AcpRuntime {
             io: LaunchIo::PipedSplit,
             timeout: None,
             output_byte_limit: None,
-            extra_writable: agent.state_paths(home().as_deref()),
+            extra_writable: crate::registry::state_paths(agent, home().as_deref()),
         };
         let handle = self.launcher.launch(spec).map_err(|e| {
             backend(

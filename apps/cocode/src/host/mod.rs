@@ -64,6 +64,16 @@ impl std::fmt::Debug for TaskHost {
     }
 }
 
+/// A runtime for the headless commands: two workers, named threads.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("cocode-worker")
+        .enable_all()
+        .build()
+        .context("starting the runtime")
+}
+
 /// Existing toolchain caches agent children may write.
 pub fn write_exceptions() -> Vec<PathBuf> {
     let env: BTreeMap<String, String> = std::env::vars().collect();
@@ -130,7 +140,7 @@ impl TaskHost {
         ));
         let mut agents = cocode_acp::AcpAgentRegistry::with_presets();
         for entry in workspace.config.acp_agents.iter().cloned() {
-            agents.insert(entry.into());
+            agents.insert(entry);
         }
         let acp = Arc::new(cocode_acp::AcpRuntime::new(
             Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
