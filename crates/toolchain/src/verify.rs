@@ -552,27 +552,48 @@ impl OrchestratingVerificationRunner {
             profile: SandboxProfile::Agent {
                 task_id: task.clone(),
             },
-            io: LaunchIo::Piped,
+            // stdout and stderr apart: chunks of the two pipes interleaved
+            // could split a summary line (`test result: …`) in two.
+            io: LaunchIo::PipedSplit,
             timeout: Some(limit),
             output_byte_limit: Some(4 * 1024 * 1024),
             extra_writable: Vec::new(),
         };
         let mut out = OutputBuffer::new(spec.output_byte_limit);
+        let mut err = OutputBuffer::new(spec.output_byte_limit);
         let status = match self.launcher.launch(spec) {
             Ok(mut handle) => {
-                while let Some(chunk) = handle.read_output().await {
-                    out.push(&chunk);
-                }
+                let stderr = handle.take_stderr();
+                let read_err = async {
+                    if let Some(mut stream) = stderr {
+                        while let Some(chunk) =
+                            std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await
+                        {
+                            err.push(&chunk);
+                        }
+                    }
+                };
+                let read_out = async {
+                    while let Some(chunk) = handle.read_output().await {
+                        out.push(&chunk);
+                    }
+                };
+                tokio::join!(read_out, read_err);
                 handle.wait().await
             }
             Err(e) => Err(e),
         };
+        // The tool's own output first, then its diagnostics: each stays whole.
+        let mut text = String::from_utf8_lossy(out.bytes()).into_owned();
+        let diagnostics = String::from_utf8_lossy(err.bytes());
+        if !diagnostics.is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&diagnostics);
+        }
         let blocked = (self.blocked_hosts)(task).saturating_sub(blocked_before);
-        (
-            status,
-            String::from_utf8_lossy(out.bytes()).into_owned(),
-            blocked,
-        )
+        (status, text, blocked)
     }
 
     async fn run_method(
