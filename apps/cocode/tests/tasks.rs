@@ -557,6 +557,18 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
     );
 }
 
+/// Whether `cargo` is on PATH; under CI it must be.
+#[cfg(unix)]
+fn have_cargo() -> bool {
+    let have = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("cargo").is_file()));
+    assert!(
+        have || std::env::var_os("CI").is_none(),
+        "cargo is required under CI"
+    );
+    have
+}
+
 /// Copies a fixture project from `tests/fixtures/`.
 #[cfg(unix)]
 fn fixture_project(name: &str) -> tempfile::TempDir {
@@ -585,13 +597,7 @@ fn fixture_project(name: &str) -> tempfile::TempDir {
 #[cfg(unix)]
 #[test]
 fn a_cargo_project_task_completes_by_self_verification_with_the_real_toolchain() {
-    let have_cargo = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("cargo").is_file()));
-    if !have_cargo {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "cargo is required under CI"
-        );
+    if !have_cargo() {
         return;
     }
     let ws = fixture_project("cargo-crate");
@@ -687,13 +693,7 @@ fn breaking_model(n: usize) -> Value {
 #[cfg(unix)]
 #[test]
 fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
-    let have_cargo = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("cargo").is_file()));
-    if !have_cargo {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "cargo is required under CI"
-        );
+    if !have_cargo() {
         return;
     }
     let url = scripted_provider(breaking_model);
