@@ -1,6 +1,7 @@
 //! `cocode task …` and `cocode tools …`: the headless front end of the
 //! same host the window uses.
 
+use std::fmt::Write as _;
 use std::io::{BufRead as _, IsTerminal as _, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -18,6 +19,9 @@ use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent};
 use cocode_toolchain::vault::{KeyringVault, SessionVault};
 use cocode_workspace::OpenWorkspace;
 use tokio::sync::mpsc;
+
+/// The most lines of a finished terminal shown in the progress output.
+const TERMINAL_TAIL_LINES: usize = 20;
 
 use crate::cli::{ApprovalFlags, TaskCommand, ToolsCommand};
 use crate::host::orchestrator::{
@@ -176,6 +180,25 @@ pub(crate) fn print_progress(
         }
         Progress::Agent(AgentEvent::Failed { code, message }) => {
             line(out, format!("agent error {code}: {message}"))
+        }
+        Progress::Agent(AgentEvent::TerminalOutput {
+            terminal_id,
+            output,
+            exit_code,
+            truncated,
+        }) => {
+            let ended =
+                exit_code.map_or_else(|| "was stopped".to_owned(), |c| format!("exited {c}"));
+            let lines: Vec<&str> = output.lines().collect();
+            let shown = &lines[lines.len().saturating_sub(TERMINAL_TAIL_LINES)..];
+            let mut text = format!("  terminal {terminal_id} {ended}");
+            if *truncated || shown.len() < lines.len() {
+                let _ = write!(text, " (last {} lines shown)", shown.len());
+            }
+            for l in shown {
+                let _ = write!(text, "\n    | {l}");
+            }
+            line(out, text)
         }
         Progress::Agent(_) => Ok(()),
         Progress::Verification(r) => {

@@ -557,6 +557,63 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn an_acp_agents_terminal_runs_sandboxed_its_changes_are_recorded_and_its_output_is_shown() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (code, out) = run(
+        ws.path(),
+        "run printf made > made.txt && echo done",
+        &["--backend", "acp:scripted", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("exit 0 signal None truncated False released ACP_UNKNOWN_TERMINAL: done\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  terminal term-1 exited 0\n    | done\n"),
+        "the output stays in the transcript after release: {out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("made.txt")).unwrap(),
+        "made"
+    );
+    let shown = only_task(ws.path());
+    let snapshots = shown["snapshots"].as_array().unwrap();
+    assert_eq!(snapshots.len(), 1, "{shown}");
+    assert_eq!(
+        (
+            snapshots[0]["path"].as_str(),
+            snapshots[0]["origin"].as_str()
+        ),
+        (Some("made.txt"), Some("observed"))
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_acp_agent_killing_its_terminal_stops_the_command_and_a_denied_one_never_runs() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (code, out) = run(ws.path(), "kill", &["--backend", "acp:scripted", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("exit None signal SIGKILL truncated False"),
+        "the host stopped `sleep 30` when the agent killed it: {out}"
+    );
+
+    let (code, out) = run(
+        ws.path(),
+        "run touch never.txt",
+        &["--backend", "acp:scripted", "--deny-all"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("wait failed: TOOL_APPROVAL_DENIED"), "{out}");
+    assert!(!ws.path().join("never.txt").exists());
+}
+
 /// Whether `cargo` is on PATH; under CI it must be.
 #[cfg(unix)]
 fn have_cargo() -> bool {

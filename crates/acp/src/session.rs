@@ -88,6 +88,89 @@ enum Pending {
         responder: Responder<acp::RequestPermissionResponse, V1>,
         options: Vec<(String, PermissionOptionKind)>,
     },
+    /// A terminal's command; the agent asks about it with `terminal/*`.
+    Command {
+        terminal_id: String,
+    },
+}
+
+/// How a terminal's command ended.
+#[derive(Debug, Clone)]
+struct TerminalEnd {
+    output: String,
+    truncated: bool,
+    code: Option<i32>,
+    status: acp::TerminalExitStatus,
+}
+
+/// A terminal the agent created.
+struct Terminal {
+    /// The host request running its command.
+    request: RequestId,
+    /// Set when the host completed the request; `Err` holds the refusal's
+    /// or error's code.
+    end: Option<Result<TerminalEnd, String>>,
+    waiters: Vec<Responder<acp::WaitForTerminalExitResponse, V1>>,
+    /// The agent killed or released it while it ran.
+    killed: bool,
+}
+
+/// An ACP error carrying a stable code.
+fn failure(code: &str) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::new(-32000, code.to_owned())
+        .data(serde_json::json!({"code": code}))
+}
+
+fn unknown_terminal(id: &acp::TerminalId) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::invalid_params().data(serde_json::json!({
+        "code": "ACP_UNKNOWN_TERMINAL",
+        "terminalId": id.0.to_string(),
+    }))
+}
+
+/// The conventional name of a Unix signal number.
+fn signal_name(n: i64) -> String {
+    match n {
+        1 => "SIGHUP".into(),
+        2 => "SIGINT".into(),
+        3 => "SIGQUIT".into(),
+        6 => "SIGABRT".into(),
+        9 => "SIGKILL".into(),
+        11 => "SIGSEGV".into(),
+        13 => "SIGPIPE".into(),
+        15 => "SIGTERM".into(),
+        n => format!("SIG{n}"),
+    }
+}
+
+/// Characters that make a `command` a shell line rather than a program.
+const SHELL_SYNTAX: &[char] = &[
+    ' ', '\t', '|', '&', ';', '<', '>', '(', ')', '$', '`', '"', '\'', '*', '?', '~', '\n',
+];
+
+/// The argv of a `terminal/create`. Agents send either a program and its
+/// arguments or, with no arguments, a whole shell line (`"npm test | tail"`);
+/// a line runs through the platform shell, as a person's terminal would.
+pub fn command_argv(command: &str, args: &[String]) -> Vec<String> {
+    if !args.is_empty() || !command.contains(SHELL_SYNTAX) {
+        return std::iter::once(command.to_owned())
+            .chain(args.iter().cloned())
+            .collect();
+    }
+    #[cfg(windows)]
+    {
+        vec![
+            "cmd.exe".into(),
+            "/D".into(),
+            "/S".into(),
+            "/C".into(),
+            command.to_owned(),
+        ]
+    }
+    #[cfg(not(windows))]
+    {
+        vec!["sh".into(), "-c".into(), command.to_owned()]
+    }
 }
 
 /// State shared by the session handle, the protocol handlers and the IO task.
@@ -96,6 +179,8 @@ struct Shared {
     events: mpsc::UnboundedSender<AgentEvent>,
     pending: Mutex<BTreeMap<RequestId, Pending>>,
     next_request: AtomicU64,
+    terminals: Mutex<BTreeMap<String, Terminal>>,
+    next_terminal: AtomicU64,
     /// Maps updates; knows the open tool calls.
     updates: Mutex<UpdateMapper>,
     log: Mutex<Vec<u8>>,
@@ -119,13 +204,197 @@ impl Shared {
         self.mapper().relative(path)
     }
 
-    fn request(&self, kind: AgentRequestKind, pending: Pending) {
+    fn next_id(&self) -> RequestId {
         let n = self.next_request.fetch_add(1, Ordering::Relaxed);
-        let Ok(id) = RequestId::new(format!("acp-{n}")) else {
-            return;
-        };
+        RequestId::new(format!("acp-{n}")).unwrap_or_else(|_| unreachable!("a valid id"))
+    }
+
+    fn request(&self, kind: AgentRequestKind, pending: Pending) {
+        let id = self.next_id();
+        self.send_request(id, kind, pending);
+    }
+
+    fn send_request(&self, id: RequestId, kind: AgentRequestKind, pending: Pending) {
         self.lock_pending().insert(id.clone(), pending);
         self.emit(AgentEvent::Request(AgentRequest { id, kind }));
+    }
+
+    fn lock_terminals(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Terminal>> {
+        self.terminals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `terminal/create`: the id now, the command through the host.
+    fn create_terminal(&self, r: &acp::CreateTerminalRequest) -> String {
+        let n = self.next_terminal.fetch_add(1, Ordering::Relaxed);
+        let terminal_id = format!("term-{n}");
+        let request = self.next_id();
+        let cwd = r
+            .cwd
+            .as_ref()
+            .map(|c| self.relative(c))
+            .filter(|c| !c.is_empty());
+        let kind = AgentRequestKind::Command {
+            argv: command_argv(&r.command, &r.args),
+            cwd,
+            env: r
+                .env
+                .iter()
+                .map(|e| (e.name.clone(), e.value.clone()))
+                .collect(),
+            output_limit: r.output_byte_limit,
+        };
+        self.lock_terminals().insert(
+            terminal_id.clone(),
+            Terminal {
+                request: request.clone(),
+                end: None,
+                waiters: Vec::new(),
+                killed: false,
+            },
+        );
+        self.send_request(
+            request,
+            kind,
+            Pending::Command {
+                terminal_id: terminal_id.clone(),
+            },
+        );
+        terminal_id
+    }
+
+    /// `terminal/output`: nothing until the command has ended.
+    fn terminal_output(
+        &self,
+        id: &acp::TerminalId,
+    ) -> Result<acp::TerminalOutputResponse, agent_client_protocol::Error> {
+        let terminals = self.lock_terminals();
+        let terminal = terminals.get(&*id.0).ok_or_else(|| unknown_terminal(id))?;
+        match &terminal.end {
+            None => Ok(acp::TerminalOutputResponse::new("", false)),
+            Some(Ok(end)) => Ok(acp::TerminalOutputResponse::new(
+                end.output.clone(),
+                end.truncated,
+            )
+            .exit_status(end.status.clone())),
+            Some(Err(code)) => Err(failure(code)),
+        }
+    }
+
+    /// `terminal/wait_for_exit`: answered now when the command has ended,
+    /// otherwise when it ends.
+    fn wait_for_exit(
+        &self,
+        id: &acp::TerminalId,
+        responder: Responder<acp::WaitForTerminalExitResponse, V1>,
+    ) -> Result<(), agent_client_protocol::Error> {
+        let mut terminals = self.lock_terminals();
+        let Some(terminal) = terminals.get_mut(&*id.0) else {
+            return responder.respond_with_error(unknown_terminal(id));
+        };
+        match &terminal.end {
+            None => {
+                terminal.waiters.push(responder);
+                Ok(())
+            }
+            Some(Ok(end)) => {
+                responder.respond(acp::WaitForTerminalExitResponse::new(end.status.clone()))
+            }
+            Some(Err(code)) => responder.respond_with_error(failure(code)),
+        }
+    }
+
+    /// `terminal/kill`, or with `release` `terminal/release` (which also
+    /// forgets the terminal). A running command's request is withdrawn.
+    fn stop_terminal(
+        &self,
+        id: &acp::TerminalId,
+        release: bool,
+    ) -> Result<(), agent_client_protocol::Error> {
+        let mut terminals = self.lock_terminals();
+        let terminal = terminals
+            .get_mut(&*id.0)
+            .ok_or_else(|| unknown_terminal(id))?;
+        let withdraw = terminal.end.is_none() && !terminal.killed;
+        terminal.killed |= terminal.end.is_none();
+        let request = terminal.request.clone();
+        if release && let Some(terminal) = terminals.remove(&*id.0) {
+            for waiter in terminal.waiters {
+                let _ = waiter.respond_with_error(unknown_terminal(id));
+            }
+        }
+        drop(terminals);
+        if withdraw {
+            self.emit(AgentEvent::RequestWithdrawn { id: request });
+        }
+        Ok(())
+    }
+
+    /// The host ran (or refused) a terminal's command.
+    fn terminal_ended(&self, terminal_id: &str, completion: RequestCompletion) {
+        let mut terminals = self.lock_terminals();
+        // A released terminal is gone; a command still running then was
+        // stopped by its release.
+        let killed = terminals.get(terminal_id).is_none_or(|t| t.killed);
+        let end = match completion {
+            RequestCompletion::Success(v) => {
+                let code = v
+                    .get("exitCode")
+                    .and_then(serde_json::Value::as_i64)
+                    .and_then(|c| i32::try_from(c).ok());
+                let timed_out = v.get("timedOut") == Some(&serde_json::json!(true));
+                let signal = if code.is_none() && (killed || timed_out) {
+                    Some("SIGKILL".to_owned())
+                } else {
+                    v.get("signal")
+                        .and_then(serde_json::Value::as_i64)
+                        .map(signal_name)
+                };
+                Ok(TerminalEnd {
+                    output: v
+                        .get("output")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    truncated: v.get("truncated") == Some(&serde_json::json!(true)),
+                    code,
+                    status: acp::TerminalExitStatus::new()
+                        .exit_code(code.map(i32::cast_unsigned))
+                        .signal(signal),
+                })
+            }
+            // A kill the host answered with its cancellation.
+            _ if killed => Ok(TerminalEnd {
+                output: String::new(),
+                truncated: false,
+                code: None,
+                status: acp::TerminalExitStatus::new().signal("SIGKILL".to_owned()),
+            }),
+            RequestCompletion::Refused { code } | RequestCompletion::Error { code, .. } => {
+                Err(code)
+            }
+        };
+        if let Ok(end) = &end {
+            self.emit(AgentEvent::TerminalOutput {
+                terminal_id: terminal_id.to_owned(),
+                output: end.output.clone(),
+                exit_code: end.code,
+                truncated: end.truncated,
+            });
+        }
+        let Some(terminal) = terminals.get_mut(terminal_id) else {
+            return;
+        };
+        for waiter in terminal.waiters.drain(..) {
+            let _ = match &end {
+                Ok(end) => {
+                    waiter.respond(acp::WaitForTerminalExitResponse::new(end.status.clone()))
+                }
+                Err(code) => waiter.respond_with_error(failure(code)),
+            };
+        }
+        terminal.end = Some(end);
     }
 
     fn close(&self, reason: String) {
@@ -304,6 +573,8 @@ impl AgentRuntime for AcpRuntime {
             events,
             pending: Mutex::new(BTreeMap::new()),
             next_request: AtomicU64::new(1),
+            terminals: Mutex::new(BTreeMap::new()),
+            next_terminal: AtomicU64::new(1),
             updates: Mutex::new(UpdateMapper::new(req.workspace_root.clone())),
             log: Mutex::new(Vec::new()),
             closed: Mutex::new(false),
@@ -485,6 +756,10 @@ fn spawn_io(
 }
 
 /// Runs the protocol: initialize, new session, then prompts and cancels.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one builder chain registers every client method the host serves"
+)]
 async fn connect(
     transport: Lines<OutgoingSink, IncomingStream>,
     shared: Arc<Shared>,
@@ -496,6 +771,11 @@ async fn connect(
     let on_read = Arc::clone(&shared);
     let on_write = Arc::clone(&shared);
     let on_permission = Arc::clone(&shared);
+    let on_create = Arc::clone(&shared);
+    let on_output = Arc::clone(&shared);
+    let on_wait = Arc::clone(&shared);
+    let on_kill = Arc::clone(&shared);
+    let on_release = Arc::clone(&shared);
     let session = Arc::clone(&shared);
     let result = Client
         .v1()
@@ -560,6 +840,56 @@ async fn connect(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |r: acp::CreateTerminalRequest,
+                        responder: Responder<acp::CreateTerminalResponse, V1>,
+                        _cx: ConnectionTo<Agent>| {
+                let id = on_create.create_terminal(&r);
+                responder.respond(acp::CreateTerminalResponse::new(id))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: acp::TerminalOutputRequest,
+                        responder: Responder<acp::TerminalOutputResponse, V1>,
+                        _cx: ConnectionTo<Agent>| {
+                match on_output.terminal_output(&r.terminal_id) {
+                    Ok(answer) => responder.respond(answer),
+                    Err(e) => responder.respond_with_error(e),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: acp::WaitForTerminalExitRequest,
+                        responder: Responder<acp::WaitForTerminalExitResponse, V1>,
+                        _cx: ConnectionTo<Agent>| {
+                on_wait.wait_for_exit(&r.terminal_id, responder)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: acp::KillTerminalRequest,
+                        responder: Responder<acp::KillTerminalResponse, V1>,
+                        _cx: ConnectionTo<Agent>| {
+                match on_kill.stop_terminal(&r.terminal_id, false) {
+                    Ok(()) => responder.respond(acp::KillTerminalResponse::new()),
+                    Err(e) => responder.respond_with_error(e),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: acp::ReleaseTerminalRequest,
+                        responder: Responder<acp::ReleaseTerminalResponse, V1>,
+                        _cx: ConnectionTo<Agent>| {
+                match on_release.stop_terminal(&r.terminal_id, true) {
+                    Ok(()) => responder.respond(acp::ReleaseTerminalResponse::new()),
+                    Err(e) => responder.respond_with_error(e),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
             run_protocol(&cx, &session, &mut commands, ready, &turn_running).await;
             Ok(())
@@ -581,7 +911,7 @@ async fn handshake(
                 .fs(acp::FileSystemCapabilities::new()
                     .read_text_file(true)
                     .write_text_file(true))
-                .terminal(false),
+                .terminal(true),
         )
         .client_info(acp::Implementation::new(
             "cocode",
@@ -776,11 +1106,11 @@ impl AgentSession for AcpSession {
             .lock_pending()
             .remove(&id)
             .ok_or_else(|| AgentError::AlreadyCompleted(id.clone()))?;
-        let failure = |code: &str| {
-            agent_client_protocol::Error::new(-32000, code.to_owned())
-                .data(serde_json::json!({"code": code}))
-        };
         let sent = match (pending, completion) {
+            (Pending::Command { terminal_id }, completion) => {
+                self.shared.terminal_ended(&terminal_id, completion);
+                Ok(())
+            }
             (Pending::Read(r), RequestCompletion::Success(value)) => {
                 let content = value
                     .get("content")

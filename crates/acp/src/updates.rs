@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema as acp;
-use cocode_core::agent::{AgentEvent, PlanEntry, ToolCallStatus, ToolCallUpdate};
+use cocode_core::agent::{AgentEvent, PlanEntry, ToolCallContent, ToolCallStatus, ToolCallUpdate};
 
 /// An open tool call's title and locations.
 type OpenCall = (Option<String>, Vec<String>);
@@ -46,12 +46,36 @@ impl UpdateMapper {
         )
     }
 
+    /// A tool call's content as the host shows it; content blocks other
+    /// than text (images, resources) are left out.
+    fn content(&self, content: &[acp::ToolCallContent]) -> Vec<ToolCallContent> {
+        content
+            .iter()
+            .filter_map(|c| match c {
+                acp::ToolCallContent::Content(c) => match &c.content {
+                    acp::ContentBlock::Text(t) => Some(ToolCallContent::Text(t.text.clone())),
+                    _ => None,
+                },
+                acp::ToolCallContent::Diff(d) => Some(ToolCallContent::Diff {
+                    path: self.relative(&d.path),
+                    old_text: d.old_text.clone(),
+                    new_text: d.new_text.clone(),
+                }),
+                acp::ToolCallContent::Terminal(t) => Some(ToolCallContent::Terminal {
+                    terminal_id: t.terminal_id.0.to_string(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn call(
         &mut self,
         id: String,
         title: Option<&String>,
         status: ToolCallStatus,
         locations: &[String],
+        content: Vec<ToolCallContent>,
     ) -> AgentEvent {
         let entry = self.open.entry(id.clone()).or_insert((None, Vec::new()));
         if let Some(title) = title {
@@ -72,6 +96,7 @@ impl UpdateMapper {
             title,
             status,
             locations,
+            content,
         })
     }
 
@@ -94,11 +119,13 @@ impl UpdateMapper {
                     .iter()
                     .map(|l| self.relative(&l.path))
                     .collect();
+                let content = self.content(&call.content);
                 Some(self.call(
                     call.tool_call_id.0.to_string(),
                     Some(&call.title),
                     status(call.status),
                     &locations,
+                    content,
                 ))
             }
             acp::SessionUpdate::ToolCallUpdate(update) => {
@@ -112,11 +139,18 @@ impl UpdateMapper {
                     .fields
                     .status
                     .map_or(ToolCallStatus::InProgress, status);
+                let content = update
+                    .fields
+                    .content
+                    .as_ref()
+                    .map(|c| self.content(c))
+                    .unwrap_or_default();
                 Some(self.call(
                     update.tool_call_id.0.to_string(),
                     update.fields.title.as_ref(),
                     st,
                     &locations,
+                    content,
                 ))
             }
             acp::SessionUpdate::Plan(plan) => Some(AgentEvent::Plan(
@@ -137,7 +171,7 @@ impl UpdateMapper {
     pub fn cancel_open(&mut self) -> Vec<AgentEvent> {
         let ids: Vec<String> = self.open.keys().cloned().collect();
         ids.into_iter()
-            .map(|id| self.call(id, None, ToolCallStatus::Cancelled, &[]))
+            .map(|id| self.call(id, None, ToolCallStatus::Cancelled, &[], Vec::new()))
             .collect()
     }
 
@@ -170,6 +204,7 @@ mod tests {
                 title: Some("Edit".into()),
                 status: ToolCallStatus::Pending,
                 locations: vec!["src/a.rs".into(), "/etc/passwd".into()],
+                content: Vec::new(),
             }))
         );
         let later = m.map(update(serde_json::json!({
@@ -182,6 +217,7 @@ mod tests {
                 title: Some("Edit".into()),
                 status: ToolCallStatus::Completed,
                 locations: vec!["src/a.rs".into(), "/etc/passwd".into()],
+                content: Vec::new(),
             }))
         );
         assert!(m.open_calls().is_empty());
@@ -192,6 +228,46 @@ mod tests {
         assert_eq!(cancelled.len(), 1);
         assert!(
             matches!(&cancelled[0], AgentEvent::ToolCallUpdate(u) if u.status == ToolCallStatus::Cancelled)
+        );
+    }
+
+    #[test]
+    fn diffs_terminals_and_text_in_a_call_are_shown_and_other_blocks_are_not() {
+        let mut m = UpdateMapper::new(PathBuf::from("/ws"));
+        let event = m.map(update(serde_json::json!({
+            "sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "in_progress",
+            "content": [
+                {"type": "diff", "path": "/ws/src/a.rs", "oldText": "a", "newText": "b"},
+                {"type": "diff", "path": "/ws/new.txt", "newText": "n"},
+                {"type": "terminal", "terminalId": "term-1"},
+                {"type": "content", "content": {"type": "text", "text": "ran it"}},
+                {"type": "content", "content": {"type": "image", "data": "AA==", "mimeType": "image/png"}}
+            ]
+        })));
+        assert_eq!(
+            event,
+            Some(AgentEvent::ToolCallUpdate(ToolCallUpdate {
+                call_id: "c1".into(),
+                title: None,
+                status: ToolCallStatus::InProgress,
+                locations: Vec::new(),
+                content: vec![
+                    ToolCallContent::Diff {
+                        path: "src/a.rs".into(),
+                        old_text: Some("a".into()),
+                        new_text: "b".into()
+                    },
+                    ToolCallContent::Diff {
+                        path: "new.txt".into(),
+                        old_text: None,
+                        new_text: "n".into()
+                    },
+                    ToolCallContent::Terminal {
+                        terminal_id: "term-1".into()
+                    },
+                    ToolCallContent::Text("ran it".into()),
+                ],
+            }))
         );
     }
 

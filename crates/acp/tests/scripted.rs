@@ -441,3 +441,142 @@ async fn the_gemini_cli_preset_initializes_and_names_its_logins_without_a_key() 
     );
     eprintln!("{message}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_runs_its_shell_line_as_one_host_command_and_its_end_reaches_the_agent() {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "run echo hi | tr a-z A-Z".into(),
+        })
+        .await
+        .unwrap();
+    let request = loop {
+        if let AgentEvent::Request(r) = next(&mut events).await {
+            break r;
+        }
+    };
+    assert_eq!(
+        request.kind,
+        AgentRequestKind::Command {
+            argv: vec!["sh".into(), "-c".into(), "echo hi | tr a-z A-Z".into()],
+            cwd: None,
+            env: Vec::new(),
+            output_limit: None,
+        }
+    );
+    session
+        .complete(
+            request.id,
+            RequestCompletion::Success(json!({
+                "exitCode": 0, "output": "HI\n", "truncated": false, "timedOut": false, "signal": null
+            })),
+        )
+        .await
+        .unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert_eq!(
+        messages(&rest),
+        vec!["exit 0 signal None truncated False released ACP_UNKNOWN_TERMINAL: HI\n"]
+    );
+    assert!(
+        rest.contains(&AgentEvent::TerminalOutput {
+            terminal_id: "term-1".into(),
+            output: "HI\n".into(),
+            exit_code: Some(0),
+            truncated: false,
+        }),
+        "{rest:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_a_running_terminal_withdraws_its_request_and_reports_the_signal() {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "kill".into(),
+        })
+        .await
+        .unwrap();
+    let request = loop {
+        if let AgentEvent::Request(r) = next(&mut events).await {
+            break r;
+        }
+    };
+    assert_eq!(
+        request.kind,
+        AgentRequestKind::Command {
+            argv: vec!["sleep".into(), "30".into()],
+            cwd: None,
+            env: Vec::new(),
+            output_limit: None,
+        }
+    );
+    let withdrawn = loop {
+        match next(&mut events).await {
+            AgentEvent::RequestWithdrawn { id } => break id,
+            AgentEvent::ToolCallUpdate(u) => assert_eq!(
+                u.content,
+                vec![cocode_core::agent::ToolCallContent::Terminal {
+                    terminal_id: "term-1".into()
+                }]
+            ),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(withdrawn, request.id);
+    // The host stops the command and completes the request with its
+    // cancellation, as for any cancelled tool call.
+    session
+        .complete(
+            request.id,
+            RequestCompletion::Error {
+                code: "TOOL_CANCELLED".into(),
+                retryable: false,
+            },
+        )
+        .await
+        .unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert_eq!(
+        messages(&rest),
+        vec!["exit None signal SIGKILL truncated False released ACP_UNKNOWN_TERMINAL: "]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_command_answers_the_agents_wait_with_the_code() {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "run rm -rf /".into(),
+        })
+        .await
+        .unwrap();
+    let request = loop {
+        if let AgentEvent::Request(r) = next(&mut events).await {
+            break r;
+        }
+    };
+    session
+        .complete(
+            request.id,
+            RequestCompletion::Refused {
+                code: "TOOL_APPROVAL_DENIED".into(),
+            },
+        )
+        .await
+        .unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert_eq!(messages(&rest), vec!["wait failed: TOOL_APPROVAL_DENIED"]);
+    assert!(
+        !rest
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TerminalOutput { .. })),
+        "{rest:?}"
+    );
+}

@@ -396,6 +396,7 @@ impl StreamObserver for EventObserver<'_> {
                     title: Some(name),
                     status: ToolCallStatus::Pending,
                     locations: Vec::new(),
+                    content: Vec::new(),
                 })
             }
         });
@@ -570,6 +571,7 @@ async fn run_calls(
                 title: Some(name.clone()),
                 status,
                 locations: locations(&call.arguments),
+                content: Vec::new(),
             })
         };
         shared.emit(update(ToolCallStatus::InProgress));

@@ -105,6 +105,48 @@ pub struct ToolCallUpdate {
     pub status: ToolCallStatus,
     /// Workspace-relative paths the call touches.
     pub locations: Vec<String>,
+    /// What the call shows (empty: unchanged since the last update).
+    pub content: Vec<ToolCallContent>,
+}
+
+/// Something a tool call shows in the transcript.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ToolCallContent {
+    Text(String),
+    /// A file change; `old_text` is `None` for a new file.
+    Diff {
+        path: String,
+        old_text: Option<String>,
+        new_text: String,
+    },
+    /// A command's terminal; its output arrives as
+    /// [`AgentEvent::TerminalOutput`] with the same id.
+    Terminal {
+        terminal_id: String,
+    },
+}
+
+impl fmt::Debug for ToolCallContent {
+    /// File contents never appear in logs or traces.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Text(t) => f.debug_tuple("Text").field(&t.chars().count()).finish(),
+            Self::Diff {
+                path,
+                old_text,
+                new_text,
+            } => f
+                .debug_struct("Diff")
+                .field("path", path)
+                .field("old_chars", &old_text.as_ref().map(|t| t.chars().count()))
+                .field("new_chars", &new_text.chars().count())
+                .finish(),
+            Self::Terminal { terminal_id } => f
+                .debug_struct("Terminal")
+                .field("terminal_id", terminal_id)
+                .finish(),
+        }
+    }
 }
 
 /// One entry of an agent's plan.
@@ -160,9 +202,18 @@ pub enum AgentRequestKind {
         limit: Option<u32>,
     },
     FileEdit(FileEditOp),
+    /// A command run in the workspace under the agent profile; the host
+    /// completes it when the command has ended, with `exitCode`, `output`,
+    /// `truncated` and `timedOut`.
     Command {
         argv: Vec<String>,
+        /// Workspace-relative; `None` is the workspace root.
         cwd: Option<String>,
+        /// Extra environment, still subject to the launcher's whitelist.
+        env: Vec<(String, String)>,
+        /// The most output returned (the start is trimmed first); the host
+        /// caps it at its own limit.
+        output_limit: Option<u64>,
     },
     Permission {
         title: String,
@@ -220,6 +271,21 @@ pub enum AgentEvent {
         message: String,
     },
     Request(AgentRequest),
+    /// The backend no longer needs a request it made (an ACP agent killed
+    /// or released a terminal whose command still runs): the host cancels
+    /// the work and still completes the request, normally with a
+    /// cancellation error.
+    RequestWithdrawn {
+        id: RequestId,
+    },
+    /// A command's final output in a terminal the agent created; kept in
+    /// the transcript after the agent releases the terminal.
+    TerminalOutput {
+        terminal_id: String,
+        output: String,
+        exit_code: Option<i32>,
+        truncated: bool,
+    },
 }
 
 /// The session's event stream.

@@ -350,7 +350,11 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                     "argv": {"type": "array", "minItems": 1, "maxItems": 256,
                              "items": {"type": "string", "maxLength": 32768}},
                     "cwd": path_schema("The folder to run in (default: the workspace root)"),
-                    "timeoutSecs": {"type": "integer", "minimum": 1, "maximum": COMMAND_TIMEOUT_LIMIT_SECS}
+                    "timeoutSecs": {"type": "integer", "minimum": 1, "maximum": COMMAND_TIMEOUT_LIMIT_SECS},
+                    "outputLimitBytes": {"type": "integer", "minimum": 1, "maximum": COMMAND_OUTPUT_LIMIT_BYTES},
+                    "env": {"type": "object", "maxProperties": 64,
+                            "description": "Extra environment variables (credential-like names are refused)",
+                            "additionalProperties": {"type": "string", "maxLength": 32768}}
                 }
             }),
             Some(json!({
@@ -360,7 +364,8 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                     "exitCode": {"type": ["integer", "null"]},
                     "output": {"type": "string"},
                     "truncated": {"type": "boolean"},
-                    "timedOut": {"type": "boolean"}
+                    "timedOut": {"type": "boolean"},
+                    "signal": {"type": ["integer", "null"]}
                 }
             })),
             MUTATION,

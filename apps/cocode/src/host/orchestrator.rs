@@ -6,13 +6,14 @@
 //! task waits for the next instruction; a headless run has none to give,
 //! so it stops the task (`stopped`) and says why.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cocode_core::agent::{
-    AgentEvent, AgentRuntime, AgentSession, SessionRequest, SessionTarget, TurnEndReason, UserTurn,
+    AgentEvent, AgentRuntime, AgentSession, RequestCompletion, SessionRequest, SessionTarget,
+    TurnEndReason, UserTurn,
 };
 use cocode_core::services::{VerificationRequest, VerificationRunner};
 use cocode_core::task::{
@@ -21,11 +22,12 @@ use cocode_core::task::{
 };
 use cocode_core::verification::{VerificationOutcome, VerificationRecord, VerificationVerdict};
 use cocode_core::{
-    AttemptNo, CancelReason, CompletionMode, DelegatedTask, PendingApprovalKind, SessionId,
-    TaskEvent, TaskId, TaskStatus, TaskTransition, Timestamp,
+    AttemptNo, CancelReason, CompletionMode, DelegatedTask, PendingApprovalKind, RequestId,
+    SessionId, TaskEvent, TaskId, TaskStatus, TaskTransition, Timestamp,
 };
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::TaskHost;
@@ -137,7 +139,7 @@ impl std::fmt::Debug for TaskOrchestrator {
 
 /// One run's moving parts.
 struct Run<'a> {
-    host: &'a TaskHost,
+    host: Arc<TaskHost>,
     task: DelegatedTask,
     session_id: SessionId,
     session: Option<Box<dyn AgentSession>>,
@@ -147,6 +149,11 @@ struct Run<'a> {
     pending_held: Option<HeldEdit>,
     attempt_started: Instant,
     stop: CancellationToken,
+    /// Host requests being completed; several run at once (an agent may
+    /// read files while its command runs), each with its own cancel token
+    /// so a withdrawn request stops alone.
+    requests: JoinSet<(RequestId, RequestCompletion)>,
+    request_tokens: BTreeMap<RequestId, CancellationToken>,
 }
 
 impl Run<'_> {
@@ -372,14 +379,12 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Acts on one session event; true when it should restart the idle
-    /// clock (a host request was just answered).
+    /// Acts on one session event.
     async fn on_event(
         &mut self,
         event: AgentEvent,
         calls_in_flight: &mut BTreeSet<String>,
-    ) -> Result<bool, OrchestratorError> {
-        let mut answered = false;
+    ) -> Result<(), OrchestratorError> {
         match event {
             AgentEvent::ToolCallUpdate(u) => {
                 use cocode_core::agent::ToolCallStatus as S;
@@ -418,24 +423,24 @@ impl Run<'_> {
                 self.apply(TaskEvent::AgentError { code }).await?;
             }
             AgentEvent::Request(request) => {
-                // Completed through the tool registry; an approval
-                // wait is not idleness.
-                let completion = self
-                    .host
-                    .complete_request(
-                        self.task.task_id(),
-                        &self.session_id,
-                        request.kind,
-                        &self.stop,
-                    )
-                    .await;
-                answered = true;
-                if let Some(session) = &self.session
-                    && let Err(e) = session.complete(request.id, completion).await
-                {
-                    self.say(Progress::Note(format!(
-                        "a request could not be answered: {e}"
-                    )));
+                // Completed through the tool registry, answered by the pump
+                // when done; time spent on it is not idleness.
+                let token = self.stop.child_token();
+                self.request_tokens
+                    .insert(request.id.clone(), token.clone());
+                let host = Arc::clone(&self.host);
+                let task = self.task.task_id().clone();
+                let session = self.session_id.clone();
+                self.requests.spawn(async move {
+                    let completion = host
+                        .complete_request(&task, &session, request.kind, &token)
+                        .await;
+                    (request.id, completion)
+                });
+            }
+            AgentEvent::RequestWithdrawn { id } => {
+                if let Some(token) = self.request_tokens.get(&id) {
+                    token.cancel();
                 }
             }
             AgentEvent::TransportClosed { .. } => {
@@ -444,7 +449,29 @@ impl Run<'_> {
             }
             _ => {}
         }
-        Ok(answered)
+        Ok(())
+    }
+
+    /// Answers the agent once the host completed one of its requests.
+    async fn answer(
+        &mut self,
+        done: Result<(RequestId, RequestCompletion), tokio::task::JoinError>,
+    ) {
+        let (id, completion) = match done {
+            Ok(done) => done,
+            Err(e) => {
+                self.say(Progress::Note(format!("a request's handler failed: {e}")));
+                return;
+            }
+        };
+        self.request_tokens.remove(&id);
+        if let Some(session) = &self.session
+            && let Err(e) = session.complete(id, completion).await
+        {
+            self.say(Progress::Note(format!(
+                "a request could not be answered: {e}"
+            )));
+        }
     }
 
     /// Pumps session events until the task is terminal or waits for a person.
@@ -467,7 +494,7 @@ impl Run<'_> {
                 .saturating_sub(self.attempt_started.elapsed());
             // Time spent inside tool calls (approval waits, long commands)
             // is not idleness.
-            let idle_left = if calls_in_flight.is_empty() {
+            let idle_left = if calls_in_flight.is_empty() && self.requests.is_empty() {
                 limits.idle_limit().saturating_sub(last_event.elapsed())
             } else {
                 Duration::MAX
@@ -489,6 +516,10 @@ impl Run<'_> {
                 () = tokio::time::sleep(idle_left) => {
                     self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::Idle)).await?;
                 }
+                Some(done) = self.requests.join_next(), if !self.requests.is_empty() => {
+                    last_event = Instant::now();
+                    self.answer(done).await;
+                }
                 event = events.next() => {
                     last_event = Instant::now();
                     let Some(event) = event else {
@@ -496,9 +527,7 @@ impl Run<'_> {
                         continue;
                     };
                     self.say(Progress::Agent(event.clone()));
-                    if self.on_event(event, &mut calls_in_flight).await? {
-                        last_event = Instant::now();
-                    }
+                    self.on_event(event, &mut calls_in_flight).await?;
                 }
             }
         }
@@ -544,7 +573,7 @@ impl TaskOrchestrator {
         });
         let held = self.host.tasks.held_edits(&task_id);
         let mut run = Run {
-            host: &self.host,
+            host: Arc::clone(&self.host),
             task,
             session_id: session_id.clone(),
             session: None,
@@ -554,6 +583,8 @@ impl TaskOrchestrator {
             pending_held: None,
             attempt_started: Instant::now(),
             stop,
+            requests: JoinSet::new(),
+            request_tokens: BTreeMap::new(),
         };
         run.persist()?;
         self.host

@@ -118,11 +118,40 @@ impl TaskHost {
             AgentRequestKind::FileEdit(FileEditOp::Rename { from, to }) => {
                 (catalog::RENAME_FILE, json!({"from": from, "to": to}))
             }
-            AgentRequestKind::Command { .. } => {
-                // This host does not advertise the terminal capability.
-                return RequestCompletion::Refused {
-                    code: "ACP_TERMINAL_UNSUPPORTED".into(),
-                };
+            AgentRequestKind::Command {
+                argv,
+                cwd,
+                env,
+                output_limit,
+            } => {
+                // An agent's terminal has no deadline of its own (the agent
+                // kills it); the host's longest limit is the backstop.
+                let mut args = json!({
+                    "argv": argv,
+                    "timeoutSecs": catalog::COMMAND_TIMEOUT_LIMIT_SECS,
+                    "outputLimitBytes": output_limit
+                        .unwrap_or(catalog::COMMAND_OUTPUT_LIMIT_BYTES)
+                        .clamp(1, catalog::COMMAND_OUTPUT_LIMIT_BYTES),
+                });
+                if let Some(cwd) = cwd {
+                    args["cwd"] = json!(cwd);
+                }
+                if !env.is_empty() {
+                    args["env"] = Value::Object(
+                        env.into_iter()
+                            .map(|(k, v)| (k, Value::String(v)))
+                            .collect(),
+                    );
+                }
+                let result = self
+                    .call_tool(task, session, catalog::TERMINAL_RUN, args, cancel)
+                    .await;
+                if result.is_error {
+                    return failure(&result);
+                }
+                return RequestCompletion::Success(
+                    result.structured_content.unwrap_or_else(|| json!({})),
+                );
             }
             AgentRequestKind::Permission { title, options } => {
                 return self.permission(session, &title, &options, cancel).await;

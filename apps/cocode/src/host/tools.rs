@@ -607,6 +607,20 @@ impl WorkspaceTools {
                 .unwrap_or(600)
                 .min(catalog::COMMAND_TIMEOUT_LIMIT_SECS),
         );
+        let output_limit = args
+            .get("outputLimitBytes")
+            .and_then(Value::as_u64)
+            .unwrap_or(catalog::COMMAND_OUTPUT_LIMIT_BYTES)
+            .min(catalog::COMMAND_OUTPUT_LIMIT_BYTES);
+        let env_overrides: BTreeMap<String, String> = args
+            .get("env")
+            .and_then(Value::as_object)
+            .map(|env| {
+                env.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
         let this = Arc::clone(&self);
         tokio::task::spawn_blocking(move || this.workspace.gate.begin_sweep())
             .await
@@ -615,16 +629,16 @@ impl WorkspaceTools {
         let spec = LaunchSpec {
             argv: command,
             cwd,
-            env_overrides: BTreeMap::new(),
+            env_overrides,
             profile: SandboxProfile::Agent {
                 task_id: ctx.task_id.clone(),
             },
             io: LaunchIo::Piped,
             timeout: Some(timeout),
-            output_byte_limit: usize::try_from(catalog::COMMAND_OUTPUT_LIMIT_BYTES).ok(),
+            output_byte_limit: usize::try_from(output_limit).ok(),
             extra_writable: Vec::new(),
         };
-        let outcome = self.launch(spec, &cx).await;
+        let outcome = self.launch(spec, output_limit, &cx).await;
         // The sweep runs whatever the command did, so its changes are
         // recorded even when it failed.
         let this = Arc::clone(&self);
@@ -636,7 +650,12 @@ impl WorkspaceTools {
         outcome
     }
 
-    async fn launch(&self, spec: LaunchSpec, cx: &HandlerContext) -> Result<ToolOutput, ToolError> {
+    async fn launch(
+        &self,
+        spec: LaunchSpec,
+        output_limit: u64,
+        cx: &HandlerContext,
+    ) -> Result<ToolOutput, ToolError> {
         let mut handle = self.launcher.launch(spec).map_err(|e| match e {
             cocode_core::process::LaunchError::NotFound(p) => ToolError::handler(
                 "COMMAND_NOT_FOUND",
@@ -645,9 +664,7 @@ impl WorkspaceTools {
             ),
             other => ToolError::handler("COMMAND_LAUNCH_FAILED", other.to_string(), false),
         })?;
-        let mut output = cocode_toolchain::OutputBuffer::new(
-            usize::try_from(catalog::COMMAND_OUTPUT_LIMIT_BYTES).ok(),
-        );
+        let mut output = cocode_toolchain::OutputBuffer::new(usize::try_from(output_limit).ok());
         loop {
             tokio::select! {
                 () = cx.cancel.cancelled() => {
@@ -664,15 +681,17 @@ impl WorkspaceTools {
             .wait()
             .await
             .map_err(|e| ToolError::handler("COMMAND_LAUNCH_FAILED", e.to_string(), false))?;
-        let (code, timed_out) = match status {
-            ExitStatus::Code(c) => (Some(c), false),
-            ExitStatus::TimedOut => (None, true),
-            ExitStatus::Signal(_) | ExitStatus::Killed => (None, false),
+        let (code, timed_out, signal) = match status {
+            ExitStatus::Code(c) => (Some(c), false, None),
+            ExitStatus::TimedOut => (None, true, None),
+            ExitStatus::Signal(n) => (None, false, Some(n)),
+            ExitStatus::Killed => (None, false, None),
         };
         ToolOutput::json(&json!({
             "exitCode": code, "output": String::from_utf8_lossy(output.bytes()),
             "truncated": output.trimmed() > 0,
-            "timedOut": timed_out
+            "timedOut": timed_out,
+            "signal": signal
         }))
     }
 

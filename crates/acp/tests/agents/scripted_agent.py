@@ -7,6 +7,10 @@ word of a prompt picks the scenario:
   read PATH            fs/read_text_file, then say what it read
   write PATH TEXT      a tool call around fs/write_text_file
   permission           session/request_permission, then say the outcome
+  run LINE             terminal/create with a whole shell line, wait_for_exit,
+                       output, release; say the exit status and output
+  kill                 terminal/create of `sleep 30`, then terminal/kill,
+                       wait_for_exit, output, release; say the exit status
   hang                 think, then wait for session/cancel
   stubborn             think, then ignore session/cancel
   die                  exit in the middle of the turn
@@ -120,6 +124,35 @@ def prompt(message, cwd):
             say(session, "permission: " + outcome["outcome"])
         if cancelled:
             stop = "cancelled"
+    elif scenario in ("run", "kill"):
+        if scenario == "run":
+            create = {"sessionId": session, "command": text[len("run "):], "cwd": cwd}
+        else:
+            create = {"sessionId": session, "command": "sleep", "args": ["30"]}
+        created = call("terminal/create", create)
+        if "error" in created:
+            say(session, "create failed: " + json.dumps(created["error"]))
+        else:
+            terminal = created["result"]["terminalId"]
+            update(session, {"sessionUpdate": "tool_call", "toolCallId": "call-3", "title": "Run", "kind": "execute",
+                             "status": "in_progress",
+                             "content": [{"type": "terminal", "terminalId": terminal}]})
+            if scenario == "kill":
+                early = call("terminal/output", {"sessionId": session, "terminalId": terminal})
+                log(f"output while running: {early}")
+                call("terminal/kill", {"sessionId": session, "terminalId": terminal})
+            waited = call("terminal/wait_for_exit", {"sessionId": session, "terminalId": terminal})
+            output = call("terminal/output", {"sessionId": session, "terminalId": terminal})
+            call("terminal/release", {"sessionId": session, "terminalId": terminal})
+            after = call("terminal/output", {"sessionId": session, "terminalId": terminal})
+            update(session, {"sessionUpdate": "tool_call_update", "toolCallId": "call-3", "status": "completed"})
+            if "error" in waited:
+                say(session, "wait failed: " + waited["error"].get("data", {}).get("code", "?"))
+            else:
+                result = output["result"]
+                say(session, "exit %s signal %s truncated %s released %s: %s" % (
+                    waited["result"].get("exitCode"), waited["result"].get("signal"), result["truncated"],
+                    after.get("error", {}).get("data", {}).get("code", "still there"), result["output"]))
     elif scenario in ("hang", "stubborn"):
         update(session, {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "thinking"}})
         while not cancelled or scenario == "stubborn":
