@@ -101,6 +101,10 @@ pub enum TaskCommand {
         /// own environment, for this run only (it never reaches a child).
         #[arg(long)]
         api_key_env: Option<String>,
+        /// Give the ACP agent its declared secret variable NAME from cocode's
+        /// own environment, for this run only (repeatable).
+        #[arg(long = "pass-env", value_name = "NAME")]
+        pass_env: Vec<String>,
         #[command(flatten)]
         approvals: ApprovalFlags,
     },

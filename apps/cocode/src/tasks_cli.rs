@@ -16,7 +16,7 @@ use cocode_core::{
 };
 use cocode_tool_protocol::projection::{to_anthropic_tools, to_mcp_tools, to_openai_tools};
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent};
-use cocode_toolchain::vault::{KeyringVault, SessionVault};
+use cocode_toolchain::vault::{KeyringVault, LayeredVault, SessionVault};
 use cocode_workspace::OpenWorkspace;
 use tokio::sync::mpsc;
 
@@ -229,6 +229,47 @@ pub fn exit_code(task: &DelegatedTask) -> u8 {
     }
 }
 
+/// `--pass-env NAME`: the chosen ACP agent's declared secret variable,
+/// from cocode's own environment, for this run only. Anything else is an
+/// error — a credential never reaches an agent that did not declare it.
+fn pass_secrets(
+    host: &TaskHost,
+    backend: &TaskBackend,
+    names: &[String],
+    run: &SessionVault,
+) -> anyhow::Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    let TaskBackend::Acp { agent_id } = backend else {
+        bail!("--pass-env is for ACP agents (--backend acp:NAME)");
+    };
+    let agent = host
+        .acp
+        .agent(agent_id)
+        .with_context(|| format!("no ACP agent {agent_id} is configured"))?;
+    for name in names {
+        if !agent.secret_env.contains(name) {
+            bail!(
+                "--pass-env {name}: {} declares no such secret variable (it declares: {})",
+                agent.display_name,
+                if agent.secret_env.is_empty() {
+                    "none".to_owned()
+                } else {
+                    agent.secret_env.join(", ")
+                }
+            );
+        }
+        let value =
+            std::env::var(name).with_context(|| format!("--pass-env: {name} is not set"))?;
+        run.set(
+            &cocode_acp::registry::secret_account(agent_id, name)?,
+            &Secret::new(value),
+        )?;
+    }
+    Ok(())
+}
+
 #[expect(clippy::too_many_arguments, reason = "the CLI's flags, passed through")]
 fn run_task(
     workspace: &Path,
@@ -238,6 +279,7 @@ fn run_task(
     completion_mode: Option<&str>,
     base_url: Option<&str>,
     api_key_env: Option<&str>,
+    pass_env: &[String],
     flags: ApprovalFlags,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
@@ -263,6 +305,11 @@ fn run_task(
         }
         None => Arc::new(KeyringVault),
     };
+    let passed = Arc::new(SessionVault::default());
+    let vault: Arc<dyn CredentialVault> = Arc::new(LayeredVault {
+        run: Arc::clone(&passed),
+        store: vault,
+    });
     let rt = runtime()?;
     rt.block_on(async {
         let host = Arc::new(
@@ -285,6 +332,7 @@ fn run_task(
                 bail!("--completion-mode {other:?}: use self_verification or human_approval")
             }
         };
+        pass_secrets(&host, &backend_choice, pass_env, &passed)?;
         answer_tool_approvals(&host, flags);
         let orchestrator = TaskOrchestrator::new(Arc::clone(&host));
         for id in orchestrator.fail_interrupted()? {
@@ -405,6 +453,7 @@ pub fn task_command(action: &TaskCommand, out: &mut dyn Write) -> anyhow::Result
             completion_mode,
             base_url,
             api_key_env,
+            pass_env,
             approvals,
         } => run_task(
             workspace,
@@ -414,6 +463,7 @@ pub fn task_command(action: &TaskCommand, out: &mut dyn Write) -> anyhow::Result
             completion_mode.as_deref(),
             base_url.as_deref(),
             api_key_env.as_deref(),
+            pass_env,
             *approvals,
             out,
         ),

@@ -477,6 +477,12 @@ fn an_attempt_out_of_time_is_recorded_as_a_failed_check_and_goes_to_a_person() {
 /// Registers the scripted ACP agent in the workspace's `workspace.json`.
 #[cfg(unix)]
 fn with_scripted_acp_agent(ws: &Path) {
+    with_scripted_acp_agent_declaring(ws, &[]);
+}
+
+/// … declaring these secret variables.
+#[cfg(unix)]
+fn with_scripted_acp_agent_declaring(ws: &Path, secret_env: &[&str]) {
     let (code, _) = cocode(&["task", "list", "--workspace", ws.to_str().unwrap()]);
     assert_eq!(code, 0);
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -489,6 +495,7 @@ fn with_scripted_acp_agent(ws: &Path) {
         "id": "scripted",
         "display_name": "Scripted agent",
         "command": ["python3", script.to_str().unwrap()],
+        "secret_env": secret_env,
     }]);
     std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
 }
@@ -612,6 +619,53 @@ fn an_acp_agent_killing_its_terminal_stops_the_command_and_a_denied_one_never_ru
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("wait failed: TOOL_APPROVAL_DENIED"), "{out}");
     assert!(!ws.path().join("never.txt").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn pass_env_gives_an_acp_agent_its_declared_secret_for_one_run_only() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    with_scripted_acp_agent_declaring(ws.path(), &["SCRIPTED_API_KEY"]);
+    let run_with = |extra: &[&str]| {
+        let mut args = vec![
+            "task",
+            "run",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--prompt",
+            "env SCRIPTED_API_KEY",
+            "--backend",
+            "acp:scripted",
+            "--yes",
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .env("HOME", std::env::temp_dir())
+            .env("SCRIPTED_API_KEY", "from-env")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run_with(&["--pass-env", "SCRIPTED_API_KEY"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("env: from-env"), "{out}");
+    // In cocode's environment is not enough: nothing passes implicitly.
+    let (code, out, err) = run_with(&[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("env: unset"), "{out}");
+    // A name the agent did not declare is refused before anything runs.
+    let (code, out, err) = run_with(&["--pass-env", "HOME_TOKEN"]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(
+        err.contains("--pass-env HOME_TOKEN: Scripted agent declares no such secret variable (it declares: SCRIPTED_API_KEY)"),
+        "{err}"
+    );
 }
 
 /// Whether `cargo` is on PATH; under CI it must be.

@@ -66,6 +66,15 @@ pub fn codex() -> AcpAgentConfig {
     )
 }
 
+/// The credential-store entry holding an agent's secret variable `name`
+/// (`acp-<agent>-<NAME>` under the `cocode` service).
+pub fn secret_account(
+    agent: &AcpAgentId,
+    name: &str,
+) -> Result<cocode_core::ProviderId, cocode_core::ids::IdError> {
+    cocode_core::ProviderId::new(format!("acp-{}-{name}", agent.as_str()))
+}
+
 /// An agent's state folders as paths (`~/` against `home`).
 pub fn state_paths(agent: &AcpAgentConfig, home: Option<&Path>) -> Vec<PathBuf> {
     agent

@@ -27,11 +27,12 @@ use cocode_core::agent::{
     RequestCompletion, SessionRequest, SessionTarget, TurnEndReason, UserTurn,
 };
 use cocode_core::process::{LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher, SandboxProfile};
+use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::{CancelReason, ProviderId, RequestId};
 use futures::{SinkExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::registry::AcpAgentRegistry;
+use crate::registry::{AcpAgentConfig, AcpAgentRegistry};
 use crate::updates::UpdateMapper;
 
 /// The most stderr kept per agent (the newest bytes).
@@ -45,6 +46,9 @@ pub struct AcpRuntime {
     launcher: Arc<dyn ProcessLauncher>,
     agents: AcpAgentRegistry,
     grace: Duration,
+    /// Where declared secret variables get their values (none: no agent
+    /// gets a secret).
+    secrets: Option<Arc<dyn CredentialVault>>,
 }
 
 impl std::fmt::Debug for AcpRuntime {
@@ -61,7 +65,45 @@ impl AcpRuntime {
             launcher,
             agents,
             grace: CANCEL_GRACE,
+            secrets: None,
         }
+    }
+
+    /// Declared secret variables come from this store (entries named by
+    /// [`crate::registry::secret_account`]).
+    #[must_use]
+    pub fn with_secrets(mut self, vault: Arc<dyn CredentialVault>) -> Self {
+        self.secrets = Some(vault);
+        self
+    }
+
+    /// The agent's declared secret variables that have a value, and why
+    /// any could not be read (shown if the agent then fails to start).
+    fn secret_env(&self, agent: &AcpAgentConfig) -> (BTreeMap<String, Secret>, Vec<String>) {
+        let mut values = BTreeMap::new();
+        let mut problems = Vec::new();
+        let Some(vault) = &self.secrets else {
+            return (values, problems);
+        };
+        for name in &agent.secret_env {
+            let Ok(account) = crate::registry::secret_account(&agent.id, name) else {
+                problems.push(format!("{name} is not a valid variable name"));
+                continue;
+            };
+            match vault.get(&account) {
+                Ok(Some(value)) => {
+                    values.insert(name.clone(), value);
+                }
+                Ok(None) => {}
+                Err(e) => problems.push(format!("{name} could not be read: {} {e}", e.code())),
+            }
+        }
+        (values, problems)
+    }
+
+    /// The configured agent `id`.
+    pub fn agent(&self, id: &cocode_core::AcpAgentId) -> Option<&AcpAgentConfig> {
+        self.agents.get(id)
     }
 
     /// How long a cancelled agent may take before it is killed.
@@ -548,6 +590,7 @@ impl AgentRuntime for AcpRuntime {
                 false,
             )
         })?;
+        let (secret_env, secret_problems) = self.secret_env(agent);
         let spec = LaunchSpec {
             argv: agent.command.clone(),
             cwd: req.workspace_root.clone(),
@@ -559,6 +602,7 @@ impl AgentRuntime for AcpRuntime {
             timeout: None,
             output_byte_limit: None,
             extra_writable: crate::registry::state_paths(agent, home().as_deref()),
+            secret_env,
         };
         let handle = self.launcher.launch(spec).map_err(|e| {
             backend(
@@ -597,7 +641,7 @@ impl AgentRuntime for AcpRuntime {
             Ok(Ok(Ok(caps))) => caps,
             Ok(Ok(Err(e))) => {
                 kill.fire();
-                return Err(with_log(e, &shared));
+                return Err(with_notes(with_log(e, &shared), &secret_problems));
             }
             Ok(Err(_)) => {
                 kill.fire();
@@ -651,6 +695,22 @@ fn with_log(error: AgentError, shared: &Shared) -> AgentError {
                 retryable,
             }
         }
+        other => other,
+    }
+}
+
+/// Adds why a declared secret was missing to why the agent did not start.
+fn with_notes(error: AgentError, notes: &[String]) -> AgentError {
+    match error {
+        AgentError::Backend {
+            code,
+            message,
+            retryable,
+        } if !notes.is_empty() => AgentError::Backend {
+            code,
+            message: format!("{message}; secrets not supplied: {}", notes.join("; ")),
+            retryable,
+        },
         other => other,
     }
 }

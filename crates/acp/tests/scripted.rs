@@ -29,6 +29,14 @@ struct Fixture {
 }
 
 async fn fixture(args: &[&str]) -> Fixture {
+    fixture_with(args, Vec::new(), None).await
+}
+
+async fn fixture_with(
+    args: &[&str],
+    secret_env: Vec<String>,
+    vault: Option<Arc<dyn cocode_core::services::CredentialVault>>,
+) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("a.txt"), "hello").unwrap();
@@ -55,11 +63,14 @@ async fn fixture(args: &[&str]) -> Fixture {
         command,
         env: std::collections::BTreeMap::default(),
         model_hosts: Vec::new(),
-        secret_env: Vec::new(),
+        secret_env,
         state_dirs: Vec::new(),
     });
-    let runtime =
+    let mut runtime =
         AcpRuntime::new(Arc::new(launcher), agents).with_cancel_grace(Duration::from_millis(500));
+    if let Some(vault) = vault {
+        runtime = runtime.with_secrets(vault);
+    }
     Fixture {
         _dir: dir,
         root,
@@ -579,4 +590,37 @@ async fn a_refused_command_answers_the_agents_wait_with_the_code() {
             .any(|e| matches!(e, AgentEvent::TerminalOutput { .. })),
         "{rest:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_secret_reaches_its_agent_and_nothing_else_does() {
+    use cocode_core::services::{CredentialVault, Secret};
+    let vault = cocode_toolchain::vault::SessionVault::default();
+    let agent = AcpAgentId::new("scripted").unwrap();
+    for (name, value) in [("SCRIPTED_API_KEY", "s3cret"), ("UNDECLARED_TOKEN", "nope")] {
+        vault
+            .set(
+                &cocode_acp::registry::secret_account(&agent, name).unwrap(),
+                &Secret::new(value),
+            )
+            .unwrap();
+    }
+    let f = fixture_with(
+        &[],
+        vec!["SCRIPTED_API_KEY".into(), "MISSING_API_KEY".into()],
+        Some(Arc::new(vault)),
+    )
+    .await;
+    let mut said = Vec::new();
+    for name in ["SCRIPTED_API_KEY", "UNDECLARED_TOKEN", "MISSING_API_KEY"] {
+        let (session, mut events) = start(&f).await;
+        session
+            .send(UserTurn {
+                text: format!("env {name}"),
+            })
+            .await
+            .unwrap();
+        said.extend(messages(&until_turn_end(&mut events).await));
+    }
+    assert_eq!(said, vec!["env: s3cret", "env: unset", "env: unset"]);
 }

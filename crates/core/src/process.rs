@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::TaskId;
+use crate::services::Secret;
 
 /// Sandbox profiles; also the key list of `SandboxProfileRegistry`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -73,6 +74,11 @@ pub struct LaunchSpec {
     /// write exceptions (an external agent's own state folder). Only
     /// existing folders are granted.
     pub extra_writable: Vec<PathBuf>,
+    /// An external agent's declared secret variables (its own API key),
+    /// for this launch alone: the one way a credential reaches a child.
+    /// Only agent launches take them, and each name must look like a
+    /// credential (so it can never replace `PATH` or the proxy variables).
+    pub secret_env: BTreeMap<String, Secret>,
 }
 
 /// How a child ended.
@@ -91,6 +97,12 @@ pub enum LaunchError {
     NotFound(String),
     #[error("environment variable {0} looks like a credential and is never passed to a child")]
     CredentialLikeEnv(String),
+    #[error("environment variable {0} is set by the sandbox and cannot be overridden")]
+    ReservedEnv(String),
+    #[error(
+        "secret variable {0} can only be given to an agent launch, under a credential-like name"
+    )]
+    SecretEnvNotAllowed(String),
     #[error("the agent profile needs the policy proxy, which is not running")]
     ProxyUnavailable,
     #[error("the sandbox could not be set up: {0}")]

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use cocode_core::process::{LaunchError, SandboxProfileKind};
+use cocode_core::services::Secret;
 
 /// Which platform's names apply. (`cocode-platform` has its own `Os`, but
 /// that crate reaches egui, which no service crate may.)
@@ -99,6 +100,36 @@ fn whitelisted(name: &str, os: TargetOs) -> bool {
         || (os == TargetOs::MacOs && MACOS.iter().any(|n| eq(n)))
 }
 
+/// Variables the agent profile sets itself; an override would route
+/// around the policy proxy.
+const SANDBOX_VARIABLES: [&str; 6] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "JAVA_TOOL_OPTIONS",
+    "GRADLE_OPTS",
+];
+
+/// Adds an agent launch's secret variables to its environment. Secrets go
+/// to agent launches only, and their names must look like credentials.
+pub fn add_secrets(
+    env: &mut BTreeMap<String, String>,
+    profile: SandboxProfileKind,
+    secrets: &BTreeMap<String, Secret>,
+) -> Result<(), LaunchError> {
+    for (name, value) in secrets {
+        if profile != SandboxProfileKind::Agent
+            || !is_credential_like(name)
+            || name.contains(['=', '\0'])
+        {
+            return Err(LaunchError::SecretEnvNotAllowed(name.clone()));
+        }
+        env.insert(name.clone(), value.expose().to_owned());
+    }
+    Ok(())
+}
+
 /// Where an agent child reaches the network: the policy proxy with this
 /// launch's credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +152,13 @@ pub fn child_env(
 ) -> Result<BTreeMap<String, String>, LaunchError> {
     if let Some(name) = overrides.keys().find(|n| is_credential_like(n)) {
         return Err(LaunchError::CredentialLikeEnv(name.clone()));
+    }
+    if profile == SandboxProfileKind::Agent
+        && let Some(name) = overrides
+            .keys()
+            .find(|n| SANDBOX_VARIABLES.iter().any(|r| r.eq_ignore_ascii_case(n)))
+    {
+        return Err(LaunchError::ReservedEnv(name.clone()));
     }
     let mut env: BTreeMap<String, String> = inherited
         .iter()
@@ -279,6 +317,48 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok, map(&[("RUST_LOG", "debug")]));
+    }
+
+    #[test]
+    fn an_agent_cannot_override_the_proxy_variables() {
+        let proxy = ProxyEnv {
+            url: "http://l1:t0k@127.0.0.1:4242".into(),
+            port: 4242,
+        };
+        for name in ["HTTPS_PROXY", "no_proxy", "JAVA_TOOL_OPTIONS"] {
+            assert_eq!(
+                child_env(
+                    SandboxProfileKind::Agent,
+                    &BTreeMap::new(),
+                    &map(&[(name, "http://elsewhere")]),
+                    Some(&proxy),
+                    TargetOs::Linux
+                ),
+                Err(LaunchError::ReservedEnv(name.to_owned()))
+            );
+        }
+    }
+
+    #[test]
+    fn secrets_reach_agent_launches_only_and_only_under_credential_names() {
+        let secrets: BTreeMap<String, Secret> =
+            [("GEMINI_API_KEY".to_owned(), Secret::new("k1"))].into();
+        let mut env = map(&[("PATH", "/usr/bin")]);
+        add_secrets(&mut env, SandboxProfileKind::Agent, &secrets).unwrap();
+        assert_eq!(env, map(&[("PATH", "/usr/bin"), ("GEMINI_API_KEY", "k1")]));
+        let mut env = BTreeMap::new();
+        assert_eq!(
+            add_secrets(&mut env, SandboxProfileKind::Tool, &secrets),
+            Err(LaunchError::SecretEnvNotAllowed("GEMINI_API_KEY".into()))
+        );
+        for name in ["PATH", "HTTPS_PROXY", "A=B_KEY"] {
+            let bad: BTreeMap<String, Secret> = [(name.to_owned(), Secret::new("x"))].into();
+            assert_eq!(
+                add_secrets(&mut env, SandboxProfileKind::Agent, &bad),
+                Err(LaunchError::SecretEnvNotAllowed(name.to_owned()))
+            );
+        }
+        assert!(env.is_empty());
     }
 
     #[test]

@@ -27,7 +27,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::mpsc;
 
-use crate::env::{ProxyEnv, TargetOs, child_env};
+use crate::env::{ProxyEnv, TargetOs, add_secrets, child_env};
 use crate::proxy::PolicyProxy;
 
 /// Where agent children may write (besides the temp folder).
@@ -275,13 +275,14 @@ impl Launcher {
         spec: &LaunchSpec,
         proxy_env: Option<(ProxyEnv, Arc<PolicyProxy>)>,
     ) -> Result<Box<dyn ProcessHandle>, LaunchError> {
-        let env = child_env(
+        let mut env = child_env(
             spec.profile.kind(),
             &self.inherited,
             &spec.env_overrides,
             proxy_env.as_ref().map(|(e, _)| e),
             TargetOs::current(),
         )?;
+        add_secrets(&mut env, spec.profile.kind(), &spec.secret_env)?;
         if let LaunchIo::Pty { rows, cols } = spec.io {
             return self.launch_pty(spec, &env, rows, cols);
         }

@@ -10,7 +10,7 @@
 //! saved").
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cocode_core::ids::ProviderId;
 use cocode_core::services::{CredentialVault, Secret, VaultError};
@@ -120,6 +120,36 @@ impl CredentialVault for SessionVault {
     }
 }
 
+/// Values given for one run first (e.g. `--pass-env`), then a lasting
+/// store; changes go to the lasting store.
+pub struct LayeredVault {
+    pub run: Arc<SessionVault>,
+    pub store: Arc<dyn CredentialVault>,
+}
+
+impl std::fmt::Debug for LayeredVault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LayeredVault").finish_non_exhaustive()
+    }
+}
+
+impl CredentialVault for LayeredVault {
+    fn get(&self, provider: &ProviderId) -> Result<Option<Secret>, VaultError> {
+        match self.run.get(provider)? {
+            Some(secret) => Ok(Some(secret)),
+            None => self.store.get(provider),
+        }
+    }
+
+    fn set(&self, provider: &ProviderId, secret: &Secret) -> Result<(), VaultError> {
+        self.store.set(provider, secret)
+    }
+
+    fn delete(&self, provider: &ProviderId) -> Result<(), VaultError> {
+        self.store.delete(provider)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +168,24 @@ mod tests {
         vault.delete(&p).unwrap();
         assert_eq!(vault.get(&p).unwrap().map(|s| s.expose().to_owned()), None);
         assert_eq!(format!("{vault:?}"), "SessionVault { .. }");
+        // A run's value wins over the lasting store; changes go to the store.
+        let store = Arc::new(SessionVault::default());
+        store.set(&p, &Secret::new("stored")).unwrap();
+        let run = Arc::new(SessionVault::default());
+        let layered = LayeredVault {
+            run: Arc::clone(&run),
+            store: Arc::clone(&store) as Arc<dyn CredentialVault>,
+        };
+        assert_eq!(
+            layered.get(&p).unwrap().map(|s| s.expose().to_owned()),
+            Some("stored".to_owned())
+        );
+        run.set(&p, &Secret::new("passed")).unwrap();
+        assert_eq!(
+            layered.get(&p).unwrap().map(|s| s.expose().to_owned()),
+            Some("passed".to_owned())
+        );
+        layered.delete(&p).unwrap();
+        assert_eq!(store.get(&p).unwrap(), None);
     }
 }

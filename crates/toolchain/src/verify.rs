@@ -558,6 +558,7 @@ impl OrchestratingVerificationRunner {
             timeout: Some(limit),
             output_byte_limit: Some(4 * 1024 * 1024),
             extra_writable: Vec::new(),
+            secret_env: BTreeMap::new(),
         };
         let mut out = OutputBuffer::new(spec.output_byte_limit);
         let mut err = OutputBuffer::new(spec.output_byte_limit);

@@ -142,10 +142,13 @@ impl TaskHost {
         for entry in workspace.config.acp_agents.iter().cloned() {
             agents.insert(entry);
         }
-        let acp = Arc::new(cocode_acp::AcpRuntime::new(
-            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
-            agents,
-        ));
+        let acp = Arc::new(
+            cocode_acp::AcpRuntime::new(
+                Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+                agents,
+            )
+            .with_secrets(Arc::clone(&options.vault)),
+        );
         let contracts = crate::bootstrap::register_contracts(crate::bootstrap::HostParts {
             workspace: Arc::clone(&workspace),
             leases: Arc::clone(&leases) as Arc<dyn cocode_core::gate::EditLockRegistry>,

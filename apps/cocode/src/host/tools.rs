@@ -637,6 +637,7 @@ impl WorkspaceTools {
             timeout: Some(timeout),
             output_byte_limit: usize::try_from(output_limit).ok(),
             extra_writable: Vec::new(),
+            secret_env: BTreeMap::new(),
         };
         let outcome = self.launch(spec, output_limit, &cx).await;
         // The sweep runs whatever the command did, so its changes are

@@ -11,6 +11,7 @@ word of a prompt picks the scenario:
                        output, release; say the exit status and output
   kill                 terminal/create of `sleep 30`, then terminal/kill,
                        wait_for_exit, output, release; say the exit status
+  env NAME             say the value of environment variable NAME
   hang                 think, then wait for session/cancel
   stubborn             think, then ignore session/cancel
   die                  exit in the middle of the turn
@@ -153,6 +154,8 @@ def prompt(message, cwd):
                 say(session, "exit %s signal %s truncated %s released %s: %s" % (
                     waited["result"].get("exitCode"), waited["result"].get("signal"), result["truncated"],
                     after.get("error", {}).get("data", {}).get("code", "still there"), result["output"]))
+    elif scenario == "env":
+        say(session, "env: " + os.environ.get(words[1], "unset"))
     elif scenario in ("hang", "stubborn"):
         update(session, {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "thinking"}})
         while not cancelled or scenario == "stubborn":

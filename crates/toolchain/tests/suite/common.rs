@@ -59,6 +59,7 @@ pub fn spec(argv: &[&str], profile: SandboxProfile, cwd: &Path) -> LaunchSpec {
         timeout: Some(Duration::from_secs(30)),
         output_byte_limit: None,
         extra_writable: Vec::new(),
+        secret_env: BTreeMap::new(),
     }
 }
 

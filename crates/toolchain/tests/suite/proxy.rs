@@ -105,8 +105,10 @@ async fn requests_without_launch_credentials_get_407() {
     let bare = format!("http://127.0.0.1:{}", proxy.port());
     let forged = format!("http://lfake:0000@127.0.0.1:{}", proxy.port());
     let url = format!("http://127.0.0.1:{port}/");
+    // The child names the proxy itself (its environment's proxy variables
+    // cannot be overridden).
     for proxy_url in [bare, forged] {
-        let (_, out) = curl(&proxy, &[&url], &[("http_proxy", &proxy_url)]).await;
+        let (_, out) = curl(&proxy, &["--proxy", &proxy_url, &url], &[]).await;
         assert_eq!(out, "407 ");
     }
 }
