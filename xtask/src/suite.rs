@@ -199,25 +199,58 @@ fn install_system_packages() {
     install_npm_packages();
 }
 
-/// Third-party ACP agents the ACP tests drive: Gemini CLI (`gemini --acp`).
-const NPM_PACKAGES: [&str; 1] = ["@google/gemini-cli"];
+/// Third-party ACP agents the ACP tests drive (pinned): Gemini CLI
+/// (`gemini --acp`), the ACP TypeScript SDK's example agent (run with
+/// `tsx`) and Claude Code's ACP adapter.
+const NPM_PACKAGES: [&str; 4] = [
+    "@google/gemini-cli",
+    "tsx@4.20.6",
+    "@zed-industries/agent-client-protocol@0.4.5",
+    "@zed-industries/claude-code-acp@0.16.2",
+];
+
+/// The global folder npm installs packages into.
+fn npm_root() -> Option<std::path::PathBuf> {
+    let out = Command::new("npm").args(["root", "-g"]).output().ok()?;
+    let root = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    root.is_dir().then_some(root)
+}
+
+/// A package spec's name (`name@version` → `name`, scopes kept).
+fn package_name(spec: &str) -> &str {
+    match spec.rfind('@') {
+        Some(at) if at > 0 => &spec[..at],
+        _ => spec,
+    }
+}
 
 fn install_npm_packages() {
-    if !have("gemini") {
-        if !have("npm") {
-            println!(
-                "test: no npm here; the Gemini CLI test needs {}",
-                NPM_PACKAGES.join(" ")
-            );
-            return;
-        }
-        println!("test: installing {} with npm", NPM_PACKAGES.join(" "));
+    if !have("npm") {
+        println!(
+            "test: no npm here; the ACP agent tests need {}",
+            NPM_PACKAGES.join(" ")
+        );
+        return;
+    }
+    let root = npm_root();
+    let missing: Vec<&str> = NPM_PACKAGES
+        .iter()
+        .copied()
+        .filter(|spec| {
+            root.as_ref()
+                .is_none_or(|r| !r.join(package_name(spec)).join("package.json").is_file())
+        })
+        .collect();
+    if missing.is_empty() {
+        println!("test: npm packages present");
+    } else {
+        println!("test: installing {} with npm", missing.join(" "));
         let installed = Command::new("npm")
             .args(["install", "-g", "--no-fund", "--no-audit"])
-            .args(NPM_PACKAGES)
+            .args(&missing)
             .status();
         if !installed.is_ok_and(|s| s.success()) {
-            println!("test: npm install failed for {}", NPM_PACKAGES.join(" "));
+            println!("test: npm install failed for {}", missing.join(" "));
             return;
         }
     }
@@ -289,5 +322,21 @@ fn ensure_rust_components() {
                 .args(["component", "add", component])
                 .status();
         }
+    }
+}
+
+#[cfg(test)]
+mod npm_tests {
+    #[test]
+    fn package_names_drop_the_version_and_keep_the_scope() {
+        assert_eq!(super::package_name("tsx@4.20.6"), "tsx");
+        assert_eq!(
+            super::package_name("@zed-industries/claude-code-acp@0.16.2"),
+            "@zed-industries/claude-code-acp"
+        );
+        assert_eq!(
+            super::package_name("@google/gemini-cli"),
+            "@google/gemini-cli"
+        );
     }
 }

@@ -1,0 +1,621 @@
+//! The ACP conformance suite: one macro, run against every agent that runs
+//! offline here — the scripted in-repo agent (corner cases), the ACP
+//! TypeScript SDK's example agent, and Claude Code's ACP adapter pointed at
+//! a loopback fake of the Anthropic Messages API. Each agent runs through
+//! the real host: the launcher with the agent profile (policy proxy,
+//! Landlock), requests completed by the host's use cases (tool registry,
+//! approvals, leases, the gate), so a write shows up as a snapshot.
+//!
+//! A scenario an agent cannot be asked for (the SDK example agent calls no
+//! `fs/*` or `terminal/*` method) is left out of that agent's list. The
+//! real agents are installed by `cargo xtask test` (npm); elsewhere their
+//! tests pass without running unless `CI` is set.
+#![cfg(target_os = "linux")]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build workspaces, find installed agents and kill agents"
+)]
+#![expect(clippy::unwrap_used, reason = "test helpers")]
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use cocode::host::{HostOptions, TaskHost};
+use cocode_core::agent::{
+    AgentEvent, AgentRequestKind, AgentRuntime as _, AgentSession, FileEditOp, SessionRequest,
+    SessionTarget, TurnEndReason, UserTurn,
+};
+use cocode_core::services::{CredentialVault, Secret};
+use cocode_core::{AcpAgentId, AttemptNo, CancelReason, SessionId, SnapshotOrigin, TaskId};
+use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent};
+use futures_util::StreamExt as _;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+const NOTES: &str = "line one of notes\n";
+
+/// What to ask an agent for each scenario.
+#[derive(Debug, Default, Clone, Copy)]
+struct Prompts {
+    read: &'static str,
+    /// The prompt and the content the agent writes to `out.txt`.
+    write: (&'static str, &'static str),
+    terminal: &'static str,
+    /// The prompt, and how the agent shows it was allowed and refused.
+    permission: (&'static str, Shows, Shows),
+    /// A turn that takes long enough to cancel or kill.
+    slow: &'static str,
+}
+
+/// How an agent shows what became of a permission request.
+#[derive(Debug, Default, Clone, Copy)]
+enum Shows {
+    /// Its message contains this.
+    #[default]
+    Nothing,
+    Says(&'static str),
+    /// It marks the tool call failed (and says nothing more).
+    CallFailed,
+}
+
+/// An agent under test.
+struct Subject {
+    /// Its `acp_agents` entry (id `subject`).
+    entry: Value,
+    /// Hosts the proxy must let it reach (its model API).
+    allowed_hosts: Vec<String>,
+    /// Declared secret variables and their values.
+    secrets: Vec<(&'static str, &'static str)>,
+    prompts: Prompts,
+    /// A helper process (the fake model API), killed with the subject.
+    peer: Option<std::process::Child>,
+    _home: Option<tempfile::TempDir>,
+}
+
+impl Drop for Subject {
+    fn drop(&mut self) {
+        if let Some(peer) = &mut self.peer {
+            let _ = peer.kill();
+            let _ = peer.wait();
+        }
+    }
+}
+
+/// Whether a real agent is missing; under CI that is a failure.
+fn missing(what: &str) -> bool {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{what} is required under CI (cargo xtask test installs it)"
+    );
+    eprintln!("{what} is not installed; skipped");
+    true
+}
+
+fn npm_root() -> Option<PathBuf> {
+    let out = std::process::Command::new("npm")
+        .args(["root", "-g"])
+        .output()
+        .ok()?;
+    let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    root.is_dir().then_some(root)
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+fn agents_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../crates/acp/tests/agents")
+}
+
+fn scripted(_root: &Path) -> Option<Subject> {
+    let script = agents_dir().join("scripted_agent.py").canonicalize().ok()?;
+    Some(Subject {
+        entry: json!({"command": ["python3", script]}),
+        allowed_hosts: Vec::new(),
+        secrets: Vec::new(),
+        prompts: Prompts {
+            read: "read notes.txt",
+            write: ("write out.txt written by the agent", "written by the agent"),
+            terminal: "run echo hi",
+            permission: (
+                "permission",
+                Shows::Says("selected allow"),
+                Shows::Says("selected reject"),
+            ),
+            slow: "hang",
+        },
+        peer: None,
+        _home: None,
+    })
+}
+
+/// The ACP TypeScript SDK's example agent (`typescript/examples/agent.ts`
+/// of npm `@zed-industries/agent-client-protocol` 0.4.5, run with `tsx`):
+/// a simulation that asks one permission and never touches files.
+fn sdk_example(_root: &Path) -> Option<Subject> {
+    let agent = npm_root()
+        .map(|r| r.join("@zed-industries/agent-client-protocol/typescript/examples/agent.ts"))
+        .filter(|p| p.is_file());
+    let (Some(agent), true) = (agent, on_path("tsx")) else {
+        missing("the ACP SDK example agent (npm @zed-industries/agent-client-protocol, tsx)");
+        return None;
+    };
+    Some(Subject {
+        entry: json!({"command": ["tsx", agent]}),
+        allowed_hosts: Vec::new(),
+        secrets: Vec::new(),
+        prompts: Prompts {
+            permission: (
+                "change the configuration",
+                Shows::Says("Perfect!"),
+                Shows::Says("I'll skip"),
+            ),
+            slow: "change the configuration",
+            ..Prompts::default()
+        },
+        peer: None,
+        _home: None,
+    })
+}
+
+/// Claude Code's ACP adapter (npm `@zed-industries/claude-code-acp`)
+/// against a loopback fake of the Anthropic Messages API, reached through
+/// the policy proxy. Its key is a declared secret variable.
+fn claude_code(root: &Path) -> Option<Subject> {
+    if !on_path("claude-code-acp") {
+        missing("Claude Code's ACP adapter (npm @zed-industries/claude-code-acp)");
+        return None;
+    }
+    let mut peer = std::process::Command::new("python3")
+        .arg(agents_dir().join("fake_anthropic.py"))
+        .arg(root)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(peer.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line
+        .trim()
+        .strip_prefix("listening ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    Some(Subject {
+        entry: json!({
+            "command": ["claude-code-acp"],
+            "env": {
+                "HOME": home.path(),
+                "ANTHROPIC_BASE_URL": format!("http://127.0.0.1:{port}"),
+                "IS_SANDBOX": "1",
+                "CLAUDE_CODE_MAX_RETRIES": "0",
+                "DISABLE_AUTOUPDATER": "1",
+                "DISABLE_TELEMETRY": "1",
+                "DISABLE_ERROR_REPORTING": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"
+            },
+            "secret_env": ["ANTHROPIC_API_KEY"],
+        }),
+        allowed_hosts: vec![format!("127.0.0.1:{port}")],
+        secrets: vec![("ANTHROPIC_API_KEY", "sk-ant-loopback")],
+        prompts: Prompts {
+            read: "read notes.txt",
+            write: ("write out.txt", "written by the agent\n"),
+            terminal: "run echo hi",
+            permission: ("write out.txt", Shows::Says("result:"), Shows::CallFailed),
+            slow: "slow",
+        },
+        peer: Some(peer),
+        _home: Some(home),
+    })
+}
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    host: Arc<TaskHost>,
+    subject: Subject,
+    approve: Arc<AtomicBool>,
+    task: TaskId,
+}
+
+async fn harness(setup: fn(&Path) -> Option<Subject>) -> Option<Harness> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), NOTES).unwrap();
+    let subject = setup(&root)?;
+    // The agent is configured in workspace.json, as a person would.
+    drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
+    let config_path = root.join(".cocode/config/workspace.json");
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    let mut entry = subject.entry.clone();
+    entry["id"] = json!("subject");
+    entry["display_name"] = json!("Agent under test");
+    config["acp_agents"] = json!([entry]);
+    config["allowed_hosts"] = json!(subject.allowed_hosts);
+    std::fs::write(&config_path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+
+    let vault = cocode_toolchain::vault::SessionVault::default();
+    let agent = AcpAgentId::new("subject").unwrap();
+    for (name, value) in &subject.secrets {
+        vault
+            .set(
+                &cocode_acp::registry::secret_account(&agent, name).unwrap(),
+                &Secret::new(*value),
+            )
+            .unwrap();
+    }
+    let host = Arc::new(
+        TaskHost::open(
+            &root,
+            HostOptions {
+                vault: Arc::new(vault),
+                providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
+                retry: cocode_agent::RetryPolicy::default(),
+                limits: cocode_agent::LoopLimits::default(),
+            },
+        )
+        .await
+        .unwrap(),
+    );
+    let task = TaskId::new("task-conformance").unwrap();
+    host.tasks.set_attempt(&task, AttemptNo::FIRST);
+    // Every approval (tool calls and the agent's permission requests) is
+    // answered by the test's current choice.
+    let approve = Arc::new(AtomicBool::new(true));
+    let queue = Arc::clone(host.tools.approvals());
+    let mut approvals = queue.subscribe();
+    let choice = Arc::clone(&approve);
+    tokio::spawn(async move {
+        while let Ok(event) = approvals.recv().await {
+            if let ApprovalEvent::Requested(s) = event {
+                let decision = if choice.load(Ordering::SeqCst) {
+                    ApprovalDecision::Approve
+                } else {
+                    ApprovalDecision::Deny
+                };
+                queue.resolve(s.id, decision);
+            }
+        }
+    });
+    Some(Harness {
+        _dir: dir,
+        root,
+        host,
+        subject,
+        approve,
+        task,
+    })
+}
+
+impl Harness {
+    fn request(&self) -> SessionRequest {
+        SessionRequest {
+            task_id: self.task.clone(),
+            session_id: SessionId::new("session-conformance").unwrap(),
+            workspace_root: self.root.clone(),
+            target: SessionTarget::Acp {
+                agent_id: AcpAgentId::new("subject").unwrap(),
+            },
+            request_timeout: Duration::from_mins(1),
+        }
+    }
+
+    async fn start(&self) -> Box<dyn AgentSession> {
+        match self.host.acp.start_session(self.request()).await {
+            Ok(session) => session,
+            Err(e) => panic!("the session did not start: {e}"),
+        }
+    }
+
+    /// Kills every process running in the workspace (the agent and its
+    /// children), as a crash would.
+    fn kill_agent(&self) {
+        let mut killed = 0;
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            if pid != std::process::id()
+                && std::fs::read_link(entry.path().join("cwd")).is_ok_and(|c| c == self.root)
+            {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+                killed += 1;
+            }
+        }
+        assert!(killed > 0, "no agent process ran in the workspace");
+    }
+
+    /// One turn, requests completed by the host; an interrupt two seconds
+    /// in. Returns every event up to the turn's end or the transport's.
+    async fn turn(&self, prompt: &str, interrupt: Interrupt) -> Vec<AgentEvent> {
+        let mut session = self.start().await;
+        let mut events = session.events();
+        session
+            .send(UserTurn {
+                text: prompt.to_owned(),
+            })
+            .await
+            .unwrap();
+        let mut seen = Vec::new();
+        let mut requests = JoinSet::new();
+        let mut tokens = std::collections::BTreeMap::new();
+        let interrupt_at = tokio::time::sleep(Duration::from_secs(2));
+        tokio::pin!(interrupt_at);
+        let mut interrupted = interrupt == Interrupt::None;
+        loop {
+            tokio::select! {
+                event = tokio::time::timeout(Duration::from_mins(2), events.next()) => {
+                    let event = event
+                        .unwrap_or_else(|_| panic!("no event for 120 s after {seen:?}"))
+                        .unwrap_or_else(|| panic!("the events ended after {seen:?}"));
+                    match &event {
+                        AgentEvent::Request(r) => {
+                            let token = CancellationToken::new();
+                            tokens.insert(r.id.clone(), token.clone());
+                            let (host, task, id, kind) =
+                                (Arc::clone(&self.host), self.task.clone(), r.id.clone(), r.kind.clone());
+                            let session_id = SessionId::new("session-conformance").unwrap();
+                            requests.spawn(async move {
+                                (id, host.complete_request(&task, &session_id, kind, &token).await)
+                            });
+                        }
+                        AgentEvent::RequestWithdrawn { id } => {
+                            if let Some(t) = tokens.get(id) {
+                                t.cancel();
+                            }
+                        }
+                        _ => {}
+                    }
+                    let end = matches!(
+                        event,
+                        AgentEvent::TurnEnded { .. } | AgentEvent::TransportClosed { .. }
+                    );
+                    seen.push(event);
+                    if end {
+                        break;
+                    }
+                }
+                Some(done) = requests.join_next(), if !requests.is_empty() => {
+                    let (id, completion) = done.unwrap();
+                    session.complete(id, completion).await.unwrap();
+                }
+                () = &mut interrupt_at, if !interrupted => {
+                    interrupted = true;
+                    match interrupt {
+                        Interrupt::Cancel => session.cancel(CancelReason::UserStopped).await.unwrap(),
+                        Interrupt::Kill => self.kill_agent(),
+                        Interrupt::None => {}
+                    }
+                }
+            }
+        }
+        session.dispose().await;
+        seen
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interrupt {
+    None,
+    Cancel,
+    Kill,
+}
+
+fn said(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::MessageDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn requests(events: &[AgentEvent]) -> Vec<&AgentRequestKind> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Request(r) => Some(&r.kind),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn initializes_and_starts_a_session(h: Harness) {
+    let session = h.start().await;
+    session.dispose().await;
+}
+
+async fn reads_a_file_through_the_host(h: Harness) {
+    let events = h.turn(h.subject.prompts.read, Interrupt::None).await;
+    assert!(
+        requests(&events)
+            .iter()
+            .any(|k| matches!(k, AgentRequestKind::FileRead { path, .. } if path == "notes.txt")),
+        "{events:?}"
+    );
+    assert!(said(&events).contains(NOTES.trim_end()), "{events:?}");
+}
+
+async fn writes_a_file_through_the_gate(h: Harness) {
+    let (prompt, content) = h.subject.prompts.write;
+    let events = h.turn(prompt, Interrupt::None).await;
+    assert!(
+        requests(&events).iter().any(|k| matches!(
+            k,
+            AgentRequestKind::FileEdit(FileEditOp::Write { path, .. }) if path == "out.txt"
+        )),
+        "{events:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.root.join("out.txt")).unwrap(),
+        content
+    );
+    let snapshots = h
+        .host
+        .workspace
+        .gate
+        .store()
+        .snapshots_of_task(&h.task)
+        .unwrap();
+    let recorded: Vec<(&str, SnapshotOrigin)> = snapshots
+        .iter()
+        .map(|s| (s.path().as_str(), s.origin()))
+        .collect();
+    assert_eq!(recorded, vec![("out.txt", SnapshotOrigin::Gate)]);
+}
+
+async fn runs_a_terminal_command(h: Harness) {
+    let events = h.turn(h.subject.prompts.terminal, Interrupt::None).await;
+    assert!(
+        requests(&events)
+            .iter()
+            .any(|k| matches!(k, AgentRequestKind::Command { .. })),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            AgentEvent::TerminalOutput { output, exit_code: Some(0), .. } if output == "hi\n"
+        )),
+        "{events:?}"
+    );
+    assert!(said(&events).contains("hi"), "{events:?}");
+}
+
+async fn permission(h: Harness, allow: bool) {
+    let (prompt, allowed, refused) = h.subject.prompts.permission;
+    h.approve.store(allow, Ordering::SeqCst);
+    let events = h.turn(prompt, Interrupt::None).await;
+    assert!(
+        requests(&events)
+            .iter()
+            .any(|k| matches!(k, AgentRequestKind::Permission { .. })),
+        "{events:?}"
+    );
+    let shows = if allow { allowed } else { refused };
+    match shows {
+        Shows::Says(text) => assert!(said(&events).contains(text), "{events:?}"),
+        Shows::CallFailed => assert!(
+            events.iter().any(|e| matches!(
+                e,
+                AgentEvent::ToolCallUpdate(u) if u.status == cocode_core::agent::ToolCallStatus::Failed
+            )),
+            "{events:?}"
+        ),
+        Shows::Nothing => unreachable!("every listed agent shows the outcome"),
+    }
+    if !allow {
+        assert!(!h.root.join("out.txt").exists(), "a refusal wrote nothing");
+        if let Shows::Says(other) = allowed {
+            assert!(!said(&events).contains(other), "{events:?}");
+        }
+    }
+    assert!(
+        matches!(
+            events.last(),
+            Some(AgentEvent::TurnEnded {
+                reason: TurnEndReason::EndTurn
+            })
+        ),
+        "{events:?}"
+    );
+}
+
+async fn a_permission_allowed(h: Harness) {
+    permission(h, true).await;
+}
+
+async fn a_permission_refused(h: Harness) {
+    permission(h, false).await;
+}
+
+async fn cancels_mid_turn(h: Harness) {
+    let events = h.turn(h.subject.prompts.slow, Interrupt::Cancel).await;
+    assert_eq!(
+        events.last(),
+        Some(&AgentEvent::TurnEnded {
+            reason: TurnEndReason::Cancelled
+        }),
+        "{events:?}"
+    );
+}
+
+async fn dying_mid_turn_closes_the_transport(h: Harness) {
+    let events = h.turn(h.subject.prompts.slow, Interrupt::Kill).await;
+    assert!(
+        matches!(events.last(), Some(AgentEvent::TransportClosed { .. })),
+        "{events:?}"
+    );
+}
+
+/// The suite for one agent: `conformance!(module, setup, [scenario, …])`.
+macro_rules! conformance {
+    ($agent:ident, $setup:path, [$($scenario:ident),+ $(,)?]) => {
+        mod $agent {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    if let Some(h) = super::harness($setup).await {
+                        super::$scenario(h).await;
+                    }
+                }
+            )+
+        }
+    };
+}
+
+conformance!(
+    scripted_agent,
+    super::scripted,
+    [
+        initializes_and_starts_a_session,
+        reads_a_file_through_the_host,
+        writes_a_file_through_the_gate,
+        runs_a_terminal_command,
+        a_permission_allowed,
+        a_permission_refused,
+        cancels_mid_turn,
+        dying_mid_turn_closes_the_transport,
+    ]
+);
+
+conformance!(
+    sdk_example_agent,
+    super::sdk_example,
+    [
+        initializes_and_starts_a_session,
+        a_permission_allowed,
+        a_permission_refused,
+        cancels_mid_turn,
+        dying_mid_turn_closes_the_transport,
+    ]
+);
+
+conformance!(
+    claude_code_adapter,
+    super::claude_code,
+    [
+        initializes_and_starts_a_session,
+        reads_a_file_through_the_host,
+        writes_a_file_through_the_gate,
+        runs_a_terminal_command,
+        a_permission_allowed,
+        a_permission_refused,
+        cancels_mid_turn,
+        dying_mid_turn_closes_the_transport,
+    ]
+);
