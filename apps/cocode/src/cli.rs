@@ -55,6 +55,37 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: ToolsCommand,
     },
+    /// External (ACP) agents: list them, store their secret variables.
+    Acp {
+        #[command(subcommand)]
+        action: AcpCommand,
+    },
+}
+
+/// `cocode acp …`
+#[derive(Debug, Subcommand, PartialEq, Eq)]
+pub enum AcpCommand {
+    /// The agents a workspace can run (presets and `acp_agents` entries),
+    /// their commands, secret variables (stored or not) and model hosts.
+    List {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+    /// Store an agent's declared secret variable in the OS credential
+    /// store; the value is read from the first line of standard input.
+    SetSecret {
+        agent: String,
+        name: String,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+    /// Remove an agent's secret variable from the OS credential store.
+    DeleteSecret {
+        agent: String,
+        name: String,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
 }
 
 /// How task-level and tool approvals are answered in a headless run.
@@ -154,7 +185,8 @@ impl Cli {
                 | CliCommand::Doctor { .. }
                 | CliCommand::Task { .. }
                 | CliCommand::Rollback { .. }
-                | CliCommand::Tools { .. },
+                | CliCommand::Tools { .. }
+                | CliCommand::Acp { .. },
             )
             | None => None,
         }

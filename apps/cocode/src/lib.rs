@@ -1,6 +1,7 @@
 //! cocode (sink): the desktop app and its headless parts — bootstrap, the
 //! docked window (Explorer, Preview) and the command line.
 
+pub mod acp_cli;
 pub mod app;
 pub mod bootstrap;
 pub mod cli;

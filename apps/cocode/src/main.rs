@@ -43,12 +43,23 @@ fn main() -> ExitCode {
             action,
             &mut std::io::stdout(),
         )),
+        Some(CliCommand::Acp { action }) => Some(cocode::acp_cli::acp_command(
+            action,
+            &cocode_toolchain::vault::KeyringVault,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stdout(),
+        )),
         Some(CliCommand::Open { .. }) | None => None,
     };
     // `verify` and `doctor` use 1 and 2 for findings, so their own errors
     // are 3; task commands use 3 for "awaiting approval", so theirs are 1.
     let error_code = match &cli.command {
-        Some(CliCommand::Task { .. } | CliCommand::Rollback { .. } | CliCommand::Tools { .. }) => 1,
+        Some(
+            CliCommand::Task { .. }
+            | CliCommand::Rollback { .. }
+            | CliCommand::Tools { .. }
+            | CliCommand::Acp { .. },
+        ) => 1,
         _ => 3,
     };
     if let Some(result) = headless {

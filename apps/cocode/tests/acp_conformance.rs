@@ -67,8 +67,6 @@ enum Shows {
 struct Subject {
     /// Its `acp_agents` entry (id `subject`).
     entry: Value,
-    /// Hosts the proxy must let it reach (its model API).
-    allowed_hosts: Vec<String>,
     /// Declared secret variables and their values.
     secrets: Vec<(&'static str, &'static str)>,
     prompts: Prompts,
@@ -118,7 +116,6 @@ fn scripted(_root: &Path) -> Option<Subject> {
     let script = agents_dir().join("scripted_agent.py").canonicalize().ok()?;
     Some(Subject {
         entry: json!({"command": ["python3", script]}),
-        allowed_hosts: Vec::new(),
         secrets: Vec::new(),
         prompts: Prompts {
             read: "read notes.txt",
@@ -149,7 +146,6 @@ fn sdk_example(_root: &Path) -> Option<Subject> {
     };
     Some(Subject {
         entry: json!({"command": ["tsx", agent]}),
-        allowed_hosts: Vec::new(),
         secrets: Vec::new(),
         prompts: Prompts {
             permission: (
@@ -204,8 +200,10 @@ fn claude_code(root: &Path) -> Option<Subject> {
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"
             },
             "secret_env": ["ANTHROPIC_API_KEY"],
+            // Its model API: reachable through the proxy by the agent's
+            // own process alone.
+            "model_hosts": [format!("127.0.0.1:{port}")],
         }),
-        allowed_hosts: vec![format!("127.0.0.1:{port}")],
         secrets: vec![("ANTHROPIC_API_KEY", "sk-ant-loopback")],
         prompts: Prompts {
             read: "read notes.txt",
@@ -229,6 +227,14 @@ struct Harness {
 }
 
 async fn harness(setup: fn(&Path) -> Option<Subject>) -> Option<Harness> {
+    harness_with(setup, |_| {}).await
+}
+
+/// … with the agent's entry changed first.
+async fn harness_with(
+    setup: fn(&Path) -> Option<Subject>,
+    change: fn(&mut Value),
+) -> Option<Harness> {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("notes.txt"), NOTES).unwrap();
@@ -241,8 +247,8 @@ async fn harness(setup: fn(&Path) -> Option<Subject>) -> Option<Harness> {
     let mut entry = subject.entry.clone();
     entry["id"] = json!("subject");
     entry["display_name"] = json!("Agent under test");
+    change(&mut entry);
     config["acp_agents"] = json!([entry]);
-    config["allowed_hosts"] = json!(subject.allowed_hosts);
     std::fs::write(&config_path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
 
     let vault = cocode_toolchain::vault::SessionVault::default();
@@ -381,7 +387,9 @@ impl Harness {
                     }
                     let end = matches!(
                         event,
-                        AgentEvent::TurnEnded { .. } | AgentEvent::TransportClosed { .. }
+                        AgentEvent::TurnEnded { .. }
+                            | AgentEvent::TransportClosed { .. }
+                            | AgentEvent::Failed { .. }
                     );
                     seen.push(event);
                     if end {
@@ -619,3 +627,21 @@ conformance!(
         dying_mid_turn_closes_the_transport,
     ]
 );
+
+/// The model API is reachable as the agent's declared model host only:
+/// without it the proxy refuses the agent's requests (so the agent really
+/// goes through the proxy) and the turn fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_reaches_its_model_only_as_a_declared_model_host() {
+    let Some(h) = harness_with(claude_code, |entry| entry["model_hosts"] = json!([])).await else {
+        return;
+    };
+    let events = h.turn("read notes.txt", Interrupt::None).await;
+    assert!(
+        matches!(events.last(), Some(AgentEvent::Failed { .. })),
+        "{events:?}"
+    );
+    assert!(requests(&events).is_empty(), "{events:?}");
+    let blocked = h.host.proxy.blocked_hosts(&h.task);
+    assert!(blocked.contains(&"127.0.0.1".to_owned()), "{blocked:?}");
+}

@@ -18,6 +18,7 @@ fn preset(
     model_host: &str,
     secret: &str,
     state_dir: &str,
+    auth_method: Option<&str>,
 ) -> AcpAgentConfig {
     AcpAgentConfig {
         id: id(agent),
@@ -27,6 +28,7 @@ fn preset(
         model_hosts: vec![model_host.into()],
         secret_env: vec![secret.into()],
         state_dirs: vec![state_dir.into()],
+        auth_method: auth_method.map(str::to_owned),
     }
 }
 
@@ -39,6 +41,7 @@ pub fn gemini() -> AcpAgentConfig {
         "generativelanguage.googleapis.com",
         "GEMINI_API_KEY",
         "~/.gemini",
+        Some("gemini-api-key"),
     )
 }
 
@@ -51,6 +54,8 @@ pub fn claude_code() -> AcpAgentConfig {
         "api.anthropic.com",
         "ANTHROPIC_API_KEY",
         "~/.claude",
+        // The adapter reads its key from the environment without a login.
+        None,
     )
 }
 
@@ -63,6 +68,7 @@ pub fn codex() -> AcpAgentConfig {
         "api.openai.com",
         "OPENAI_API_KEY",
         "~/.codex",
+        None,
     )
 }
 

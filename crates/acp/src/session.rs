@@ -101,6 +101,51 @@ impl AcpRuntime {
         (values, problems)
     }
 
+    /// The agent's launch (agent profile, stdio apart, its secrets, state
+    /// folders and model hosts), why any secret is missing, and the login
+    /// method to select: a declared one only when every secret the agent
+    /// declares has a value (otherwise the person logs in).
+    fn launch_spec(
+        &self,
+        agent: &AcpAgentConfig,
+        req: &SessionRequest,
+    ) -> Result<(LaunchSpec, Vec<String>, Option<String>), AgentError> {
+        let (secret_env, secret_problems) = self.secret_env(agent);
+        let auth_method = agent.auth_method.clone().filter(|_| {
+            !agent.secret_env.is_empty()
+                && agent.secret_env.iter().all(|n| secret_env.contains_key(n))
+        });
+        let extra_hosts = agent
+            .model_hosts
+            .iter()
+            .map(|h| cocode_core::workspace::HostPattern::parse(h))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                backend(
+                    "ACP_CONFIG",
+                    format!("{}: model host {e}", agent.display_name),
+                    false,
+                )
+            })?;
+        let spec = LaunchSpec {
+            argv: agent.command.clone(),
+            cwd: req.workspace_root.clone(),
+            env_overrides: agent.env.clone(),
+            profile: SandboxProfile::Agent {
+                task_id: req.task_id.clone(),
+            },
+            io: LaunchIo::PipedSplit,
+            timeout: None,
+            output_byte_limit: None,
+            extra_writable: crate::registry::state_paths(agent, home().as_deref()),
+            secret_env,
+            // The agent's own model API, for its process alone (not for the
+            // commands it runs through the host).
+            extra_hosts,
+        };
+        Ok((spec, secret_problems, auth_method))
+    }
+
     /// The configured agent `id`.
     pub fn agent(&self, id: &cocode_core::AcpAgentId) -> Option<&AcpAgentConfig> {
         self.agents.get(id)
@@ -227,6 +272,9 @@ struct Shared {
     updates: Mutex<UpdateMapper>,
     log: Mutex<Vec<u8>>,
     closed: Mutex<bool>,
+    /// The login method to select before `session/new`, when the agent's
+    /// secrets were supplied.
+    auth_method: Option<String>,
 }
 
 impl Shared {
@@ -590,20 +638,7 @@ impl AgentRuntime for AcpRuntime {
                 false,
             )
         })?;
-        let (secret_env, secret_problems) = self.secret_env(agent);
-        let spec = LaunchSpec {
-            argv: agent.command.clone(),
-            cwd: req.workspace_root.clone(),
-            env_overrides: agent.env.clone(),
-            profile: SandboxProfile::Agent {
-                task_id: req.task_id.clone(),
-            },
-            io: LaunchIo::PipedSplit,
-            timeout: None,
-            output_byte_limit: None,
-            extra_writable: crate::registry::state_paths(agent, home().as_deref()),
-            secret_env,
-        };
+        let (spec, secret_problems, auth_method) = self.launch_spec(agent, &req)?;
         let handle = self.launcher.launch(spec).map_err(|e| {
             backend(
                 "ACP_LAUNCH_FAILED",
@@ -622,6 +657,7 @@ impl AgentRuntime for AcpRuntime {
             updates: Mutex::new(UpdateMapper::new(req.workspace_root.clone())),
             log: Mutex::new(Vec::new()),
             closed: Mutex::new(false),
+            auth_method,
         });
         let (kill_tx, kill_rx) = tokio::sync::watch::channel(false);
         let (transport, _io) = spawn_io(handle, Arc::clone(&shared), kill_rx);
@@ -960,6 +996,32 @@ async fn connect(
     }
 }
 
+/// Selects a login method the agent lists (`authenticate`).
+async fn authenticate(
+    cx: &ConnectionTo<Agent>,
+    method: &str,
+    offered: &[acp::AuthMethod],
+) -> Result<(), AgentError> {
+    if !offered.iter().any(|m| m.id().0.as_ref() == method) {
+        return Err(backend(
+            "ACP_CONFIG",
+            format!("the agent offers no login method {method}"),
+            false,
+        ));
+    }
+    cx.send_request(acp::AuthenticateRequest::new(method.to_owned()))
+        .block_task()
+        .await
+        .map(|_| ())
+        .map_err(|e| {
+            backend(
+                "ACP_AUTH_FAILED",
+                format!("the login with {method} failed: {e}"),
+                false,
+            )
+        })
+}
+
 /// `initialize` and `session/new`; the session id and what the agent can do.
 async fn handshake(
     cx: &ConnectionTo<Agent>,
@@ -1005,6 +1067,9 @@ async fn handshake(
             ),
             false,
         ));
+    }
+    if let Some(method) = &shared.auth_method {
+        authenticate(cx, method, &init.auth_methods).await?;
     }
     let session = match cx
         .send_request(acp::NewSessionRequest::new(shared.root.clone()))
@@ -1068,7 +1133,7 @@ async fn run_protocol(
             return;
         }
     };
-    while let Some(command) = commands.recv().await {
+    'commands: while let Some(command) = commands.recv().await {
         let Command::Prompt(text) = command else {
             continue;
         };
@@ -1094,7 +1159,7 @@ async fn run_protocol(
                             message: e.to_string(),
                         });
                         *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
-                        continue;
+                        continue 'commands;
                     }
                 },
                 c = commands.recv() => match c {

@@ -16,6 +16,7 @@ use cocode_core::agent::{
     PermissionOptionKind, RequestCompletion, SessionRequest, SessionTarget, ToolCallStatus,
     TurnEndReason, UserTurn,
 };
+use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::{AcpAgentId, CancelReason, SessionId, TaskId};
 use cocode_toolchain::{HostPolicy, Launcher, PolicyProxy, WritableRoots};
 use futures::StreamExt as _;
@@ -29,13 +30,14 @@ struct Fixture {
 }
 
 async fn fixture(args: &[&str]) -> Fixture {
-    fixture_with(args, Vec::new(), None).await
+    fixture_with(args, Vec::new(), None, None).await
 }
 
 async fn fixture_with(
     args: &[&str],
     secret_env: Vec<String>,
-    vault: Option<Arc<dyn cocode_core::services::CredentialVault>>,
+    vault: Option<Arc<dyn CredentialVault>>,
+    auth_method: Option<&str>,
 ) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -65,6 +67,7 @@ async fn fixture_with(
         model_hosts: Vec::new(),
         secret_env,
         state_dirs: Vec::new(),
+        auth_method: auth_method.map(str::to_owned),
     });
     let mut runtime =
         AcpRuntime::new(Arc::new(launcher), agents).with_cancel_grace(Duration::from_millis(500));
@@ -434,7 +437,16 @@ async fn the_gemini_cli_preset_initializes_and_names_its_logins_without_a_key() 
             exceptions: Vec::new(),
         },
     );
-    let runtime = AcpRuntime::new(Arc::new(launcher), AcpAgentRegistry::with_presets());
+    // The preset, with a home of its own so the machine's Gemini settings
+    // are neither read nor changed.
+    let home = tempfile::tempdir().unwrap();
+    let mut gemini = cocode_acp::registry::gemini();
+    gemini
+        .env
+        .insert("HOME".into(), home.path().to_string_lossy().into_owned());
+    let mut presets = AcpAgentRegistry::with_presets();
+    presets.insert(gemini);
+    let runtime = AcpRuntime::new(Arc::new(launcher), presets.clone());
     let mut req = request(&root);
     req.target = SessionTarget::Acp {
         agent_id: AcpAgentId::new("gemini").unwrap(),
@@ -451,6 +463,41 @@ async fn the_gemini_cli_preset_initializes_and_names_its_logins_without_a_key() 
         "{message}"
     );
     eprintln!("{message}");
+
+    // With its key supplied as the declared secret, the preset selects the
+    // API-key login and the session starts.
+    let vault = cocode_toolchain::vault::SessionVault::default();
+    vault
+        .set(
+            &cocode_acp::registry::secret_account(
+                &AcpAgentId::new("gemini").unwrap(),
+                "GEMINI_API_KEY",
+            )
+            .unwrap(),
+            &Secret::new("AIza-not-a-real-key"),
+        )
+        .unwrap();
+    let launcher = Launcher::new(
+        tokio::runtime::Handle::current(),
+        Some(Arc::new(
+            PolicyProxy::start(HostPolicy::new(Vec::new()))
+                .await
+                .unwrap(),
+        )),
+        WritableRoots {
+            workspace: Some(root.clone()),
+            exceptions: Vec::new(),
+        },
+    );
+    let runtime = AcpRuntime::new(Arc::new(launcher), presets).with_secrets(Arc::new(vault));
+    let mut req = request(&root);
+    req.target = SessionTarget::Acp {
+        agent_id: AcpAgentId::new("gemini").unwrap(),
+    };
+    match runtime.start_session(req).await {
+        Ok(session) => session.dispose().await,
+        Err(e) => panic!("the keyed session did not start: {e}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -594,7 +641,6 @@ async fn a_refused_command_answers_the_agents_wait_with_the_code() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declared_secret_reaches_its_agent_and_nothing_else_does() {
-    use cocode_core::services::{CredentialVault, Secret};
     let vault = cocode_toolchain::vault::SessionVault::default();
     let agent = AcpAgentId::new("scripted").unwrap();
     for (name, value) in [("SCRIPTED_API_KEY", "s3cret"), ("UNDECLARED_TOKEN", "nope")] {
@@ -609,6 +655,7 @@ async fn a_declared_secret_reaches_its_agent_and_nothing_else_does() {
         &[],
         vec!["SCRIPTED_API_KEY".into(), "MISSING_API_KEY".into()],
         Some(Arc::new(vault)),
+        None,
     )
     .await;
     let mut said = Vec::new();
@@ -623,4 +670,93 @@ async fn a_declared_secret_reaches_its_agent_and_nothing_else_does() {
         said.extend(messages(&until_turn_end(&mut events).await));
     }
     assert_eq!(said, vec!["env: s3cret", "env: unset", "env: unset"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_login_method_is_selected_when_the_secret_is_supplied() {
+    let agent = AcpAgentId::new("scripted").unwrap();
+    let account = cocode_acp::registry::secret_account(&agent, "SCRIPTED_API_KEY").unwrap();
+    let with_key = cocode_toolchain::vault::SessionVault::default();
+    with_key.set(&account, &Secret::new("k")).unwrap();
+    let f = fixture_with(
+        &["auth"],
+        vec!["SCRIPTED_API_KEY".into()],
+        Some(Arc::new(with_key)),
+        Some("api-key"),
+    )
+    .await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "env SCRIPTED_API_KEY".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(messages(&until_turn_end(&mut events).await), vec!["env: k"]);
+
+    // Without the key the login is left to the person.
+    let f = fixture_with(
+        &["auth"],
+        vec!["SCRIPTED_API_KEY".into()],
+        Some(Arc::new(cocode_toolchain::vault::SessionVault::default())),
+        Some("api-key"),
+    )
+    .await;
+    let Err(AgentError::Backend { code, .. }) = f.runtime.start_session(request(&f.root)).await
+    else {
+        panic!("started without a key")
+    };
+    assert_eq!(code, "ACP_AUTH_REQUIRED");
+
+    // A method the agent does not offer is a configuration error.
+    let with_key = cocode_toolchain::vault::SessionVault::default();
+    with_key.set(&account, &Secret::new("k")).unwrap();
+    let f = fixture_with(
+        &["auth"],
+        vec!["SCRIPTED_API_KEY".into()],
+        Some(Arc::new(with_key)),
+        Some("oauth"),
+    )
+    .await;
+    let Err(AgentError::Backend { code, message, .. }) =
+        f.runtime.start_session(request(&f.root)).await
+    else {
+        panic!("started with an unknown login method")
+    };
+    assert_eq!(code, "ACP_CONFIG");
+    assert!(
+        message.starts_with("the agent offers no login method oauth"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_prompt_is_reported_and_the_session_takes_the_next_one() {
+    let f = fixture(&[]).await;
+    let (session, mut events) = start(&f).await;
+    session
+        .send(UserTurn {
+            text: "fail".into(),
+        })
+        .await
+        .unwrap();
+    let AgentEvent::Failed { code, message } = next(&mut events).await else {
+        panic!("a failure first")
+    };
+    assert_eq!(code, "ACP_PROMPT_FAILED");
+    assert!(message.contains("model unreachable"), "{message}");
+    session
+        .send(UserTurn {
+            text: "env NOTHING_SET_HERE".into(),
+        })
+        .await
+        .unwrap();
+    let rest = until_turn_end(&mut events).await;
+    assert_eq!(messages(&rest), vec!["env: unset"]);
+    assert_eq!(
+        rest.last(),
+        Some(&AgentEvent::TurnEnded {
+            reason: TurnEndReason::EndTurn
+        })
+    );
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::TaskId;
 use crate::services::Secret;
+use crate::workspace::HostPattern;
 
 /// Sandbox profiles; also the key list of `SandboxProfileRegistry`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -79,6 +80,9 @@ pub struct LaunchSpec {
     /// Only agent launches take them, and each name must look like a
     /// credential (so it can never replace `PATH` or the proxy variables).
     pub secret_env: BTreeMap<String, Secret>,
+    /// Hosts this launch alone may reach through the policy proxy besides
+    /// the workspace's allowed hosts (an external agent's own model API).
+    pub extra_hosts: Vec<HostPattern>,
 }
 
 /// How a child ended.

@@ -224,6 +224,12 @@ pub struct AcpAgentEntry {
     /// The agent's own state folders (`~/` is the home folder).
     #[serde(default)]
     pub state_dirs: Vec<String>,
+    /// The login method (an id the agent lists) cocode selects with
+    /// `authenticate` before a session when the agent's secret variables
+    /// are supplied (Gemini CLI's `gemini-api-key`). Otherwise the person
+    /// logs in with the agent's own command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_method: Option<String>,
 }
 
 fn default_test_patterns() -> Vec<String> {

@@ -85,7 +85,7 @@ fn bench(c: &mut Criterion) {
         ]);
         let proxy = PolicyProxy::start(policy).await.unwrap();
         let env = proxy
-            .register_launch(&TaskId::new("bench").unwrap())
+            .register_launch(&TaskId::new("bench").unwrap(), &[])
             .unwrap();
         let userinfo = env
             .url

@@ -70,7 +70,9 @@ pub async fn proxy_self_test() -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let task = TaskId::new("doctor").map_err(|e| e.to_string())?;
-    let env = proxy.register_launch(&task).map_err(|e| e.to_string())?;
+    let env = proxy
+        .register_launch(&task, &[])
+        .map_err(|e| e.to_string())?;
     let userinfo = env
         .url
         .strip_prefix("http://")

@@ -80,6 +80,14 @@ impl HostPolicy {
         Self { patterns }
     }
 
+    /// This policy with `extra` patterns added (one launch's own hosts).
+    #[must_use]
+    pub fn with_extra(&self, extra: &[HostPattern]) -> Self {
+        let mut patterns = self.patterns.clone();
+        patterns.extend(extra.iter().cloned());
+        Self { patterns }
+    }
+
     fn port_ok(pattern: &HostPattern, port: u16) -> bool {
         match pattern.port() {
             Some(p) => p == port,

@@ -251,7 +251,7 @@ impl ProcessLauncher for Launcher {
             SandboxProfile::Agent { task_id } => {
                 let proxy = self.proxy.as_ref().ok_or(LaunchError::ProxyUnavailable)?;
                 let env = proxy
-                    .register_launch(task_id)
+                    .register_launch(task_id, &spec.extra_hosts)
                     .map_err(|e| LaunchError::Sandbox(e.to_string()))?;
                 Some((env, Arc::clone(proxy)))
             }

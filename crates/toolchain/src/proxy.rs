@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use base64::Engine as _;
 use bytes::Bytes;
 use cocode_core::ids::TaskId;
+use cocode_core::workspace::HostPattern;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -79,10 +80,13 @@ pub enum ProxyError {
 
 struct Shared {
     policy: RwLock<HostPolicy>,
-    /// launch id → (token, task)
-    launches: Mutex<HashMap<String, (String, TaskId)>>,
+    /// launch id → its credentials and scope
+    launches: Mutex<HashMap<String, Launch>>,
     blocked: BlockedHostLog,
 }
+
+/// One agent launch's token, task, and the hosts it alone may reach.
+type Launch = (String, TaskId, Vec<HostPattern>);
 
 /// A running policy proxy. Dropping it stops accepting connections.
 pub struct PolicyProxy {
@@ -167,15 +171,23 @@ impl PolicyProxy {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = policy;
     }
 
-    /// New credentials for one agent launch of `task`.
-    pub fn register_launch(&self, task: &TaskId) -> Result<ProxyEnv, ProxyError> {
+    /// New credentials for one agent launch of `task`; `extra_hosts` are
+    /// allowed for this launch alone (an external agent's model API).
+    pub fn register_launch(
+        &self,
+        task: &TaskId,
+        extra_hosts: &[HostPattern],
+    ) -> Result<ProxyEnv, ProxyError> {
         let launch = format!("l{}", random_hex(6)?);
         let token = random_hex(16)?;
         self.shared
             .launches
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(launch.clone(), (token.clone(), task.clone()));
+            .insert(
+                launch.clone(),
+                (token.clone(), task.clone(), extra_hosts.to_vec()),
+            );
         Ok(ProxyEnv {
             url: format!("http://{launch}:{token}@127.0.0.1:{}", self.port()),
             port: self.port(),
@@ -232,7 +244,7 @@ fn full(status: StatusCode, text: String) -> Response<Body> {
 }
 
 /// The task whose launch credentials the request carries.
-fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<TaskId> {
+fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<(TaskId, Vec<HostPattern>)> {
     let value = headers.get(header::PROXY_AUTHORIZATION)?.to_str().ok()?;
     let encoded = value
         .strip_prefix("Basic ")
@@ -246,7 +258,7 @@ fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<TaskId> {
         .launches
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (expected, task) = launches.get(launch)?;
+    let (expected, task, extra) = launches.get(launch)?;
     // Compare without an early exit on the first differing byte.
     let same = expected.len() == token.len()
         && expected
@@ -254,11 +266,11 @@ fn authenticate(shared: &Shared, headers: &HeaderMap) -> Option<TaskId> {
             .zip(token.bytes())
             .fold(0u8, |acc, (a, b)| acc | (a ^ b))
             == 0;
-    same.then(|| task.clone())
+    same.then(|| (task.clone(), extra.clone()))
 }
 
 async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
-    let Some(task) = authenticate(shared, req.headers()) else {
+    let Some((task, extra)) = authenticate(shared, req.headers()) else {
         let mut resp = full(
             StatusCode::PROXY_AUTHENTICATION_REQUIRED,
             "cocode: proxy credentials required\n".into(),
@@ -270,9 +282,9 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
         return resp;
     };
     if req.method() == Method::CONNECT {
-        connect_tunnel(shared, &task, req).await
+        connect_tunnel(shared, &task, &extra, req).await
     } else {
-        forward(shared, &task, req).await
+        forward(shared, &task, &extra, req).await
     }
 }
 
@@ -287,25 +299,23 @@ fn refuse(shared: &Shared, task: &TaskId, refused: &HostRefused, shown: &str) ->
 /// Judges the name, resolves it, judges every address and connects.
 async fn open_upstream(
     shared: &Shared,
+    extra: &[HostPattern],
     host: &str,
     port: u16,
 ) -> Result<TcpStream, (StatusCode, Option<HostRefused>, String)> {
-    let judged = shared
+    let policy = shared
         .policy
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .judge(host, port);
+        .with_extra(extra);
+    let judged = policy.judge(host, port);
     let host = judged.map_err(|r| (StatusCode::FORBIDDEN, Some(r), host.to_owned()))?;
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
         .await
         .map_err(|e| (StatusCode::BAD_GATEWAY, None, format!("{host}: {e}")))?
         .collect();
     for addr in &addrs {
-        let verdict = shared
-            .policy
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .judge_address(&host, port, addr.ip());
+        let verdict = policy.judge_address(&host, port, addr.ip());
         verdict.map_err(|r| (StatusCode::FORBIDDEN, Some(r), host.clone()))?;
     }
     let mut last = format!("{host}: no address");
@@ -329,14 +339,19 @@ fn upstream_failed(
     }
 }
 
-async fn connect_tunnel(shared: &Shared, task: &TaskId, req: Request<Incoming>) -> Response<Body> {
+async fn connect_tunnel(
+    shared: &Shared,
+    task: &TaskId,
+    extra: &[HostPattern],
+    req: Request<Incoming>,
+) -> Response<Body> {
     let Some(authority) = req.uri().authority().cloned() else {
         return full(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n".into());
     };
     let Some(port) = authority.port_u16() else {
         return full(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n".into());
     };
-    let mut server = match open_upstream(shared, authority.host(), port).await {
+    let mut server = match open_upstream(shared, extra, authority.host(), port).await {
         Ok(s) => s,
         Err(e) => return upstream_failed(shared, task, e),
     };
@@ -398,7 +413,12 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     headers.remove("proxy-connection");
 }
 
-async fn forward(shared: &Shared, task: &TaskId, req: Request<Incoming>) -> Response<Body> {
+async fn forward(
+    shared: &Shared,
+    task: &TaskId,
+    extra: &[HostPattern],
+    req: Request<Incoming>,
+) -> Response<Body> {
     let uri = req.uri().clone();
     let (Some(authority), Some("http")) = (uri.authority().cloned(), uri.scheme_str()) else {
         return full(
@@ -433,7 +453,7 @@ async fn forward(shared: &Shared, task: &TaskId, req: Request<Incoming>) -> Resp
             );
         }
     }
-    let stream = match open_upstream(shared, authority.host(), port).await {
+    let stream = match open_upstream(shared, extra, authority.host(), port).await {
         Ok(s) => s,
         Err(e) => return upstream_failed(shared, task, e),
     };

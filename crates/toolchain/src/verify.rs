@@ -559,6 +559,7 @@ impl OrchestratingVerificationRunner {
             output_byte_limit: Some(4 * 1024 * 1024),
             extra_writable: Vec::new(),
             secret_env: BTreeMap::new(),
+            extra_hosts: Vec::new(),
         };
         let mut out = OutputBuffer::new(spec.output_byte_limit);
         let mut err = OutputBuffer::new(spec.output_byte_limit);

@@ -638,6 +638,7 @@ impl WorkspaceTools {
             output_byte_limit: usize::try_from(output_limit).ok(),
             extra_writable: Vec::new(),
             secret_env: BTreeMap::new(),
+            extra_hosts: Vec::new(),
         };
         let outcome = self.launch(spec, output_limit, &cx).await;
         // The sweep runs whatever the command did, so its changes are

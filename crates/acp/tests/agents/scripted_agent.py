@@ -12,12 +12,14 @@ word of a prompt picks the scenario:
   kill                 terminal/create of `sleep 30`, then terminal/kill,
                        wait_for_exit, output, release; say the exit status
   env NAME             say the value of environment variable NAME
+  fail                 answer the prompt with an error
   hang                 think, then wait for session/cancel
   stubborn             think, then ignore session/cancel
   die                  exit in the middle of the turn
 
 argv[1] == "v2" answers initialize with protocol version 2; "auth" lists a
-login method and refuses session/new until it is used.
+browser login and an API-key login and refuses session/new until
+`authenticate` selected the API-key login with SCRIPTED_API_KEY set.
 """
 
 import json
@@ -27,6 +29,7 @@ import sys
 MODE = sys.argv[1] if len(sys.argv) > 1 else ""
 PROTOCOL = 2 if MODE == "v2" else 1
 cancelled = False
+authenticated = False
 next_id = 0
 
 
@@ -154,6 +157,9 @@ def prompt(message, cwd):
                 say(session, "exit %s signal %s truncated %s released %s: %s" % (
                     waited["result"].get("exitCode"), waited["result"].get("signal"), result["truncated"],
                     after.get("error", {}).get("data", {}).get("code", "still there"), result["output"]))
+    elif scenario == "fail":
+        send({"id": message["id"], "error": {"code": -32603, "message": "Internal error: model unreachable"}})
+        return
     elif scenario == "env":
         say(session, "env: " + os.environ.get(words[1], "unset"))
     elif scenario in ("hang", "stubborn"):
@@ -171,6 +177,7 @@ def prompt(message, cwd):
 
 
 def main():
+    global authenticated
     cwd = os.getcwd()
     while True:
         message = read()
@@ -180,9 +187,17 @@ def main():
                 "protocolVersion": PROTOCOL,
                 "agentCapabilities": {"loadSession": False, "promptCapabilities": {"image": False}},
                 "authMethods": [{"id": "login", "name": "Log in with a browser",
-                                 "description": "opens the login page"}] if MODE == "auth" else [],
+                                 "description": "opens the login page"},
+                                {"id": "api-key", "name": "API key",
+                                 "description": "uses SCRIPTED_API_KEY"}] if MODE == "auth" else [],
             }})
-        elif method == "session/new" and MODE == "auth":
+        elif method == "authenticate":
+            if message["params"]["methodId"] == "api-key" and os.environ.get("SCRIPTED_API_KEY"):
+                authenticated = True
+                send({"id": message["id"], "result": {}})
+            else:
+                send({"id": message["id"], "error": {"code": -32000, "message": "no key"}})
+        elif method == "session/new" and MODE == "auth" and not authenticated:
             send({"id": message["id"], "error": {"code": -32000, "message": "Authentication required"}})
         elif method == "session/new":
             cwd = message["params"]["cwd"]

@@ -60,6 +60,7 @@ pub fn spec(argv: &[&str], profile: SandboxProfile, cwd: &Path) -> LaunchSpec {
         output_byte_limit: None,
         extra_writable: Vec::new(),
         secret_env: BTreeMap::new(),
+        extra_hosts: Vec::new(),
     }
 }
 

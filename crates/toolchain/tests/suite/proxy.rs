@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use cocode_core::process::ExitStatus;
+use cocode_core::workspace::HostPattern;
 use cocode_toolchain::PolicyProxy;
 use pretty_assertions::assert_eq;
 
@@ -89,6 +90,39 @@ async fn curl_reaches_only_listed_hosts_through_the_proxy() {
             "evil.example".to_owned()
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launchs_own_hosts_are_reachable_by_that_launch_alone() {
+    if !require("curl") {
+        return;
+    }
+    let port = http_server().await;
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let url = format!("http://127.0.0.1:{port}/");
+    let dir = tempfile::tempdir().unwrap();
+    let l = launcher(Some(Arc::clone(&proxy)), Some(dir.path()));
+    // A forwarded request and a tunnel (`-p` applies to the whole run).
+    let plain = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", &url];
+    let tunnel = [
+        "curl",
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_connect}",
+        "-p",
+        &url,
+    ];
+    let mut results = Vec::new();
+    for command in [&plain[..], &tunnel[..]] {
+        let mut own = spec(command, agent(), dir.path());
+        own.extra_hosts = vec![HostPattern::parse(&format!("127.0.0.1:{port}")).unwrap()];
+        results.push(run(&l, own).await.1);
+        results.push(run(&l, spec(command, agent(), dir.path())).await.1);
+    }
+    // Own launch, another launch: forwarded, then tunnelled.
+    assert_eq!(results, vec!["200", "403", "200", "403"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
