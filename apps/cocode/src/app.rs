@@ -59,6 +59,9 @@ pub struct AgentPanel {
     pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
     pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
     pub tasks: Vec<crate::task_service::TaskRow>,
+    /// External (ACP) agents of the workspace: (id, name); offered as
+    /// backends `acp:<id>`.
+    pub acp_agents: Vec<(String, String)>,
     /// The task whose review detail is open.
     pub detail: Option<crate::host::review::TaskDetail>,
     pub note: Option<String>,
@@ -76,6 +79,7 @@ impl Default for AgentPanel {
             tool_approvals: Vec::new(),
             task_approval: None,
             tasks: Vec::new(),
+            acp_agents: Vec::new(),
             detail: None,
             note: None,
             error: None,
@@ -106,6 +110,7 @@ impl AgentPanel {
                 self.task_approval = None;
             }
             E::Tasks(rows) => self.tasks = rows,
+            E::AcpAgents(agents) => self.acp_agents = agents,
             E::Detail(d) => self.detail = Some(d),
             E::Note(n) => self.note = Some(n),
             E::Error(e) => {

@@ -347,3 +347,80 @@ fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
         "nothing changed"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("keep.txt"), "k\n").unwrap();
+    // The agent is configured in workspace.json.
+    drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../crates/acp/tests/agents/scripted_agent.py")
+        .canonicalize()
+        .unwrap();
+    let config_path = root.join(".cocode/config/workspace.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["acp_agents"] = serde_json::json!([{
+        "id": "scripted",
+        "display_name": "Scripted agent",
+        "command": ["python3", script],
+    }]);
+    std::fs::write(&config_path, config.to_string()).unwrap();
+
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the workspace's agents", |h| {
+        h.state()
+            .agent
+            .acp_agents
+            .iter()
+            .any(|(id, _)| id == "scripted")
+    });
+    h.get_by_role(egui::accesskit::Role::ComboBox).click();
+    h.run_steps(2);
+    h.get_by_label("Scripted agent (ACP: scripted)").click();
+    h.run_steps(2);
+    assert_eq!(h.state().agent.backend, "acp:scripted");
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text("write out.txt from the window");
+    h.run_steps(2);
+    h.get_by_label("Run task").click();
+    run_until(&mut h, "the approval card", |h| {
+        h.query_by_label_contains("Allow workspace.writeFile")
+            .is_some()
+    });
+    assert!(
+        !root.join("out.txt").exists(),
+        "nothing before the approval"
+    );
+    h.get_by_label("Approve").click();
+    run_until(&mut h, "the end of the turn", |h| {
+        !h.state().agent.running
+            || h.query_by_label_contains("Accept it as completed?")
+                .is_some()
+    });
+    if h.query_by_label_contains("Accept it as completed?")
+        .is_some()
+    {
+        h.get_by_label("Accept").click();
+        run_until(&mut h, "the end of the run", |h| !h.state().agent.running);
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("out.txt")).unwrap(),
+        "from the window"
+    );
+    let transcript = h.state().agent.transcript.clone();
+    assert!(transcript.contains("written"), "{transcript}");
+    assert!(
+        transcript
+            .lines()
+            .any(|l| l.ends_with(": completed: Approved")
+                || l.ends_with(": completed: VerificationPassed")),
+        "{transcript}"
+    );
+}

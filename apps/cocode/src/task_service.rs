@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
+use cocode_core::agent::AgentRuntime as _;
 use cocode_core::task::CompletionModePolicy;
 use cocode_core::{DelegatedTask, PendingApprovalKind, TaskId};
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent, ApprovalSnapshot};
@@ -69,6 +70,8 @@ pub enum ServiceEvent {
         summary: String,
     },
     Tasks(Vec<TaskRow>),
+    /// The external (ACP) agents the workspace can run: (id, name).
+    AcpAgents(Vec<(String, String)>),
     Detail(TaskDetail),
     /// A short outcome line (rollbacks).
     Note(String),
@@ -205,6 +208,18 @@ async fn open_host(
     }
 }
 
+/// The workspace's external agents, for the backend picker.
+async fn acp_agents(host: &TaskHost) -> ServiceEvent {
+    ServiceEvent::AcpAgents(
+        host.acp
+            .describe_providers()
+            .await
+            .into_iter()
+            .map(|p| (p.id.as_str().to_owned(), p.display_name))
+            .collect(),
+    )
+}
+
 /// Tool approvals go to the window's cards.
 fn forward_approvals(host: &TaskHost, out: &Out) {
     let mut approvals = host.tools.approvals().subscribe();
@@ -234,6 +249,7 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
         Err(e) => out.send(ServiceEvent::Error(format!("interrupted tasks: {e}"))),
     }
     out.send(ServiceEvent::Tasks(rows(&host)));
+    out.send(acp_agents(&host).await);
     forward_approvals(&host, &out);
     let queue = Arc::clone(host.tools.approvals());
     let waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>> = Arc::new(Mutex::new(None));

@@ -1153,6 +1153,12 @@ async fn run_protocol(
                         // End turn, or a reason added to the protocol later.
                         _ => TurnEndReason::EndTurn,
                     },
+                    // The agent is gone: the transport's end says so
+                    // (`TransportClosed`, with its exit and log).
+                    Err(e) if agent_client_protocol::is_incoming_transport_closed(&e) => {
+                        *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
+                        return;
+                    }
                     Err(e) => {
                         shared.emit(AgentEvent::Failed {
                             code: "ACP_PROMPT_FAILED".into(),

@@ -19,24 +19,7 @@ pub fn show(
         ui.label("Open a folder to delegate tasks to an agent.");
         return;
     }
-    ui.horizontal(|ui| {
-        ui.label("Backend");
-        let mut backend = panel.backend.clone();
-        egui::ComboBox::from_id_salt("agent-backend")
-            .selected_text(backend.clone())
-            .show_ui(ui, |ui| {
-                for b in BACKENDS {
-                    ui.selectable_value(&mut backend, (*b).to_owned(), *b);
-                }
-            });
-        if backend != panel.backend {
-            commands.push(Command::AgentBackend(backend));
-        }
-        if panel.running {
-            ui.spinner();
-            ui.label("Running");
-        }
-    });
+    backend_row(ui, panel, commands);
     let mut prompt = panel.prompt.clone();
     let field = ui.add(
         egui::TextEdit::multiline(&mut prompt)
@@ -205,4 +188,41 @@ fn task_detail(
                 });
             }
         });
+}
+
+/// The backend picker (presets and the workspace's ACP agents) and the
+/// running indicator.
+fn backend_row(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        ui.label("Backend");
+        let mut backend = panel.backend.clone();
+        let acp_label = |id: &str, name: &str| format!("{name} (ACP: {id})");
+        let shown = backend
+            .strip_prefix("acp:")
+            .and_then(|id| {
+                panel
+                    .acp_agents
+                    .iter()
+                    .find(|(a, _)| a == id)
+                    .map(|(a, n)| acp_label(a, n))
+            })
+            .unwrap_or_else(|| backend.clone());
+        egui::ComboBox::from_id_salt("agent-backend")
+            .selected_text(shown)
+            .show_ui(ui, |ui| {
+                for b in BACKENDS {
+                    ui.selectable_value(&mut backend, (*b).to_owned(), *b);
+                }
+                for (id, name) in &panel.acp_agents {
+                    ui.selectable_value(&mut backend, format!("acp:{id}"), acp_label(id, name));
+                }
+            });
+        if backend != panel.backend {
+            commands.push(Command::AgentBackend(backend));
+        }
+        if panel.running {
+            ui.spinner();
+            ui.label("Running");
+        }
+    });
 }
