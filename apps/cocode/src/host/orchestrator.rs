@@ -6,7 +6,7 @@
 //! task waits for the next instruction; a headless run has none to give,
 //! so it stops the task (`stopped`) and says why.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -154,6 +154,9 @@ struct Run<'a> {
     /// so a withdrawn request stops alone.
     requests: JoinSet<(RequestId, RequestCompletion)>,
     request_tokens: BTreeMap<RequestId, CancellationToken>,
+    /// Which request each completing task serves (to answer even a
+    /// handler that panicked).
+    request_tasks: HashMap<tokio::task::Id, RequestId>,
 }
 
 impl Run<'_> {
@@ -431,12 +434,14 @@ impl Run<'_> {
                 let host = Arc::clone(&self.host);
                 let task = self.task.task_id().clone();
                 let session = self.session_id.clone();
-                self.requests.spawn(async move {
+                let id = request.id.clone();
+                let handle = self.requests.spawn(async move {
                     let completion = host
                         .complete_request(&task, &session, request.kind, &token)
                         .await;
                     (request.id, completion)
                 });
+                self.request_tasks.insert(handle.id(), id);
             }
             AgentEvent::RequestWithdrawn { id } => {
                 if let Some(token) = self.request_tokens.get(&id) {
@@ -455,13 +460,27 @@ impl Run<'_> {
     /// Answers the agent once the host completed one of its requests.
     async fn answer(
         &mut self,
-        done: Result<(RequestId, RequestCompletion), tokio::task::JoinError>,
+        done: Result<(tokio::task::Id, (RequestId, RequestCompletion)), tokio::task::JoinError>,
     ) {
         let (id, completion) = match done {
-            Ok(done) => done,
+            Ok((task, done)) => {
+                self.request_tasks.remove(&task);
+                done
+            }
+            // Every request is answered exactly once, even when its
+            // handler failed.
             Err(e) => {
+                let Some(id) = self.request_tasks.remove(&e.id()) else {
+                    return;
+                };
                 self.say(Progress::Note(format!("a request's handler failed: {e}")));
-                return;
+                (
+                    id,
+                    RequestCompletion::Error {
+                        code: "TOOL_EXECUTION_FAILED".into(),
+                        retryable: false,
+                    },
+                )
             }
         };
         self.request_tokens.remove(&id);
@@ -516,7 +535,7 @@ impl Run<'_> {
                 () = tokio::time::sleep(idle_left) => {
                     self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::Idle)).await?;
                 }
-                Some(done) = self.requests.join_next(), if !self.requests.is_empty() => {
+                Some(done) = self.requests.join_next_with_id(), if !self.requests.is_empty() => {
                     last_event = Instant::now();
                     self.answer(done).await;
                 }
@@ -585,6 +604,7 @@ impl TaskOrchestrator {
             stop,
             requests: JoinSet::new(),
             request_tokens: BTreeMap::new(),
+            request_tasks: HashMap::new(),
         };
         run.persist()?;
         self.host
