@@ -14,18 +14,16 @@ use cocode_core::gate::{
     EditLockRegistry, GateError, GateOp, GateOutcome, SnapshotStore, TaskContext, WorkspaceFileGate,
 };
 use cocode_core::path::NormalizedPath;
-use cocode_core::process::ProcessLauncher;
+use cocode_core::process::{ProcessLauncher, SandboxPolicy};
 use cocode_core::registry::{AgentBackendRegistry, FileFormatParserRegistry};
 use cocode_core::services::{CredentialVault, FileFormatParser, VerificationRunner};
 use cocode_core::{ContractId, ContractRegistry, RegistryError};
 use cocode_workspace::OpenWorkspace;
 
 /// Contracts this build runs without. Features that need one report it as
-/// unavailable instead of pretending to work: the launcher plans its own
-/// sandbox (no separate `SandboxPolicy`), and bricks, the editor's document
+/// unavailable instead of pretending to work: bricks, the editor's document
 /// source and semantic tokens arrive with their crates.
-pub const UNREGISTERED_CONTRACTS: [ContractId; 4] = [
-    ContractId::SandboxPolicy,
+pub const UNREGISTERED_CONTRACTS: [ContractId; 3] = [
     ContractId::BrickEngine,
     ContractId::TextDocumentSource,
     ContractId::SemanticTokenSink,
@@ -51,6 +49,9 @@ pub struct HostParts {
     pub leases: Arc<dyn EditLockRegistry>,
     pub runner: Arc<dyn VerificationRunner>,
     pub launcher: Arc<dyn ProcessLauncher>,
+    /// The sandbox decision the launcher follows (one policy decides every
+    /// profile).
+    pub sandbox: Arc<dyn SandboxPolicy>,
     pub vault: Arc<dyn CredentialVault>,
     pub built_in: Arc<dyn AgentRuntime>,
     pub acp: Arc<dyn AgentRuntime>,
@@ -78,6 +79,7 @@ pub fn register_contracts(parts: HostParts) -> Result<ContractRegistry, Registry
     registry.register::<dyn VerificationRunner>(parts.runner)?;
     registry.register::<dyn FileFormatParser>(parts.parsers)?;
     registry.register::<dyn ProcessLauncher>(parts.launcher)?;
+    registry.register::<dyn SandboxPolicy>(parts.sandbox)?;
     registry.register::<dyn CredentialVault>(parts.vault)?;
     Ok(registry)
 }

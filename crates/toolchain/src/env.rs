@@ -130,6 +130,26 @@ pub fn add_secrets(
     Ok(())
 }
 
+/// The variables that name the policy proxy to an agent child.
+const PROXY_VARIABLES: [&str; 6] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
+/// Points an agent child's proxy variables at the proxy with this launch's
+/// own credentials.
+pub fn with_launch_credentials(env: &mut BTreeMap<String, String>, proxy: &ProxyEnv) {
+    for name in PROXY_VARIABLES {
+        if let Some(value) = env.get_mut(name) {
+            value.clone_from(&proxy.url);
+        }
+    }
+}
+
 /// Where an agent child reaches the network: the policy proxy with this
 /// launch's credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,14 +187,7 @@ pub fn child_env(
         .collect();
     if profile == SandboxProfileKind::Agent {
         let proxy = proxy.ok_or(LaunchError::ProxyUnavailable)?;
-        for name in [
-            "HTTP_PROXY",
-            "HTTPS_PROXY",
-            "http_proxy",
-            "https_proxy",
-            "ALL_PROXY",
-            "all_proxy",
-        ] {
+        for name in PROXY_VARIABLES {
             env.insert(name.to_owned(), proxy.url.clone());
         }
         // Nothing bypasses the proxy: local services are judged like any host.

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cocode_core::process::{
     Confinement, ExitStatus, LaunchError, LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher,
-    SandboxProfile,
+    SandboxPlan, SandboxPolicy as _, SandboxProfile,
 };
 use std::io::{Read as _, Write as _};
 
@@ -27,7 +27,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::mpsc;
 
-use crate::env::{ProxyEnv, TargetOs, add_secrets, child_env};
+use crate::env::{ProxyEnv, with_launch_credentials};
+use crate::policy::LaunchPolicy;
 use crate::proxy::PolicyProxy;
 
 /// Where agent children may write (besides the temp folder).
@@ -41,15 +42,15 @@ pub struct WritableRoots {
 pub struct Launcher {
     runtime: tokio::runtime::Handle,
     proxy: Option<Arc<PolicyProxy>>,
-    inherited: BTreeMap<String, String>,
-    writable: WritableRoots,
+    /// Decides every launch's sandbox; the launcher follows the plan.
+    policy: Arc<LaunchPolicy>,
 }
 
 impl std::fmt::Debug for Launcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Launcher")
             .field("proxy", &self.proxy.as_ref().map(|p| p.port()))
-            .field("writable", &self.writable)
+            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
@@ -62,19 +63,27 @@ impl Launcher {
         proxy: Option<Arc<PolicyProxy>>,
         writable: WritableRoots,
     ) -> Self {
+        let policy = Arc::new(LaunchPolicy::new(
+            writable,
+            proxy.as_ref().map(|p| p.port()),
+        ));
         Self {
             runtime,
             proxy,
-            inherited: std::env::vars().collect(),
-            writable,
+            policy,
         }
     }
 
     /// Replaces the environment children inherit from (before the whitelist).
     #[must_use]
     pub fn with_inherited_env(mut self, inherited: BTreeMap<String, String>) -> Self {
-        self.inherited = inherited;
+        Arc::make_mut(&mut self.policy).inherited = inherited;
         self
+    }
+
+    /// The sandbox policy this launcher follows.
+    pub fn policy(&self) -> Arc<LaunchPolicy> {
+        Arc::clone(&self.policy)
     }
 
     /// A child on a pseudo-terminal (the person's terminal, interactive tools).
@@ -160,48 +169,24 @@ impl Launcher {
 
     /// How agent children will be confined on this machine.
     pub fn agent_confinement(&self) -> Confinement {
-        crate::confine::available()
-    }
-
-    /// Everything a confined child of `spec` may write: the workspace's
-    /// entries, the write exceptions, the temp folder and the launch's own
-    /// extra folders that exist.
-    #[cfg_attr(
-        not(any(target_os = "linux", target_os = "macos")),
-        expect(dead_code, reason = "only Landlock and Seatbelt confine writes")
-    )]
-    fn writable_for(&self, spec: &LaunchSpec) -> Vec<PathBuf> {
-        let mut writable = crate::confine::writable_paths(&self.writable, &std::env::temp_dir());
-        writable.extend(
-            spec.extra_writable
-                .iter()
-                .filter_map(|p| p.canonicalize().ok())
-                .filter(|p| p.is_dir()),
-        );
-        writable
+        self.policy.agent_confinement()
     }
 
     /// The program and arguments to run: on macOS an agent child runs under
     /// `sandbox-exec` with its Seatbelt profile.
-    #[cfg_attr(
-        not(target_os = "macos"),
-        expect(
-            clippy::unused_self,
-            reason = "the Seatbelt wrapper needs the writable roots"
-        )
-    )]
-    fn confined_argv(&self, spec: &LaunchSpec, proxy_port: Option<u16>) -> (String, Vec<String>) {
+    fn confined_argv(spec: &LaunchSpec, plan: &SandboxPlan) -> (String, Vec<String>) {
         #[cfg(target_os = "macos")]
-        if let Some(port) = proxy_port {
-            let writable = self.writable_for(spec);
+        if let (cocode_core::process::NetworkPlan::ProxyOnly { port }, Confinement::Seatbelt) =
+            (&plan.network, &plan.confinement)
+        {
             let mut args = vec![
                 "-p".to_owned(),
-                crate::confine::seatbelt_profile(&writable, port),
+                crate::confine::seatbelt_profile(&plan.writable_roots, *port),
             ];
             args.extend(spec.argv.iter().cloned());
             return ("/usr/bin/sandbox-exec".to_owned(), args);
         }
-        let _ = proxy_port;
+        let _ = plan;
         (spec.argv[0].clone(), spec.argv[1..].to_vec())
     }
 
@@ -209,17 +194,13 @@ impl Launcher {
     /// it the launch goes on with proxy-only enforcement, which
     /// [`Self::agent_confinement`] reports.
     #[cfg(target_os = "linux")]
-    fn landlock(
-        &self,
-        cmd: &mut tokio::process::Command,
-        spec: &LaunchSpec,
-        proxy_port: u16,
-    ) -> Result<(), LaunchError> {
-        if matches!(crate::confine::available(), Confinement::Unconfined { .. }) {
+    fn landlock(cmd: &mut tokio::process::Command, plan: &SandboxPlan) -> Result<(), LaunchError> {
+        let (cocode_core::process::NetworkPlan::ProxyOnly { port }, Confinement::Landlock) =
+            (&plan.network, &plan.confinement)
+        else {
             return Ok(());
-        }
-        let writable = self.writable_for(spec);
-        let prepared = crate::confine::prepare(&writable, proxy_port)?;
+        };
+        let prepared = crate::confine::prepare(&plan.writable_roots, *port)?;
         #[expect(
             unsafe_code,
             reason = "pre_exec runs in the forked child before exec; it only takes the prepared ruleset and makes two syscalls (prctl no_new_privs, landlock_restrict_self)"
@@ -275,19 +256,16 @@ impl Launcher {
         spec: &LaunchSpec,
         proxy_env: Option<(ProxyEnv, Arc<PolicyProxy>)>,
     ) -> Result<Box<dyn ProcessHandle>, LaunchError> {
-        let mut env = child_env(
-            spec.profile.kind(),
-            &self.inherited,
-            &spec.env_overrides,
-            proxy_env.as_ref().map(|(e, _)| e),
-            TargetOs::current(),
-        )?;
-        add_secrets(&mut env, spec.profile.kind(), &spec.secret_env)?;
+        let plan = self.policy.plan(spec)?;
+        let mut env = plan.env.clone();
+        if let Some((proxy, _)) = &proxy_env {
+            with_launch_credentials(&mut env, proxy);
+        }
         if let LaunchIo::Pty { rows, cols } = spec.io {
             return self.launch_pty(spec, &env, rows, cols);
         }
         let _enter = self.runtime.enter();
-        let (program, args) = self.confined_argv(spec, proxy_env.as_ref().map(|(e, _)| e.port));
+        let (program, args) = Self::confined_argv(spec, &plan);
         let mut cmd = tokio::process::Command::new(&program);
         cmd.args(&args)
             .current_dir(&spec.cwd)
@@ -300,9 +278,7 @@ impl Launcher {
         #[cfg(unix)]
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
-        if let Some((proxy, _)) = &proxy_env {
-            self.landlock(&mut cmd, spec, proxy.port)?;
-        }
+        Self::landlock(&mut cmd, &plan)?;
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => LaunchError::NotFound(spec.argv[0].clone()),
             _ => LaunchError::Spawn(format!("{program}: {e}")),

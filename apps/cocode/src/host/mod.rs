@@ -154,6 +154,7 @@ impl TaskHost {
             leases: Arc::clone(&leases) as Arc<dyn cocode_core::gate::EditLockRegistry>,
             runner: Arc::clone(&runner) as Arc<dyn cocode_core::services::VerificationRunner>,
             launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            sandbox: launcher.policy() as Arc<dyn cocode_core::process::SandboxPolicy>,
             vault: options.vault,
             built_in: Arc::clone(&agent) as Arc<dyn cocode_core::agent::AgentRuntime>,
             acp: Arc::clone(&acp) as Arc<dyn cocode_core::agent::AgentRuntime>,
