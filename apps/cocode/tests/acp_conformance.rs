@@ -375,7 +375,7 @@ impl Harness {
                                 (Arc::clone(&self.host), self.task.clone(), r.id.clone(), r.kind.clone());
                             let session_id = SessionId::new("session-conformance").unwrap();
                             requests.spawn(async move {
-                                (id, host.complete_request(&task, &session_id, kind, &token).await)
+                                (id, host.complete_request(&task, &session_id, kind, &token, None).await)
                             });
                         }
                         AgentEvent::RequestWithdrawn { id } => {

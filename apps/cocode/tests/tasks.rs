@@ -623,6 +623,23 @@ fn an_acp_agent_killing_its_terminal_stops_the_command_and_a_denied_one_never_ru
 
 #[cfg(unix)]
 #[test]
+fn an_acp_agent_sees_its_commands_output_while_it_runs() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (code, out) = run(
+        ws.path(),
+        "watch echo first; sleep 2; echo second",
+        &["--backend", "acp:scripted", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("while running: 'first\\n'; exit 0: 'first\\nsecond\\n'"),
+        "{out}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
 fn pass_env_gives_an_acp_agent_its_declared_secret_for_one_run_only() {
     let ws = workspace(&[("keep.txt", "k\n")]);
     with_scripted_acp_agent_declaring(ws.path(), &["SCRIPTED_API_KEY"]);

@@ -3,9 +3,20 @@
 //!
 //! The agent is launched through the host's launcher with the agent profile
 //! (stdio only; stderr kept apart as the agent's log). `session/update`
-//! becomes `AgentEvent`s; `fs/read_text_file`, `fs/write_text_file` and
-//! `session/request_permission` become `AgentRequest`s the host completes —
-//! this crate decides nothing about them.
+//! becomes `AgentEvent`s; `fs/read_text_file`, `fs/write_text_file`,
+//! `terminal/create` and `session/request_permission` become
+//! `AgentRequest`s the host completes — this crate decides nothing about
+//! them.
+//!
+//! Terminals: `terminal/create` answers with a terminal id at once and asks
+//! the host to run the command (one `Command` request, which the host
+//! completes when the command has ended — after an approval, sandboxed,
+//! recorded by the sweep). `terminal/output` reports the output streamed so
+//! far (the host passes it on while the command runs) and the exit once it
+//! ended, `terminal/wait_for_exit` waits for it, `terminal/kill` and
+//! `terminal/release` of a running command withdraw the request so the
+//! host stops it. A command the host refused answers `wait_for_exit` and
+//! `output` with the refusal's code.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -29,6 +40,7 @@ use cocode_core::agent::{
 use cocode_core::process::{LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher, SandboxProfile};
 use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::{CancelReason, ProviderId, RequestId};
+use cocode_toolchain::OutputBuffer;
 use futures::{SinkExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot};
 
@@ -200,7 +212,12 @@ struct Terminal {
     waiters: Vec<Responder<acp::WaitForTerminalExitResponse, V1>>,
     /// The agent killed or released it while it ran.
     killed: bool,
+    /// Output so far while the command runs (the newest bytes).
+    live: OutputBuffer,
 }
+
+/// The most live output kept per terminal when the agent names no limit.
+const LIVE_OUTPUT_LIMIT: usize = 256 * 1024;
 
 /// An ACP error carrying a stable code.
 fn failure(code: &str) -> agent_client_protocol::Error {
@@ -342,6 +359,12 @@ impl Shared {
                 end: None,
                 waiters: Vec::new(),
                 killed: false,
+                live: OutputBuffer::new(Some(
+                    r.output_byte_limit
+                        .and_then(|l| usize::try_from(l).ok())
+                        .unwrap_or(LIVE_OUTPUT_LIMIT)
+                        .min(LIVE_OUTPUT_LIMIT),
+                )),
             },
         );
         self.send_request(
@@ -354,7 +377,20 @@ impl Shared {
         terminal_id
     }
 
-    /// `terminal/output`: nothing until the command has ended.
+    /// Output of a terminal's running command, kept for `terminal/output`.
+    fn request_output(&self, id: &RequestId, chunk: &[u8]) {
+        let terminal_id = match self.lock_pending().get(id) {
+            Some(Pending::Command { terminal_id }) => terminal_id.clone(),
+            _ => return,
+        };
+        if let Some(terminal) = self.lock_terminals().get_mut(&terminal_id)
+            && terminal.end.is_none()
+        {
+            terminal.live.push(chunk);
+        }
+    }
+
+    /// `terminal/output`: the output so far, and the exit once it ended.
     fn terminal_output(
         &self,
         id: &acp::TerminalId,
@@ -362,7 +398,10 @@ impl Shared {
         let terminals = self.lock_terminals();
         let terminal = terminals.get(&*id.0).ok_or_else(|| unknown_terminal(id))?;
         match &terminal.end {
-            None => Ok(acp::TerminalOutputResponse::new("", false)),
+            None => Ok(acp::TerminalOutputResponse::new(
+                String::from_utf8_lossy(terminal.live.bytes()),
+                terminal.live.trimmed() > 0,
+            )),
             Some(Ok(end)) => Ok(acp::TerminalOutputResponse::new(
                 end.output.clone(),
                 end.truncated,
@@ -1225,6 +1264,10 @@ impl AgentSession for AcpSession {
         self.commands
             .send(Command::Prompt(turn.text))
             .map_err(|_| AgentError::Closed)
+    }
+
+    fn request_output(&self, id: &RequestId, chunk: &[u8]) {
+        self.shared.request_output(id, chunk);
     }
 
     async fn complete(

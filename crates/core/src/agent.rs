@@ -322,6 +322,10 @@ pub trait AgentSession: Send + Sync {
     /// The only observation point; can be taken once.
     fn events(&mut self) -> EventStream;
     async fn send(&self, turn: UserTurn) -> Result<(), AgentError>;
+    /// Output of a host request that is still running (a command's bytes
+    /// as they arrive); the completion still carries the whole output.
+    /// Sessions that do not show it ignore it.
+    fn request_output(&self, _id: &RequestId, _chunk: &[u8]) {}
     /// Completes a host request exactly once.
     async fn complete(
         &self,

@@ -85,6 +85,7 @@ fn bench(c: &mut Criterion) {
                 call_id: "c".into(),
                 ctx: ctx.clone(),
                 cancel: CancellationToken::new(),
+                output: None,
             };
             black_box(runtime.block_on(direct.call(args.clone(), cx)))
         });

@@ -24,8 +24,8 @@ pub use durable::{
 pub use error::{ToolError, ToolErrorCode};
 pub use policy::{DefaultPolicy, PolicyDecision, ToolPolicy};
 pub use registry::{
-    ExportFormat, HandlerContext, RegistrationError, RegistryOptions, ToolCallOptions, ToolHandler,
-    ToolOutput, ToolRegistry,
+    ExportFormat, HandlerContext, OutputSink, RegistrationError, RegistryOptions, ToolCallOptions,
+    ToolHandler, ToolOutput, ToolRegistry,
 };
 pub use types::{
     ContentBlock, ToolAnnotations, ToolCallContext, ToolCallRequest, ToolCallResult,

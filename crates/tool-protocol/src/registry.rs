@@ -44,6 +44,20 @@ use crate::types::{
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
+/// Where a handler may stream output while it runs (a command's bytes as
+/// they arrive); the result still carries the whole output.
+#[derive(Clone)]
+pub struct OutputSink(pub Arc<OutputFn>);
+
+/// Receives one chunk of streamed output.
+pub type OutputFn = dyn Fn(&[u8]) + Send + Sync;
+
+impl std::fmt::Debug for OutputSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputSink")
+    }
+}
+
 /// What a handler receives besides its validated arguments.
 #[derive(Debug, Clone)]
 pub struct HandlerContext {
@@ -51,6 +65,8 @@ pub struct HandlerContext {
     pub ctx: ToolCallContext,
     /// Fires on caller cancellation and on timeout; handlers should stop.
     pub cancel: CancellationToken,
+    /// The caller's sink for output streamed while the call runs.
+    pub output: Option<OutputSink>,
 }
 
 /// A handler's successful output.
@@ -117,6 +133,8 @@ pub struct ToolCallOptions {
     pub max_output_bytes: Option<usize>,
     pub idempotency_key: Option<String>,
     pub cancel: CancellationToken,
+    /// Output streamed by the handler while it runs (commands).
+    pub output: Option<OutputSink>,
 }
 
 /// Registry configuration.
@@ -841,6 +859,7 @@ impl ToolRegistry {
             call_id: request.id.clone(),
             ctx: ctx.clone(),
             cancel: cancel.clone(),
+            output: options.output.clone(),
         };
         let arguments = request.arguments.clone();
         let task_cancel = cancel.clone();

@@ -25,6 +25,7 @@ use cocode_core::{
     AttemptNo, CancelReason, CompletionMode, DelegatedTask, PendingApprovalKind, RequestId,
     SessionId, TaskEvent, TaskId, TaskStatus, TaskTransition, Timestamp,
 };
+use cocode_tool_protocol::OutputSink;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -157,7 +158,15 @@ struct Run<'a> {
     /// Which request each completing task serves (to answer even a
     /// handler that panicked).
     request_tasks: HashMap<tokio::task::Id, RequestId>,
+    /// Output of running requests (commands), passed on to the session.
+    request_output: (
+        mpsc::UnboundedSender<RequestChunk>,
+        mpsc::UnboundedReceiver<RequestChunk>,
+    ),
 }
+
+/// Output of a running request.
+type RequestChunk = (RequestId, Vec<u8>);
 
 impl Run<'_> {
     fn say(&self, p: Progress) {
@@ -435,9 +444,15 @@ impl Run<'_> {
                 let task = self.task.task_id().clone();
                 let session = self.session_id.clone();
                 let id = request.id.clone();
+                let sink = {
+                    let (tx, id) = (self.request_output.0.clone(), id.clone());
+                    OutputSink(Arc::new(move |chunk: &[u8]| {
+                        let _ = tx.send((id.clone(), chunk.to_vec()));
+                    }))
+                };
                 let handle = self.requests.spawn(async move {
                     let completion = host
-                        .complete_request(&task, &session, request.kind, &token)
+                        .complete_request(&task, &session, request.kind, &token, Some(sink))
                         .await;
                     (request.id, completion)
                 });
@@ -535,6 +550,11 @@ impl Run<'_> {
                 () = tokio::time::sleep(idle_left) => {
                     self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::Idle)).await?;
                 }
+                Some((id, chunk)) = self.request_output.1.recv() => {
+                    if let Some(session) = &self.session {
+                        session.request_output(&id, &chunk);
+                    }
+                }
                 Some(done) = self.requests.join_next_with_id(), if !self.requests.is_empty() => {
                     last_event = Instant::now();
                     self.answer(done).await;
@@ -605,6 +625,7 @@ impl TaskOrchestrator {
             requests: JoinSet::new(),
             request_tokens: BTreeMap::new(),
             request_tasks: HashMap::new(),
+            request_output: mpsc::unbounded_channel(),
         };
         run.persist()?;
         self.host

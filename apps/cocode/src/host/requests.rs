@@ -9,8 +9,8 @@ use cocode_core::{SessionId, TaskId};
 use cocode_tool_protocol::approval::ApprovalInput;
 use cocode_tool_protocol::catalog;
 use cocode_tool_protocol::{
-    ApprovalDecision, ToolCallContext, ToolCallOptions, ToolCallRequest, ToolCallResult, ToolMode,
-    ToolSource,
+    ApprovalDecision, OutputSink, ToolCallContext, ToolCallOptions, ToolCallRequest,
+    ToolCallResult, ToolMode, ToolSource,
 };
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -52,6 +52,7 @@ impl TaskHost {
         tool: &str,
         arguments: Value,
         cancel: &CancellationToken,
+        output: Option<OutputSink>,
     ) -> ToolCallResult {
         let arguments = match arguments {
             Value::Object(map) => map,
@@ -71,18 +72,21 @@ impl TaskHost {
         };
         let options = ToolCallOptions {
             cancel: cancel.child_token(),
+            output,
             ..ToolCallOptions::default()
         };
         self.tools.call(request, ctx, options).await
     }
 
-    /// Completes one request of an external agent.
+    /// Completes one request of an external agent; a command's output
+    /// also goes to `output` while it runs.
     pub async fn complete_request(
         &self,
         task: &TaskId,
         session: &SessionId,
         kind: AgentRequestKind,
         cancel: &CancellationToken,
+        output: Option<OutputSink>,
     ) -> RequestCompletion {
         let (tool, arguments) = match kind {
             AgentRequestKind::FileRead { path, line, limit } => {
@@ -95,7 +99,7 @@ impl TaskHost {
                     }
                 }
                 let result = self
-                    .call_tool(task, session, catalog::READ_FILE, args, cancel)
+                    .call_tool(task, session, catalog::READ_FILE, args, cancel, None)
                     .await;
                 if result.is_error {
                     return failure(&result);
@@ -144,7 +148,7 @@ impl TaskHost {
                     );
                 }
                 let result = self
-                    .call_tool(task, session, catalog::TERMINAL_RUN, args, cancel)
+                    .call_tool(task, session, catalog::TERMINAL_RUN, args, cancel, output)
                     .await;
                 if result.is_error {
                     return failure(&result);
@@ -157,7 +161,9 @@ impl TaskHost {
                 return self.permission(session, &title, &options, cancel).await;
             }
         };
-        let result = self.call_tool(task, session, tool, arguments, cancel).await;
+        let result = self
+            .call_tool(task, session, tool, arguments, cancel, None)
+            .await;
         if result.is_error {
             failure(&result)
         } else {

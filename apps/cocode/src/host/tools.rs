@@ -674,7 +674,12 @@ impl WorkspaceTools {
                     return Err(ToolError::new(ToolErrorCode::Cancelled, "the command was cancelled"));
                 }
                 chunk = handle.read_output() => match chunk {
-                    Some(bytes) => output.push(&bytes),
+                    Some(bytes) => {
+                        if let Some(sink) = &cx.output {
+                            (sink.0)(&bytes);
+                        }
+                        output.push(&bytes);
+                    }
                     None => break,
                 },
             }

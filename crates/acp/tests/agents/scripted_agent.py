@@ -9,6 +9,9 @@ word of a prompt picks the scenario:
   permission           session/request_permission, then say the outcome
   run LINE             terminal/create with a whole shell line, wait_for_exit,
                        output, release; say the exit status and output
+  watch LINE           terminal/create with a shell line, poll terminal/output
+                       until output shows while it still runs; say what it
+                       saw then and at the end
   kill                 terminal/create of `sleep 30`, then terminal/kill,
                        wait_for_exit, output, release; say the exit status
   env NAME             say the value of environment variable NAME
@@ -25,6 +28,7 @@ browser login and an API-key login and refuses session/new until
 import json
 import os
 import sys
+import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else ""
 PROTOCOL = 2 if MODE == "v2" else 1
@@ -157,6 +161,23 @@ def prompt(message, cwd):
                 say(session, "exit %s signal %s truncated %s released %s: %s" % (
                     waited["result"].get("exitCode"), waited["result"].get("signal"), result["truncated"],
                     after.get("error", {}).get("data", {}).get("code", "still there"), result["output"]))
+    elif scenario == "watch":
+        created = call("terminal/create", {"sessionId": session, "command": text[len("watch "):]})
+        terminal = created["result"]["terminalId"]
+        seen = ""
+        for _ in range(200):
+            polled = call("terminal/output", {"sessionId": session, "terminalId": terminal})["result"]
+            if polled.get("exitStatus"):
+                seen = "(ended before any output was seen)"
+                break
+            if polled["output"]:
+                seen = polled["output"]
+                break
+            time.sleep(0.05)
+        waited = call("terminal/wait_for_exit", {"sessionId": session, "terminalId": terminal})
+        final = call("terminal/output", {"sessionId": session, "terminalId": terminal})["result"]["output"]
+        call("terminal/release", {"sessionId": session, "terminalId": terminal})
+        say(session, "while running: %r; exit %s: %r" % (seen, waited["result"].get("exitCode"), final))
     elif scenario == "fail":
         send({"id": message["id"], "error": {"code": -32603, "message": "Internal error: model unreachable"}})
         return
