@@ -181,6 +181,7 @@ pub(crate) fn print_progress(
         Progress::Agent(AgentEvent::Failed { code, message }) => {
             line(out, format!("agent error {code}: {message}"))
         }
+        Progress::Agent(AgentEvent::ModeChanged(mode)) => line(out, format!("  mode: {mode}")),
         Progress::Agent(AgentEvent::TerminalOutput {
             terminal_id,
             output,

@@ -162,7 +162,21 @@ impl UpdateMapper {
                     })
                     .collect(),
             )),
-            // Mode, command, usage and info updates change nothing the host acts on.
+            acp::SessionUpdate::AvailableCommandsUpdate(u) => Some(AgentEvent::AvailableCommands(
+                u.available_commands
+                    .into_iter()
+                    .map(|c| (c.name, c.description))
+                    .collect(),
+            )),
+            acp::SessionUpdate::CurrentModeUpdate(u) => {
+                Some(AgentEvent::ModeChanged(u.current_mode_id.0.to_string()))
+            }
+            acp::SessionUpdate::UsageUpdate(u) => Some(AgentEvent::ContextUsage {
+                used: u.used,
+                size: u.size,
+            }),
+            // The person's own echoed text, configuration and session info
+            // change nothing the host shows or acts on.
             _ => None,
         }
     }
@@ -272,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn plans_and_chunks_map_and_other_kinds_are_ignored() {
+    fn plans_chunks_modes_commands_and_usage_map_and_echoes_are_ignored() {
         let mut m = UpdateMapper::new(PathBuf::from("/ws"));
         assert_eq!(
             m.map(update(
@@ -301,7 +315,33 @@ mod tests {
         );
         assert_eq!(
             m.map(update(
-                serde_json::json!({"sessionUpdate": "current_mode_update", "currentModeId": "x"})
+                serde_json::json!({"sessionUpdate": "current_mode_update", "currentModeId": "plan"})
+            )),
+            Some(AgentEvent::ModeChanged("plan".into()))
+        );
+        assert_eq!(
+            m.map(update(
+                serde_json::json!({"sessionUpdate": "available_commands_update",
+                "availableCommands": [{"name": "review", "description": "Review the changes"}]})
+            )),
+            Some(AgentEvent::AvailableCommands(vec![(
+                "review".into(),
+                "Review the changes".into()
+            )]))
+        );
+        assert_eq!(
+            m.map(update(
+                serde_json::json!({"sessionUpdate": "usage_update", "used": 1200, "size": 200_000})
+            )),
+            Some(AgentEvent::ContextUsage {
+                used: 1200,
+                size: 200_000
+            })
+        );
+        assert_eq!(
+            m.map(update(
+                serde_json::json!({"sessionUpdate": "user_message_chunk",
+                "content": {"type": "text", "text": "hi"}})
             )),
             None
         );

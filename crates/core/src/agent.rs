@@ -250,6 +250,15 @@ pub enum AgentEvent {
     ThoughtDelta(String),
     ToolCallUpdate(ToolCallUpdate),
     Plan(Vec<PlanEntry>),
+    /// Commands the agent offers now: (name, description).
+    AvailableCommands(Vec<(String, String)>),
+    /// The agent's session mode changed (e.g. `plan`, `default`).
+    ModeChanged(String),
+    /// The agent's context window: `used` of `size` tokens.
+    ContextUsage {
+        used: u64,
+        size: u64,
+    },
     TurnEnded {
         reason: TurnEndReason,
     },
