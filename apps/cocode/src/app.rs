@@ -79,7 +79,12 @@ impl Default for AgentPanel {
             tool_approvals: Vec::new(),
             task_approval: None,
             tasks: Vec::new(),
-            acp_agents: Vec::new(),
+            // The presets until the workspace's task service reports its
+            // own list (a folder without history starts no service).
+            acp_agents: cocode_acp::AcpAgentRegistry::with_presets()
+                .agents()
+                .map(|a| (a.id.to_string(), a.display_name.clone()))
+                .collect(),
             detail: None,
             note: None,
             error: None,

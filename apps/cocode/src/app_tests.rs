@@ -424,3 +424,20 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
         "{transcript}"
     );
 }
+
+#[test]
+fn the_picker_offers_the_acp_presets_before_the_folder_has_any_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root.clone()));
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::ComboBox).click();
+    h.run_steps(2);
+    h.get_by_label("Gemini CLI (ACP: gemini)").click();
+    h.run_steps(2);
+    assert_eq!(h.state().agent.backend, "acp:gemini");
+    assert!(
+        !root.join(".cocode").exists(),
+        "a folder stays untouched until its first task"
+    );
+}

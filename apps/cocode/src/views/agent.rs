@@ -209,9 +209,13 @@ fn backend_row(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command
             .unwrap_or_else(|| backend.clone());
         egui::ComboBox::from_id_salt("agent-backend")
             .selected_text(shown)
+            .width(220.0)
             .show_ui(ui, |ui| {
                 for b in BACKENDS {
                     ui.selectable_value(&mut backend, (*b).to_owned(), *b);
+                }
+                if !panel.acp_agents.is_empty() {
+                    ui.separator();
                 }
                 for (id, name) in &panel.acp_agents {
                     ui.selectable_value(&mut backend, format!("acp:{id}"), acp_label(id, name));
