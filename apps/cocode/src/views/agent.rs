@@ -210,6 +210,7 @@ fn backend_row(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command
         egui::ComboBox::from_id_salt("agent-backend")
             .selected_text(shown)
             .width(220.0)
+            .height(480.0)
             .show_ui(ui, |ui| {
                 for b in BACKENDS {
                     ui.selectable_value(&mut backend, (*b).to_owned(), *b);
