@@ -160,6 +160,11 @@ pub enum Command {
     ShowTask(String),
     CloseTask,
     RollbackTask(String),
+    /// Allow a host the proxy refused for a task and run the task again.
+    AllowAndRerun {
+        task_id: String,
+        host: String,
+    },
     Quit,
 }
 
@@ -483,6 +488,17 @@ impl CocodeApp {
                 self.agent.error = None;
                 self.agent.note = None;
                 self.send_task(crate::task_service::ServiceRequest::Rollback { task_id });
+            }
+            Command::AllowAndRerun { task_id, host } => {
+                self.agent.error = None;
+                self.agent.note = None;
+                self.agent.running = true;
+                self.agent.detail = None;
+                self.agent.transcript.clear();
+                self.send_task(crate::task_service::ServiceRequest::AllowAndRerun {
+                    task_id,
+                    host,
+                });
             }
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
         }

@@ -441,3 +441,71 @@ fn the_picker_offers_the_acp_presets_before_the_folder_has_any_history() {
         "a folder stays untouched until its first task"
     );
 }
+
+/// Runs the typed prompt, approves its command and accepts completion when
+/// asked; returns when the run is over.
+#[cfg(target_os = "linux")]
+fn run_approving(h: &mut egui_kittest::Harness<'_, CocodeApp>) {
+    run_until(h, "the approval card", |h| {
+        h.query_by_label_contains("Allow terminal.run").is_some()
+    });
+    h.get_by_label("Approve").click();
+    run_until(h, "the end of the turn", |h| {
+        !h.state().agent.running
+            || h.query_by_label_contains("Accept it as completed?")
+                .is_some()
+    });
+    if h.query_by_label_contains("Accept it as completed?")
+        .is_some()
+    {
+        h.get_by_label("Accept").click();
+        run_until(h, "the end of the run", |h| !h.state().agent.running);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_blocked_host_is_shown_in_the_review_and_allowed_for_a_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("notes.txt"), "n\n").unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  notes.txt"));
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text(r#"run "curl -s -o /dev/null http://blocked.example/""#);
+    h.run_steps(2);
+    h.get_by_label("Run task").click();
+    run_approving(&mut h);
+    run_until(&mut h, "the task list", |h| {
+        h.state().agent.tasks.len() == 1
+    });
+    let first = h.state().agent.tasks[0].clone();
+    h.get_by_label_contains(&format!("{}  ", first.id)).click();
+    run_until(&mut h, "the task detail", |h| {
+        h.state().agent.detail.is_some()
+    });
+    assert_eq!(
+        h.state().agent.detail.as_ref().unwrap().blocked_hosts,
+        vec!["blocked.example".to_owned()]
+    );
+    h.get_by_label("Blocked hosts (1)");
+    h.get_by_label("Allow blocked.example and re-run").click();
+    run_approving(&mut h);
+    let config = std::fs::read_to_string(root.join(".cocode/config/workspace.json")).unwrap();
+    let config: serde_json::Value = serde_json::from_str(&config).unwrap();
+    assert_eq!(
+        config["allowed_hosts"],
+        serde_json::json!(["blocked.example"])
+    );
+    run_until(&mut h, "the second task", |h| {
+        h.state().agent.tasks.len() == 2
+    });
+    let note = h.state().agent.note.clone().unwrap_or_default();
+    assert!(
+        note.starts_with("blocked.example is allowed from now on"),
+        "{note}"
+    );
+}

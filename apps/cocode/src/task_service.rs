@@ -46,6 +46,12 @@ pub enum ServiceRequest {
     Rollback {
         task_id: String,
     },
+    /// Allow a host the proxy refused for a task, then run the task's
+    /// prompt again as a new task.
+    AllowAndRerun {
+        task_id: String,
+        host: String,
+    },
 }
 
 /// One row of the task list.
@@ -234,6 +240,10 @@ fn forward_approvals(host: &TaskHost, out: &Out) {
     });
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the service's one request loop, a branch per request"
+)]
 async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<ServiceRequest>) {
     let Some((host, providers)) = open_host(&root, &out).await else {
         return;
@@ -277,6 +287,37 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                         host.workspace.config.completion_mode,
                     ),
                 };
+                running = Some(tokio::spawn(run_one(
+                    Arc::clone(&host),
+                    spec,
+                    out.clone(),
+                    Arc::clone(&waiting),
+                    stop.clone(),
+                )));
+            }
+            ServiceRequest::AllowAndRerun {
+                task_id,
+                host: allowed,
+            } => {
+                if running.as_ref().is_some_and(|h| !h.is_finished()) {
+                    out.send(ServiceEvent::Error("a task is already running".into()));
+                    continue;
+                }
+                let spec = match host.allow_host(&allowed) {
+                    Ok(()) => rerun_spec(&host, &task_id).await,
+                    Err(e) => Err(e),
+                };
+                let spec = match spec {
+                    Ok(spec) => spec,
+                    Err(e) => {
+                        out.send(ServiceEvent::Error(format!("{e:#}")));
+                        continue;
+                    }
+                };
+                out.send(ServiceEvent::Note(format!(
+                    "{allowed} is allowed from now on (workspace.json); running the task again"
+                )));
+                stop = CancellationToken::new();
                 running = Some(tokio::spawn(run_one(
                     Arc::clone(&host),
                     spec,
@@ -336,7 +377,25 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
 async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDetail> {
     let id = TaskId::new(task_id)?;
     let ws = Arc::clone(&host.workspace);
-    tokio::task::spawn_blocking(move || crate::host::review::detail(&ws, &id)).await?
+    let blocked_hosts = host.proxy.blocked_hosts(&id);
+    let mut detail =
+        tokio::task::spawn_blocking(move || crate::host::review::detail(&ws, &id)).await??;
+    detail.blocked_hosts = blocked_hosts;
+    Ok(detail)
+}
+
+/// The spec of a new run of an earlier task (same prompt, backend and
+/// completion mode).
+async fn rerun_spec(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskSpec> {
+    let id = TaskId::new(task_id)?;
+    let ws = Arc::clone(&host.workspace);
+    let task =
+        tokio::task::spawn_blocking(move || crate::host::load_task_record(&ws, &id)).await??;
+    Ok(TaskSpec {
+        prompt: task.prompt().to_owned(),
+        backend: task.backend().clone(),
+        completion_mode: task.completion_mode(),
+    })
 }
 
 async fn rollback_of(host: &Arc<TaskHost>, task_id: &str) -> ServiceEvent {

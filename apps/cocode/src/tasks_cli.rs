@@ -271,6 +271,20 @@ fn pass_secrets(
     Ok(())
 }
 
+/// The hosts the policy proxy refused during the run, with where to allow
+/// them.
+fn print_blocked(host: &TaskHost, task: &DelegatedTask, out: &mut dyn Write) -> anyhow::Result<()> {
+    let blocked = host.proxy.blocked_hosts(task.task_id());
+    if !blocked.is_empty() {
+        writeln!(
+            out,
+            "blocked hosts: {} (allow them in allowed_hosts of .cocode/config/workspace.json)",
+            blocked.join(", ")
+        )?;
+    }
+    Ok(())
+}
+
 #[expect(clippy::too_many_arguments, reason = "the CLI's flags, passed through")]
 fn run_task(
     workspace: &Path,
@@ -374,6 +388,7 @@ fn run_task(
         let (task, printed) = tokio::join!(running, printing);
         printed?;
         let task = task?;
+        print_blocked(&host, &task, out)?;
         writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
         anyhow::Ok(exit_code(&task))
     })

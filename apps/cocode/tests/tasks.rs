@@ -685,6 +685,21 @@ fn pass_env_gives_an_acp_agent_its_declared_secret_for_one_run_only() {
     );
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_names_the_hosts_the_proxy_refused() {
+    let ws = workspace(&[("notes.txt", "n\n")]);
+    let (_, out) = run(
+        ws.path(),
+        r#"run "curl -s -o /dev/null http://blocked.example/""#,
+        &["--yes"],
+    );
+    assert!(
+        out.contains("blocked hosts: blocked.example (allow them in allowed_hosts of .cocode/config/workspace.json)"),
+        "{out}"
+    );
+}
+
 /// Whether `cargo` is on PATH; under CI it must be.
 #[cfg(unix)]
 fn have_cargo() -> bool {

@@ -91,6 +91,20 @@ impl OpenWorkspace {
         })
     }
 
+    /// Adds `host` to the person's allowed hosts in `workspace.json` (read
+    /// afresh, so edits made meanwhile survive) and returns the new list.
+    pub fn allow_host(
+        &self,
+        host: &cocode_core::workspace::HostPattern,
+    ) -> Result<Vec<cocode_core::workspace::HostPattern>, OpenError> {
+        let mut config = load_or_create_config(self.gate.store(), &self.layout)?;
+        if !config.allowed_hosts.contains(host) {
+            config.allowed_hosts.push(host.clone());
+            self.gate.store().save_config(&config)?;
+        }
+        Ok(config.allowed_hosts)
+    }
+
     /// Saves a changed config (the old file stays until the new one is complete).
     pub fn save_config(&mut self, config: WorkspaceConfig) -> Result<(), StoreError> {
         self.gate.store().save_config(&config)?;

@@ -178,6 +178,17 @@ impl TaskHost {
         &self.workspace.workspace.root
     }
 
+    /// Allows `host` from now on: saved in `workspace.json` and applied to
+    /// the running policy proxy at once.
+    pub fn allow_host(&self, host: &str) -> anyhow::Result<()> {
+        let pattern = cocode_core::workspace::HostPattern::parse(host)?;
+        let user = self.workspace.allow_host(&pattern)?;
+        let hosts = cocode_toolchain::allowed::compose(self.root(), &user);
+        self.proxy
+            .set_policy(cocode_toolchain::allowed::policy_for(&hosts, &[]));
+        Ok(())
+    }
+
     /// Saves a task record (`.cocode/history/tasks/<id>/task.json`).
     pub fn save_task(&self, task: &DelegatedTask) -> anyhow::Result<()> {
         let path = self.workspace.layout.task_record(task.task_id());

@@ -41,6 +41,9 @@ pub struct TaskDetail {
     /// How many paths a rollback to the start would restore, or why it
     /// cannot run now.
     pub rollback: Result<usize, String>,
+    /// Hosts the policy proxy refused for this task (kept in memory while
+    /// the app runs).
+    pub blocked_hosts: Vec<String>,
 }
 
 fn origin_str(origin: SnapshotOrigin) -> String {
@@ -107,6 +110,7 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         checks,
         snapshots,
         rollback,
+        blocked_hosts: Vec::new(),
     })
 }
 

@@ -166,6 +166,35 @@ fn task_detail(
             ui.label(format!("Rollback not available: {why}"));
         }
     }
+    if !detail.blocked_hosts.is_empty() {
+        egui::CollapsingHeader::new(format!("Blocked hosts ({})", detail.blocked_hosts.len()))
+            .id_salt(("blocked", &detail.id))
+            .default_open(true)
+            .show(ui, |ui| {
+                ui.label("The policy proxy refused these hosts during the task.");
+                for host in &detail.blocked_hosts {
+                    ui.horizontal(|ui| {
+                        ui.monospace(host);
+                        if ui
+                            .add_enabled(
+                                !running,
+                                egui::Button::new(format!("Allow {host} and re-run")),
+                            )
+                            .on_hover_text(
+                                "Adds the host to workspace.json and runs the task's prompt again",
+                            )
+                            .on_disabled_hover_text("Stop the running task first")
+                            .clicked()
+                        {
+                            commands.push(Command::AllowAndRerun {
+                                task_id: detail.id.clone(),
+                                host: host.clone(),
+                            });
+                        }
+                    });
+                }
+            });
+    }
     egui::CollapsingHeader::new(format!("Verification ({})", detail.checks.len()))
         .id_salt(("checks", &detail.id))
         .show(ui, |ui| {
