@@ -40,7 +40,7 @@ use cocode_core::agent::{
 use cocode_core::process::{LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher, SandboxProfile};
 use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::{CancelReason, ProviderId, RequestId};
-use cocode_toolchain::OutputBuffer;
+use cocode_toolchain::{OutputBuffer, TargetOs};
 use futures::{SinkExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot};
 
@@ -252,28 +252,31 @@ const SHELL_SYNTAX: &[char] = &[
     ' ', '\t', '|', '&', ';', '<', '>', '(', ')', '$', '`', '"', '\'', '*', '?', '~', '\n',
 ];
 
-/// The argv of a `terminal/create`. Agents send either a program and its
-/// arguments or, with no arguments, a whole shell line (`"npm test | tail"`);
-/// a line runs through the platform shell, as a person's terminal would.
+/// The argv of a `terminal/create` on this machine; see [`command_argv_for`].
 pub fn command_argv(command: &str, args: &[String]) -> Vec<String> {
+    command_argv_for(TargetOs::current(), command, args)
+}
+
+/// The argv of a `terminal/create` on `os`. Agents send either a program
+/// and its arguments or, with no arguments, a whole shell line
+/// (`"npm test | tail"`); a line runs through the platform shell, as a
+/// person's terminal would: `sh -c`, or `cmd.exe /D /S /C` on Windows (no
+/// `AutoRun` commands; the line is taken as typed).
+pub fn command_argv_for(os: TargetOs, command: &str, args: &[String]) -> Vec<String> {
     if !args.is_empty() || !command.contains(SHELL_SYNTAX) {
         return std::iter::once(command.to_owned())
             .chain(args.iter().cloned())
             .collect();
     }
-    #[cfg(windows)]
-    {
-        vec![
+    match os {
+        TargetOs::Windows => vec![
             "cmd.exe".into(),
             "/D".into(),
             "/S".into(),
             "/C".into(),
             command.to_owned(),
-        ]
-    }
-    #[cfg(not(windows))]
-    {
-        vec!["sh".into(), "-c".into(), command.to_owned()]
+        ],
+        TargetOs::Linux | TargetOs::MacOs => vec!["sh".into(), "-c".into(), command.to_owned()],
     }
 }
 
@@ -1363,5 +1366,42 @@ impl AgentSession for AcpSession {
     async fn dispose(self: Box<Self>) {
         let _ = self.cancel(CancelReason::WorkspaceClosing).await;
         self.kill.fire();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn argv(os: TargetOs, command: &str, args: &[&str]) -> Vec<String> {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        command_argv_for(os, command, &args)
+    }
+
+    #[test]
+    fn a_shell_line_runs_through_each_platforms_shell_and_a_program_runs_as_given() {
+        assert_eq!(
+            argv(TargetOs::Linux, "npm test | tail -5", &[]),
+            vec!["sh", "-c", "npm test | tail -5"]
+        );
+        assert_eq!(
+            argv(TargetOs::MacOs, "echo hi", &[]),
+            vec!["sh", "-c", "echo hi"]
+        );
+        assert_eq!(
+            argv(TargetOs::Windows, "dir /b && echo done", &[]),
+            vec!["cmd.exe", "/D", "/S", "/C", "dir /b && echo done"]
+        );
+        // A program with arguments, or a bare program, is never re-parsed.
+        assert_eq!(
+            argv(TargetOs::Windows, "cargo", &["test", "a b"]),
+            vec!["cargo", "test", "a b"]
+        );
+        assert_eq!(argv(TargetOs::Linux, "pytest", &[]), vec!["pytest"]);
+        assert_eq!(
+            argv(TargetOs::Linux, "sh", &["-c", "echo $HOME"]),
+            vec!["sh", "-c", "echo $HOME"]
+        );
     }
 }
