@@ -478,6 +478,13 @@ fn a_blocked_host_is_shown_in_the_review_and_allowed_for_a_rerun() {
         .type_text(r#"run "curl -s -o /dev/null http://blocked.example/""#);
     h.run_steps(2);
     h.get_by_label("Run task").click();
+    // The card shows the command line the person decides on.
+    run_until(&mut h, "the approval card with its command", |h| {
+        h.query_by_label_contains(
+            r#"Allow terminal.run {"argv":["sh","-c","curl -s -o /dev/null http://blocked.example/"]"#,
+        )
+        .is_some()
+    });
     run_approving(&mut h);
     run_until(&mut h, "the task list", |h| {
         h.state().agent.tasks.len() == 1

@@ -37,10 +37,10 @@ use cocode_core::agent::{
     AgentRequestKind, AgentRuntime, AgentSession, EventStream, FileEditOp, PermissionOptionKind,
     RequestCompletion, SessionRequest, SessionTarget, TurnEndReason, UserTurn,
 };
+use cocode_core::output::OutputBuffer;
 use cocode_core::process::{LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher, SandboxProfile};
 use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::{CancelReason, ProviderId, RequestId};
-use cocode_toolchain::{OutputBuffer, TargetOs};
 use futures::{SinkExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot};
 
@@ -254,29 +254,30 @@ const SHELL_SYNTAX: &[char] = &[
 
 /// The argv of a `terminal/create` on this machine; see [`command_argv_for`].
 pub fn command_argv(command: &str, args: &[String]) -> Vec<String> {
-    command_argv_for(TargetOs::current(), command, args)
+    command_argv_for(cfg!(windows), command, args)
 }
 
-/// The argv of a `terminal/create` on `os`. Agents send either a program
+/// The argv of a `terminal/create` (on Windows when `windows`). Agents send either a program
 /// and its arguments or, with no arguments, a whole shell line
 /// (`"npm test | tail"`); a line runs through the platform shell, as a
 /// person's terminal would: `sh -c`, or `cmd.exe /D /S /C` on Windows (no
 /// `AutoRun` commands; the line is taken as typed).
-pub fn command_argv_for(os: TargetOs, command: &str, args: &[String]) -> Vec<String> {
+pub fn command_argv_for(windows: bool, command: &str, args: &[String]) -> Vec<String> {
     if !args.is_empty() || !command.contains(SHELL_SYNTAX) {
         return std::iter::once(command.to_owned())
             .chain(args.iter().cloned())
             .collect();
     }
-    match os {
-        TargetOs::Windows => vec![
+    if windows {
+        vec![
             "cmd.exe".into(),
             "/D".into(),
             "/S".into(),
             "/C".into(),
             command.to_owned(),
-        ],
-        TargetOs::Linux | TargetOs::MacOs => vec!["sh".into(), "-c".into(), command.to_owned()],
+        ]
+    } else {
+        vec!["sh".into(), "-c".into(), command.to_owned()]
     }
 }
 
@@ -1202,11 +1203,13 @@ async fn run_protocol(
                         return;
                     }
                     Err(e) => {
+                        // Free for the next turn before anyone hears of the
+                        // failure (a caller may send again at once).
+                        *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
                         shared.emit(AgentEvent::Failed {
                             code: "ACP_PROMPT_FAILED".into(),
                             message: e.to_string(),
                         });
-                        *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
                         continue 'commands;
                     }
                 },
@@ -1374,33 +1377,30 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn argv(os: TargetOs, command: &str, args: &[&str]) -> Vec<String> {
+    fn argv(windows: bool, command: &str, args: &[&str]) -> Vec<String> {
         let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-        command_argv_for(os, command, &args)
+        command_argv_for(windows, command, &args)
     }
 
     #[test]
     fn a_shell_line_runs_through_each_platforms_shell_and_a_program_runs_as_given() {
         assert_eq!(
-            argv(TargetOs::Linux, "npm test | tail -5", &[]),
+            argv(false, "npm test | tail -5", &[]),
             vec!["sh", "-c", "npm test | tail -5"]
         );
+        assert_eq!(argv(false, "echo hi", &[]), vec!["sh", "-c", "echo hi"]);
         assert_eq!(
-            argv(TargetOs::MacOs, "echo hi", &[]),
-            vec!["sh", "-c", "echo hi"]
-        );
-        assert_eq!(
-            argv(TargetOs::Windows, "dir /b && echo done", &[]),
+            argv(true, "dir /b && echo done", &[]),
             vec!["cmd.exe", "/D", "/S", "/C", "dir /b && echo done"]
         );
         // A program with arguments, or a bare program, is never re-parsed.
         assert_eq!(
-            argv(TargetOs::Windows, "cargo", &["test", "a b"]),
+            argv(true, "cargo", &["test", "a b"]),
             vec!["cargo", "test", "a b"]
         );
-        assert_eq!(argv(TargetOs::Linux, "pytest", &[]), vec!["pytest"]);
+        assert_eq!(argv(false, "pytest", &[]), vec!["pytest"]);
         assert_eq!(
-            argv(TargetOs::Linux, "sh", &["-c", "echo $HOME"]),
+            argv(false, "sh", &["-c", "echo $HOME"]),
             vec!["sh", "-c", "echo $HOME"]
         );
     }

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod error;
 pub mod gate;
 pub mod ids;
+pub mod output;
 pub mod path;
 pub mod process;
 pub mod registry;

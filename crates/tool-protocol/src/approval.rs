@@ -44,8 +44,12 @@ pub enum ApprovalEvent {
 }
 
 /// Summarizes arguments: key names always, values only for numbers, booleans
-/// and the string arguments named in `safe_names` (e.g. `path`); every other
-/// value becomes its size.
+/// and the string arguments (or lists of strings, like a command's `argv`)
+/// named in `safe_names`; every other value becomes its size. Shown
+/// strings are cut at 200 characters and lists at 32 items.
+/// The most list items an approval shows.
+const SHOWN_ITEMS: usize = 32;
+
 pub fn safe_argument_summary(
     arguments: &Map<String, Value>,
     safe_names: &BTreeSet<String>,
@@ -58,6 +62,18 @@ pub fn safe_argument_summary(
                     Value::String(s.chars().take(200).collect())
                 }
                 Value::String(s) => serde_json::json!({"chars": s.chars().count()}),
+                Value::Array(a) if safe_names.contains(key) && a.iter().all(Value::is_string) => {
+                    let mut shown: Vec<Value> = a
+                        .iter()
+                        .take(SHOWN_ITEMS)
+                        .filter_map(Value::as_str)
+                        .map(|s| Value::String(s.chars().take(200).collect()))
+                        .collect();
+                    if a.len() > SHOWN_ITEMS {
+                        shown.push(Value::String(format!("… {} more", a.len() - SHOWN_ITEMS)));
+                    }
+                    Value::Array(shown)
+                }
                 Value::Array(a) => serde_json::json!({"items": a.len()}),
                 Value::Object(o) => serde_json::json!({"keys": o.len()}),
                 Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
@@ -262,6 +278,19 @@ mod tests {
         );
         let none = safe_argument_summary(args.as_object().unwrap(), &BTreeSet::new());
         assert_eq!(none["path"], serde_json::json!({"chars": 8}));
+        // A command line named safe is shown item by item, within bounds.
+        let long: Vec<String> = (0..40).map(|i| format!("a{i}")).collect();
+        let args =
+            serde_json::json!({"argv": ["sh", "-c", "x".repeat(300)], "env": ["A"], "many": long});
+        let safe = BTreeSet::from(["argv".to_owned(), "many".to_owned()]);
+        let shown = safe_argument_summary(args.as_object().unwrap(), &safe);
+        assert_eq!(
+            shown["argv"],
+            serde_json::json!(["sh", "-c", "x".repeat(200)])
+        );
+        assert_eq!(shown["env"], serde_json::json!({"items": 1}));
+        assert_eq!(shown["many"].as_array().unwrap().len(), 33);
+        assert_eq!(shown["many"][32], serde_json::json!("… 8 more"));
     }
 
     /// A waiting request on `queue` and the snapshot it was announced with.

@@ -8,16 +8,15 @@ pub mod doctor;
 pub mod env;
 pub mod hosts;
 pub mod launcher;
-pub mod output;
 pub mod parsers;
 pub mod policy;
 pub mod proxy;
 pub mod vault;
 pub mod verify;
 
+pub use cocode_core::output::OutputBuffer;
 pub use env::{ProxyEnv, TargetOs, child_env};
 pub use hosts::{HostPolicy, HostRefused};
 pub use launcher::{Launcher, WritableRoots, process_alive};
-pub use output::OutputBuffer;
 pub use policy::LaunchPolicy;
 pub use proxy::{BlockedHostLog, PolicyProxy, ProxyError};

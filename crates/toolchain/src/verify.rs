@@ -28,7 +28,7 @@ use cocode_core::verification::{
     VerificationOutcome, VerificationRecord,
 };
 
-use crate::output::OutputBuffer;
+use cocode_core::output::OutputBuffer;
 
 /// A kind of project, by its manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

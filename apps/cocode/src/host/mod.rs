@@ -86,6 +86,18 @@ pub fn write_exceptions() -> Vec<PathBuf> {
         .collect()
 }
 
+/// The registry's options: approval cards show the paths and the command
+/// line a person decides on (never file contents).
+fn registry_options() -> RegistryOptions {
+    RegistryOptions {
+        safe_argument_names: ["path", "from", "to", "argv", "cwd"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        ..RegistryOptions::default()
+    }
+}
+
 impl TaskHost {
     /// Opens `folder`: recovery, the policy proxy, the launcher, the
     /// verification runner, the tool registry and the agent runtime. Must
@@ -127,8 +139,7 @@ impl TaskHost {
             launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
             tasks: Arc::clone(&tasks),
         });
-        let mut registry =
-            ToolRegistry::new(RegistryOptions::default(), Arc::new(ApprovalQueue::new()));
+        let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
         handlers.register(&mut registry)?;
         let tools = Arc::new(registry);
         let agent = Arc::new(BuiltInRuntime::new(
