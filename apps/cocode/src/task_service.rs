@@ -279,7 +279,6 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                         continue;
                     }
                 };
-                stop = CancellationToken::new();
                 let spec = TaskSpec {
                     prompt,
                     backend,
@@ -287,13 +286,8 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                         host.workspace.config.completion_mode,
                     ),
                 };
-                running = Some(tokio::spawn(run_one(
-                    Arc::clone(&host),
-                    spec,
-                    out.clone(),
-                    Arc::clone(&waiting),
-                    stop.clone(),
-                )));
+                let started = start_run(&host, spec, &out, &waiting);
+                (stop, running) = (started.0, Some(started.1));
             }
             ServiceRequest::AllowAndRerun {
                 task_id,
@@ -317,14 +311,8 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                 out.send(ServiceEvent::Note(format!(
                     "{allowed} is allowed from now on (workspace.json); running the task again"
                 )));
-                stop = CancellationToken::new();
-                running = Some(tokio::spawn(run_one(
-                    Arc::clone(&host),
-                    spec,
-                    out.clone(),
-                    Arc::clone(&waiting),
-                    stop.clone(),
-                )));
+                let started = start_run(&host, spec, &out, &waiting);
+                (stop, running) = (started.0, Some(started.1));
             }
             ServiceRequest::Stop => stop.cancel(),
             ServiceRequest::ToolDecision { id, approve } => {
@@ -382,6 +370,24 @@ async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDe
         tokio::task::spawn_blocking(move || crate::host::review::detail(&ws, &id)).await??;
     detail.blocked_hosts = blocked_hosts;
     Ok(detail)
+}
+
+/// Starts a run of `spec`; its stop token and its task.
+fn start_run(
+    host: &Arc<TaskHost>,
+    spec: TaskSpec,
+    out: &Out,
+    waiting: &Arc<Mutex<Option<oneshot::Sender<Decision>>>>,
+) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let stop = CancellationToken::new();
+    let run = tokio::spawn(run_one(
+        Arc::clone(host),
+        spec,
+        out.clone(),
+        Arc::clone(waiting),
+        stop.clone(),
+    ));
+    (stop, run)
 }
 
 /// The spec of a new run of an earlier task (same prompt, backend and
