@@ -100,6 +100,17 @@ async fn next(events: &mut cocode_core::agent::EventStream) -> AgentEvent {
         .unwrap_or_else(|| panic!("the event stream ended"))
 }
 
+/// The session's next host request (other events skipped).
+async fn first_request(
+    events: &mut cocode_core::agent::EventStream,
+) -> cocode_core::agent::AgentRequest {
+    loop {
+        if let AgentEvent::Request(r) = next(events).await {
+            return r;
+        }
+    }
+}
+
 /// Events until the turn ends (inclusive), answering nothing.
 async fn until_turn_end(events: &mut cocode_core::agent::EventStream) -> Vec<AgentEvent> {
     let mut seen = Vec::new();
@@ -249,11 +260,7 @@ async fn permission(answer: RequestCompletion) -> Vec<String> {
         })
         .await
         .unwrap();
-    let request = loop {
-        if let AgentEvent::Request(r) = next(&mut events).await {
-            break r;
-        }
-    };
+    let request = first_request(&mut events).await;
     assert_eq!(
         request.kind,
         AgentRequestKind::Permission {
@@ -510,11 +517,7 @@ async fn a_terminal_runs_its_shell_line_as_one_host_command_and_its_end_reaches_
         })
         .await
         .unwrap();
-    let request = loop {
-        if let AgentEvent::Request(r) = next(&mut events).await {
-            break r;
-        }
-    };
+    let request = first_request(&mut events).await;
     assert_eq!(
         request.kind,
         AgentRequestKind::Command {
@@ -559,11 +562,7 @@ async fn killing_a_running_terminal_withdraws_its_request_and_reports_the_signal
         })
         .await
         .unwrap();
-    let request = loop {
-        if let AgentEvent::Request(r) = next(&mut events).await {
-            break r;
-        }
-    };
+    let request = first_request(&mut events).await;
     assert_eq!(
         request.kind,
         AgentRequestKind::Command {
@@ -615,11 +614,7 @@ async fn a_refused_command_answers_the_agents_wait_with_the_code() {
         })
         .await
         .unwrap();
-    let request = loop {
-        if let AgentEvent::Request(r) = next(&mut events).await {
-            break r;
-        }
-    };
+    let request = first_request(&mut events).await;
     session
         .complete(
             request.id,
