@@ -47,6 +47,11 @@ fn declared<'a>(
     Ok((agent, cocode_acp::registry::secret_account(&id, name)?))
 }
 
+/// A credential store failure with its stable code.
+fn vault_error(e: &cocode_core::services::VaultError) -> anyhow::Error {
+    anyhow::anyhow!("{}: {e}", e.code())
+}
+
 /// Runs `cocode acp …` against `vault` (the OS credential store in the
 /// binary). A secret's value is read from the first line of `input`, so it
 /// never appears in the command line or the shell's history.
@@ -98,7 +103,7 @@ pub fn acp_command(
             }
             vault
                 .set(&account, &Secret::new(value))
-                .map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?;
+                .map_err(|e| vault_error(&e))?;
             writeln!(
                 out,
                 "stored {name} for {} in the credential store",
@@ -113,9 +118,7 @@ pub fn acp_command(
         } => {
             let agents = agents(workspace)?;
             let (agent, account) = declared(&agents, agent, name)?;
-            vault
-                .delete(&account)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?;
+            vault.delete(&account).map_err(|e| vault_error(&e))?;
             writeln!(
                 out,
                 "removed {name} of {} from the credential store",

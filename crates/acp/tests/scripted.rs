@@ -29,6 +29,24 @@ struct Fixture {
     runtime: AcpRuntime,
 }
 
+/// The real launcher with the agent profile's policy proxy (nothing
+/// allowed) and `root` as the workspace.
+async fn agent_launcher(root: &Path) -> Launcher {
+    let proxy = Arc::new(
+        PolicyProxy::start(HostPolicy::new(Vec::new()))
+            .await
+            .unwrap(),
+    );
+    Launcher::new(
+        tokio::runtime::Handle::current(),
+        Some(proxy),
+        WritableRoots {
+            workspace: Some(root.to_path_buf()),
+            exceptions: Vec::new(),
+        },
+    )
+}
+
 async fn fixture(args: &[&str]) -> Fixture {
     fixture_with(args, Vec::new(), None, None).await
 }
@@ -42,19 +60,7 @@ async fn fixture_with(
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("a.txt"), "hello").unwrap();
-    let proxy = Arc::new(
-        PolicyProxy::start(HostPolicy::new(Vec::new()))
-            .await
-            .unwrap(),
-    );
-    let launcher = Launcher::new(
-        tokio::runtime::Handle::current(),
-        Some(proxy),
-        WritableRoots {
-            workspace: Some(root.clone()),
-            exceptions: Vec::new(),
-        },
-    );
+    let launcher = agent_launcher(&root).await;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/scripted_agent.py");
     let mut command = vec!["python3".to_owned(), script.to_string_lossy().into_owned()];
     command.extend(args.iter().map(|a| (*a).to_owned()));
@@ -431,19 +437,7 @@ async fn the_gemini_cli_preset_initializes_and_names_its_logins_without_a_key() 
     }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let proxy = Arc::new(
-        PolicyProxy::start(HostPolicy::new(Vec::new()))
-            .await
-            .unwrap(),
-    );
-    let launcher = Launcher::new(
-        tokio::runtime::Handle::current(),
-        Some(proxy),
-        WritableRoots {
-            workspace: Some(root.clone()),
-            exceptions: Vec::new(),
-        },
-    );
+    let launcher = agent_launcher(&root).await;
     // The preset, with a home of its own so the machine's Gemini settings
     // are neither read nor changed.
     let home = tempfile::tempdir().unwrap();
@@ -484,18 +478,7 @@ async fn the_gemini_cli_preset_initializes_and_names_its_logins_without_a_key() 
             &Secret::new("AIza-not-a-real-key"),
         )
         .unwrap();
-    let launcher = Launcher::new(
-        tokio::runtime::Handle::current(),
-        Some(Arc::new(
-            PolicyProxy::start(HostPolicy::new(Vec::new()))
-                .await
-                .unwrap(),
-        )),
-        WritableRoots {
-            workspace: Some(root.clone()),
-            exceptions: Vec::new(),
-        },
-    );
+    let launcher = agent_launcher(&root).await;
     let runtime = AcpRuntime::new(Arc::new(launcher), presets).with_secrets(Arc::new(vault));
     let mut req = request(&root);
     req.target = SessionTarget::Acp {
