@@ -54,6 +54,7 @@ fn run(ws: &Path, prompt: &str, extra: &[&str]) -> (i32, String) {
 }
 
 /// The (path, origin) of each snapshot in a `task show` answer.
+#[cfg(unix)]
 fn recorded(shown: &Value) -> Vec<(String, String)> {
     shown["snapshots"]
         .as_array()
