@@ -16,18 +16,18 @@ use cocode_core::gate::{
 use cocode_core::path::NormalizedPath;
 use cocode_core::process::{ProcessLauncher, SandboxPolicy};
 use cocode_core::registry::{AgentBackendRegistry, FileFormatParserRegistry};
-use cocode_core::services::{CredentialVault, FileFormatParser, VerificationRunner};
+use cocode_core::services::{
+    BrickEngine, CredentialVault, FileFormatParser, SemanticTokenSink, TextDocumentSource,
+    VerificationRunner,
+};
 use cocode_core::{ContractId, ContractRegistry, RegistryError};
+use cocode_editor::OpenDocuments;
 use cocode_workspace::OpenWorkspace;
 
-/// Contracts this build runs without. Features that need one report it as
-/// unavailable instead of pretending to work: bricks, the editor's document
-/// source and semantic tokens arrive with their crates.
-pub const UNREGISTERED_CONTRACTS: [ContractId; 3] = [
-    ContractId::BrickEngine,
-    ContractId::TextDocumentSource,
-    ContractId::SemanticTokenSink,
-];
+/// Contracts this build runs without (features that need one would report
+/// it as unavailable instead of pretending to work). Every contract has an
+/// implementation now.
+pub const UNREGISTERED_CONTRACTS: [ContractId; 0] = [];
 
 /// The gate of a shared open workspace, as a contract object.
 #[derive(Debug)]
@@ -56,6 +56,10 @@ pub struct HostParts {
     pub built_in: Arc<dyn AgentRuntime>,
     pub acp: Arc<dyn AgentRuntime>,
     pub parsers: FileFormatParserRegistry,
+    pub bricks: Arc<dyn BrickEngine>,
+    /// The open documents: the source of unsaved text and the sink of
+    /// semantic tokens.
+    pub documents: Arc<OpenDocuments>,
 }
 
 impl std::fmt::Debug for HostParts {
@@ -81,6 +85,10 @@ pub fn register_contracts(parts: HostParts) -> Result<ContractRegistry, Registry
     registry.register::<dyn ProcessLauncher>(parts.launcher)?;
     registry.register::<dyn SandboxPolicy>(parts.sandbox)?;
     registry.register::<dyn CredentialVault>(parts.vault)?;
+    registry.register::<dyn BrickEngine>(parts.bricks)?;
+    let source: Arc<dyn TextDocumentSource> = Arc::clone(&parts.documents) as _;
+    registry.register::<dyn TextDocumentSource>(source)?;
+    registry.register::<dyn SemanticTokenSink>(parts.documents)?;
     Ok(registry)
 }
 

@@ -70,6 +70,7 @@ fn every_contract_is_registered_once_or_listed_as_unregistered() {
                 providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
                 retry: cocode_agent::RetryPolicy::default(),
                 limits: cocode_agent::LoopLimits::default(),
+                documents: Arc::new(OpenDocuments::new()),
             },
         ))
         .unwrap();

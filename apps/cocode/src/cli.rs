@@ -55,6 +55,20 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: ToolsCommand,
     },
+    /// Create a new workspace from a brick (a project template): checked in
+    /// full first, built beside the destination, then moved into place.
+    New {
+        /// The folder to create; it must not exist yet.
+        dest: PathBuf,
+        /// The brick to use (`cocode bricks` lists them).
+        #[arg(long)]
+        brick: String,
+        /// A brick variable as NAME=VALUE (repeatable).
+        #[arg(long = "var", value_name = "NAME=VALUE")]
+        vars: Vec<String>,
+    },
+    /// The bricks `cocode new` offers, with their variables.
+    Bricks,
     /// External (ACP) agents: list them, store their secret variables.
     Acp {
         #[command(subcommand)]
@@ -186,7 +200,9 @@ impl Cli {
                 | CliCommand::Task { .. }
                 | CliCommand::Rollback { .. }
                 | CliCommand::Tools { .. }
-                | CliCommand::Acp { .. },
+                | CliCommand::Acp { .. }
+                | CliCommand::New { .. }
+                | CliCommand::Bricks,
             )
             | None => None,
         }

@@ -4,6 +4,7 @@
 pub mod acp_cli;
 pub mod app;
 pub mod bootstrap;
+pub mod bricks_cli;
 pub mod cli;
 pub mod explorer;
 pub mod headless;

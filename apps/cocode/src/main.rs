@@ -49,6 +49,13 @@ fn main() -> ExitCode {
             &mut std::io::stdin().lock(),
             &mut std::io::stdout(),
         )),
+        Some(CliCommand::New { dest, brick, vars }) => Some(cocode::bricks_cli::new_workspace(
+            dest,
+            brick,
+            vars,
+            &mut std::io::stdout(),
+        )),
+        Some(CliCommand::Bricks) => Some(cocode::bricks_cli::list(&mut std::io::stdout())),
         Some(CliCommand::Open { .. }) | None => None,
     };
     // `verify` and `doctor` use 1 and 2 for findings, so their own errors
@@ -58,7 +65,9 @@ fn main() -> ExitCode {
             CliCommand::Task { .. }
             | CliCommand::Rollback { .. }
             | CliCommand::Tools { .. }
-            | CliCommand::Acp { .. },
+            | CliCommand::Acp { .. }
+            | CliCommand::New { .. }
+            | CliCommand::Bricks,
         ) => 1,
         _ => 3,
     };

@@ -204,6 +204,7 @@ async fn open_host(
         providers: providers.clone(),
         retry: RetryPolicy::default(),
         limits: LoopLimits::default(),
+        documents: Arc::new(cocode_editor::OpenDocuments::new()),
     };
     match TaskHost::open(root, options).await {
         Ok(h) => Some((Arc::new(h), providers)),

@@ -335,6 +335,7 @@ fn run_task(
                     providers,
                     retry: RetryPolicy::default(),
                     limits: LoopLimits::default(),
+                    documents: Arc::new(cocode_editor::OpenDocuments::new()),
                 },
             )
             .await?,
@@ -448,6 +449,7 @@ fn decide(workspace: &Path, id: &str, approve: bool, out: &mut dyn Write) -> any
                     providers: LlmProviderRegistry::with_presets()?,
                     retry: RetryPolicy::default(),
                     limits: LoopLimits::default(),
+                    documents: Arc::new(cocode_editor::OpenDocuments::new()),
                 },
             )
             .await?,

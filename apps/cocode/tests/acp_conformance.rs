@@ -269,6 +269,7 @@ async fn harness_with(
                 providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
                 retry: cocode_agent::RetryPolicy::default(),
                 limits: cocode_agent::LoopLimits::default(),
+                documents: Arc::new(cocode_editor::OpenDocuments::new()),
             },
         )
         .await

@@ -35,6 +35,7 @@ async fn two_tasks_on_one_file_never_interleave_their_edits() {
                 providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
                 retry: cocode_agent::RetryPolicy::default(),
                 limits: cocode_agent::LoopLimits::default(),
+                documents: Arc::new(cocode_editor::OpenDocuments::new()),
             },
         )
         .await

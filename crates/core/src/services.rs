@@ -59,6 +59,37 @@ pub trait FileFormatParser: Send + Sync {
 pub struct BrickInfo {
     pub name: String,
     pub description: String,
+    /// The variables a scaffold asks for, in the brick's order.
+    pub variables: Vec<BrickVariable>,
+}
+
+/// The type of a brick variable's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BrickVariableKind {
+    #[default]
+    String,
+    /// `true` or `false`.
+    Bool,
+    /// A decimal integer.
+    Integer,
+    /// One of `choices`.
+    Choice,
+}
+
+/// One variable of a brick.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrickVariable {
+    pub name: String,
+    pub description: String,
+    pub kind: BrickVariableKind,
+    /// The default as the brick declares it; it may refer to `folder_name`
+    /// (the destination's folder name), so it is shown resolved by
+    /// [`BrickEngine::default_value`].
+    pub default: Option<String>,
+    /// A regular expression a string value must match in full.
+    pub pattern: Option<String>,
+    pub choices: Vec<String>,
 }
 
 /// A scaffolding request.
@@ -85,6 +116,20 @@ pub enum ScaffoldError {
 #[async_trait::async_trait]
 pub trait BrickEngine: Send + Sync {
     fn bricks(&self) -> Vec<BrickInfo>;
+    /// Checks a request without writing anything (live validation in a
+    /// dialog): every error `scaffold` would report as
+    /// `RejectedBeforeStart`.
+    fn validate(&self, req: &ScaffoldRequest) -> Result<(), ScaffoldError>;
+    /// A variable's default for this destination (`None` when it has none).
+    fn default_value(
+        &self,
+        brick: &str,
+        variable: &str,
+        destination: &std::path::Path,
+    ) -> Option<String>;
+    /// Renders the brick into a staging folder beside the destination, runs
+    /// its hooks there and moves it into place with one rename; returns the
+    /// destination.
     async fn scaffold(&self, req: ScaffoldRequest) -> Result<PathBuf, ScaffoldError>;
 }
 

@@ -13,8 +13,10 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use cocode_agent::{BuiltInRuntime, LlmProviderRegistry, LoopLimits, RetryPolicy, Transport};
+use cocode_bricks::Bricks;
 use cocode_core::services::CredentialVault;
 use cocode_core::{DelegatedTask, TaskId};
+use cocode_editor::OpenDocuments;
 use cocode_tool_protocol::{ApprovalQueue, RegistryOptions, ToolRegistry};
 use cocode_toolchain::verify::OrchestratingVerificationRunner;
 use cocode_toolchain::{Launcher, PolicyProxy, TargetOs, WritableRoots};
@@ -30,6 +32,9 @@ pub struct HostOptions {
     pub providers: LlmProviderRegistry,
     pub retry: RetryPolicy,
     pub limits: LoopLimits,
+    /// The window's open documents (an empty set headless): agents read
+    /// unsaved text from it, language servers publish tokens to it.
+    pub documents: Arc<OpenDocuments>,
 }
 
 impl std::fmt::Debug for HostOptions {
@@ -52,6 +57,10 @@ pub struct TaskHost {
     pub agent: Arc<BuiltInRuntime>,
     /// External agents over ACP.
     pub acp: Arc<cocode_acp::AcpRuntime>,
+    /// Scaffolding of new workspaces from bricks.
+    pub bricks: Arc<Bricks>,
+    /// The open documents shared with the window.
+    pub documents: Arc<OpenDocuments>,
     /// Every contract implementation of this host, registered once.
     pub contracts: cocode_core::ContractRegistry,
 }
@@ -138,6 +147,8 @@ impl TaskHost {
             leases: Arc::clone(&leases),
             launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
             tasks: Arc::clone(&tasks),
+            documents: Arc::clone(&options.documents)
+                as Arc<dyn cocode_core::services::TextDocumentSource>,
         });
         let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
         handlers.register(&mut registry)?;
@@ -160,6 +171,9 @@ impl TaskHost {
             )
             .with_secrets(Arc::clone(&options.vault)),
         );
+        let bricks = Arc::new(crate::bricks_cli::engine(
+            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>
+        )?);
         let contracts = crate::bootstrap::register_contracts(crate::bootstrap::HostParts {
             workspace: Arc::clone(&workspace),
             leases: Arc::clone(&leases) as Arc<dyn cocode_core::gate::EditLockRegistry>,
@@ -170,6 +184,8 @@ impl TaskHost {
             built_in: Arc::clone(&agent) as Arc<dyn cocode_core::agent::AgentRuntime>,
             acp: Arc::clone(&acp) as Arc<dyn cocode_core::agent::AgentRuntime>,
             parsers: cocode_toolchain::parsers::builtin_registry()?,
+            bricks: Arc::clone(&bricks) as Arc<dyn cocode_core::services::BrickEngine>,
+            documents: Arc::clone(&options.documents),
         })?;
         Ok(Self {
             workspace,
@@ -181,6 +197,8 @@ impl TaskHost {
             tasks,
             agent,
             acp,
+            bricks,
+            documents: options.documents,
             contracts,
         })
     }

@@ -16,6 +16,7 @@ use cocode_core::gate::{
 };
 use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
 use cocode_core::process::{ExitStatus, LaunchIo, LaunchSpec, ProcessLauncher, SandboxProfile};
+use cocode_core::services::TextDocumentSource;
 use cocode_core::{AttemptNo, ContentHash, SessionId, TaskId, WorkspaceErrorCode};
 use cocode_tool_protocol::catalog::{self, SOURCE_LIMIT_BYTES};
 use cocode_tool_protocol::{
@@ -135,6 +136,8 @@ pub struct WorkspaceTools {
     pub leases: Arc<LeaseRegistry>,
     pub launcher: Arc<dyn ProcessLauncher>,
     pub tasks: Arc<TaskDirectory>,
+    /// Unsaved editor text, which an agent reads instead of the disk.
+    pub documents: Arc<dyn TextDocumentSource>,
 }
 
 impl std::fmt::Debug for WorkspaceTools {
@@ -274,6 +277,7 @@ impl WorkspaceTools {
     }
 
     fn check_revision(
+        &self,
         current: Option<&[u8]>,
         expected: Option<&str>,
         operation: &str,
@@ -284,9 +288,16 @@ impl WorkspaceTools {
         };
         let actual = current.map(revision_of);
         if actual.as_deref() != Some(expected) {
+            // A read returns the editor's unsaved text and its revision; the
+            // edit would replace the file on disk, which differs.
+            let message = if self.documents.unsaved_text(path).is_some() {
+                "the file has unsaved changes in the editor; they must be saved or discarded before it can be edited"
+            } else {
+                "the file changed since it was read; read it again"
+            };
             return Err(ToolError::handler(
                 WorkspaceErrorCode::RevisionConflict.as_str(),
-                "the file changed since it was read; read it again",
+                message,
                 true,
             )
             .with_details(json!({"operation": operation, "path": path.as_str(),
@@ -448,14 +459,21 @@ impl WorkspaceTools {
         let raw = str_arg(args, "path").unwrap_or_default();
         let path = self.normalize(raw)?;
         let real = self.readable(&path)?;
-        let bytes = std::fs::read(&real).map_err(|e| {
-            ws_error(
-                WorkspaceErrorCode::FileNotFound,
-                "read",
-                path.as_str(),
-                e.to_string(),
-            )
-        })?;
+        // The editor's unsaved text wins over the disk (ACP's
+        // `fs/read_text_file` promises it too); its revision is that of the
+        // text returned.
+        let unsaved = self.documents.unsaved_text(&path);
+        let bytes = match &unsaved {
+            Some(text) => text.clone().into_bytes(),
+            None => std::fs::read(&real).map_err(|e| {
+                ws_error(
+                    WorkspaceErrorCode::FileNotFound,
+                    "read",
+                    path.as_str(),
+                    e.to_string(),
+                )
+            })?,
+        };
         if is_binary(&bytes) {
             return Err(ws_error(
                 WorkspaceErrorCode::BinaryFile,
@@ -498,10 +516,14 @@ impl WorkspaceTools {
                 "the range is larger than the source limit",
             ));
         }
-        ToolOutput::json(&json!({
+        let mut result = json!({
             "path": path.as_str(), "content": content, "revision": revision_of(&bytes),
             "startLine": start, "endLine": end.max(start.saturating_sub(1)), "totalLines": total
-        }))
+        });
+        if unsaved.is_some() {
+            result["unsaved"] = Value::Bool(true);
+        }
+        ToolOutput::json(&result)
     }
 
     fn search(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
@@ -768,7 +790,7 @@ impl WorkspaceTools {
             _ => "write",
         };
         let current = self.read_current(path, operation)?;
-        Self::check_revision(
+        self.check_revision(
             current.as_deref(),
             str_arg(args, "expectedRevision"),
             operation,

@@ -1,0 +1,135 @@
+//! Unsaved editor text is what agents read: the built-in agent's
+//! `workspace.readFile` and an ACP agent's `fs/read_text_file` both return
+//! the open document's text, and an edit based on it is refused with a
+//! clear reason instead of overwriting the file on disk.
+#![expect(clippy::disallowed_methods, reason = "the test builds a workspace")]
+
+use std::sync::Arc;
+
+use cocode::host::{HostOptions, TaskHost};
+use cocode_core::agent::{AgentRequestKind, RequestCompletion};
+use cocode_core::path::{NormalizeOptions, normalize};
+use cocode_core::{SessionId, TaskId};
+use cocode_editor::{Change, ChangeSet, EditKind, OpenDocuments};
+use cocode_tool_protocol::catalog;
+use cocode_tool_protocol::{
+    ApprovalDecision, ApprovalEvent, ToolCallContext, ToolCallOptions, ToolCallRequest, ToolMode,
+    ToolSource,
+};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+async fn call(host: &TaskHost, tool: &str, args: Value) -> cocode_tool_protocol::ToolCallResult {
+    let Value::Object(arguments) = args else {
+        unreachable!("object arguments")
+    };
+    let request = ToolCallRequest {
+        id: format!("t-{tool}"),
+        name: tool.to_owned(),
+        arguments,
+    };
+    let ctx = ToolCallContext {
+        source: ToolSource::Model,
+        mode: ToolMode::Agent,
+        session_id: "s1".into(),
+        task_id: Some("t1".into()),
+        revision: None,
+    };
+    host.tools
+        .call(request, ctx, ToolCallOptions::default())
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_read_the_unsaved_text_and_cannot_edit_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "on disk\n").unwrap();
+    let documents = Arc::new(OpenDocuments::new());
+    let host = TaskHost::open(
+        dir.path(),
+        HostOptions {
+            vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),
+            providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
+            retry: cocode_agent::RetryPolicy::default(),
+            limits: cocode_agent::LoopLimits::default(),
+            documents: Arc::clone(&documents),
+        },
+    )
+    .await
+    .unwrap();
+    let queue = Arc::clone(host.tools.approvals());
+    let mut approvals = queue.subscribe();
+    tokio::spawn(async move {
+        while let Ok(event) = approvals.recv().await {
+            if let ApprovalEvent::Requested(s) = event {
+                queue.resolve(s.id, ApprovalDecision::Approve);
+            }
+        }
+    });
+    let path = normalize(
+        "notes.txt",
+        NormalizeOptions::native(host.workspace.workspace.case),
+    )
+    .unwrap();
+
+    // Open but unchanged: the disk is read.
+    documents.open(path.clone(), "on disk\n");
+    let read = call(&host, catalog::READ_FILE, json!({"path": "notes.txt"})).await;
+    let content = read.structured_content.unwrap();
+    assert_eq!(content["content"], "on disk\n");
+    assert_eq!(content.get("unsaved"), None);
+
+    // Typed in the editor, not saved: both agent kinds read the editor's text.
+    documents
+        .with_document(&path, |d| {
+            d.apply(
+                &ChangeSet::single(Change::insert(0, "typed, ")).unwrap(),
+                EditKind::Other,
+            )
+        })
+        .unwrap()
+        .unwrap();
+    let read = call(&host, catalog::READ_FILE, json!({"path": "notes.txt"})).await;
+    let content = read.structured_content.unwrap();
+    assert_eq!(content["content"], "typed, on disk\n");
+    assert_eq!(content["unsaved"], true);
+    let acp = host
+        .complete_request(
+            &TaskId::new("t1").unwrap(),
+            &SessionId::new("s1").unwrap(),
+            AgentRequestKind::FileRead {
+                path: "notes.txt".into(),
+                line: None,
+                limit: None,
+            },
+            &tokio_util::sync::CancellationToken::new(),
+            None,
+        )
+        .await;
+    assert_eq!(
+        acp,
+        RequestCompletion::Success(json!({"content": "typed, on disk\n"}))
+    );
+
+    // An edit made against what was read would replace different text on
+    // disk: refused, with the reason, and the file is untouched.
+    host.tasks
+        .set_attempt(&TaskId::new("t1").unwrap(), cocode_core::AttemptNo(1));
+    let refused = call(
+        &host,
+        catalog::APPLY_PATCH,
+        json!({"path": "notes.txt", "search": "typed", "replace": "TYPED",
+               "expectedRevision": content["revision"]}),
+    )
+    .await;
+    let error = refused.error.unwrap();
+    assert_eq!(error.code, "WORKSPACE_REVISION_CONFLICT");
+    assert_eq!(
+        error.message,
+        "the file has unsaved changes in the editor; they must be saved or discarded before it can be edited"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "on disk\n"
+    );
+}

@@ -1,0 +1,2 @@
+/// Adds two numbers.
+int add(int left, int right) => left + right;

@@ -1,0 +1,6 @@
+"""{{ description }}"""
+
+
+def add(left: int, right: int) -> int:
+    """Adds two numbers."""
+    return left + right

@@ -1,0 +1,5 @@
+from {{ package }} import add
+
+
+def test_add():
+    assert add(2, 2) == 4

@@ -1,0 +1,1 @@
+document.getElementById("greeting").textContent = "It works.";

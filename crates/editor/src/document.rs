@@ -1,0 +1,280 @@
+//! A text document: a rope, its edit history with undo and redo, and
+//! whether it differs from what was last saved.
+
+use ropey::Rope;
+
+use crate::change::{ChangeSet, EditError};
+
+/// How an edit joins the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditKind {
+    /// A typed character: consecutive typing at the cursor is one undo step
+    /// (a typed line break is the step's last character).
+    Typing,
+    /// Anything else (paste, delete, replace, an external reload) is its
+    /// own step.
+    Other,
+}
+
+/// The line ending a document was read with, kept when it is saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineEnding {
+    Lf,
+    CrLf,
+}
+
+impl LineEnding {
+    /// The first line break decides; a text without one is `Lf`.
+    pub fn detect(text: &str) -> Self {
+        match text.find('\n') {
+            Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => Self::CrLf,
+            _ => Self::Lf,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Lf => "\n",
+            Self::CrLf => "\r\n",
+        }
+    }
+}
+
+/// One undo step: the change sets applied, with their inverses, and the
+/// states before and after.
+#[derive(Debug, Clone)]
+struct Step {
+    applied: Vec<(ChangeSet, ChangeSet)>,
+    before: u64,
+    after: u64,
+    /// Still taking typed characters, and where the next one must land.
+    open_at: Option<usize>,
+}
+
+/// A document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    rope: Rope,
+    line_ending: LineEnding,
+    /// Increases with every change (the LSP document version).
+    version: i32,
+    /// Identifies the current text among the states the history can reach.
+    state: u64,
+    next_state: u64,
+    saved_state: u64,
+    undo: Vec<Step>,
+    redo: Vec<Step>,
+}
+
+impl Document {
+    /// A document holding `text` as saved on disk.
+    pub fn from_text(text: &str) -> Self {
+        Self {
+            rope: Rope::from_str(text),
+            line_ending: LineEnding::detect(text),
+            version: 0,
+            state: 0,
+            next_state: 1,
+            saved_state: 0,
+            undo: Vec::new(),
+            redo: Vec::new(),
+        }
+    }
+
+    pub fn rope(&self) -> &Rope {
+        &self.rope
+    }
+
+    pub fn text(&self) -> String {
+        self.rope.to_string()
+    }
+
+    pub fn version(&self) -> i32 {
+        self.version
+    }
+
+    pub fn line_ending(&self) -> LineEnding {
+        self.line_ending
+    }
+
+    /// Whether the text differs from the last save (undoing back to the
+    /// saved text makes it clean again).
+    pub fn is_dirty(&self) -> bool {
+        self.state != self.saved_state
+    }
+
+    /// Records that the current text is what is on disk now.
+    pub fn mark_saved(&mut self) {
+        self.saved_state = self.state;
+    }
+
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    pub fn can_redo(&self) -> bool {
+        !self.redo.is_empty()
+    }
+
+    /// Applies a change set and records it for undo.
+    pub fn apply(&mut self, set: &ChangeSet, kind: EditKind) -> Result<(), EditError> {
+        if set.is_empty() {
+            return Ok(());
+        }
+        let inverse = set.invert(&self.rope)?;
+        set.apply(&mut self.rope)?;
+        self.redo.clear();
+        self.version += 1;
+        let typed_at = match (kind, set.changes()) {
+            (EditKind::Typing, [c]) if c.start == c.end && !c.text.contains('\n') => {
+                Some(c.start + c.text.chars().count())
+            }
+            _ => None,
+        };
+        let joins = match (kind, set.changes(), self.undo.last()) {
+            (EditKind::Typing, [c], Some(step)) => step.open_at == Some(c.start),
+            _ => false,
+        };
+        if joins {
+            if let Some(step) = self.undo.last_mut() {
+                step.applied.push((set.clone(), inverse));
+                step.open_at = typed_at;
+                self.state = self.next_state;
+                step.after = self.state;
+            }
+        } else {
+            let before = self.state;
+            self.state = self.next_state;
+            self.undo.push(Step {
+                applied: vec![(set.clone(), inverse)],
+                before,
+                after: self.state,
+                open_at: typed_at,
+            });
+        }
+        self.next_state += 1;
+        Ok(())
+    }
+
+    /// Undoes the last step; whether there was one.
+    pub fn undo(&mut self) -> bool {
+        let Some(mut step) = self.undo.pop() else {
+            return false;
+        };
+        for (_, inverse) in step.applied.iter().rev() {
+            // Inverses were computed against exactly these texts.
+            if inverse.apply(&mut self.rope).is_err() {
+                return false;
+            }
+        }
+        step.open_at = None;
+        self.state = step.before;
+        self.version += 1;
+        self.redo.push(step);
+        true
+    }
+
+    /// Redoes the last undone step; whether there was one.
+    pub fn redo(&mut self) -> bool {
+        let Some(step) = self.redo.pop() else {
+            return false;
+        };
+        for (set, _) in &step.applied {
+            if set.apply(&mut self.rope).is_err() {
+                return false;
+            }
+        }
+        self.state = step.after;
+        self.version += 1;
+        self.undo.push(step);
+        true
+    }
+
+    /// Replaces the whole text as one undoable step (a reload from disk
+    /// after an agent's edit, say).
+    pub fn replace_all(&mut self, text: &str) -> Result<(), EditError> {
+        let set = ChangeSet::single(crate::change::Change::replace(
+            0,
+            self.rope.len_chars(),
+            text,
+        ))?;
+        self.apply(&set, EditKind::Other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::change::Change;
+    use pretty_assertions::assert_eq;
+
+    fn typed(doc: &mut Document, at: usize, s: &str) {
+        doc.apply(
+            &ChangeSet::single(Change::insert(at, s)).unwrap(),
+            EditKind::Typing,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn consecutive_typing_is_one_undo_step_and_a_line_break_ends_it() {
+        let mut doc = Document::from_text("");
+        for (i, ch) in ["안", "녕", " ", "x"].iter().enumerate() {
+            typed(&mut doc, i, ch);
+        }
+        typed(&mut doc, 4, "\n");
+        typed(&mut doc, 5, "y");
+        assert_eq!(doc.text(), "안녕 x\ny");
+        // The line break closes the step it was typed in.
+        assert!(doc.undo());
+        assert_eq!(doc.text(), "안녕 x\n");
+        assert!(doc.undo());
+        assert_eq!(doc.text(), "");
+        assert!(!doc.undo());
+        assert!(doc.redo());
+        assert_eq!(doc.text(), "안녕 x\n");
+        assert!(doc.redo() && !doc.redo());
+        assert_eq!(doc.text(), "안녕 x\ny");
+    }
+
+    #[test]
+    fn typing_elsewhere_or_another_edit_starts_a_new_step() {
+        let mut doc = Document::from_text("ab");
+        typed(&mut doc, 2, "c");
+        typed(&mut doc, 0, "z");
+        doc.apply(
+            &ChangeSet::single(Change::delete(0, 1)).unwrap(),
+            EditKind::Other,
+        )
+        .unwrap();
+        typed(&mut doc, 3, "d");
+        assert_eq!(doc.text(), "abcd");
+        let mut texts = Vec::new();
+        while doc.undo() {
+            texts.push(doc.text());
+        }
+        assert_eq!(texts, ["abc", "zabc", "abc", "ab"]);
+    }
+
+    #[test]
+    fn dirtiness_follows_the_saved_text_through_undo_and_redo() {
+        let mut doc = Document::from_text("v1\r\nline\r\n");
+        assert_eq!(doc.line_ending(), LineEnding::CrLf);
+        assert!(!doc.is_dirty());
+        doc.replace_all("v2\r\n").unwrap();
+        assert!(doc.is_dirty());
+        doc.mark_saved();
+        assert!(!doc.is_dirty());
+        assert!(doc.undo());
+        assert!(doc.is_dirty());
+        assert_eq!(doc.text(), "v1\r\nline\r\n");
+        assert!(doc.redo());
+        assert!(!doc.is_dirty());
+        // A new edit after an undo drops the redo branch.
+        assert!(doc.undo());
+        typed(&mut doc, 0, "x");
+        assert!(!doc.can_redo());
+        assert!(doc.is_dirty());
+        assert_eq!(doc.version(), 5);
+    }
+}
