@@ -4,7 +4,7 @@
 //! the end. All disk access goes through the IO thread, so the frame never
 //! waits on the file system, and nothing requests a repaint while idle.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use cocode_platform::{Os, Shortcut};
@@ -144,6 +144,12 @@ pub enum Command {
     /// The folder picker's path field changed.
     PickerTyped(String),
     CloseOpenFolder,
+    /// Open the "New Workspace from Brick" dialog.
+    ShowNewFromBrick,
+    /// A change in that dialog.
+    BrickDialog(crate::new_brick::BrickDialogChange),
+    CreateFromBrick,
+    CloseNewFromBrick,
     /// The Agent panel's prompt changed.
     AgentPrompt(String),
     AgentBackend(String),
@@ -191,6 +197,9 @@ pub struct CocodeApp {
     pub(crate) workspace: Option<WorkspaceView>,
     pub(crate) preview: Preview,
     pub(crate) dialog: Option<OpenFolderDialog>,
+    pub(crate) new_brick: Option<crate::new_brick::NewFromBrickDialog>,
+    /// The brick worker of the open "New Workspace from Brick" dialog.
+    bricks: Option<crate::brick_service::BrickService>,
     pub(crate) dock: DockState<PanelId>,
     pub(crate) theme: Theme,
     pub(crate) os: Os,
@@ -238,6 +247,8 @@ impl CocodeApp {
             workspace: None,
             preview: Preview::default(),
             dialog: None,
+            new_brick: None,
+            bricks: None,
             dock: default_layout(),
             theme: Theme::default(),
             os: Os::current(),
@@ -272,6 +283,7 @@ impl CocodeApp {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.bind(ui.ctx());
         self.apply_io();
+        self.apply_bricks();
         if let Some(service) = &self.tasks {
             for event in service.drain() {
                 self.agent.on_event(event);
@@ -303,6 +315,9 @@ impl CocodeApp {
         if let Some(dialog) = &self.dialog {
             views::open_folder::show(ui.ctx(), dialog, &mut commands);
         }
+        if let Some(dialog) = &self.new_brick {
+            views::new_from_brick::show(ui.ctx(), dialog, &mut commands);
+        }
 
         for command in commands {
             self.run(command, ui.ctx());
@@ -314,6 +329,9 @@ impl CocodeApp {
             let label = format!("Open Folder…    {}", Shortcut::primary("O").label(self.os));
             if ui.button(label).clicked() {
                 commands.push(Command::ShowOpenFolder);
+            }
+            if ui.button("New Workspace from Brick…").clicked() {
+                commands.push(Command::ShowNewFromBrick);
             }
             if ui
                 .add_enabled(
@@ -421,6 +439,8 @@ impl CocodeApp {
 
     fn run(&mut self, command: Command, ctx: &egui::Context) {
         match command {
+            // One dialog at a time: the brick dialog stays until it closes.
+            Command::ShowOpenFolder if self.new_brick.is_some() => {}
             Command::ShowOpenFolder => {
                 let start = self
                     .workspace
@@ -439,6 +459,10 @@ impl CocodeApp {
                 }
             }
             Command::CloseOpenFolder => self.dialog = None,
+            Command::ShowNewFromBrick
+            | Command::BrickDialog(_)
+            | Command::CreateFromBrick
+            | Command::CloseNewFromBrick => self.run_brick_dialog(command),
             Command::ToggleFolder(dir) => {
                 if let Some(request) = self
                     .workspace
@@ -501,6 +525,106 @@ impl CocodeApp {
                 });
             }
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+        }
+    }
+
+    /// The "New Workspace from Brick" dialog's commands.
+    fn run_brick_dialog(&mut self, command: Command) {
+        match command {
+            Command::ShowNewFromBrick => self.show_new_from_brick(),
+            Command::BrickDialog(change) => {
+                if let Some(dialog) = &mut self.new_brick {
+                    dialog.apply(change);
+                }
+                self.recheck_brick();
+            }
+            Command::CreateFromBrick => {
+                if let (Some(dialog), Some(service)) = (&mut self.new_brick, &self.bricks)
+                    && dialog.can_create()
+                    && let Some(request) = dialog.request()
+                {
+                    dialog.creating = true;
+                    dialog.error = None;
+                    service.send(crate::brick_service::BrickRequest::Scaffold(request));
+                }
+            }
+            Command::CloseNewFromBrick if !self.new_brick.as_ref().is_some_and(|d| d.creating) => {
+                self.new_brick = None;
+                self.bricks = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Opens the dialog with a fresh brick worker (so bricks added to the
+    /// person's folder since the last time are offered).
+    fn show_new_from_brick(&mut self) {
+        let wake = Arc::clone(&self.repaint);
+        let parent = self
+            .workspace
+            .as_ref()
+            .and_then(|w| w.root.parent().map(Path::to_path_buf))
+            .or_else(home_dir)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        self.dialog = None;
+        let mut dialog = crate::new_brick::NewFromBrickDialog::new(&parent);
+        match crate::brick_service::BrickService::spawn(Arc::new(move || {
+            if let Some(ctx) = wake.get() {
+                ctx.request_repaint();
+            }
+        })) {
+            Ok(service) => self.bricks = Some(service),
+            Err(e) => {
+                dialog.bricks = Some(Vec::new());
+                dialog.error = Some(format!("the brick worker could not start: {e}"));
+            }
+        }
+        self.new_brick = Some(dialog);
+    }
+
+    /// Sends the dialog's request for checking (or shows why there is none).
+    fn recheck_brick(&mut self) {
+        if let Some(dialog) = &mut self.new_brick
+            && let Some((seq, request)) = dialog.recheck()
+            && let Some(service) = &self.bricks
+        {
+            service.send(crate::brick_service::BrickRequest::Validate { seq, request });
+        }
+    }
+
+    fn apply_bricks(&mut self) {
+        let Some(service) = &self.bricks else {
+            return;
+        };
+        let mut recheck = false;
+        for response in service.drain() {
+            let Some(dialog) = &mut self.new_brick else {
+                continue;
+            };
+            match response {
+                crate::brick_service::BrickResponse::Listed { bricks, problems } => {
+                    dialog.bricks = Some(bricks);
+                    dialog.problems = problems;
+                    recheck = true;
+                }
+                crate::brick_service::BrickResponse::Validated { seq, result } => {
+                    dialog.on_checked(seq, result);
+                }
+                crate::brick_service::BrickResponse::Scaffolded(Ok(root)) => {
+                    self.new_brick = None;
+                    self.bricks = None;
+                    self.open_workspace(root);
+                    return;
+                }
+                crate::brick_service::BrickResponse::Scaffolded(Err(message)) => {
+                    dialog.creating = false;
+                    dialog.error = Some(message);
+                    recheck = true;
+                }
+            }
+        }
+        if recheck {
+            self.recheck_brick();
         }
     }
 

@@ -4,6 +4,7 @@
 )]
 
 use super::*;
+use crate::new_brick::BrickDialogChange;
 use crate::preview::PreviewState;
 use crate::testing::{harness, run_until};
 use egui_kittest::kittest::Queryable;
@@ -356,7 +357,7 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
     std::fs::write(root.join("keep.txt"), "k\n").unwrap();
     // The agent is configured in workspace.json.
     drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../crates/acp/tests/agents/scripted_agent.py")
         .canonicalize()
         .unwrap();
@@ -515,4 +516,82 @@ fn a_blocked_host_is_shown_in_the_review_and_allowed_for_a_rerun() {
         note.starts_with("blocked.example is allowed from now on"),
         "{note}"
     );
+}
+
+#[test]
+fn a_new_workspace_is_created_from_a_brick_and_opened() {
+    let parent = tempfile::tempdir().unwrap();
+    let parent_path = std::fs::canonicalize(parent.path()).unwrap();
+    std::fs::create_dir(parent_path.join("taken")).unwrap();
+    let mut h = harness(None);
+    h.run();
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("New Workspace from Brick…").click();
+    run_until(&mut h, "the bricks", |h| {
+        h.state()
+            .new_brick
+            .as_ref()
+            .is_some_and(|d| d.bricks.is_some() && d.check.is_some())
+    });
+    h.get_by_label("Type a name for the new folder.");
+    let index = h
+        .state()
+        .new_brick
+        .as_ref()
+        .unwrap()
+        .bricks
+        .as_ref()
+        .unwrap()
+        .iter()
+        .position(|b| b.name == "static-web")
+        .unwrap();
+    let ctx = egui::Context::default();
+    for change in [
+        BrickDialogChange::Brick(index),
+        BrickDialogChange::Parent(parent_path.display().to_string()),
+        BrickDialogChange::Name("taken".into()),
+    ] {
+        h.state_mut().run(Command::BrickDialog(change), &ctx);
+    }
+    run_until(&mut h, "the check", |h| {
+        h.state()
+            .new_brick
+            .as_ref()
+            .is_some_and(|d| d.check.is_some())
+    });
+    h.get_by_label_contains("already exists");
+    // Create is disabled while the check fails.
+    h.get_by_label("Create").click();
+    h.run_steps(3);
+    assert!(!h.state().new_brick.as_ref().unwrap().creating);
+
+    h.state_mut().run(
+        Command::BrickDialog(BrickDialogChange::Name("내 사이트".into())),
+        &ctx,
+    );
+    h.state_mut().run(
+        Command::BrickDialog(BrickDialogChange::Value {
+            name: "title".into(),
+            value: "안녕".into(),
+        }),
+        &ctx,
+    );
+    let dest = parent_path.join("내 사이트");
+    run_until(&mut h, "a passing check", |h| {
+        h.state()
+            .new_brick
+            .as_ref()
+            .is_some_and(|d| d.check == Some(Ok(())))
+    });
+    h.get_by_label(&format!("Creates {}", dest.display()));
+    h.get_by_label("Create").click();
+    run_until(&mut h, "the new workspace", |h| {
+        h.state().workspace_root().is_some()
+    });
+    assert_eq!(h.state().workspace_root(), Some(&dest));
+    assert!(h.state().new_brick.is_none());
+    let index_html = std::fs::read_to_string(dest.join("index.html")).unwrap();
+    assert!(index_html.contains("<title>안녕</title>"), "{index_html}");
+    run_until(&mut h, "the explorer", |h| loaded(h, "  index.html"));
 }

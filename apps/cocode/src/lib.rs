@@ -4,12 +4,14 @@
 pub mod acp_cli;
 pub mod app;
 pub mod bootstrap;
+pub mod brick_service;
 pub mod bricks_cli;
 pub mod cli;
 pub mod explorer;
 pub mod headless;
 pub mod host;
 pub mod io_worker;
+pub mod new_brick;
 pub mod preview;
 pub mod task_service;
 pub mod tasks_cli;

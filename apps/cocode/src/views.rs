@@ -2,5 +2,6 @@
 
 pub mod agent;
 pub mod explorer;
+pub mod new_from_brick;
 pub mod open_folder;
 pub mod preview;
