@@ -93,32 +93,80 @@ impl PathInvalid {
 
 /// A normalized, workspace-relative path: `/`-separated, no empty, `.` or
 /// `..` segments, NFC, lower-cased when the workspace is case-insensitive.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+///
+/// On a case-insensitive volume the path is its lower-cased form (so two
+/// spellings of one file are one path), and it also remembers the spelling
+/// it was given, which names a file or folder that does not exist yet (an
+/// agent creating `src/MyWidget.rs` gets exactly that name). Equality,
+/// ordering, hashing, keys and persistence use the folded form only.
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct NormalizedPath(String);
+pub struct NormalizedPath {
+    key: String,
+    /// The NFC spelling as given, when case folding changed it.
+    spelled: Option<Box<str>>,
+}
+
+impl PartialEq for NormalizedPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for NormalizedPath {}
+
+impl std::hash::Hash for NormalizedPath {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key.hash(state);
+    }
+}
+
+impl PartialOrd for NormalizedPath {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for NormalizedPath {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
 
 impl NormalizedPath {
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.key
     }
 
     /// Segments from the workspace root down.
     pub fn segments(&self) -> impl Iterator<Item = &str> {
-        self.0.split('/')
+        self.key.split('/')
     }
 
     /// The last segment.
     pub fn file_name(&self) -> &str {
-        self.0.rsplit('/').next().unwrap_or(&self.0)
+        self.key.rsplit('/').next().unwrap_or(&self.key)
+    }
+
+    /// The path as it was given (only the case can differ from
+    /// [`Self::as_str`]; a path read back from a record has no other
+    /// spelling).
+    pub fn spelled(&self) -> &str {
+        self.spelled.as_deref().unwrap_or(&self.key)
+    }
+
+    /// [`Self::spelled`] by segment; as many segments as [`Self::segments`].
+    pub fn spelled_segments(&self) -> impl Iterator<Item = &str> {
+        self.spelled().split('/')
     }
 
     /// True when `self` equals `other` or is a directory that contains it.
     /// Edit leases use this for their containment conflicts.
     pub fn contains(&self, other: &NormalizedPath) -> bool {
-        other.0 == self.0
-            || (other.0.len() > self.0.len()
-                && other.0.starts_with(&self.0)
-                && other.0.as_bytes()[self.0.len()] == b'/')
+        other.key == self.key
+            || (other.key.len() > self.key.len()
+                && other.key.starts_with(&self.key)
+                && other.key.as_bytes()[self.key.len()] == b'/')
     }
 
     /// True when the path lies in the workspace's own `.cocode/` folder (the
@@ -132,19 +180,19 @@ impl NormalizedPath {
 
     /// The content-independent key of this path: sha256 of its normalized text.
     pub fn key(&self) -> PathKey {
-        PathKey(Sha256::digest(self.0.as_bytes()).into())
+        PathKey(Sha256::digest(self.key.as_bytes()).into())
     }
 }
 
 impl fmt::Display for NormalizedPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.key)
     }
 }
 
 impl fmt::Debug for NormalizedPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "NormalizedPath({:?})", self.0)
+        write!(f, "NormalizedPath({:?})", self.key)
     }
 }
 
@@ -161,7 +209,7 @@ impl TryFrom<String> for NormalizedPath {
                 style: PathStyle::Posix,
             },
         )?;
-        if normalized.0 == value {
+        if normalized.key == value {
             Ok(normalized)
         } else {
             Err(PathInvalid::NotNormalized)
@@ -171,7 +219,7 @@ impl TryFrom<String> for NormalizedPath {
 
 impl From<NormalizedPath> for String {
     fn from(path: NormalizedPath) -> String {
-        path.0
+        path.key
     }
 }
 
@@ -226,17 +274,24 @@ pub fn normalize(rel: &str, options: NormalizeOptions) -> Result<NormalizedPath,
     }
     let joined = segments.join("/");
     let nfc: String = joined.nfc().collect();
-    let folded = match options.case {
-        CaseSensitivity::Sensitive => nfc,
-        // Lower-casing can change the NFC form of a few characters; re-compose.
-        CaseSensitivity::Insensitive => nfc.to_lowercase().nfc().collect(),
+    let (folded, spelled) = match options.case {
+        CaseSensitivity::Sensitive => (nfc, None),
+        CaseSensitivity::Insensitive => {
+            // Lower-casing can change the NFC form of a few characters; re-compose.
+            let folded: String = nfc.to_lowercase().nfc().collect();
+            let spelled = (folded != nfc).then(|| nfc.into_boxed_str());
+            (folded, spelled)
+        }
     };
     if options.style == PathStyle::Windows {
-        for segment in folded.split('/') {
+        for segment in spelled.as_deref().unwrap_or(&folded).split('/') {
             check_windows_segment(segment)?;
         }
     }
-    Ok(NormalizedPath(folded))
+    Ok(NormalizedPath {
+        key: folded,
+        spelled,
+    })
 }
 
 /// `sha256(normalize(rel))` as a free function, for callers holding raw text.

@@ -75,6 +75,37 @@ fn case_folds_only_on_case_insensitive_volumes() {
 }
 
 #[test]
+fn a_folded_path_keeps_its_spelling_for_names_that_do_not_exist_yet() {
+    let given = normalize("./Src//MyWidget.RS", POSIX_FOLD).unwrap();
+    assert_eq!(given.as_str(), "src/mywidget.rs");
+    assert_eq!(given.spelled(), "Src/MyWidget.RS");
+    assert_eq!(
+        given.spelled_segments().collect::<Vec<_>>(),
+        ["Src", "MyWidget.RS"]
+    );
+    // One path whatever the spelling: equality, order, hash and key.
+    let other = normalize("src/mywidget.rs", POSIX_FOLD).unwrap();
+    assert_eq!(other.spelled(), "src/mywidget.rs");
+    assert_eq!(given, other);
+    assert_eq!(given.cmp(&other), std::cmp::Ordering::Equal);
+    assert_eq!(given.key(), other.key());
+    let set: std::collections::HashSet<_> = [given.clone(), other].into_iter().collect();
+    assert_eq!(set.len(), 1);
+    // Persisted as the folded form; read back, it has no other spelling.
+    let json = serde_json::to_string(&given).unwrap();
+    assert_eq!(json, "\"src/mywidget.rs\"");
+    let back: NormalizedPath = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.spelled(), "src/mywidget.rs");
+    // A case-sensitive volume has one spelling only.
+    assert_eq!(normalize("Src/A.rs", POSIX).unwrap().spelled(), "Src/A.rs");
+    // Windows names are checked as spelled (the device rule ignores case).
+    assert!(matches!(
+        normalize("src/Con.txt", WINDOWS),
+        Err(PathInvalid::WindowsReservedName(name)) if name == "Con.txt"
+    ));
+}
+
+#[test]
 fn windows_rules_refuse_device_names_and_forbidden_characters() {
     for name in ["CON", "con.txt", "a/Nul", "com1.rs", "LPT9.log", "aux .txt"] {
         assert!(

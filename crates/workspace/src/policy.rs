@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use cocode_core::error::WorkspaceErrorCode;
 use cocode_core::gate::GateError;
-use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
+use cocode_core::path::{CaseSensitivity, NormalizeOptions, NormalizedPath, normalize};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 /// A workspace path resolved to its real location below the root.
@@ -98,9 +98,12 @@ impl PathPolicy {
                 "the workspace's .cocode folder belongs to cocode",
             ));
         }
-        let lexical = path.segments().fold(self.root.clone(), |p, s| p.join(s));
+        let lexical = self.on_disk(path);
         let parent = lexical.parent().unwrap_or(&self.root);
-        let name = path.file_name().to_owned();
+        let name = lexical.file_name().map_or_else(
+            || path.file_name().to_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let real_parent = canonicalize_existing_prefix(parent)
             .map_err(|e| not_writable(&format!("the path cannot be resolved: {e}")))?;
         let real = real_parent.join(&name);
@@ -145,6 +148,49 @@ impl PathPolicy {
             name,
         })
     }
+}
+
+impl PathPolicy {
+    /// Where `path` is on disk. On a case-insensitive volume each segment
+    /// names the entry already there in the case it has on disk (an edit of
+    /// `readme.md` keeps `README.md` spelled as it is), and a segment with
+    /// no entry yet — and everything below it — takes the spelling the
+    /// path was given (a new `src/MyWidget.rs` is created with that name,
+    /// not lower-cased).
+    fn on_disk(&self, path: &NormalizedPath) -> PathBuf {
+        if self.options.case == CaseSensitivity::Sensitive {
+            return path.segments().fold(self.root.clone(), |p, s| p.join(s));
+        }
+        let mut current = self.root.clone();
+        let mut existing = true;
+        for (key, spelled) in path.segments().zip(path.spelled_segments()) {
+            let found = if existing {
+                entry_named(&current, key, self.options)
+            } else {
+                None
+            };
+            if let Some(real) = found {
+                current.push(real);
+            } else {
+                existing = false;
+                current.push(spelled);
+            }
+        }
+        current
+    }
+}
+
+/// The entry of `dir` whose folded name is `key`.
+fn entry_named(dir: &Path, key: &str, options: NormalizeOptions) -> Option<std::ffi::OsString> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .find(|name| {
+            name.to_str()
+                .and_then(|n| normalize(n, options).ok())
+                .is_some_and(|p| p.as_str() == key)
+        })
 }
 
 /// Canonicalizes the longest existing prefix of `path` and appends the rest.

@@ -328,3 +328,60 @@ fn config_is_created_on_first_open_and_a_broken_one_is_left_alone() {
     );
     assert_eq!(std::fs::read(&config_file).unwrap(), b"{ not json");
 }
+
+#[test]
+fn on_a_case_insensitive_volume_new_names_keep_their_spelling_and_old_ones_theirs() {
+    use cocode_core::gate::GateOp;
+    use cocode_core::path::{CaseSensitivity, NormalizeOptions, PathStyle, normalize};
+    use cocode_workspace::{Gate, HistoryStore, Layout, PathPolicy, TestPatterns};
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    put(&root, "Docs/README.md", b"old");
+    let root = root.canonicalize().unwrap();
+    // The gate as a case-insensitive volume (macOS, Windows) opens it.
+    let options = NormalizeOptions {
+        case: CaseSensitivity::Insensitive,
+        style: PathStyle::native(),
+    };
+    let layout = Layout::new(&root);
+    HistoryStore::new(layout.clone()).create_layout().unwrap();
+    let gate = Gate::new(
+        layout,
+        PathPolicy::new(&root, options, Vec::new()),
+        TestPatterns::new(&[]).unwrap(),
+    )
+    .unwrap();
+    let c = ctx("t1", 1);
+    let op = |path: &str, bytes: &[u8]| GateOp::Write {
+        path: normalize(path, options).unwrap(),
+        bytes: bytes.to_vec(),
+    };
+    let records = [
+        applied(gate.apply(&c, op("docs/readme.md", b"new")).unwrap()),
+        applied(gate.apply(&c, op("DOCS/Guide.md", b"guide")).unwrap()),
+        applied(gate.apply(&c, op("Src/MyWidget.rs", b"widget")).unwrap()),
+    ];
+    assert_eq!(
+        tree(&root),
+        [
+            ("Docs/Guide.md", "guide"),
+            ("Docs/README.md", "new"),
+            ("Src/MyWidget.rs", "widget"),
+        ]
+        .into_iter()
+        .map(|(p, c)| (p.to_owned(), c.to_owned()))
+        .collect()
+    );
+    // History knows each file by one folded path, whatever the spelling.
+    let paths: Vec<String> = records
+        .iter()
+        .flatten()
+        .map(|r| r.parts().path.as_str().to_owned())
+        .collect();
+    assert_eq!(
+        paths,
+        ["docs/readme.md", "docs/guide.md", "src/mywidget.rs"]
+    );
+}
