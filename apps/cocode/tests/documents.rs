@@ -133,3 +133,80 @@ async fn agents_read_the_unsaved_text_and_cannot_edit_under_it() {
         "on disk\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_saves_an_open_document_unless_an_agent_edit_holds_it() {
+    use cocode::host::save::{SaveError, Saved};
+    use cocode_core::gate::{EditLockRegistry as _, TaskContext};
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "fn a() {}\r\n").unwrap();
+    let documents = Arc::new(OpenDocuments::new());
+    let host = TaskHost::open(
+        dir.path(),
+        HostOptions {
+            vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),
+            providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
+            retry: cocode_agent::RetryPolicy::default(),
+            limits: cocode_agent::LoopLimits::default(),
+            documents: Arc::clone(&documents),
+        },
+    )
+    .await
+    .unwrap();
+    let options = NormalizeOptions::native(host.workspace.workspace.case);
+    let path = normalize("src/lib.rs", options).unwrap();
+    assert_eq!(
+        host.save_user_file(&path),
+        Err(SaveError::NotOpen("src/lib.rs".into()))
+    );
+    documents.open(path.clone(), "fn a() {}\r\n");
+    documents
+        .with_document(&path, |d| {
+            d.apply(
+                &ChangeSet::single(Change::insert(0, "pub ")).unwrap(),
+                EditKind::Other,
+            )
+        })
+        .unwrap()
+        .unwrap();
+
+    // An agent's edit holds the folder: the save is refused, nothing written.
+    let ctx = TaskContext {
+        task_id: TaskId::new("t9").unwrap(),
+        session_id: SessionId::new("s9").unwrap(),
+        attempt_no: cocode_core::AttemptNo(1),
+    };
+    let guard = host
+        .leases
+        .acquire(&[normalize("src", options).unwrap()], &ctx)
+        .await
+        .unwrap();
+    let refused = host.save_user_file(&path).unwrap_err();
+    assert_eq!(refused.code(), cocode_core::WorkspaceErrorCode::Locked);
+    assert!(
+        refused.to_string().contains("task t9 is editing src"),
+        "{refused}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("src/lib.rs")).unwrap(),
+        b"fn a() {}\r\n"
+    );
+    drop(guard);
+
+    // Released: the text lands byte for byte (line endings kept) and the
+    // document is clean, so agents read the disk again.
+    assert_eq!(host.save_user_file(&path), Ok(Saved::Clean));
+    assert_eq!(
+        std::fs::read(dir.path().join("src/lib.rs")).unwrap(),
+        b"pub fn a() {}\r\n"
+    );
+    assert_eq!(documents.dirty_paths(), Vec::new());
+    let history = host.workspace.gate.store().path_history(&path).unwrap();
+    assert_eq!(
+        history,
+        Vec::new(),
+        "a person's save is not an agent snapshot"
+    );
+}

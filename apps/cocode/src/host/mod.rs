@@ -5,6 +5,7 @@
 pub mod orchestrator;
 pub mod requests;
 pub mod review;
+pub mod save;
 pub mod tools;
 
 use std::collections::BTreeMap;
