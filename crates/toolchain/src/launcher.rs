@@ -368,11 +368,84 @@ pub fn process_alive(pid: u32) -> bool {
             None => false,
         }
     }
-    #[cfg(not(unix))]
+    // Windows: `tasklist` filtered to the id; if it cannot run, the answer
+    // stays "alive", so a task is never taken for interrupted by mistake.
+    #[cfg(windows)]
+    {
+        windows_tool(&tasklist_argv(pid))
+            .and_then(|mut cmd| cmd.output().ok())
+            .is_none_or(|out| tasklist_lists(&String::from_utf8_lossy(&out.stdout), pid))
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = pid;
         true
     }
+}
+
+/// The command line ending a whole process tree on Windows, where a child
+/// has no process group: `taskkill /T /F` follows the parent links.
+#[cfg_attr(
+    not(any(windows, test)),
+    expect(dead_code, reason = "used on Windows; tested everywhere")
+)]
+fn taskkill_argv(pid: u32) -> Vec<String> {
+    ["taskkill", "/T", "/F", "/PID", &pid.to_string()]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+/// The command line listing one process id on Windows, as CSV without a header.
+#[cfg_attr(
+    not(any(windows, test)),
+    expect(dead_code, reason = "used on Windows; tested everywhere")
+)]
+fn tasklist_argv(pid: u32) -> Vec<String> {
+    [
+        "tasklist",
+        "/FO",
+        "CSV",
+        "/NH",
+        "/FI",
+        &format!("PID eq {pid}"),
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// Whether `tasklist` CSV output has a row for `pid` (its second column).
+/// Anything else — the localized "no tasks" notice, nothing — is no row.
+#[cfg_attr(
+    not(any(windows, test)),
+    expect(dead_code, reason = "used on Windows; tested everywhere")
+)]
+fn tasklist_lists(output: &str, pid: u32) -> bool {
+    let wanted = pid.to_string();
+    output.lines().any(|line| {
+        line.split("\",\"")
+            .nth(1)
+            .is_some_and(|field| field.trim_matches('"') == wanted)
+    })
+}
+
+/// A Windows system tool from `%SystemRoot%\System32`, without a console
+/// window flashing up from the GUI app.
+#[cfg(windows)]
+fn windows_tool(argv: &[String]) -> Option<std::process::Command> {
+    use std::os::windows::process::CommandExt as _;
+    const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+    let (program, args) = argv.split_first()?;
+    let system = std::env::var_os("SystemRoot").map(PathBuf::from);
+    let path = system.map_or_else(
+        || PathBuf::from(program),
+        |root| root.join("System32").join(format!("{program}.exe")),
+    );
+    let mut cmd = std::process::Command::new(path);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .creation_flags(CREATE_NO_WINDOW);
+    Some(cmd)
 }
 
 fn kill_group(pid: u32) {
@@ -380,7 +453,12 @@ fn kill_group(pid: u32) {
     if let Some(pid) = rustix::process::Pid::from_raw(pid.cast_signed()) {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
-    #[cfg(not(unix))]
+    // Windows: the tree, then the caller kills the child itself as well.
+    #[cfg(windows)]
+    if let Some(mut cmd) = windows_tool(&taskkill_argv(pid)) {
+        let _ = cmd.stdout(Stdio::null()).status();
+    }
+    #[cfg(not(any(unix, windows)))]
     let _ = pid;
 }
 
@@ -629,5 +707,31 @@ impl Drop for PtyHandle {
             let _ = self.killer.kill();
         }
         self.stop_watchdog();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn windows_process_tools_are_asked_the_right_questions() {
+        assert_eq!(taskkill_argv(42), ["taskkill", "/T", "/F", "/PID", "42"]);
+        assert_eq!(
+            tasklist_argv(42),
+            ["tasklist", "/FO", "CSV", "/NH", "/FI", "PID eq 42"]
+        );
+        let row = "\"cocode.exe\",\"4242\",\"Console\",\"1\",\"25,432 K\"\r\n";
+        assert!(tasklist_lists(row, 4242));
+        assert!(!tasklist_lists(row, 42));
+        assert!(!tasklist_lists(row, 424));
+        for none in [
+            "INFO: No tasks are running which match the specified criteria.\r\n",
+            "정보: 지정된 조건에 일치하는 작업이 실행되고 있지 않습니다.\r\n",
+            "",
+        ] {
+            assert!(!tasklist_lists(none, 4242), "{none}");
+        }
     }
 }
