@@ -6,7 +6,7 @@
 //! can, then runs `cargo check --workspace --all-targets` for each target
 //! with warnings denied in our crates (dependencies keep their lints capped).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context as _, Result};
@@ -19,25 +19,12 @@ pub struct CrossTarget {
     pub exclude: &'static [(&'static str, &'static str)],
 }
 
-/// Crates whose test or bench dependencies need a platform C SDK that cannot
-/// be installed here. They are left out of the `--all-targets` pass for that
-/// target and their library is checked on its own (`--lib`), so their product
-/// code is still compiled for the platform. Keep this list short and give
-/// each entry its reason.
-pub const EXCEPTIONS: &[(&str, &str)] = &[
-    (
-        "cocode-tool-protocol",
-        "criterion (bench dev-dependency) builds the `alloca` C shim, which needs a macOS C SDK",
-    ),
-    (
-        "cocode-workspace",
-        "criterion (bench dev-dependency) builds the `alloca` C shim, which needs a macOS C SDK",
-    ),
-    (
-        "cocode-toolchain",
-        "criterion (bench dev-dependency) builds the `alloca` C shim, which needs a macOS C SDK",
-    ),
-];
+/// Crates left out of a target's `--all-targets` pass (their library is
+/// then checked alone), with the reason. Empty: the C code some crates
+/// build (criterion's `alloca` shim, tree-sitter grammars) compiles for
+/// macOS with `zig cc`, which ships the macOS C headers, so no macOS SDK is
+/// needed. Keep it empty; an entry needs its reason.
+pub const EXCEPTIONS: &[(&str, &str)] = &[];
 
 pub const TARGETS: [CrossTarget; 2] = [
     CrossTarget {
@@ -49,6 +36,67 @@ pub const TARGETS: [CrossTarget; 2] = [
         exclude: EXCEPTIONS,
     },
 ];
+
+/// Zig from `PyPI`: its `zig cc` compiles C for macOS without a macOS SDK.
+const ZIG_PIP: &str = "ziglang==0.17.1";
+
+/// Whether `python3 -m ziglang` runs.
+fn zig_ready() -> bool {
+    Command::new("python3")
+        .args(["-m", "ziglang", "version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn install_zig() {
+    println!("cross-check: installing {ZIG_PIP} with pip (zig cc builds C for macOS)");
+    let pip = |extra: &[&str]| {
+        Command::new("python3")
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .args(extra)
+            .arg(ZIG_PIP)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    // Debian's Python refuses system-wide installs unless told otherwise.
+    if !pip(&[]) && !pip(&["--break-system-packages"]) {
+        println!("cross-check: pip could not install {ZIG_PIP}");
+    }
+}
+
+/// The `CC` and `AR` wrappers for the macOS target: `zig cc -target
+/// aarch64-macos`, without the Apple-only flags cc-rs adds (`-arch`,
+/// `--target=`, the minimum-version flag), which zig takes from its target.
+fn macos_c_tools(root: &Path) -> Result<(PathBuf, PathBuf)> {
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let dir = target.join("xtask-cross");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let cc = dir.join("zig-cc-aarch64-macos");
+    let ar = dir.join("zig-ar");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\n\
+         # cc-rs adds Apple flags that zig takes from its -target instead.\n\
+         for a in \"$@\"; do\n\
+         \x20 shift\n\
+         \x20 if [ \"${skip:-}\" = 1 ]; then skip=; continue; fi\n\
+         \x20 case \"$a\" in\n\
+         \x20   -arch) skip=1; continue;;\n\
+         \x20   --target=*|-mmacosx-version-min=*|-mmacos-version-min=*) continue;;\n\
+         \x20 esac\n\
+         \x20 set -- \"$@\" \"$a\"\n\
+         done\n\
+         exec python3 -m ziglang cc -target aarch64-macos \"$@\"\n",
+    )?;
+    std::fs::write(&ar, "#!/bin/sh\nexec python3 -m ziglang ar \"$@\"\n")?;
+    #[cfg(unix)]
+    for tool in [&cc, &ar] {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(tool, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok((cc, ar))
+}
 
 /// The MinGW C compiler and the Debian package that provides it.
 const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
@@ -95,6 +143,9 @@ pub fn install(root: &Path) {
     if !crate::suite::have(MINGW_GCC) {
         crate::suite::apt_install(&[MINGW_PACKAGE]);
     }
+    if !zig_ready() {
+        install_zig();
+    }
 }
 
 /// Checks every target; true when all pass.
@@ -104,6 +155,13 @@ pub fn run(root: &Path, install_first: bool) -> Result<bool> {
     }
     let installed = installed_targets(root);
     let mut ok = true;
+    if !zig_ready() {
+        println!(
+            "cross-check: `python3 -m ziglang` is missing (pip install {ZIG_PIP}); the macOS check needs zig cc"
+        );
+        ok = false;
+    }
+    let (macos_cc, macos_ar) = macos_c_tools(root)?;
     for target in TARGETS {
         if !installed.iter().any(|t| t == target.triple) {
             println!("cross-check: target {} is not installed", target.triple);
@@ -147,6 +205,8 @@ pub fn run(root: &Path, install_first: bool) -> Result<bool> {
                 // Our crates fail on warnings; cargo caps lints of dependencies.
                 .env("RUSTFLAGS", "-D warnings")
                 .env("CC_x86_64_pc_windows_gnu", MINGW_GCC)
+                .env("CC_aarch64_apple_darwin", &macos_cc)
+                .env("AR_aarch64_apple_darwin", &macos_ar)
                 .status()
                 .with_context(|| format!("running cargo check for {}", target.triple))?;
             if !status.success() {
