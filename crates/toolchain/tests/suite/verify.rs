@@ -279,6 +279,19 @@ async fn with_no_other_target_a_broken_config_file_fails_the_parse_check() {
         summary(&records).last().map(String::as_str),
         Some("parse_check:no_target/no_registered_parser")
     );
+    // Source files outside any project: their grammar decides.
+    std::fs::write(ws.join("snippet.rs"), "fn main() { let x = ; }\n").unwrap();
+    let records = run(&ws, &["snippet.rs"]).await;
+    assert_eq!(
+        summary(&records).last().map(String::as_str),
+        Some("parse_check:fail/code_defect")
+    );
+    std::fs::write(ws.join("snippet.rs"), "fn main() { let x = 1; }\n").unwrap();
+    let records = run(&ws, &["snippet.rs"]).await;
+    assert_eq!(
+        summary(&records).last().map(String::as_str),
+        Some("parse_check:pass")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
