@@ -11,6 +11,9 @@ use cocode_core::process::{
     ExitStatus, LaunchError, LaunchIo, LaunchSpec, ProcessLauncher, SandboxProfile,
 };
 use cocode_core::services::{BrickEngine, BrickInfo, ScaffoldError, ScaffoldRequest};
+use cocode_core::workspace::{AppliedBrick, WorkspaceConfig};
+use cocode_workspace::Layout;
+use cocode_workspace::store::config_bytes;
 
 use crate::catalog::BrickCatalog;
 use crate::render::{self, Plan};
@@ -36,6 +39,8 @@ impl std::fmt::Debug for Bricks {
 /// A request checked and rendered, ready to write.
 struct Prepared {
     plan: Plan,
+    /// What the new workspace records as its origin.
+    applied: AppliedBrick,
     parent: PathBuf,
     destination: PathBuf,
 }
@@ -90,8 +95,13 @@ impl Bricks {
         let context =
             render::resolve(&brick.manifest, &folder_name, &req.variables).map_err(reject)?;
         let plan = render::render(&brick.files, &brick.manifest.hooks, &context).map_err(reject)?;
+        let applied = AppliedBrick {
+            name: brick.manifest.name.clone(),
+            version: brick.manifest.version.clone(),
+        };
         Ok(Prepared {
             plan,
+            applied,
             parent,
             destination,
         })
@@ -145,7 +155,12 @@ impl Bricks {
         })
     }
 
-    async fn fill(&self, staging: &mut Staging, plan: &Plan) -> Result<(), String> {
+    async fn fill(
+        &self,
+        staging: &mut Staging,
+        plan: &Plan,
+        applied: &AppliedBrick,
+    ) -> Result<(), String> {
         let timeout = Duration::from_secs(plan.timeout_secs);
         let cwd = staging.path().to_path_buf();
         for hook in &plan.pre {
@@ -159,7 +174,22 @@ impl Bricks {
         for hook in &plan.post {
             self.run_hook(hook, &cwd, timeout).await?;
         }
-        Ok(())
+        // The new workspace knows what it was made from (`applied_bricks`
+        // in its `workspace.json`); it moves into place with everything else.
+        let config = WorkspaceConfig {
+            applied_bricks: vec![applied.clone()],
+            ..WorkspaceConfig::default()
+        };
+        let bytes = config_bytes(&config).map_err(|e| e.to_string())?;
+        let rel = Layout::new(Path::new(""))
+            .config_file()
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        staging
+            .write_file(&rel, &bytes)
+            .map_err(|e| format!("writing {rel}: {e}"))
     }
 }
 
@@ -221,7 +251,10 @@ impl BrickEngine for Bricks {
                 ),
             }
         })?;
-        if let Err(message) = self.fill(&mut staging, &prepared.plan).await {
+        if let Err(message) = self
+            .fill(&mut staging, &prepared.plan, &prepared.applied)
+            .await
+        {
             return Err(ScaffoldError::FailedInProgress {
                 staging_removed: staging.remove(),
                 message,

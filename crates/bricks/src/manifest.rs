@@ -13,6 +13,8 @@ pub const FOLDER_NAME: &str = "folder_name";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
     pub name: String,
+    /// Recorded in the new workspace's `applied_bricks`; `1` when absent.
+    pub version: String,
     pub description: String,
     pub variables: Vec<BrickVariable>,
     pub hooks: Hooks,
@@ -36,6 +38,8 @@ pub struct Hooks {
 #[serde(deny_unknown_fields)]
 struct RawManifest {
     name: String,
+    #[serde(default)]
+    version: Option<String>,
     description: String,
     #[serde(default)]
     variables: Vec<RawVariable>,
@@ -140,6 +144,7 @@ pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
     }
     Ok(Manifest {
         name: raw.name,
+        version: raw.version.unwrap_or_else(|| "1".to_owned()),
         description: raw.description,
         variables,
         hooks: raw.hooks,
@@ -164,6 +169,7 @@ mod tests {
         let m = parse(
             r#"
 name = "demo"
+version = "2.1.0"
 description = "A demo"
 [[variables]]
 name = "crate_name"
@@ -189,6 +195,7 @@ timeout_secs = 20
             m,
             Manifest {
                 name: "demo".into(),
+                version: "2.1.0".into(),
                 description: "A demo".into(),
                 variables: vec![
                     BrickVariable {

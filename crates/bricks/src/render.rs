@@ -206,6 +206,9 @@ fn safe_path(rendered: &str) -> Result<String, String> {
     if rendered.split('/').any(str::is_empty) {
         return Err("empty path segment".to_owned());
     }
+    if normalized.is_in_cocode_dir() {
+        return Err("the .cocode folder belongs to cocode".to_owned());
+    }
     Ok(normalized.as_str().to_owned())
 }
 
@@ -344,6 +347,7 @@ mod tests {
             ("CON", "reserved device name"),
             ("a\\b", "backslash"),
             ("x\0y", "NUL"),
+            (".COCODE/config/workspace.json", "belongs to cocode"),
         ] {
             let ctx = resolve(&m, "d", &BTreeMap::from([("p".into(), value.into())])).unwrap();
             let err = render(&[file("{{ p }}", "x")], &hooks, &ctx).unwrap_err();

@@ -48,6 +48,10 @@ fn tree(dir: &Path) -> BTreeMap<String, String> {
         for entry in fs::read_dir(&d).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
+                // cocode's own folder is checked on its own.
+                if path.file_name().is_some_and(|n| n == ".cocode") {
+                    continue;
+                }
                 stack.push(path);
             } else {
                 let rel = path
@@ -111,7 +115,7 @@ async fn the_built_in_bricks_are_offered_and_scaffold_with_their_defaults() {
     assert_eq!(
         rust,
         BTreeMap::from([
-            (".gitignore".to_owned(), "/target\n".to_owned()),
+            (".gitignore".to_owned(), "/target\n/.cocode/\n".to_owned()),
             (
                 "Cargo.toml".to_owned(),
                 "[package]\nname = \"my-app-rust-bin\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\n"
@@ -138,6 +142,15 @@ async fn the_built_in_bricks_are_offered_and_scaffold_with_their_defaults() {
     assert!(web["index.html"].contains("<title>My App static-web</title>"));
     // Nothing but the five destinations: no staging folder left behind.
     assert_eq!(names(parent.path()).len(), 5);
+    // Each new workspace records the brick it was made from.
+    let ws = cocode_workspace::OpenWorkspace::open(&parent.path().join("My App rust-bin")).unwrap();
+    assert_eq!(
+        ws.config.applied_bricks,
+        [cocode_core::workspace::AppliedBrick {
+            name: "rust-bin".into(),
+            version: "1.0.0".into()
+        }]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -542,9 +542,7 @@ impl HistoryStore {
     /// Writes `workspace.json` (synced; the old file stays until the new one is complete).
     pub fn save_config(&self, config: &WorkspaceConfig) -> Result<(), StoreError> {
         let path = self.layout.config_file();
-        let mut bytes =
-            serde_json::to_vec_pretty(config).map_err(|e| StoreError::Index(e.to_string()))?;
-        bytes.push(b'\n');
+        let bytes = config_bytes(config)?;
         disk::write_atomic_synced(&path, &bytes).map_err(|e| io_err("writing config", &path, &e))
     }
 
@@ -664,4 +662,13 @@ impl SnapshotStore for HistoryStore {
             load(after)?.as_deref(),
         ))
     }
+}
+
+/// The bytes of `workspace.json` for `config` (the one place its format is
+/// written; a new workspace made from a brick starts with it too).
+pub fn config_bytes(config: &WorkspaceConfig) -> Result<Vec<u8>, StoreError> {
+    let mut bytes =
+        serde_json::to_vec_pretty(config).map_err(|e| StoreError::Index(e.to_string()))?;
+    bytes.push(b'\n');
+    Ok(bytes)
 }
