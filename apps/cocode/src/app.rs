@@ -66,6 +66,9 @@ pub struct AgentPanel {
     pub detail: Option<crate::host::review::TaskDetail>,
     pub note: Option<String>,
     pub error: Option<String>,
+    /// Agent-command confinement and the proxy port, once the workspace's
+    /// host is open.
+    pub sandbox: Option<(cocode_core::process::Confinement, u16)>,
 }
 
 impl Default for AgentPanel {
@@ -88,6 +91,7 @@ impl Default for AgentPanel {
             detail: None,
             note: None,
             error: None,
+            sandbox: None,
         }
     }
 }
@@ -118,6 +122,10 @@ impl AgentPanel {
             E::AcpAgents(agents) => self.acp_agents = agents,
             E::Detail(d) => self.detail = Some(d),
             E::Note(n) => self.note = Some(n),
+            E::Sandbox {
+                confinement,
+                proxy_port,
+            } => self.sandbox = Some((confinement, proxy_port)),
             E::Error(e) => {
                 self.error = Some(e);
                 self.running = false;
@@ -368,12 +376,20 @@ impl CocodeApp {
     }
 
     fn status_bar(&self, ui: &mut egui::Ui) {
-        ui.horizontal(|ui| match &self.workspace {
-            Some(ws) => {
-                ui.label(ws.root.display().to_string());
-            }
-            None => {
+        ui.horizontal(|ui| {
+            let Some(ws) = &self.workspace else {
                 ui.label("No folder open");
+                return;
+            };
+            ui.label(ws.root.display().to_string());
+            if self.agent.running {
+                ui.separator();
+                ui.label("Task running");
+            }
+            if let Some((confinement, port)) = &self.agent.sandbox {
+                ui.separator();
+                let (text, tone, hover) = sandbox_status(confinement, *port);
+                cocode_ui::badge(ui, &text, tone).on_hover_text(hover);
             }
         });
     }
@@ -696,6 +712,32 @@ impl CocodeApp {
             }
             None => self.dock.push_to_focused_leaf(panel),
         }
+    }
+}
+
+/// The status bar's sandbox badge: what confines agent commands here, and
+/// the proxy they must go through.
+pub fn sandbox_status(
+    confinement: &cocode_core::process::Confinement,
+    port: u16,
+) -> (String, cocode_ui::Tone, String) {
+    use cocode_core::process::Confinement;
+    match confinement {
+        Confinement::Landlock => (
+            format!("Landlock active · proxy :{port}"),
+            cocode_ui::Tone::Success,
+            "Agent commands write only inside the workspace and reach the network only through the policy proxy.".to_owned(),
+        ),
+        Confinement::Seatbelt => (
+            format!("Seatbelt active · proxy :{port}"),
+            cocode_ui::Tone::Success,
+            "Agent commands run under a Seatbelt profile and reach the network only through the policy proxy.".to_owned(),
+        ),
+        Confinement::Unconfined { reason } => (
+            format!("Proxy only · proxy :{port}"),
+            cocode_ui::Tone::Warning,
+            format!("Agent commands are not confined by the OS ({reason}); their network goes through the policy proxy."),
+        ),
     }
 }
 

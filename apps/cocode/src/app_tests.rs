@@ -315,6 +315,47 @@ fn a_task_left_running_by_an_earlier_session_is_failed_when_the_folder_opens() {
         h.state().agent.note.as_deref(),
         Some("1 task(s) were interrupted when cocode last stopped and are marked failed")
     );
+    // The status bar says how agent commands are confined on this machine.
+    let (confinement, port) = h.state().agent.sandbox.clone().unwrap();
+    assert_eq!(confinement, cocode_toolchain::confine::available());
+    h.get_by_label(&sandbox_status(&confinement, port).0);
+}
+
+#[test]
+fn the_sandbox_badge_names_the_confinement_and_the_proxy_port() {
+    use cocode_core::process::Confinement;
+    use cocode_ui::Tone;
+    let cases = [
+        (
+            Confinement::Landlock,
+            "Landlock active · proxy :4100",
+            Tone::Success,
+        ),
+        (
+            Confinement::Seatbelt,
+            "Seatbelt active · proxy :4100",
+            Tone::Success,
+        ),
+        (
+            Confinement::Unconfined {
+                reason: "Windows has no confinement cocode can use".into(),
+            },
+            "Proxy only · proxy :4100",
+            Tone::Warning,
+        ),
+    ];
+    for (confinement, text, tone) in cases {
+        let (shown, shown_tone, hover) = sandbox_status(&confinement, 4100);
+        assert_eq!((shown.as_str(), shown_tone), (text, tone));
+        assert!(!hover.is_empty());
+    }
+    let (_, _, hover) = sandbox_status(
+        &Confinement::Unconfined {
+            reason: "no Landlock".into(),
+        },
+        1,
+    );
+    assert!(hover.contains("(no Landlock)"), "{hover}");
 }
 
 #[test]

@@ -79,6 +79,12 @@ pub enum ServiceEvent {
     /// The external (ACP) agents the workspace can run: (id, name).
     AcpAgents(Vec<(String, String)>),
     Detail(TaskDetail),
+    /// How agent commands are confined here and the policy proxy's port,
+    /// for the status bar.
+    Sandbox {
+        confinement: cocode_core::process::Confinement,
+        proxy_port: u16,
+    },
     /// A short outcome line (rollbacks).
     Note(String),
     Error(String),
@@ -259,6 +265,10 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
         Ok(_) => {}
         Err(e) => out.send(ServiceEvent::Error(format!("interrupted tasks: {e}"))),
     }
+    out.send(ServiceEvent::Sandbox {
+        confinement: host.launcher.agent_confinement(),
+        proxy_port: host.proxy.port(),
+    });
     out.send(ServiceEvent::Tasks(rows(&host)));
     out.send(acp_agents(&host).await);
     forward_approvals(&host, &out);
