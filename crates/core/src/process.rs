@@ -14,12 +14,13 @@ use crate::workspace::HostPattern;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxProfileKind {
-    /// ACP agents, `terminal.run`, verification, brick hooks: env whitelist,
-    /// policy proxy required, OS confinement where available.
+    /// ACP agents, `terminal.run`, verification: env whitelist, policy
+    /// proxy required, OS confinement where available.
     Agent,
     /// The person's own terminal: env whitelist, not proxied, not confined.
     HumanTerminal,
-    /// LSP servers and formatters: env whitelist, not proxied, not confined.
+    /// LSP servers, formatters and the hooks of a brick the person chose:
+    /// env whitelist, not proxied, not confined.
     Tool,
 }
 

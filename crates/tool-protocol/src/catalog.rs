@@ -206,7 +206,11 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                     "revision": {"type": "string"},
                     "startLine": {"type": "integer"},
                     "endLine": {"type": "integer"},
-                    "totalLines": {"type": "integer"}
+                    "totalLines": {"type": "integer"},
+                    "unsaved": {
+                        "type": "boolean",
+                        "description": "Present and true when the content is the editor's unsaved text, which differs from the file on disk; the file cannot be edited until it is saved or discarded."
+                    }
                 }
             })),
             READ_ONLY,
