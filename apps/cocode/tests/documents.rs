@@ -3,6 +3,7 @@
 //! the open document's text, and an edit based on it is refused with a
 //! clear reason instead of overwriting the file on disk.
 #![expect(clippy::disallowed_methods, reason = "the test builds a workspace")]
+#![expect(clippy::unwrap_used, reason = "test code")]
 
 use std::sync::Arc;
 
@@ -40,13 +41,11 @@ async fn call(host: &TaskHost, tool: &str, args: Value) -> cocode_tool_protocol:
         .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn agents_read_the_unsaved_text_and_cannot_edit_under_it() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "on disk\n").unwrap();
+/// A host of the workspace at `dir` sharing its open documents with the test.
+async fn open_host(dir: &std::path::Path) -> (TaskHost, Arc<OpenDocuments>) {
     let documents = Arc::new(OpenDocuments::new());
     let host = TaskHost::open(
-        dir.path(),
+        dir,
         HostOptions {
             vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),
             providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
@@ -57,6 +56,14 @@ async fn agents_read_the_unsaved_text_and_cannot_edit_under_it() {
     )
     .await
     .unwrap();
+    (host, documents)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_read_the_unsaved_text_and_cannot_edit_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "on disk\n").unwrap();
+    let (host, documents) = open_host(dir.path()).await;
     let queue = Arc::clone(host.tools.approvals());
     let mut approvals = queue.subscribe();
     tokio::spawn(async move {
@@ -142,19 +149,7 @@ async fn a_person_saves_an_open_document_unless_an_agent_edit_holds_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/lib.rs"), "fn a() {}\r\n").unwrap();
-    let documents = Arc::new(OpenDocuments::new());
-    let host = TaskHost::open(
-        dir.path(),
-        HostOptions {
-            vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),
-            providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
-            retry: cocode_agent::RetryPolicy::default(),
-            limits: cocode_agent::LoopLimits::default(),
-            documents: Arc::clone(&documents),
-        },
-    )
-    .await
-    .unwrap();
+    let (host, documents) = open_host(dir.path()).await;
     let options = NormalizeOptions::native(host.workspace.workspace.case);
     let path = normalize("src/lib.rs", options).unwrap();
     assert_eq!(

@@ -16,9 +16,11 @@ use cocode_core::services::{BrickEngine, ScaffoldError, ScaffoldRequest};
 use cocode_toolchain::{Launcher, WritableRoots};
 use pretty_assertions::assert_eq;
 
-fn engine(extra: Option<&Path>) -> Bricks {
+/// The built-in bricks plus those in `extra`, with hooks run by the real
+/// launcher.
+fn engine_with(extra: &[&Path]) -> Bricks {
     let mut catalog = BrickCatalog::builtin().unwrap();
-    if let Some(dir) = extra {
+    for dir in extra {
         assert_eq!(catalog.add_folder(dir).problems, []);
     }
     let launcher = Launcher::new(
@@ -27,6 +29,10 @@ fn engine(extra: Option<&Path>) -> Bricks {
         WritableRoots::default(),
     );
     Bricks::new(catalog, Arc::new(launcher))
+}
+
+fn engine(extra: Option<&Path>) -> Bricks {
+    engine_with(extra.as_slice())
 }
 
 fn request(brick: &str, destination: PathBuf, vars: &[(&str, &str)]) -> ScaffoldRequest {
@@ -285,15 +291,7 @@ async fn a_template_colliding_with_a_pre_hook_file_or_a_missing_program_fails_cl
         "name = \"missing\"\ndescription = \"d\"\n[hooks]\npost = [[\"cocode-no-such-program\"]]\n",
         &[("a.txt", "a")],
     );
-    let mut catalog = BrickCatalog::builtin().unwrap();
-    assert_eq!(catalog.add_folder(&collide).added, ["collide"]);
-    assert_eq!(catalog.add_folder(&missing).added, ["missing"]);
-    let launcher = Launcher::new(
-        tokio::runtime::Handle::current(),
-        None,
-        WritableRoots::default(),
-    );
-    let engine = Bricks::new(catalog, Arc::new(launcher));
+    let engine = engine_with(&[&collide, &missing]);
     let parent = tempfile::tempdir().unwrap();
     for (brick, expected) in [("collide", "main.txt"), ("missing", "program not found")] {
         let result = engine
