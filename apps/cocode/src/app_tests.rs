@@ -44,6 +44,13 @@ fn without_a_folder_the_explorer_offers_to_open_one() {
     h.run_steps(2);
     assert!(h.state().dialog.is_some());
     h.get_by_label("Open Folder");
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    // A new workspace can start from a brick right there too.
+    h.get_by_label("New from Brick…").click();
+    h.run_steps(2);
+    assert!(h.state().new_brick.is_some());
+    h.get_by_label("New Workspace from Brick");
 }
 
 #[test]

@@ -95,6 +95,9 @@ pub fn show(ui: &mut Ui, workspace: Option<&WorkspaceView>, commands: &mut Vec<C
             if ui.button("Open Folder…").clicked() {
                 commands.push(Command::ShowOpenFolder);
             }
+            if ui.button("New from Brick…").clicked() {
+                commands.push(Command::ShowNewFromBrick);
+            }
         });
         return;
     };
