@@ -51,11 +51,7 @@ pub fn engine(launcher: Arc<dyn ProcessLauncher>) -> anyhow::Result<Bricks> {
 /// `cocode bricks`: every brick with its variables and defaults.
 pub fn list(out: &mut dyn Write) -> anyhow::Result<u8> {
     let (catalog, problems) = catalog()?;
-    let rt = crate::host::runtime()?;
-    let _guard = rt.enter();
-    let launcher = Launcher::new(rt.handle().clone(), None, WritableRoots::default());
-    let engine = Bricks::new(catalog, Arc::new(launcher));
-    for brick in engine.bricks() {
+    for brick in catalog.infos() {
         writeln!(out, "{} — {}", brick.name, brick.description)?;
         for var in &brick.variables {
             let kind = match var.kind {

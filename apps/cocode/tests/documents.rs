@@ -41,6 +41,19 @@ async fn call(host: &TaskHost, tool: &str, args: Value) -> cocode_tool_protocol:
         .await
 }
 
+/// Types `text` at the start of the open document `path`, unsaved.
+fn type_at_start(documents: &OpenDocuments, path: &cocode_core::NormalizedPath, text: &str) {
+    documents
+        .with_document(path, |d| {
+            d.apply(
+                &ChangeSet::single(Change::insert(0, text)).unwrap(),
+                EditKind::Other,
+            )
+        })
+        .unwrap()
+        .unwrap();
+}
+
 /// A host of the workspace at `dir` sharing its open documents with the test.
 async fn open_host(dir: &std::path::Path) -> (TaskHost, Arc<OpenDocuments>) {
     let documents = Arc::new(OpenDocuments::new());
@@ -87,15 +100,7 @@ async fn agents_read_the_unsaved_text_and_cannot_edit_under_it() {
     assert_eq!(content.get("unsaved"), None);
 
     // Typed in the editor, not saved: both agent kinds read the editor's text.
-    documents
-        .with_document(&path, |d| {
-            d.apply(
-                &ChangeSet::single(Change::insert(0, "typed, ")).unwrap(),
-                EditKind::Other,
-            )
-        })
-        .unwrap()
-        .unwrap();
+    type_at_start(&documents, &path, "typed, ");
     let read = call(&host, catalog::READ_FILE, json!({"path": "notes.txt"})).await;
     let content = read.structured_content.unwrap();
     assert_eq!(content["content"], "typed, on disk\n");
@@ -157,15 +162,7 @@ async fn a_person_saves_an_open_document_unless_an_agent_edit_holds_it() {
         Err(SaveError::NotOpen("src/lib.rs".into()))
     );
     documents.open(path.clone(), "fn a() {}\r\n");
-    documents
-        .with_document(&path, |d| {
-            d.apply(
-                &ChangeSet::single(Change::insert(0, "pub ")).unwrap(),
-                EditKind::Other,
-            )
-        })
-        .unwrap()
-        .unwrap();
+    type_at_start(&documents, &path, "pub ");
 
     // An agent's edit holds the folder: the save is refused, nothing written.
     let ctx = TaskContext {

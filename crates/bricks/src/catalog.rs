@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use cocode_core::services::BrickInfo;
 use include_dir::{Dir, include_dir};
 
 use crate::manifest::{self, Manifest};
@@ -148,6 +149,17 @@ impl BrickCatalog {
     /// The bricks in name order.
     pub fn iter(&self) -> impl Iterator<Item = &Brick> {
         self.bricks.values()
+    }
+
+    /// What each brick offers, in name order.
+    pub fn infos(&self) -> Vec<BrickInfo> {
+        self.iter()
+            .map(|b| BrickInfo {
+                name: b.manifest.name.clone(),
+                description: b.manifest.description.clone(),
+                variables: b.manifest.variables.clone(),
+            })
+            .collect()
     }
 }
 

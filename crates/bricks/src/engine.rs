@@ -214,14 +214,7 @@ fn folder_name(destination: &Path) -> Result<String, String> {
 #[async_trait::async_trait]
 impl BrickEngine for Bricks {
     fn bricks(&self) -> Vec<BrickInfo> {
-        self.catalog
-            .iter()
-            .map(|b| BrickInfo {
-                name: b.manifest.name.clone(),
-                description: b.manifest.description.clone(),
-                variables: b.manifest.variables.clone(),
-            })
-            .collect()
+        self.catalog.infos()
     }
 
     fn validate(&self, req: &ScaffoldRequest) -> Result<(), ScaffoldError> {

@@ -136,6 +136,10 @@ pub trait BrickEngine: Send + Sync {
 /// Unsaved editor text, which wins over disk when an agent reads a file.
 pub trait TextDocumentSource: Send + Sync {
     fn unsaved_text(&self, path: &NormalizedPath) -> Option<String>;
+    /// Whether `path` has unsaved text, without copying it.
+    fn has_unsaved(&self, path: &NormalizedPath) -> bool {
+        self.unsaved_text(path).is_some()
+    }
 }
 
 /// One semantic token in absolute coordinates.

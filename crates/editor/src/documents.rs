@@ -112,6 +112,14 @@ impl TextDocumentSource for OpenDocuments {
             .filter(|e| e.doc.is_dirty())
             .map(|e| e.doc.text())
     }
+
+    fn has_unsaved(&self, path: &NormalizedPath) -> bool {
+        self.entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .is_some_and(|e| e.doc.is_dirty())
+    }
 }
 
 impl SemanticTokenSink for OpenDocuments {
@@ -165,9 +173,11 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(docs.unsaved_text(&p).as_deref(), Some("pub fn a() {}\n"));
+        assert!(docs.has_unsaved(&p));
         assert_eq!(docs.dirty_paths(), vec![p.clone()]);
         docs.with_document(&p, Document::mark_saved).unwrap();
         assert_eq!(docs.unsaved_text(&p), None);
+        assert!(!docs.has_unsaved(&p));
         assert_eq!(docs.unsaved_text(&path("other.rs")), None);
         assert!(docs.close(&p).is_some());
         assert!(!docs.is_open(&p));

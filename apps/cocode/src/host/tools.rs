@@ -290,7 +290,7 @@ impl WorkspaceTools {
         if actual.as_deref() != Some(expected) {
             // A read returns the editor's unsaved text and its revision; the
             // edit would replace the file on disk, which differs.
-            let message = if self.documents.unsaved_text(path).is_some() {
+            let message = if self.documents.has_unsaved(path) {
                 "the file has unsaved changes in the editor; they must be saved or discarded before it can be edited"
             } else {
                 "the file changed since it was read; read it again"

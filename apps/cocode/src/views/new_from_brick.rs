@@ -117,14 +117,9 @@ fn variable_row(
                 });
         }
         BrickVariableKind::String | BrickVariableKind::Integer => {
-            let mut text = dialog.values.get(&var.name).cloned().unwrap_or_default();
+            let value = dialog.values.get(&var.name).map_or("", String::as_str);
             let hint = dialog.default_of(var).unwrap_or_default();
-            let edit = ui.add(
-                egui::TextEdit::singleline(&mut text)
-                    .desired_width(f32::INFINITY)
-                    .hint_text(hint),
-            );
-            if edit.changed() {
+            if let (Some(text), _) = text_field(ui, value, &hint) {
                 set(text);
             }
         }
@@ -179,6 +174,7 @@ fn footer(ui: &mut Ui, dialog: &NewFromBrickDialog, commands: &mut Vec<Command>)
     });
 }
 
+/// A labelled single-line field in the grid.
 fn text_row(
     ui: &mut Ui,
     label: &str,
@@ -187,15 +183,21 @@ fn text_row(
     mut changed: impl FnMut(String),
 ) -> egui::Response {
     ui.label(label);
+    let (text, response) = text_field(ui, value, hint);
+    if let Some(text) = text {
+        changed(text);
+    }
+    ui.end_row();
+    response
+}
+
+/// A full-width single-line field: the new text when it changed.
+fn text_field(ui: &mut Ui, value: &str, hint: &str) -> (Option<String>, egui::Response) {
     let mut text = value.to_owned();
     let response = ui.add(
         egui::TextEdit::singleline(&mut text)
             .desired_width(f32::INFINITY)
             .hint_text(hint),
     );
-    if response.changed() {
-        changed(text);
-    }
-    ui.end_row();
-    response
+    (response.changed().then_some(text), response)
 }
