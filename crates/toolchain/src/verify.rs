@@ -215,10 +215,15 @@ fn plan_cargo(method: VerificationMethod, project: &Project, target_dir: &Path) 
     };
     let mut env = BTreeMap::new();
     // Build output goes to the temp folder, which agent children may write,
-    // never into the workspace.
+    // never into the workspace: one folder per project, kept between runs
+    // and app sessions so later verifications build incrementally and temp
+    // does not fill with a new copy per run.
     env.insert(
         "CARGO_TARGET_DIR".to_owned(),
-        target_dir.to_string_lossy().into_owned(),
+        target_dir
+            .join(project_target_name(&project.dir))
+            .to_string_lossy()
+            .into_owned(),
     );
     Some(Planned::Run(Step {
         argv: argv(parts),
@@ -226,6 +231,33 @@ fn plan_cargo(method: VerificationMethod, project: &Project, target_dir: &Path) 
         env,
         reading,
     }))
+}
+
+/// A stable folder name for one project's build output: its folder name
+/// (readable in a listing) and a hash of its full path (unique).
+fn project_target_name(dir: &Path) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(dir.as_os_str().as_encoded_bytes());
+    let hash = digest[..8].iter().fold(String::new(), |mut out, b| {
+        use std::fmt::Write as _;
+        let _ = write!(out, "{b:02x}");
+        out
+    });
+    let name: String = dir
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    format!("{name}-{hash}")
 }
 
 fn plan_python(
@@ -489,14 +521,14 @@ impl OrchestratingVerificationRunner {
             parsers,
             limits,
             blocked_hosts,
-            target_dir: std::env::temp_dir()
-                .join(format!("cocode-verify-target-{}", std::process::id())),
+            target_dir: std::env::temp_dir().join("cocode-verify-target"),
             baselines: Mutex::new(HashMap::new()),
             raw: Mutex::new(RawOutputBuffer::new(8 * 1024 * 1024)),
         }
     }
 
-    /// Where Cargo builds go (outside the workspace).
+    /// The folder under which Cargo builds go, one subfolder per project
+    /// (outside the workspace).
     #[must_use]
     pub fn with_target_dir(mut self, dir: PathBuf) -> Self {
         self.target_dir = dir;
@@ -868,6 +900,30 @@ mod tests {
             ),
             0
         );
+    }
+
+    #[test]
+    fn each_cargo_project_builds_in_its_own_lasting_folder_under_the_base() {
+        let base = Path::new("/tmp/base");
+        let target_of = |dir: &str| {
+            let project = Project {
+                kind: ProjectKind::Cargo,
+                dir: PathBuf::from(dir),
+            };
+            let Some(Planned::Run(step)) = plan_cargo(VerificationMethod::Build, &project, base)
+            else {
+                panic!("cargo build is planned");
+            };
+            PathBuf::from(&step.env["CARGO_TARGET_DIR"])
+        };
+        let a = target_of("/home/me/작업 공간");
+        assert_eq!(a.parent(), Some(base));
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("작업_공간-"), "{name}");
+        assert_eq!(name.len(), "작업_공간-".len() + 16);
+        // The same project always gets the same folder; another one, another.
+        assert_eq!(target_of("/home/me/작업 공간"), a);
+        assert_ne!(target_of("/home/you/작업 공간"), a);
     }
 
     #[test]
