@@ -39,9 +39,6 @@ use crate::hosts::{HostPolicy, HostRefused, normalize_host};
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
-/// Copy buffer per direction of a CONNECT tunnel.
-const TUNNEL_BUF: usize = 256 * 1024;
-
 /// Hosts refused per task, each once, in memory.
 #[derive(Debug, Default)]
 pub struct BlockedHostLog {
@@ -360,28 +357,24 @@ async fn connect_tunnel(
             return;
         };
         // Back to the plain socket (and whatever the client sent early), so
-        // the tunnel copies socket to socket with large buffers.
+        // the tunnel moves bytes socket to socket.
         match upgraded.downcast::<TokioIo<TcpStream>>() {
             Ok(parts) => {
-                let mut client = parts.io.into_inner();
+                let client = parts.io.into_inner();
                 if !parts.read_buf.is_empty() && server.write_all(&parts.read_buf).await.is_err() {
                     return;
                 }
-                let _ = tokio::io::copy_bidirectional_with_sizes(
-                    &mut client,
-                    &mut server,
-                    TUNNEL_BUF,
-                    TUNNEL_BUF,
-                )
-                .await;
+                if let Err(e) = crate::tunnel::pump(client, server) {
+                    tracing::warn!("tunnel not started: {e}");
+                }
             }
             Err(upgraded) => {
                 let mut client = TokioIo::new(upgraded);
                 let _ = tokio::io::copy_bidirectional_with_sizes(
                     &mut client,
                     &mut server,
-                    TUNNEL_BUF,
-                    TUNNEL_BUF,
+                    crate::tunnel::COPY_BUF,
+                    crate::tunnel::COPY_BUF,
                 )
                 .await;
             }
