@@ -78,13 +78,31 @@ pub(crate) fn write_atomic_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
-/// Appends one or more complete lines in one write. When the write fails
-/// part-way, the file is cut back to its old length so a later line never
-/// glues onto half of this one (a crash mid-write is handled by
-/// [`repair_torn_tail`] during recovery).
-pub(crate) fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+/// Appends one or more complete lines in one write, creating the file's
+/// folder when missing and starting a new (empty) file with `header`. When
+/// the write fails part-way, the file is cut back to its old length so a
+/// later line never glues onto half of this one (a crash mid-write is
+/// handled by [`repair_torn_tail`] during recovery).
+pub(crate) fn append(path: &Path, header: Option<&[u8]>, bytes: &[u8]) -> io::Result<()> {
+    let open = || OpenOptions::new().create(true).append(true).open(path);
+    let mut file = match open() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                fs::create_dir_all(dir)?;
+            }
+            open()?
+        }
+        other => other?,
+    };
     let before = file.metadata()?.len();
+    let joined;
+    let bytes = match header {
+        Some(header) if before == 0 => {
+            joined = [header, bytes].concat();
+            &joined[..]
+        }
+        _ => bytes,
+    };
     let written = file.write_all(bytes).and_then(|()| file.flush());
     if written.is_err() {
         let _ = file.set_len(before);
@@ -220,6 +238,15 @@ pub(crate) enum EntryKind {
     Other,
 }
 
+/// What [`SafeRoot::entry`] found at a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// A regular file and its content.
+    File(Vec<u8>),
+    /// Anything else (never a `File`).
+    Other(EntryKind),
+}
+
 /// A workspace file staged next to its target, waiting for [`SafeRoot::commit`].
 #[derive(Debug)]
 pub(crate) struct Staged {
@@ -241,8 +268,8 @@ pub(crate) struct SafeRoot {
 
 #[cfg(unix)]
 mod unix {
-    use super::{EntryKind, SafeRoot, Staged};
-    use rustix::fd::{AsFd, OwnedFd};
+    use super::{Entry, EntryKind, SafeRoot, Staged};
+    use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
     use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
     use rustix::io::Errno;
     use std::fs::File;
@@ -260,6 +287,30 @@ mod unix {
         }
     }
 
+    /// A directory handle: the root's own, or one opened below it.
+    enum DirFd<'a> {
+        Root(BorrowedFd<'a>),
+        Owned(OwnedFd),
+    }
+
+    impl AsFd for DirFd<'_> {
+        fn as_fd(&self) -> BorrowedFd<'_> {
+            match self {
+                Self::Root(fd) => *fd,
+                Self::Owned(fd) => fd.as_fd(),
+            }
+        }
+    }
+
+    fn kind_of(st: &rfs::Stat) -> EntryKind {
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => EntryKind::File,
+            FileType::Directory => EntryKind::Dir,
+            FileType::Symlink => EntryKind::Symlink,
+            _ => EntryKind::Other,
+        }
+    }
+
     const DIR_FLAGS: OFlags = OFlags::RDONLY
         .union(OFlags::DIRECTORY)
         .union(OFlags::NOFOLLOW)
@@ -272,9 +323,8 @@ mod unix {
         }
 
         /// Opens the directory `dir` (segments), optionally creating missing ones.
-        fn dir(&self, dir: &[String], create: bool) -> io::Result<OwnedFd> {
-            let mut current =
-                rfs::openat(self.fd.as_fd(), ".", DIR_FLAGS, Mode::empty()).map_err(map)?;
+        fn dir(&self, dir: &[String], create: bool) -> io::Result<DirFd<'_>> {
+            let mut current = DirFd::Root(self.fd.as_fd());
             for segment in dir {
                 let next = match rfs::openat(
                     current.as_fd(),
@@ -296,9 +346,38 @@ mod unix {
                     }
                     other => other.map_err(map)?,
                 };
-                current = next;
+                current = DirFd::Owned(next);
             }
             Ok(current)
+        }
+
+        /// What is at `name`: a regular file's content, another kind, or
+        /// nothing. One walk down the directories for both questions.
+        pub(crate) fn entry(&self, dir: &[String], name: &str) -> io::Result<Option<Entry>> {
+            let d = match self.dir(dir, false) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let kind = match rfs::statat(d.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => kind_of(&st),
+                Err(Errno::NOENT) => return Ok(None),
+                Err(e) => return Err(map(e)),
+            };
+            if kind != EntryKind::File {
+                return Ok(Some(Entry::Other(kind)));
+            }
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
+                Ok(fd) => {
+                    let mut file = File::from(fd);
+                    let mut bytes = Vec::new();
+                    file.read_to_end(&mut bytes)?;
+                    Ok(Some(Entry::File(bytes)))
+                }
+                Err(Errno::NOENT) => Ok(None),
+                Err(e) => Err(map(e)),
+            }
         }
 
         pub(crate) fn kind(&self, dir: &[String], name: &str) -> io::Result<Option<EntryKind>> {
@@ -308,12 +387,7 @@ mod unix {
                 Err(e) => return Err(e),
             };
             match rfs::statat(d.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => Ok(Some(match FileType::from_raw_mode(st.st_mode) {
-                    FileType::RegularFile => EntryKind::File,
-                    FileType::Directory => EntryKind::Dir,
-                    FileType::Symlink => EntryKind::Symlink,
-                    _ => EntryKind::Other,
-                })),
+                Ok(st) => Ok(Some(kind_of(&st))),
                 Err(Errno::NOENT) => Ok(None),
                 Err(e) => Err(map(e)),
             }
@@ -451,7 +525,7 @@ mod portable {
     //! `symlink_metadata` just before use. A window between the check and the
     //! write remains (Windows has no `openat`); Windows needs administrator
     //! rights or developer mode to create symlinks at all.
-    use super::{EntryKind, SafeRoot, Staged};
+    use super::{Entry, EntryKind, SafeRoot, Staged};
     use std::fs::{self, OpenOptions};
     use std::io::{self, Write};
     use std::path::{Path, PathBuf};
@@ -502,6 +576,17 @@ mod portable {
                 })),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(e),
+            }
+        }
+
+        pub(crate) fn entry(&self, dir: &[String], name: &str) -> io::Result<Option<Entry>> {
+            match self.kind(dir, name)? {
+                None => Ok(None),
+                Some(EntryKind::File) => match self.read(dir, name)? {
+                    Some(bytes) => Ok(Some(Entry::File(bytes))),
+                    None => Ok(None),
+                },
+                Some(kind) => Ok(Some(Entry::Other(kind))),
             }
         }
 
@@ -697,8 +782,23 @@ mod tests {
         let p = dir.path().join("index.jsonl");
         fs::write(&p, b"{\"a\":1}\n{\"b\":").unwrap();
         assert!(repair_torn_tail(&p).unwrap());
-        append(&p, b"{\"c\":3}\n").unwrap();
+        append(&p, Some(b"{\"h\":0}\n"), b"{\"c\":3}\n").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
         assert!(!repair_torn_tail(&p).unwrap());
+    }
+
+    #[test]
+    fn an_append_creates_the_folder_and_heads_only_a_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("files/k/versions.jsonl");
+        append(&p, Some(b"{\"path\":\"a\"}\n"), b"1\n").unwrap();
+        append(&p, Some(b"{\"path\":\"a\"}\n"), b"2\n").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"path\":\"a\"}\n1\n2\n");
+        // A file left empty (created, nothing written) still gets its header.
+        let empty = dir.path().join("files/e/versions.jsonl");
+        fs::create_dir_all(empty.parent().unwrap()).unwrap();
+        fs::write(&empty, b"").unwrap();
+        append(&empty, Some(b"{\"path\":\"e\"}\n"), b"1\n").unwrap();
+        assert_eq!(fs::read_to_string(&empty).unwrap(), "{\"path\":\"e\"}\n1\n");
     }
 }

@@ -36,7 +36,7 @@ use cocode_core::snapshot::{
 };
 use cocode_core::workspace::RetentionConfig;
 
-use crate::disk::{self, EntryKind, SafeRoot, Staged};
+use crate::disk::{self, Entry, EntryKind, SafeRoot, Staged};
 use crate::layout::Layout;
 use crate::policy::{PathPolicy, Resolved, TestPatterns};
 use crate::retention::{self, RetentionPlan, RetentionTrigger, TaskHistory, TaskLife};
@@ -441,10 +441,14 @@ impl Gate {
         bytes: &[u8],
     ) -> Result<(), GateError> {
         let target = self.policy.resolve("write", path)?;
-        let base = match self.kind(&target)? {
+        let found = self
+            .disk
+            .entry(&target.dir, &target.name)
+            .map_err(|e| disk_failed("write", &target.path, &e))?;
+        let base = match found {
             None => None,
-            Some(EntryKind::File) => Some(self.read(&target, "write")?),
-            Some(_) => {
+            Some(Entry::File(bytes)) => Some(bytes),
+            Some(Entry::Other(_)) => {
                 return Err(refuse(
                     WorkspaceErrorCode::FileTypeConflict,
                     "write",
@@ -907,7 +911,8 @@ impl Gate {
             },
         );
         for t in plan.transitions() {
-            st.sweep.refresh(self.layout.workspace_root(), &t.path);
+            st.sweep
+                .record(self.layout.workspace_root(), &t.path, t.after);
         }
         Ok(records)
     }
@@ -1093,12 +1098,9 @@ impl Gate {
         let Some((name, dir)) = segments.split_last() else {
             return Err(());
         };
-        match self.disk.kind(dir, name) {
+        match self.disk.entry(dir, name) {
             Ok(None) => Ok(None),
-            Ok(Some(EntryKind::File)) => match self.disk.read(dir, name) {
-                Ok(Some(bytes)) => Ok(Some(ContentHash::of(&bytes))),
-                _ => Err(()),
-            },
+            Ok(Some(Entry::File(bytes))) => Ok(Some(ContentHash::of(&bytes))),
             _ => Err(()),
         }
     }
@@ -1532,6 +1534,8 @@ impl Gate {
             // After a restart the staged files may be missing or torn.
             self.restage_rollback(st, journal, &order)?;
         }
+        // Staging files their rename did not consume (items already at target).
+        let mut leftover: Vec<&str> = Vec::new();
         for (n, item) in order.into_iter().enumerate() {
             if n > 0 {
                 fail::fail_point!("rollback::between_items");
@@ -1539,7 +1543,10 @@ impl Gate {
             // Checked right before each change: a file someone else changed
             // meanwhile is never overwritten.
             match self.current(&item.path) {
-                Ok(cur) if cur == item.target => continue,
+                Ok(cur) if cur == item.target => {
+                    leftover.extend(item.staging.as_deref());
+                    continue;
+                }
                 Ok(cur) if cur == item.prior => {}
                 _ => return Err(item.path.clone()),
             }
@@ -1564,8 +1571,7 @@ impl Gate {
             self.note_dirs_of(st, &full);
         }
         fail::fail_point!("rollback::after_apply");
-        for staging in journal.items.iter().filter_map(|i| i.staging.as_deref()) {
-            // Consumed by its rename unless the item was already at target.
+        for staging in leftover {
             let segments: Vec<String> = staging.split('/').map(ToOwned::to_owned).collect();
             if let Some((name, dir)) = segments.split_last() {
                 let _ = self.disk.unlink(dir, name);
@@ -1593,7 +1599,8 @@ impl Gate {
         }
         for item in &journal.items {
             st.exclusion.remove(&item.path);
-            st.sweep.refresh(self.layout.workspace_root(), &item.path);
+            st.sweep
+                .record(self.layout.workspace_root(), &item.path, item.target);
         }
         st.tasks.remove(&journal.task_id);
         Ok(())

@@ -5,7 +5,7 @@
 //! The store only appends and adds; what to append and when is decided by the
 //! gate (the write-commit protocol) and by recovery.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -189,11 +189,15 @@ impl HistoryStore {
         let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(bytes)
             .and_then(|()| gz.finish())
-            .and_then(|compressed| {
-                if let Some(dir) = path.parent() {
-                    disk::create_dir_all(dir)?;
+            .and_then(|compressed| match disk::write_atomic(&path, &compressed) {
+                // The first blob of its fan-out folder.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if let Some(dir) = path.parent() {
+                        disk::create_dir_all(dir)?;
+                    }
+                    disk::write_atomic(&path, &compressed)
                 }
-                disk::write_atomic(&path, &compressed)
+                other => other,
             })
             .map_err(|e| io_err("storing blob", &path, &e))?;
         Ok((hash, Some(path)))
@@ -287,10 +291,12 @@ impl HistoryStore {
     ) -> Result<(), StoreError> {
         // Group lines per file so each index gets one append per operation.
         let mut per_file: Vec<(PathBuf, Option<NormalizedPath>, String)> = Vec::new();
+        let mut index_of: HashMap<PathBuf, usize> = HashMap::new();
         let mut push = |file: PathBuf, header: Option<NormalizedPath>, line: &str| {
-            if let Some(entry) = per_file.iter_mut().find(|(f, _, _)| *f == file) {
-                entry.2.push_str(line);
+            if let Some(&i) = index_of.get(&file) {
+                per_file[i].2.push_str(line);
             } else {
+                index_of.insert(file.clone(), per_file.len());
                 per_file.push((file, header, line.to_owned()));
             }
         };
@@ -312,21 +318,22 @@ impl HistoryStore {
             }
         }
         for (file, header, lines) in per_file {
-            let dir = file.parent().unwrap_or(&file);
-            disk::create_dir_all(dir).map_err(|e| io_err("creating", dir, &e))?;
-            let mut text = String::new();
-            if let Some(path) = header
-                && !file.exists()
-            {
-                {
-                    let h = serde_json::to_string(&PathIndexHeader { path })
-                        .map_err(|e| StoreError::Index(e.to_string()))?;
-                    text.push_str(&h);
-                    text.push('\n');
-                }
-            }
-            text.push_str(&lines);
-            disk::append(&file, text.as_bytes()).map_err(|e| io_err("appending", &file, &e))?;
+            // A path index starts with the path it belongs to.
+            let header = header
+                .map(|path| {
+                    serde_json::to_string(&PathIndexHeader { path }).map(|mut h| {
+                        h.push('\n');
+                        h
+                    })
+                })
+                .transpose()
+                .map_err(|e| StoreError::Index(e.to_string()))?;
+            disk::append(
+                &file,
+                header.as_deref().map(str::as_bytes),
+                lines.as_bytes(),
+            )
+            .map_err(|e| io_err("appending", &file, &e))?;
         }
         Ok(())
     }

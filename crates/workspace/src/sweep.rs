@@ -219,6 +219,34 @@ impl StatCache {
 
     /// Re-reads one path after the gate or a person changed it, so the next
     /// sweep does not attribute that change to a task.
+    /// Notes a path the gate has just written with content `hash` (`None`:
+    /// removed) without reading it back. The entry stays racy, so the next
+    /// sweep hashes the file again: a change made right after the gate's
+    /// is still seen.
+    pub fn record(&mut self, root: &Path, path: &NormalizedPath, hash: Option<ContentHash>) {
+        if !self.populated {
+            return;
+        }
+        let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+        match (hash, full.symlink_metadata()) {
+            (Some(hash), Ok(meta)) if meta.is_file() => {
+                self.entries.insert(
+                    path.clone(),
+                    Entry {
+                        len: meta.len(),
+                        mtime: meta.modified().ok(),
+                        ino: ino_of(&meta),
+                        hash,
+                        racy: true,
+                    },
+                );
+            }
+            _ => {
+                self.entries.remove(path);
+            }
+        }
+    }
+
     pub fn refresh(&mut self, root: &Path, path: &NormalizedPath) {
         if !self.populated {
             return;

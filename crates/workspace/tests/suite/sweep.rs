@@ -79,6 +79,33 @@ fn gate_writes_and_human_saves_during_a_command_are_not_recorded_twice() {
 }
 
 #[test]
+fn a_tool_rewriting_a_file_right_after_the_gate_wrote_it_is_still_seen() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    // The gate notes its own result without reading the file back; a
+    // same-size rewrite in the same instant must not hide behind that.
+    let gate_records = apply(&ws, &c, write("a.txt", b"gate\n"));
+    sh(&ws.workspace.root, "printf 'tool\\n' > a.txt");
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&observed),
+        vec![(
+            "modify".to_owned(),
+            "a.txt".to_owned(),
+            "observed".to_owned()
+        )]
+    );
+    assert_eq!(
+        (observed[0].base(), observed[0].result()),
+        (
+            gate_records[0].result(),
+            Some(cocode_core::snapshot::ContentHash::of(b"tool\n"))
+        )
+    );
+}
+
+#[test]
 fn a_rewrite_within_the_same_clock_tick_and_size_is_still_seen() {
     let (_d, ws) = workspace(&[("a.txt", "aaaa\n")]);
     let c = ctx("t1", 1);
