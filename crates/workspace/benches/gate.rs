@@ -56,6 +56,15 @@ fn context() -> TaskContext {
     }
 }
 
+/// Makes everything a setup wrote durable, so neither side's measured run
+/// pays for flushing the other's fixture, and files are on disk the way a
+/// finished task left them (not still in the page cache without blocks,
+/// which makes replacing them artificially cheap).
+fn settle() {
+    let status = Command::new("sync").status().unwrap();
+    assert!(status.success(), "sync");
+}
+
 /// A repository with the fixture committed (`core.fsync=all`) and every
 /// file changed in the work tree.
 fn git_fixture_with_changes() -> tempfile::TempDir {
@@ -74,6 +83,7 @@ fn git_fixture_with_changes() -> tempfile::TempDir {
         )
         .unwrap();
     }
+    settle();
     dir
 }
 
@@ -116,6 +126,7 @@ fn bench_writes(c: &mut Criterion) {
                 // Like git's base commit: the gate has seen the tree before
                 // the agent writes (the sweep before a turn stores it).
                 ws.gate.begin_sweep().unwrap();
+                settle();
                 (dir, ws)
             },
             |(dir, ws)| {
@@ -155,6 +166,7 @@ fn bench_rollback(c: &mut Criterion) {
                 fixture(dir.path());
                 let ws = OpenWorkspace::open(dir.path()).unwrap();
                 write_every_file(&ws, &ctx);
+                settle();
                 (dir, ws)
             },
             |(dir, ws)| {

@@ -293,17 +293,27 @@ const ROLLBACK_POINTS: [&str; 6] = [
     "returned",
 ];
 
+/// Files of the rollback crash test beyond the four named ones: enough that
+/// the rollback spreads over several threads (and dies in one of them).
+const MANY: usize = 48;
+
 /// A task modified, created, deleted and renamed files; the rollback of the
 /// whole task dies at each step. Replay must converge on the original tree
 /// with the rollback's records written exactly once.
 #[test]
 fn every_crash_point_of_rollback_converges_on_replay() {
-    let original = [
+    let many: Vec<(String, String)> = (0..MANY)
+        .map(|i| (format!("many/f{i}.txt"), format!("m{i}")))
+        .collect();
+    let original: Vec<(&str, &str)> = [
         ("a.txt", "a0"),
         ("d/b.txt", "b0"),
         ("gone.txt", "g0"),
         ("old.txt", "o0"),
-    ];
+    ]
+    .into_iter()
+    .chain(many.iter().map(|(a, b)| (a.as_str(), b.as_str())))
+    .collect();
     let mut failures = Vec::new();
     for point in ROLLBACK_POINTS {
         let dir = tempfile::tempdir().unwrap();
@@ -320,6 +330,9 @@ fn every_crash_point_of_rollback_converges_on_replay() {
             apply(&ws, &c, write("new/n.txt", b"n1"));
             apply(&ws, &c, delete("gone.txt"));
             apply(&ws, &c, rename("old.txt", "moved.txt"));
+            for (path, _) in &many {
+                apply(&ws, &c, write(path, b"changed"));
+            }
         }
         let out = crash_child(&root, "rollback", point);
         if out.status.code().is_some() {
@@ -351,7 +364,7 @@ fn every_crash_point_of_rollback_converges_on_replay() {
         // After the journal exists the rollback completes; before, nothing happened.
         let expected_files = as_map(&original);
         let ok = files == expected_files
-            && rollback_records == 6
+            && rollback_records == 6 + MANY
             && integrity.problems() == 0
             && first == second
             && report.rollbacks_incomplete.is_empty();

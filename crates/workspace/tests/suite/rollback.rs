@@ -275,3 +275,73 @@ fn agent_writes_to_paths_of_an_interrupted_rollback_are_refused_until_abandoned(
     apply(&ws, &ctx("t2", 0), write("b.txt", b"agent"));
     assert_eq!(tree(&root), files(&[("a.txt", "0"), ("b.txt", "agent")]));
 }
+
+/// Enough files that the rollback spreads its reads, writes and renames
+/// over several threads: the tree must still come back exactly, with one
+/// record per path, and a conflict found among many paths still touches
+/// nothing.
+#[test]
+fn a_large_rollback_restores_every_file_and_a_single_conflict_still_touches_nothing() {
+    let original: Vec<(String, String)> = (0..150)
+        .map(|i| (format!("d{}/f{i}.txt", i % 7), format!("original {i}")))
+        .collect();
+    let refs: Vec<(&str, &str)> = original
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (_d, ws) = workspace(&refs);
+    let c = ctx("t1", 0);
+    for i in 0..120 {
+        apply(&ws, &c, write(&format!("d{}/f{i}.txt", i % 7), b"changed"));
+    }
+    for i in 120..150 {
+        apply(&ws, &c, delete(&format!("d{}/f{i}.txt", i % 7)));
+    }
+    for i in 0..60 {
+        apply(
+            &ws,
+            &c,
+            write(&format!("new{}/n{i}.txt", i % 5), b"created"),
+        );
+    }
+    let after_task = tree(&ws.workspace.root);
+
+    // A person's edit on one of 210 paths: nothing is touched.
+    ws.gate.save_user_file(&p("d3/f73.txt"), b"person").unwrap();
+    let err = ws
+        .gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RollbackError::Conflicts(vec![PathConflict {
+            path: p("d3/f73.txt"),
+            reason: ConflictReason::ChangedSince {
+                expected: Some(ContentHash::of(b"changed")),
+                found: Some(ContentHash::of(b"person")),
+            }
+        }])
+    );
+    let mut expected_now = after_task.clone();
+    expected_now.insert("d3/f73.txt".to_owned(), "person".to_owned());
+    assert_eq!(tree(&ws.workspace.root), expected_now);
+
+    ws.gate
+        .save_user_file(&p("d3/f73.txt"), b"changed")
+        .unwrap();
+    let records = ws
+        .gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(records.len(), 210);
+    let restored: std::collections::BTreeMap<String, String> = original.into_iter().collect();
+    assert_eq!(tree(&ws.workspace.root), restored);
+    ws.gate.flush().unwrap();
+    assert_eq!(
+        HistoryIntegrityChecker::new(ws.gate.store())
+            .check()
+            .unwrap()
+            .problems(),
+        0
+    );
+}
