@@ -1358,8 +1358,8 @@ impl Gate {
         let conflicts = rollback::precheck(
             task,
             &targets,
-            &mut |path| match self.store.path_history(path) {
-                Ok(mut h) => h.pop().map(|r| r.task_id().clone()),
+            &mut |path| match self.store.last_snapshot_of_path(path) {
+                Ok(last) => last.map(|r| r.task_id().clone()),
                 Err(e) => {
                     lookup_error = Some(e);
                     None

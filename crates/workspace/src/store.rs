@@ -345,6 +345,30 @@ impl HistoryStore {
         Ok(records)
     }
 
+    /// The newest record that touched `path`. Only the last complete line
+    /// is parsed (a rollback asks this for every path it restores); the
+    /// integrity checker reads whole indexes.
+    pub fn last_snapshot_of_path(
+        &self,
+        path: &NormalizedPath,
+    ) -> Result<Option<EditSnapshot>, StoreError> {
+        let file = self.layout.path_index(&path.key());
+        let text = match fs::read_to_string(&file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err("reading index", &file, &e)),
+        };
+        // Complete lines only (a torn tail is not a record yet); the first
+        // line is the header naming the path.
+        let complete = text.rfind('\n').map_or("", |i| &text[..i]);
+        match complete.rsplit_once('\n') {
+            Some((_, last)) => serde_json::from_str(last)
+                .map(Some)
+                .map_err(|e| StoreError::Index(format!("{}: last line: {e}", file.display()))),
+            None => Ok(None),
+        }
+    }
+
     /// Every record that touched `path`, oldest first.
     pub fn path_history(&self, path: &NormalizedPath) -> Result<Vec<EditSnapshot>, StoreError> {
         read_jsonl(&self.layout.path_index(&path.key()), true)
@@ -648,7 +672,7 @@ impl SnapshotStore for HistoryStore {
         &self,
         path: &NormalizedPath,
     ) -> Result<Option<EditSnapshot>, StoreError> {
-        Ok(self.path_history(path)?.pop())
+        HistoryStore::last_snapshot_of_path(self, path)
     }
 
     fn read_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {

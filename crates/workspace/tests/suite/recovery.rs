@@ -121,6 +121,29 @@ fn a_torn_index_line_is_cut_and_the_history_stays_readable() {
 }
 
 #[test]
+fn the_last_record_of_a_path_ignores_a_torn_tail_and_a_bare_header() {
+    let (_d, ws) = workspace(&[]);
+    let c = ctx("t1", 1);
+    apply(&ws, &c, write("a.txt", b"1"));
+    let second = apply(&ws, &c, write("a.txt", b"2"));
+    let index = ws.layout.path_index(&p("a.txt").key());
+    let mut bytes = std::fs::read(&index).unwrap();
+    let whole = bytes.clone();
+    bytes.extend_from_slice(b"{\"snapshot_id\":\"half");
+    std::fs::write(&index, &bytes).unwrap();
+    let store = ws.gate.store();
+    assert_eq!(
+        store.last_snapshot_of_path(&p("a.txt")).unwrap(),
+        Some(second[0].clone())
+    );
+    // Only the header line: no record yet.
+    let header_end = whole.iter().position(|b| *b == b'\n').unwrap() + 1;
+    std::fs::write(&index, &whole[..header_end]).unwrap();
+    assert_eq!(store.last_snapshot_of_path(&p("a.txt")).unwrap(), None);
+    assert_eq!(store.last_snapshot_of_path(&p("never.txt")).unwrap(), None);
+}
+
+#[test]
 fn the_integrity_checker_counts_missing_and_corrupt_blobs_and_human_edits() {
     let (_d, ws) = workspace(&[]);
     let c = ctx("t1", 1);
