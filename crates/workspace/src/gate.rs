@@ -160,6 +160,10 @@ impl Plan {
     }
 }
 
+/// Whether the barrier needs the files and folders written since the last
+/// one. On Linux it is one `syncfs`, which needs no list.
+const LISTS_UNSYNCED: bool = !cfg!(target_os = "linux");
+
 static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn now() -> Timestamp {
@@ -327,11 +331,17 @@ impl Gate {
     /// Notes a written file (its content) and every folder from it up to the
     /// workspace root (their entries: created files, folders and renames).
     fn note_written(&self, st: &mut GateState, file: PathBuf) {
+        if !LISTS_UNSYNCED {
+            return;
+        }
         self.note_dirs_of(st, &file);
         st.unsynced_files.insert(file);
     }
 
     fn note_dirs_of(&self, st: &mut GateState, path: &std::path::Path) {
+        if !LISTS_UNSYNCED {
+            return;
+        }
         let root = self.layout.workspace_root();
         let mut dir = path.parent();
         while let Some(d) = dir {
@@ -961,6 +971,9 @@ impl Gate {
 
     /// Notes the index files the records were appended to.
     fn note_indexes(&self, st: &mut GateState, records: &[EditSnapshot]) {
+        if !LISTS_UNSYNCED {
+            return;
+        }
         for r in records {
             self.note_written(st, self.layout.task_index(r.task_id()));
             for p in crate::store::record_paths(r) {
