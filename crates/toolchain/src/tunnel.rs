@@ -21,13 +21,18 @@ pub(crate) fn pump(client: tokio::net::TcpStream, server: tokio::net::TcpStream)
     let client = blocking(client)?;
     let server = blocking(server)?;
     let up = (client.try_clone()?, server.try_clone()?);
-    std::thread::Builder::new()
-        .name("cocode-tunnel".into())
-        .spawn(move || one_way(up.0, up.1))?;
-    std::thread::Builder::new()
-        .name("cocode-tunnel".into())
-        .spawn(move || one_way(server, client))?;
+    thread().spawn(move || one_way(up.0, up.1))?;
+    thread().spawn(move || one_way(server, client))?;
     Ok(())
+}
+
+/// A pump thread: a copy loop needs little stack (the buffer is on the heap,
+/// and its pages are only touched as far as reads fill them), so a package
+/// manager's dozens of parallel downloads stay cheap.
+fn thread() -> std::thread::Builder {
+    std::thread::Builder::new()
+        .name("cocode-tunnel".into())
+        .stack_size(64 * 1024)
 }
 
 fn blocking(stream: tokio::net::TcpStream) -> io::Result<TcpStream> {
