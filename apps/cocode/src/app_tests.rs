@@ -120,7 +120,9 @@ fn the_open_folder_dialog_opens_a_typed_path_and_reports_bad_ones() {
         &egui::Context::default(),
     );
     h.run_steps(2);
-    h.get_by_label("Open").click();
+    // An AccessKit click acts on the button itself in one frame; a pointer
+    // click spans three frames at the position of the last one.
+    h.get_by_label("Open").click_accesskit();
     run_until(&mut h, "an error", |h| {
         h.state().dialog.as_ref().is_some_and(|d| d.error.is_some())
     });
@@ -131,7 +133,7 @@ fn the_open_folder_dialog_opens_a_typed_path_and_reports_bad_ones() {
         &egui::Context::default(),
     );
     h.run_steps(2);
-    h.get_by_label("Open").click();
+    h.get_by_label("Open").click_accesskit();
     run_until(&mut h, "the workspace", |h| {
         h.state().workspace_root().is_some()
     });
