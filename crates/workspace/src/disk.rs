@@ -311,6 +311,29 @@ mod unix {
         }
     }
 
+    /// The kind of `name` in `d`, without following a symlink.
+    fn kind_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<EntryKind>> {
+        match rfs::statat(d.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(kind_of(&st))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(map(e)),
+        }
+    }
+
+    /// The content of `name` in `d` (never through a symlink).
+    fn read_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
+            Ok(fd) => {
+                let mut bytes = Vec::new();
+                File::from(fd).read_to_end(&mut bytes)?;
+                Ok(Some(bytes))
+            }
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(map(e)),
+        }
+    }
+
     const DIR_FLAGS: OFlags = OFlags::RDONLY
         .union(OFlags::DIRECTORY)
         .union(OFlags::NOFOLLOW)
@@ -351,65 +374,40 @@ mod unix {
             Ok(current)
         }
 
+        /// The directory `dir`, `None` when it does not exist.
+        fn existing_dir(&self, dir: &[String]) -> io::Result<Option<DirFd<'_>>> {
+            match self.dir(dir, false) {
+                Ok(d) => Ok(Some(d)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+
         /// What is at `name`: a regular file's content, another kind, or
         /// nothing. One walk down the directories for both questions.
         pub(crate) fn entry(&self, dir: &[String], name: &str) -> io::Result<Option<Entry>> {
-            let d = match self.dir(dir, false) {
-                Ok(d) => d,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(e),
+            let Some(d) = self.existing_dir(dir)? else {
+                return Ok(None);
             };
-            let kind = match rfs::statat(d.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => kind_of(&st),
-                Err(Errno::NOENT) => return Ok(None),
-                Err(e) => return Err(map(e)),
-            };
-            if kind != EntryKind::File {
-                return Ok(Some(Entry::Other(kind)));
-            }
-            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
-                Ok(fd) => {
-                    let mut file = File::from(fd);
-                    let mut bytes = Vec::new();
-                    file.read_to_end(&mut bytes)?;
-                    Ok(Some(Entry::File(bytes)))
-                }
-                Err(Errno::NOENT) => Ok(None),
-                Err(e) => Err(map(e)),
+            match kind_in(&d, name)? {
+                None => Ok(None),
+                Some(EntryKind::File) => Ok(read_in(&d, name)?.map(Entry::File)),
+                Some(kind) => Ok(Some(Entry::Other(kind))),
             }
         }
 
         pub(crate) fn kind(&self, dir: &[String], name: &str) -> io::Result<Option<EntryKind>> {
-            let d = match self.dir(dir, false) {
-                Ok(d) => d,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            match rfs::statat(d.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => Ok(Some(kind_of(&st))),
-                Err(Errno::NOENT) => Ok(None),
-                Err(e) => Err(map(e)),
+            match self.existing_dir(dir)? {
+                Some(d) => kind_in(&d, name),
+                None => Ok(None),
             }
         }
 
         /// The content of a regular file, `None` when absent.
         pub(crate) fn read(&self, dir: &[String], name: &str) -> io::Result<Option<Vec<u8>>> {
-            let d = match self.dir(dir, false) {
-                Ok(d) => d,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
-                Ok(fd) => {
-                    let mut file = File::from(fd);
-                    let mut bytes = Vec::new();
-                    file.read_to_end(&mut bytes)?;
-                    Ok(Some(bytes))
-                }
-                Err(Errno::NOENT) => Ok(None),
-                Err(e) => Err(map(e)),
+            match self.existing_dir(dir)? {
+                Some(d) => read_in(&d, name),
+                None => Ok(None),
             }
         }
 

@@ -224,12 +224,30 @@ impl StatCache {
     /// sweep hashes the file again: a change made right after the gate's
     /// is still seen.
     pub fn record(&mut self, root: &Path, path: &NormalizedPath, hash: Option<ContentHash>) {
-        if !self.populated {
-            return;
+        if self.populated {
+            let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+            self.put(path, full.symlink_metadata().ok(), hash);
         }
-        let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
-        match (hash, full.symlink_metadata()) {
-            (Some(hash), Ok(meta)) if meta.is_file() => {
+    }
+
+    /// Reads a path again and notes what it holds now.
+    pub fn refresh(&mut self, root: &Path, path: &NormalizedPath) {
+        if self.populated {
+            let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+            let hash = std::fs::read(&full).ok().map(|b| ContentHash::of(&b));
+            self.put(path, full.symlink_metadata().ok(), hash);
+        }
+    }
+
+    /// A racy entry for a regular file with `hash`; anything else drops it.
+    fn put(
+        &mut self,
+        path: &NormalizedPath,
+        meta: Option<std::fs::Metadata>,
+        hash: Option<ContentHash>,
+    ) {
+        match (meta, hash) {
+            (Some(meta), Some(hash)) if meta.is_file() => {
                 self.entries.insert(
                     path.clone(),
                     Entry {
@@ -237,30 +255,6 @@ impl StatCache {
                         mtime: meta.modified().ok(),
                         ino: ino_of(&meta),
                         hash,
-                        racy: true,
-                    },
-                );
-            }
-            _ => {
-                self.entries.remove(path);
-            }
-        }
-    }
-
-    pub fn refresh(&mut self, root: &Path, path: &NormalizedPath) {
-        if !self.populated {
-            return;
-        }
-        let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
-        match (full.symlink_metadata(), std::fs::read(&full)) {
-            (Ok(meta), Ok(bytes)) if meta.is_file() => {
-                self.entries.insert(
-                    path.clone(),
-                    Entry {
-                        len: meta.len(),
-                        mtime: meta.modified().ok(),
-                        ino: ino_of(&meta),
-                        hash: ContentHash::of(&bytes),
                         racy: true,
                     },
                 );

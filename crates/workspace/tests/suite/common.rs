@@ -7,7 +7,7 @@ use cocode_core::gate::{GateOp, GateOutcome, TaskContext, WorkspaceFileGate};
 use cocode_core::ids::{AttemptNo, SessionId, TaskId};
 use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::EditSnapshot;
-use cocode_workspace::OpenWorkspace;
+use cocode_workspace::{HistoryIntegrityChecker, OpenWorkspace};
 
 pub fn p(s: &str) -> NormalizedPath {
     NormalizedPath::try_from(s.to_owned()).unwrap()
@@ -131,4 +131,12 @@ pub fn summary(records: &[EditSnapshot]) -> Vec<(String, String, String)> {
             (kind, path, format!("{:?}", r.origin()).to_lowercase())
         })
         .collect()
+}
+
+/// What the integrity checker finds wrong with the workspace's history.
+pub fn history_problems(ws: &OpenWorkspace) -> usize {
+    HistoryIntegrityChecker::new(ws.gate.store())
+        .check()
+        .unwrap()
+        .problems()
 }

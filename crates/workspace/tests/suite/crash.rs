@@ -412,13 +412,7 @@ fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
     );
     let ws = OpenWorkspace::open(&root).unwrap();
     ws.gate.recover().unwrap();
-    assert_eq!(
-        HistoryIntegrityChecker::new(ws.gate.store())
-            .check()
-            .unwrap()
-            .problems(),
-        0
-    );
+    assert_eq!(history_problems(&ws), 0);
     let t1 = cocode_core::ids::TaskId::new("t1").unwrap();
     assert!(matches!(
         ws.gate
@@ -445,11 +439,5 @@ fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
         )
     );
     assert_eq!(ws.gate.store().snapshots_of_task(&t1).unwrap(), vec![]);
-    assert_eq!(
-        HistoryIntegrityChecker::new(ws.gate.store())
-            .check()
-            .unwrap()
-            .problems(),
-        0
-    );
+    assert_eq!(history_problems(&ws), 0);
 }

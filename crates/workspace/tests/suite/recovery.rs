@@ -111,13 +111,7 @@ fn a_torn_index_line_is_cut_and_the_history_stays_readable() {
         [first, second].concat()
     );
     ws.gate.flush().unwrap();
-    assert_eq!(
-        HistoryIntegrityChecker::new(ws.gate.store())
-            .check()
-            .unwrap()
-            .problems(),
-        0
-    );
+    assert_eq!(history_problems(&ws), 0);
 }
 
 #[test]

@@ -4,9 +4,7 @@
 use cocode_core::ids::{TaskId, Timestamp};
 use cocode_core::snapshot::ContentHash;
 use cocode_core::workspace::RetentionConfig;
-use cocode_workspace::{
-    HistoryIntegrityChecker, RetentionTrigger, RollbackError, RollbackQuery, TaskLife,
-};
+use cocode_workspace::{RetentionTrigger, RollbackError, RollbackQuery, TaskLife};
 use pretty_assertions::assert_eq;
 
 use super::common::*;
@@ -78,13 +76,7 @@ fn over_the_cap_terminal_tasks_go_oldest_first_but_never_running_ones_nor_the_la
             .is_ok()
     );
     ws.gate.flush().unwrap();
-    assert_eq!(
-        HistoryIntegrityChecker::new(ws.gate.store())
-            .check()
-            .unwrap()
-            .problems(),
-        0
-    );
+    assert_eq!(history_problems(&ws), 0);
     // The files themselves are the person's now; retention never touches them.
     assert_eq!(
         std::fs::read(ws.workspace.root.join("t1.bin")).unwrap(),

@@ -6,9 +6,7 @@ use cocode_core::gate::WorkspaceFileGate;
 use cocode_core::ids::{AttemptNo, TaskId};
 use cocode_core::snapshot::ContentHash;
 use cocode_workspace::rollback::{ConflictReason, PathConflict};
-use cocode_workspace::{
-    HistoryIntegrityChecker, RollbackAvailability, RollbackError, RollbackQuery,
-};
+use cocode_workspace::{RollbackAvailability, RollbackError, RollbackQuery};
 use pretty_assertions::assert_eq;
 
 use super::common::*;
@@ -119,13 +117,7 @@ fn rename_chains_restore_both_paths_and_folders_come_back() {
         files(&[("a.txt", "A"), ("d/x.txt", "X"), ("d/y/z.txt", "Z")])
     );
     ws.gate.flush().unwrap();
-    assert_eq!(
-        HistoryIntegrityChecker::new(ws.gate.store())
-            .check()
-            .unwrap()
-            .problems(),
-        0
-    );
+    assert_eq!(history_problems(&ws), 0);
     // Rolled back already: nothing left to do, and still no error.
     assert_eq!(
         ws.gate
@@ -337,11 +329,5 @@ fn a_large_rollback_restores_every_file_and_a_single_conflict_still_touches_noth
     let restored: std::collections::BTreeMap<String, String> = original.into_iter().collect();
     assert_eq!(tree(&ws.workspace.root), restored);
     ws.gate.flush().unwrap();
-    assert_eq!(
-        HistoryIntegrityChecker::new(ws.gate.store())
-            .check()
-            .unwrap()
-            .problems(),
-        0
-    );
+    assert_eq!(history_problems(&ws), 0);
 }
