@@ -217,8 +217,6 @@ impl StatCache {
         Ok(stats)
     }
 
-    /// Re-reads one path after the gate or a person changed it, so the next
-    /// sweep does not attribute that change to a task.
     /// Notes a path the gate has just written with content `hash` (`None`:
     /// removed) without reading it back. The entry stays racy, so the next
     /// sweep hashes the file again: a change made right after the gate's
@@ -230,7 +228,8 @@ impl StatCache {
         }
     }
 
-    /// Reads a path again and notes what it holds now.
+    /// Re-reads one path after a person saved it, so the next sweep does
+    /// not attribute that change to a task.
     pub fn refresh(&mut self, root: &Path, path: &NormalizedPath) {
         if self.populated {
             let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
