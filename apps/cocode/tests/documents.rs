@@ -5,41 +5,16 @@
 #![expect(clippy::disallowed_methods, reason = "the test builds a workspace")]
 #![expect(clippy::unwrap_used, reason = "test code")]
 
-use std::sync::Arc;
+mod common;
 
-use cocode::host::{HostOptions, TaskHost};
 use cocode_core::agent::{AgentRequestKind, RequestCompletion};
 use cocode_core::path::{NormalizeOptions, normalize};
 use cocode_core::{SessionId, TaskId};
 use cocode_editor::{Change, ChangeSet, EditKind, OpenDocuments};
 use cocode_tool_protocol::catalog;
-use cocode_tool_protocol::{
-    ApprovalDecision, ApprovalEvent, ToolCallContext, ToolCallOptions, ToolCallRequest, ToolMode,
-    ToolSource,
-};
+use common::{approve_everything, call, open_host};
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
-
-async fn call(host: &TaskHost, tool: &str, args: Value) -> cocode_tool_protocol::ToolCallResult {
-    let Value::Object(arguments) = args else {
-        unreachable!("object arguments")
-    };
-    let request = ToolCallRequest {
-        id: format!("t-{tool}"),
-        name: tool.to_owned(),
-        arguments,
-    };
-    let ctx = ToolCallContext {
-        source: ToolSource::Model,
-        mode: ToolMode::Agent,
-        session_id: "s1".into(),
-        task_id: Some("t1".into()),
-        revision: None,
-    };
-    host.tools
-        .call(request, ctx, ToolCallOptions::default())
-        .await
-}
+use serde_json::json;
 
 /// Types `text` at the start of the open document `path`, unsaved.
 fn type_at_start(documents: &OpenDocuments, path: &cocode_core::NormalizedPath, text: &str) {
@@ -54,38 +29,12 @@ fn type_at_start(documents: &OpenDocuments, path: &cocode_core::NormalizedPath, 
         .unwrap();
 }
 
-/// A host of the workspace at `dir` sharing its open documents with the test.
-async fn open_host(dir: &std::path::Path) -> (TaskHost, Arc<OpenDocuments>) {
-    let documents = Arc::new(OpenDocuments::new());
-    let host = TaskHost::open(
-        dir,
-        HostOptions {
-            vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),
-            providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
-            retry: cocode_agent::RetryPolicy::default(),
-            limits: cocode_agent::LoopLimits::default(),
-            documents: Arc::clone(&documents),
-        },
-    )
-    .await
-    .unwrap();
-    (host, documents)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agents_read_the_unsaved_text_and_cannot_edit_under_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "on disk\n").unwrap();
     let (host, documents) = open_host(dir.path()).await;
-    let queue = Arc::clone(host.tools.approvals());
-    let mut approvals = queue.subscribe();
-    tokio::spawn(async move {
-        while let Ok(event) = approvals.recv().await {
-            if let ApprovalEvent::Requested(s) = event {
-                queue.resolve(s.id, ApprovalDecision::Approve);
-            }
-        }
-    });
+    approve_everything(&host);
     let path = normalize(
         "notes.txt",
         NormalizeOptions::native(host.workspace.workspace.case),

@@ -17,6 +17,9 @@ workspace.search and workspace.readFile.
 - Edit with workspace.applyPatch (small literal replacements) or workspace.writeFile; \
 pass the `revision` from your last readFile as `expectedRevision`. If the file changed \
 (WORKSPACE_REVISION_CONFLICT), read it again instead of overwriting.
+- A change that spans several files (a rename used across a module, an interface and its \
+callers) goes in one workspace.applyEdits call: its edits land together or not at all, so \
+the workspace is never left half-changed.
 - One read or write handles at most {SOURCE_LIMIT_BYTES} UTF-8 bytes of text; read large \
 files by line range.
 - Every edit is recorded before it happens and the user can review and roll back your whole \
@@ -49,6 +52,7 @@ mod tests {
             "approval",
             "roll back",
             "expectedRevision",
+            "workspace.applyEdits",
         ] {
             assert!(p.contains(needle), "missing {needle}");
         }

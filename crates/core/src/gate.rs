@@ -41,6 +41,14 @@ pub enum GateOp {
         from: NormalizedPath,
         to: NormalizedPath,
     },
+    /// Several operations as one: planned together, refused together, one
+    /// journal and one durability barrier, consecutive seqs in the order
+    /// given. Each path is touched by one item only (no item equals or
+    /// contains another's path) and an item is never itself a batch; the
+    /// gate refuses either with `WORKSPACE_FILE_CONFLICT`.
+    Batch {
+        ops: Vec<GateOp>,
+    },
 }
 
 impl GateOp {
@@ -49,6 +57,7 @@ impl GateOp {
         match self {
             Self::Write { path, .. } | Self::Delete { path } => vec![path],
             Self::Rename { from, to } => vec![from, to],
+            Self::Batch { ops } => ops.iter().flat_map(GateOp::touched_paths).collect(),
         }
     }
 }
@@ -68,6 +77,7 @@ impl fmt::Debug for GateOp {
                 .field("from", from)
                 .field("to", to)
                 .finish(),
+            Self::Batch { ops } => f.debug_struct("Batch").field("ops", ops).finish(),
         }
     }
 }

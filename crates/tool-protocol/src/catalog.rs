@@ -13,6 +13,10 @@ use crate::types::{ToolAnnotations, ToolDefinition};
 /// The largest text (UTF-8 bytes) one read returns or one mutation writes.
 /// Shared by `readFile`, `writeFile`, `createFile` and `applyPatch`.
 pub const SOURCE_LIMIT_BYTES: usize = 1024 * 1024;
+/// The most edits one `applyEdits` call carries.
+pub const EDIT_BATCH_LIMIT: u64 = 1000;
+/// The most text (UTF-8 bytes, all results together) one `applyEdits` writes.
+pub const EDIT_BATCH_BYTES_LIMIT: usize = 16 * SOURCE_LIMIT_BYTES;
 /// The most entries one `listFiles` page returns.
 pub const LIST_PAGE_LIMIT: u64 = 1000;
 /// The most matches one `search` returns.
@@ -32,6 +36,7 @@ pub const APPLY_PATCH: &str = "workspace.applyPatch";
 pub const CREATE_FILE: &str = "workspace.createFile";
 pub const RENAME_FILE: &str = "workspace.renameFile";
 pub const DELETE_FILE: &str = "workspace.deleteFile";
+pub const APPLY_EDITS: &str = "workspace.applyEdits";
 pub const TERMINAL_RUN: &str = "terminal.run";
 pub const LSP_DIAGNOSTICS: &str = "lsp.diagnostics";
 pub const TASK_FINISH: &str = "task.finish";
@@ -338,6 +343,72 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
             DESTRUCTIVE,
         ),
         def(
+            APPLY_EDITS,
+            "Edit several files at once",
+            format!(
+                "Applies up to {EDIT_BATCH_LIMIT} edits as one: either every edit lands or \
+                 none does (the first refused edit's error is returned and nothing changes). \
+                 Each edit is `op` with the arguments of the single-file tool: `write` \
+                 (path, content, expectedRevision), `patch` (path, search, replace, \
+                 occurrence, expectedRevision), `create` (path, content), `delete` (path, \
+                 expectedRevision) or `rename` (path, to). Each path may appear in one edit \
+                 only, and no edit may work on a folder containing another edit's path \
+                 (WORKSPACE_FILE_CONFLICT). Each result is limited to {SOURCE_LIMIT_BYTES} \
+                 UTF-8 bytes, all results together to {EDIT_BATCH_BYTES_LIMIT} \
+                 (WORKSPACE_SOURCE_LIMIT). Every file change is recorded and rolled back \
+                 like a single edit; if a protected test file would change, the whole set \
+                 waits for a person's approval (outcome `held_for_approval`)."
+            ),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["edits"],
+                "properties": {
+                    "edits": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": EDIT_BATCH_LIMIT,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "required": ["op", "path"],
+                            "properties": {
+                                "op": {"enum": ["write", "patch", "create", "delete", "rename"]},
+                                "path": path_schema("The file (for `rename`, the current path)"),
+                                "to": path_schema("For `rename`: the new path"),
+                                "content": text_schema("For `write` and `create`: the content"),
+                                "search": {"type": "string", "minLength": 1, "maxLength": SOURCE_LIMIT_BYTES,
+                                           "description": "For `patch`: the literal text to replace"},
+                                "replace": text_schema("For `patch`: the replacement"),
+                                "occurrence": {"enum": ["first", "all"]},
+                                "expectedRevision": revision_schema()
+                            }
+                        }
+                    }
+                }
+            }),
+            Some(json!({
+                "type": "object",
+                "required": ["outcome", "files"],
+                "properties": {
+                    "outcome": {"enum": ["applied", "held_for_approval"]},
+                    "files": {
+                        "type": "array",
+                        "description": "Every file the edits changed, in order, with its new revision (null when deleted; a renamed file is listed under its new path); empty while held",
+                        "items": {
+                            "type": "object",
+                            "required": ["path", "revision"],
+                            "properties": {
+                                "path": {"type": "string"},
+                                "revision": {"type": ["string", "null"]}
+                            }
+                        }
+                    }
+                }
+            })),
+            DESTRUCTIVE,
+        ),
+        def(
             TERMINAL_RUN,
             "Run a command",
             format!(
@@ -433,10 +504,10 @@ mod tests {
                 .unwrap();
         }
         let names: BTreeSet<_> = tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names.len(), 12);
+        assert_eq!(names.len(), 13);
         assert_eq!(
             registry.list_all_tools().unwrap().len(),
-            12,
+            13,
             "every catalog tool is discoverable"
         );
     }
@@ -462,6 +533,35 @@ mod tests {
                 .map(str::to_owned)
             )
         );
+    }
+
+    #[test]
+    fn the_edit_set_declares_its_limits_in_schema_and_description() {
+        let tool = workspace_tools()
+            .into_iter()
+            .find(|t| t.name == APPLY_EDITS)
+            .unwrap();
+        for limit in [
+            EDIT_BATCH_LIMIT.to_string(),
+            SOURCE_LIMIT_BYTES.to_string(),
+            EDIT_BATCH_BYTES_LIMIT.to_string(),
+        ] {
+            assert!(tool.description.contains(&limit), "{limit}");
+        }
+        let edits = &tool.input_schema["properties"]["edits"];
+        assert_eq!(
+            (
+                &edits["maxItems"],
+                &edits["items"]["properties"]["content"]["maxLength"],
+                &edits["items"]["properties"]["replace"]["maxLength"],
+            ),
+            (
+                &json!(EDIT_BATCH_LIMIT),
+                &json!(SOURCE_LIMIT_BYTES),
+                &json!(SOURCE_LIMIT_BYTES)
+            )
+        );
+        assert!(tool.annotations.destructive);
     }
 
     #[test]

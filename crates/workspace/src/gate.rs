@@ -14,6 +14,10 @@
 //!    durable; until then a leftover journal is simply "complete" for
 //!    recovery. [`Gate::flush`] runs that barrier on demand (idle, shutdown).
 //!
+//! A batch (`GateOp::Batch`) is one operation: its items are planned
+//! together, refused or held together, and share one journal and one
+//! barrier.
+//!
 //! Recovery runs before the first operation of a gate (so a late or missing
 //! startup hook cannot let an agent write into an unrecovered state) and
 //! immediately after a failure in steps 4–5.
@@ -178,6 +182,45 @@ fn new_op_id(ts: Timestamp) -> Result<OpId, GateError> {
     let n = OP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let id = format!("w{:012x}-{:x}-{n:x}", ts.as_millis(), std::process::id());
     OpId::new(id).map_err(|e| internal("reserve", "", &e.to_string()))
+}
+
+/// Refuses a batch in which two items touch the same path or one item's
+/// path contains another's: every item is planned against the disk as it is
+/// before the batch, so items must not see each other's effects.
+fn disjoint(ops: &[GateOp]) -> Result<(), GateError> {
+    let mut owner: HashMap<&str, usize> = HashMap::new();
+    for (n, op) in ops.iter().enumerate() {
+        for path in op.touched_paths() {
+            match owner.insert(path.as_str(), n) {
+                Some(other) if other != n => {
+                    return Err(refuse(
+                        WorkspaceErrorCode::FileConflict,
+                        "batch",
+                        path,
+                        "two items of one batch touch this path",
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    for (n, op) in ops.iter().enumerate() {
+        for path in op.touched_paths() {
+            let key = path.as_str();
+            let inside_another = key
+                .match_indices('/')
+                .any(|(i, _)| owner.get(&key[..i]).is_some_and(|&o| o != n));
+            if inside_another {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileConflict,
+                    "batch",
+                    path,
+                    "another item of the batch works on a folder containing this path",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn internal(operation: &'static str, path: &str, message: &str) -> GateError {
@@ -415,9 +458,28 @@ impl Gate {
     fn plan(&self, st: &GateState, op: &GateOp) -> Result<Plan, GateError> {
         let mut plan = Plan::default();
         match op {
-            GateOp::Write { path, bytes } => self.plan_write(&mut plan, path, bytes)?,
-            GateOp::Delete { path } => self.plan_delete(&mut plan, path)?,
-            GateOp::Rename { from, to } => self.plan_rename(&mut plan, from, to)?,
+            GateOp::Batch { ops } => {
+                disjoint(ops)?;
+                for item in ops {
+                    self.plan_item(&mut plan, item)?;
+                }
+                // Two spellings can reach one file through a link inside
+                // the workspace; the resolved paths must differ too.
+                let mut seen = BTreeSet::new();
+                for change in &plan.changes {
+                    for p in std::iter::once(&change.path).chain(&change.previous_path) {
+                        if !seen.insert(p) {
+                            return Err(refuse(
+                                WorkspaceErrorCode::FileConflict,
+                                "batch",
+                                p,
+                                "two items of one batch reach this file",
+                            ));
+                        }
+                    }
+                }
+            }
+            single => self.plan_item(&mut plan, single)?,
         }
         for change in &plan.changes {
             for p in std::iter::once(&change.path).chain(&change.previous_path) {
@@ -442,6 +504,24 @@ impl Gate {
             }
         }
         Ok(plan)
+    }
+
+    /// Plans one operation that is not a batch (a batch item).
+    fn plan_item(&self, plan: &mut Plan, op: &GateOp) -> Result<(), GateError> {
+        match op {
+            GateOp::Write { path, bytes } => self.plan_write(plan, path, bytes),
+            GateOp::Delete { path } => self.plan_delete(plan, path),
+            GateOp::Rename { from, to } => self.plan_rename(plan, from, to),
+            GateOp::Batch { ops } => Err(GateError {
+                code: WorkspaceErrorCode::FileConflict,
+                operation: "batch",
+                path: ops
+                    .first()
+                    .and_then(|o| o.touched_paths().first().map(|p| p.as_str().to_owned()))
+                    .unwrap_or_default(),
+                message: "a batch item cannot itself be a batch".to_owned(),
+            }),
+        }
     }
 
     fn plan_write(

@@ -7,6 +7,7 @@
 
 mod suite {
     mod attack;
+    mod batch;
     mod common;
     mod crash;
     mod gate_ops;

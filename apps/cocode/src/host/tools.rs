@@ -17,6 +17,7 @@ use cocode_core::gate::{
 use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
 use cocode_core::process::{ExitStatus, LaunchIo, LaunchSpec, ProcessLauncher, SandboxProfile};
 use cocode_core::services::TextDocumentSource;
+use cocode_core::snapshot::EditSnapshot;
 use cocode_core::{AttemptNo, ContentHash, SessionId, TaskId, WorkspaceErrorCode};
 use cocode_tool_protocol::catalog::{self, SOURCE_LIMIT_BYTES};
 use cocode_tool_protocol::{
@@ -150,6 +151,20 @@ impl std::fmt::Debug for WorkspaceTools {
 
 fn invalid(message: impl Into<String>) -> ToolError {
     ToolError::handler(WorkspaceErrorCode::PathInvalid.as_str(), message, false)
+}
+
+/// A malformed edit of an `applyEdits` call (beyond what its schema says).
+fn edit_invalid(message: impl Into<String>) -> ToolError {
+    ToolError::new(ToolErrorCode::ValidationFailed, message)
+}
+
+/// One edit of an `applyEdits` call: the single-file tool it stands for,
+/// its path (for a rename, the source and `to`) and its arguments.
+struct EditItem {
+    tool: &'static str,
+    path: NormalizedPath,
+    to: Option<NormalizedPath>,
+    args: Map<String, Value>,
 }
 
 fn ws_error(
@@ -306,14 +321,16 @@ impl WorkspaceTools {
         Ok(())
     }
 
-    /// Runs a gate operation under leases; `prepare` runs inside the lease
-    /// (reads for patches and revision checks) and builds the operation.
-    async fn edit(
+    /// Runs a gate operation under leases over `touched`; `prepare` runs
+    /// inside the lease (reads for patches and revision checks) and builds
+    /// the operation. The snapshots it recorded, or `None` when the gate held
+    /// it for approval (the task is told).
+    async fn gated(
         self: Arc<Self>,
         ctx: TaskContext,
         touched: Vec<NormalizedPath>,
         prepare: impl FnOnce(&Self) -> Result<GateOp, ToolError> + Send + 'static,
-    ) -> Result<ToolOutput, ToolError> {
+    ) -> Result<Option<Vec<EditSnapshot>>, ToolError> {
         let this = Arc::clone(&self);
         let ctx2 = ctx.clone();
         let outcome = with_leases(
@@ -323,10 +340,7 @@ impl WorkspaceTools {
             async move {
                 tokio::task::spawn_blocking(move || {
                     let op = prepare(&this)?;
-                    let first = op.touched_paths().first().map(|p| (*p).clone());
-                    let outcome = WorkspaceFileGate::apply(&this.workspace.gate, &ctx2, op)
-                        .map_err(gate_error)?;
-                    Ok::<_, ToolError>((outcome, first))
+                    WorkspaceFileGate::apply(&this.workspace.gate, &ctx2, op).map_err(gate_error)
                 })
                 .await
                 .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
@@ -336,25 +350,153 @@ impl WorkspaceTools {
         .map_err(|e| {
             ToolError::handler(WorkspaceErrorCode::Locked.as_str(), e.to_string(), true)
         })??;
-        let (outcome, first) = outcome;
-        let path = first.map(|p| p.as_str().to_owned()).unwrap_or_default();
         match outcome {
-            GateOutcome::Applied { snapshots } => {
-                let revision = snapshots
-                    .last()
-                    .and_then(|s| s.parts().result.as_ref())
-                    .map(|h| format!("sha256:{}", h.to_hex()));
-                ToolOutput::json(&json!({"path": path, "outcome": "applied", "revision": revision}))
-            }
+            GateOutcome::Applied { snapshots } => Ok(Some(snapshots)),
             GateOutcome::Held { pending_change } => {
                 self.tasks.notify_held(HeldEdit {
                     change: pending_change,
                 });
-                ToolOutput::json(
-                    &json!({"path": path, "outcome": "held_for_approval", "revision": null}),
-                )
+                Ok(None)
             }
         }
+    }
+
+    /// A single-file edit: `touched[0]` is the path the result names.
+    async fn edit(
+        self: Arc<Self>,
+        ctx: TaskContext,
+        touched: Vec<NormalizedPath>,
+        prepare: impl FnOnce(&Self) -> Result<GateOp, ToolError> + Send + 'static,
+    ) -> Result<ToolOutput, ToolError> {
+        let path = touched
+            .first()
+            .map(|p| p.as_str().to_owned())
+            .unwrap_or_default();
+        match self.gated(ctx, touched, prepare).await? {
+            Some(snapshots) => {
+                let revision = snapshots
+                    .last()
+                    .and_then(EditSnapshot::result)
+                    .map(|h| format!("sha256:{}", h.to_hex()));
+                ToolOutput::json(&json!({"path": path, "outcome": "applied", "revision": revision}))
+            }
+            None => ToolOutput::json(
+                &json!({"path": path, "outcome": "held_for_approval", "revision": null}),
+            ),
+        }
+    }
+
+    /// `applyEdits`: every edit is prepared inside one lease over all their
+    /// paths, exactly as its single-file tool would, then applied as one
+    /// gate batch (all or nothing).
+    async fn edit_set(
+        self: Arc<Self>,
+        ctx: TaskContext,
+        args: &Map<String, Value>,
+    ) -> Result<ToolOutput, ToolError> {
+        let edits = self.edit_items(args)?;
+        let touched = edits
+            .iter()
+            .flat_map(|e| std::iter::once(e.path.clone()).chain(e.to.clone()))
+            .collect();
+        let prepare = move |this: &Self| {
+            let mut ops = Vec::with_capacity(edits.len());
+            let mut total = 0usize;
+            for e in &edits {
+                let op = match &e.to {
+                    Some(to) => GateOp::Rename {
+                        from: e.path.clone(),
+                        to: to.clone(),
+                    },
+                    None => this.prepare(e.tool, &e.path, &e.args)?,
+                };
+                if let GateOp::Write { path, bytes } = &op {
+                    total += bytes.len();
+                    if total > catalog::EDIT_BATCH_BYTES_LIMIT {
+                        return Err(ws_error(
+                            WorkspaceErrorCode::SourceLimit,
+                            "edits",
+                            path.as_str(),
+                            format!(
+                                "the edits would write more than {} bytes together",
+                                catalog::EDIT_BATCH_BYTES_LIMIT
+                            ),
+                        ));
+                    }
+                }
+                ops.push(op);
+            }
+            Ok(GateOp::Batch { ops })
+        };
+        let Some(snapshots) = self.gated(ctx, touched, prepare).await? else {
+            return ToolOutput::json(&json!({"outcome": "held_for_approval", "files": []}));
+        };
+        let files: Vec<Value> = snapshots
+            .iter()
+            .map(|s| {
+                json!({
+                    "path": s.path().as_str(),
+                    "revision": s.result().map(|h| format!("sha256:{}", h.to_hex()))
+                })
+            })
+            .collect();
+        ToolOutput::json(&json!({"outcome": "applied", "files": files}))
+    }
+
+    /// The edits of an `applyEdits` call, each checked for the arguments its
+    /// `op` takes (and no others).
+    fn edit_items(&self, args: &Map<String, Value>) -> Result<Vec<EditItem>, ToolError> {
+        let edits = args
+            .get("edits")
+            .and_then(Value::as_array)
+            .ok_or_else(|| edit_invalid("`edits` must be an array of edits"))?;
+        let mut items = Vec::with_capacity(edits.len());
+        for (n, edit) in edits.iter().enumerate() {
+            let Some(fields) = edit.as_object() else {
+                return Err(edit_invalid(format!("edit {n} is not an object")));
+            };
+            let op = str_arg(fields, "op").unwrap_or_default();
+            let (tool, required, optional): (&'static str, &[&str], &[&str]) = match op {
+                "write" => (catalog::WRITE_FILE, &["content"], &["expectedRevision"]),
+                "patch" => (
+                    catalog::APPLY_PATCH,
+                    &["search", "replace"],
+                    &["occurrence", "expectedRevision"],
+                ),
+                "create" => (catalog::CREATE_FILE, &["content"], &[]),
+                "delete" => (catalog::DELETE_FILE, &[], &["expectedRevision"]),
+                "rename" => (catalog::RENAME_FILE, &["to"], &[]),
+                other => {
+                    return Err(edit_invalid(format!(
+                        "edit {n}: unknown op {other:?} (write, patch, create, delete or rename)"
+                    )));
+                }
+            };
+            if let Some(key) = required.iter().find(|k| str_arg(fields, k).is_none()) {
+                return Err(edit_invalid(format!("edit {n} ({op}) needs `{key}`")));
+            }
+            if let Some(key) = fields.keys().find(|k| {
+                !matches!(k.as_str(), "op" | "path")
+                    && !required.contains(&k.as_str())
+                    && !optional.contains(&k.as_str())
+            }) {
+                return Err(edit_invalid(format!(
+                    "edit {n} ({op}) does not take `{key}`"
+                )));
+            }
+            let path = self.normalize(str_arg(fields, "path").unwrap_or_default())?;
+            let to = match str_arg(fields, "to") {
+                Some(to) if tool == catalog::RENAME_FILE => Some(self.normalize(to)?),
+                _ => None,
+            };
+            items.push(EditItem {
+                tool,
+                path,
+                to,
+                args: fields.clone(),
+            });
+        }
+        Ok(items)
     }
 
     fn status(&self) -> Result<ToolOutput, ToolError> {
@@ -760,6 +902,10 @@ impl WorkspaceTools {
                 self.edit(ctx, touched, move |this| this.prepare(tool, &path, &args))
                     .await
             }
+            catalog::APPLY_EDITS => {
+                let ctx = self.context(&cx)?;
+                self.edit_set(ctx, &args).await
+            }
             catalog::RENAME_FILE => {
                 let ctx = self.context(&cx)?;
                 let from = self.normalize(str_arg(&args, "from").unwrap_or_default())?;
@@ -878,6 +1024,7 @@ impl WorkspaceTools {
                 catalog::CREATE_FILE => catalog::CREATE_FILE,
                 catalog::RENAME_FILE => catalog::RENAME_FILE,
                 catalog::DELETE_FILE => catalog::DELETE_FILE,
+                catalog::APPLY_EDITS => catalog::APPLY_EDITS,
                 catalog::TERMINAL_RUN => catalog::TERMINAL_RUN,
                 catalog::TASK_FINISH => catalog::TASK_FINISH,
                 _ => continue,

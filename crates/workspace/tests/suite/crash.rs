@@ -56,6 +56,11 @@ fn scenarios() -> Vec<(&'static str, Files, Files)> {
             vec![("d/a.txt", "A"), ("d/b.txt", "B")],
             vec![("e/a.txt", "A"), ("e/b.txt", "B")],
         ),
+        (
+            "batch",
+            vec![("a.txt", "old"), ("c.txt", "C"), ("d.txt", "D")],
+            vec![("a.txt", "new"), ("new/b.txt", "B"), ("e/d.txt", "D")],
+        ),
     ]
 }
 
@@ -65,6 +70,14 @@ fn op_of(scenario: &str) -> cocode_core::gate::GateOp {
         "modify" => write("a.txt", b"new"),
         "delete_dir" => delete("d"),
         "rename_dir" => rename("d", "e"),
+        "batch" => cocode_core::gate::GateOp::Batch {
+            ops: vec![
+                write("a.txt", b"new"),
+                write("new/b.txt", b"B"),
+                delete("c.txt"),
+                rename("d.txt", "e/d.txt"),
+            ],
+        },
         other => panic!("unknown scenario {other}"),
     }
 }
