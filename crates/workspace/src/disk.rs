@@ -238,6 +238,81 @@ pub(crate) enum EntryKind {
     Other,
 }
 
+/// Everything `file` holds, read without asking its size first: two reads
+/// for a small file (the content, then the end), where `fs::read` adds a
+/// `statx` and an `lseek`.
+pub(crate) fn read_all(file: File) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(16 * 1024);
+    // `Take` hides the `File`, whose own `read_to_end` asks for the size.
+    file.take(u64::MAX).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// One state of a file, known without reading it: device, inode, size,
+/// mode and both timestamps. Any change to a file sets its ctime to the file
+/// system's "now", which no program can set back, so an equal stamp whose
+/// ctime lies before a [`FsClock`] reading means the file did not change
+/// since that reading (git's "racy clean" rule, with the file system's own
+/// clock and granularity as the reference).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    dev: i128,
+    ino: i128,
+    size: i128,
+    mode: i128,
+    mtime: (i128, i128),
+    ctime: (i128, i128),
+}
+
+impl Stamp {
+    /// True when every later change to the file would change this stamp.
+    pub(crate) fn settled_before(&self, clock: &FsClock) -> bool {
+        self.dev == clock.dev && self.ctime < clock.ctime
+    }
+}
+
+/// The file system's "now" on one device: the ctime it gives a file it
+/// changes ([`fs_clock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FsClock {
+    dev: i128,
+    ctime: (i128, i128),
+}
+
+/// Widens any integer field of a `stat` (their types differ by platform).
+#[cfg(unix)]
+fn wide<T: TryInto<i128>>(v: T) -> i128 {
+    v.try_into().unwrap_or(-1)
+}
+
+/// Reads the file system's clock by changing `path`'s timestamps (the file
+/// is created when missing).
+pub(crate) fn fs_clock(path: &Path) -> io::Result<FsClock> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        file.set_modified(std::time::SystemTime::now())?;
+        let meta = file.metadata()?;
+        Ok(FsClock {
+            dev: wide(meta.dev()),
+            ctime: (wide(meta.ctime()), wide(meta.ctime_nsec())),
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "file stamps are only compared on Unix",
+        ))
+    }
+}
+
 /// What [`SafeRoot::entry`] found at a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Entry {
@@ -268,13 +343,17 @@ pub(crate) struct SafeRoot {
 
 #[cfg(unix)]
 mod unix {
-    use super::{Entry, EntryKind, SafeRoot, Staged};
+    use super::{Entry, EntryKind, SafeRoot, Staged, Stamp, wide};
     use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+    #[cfg(target_os = "linux")]
+    use rustix::fs::ResolveFlags;
     use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
     use rustix::io::Errno;
     use std::fs::File;
-    use std::io::{self, Read, Write};
+    use std::io::{self, Write};
     use std::path::Path;
+    #[cfg(target_os = "linux")]
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     fn map(e: Errno) -> io::Error {
         if e == Errno::LOOP || e == Errno::NOTDIR {
@@ -313,10 +392,26 @@ mod unix {
 
     /// The kind of `name` in `d`, without following a symlink.
     fn kind_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<EntryKind>> {
+        Ok(stat_in(d, name)?.map(|st| kind_of(&st)))
+    }
+
+    /// The `stat` of `name` in `d`, without following a symlink.
+    fn stat_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<rfs::Stat>> {
         match rfs::statat(d.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => Ok(Some(kind_of(&st))),
+            Ok(st) => Ok(Some(st)),
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(map(e)),
+        }
+    }
+
+    fn stamp_of(st: &rfs::Stat) -> Stamp {
+        Stamp {
+            dev: wide(st.st_dev),
+            ino: wide(st.st_ino),
+            size: wide(st.st_size),
+            mode: wide(st.st_mode),
+            mtime: (wide(st.st_mtime), wide(st.st_mtime_nsec)),
+            ctime: (wide(st.st_ctime), wide(st.st_ctime_nsec)),
         }
     }
 
@@ -324,15 +419,26 @@ mod unix {
     fn read_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
-            Ok(fd) => {
-                let mut bytes = Vec::new();
-                File::from(fd).read_to_end(&mut bytes)?;
-                Ok(Some(bytes))
-            }
+            Ok(fd) => super::read_all(File::from(fd)).map(Some),
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(map(e)),
         }
     }
+
+    /// A folder's names, or why it could not be opened (tests).
+    #[cfg(test)]
+    type Listing = Result<Vec<String>, io::ErrorKind>;
+
+    /// Set once `openat2` failed as missing or filtered: walks from then on.
+    #[cfg(target_os = "linux")]
+    static OPENAT2_UNAVAILABLE: AtomicBool = AtomicBool::new(false);
+
+    /// How `openat2` resolves workspace paths: below the root, no symlink
+    /// anywhere (not even the last segment), no magic links.
+    #[cfg(target_os = "linux")]
+    const BENEATH: ResolveFlags = ResolveFlags::BENEATH
+        .union(ResolveFlags::NO_SYMLINKS)
+        .union(ResolveFlags::NO_MAGICLINKS);
 
     const DIR_FLAGS: OFlags = OFlags::RDONLY
         .union(OFlags::DIRECTORY)
@@ -345,8 +451,103 @@ mod unix {
             Ok(Self { fd })
         }
 
-        /// Opens the directory `dir` (segments), optionally creating missing ones.
+        /// Opens the directory `dir` (segments), optionally creating missing
+        /// ones. On Linux one `openat2` that refuses every symlink and any
+        /// escape from the root opens the whole path; elsewhere (or where the
+        /// kernel lacks it) one `openat` per segment, each with `O_NOFOLLOW`.
         fn dir(&self, dir: &[String], create: bool) -> io::Result<DirFd<'_>> {
+            if dir.is_empty() {
+                return Ok(DirFd::Root(self.fd.as_fd()));
+            }
+            #[cfg(target_os = "linux")]
+            if let Some(opened) = self.open_beneath(dir, create) {
+                return opened;
+            }
+            self.walk(dir, create)
+        }
+
+        /// The directory through `openat2`; `None` when the walk must do it
+        /// (the kernel has no `openat2`, or a folder must be created).
+        #[cfg(target_os = "linux")]
+        fn open_beneath(&self, dir: &[String], create: bool) -> Option<io::Result<DirFd<'_>>> {
+            if OPENAT2_UNAVAILABLE.load(Ordering::Relaxed) {
+                return None;
+            }
+            match rfs::openat2(
+                self.fd.as_fd(),
+                dir.join("/"),
+                DIR_FLAGS,
+                Mode::empty(),
+                BENEATH,
+            ) {
+                Ok(fd) => Some(Ok(DirFd::Owned(fd))),
+                // Not in this kernel, or filtered (containers).
+                Err(Errno::NOSYS | Errno::PERM | Errno::INVAL) => {
+                    OPENAT2_UNAVAILABLE.store(true, Ordering::Relaxed);
+                    None
+                }
+                Err(Errno::NOENT) if create => None,
+                Err(Errno::XDEV) => Some(Err(map(Errno::LOOP))),
+                Err(e) => Some(Err(map(e))),
+            }
+        }
+
+        /// How each way of opening `dir` answers: (through `openat2`, one
+        /// segment at a time), each as the names found in the folder or the
+        /// error kind. Both ways must agree.
+        #[cfg(test)]
+        pub(crate) fn both_ways(&self, dir: &[String]) -> (Option<Listing>, Listing) {
+            let names = |d: io::Result<DirFd<'_>>| {
+                d.map_err(|e| e.kind()).map(|d| {
+                    let mut names: Vec<String> = rfs::Dir::read_from(d.as_fd())
+                        .unwrap()
+                        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                        .filter(|n| n != "." && n != "..")
+                        .collect();
+                    names.sort();
+                    names
+                })
+            };
+            #[cfg(target_os = "linux")]
+            let beneath = self.open_beneath(dir, false).map(names);
+            #[cfg(not(target_os = "linux"))]
+            let beneath = None;
+            (beneath, names(self.walk(dir, false)))
+        }
+
+        /// Creates `name` in `dir` with one `openat2` (no symlink anywhere
+        /// on the path); `None` when the folder must be made first or the
+        /// kernel has no `openat2`.
+        #[cfg(target_os = "linux")]
+        fn create_beneath(
+            &self,
+            dir: &[String],
+            name: &str,
+            flags: OFlags,
+            mode: Mode,
+        ) -> Option<io::Result<OwnedFd>> {
+            if OPENAT2_UNAVAILABLE.load(Ordering::Relaxed) {
+                return None;
+            }
+            let mut path = dir.join("/");
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str(name);
+            match rfs::openat2(self.fd.as_fd(), path, flags, mode, BENEATH) {
+                Ok(fd) => Some(Ok(fd)),
+                Err(Errno::NOSYS | Errno::PERM | Errno::INVAL) => {
+                    OPENAT2_UNAVAILABLE.store(true, Ordering::Relaxed);
+                    None
+                }
+                Err(Errno::NOENT) => None,
+                Err(Errno::XDEV) => Some(Err(map(Errno::LOOP))),
+                Err(e) => Some(Err(map(e))),
+            }
+        }
+
+        /// Opens `dir` one segment at a time from the root.
+        fn walk(&self, dir: &[String], create: bool) -> io::Result<DirFd<'_>> {
             let mut current = DirFd::Root(self.fd.as_fd());
             for segment in dir {
                 let next = match rfs::openat(
@@ -386,13 +587,36 @@ mod unix {
         /// What is at `name`: a regular file's content, another kind, or
         /// nothing. One walk down the directories for both questions.
         pub(crate) fn entry(&self, dir: &[String], name: &str) -> io::Result<Option<Entry>> {
+            Ok(self.stamped_entry(dir, name)?.map(|(entry, _)| entry))
+        }
+
+        /// [`Self::entry`] with the stamp the file had just before it was
+        /// read.
+        pub(crate) fn stamped_entry(
+            &self,
+            dir: &[String],
+            name: &str,
+        ) -> io::Result<Option<(Entry, Option<Stamp>)>> {
             let Some(d) = self.existing_dir(dir)? else {
                 return Ok(None);
             };
-            match kind_in(&d, name)? {
+            let Some(st) = stat_in(&d, name)? else {
+                return Ok(None);
+            };
+            match kind_of(&st) {
+                EntryKind::File => {
+                    Ok(read_in(&d, name)?.map(|bytes| (Entry::File(bytes), Some(stamp_of(&st)))))
+                }
+                kind => Ok(Some((Entry::Other(kind), None))),
+            }
+        }
+
+        /// The stamp of whatever is at `name` now.
+        #[cfg(test)]
+        pub(crate) fn stamp(&self, dir: &[String], name: &str) -> io::Result<Option<Stamp>> {
+            match self.existing_dir(dir)? {
+                Some(d) => Ok(stat_in(&d, name)?.map(|st| stamp_of(&st))),
                 None => Ok(None),
-                Some(EntryKind::File) => Ok(read_in(&d, name)?.map(Entry::File)),
-                Some(kind) => Ok(Some(Entry::Other(kind))),
             }
         }
 
@@ -437,14 +661,22 @@ mod unix {
             temp_name: &str,
             bytes: &[u8],
         ) -> io::Result<Staged> {
-            let d = self.dir(dir, true)?;
             let flags = OFlags::WRONLY
                 | OFlags::CREATE
                 | OFlags::TRUNC
                 | OFlags::NOFOLLOW
                 | OFlags::CLOEXEC;
-            let fd = rfs::openat(d.as_fd(), temp_name, flags, Mode::from_bits_truncate(0o666))
-                .map_err(map)?;
+            let mode = Mode::from_bits_truncate(0o666);
+            #[cfg(target_os = "linux")]
+            let opened = self.create_beneath(dir, temp_name, flags, mode);
+            #[cfg(not(target_os = "linux"))]
+            let opened: Option<io::Result<OwnedFd>> = None;
+            let fd = if let Some(fd) = opened {
+                fd?
+            } else {
+                let d = self.dir(dir, true)?;
+                rfs::openat(d.as_fd(), temp_name, flags, mode).map_err(map)?
+            };
             let mut file = File::from(fd);
             file.write_all(bytes)?;
             file.flush()?;
@@ -471,14 +703,42 @@ mod unix {
 
         /// Atomically replaces the target with the staged file.
         pub(crate) fn commit(&self, staged: &Staged) -> io::Result<()> {
+            self.commit_if(staged, None).map(drop)
+        }
+
+        /// [`Self::commit`], only while the target still has `stamp` (checked
+        /// in the same open folder); `false` and nothing done otherwise.
+        pub(crate) fn commit_if(&self, staged: &Staged, stamp: Option<&Stamp>) -> io::Result<bool> {
             let d = self.dir(&staged.dir, false)?;
+            if let Some(stamp) = stamp
+                && stat_in(&d, &staged.name)?.map(|st| stamp_of(&st)).as_ref() != Some(stamp)
+            {
+                return Ok(false);
+            }
             rfs::renameat(
                 d.as_fd(),
                 staged.temp_name.as_str(),
                 d.as_fd(),
                 staged.name.as_str(),
             )
-            .map_err(map)
+            .map_err(map)?;
+            Ok(true)
+        }
+
+        /// Removes `name` while it still has `stamp`; `false` and nothing
+        /// done otherwise.
+        pub(crate) fn unlink_if(
+            &self,
+            dir: &[String],
+            name: &str,
+            stamp: &Stamp,
+        ) -> io::Result<bool> {
+            let d = self.dir(dir, false)?;
+            if stat_in(&d, name)?.map(|st| stamp_of(&st)).as_ref() != Some(stamp) {
+                return Ok(false);
+            }
+            rfs::unlinkat(d.as_fd(), name, AtFlags::empty()).map_err(map)?;
+            Ok(true)
         }
 
         pub(crate) fn unlink(&self, dir: &[String], name: &str) -> io::Result<()> {
@@ -523,7 +783,7 @@ mod portable {
     //! `symlink_metadata` just before use. A window between the check and the
     //! write remains (Windows has no `openat`); Windows needs administrator
     //! rights or developer mode to create symlinks at all.
-    use super::{Entry, EntryKind, SafeRoot, Staged};
+    use super::{Entry, EntryKind, SafeRoot, Staged, Stamp};
     use std::fs::{self, OpenOptions};
     use std::io::{self, Write};
     use std::path::{Path, PathBuf};
@@ -588,6 +848,16 @@ mod portable {
             }
         }
 
+        /// Without `openat` a stamp could describe another file than the
+        /// one read, so none is given and every check reads the file.
+        pub(crate) fn stamped_entry(
+            &self,
+            dir: &[String],
+            name: &str,
+        ) -> io::Result<Option<(Entry, Option<Stamp>)>> {
+            Ok(self.entry(dir, name)?.map(|entry| (entry, None)))
+        }
+
         pub(crate) fn read(&self, dir: &[String], name: &str) -> io::Result<Option<Vec<u8>>> {
             match self.kind(dir, name)? {
                 None => Ok(None),
@@ -644,6 +914,24 @@ mod portable {
         pub(crate) fn commit(&self, staged: &Staged) -> io::Result<()> {
             let d = self.dir(&staged.dir, false)?;
             super::replace_with_retry(&d.join(&staged.temp_name), &d.join(&staged.name))
+        }
+
+        /// No stamps here: a stamped change is never made (the caller reads
+        /// the file and uses the plain call).
+        pub(crate) fn commit_if(&self, staged: &Staged, stamp: Option<&Stamp>) -> io::Result<bool> {
+            match stamp {
+                Some(_) => Ok(false),
+                None => self.commit(staged).map(|()| true),
+            }
+        }
+
+        pub(crate) fn unlink_if(
+            &self,
+            _dir: &[String],
+            _name: &str,
+            _stamp: &Stamp,
+        ) -> io::Result<bool> {
+            Ok(false)
         }
 
         pub(crate) fn unlink(&self, dir: &[String], name: &str) -> io::Result<()> {
@@ -748,6 +1036,76 @@ pub(crate) fn replace_with_retry(from: &Path, to: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_stamp_is_settled_only_when_it_predates_the_file_systems_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        let safe = SafeRoot::open(dir.path()).unwrap();
+        fs::write(dir.path().join("f"), "one").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let clock = fs_clock(&dir.path().join("clock")).unwrap();
+        let before = safe.stamp(&[], "f").unwrap().unwrap();
+        // Rewritten after the reading: same size, the old mtime put back.
+        let mtime = fs::metadata(dir.path().join("f"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        fs::write(dir.path().join("f"), "two").unwrap();
+        File::options()
+            .write(true)
+            .open(dir.path().join("f"))
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let after = safe.stamp(&[], "f").unwrap().unwrap();
+        assert_eq!(
+            (
+                before.settled_before(&clock),
+                after.settled_before(&clock),
+                before == after
+            ),
+            (true, false, false)
+        );
+        // A later reading of the clock is later.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let later = fs_clock(&dir.path().join("clock")).unwrap();
+        assert!(later.ctime > clock.ctime && after.settled_before(&later));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn folders_open_only_without_symlinks_on_the_way_whichever_way_is_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("a/b/f.txt"), "f").unwrap();
+        fs::create_dir_all(outside.join("b")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("inner")).unwrap();
+        fs::write(root.join("file"), "x").unwrap();
+        let safe = SafeRoot::open(&root).unwrap();
+        let seg = |p: &str| p.split('/').map(str::to_owned).collect::<Vec<_>>();
+        let found: Vec<_> = ["a/b", "link/b", "inner/b", "a/missing", "file/b"]
+            .into_iter()
+            .map(|p| (p, safe.both_ways(&seg(p))))
+            .collect();
+        let names = Ok(vec!["f.txt".to_owned()]);
+        let symlink: Result<Vec<String>, _> = Err(io::ErrorKind::InvalidInput);
+        let want = [
+            ("a/b", names),
+            ("link/b", symlink.clone()),
+            ("inner/b", symlink.clone()),
+            ("a/missing", Err(io::ErrorKind::NotFound)),
+            ("file/b", symlink),
+        ];
+        let both: Vec<_> = want
+            .into_iter()
+            .map(|(p, r)| (p, (cfg!(target_os = "linux").then(|| r.clone()), r)))
+            .collect();
+        assert_eq!(found, both);
+    }
 
     #[test]
     fn replace_retries_only_transient_windows_errors_and_never_read_only_targets() {

@@ -25,8 +25,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cocode_core::error::WorkspaceErrorCode;
@@ -40,7 +40,7 @@ use cocode_core::snapshot::{
 };
 use cocode_core::workspace::RetentionConfig;
 
-use crate::disk::{self, Entry, EntryKind, SafeRoot, Staged};
+use crate::disk::{self, Entry, EntryKind, SafeRoot, Staged, Stamp};
 use crate::layout::Layout;
 use crate::policy::{PathPolicy, Resolved, TestPatterns};
 use crate::retention::{self, RetentionPlan, RetentionTrigger, TaskHistory, TaskLife};
@@ -169,6 +169,19 @@ impl Plan {
 const LISTS_UNSYNCED: bool = !cfg!(target_os = "linux");
 
 static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Threads a large rollback phase spreads its folders over. Replacing a file
+/// mostly waits for the file system to free the old one's blocks, so more
+/// threads than cores help: 1,000 replacements in 20 folders took 84 ms on
+/// one thread and 37 ms on four here (two cores).
+const ROLLBACK_WORKERS: usize = 4;
+
+/// Below this many items a phase runs on the calling thread.
+const ROLLBACK_PARALLEL_ITEMS: usize = 32;
+
+fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 fn now() -> Timestamp {
     let ms = SystemTime::now()
@@ -327,9 +340,7 @@ impl Gate {
     fn lock(&self) -> MutexGuard<'_, GateState> {
         // A panic inside the serial section leaves the disk in a state
         // recovery understands; keep serving rather than poisoning the gate.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock_ignoring_poison(&self.state)
     }
 
     /// Paths blocked by unresolved write journals.
@@ -1166,7 +1177,7 @@ impl Gate {
         st.tasks.clear();
         for file in self.store.rollback_journals()? {
             match file.content {
-                Ok(journal) => match self.replay_rollback(st, &journal, false) {
+                Ok(journal) => match self.replay_rollback(st, &journal, None) {
                     Ok(()) => report.rollbacks_replayed.push(journal.op_id.clone()),
                     Err(path) => report
                         .rollbacks_incomplete
@@ -1187,13 +1198,21 @@ impl Gate {
     /// The disk content of a recorded (real) path: `Ok(None)` absent,
     /// `Err(())` when it is not a regular file or cannot be read.
     fn current(&self, path: &NormalizedPath) -> Result<Option<ContentHash>, ()> {
+        self.current_stamped(path).map(|(hash, _)| hash)
+    }
+
+    /// The current content's hash and the stamp the file had when read.
+    fn current_stamped(
+        &self,
+        path: &NormalizedPath,
+    ) -> Result<(Option<ContentHash>, Option<Stamp>), ()> {
         let segments: Vec<String> = path.segments().map(ToOwned::to_owned).collect();
         let Some((name, dir)) = segments.split_last() else {
             return Err(());
         };
-        match self.disk.entry(dir, name) {
-            Ok(None) => Ok(None),
-            Ok(Some(Entry::File(bytes))) => Ok(Some(ContentHash::of(&bytes))),
+        match self.disk.stamped_entry(dir, name) {
+            Ok(None) => Ok((None, None)),
+            Ok(Some((Entry::File(bytes), stamp))) => Ok((Some(ContentHash::of(&bytes)), stamp)),
             _ => Err(()),
         }
     }
@@ -1408,17 +1427,20 @@ impl Gate {
         if let Err(e) = self.prepare(&mut st) {
             return RollbackAvailability::Unavailable(rollback_failed(&e));
         }
-        match self.rollback_targets(&st, task, query) {
+        match self.rollback_targets(&st, task, query, None) {
             Ok(targets) => RollbackAvailability::Available { targets },
             Err(e) => RollbackAvailability::Unavailable(e),
         }
     }
 
+    /// The targets of a rollback, prechecked. `stamps` receives the stamp
+    /// of each file the precheck read.
     fn rollback_targets(
         &self,
         st: &GateState,
         task: &TaskId,
         query: &RollbackQuery,
+        mut stamps: Option<&mut HashMap<NormalizedPath, Stamp>>,
     ) -> Result<Vec<RollbackTarget>, RollbackError> {
         if let Some(marker) = self
             .store
@@ -1458,7 +1480,13 @@ impl Gate {
                     None
                 }
             },
-            &mut |path| self.current(path),
+            &mut |path| {
+                let (hash, stamp) = self.current_stamped(path)?;
+                if let (Some(stamps), Some(stamp)) = (stamps.as_deref_mut(), stamp) {
+                    stamps.insert(path.clone(), stamp);
+                }
+                Ok(hash)
+            },
         );
         if let Some(e) = lookup_error {
             return Err(rollback_failed(&e));
@@ -1481,7 +1509,12 @@ impl Gate {
     ) -> Result<Vec<EditSnapshot>, RollbackError> {
         let mut st = self.lock();
         self.prepare(&mut st).map_err(|e| rollback_failed(&e))?;
-        let targets = match self.rollback_targets(&st, task, query) {
+        // Read before the precheck: a file whose stamp settled before this
+        // reading and is unchanged right before its replacement was not
+        // changed since the precheck read it (no second read needed).
+        let clock = disk::fs_clock(&self.layout.clock_file()).ok();
+        let mut stamps = HashMap::new();
+        let targets = match self.rollback_targets(&st, task, query, Some(&mut stamps)) {
             // Created then deleted, or already rolled back: done, no error.
             Err(RollbackError::NothingToRollBack) => return Ok(Vec::new()),
             other => other?,
@@ -1550,7 +1583,8 @@ impl Gate {
         for item in &journal.items {
             st.exclusion.insert(item.path.clone(), op_id.clone());
         }
-        match self.replay_rollback(&mut st, &journal, true) {
+        stamps.retain(|_, stamp| clock.is_some_and(|c| stamp.settled_before(&c)));
+        match self.replay_rollback(&mut st, &journal, Some(&stamps)) {
             Ok(()) => Ok(journal.records),
             Err(path) => Err(RollbackError::Failed(format!(
                 "the rollback stopped at {path}; it stays pending until finished at the next start or abandoned"
@@ -1598,16 +1632,18 @@ impl Gate {
     /// Brings every item of a rollback journal to its target — deletions
     /// first, then restorations — skipping items already there, appends the
     /// rollback's records and removes the journal. Used by a running rollback
-    /// and by startup replay alike (`staged_ready`: the staging files were
-    /// written and synced by this process). Stops at the first path in neither its
-    /// prior nor its target state (returned); its journal's paths stay
-    /// excluded until a person abandons it.
+    /// and by startup replay alike (`unchanged` is given by a running
+    /// rollback: its staging files were written and synced by this process,
+    /// and it holds the settled stamps its precheck saw). Stops at the first
+    /// path in neither its prior nor its target state (returned); its
+    /// journal's paths stay excluded until a person abandons it.
     fn replay_rollback(
         &self,
         st: &mut GateState,
         journal: &RollbackJournal,
-        staged_ready: bool,
+        unchanged: Option<&HashMap<NormalizedPath, Stamp>>,
     ) -> Result<(), NormalizedPath> {
+        let staged_ready = unchanged.is_some();
         if journal.items.is_empty() {
             // Nothing to restore; a journal without items only needs to go.
             let _ = self.store.remove_rollback_journal(&journal.op_id);
@@ -1627,41 +1663,22 @@ impl Gate {
             // After a restart the staged files may be missing or torn.
             self.restage_rollback(st, journal, &order)?;
         }
+        // Deletions first, then restorations; inside each, folder by folder.
+        let (deletions, restorations): (Vec<&RollbackItem>, Vec<&RollbackItem>) =
+            order.into_iter().partition(|i| i.target.is_none());
+        let started = AtomicBool::new(false);
         // Staging files their rename did not consume (items already at target).
         let mut leftover: Vec<&str> = Vec::new();
-        for (n, item) in order.into_iter().enumerate() {
-            if n > 0 {
-                fail::fail_point!("rollback::between_items");
-            }
-            // Checked right before each change: a file someone else changed
-            // meanwhile is never overwritten.
-            match self.current(&item.path) {
-                Ok(cur) if cur == item.target => {
+        for phase in [deletions, restorations] {
+            for (item, changed) in self.apply_rollback_phase(&phase, unchanged, &started)? {
+                if changed {
+                    let (dir, name) = split(&item.path);
+                    let full = self.full_path(&dir, &name);
+                    self.note_dirs_of(st, &full);
+                } else {
                     leftover.extend(item.staging.as_deref());
-                    continue;
                 }
-                Ok(cur) if cur == item.prior => {}
-                _ => return Err(item.path.clone()),
             }
-            let (dir, name) = split(&item.path);
-            let done = match (item.target, &item.staging) {
-                (None, _) => self.disk.unlink(&dir, &name),
-                (Some(_), Some(staging)) => self.disk.commit(&Staged {
-                    dir: dir.clone(),
-                    temp_name: staging.rsplit('/').next().unwrap_or(staging).to_owned(),
-                    name: name.clone(),
-                }),
-                (Some(_), None) => Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "a restoration without a staging file",
-                )),
-            };
-            if let Err(e) = done {
-                tracing::error!(op = %journal.op_id, path = %item.path, error = %e, "rollback step failed");
-                return Err(item.path.clone());
-            }
-            let full = self.full_path(&dir, &name);
-            self.note_dirs_of(st, &full);
         }
         fail::fail_point!("rollback::after_apply");
         for staging in leftover {
@@ -1697,6 +1714,129 @@ impl Gate {
         }
         st.tasks.remove(&journal.task_id);
         Ok(())
+    }
+
+    /// Applies one phase of a rollback (its deletions, or its restorations).
+    /// Items are grouped by folder; with enough items in several folders the
+    /// folders are spread over [`ROLLBACK_WORKERS`] threads, because most of
+    /// a replacement's time is the file system freeing the old file's blocks
+    /// (a wait, not work) and only changes in one folder wait for each other.
+    /// Returns each item with whether it was changed (else it already was at
+    /// its target); stops at the first item in neither state, and the other
+    /// threads stop before their next item.
+    fn apply_rollback_phase<'j>(
+        &self,
+        items: &[&'j RollbackItem],
+        unchanged: Option<&HashMap<NormalizedPath, Stamp>>,
+        started: &AtomicBool,
+    ) -> Result<Vec<(&'j RollbackItem, bool)>, NormalizedPath> {
+        let apply = |item: &'j RollbackItem| {
+            if started.swap(true, Ordering::Relaxed) {
+                fail::fail_point!("rollback::between_items");
+            }
+            self.apply_rollback_item(item, unchanged)
+                .map(|changed| (item, changed))
+        };
+        let mut folders: Vec<Vec<&'j RollbackItem>> = Vec::new();
+        let mut folder_of: HashMap<&str, usize> = HashMap::new();
+        for item in items {
+            let folder = item.path.as_str().rsplit_once('/').map_or("", |(d, _)| d);
+            let n = *folder_of.entry(folder).or_insert_with(|| {
+                folders.push(Vec::new());
+                folders.len() - 1
+            });
+            folders[n].push(item);
+        }
+        if items.len() < ROLLBACK_PARALLEL_ITEMS || folders.len() < 2 {
+            return items.iter().map(|item| apply(item)).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let failed: Mutex<Option<NormalizedPath>> = Mutex::new(None);
+        let done = Mutex::new(Vec::with_capacity(items.len()));
+        std::thread::scope(|scope| {
+            for _ in 0..ROLLBACK_WORKERS.min(folders.len()) {
+                scope.spawn(|| {
+                    while let Some(folder) = folders.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        for item in folder {
+                            if stop.load(Ordering::Relaxed) {
+                                return;
+                            }
+                            match apply(item) {
+                                Ok(applied) => lock_ignoring_poison(&done).push(applied),
+                                Err(path) => {
+                                    stop.store(true, Ordering::Relaxed);
+                                    lock_ignoring_poison(&failed).get_or_insert(path);
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        match failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            Some(path) => Err(path),
+            None => Ok(done.into_inner().unwrap_or_else(PoisonError::into_inner)),
+        }
+    }
+
+    /// Checks one item right before its change and puts it at its target:
+    /// `Ok(true)` when changed, `Ok(false)` when it already was there, the
+    /// path when it is in neither its prior nor its target state. A file
+    /// someone else changed meanwhile is never overwritten. A settled stamp
+    /// that still holds (checked in the folder the change is made in) proves
+    /// the content the precheck read; otherwise the file is read.
+    fn apply_rollback_item(
+        &self,
+        item: &RollbackItem,
+        unchanged: Option<&HashMap<NormalizedPath, Stamp>>,
+    ) -> Result<bool, NormalizedPath> {
+        let (dir, name) = split(&item.path);
+        let stamp = unchanged.and_then(|u| u.get(&item.path));
+        let done = match stamp.map(|s| self.restore_item(item, &dir, &name, Some(s))) {
+            Some(Ok(true)) => Ok(()),
+            Some(Err(e)) => Err(e),
+            None | Some(Ok(false)) => {
+                match self.current(&item.path) {
+                    Ok(cur) if cur == item.target => return Ok(false),
+                    Ok(cur) if cur == item.prior => {}
+                    _ => return Err(item.path.clone()),
+                }
+                self.restore_item(item, &dir, &name, None).map(drop)
+            }
+        };
+        done.map(|()| true).map_err(|e| {
+            tracing::error!(path = %item.path, error = %e, "rollback step failed");
+            item.path.clone()
+        })
+    }
+
+    /// Puts one rollback item at its target (removal or staged restoration);
+    /// with `stamp`, only while the file still has it (`false` otherwise).
+    fn restore_item(
+        &self,
+        item: &RollbackItem,
+        dir: &[String],
+        name: &str,
+        stamp: Option<&Stamp>,
+    ) -> io::Result<bool> {
+        match (item.target, &item.staging, stamp) {
+            (None, _, Some(stamp)) => self.disk.unlink_if(dir, name, stamp),
+            (None, _, None) => self.disk.unlink(dir, name).map(|()| true),
+            (Some(_), Some(staging), stamp) => self.disk.commit_if(
+                &Staged {
+                    dir: dir.to_vec(),
+                    temp_name: staging.rsplit('/').next().unwrap_or(staging).to_owned(),
+                    name: name.to_owned(),
+                },
+                stamp,
+            ),
+            (Some(_), None, _) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "a restoration without a staging file",
+            )),
+        }
     }
 
     /// Stages every restoration still to do from its blob, then one barrier.

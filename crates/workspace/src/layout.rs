@@ -85,6 +85,12 @@ impl Layout {
         self.task_dir(task).join("retention.json")
     }
 
+    /// A file whose timestamps the gate sets to read the file system's own
+    /// clock (see `disk::fs_clock`); its content is never used.
+    pub fn clock_file(&self) -> PathBuf {
+        self.history_dir().join("clock")
+    }
+
     pub fn journal_dir(&self) -> PathBuf {
         self.history_dir().join("journal")
     }

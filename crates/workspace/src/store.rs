@@ -353,11 +353,13 @@ impl HistoryStore {
         path: &NormalizedPath,
     ) -> Result<Option<EditSnapshot>, StoreError> {
         let file = self.layout.path_index(&path.key());
-        let text = match fs::read_to_string(&file) {
-            Ok(t) => t,
+        let bytes = match fs::File::open(&file).and_then(disk::read_all) {
+            Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err("reading index", &file, &e)),
         };
+        let text = String::from_utf8(bytes)
+            .map_err(|e| StoreError::Index(format!("{}: not UTF-8: {e}", file.display())))?;
         // Complete lines only (a torn tail is not a record yet); the first
         // line is the header naming the path.
         let complete = text.rfind('\n').map_or("", |i| &text[..i]);

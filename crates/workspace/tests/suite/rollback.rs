@@ -268,6 +268,112 @@ fn agent_writes_to_paths_of_an_interrupted_rollback_are_refused_until_abandoned(
     assert_eq!(tree(&root), files(&[("a.txt", "0"), ("b.txt", "agent")]));
 }
 
+/// A file changed between the precheck and its replacement is never
+/// overwritten, even when the change keeps its size and puts its mtime back
+/// (only the ctime, which no program can set, shows it): the rollback stops
+/// there and the person's text stays.
+#[test]
+fn a_change_hidden_behind_the_old_mtime_during_a_rollback_still_stops_it() {
+    let (_d, ws) = workspace(&[("a.txt", "old 0"), ("b.txt", "old 0")]);
+    apply(&ws, &ctx("t1", 0), write("a.txt", b"new 1"));
+    apply(&ws, &ctx("t1", 0), write("b.txt", b"new 1"));
+    // Old enough that the precheck trusts the files' stamps.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let root = ws.workspace.root.clone();
+    let me = std::thread::current().id();
+    let b = root.join("b.txt");
+    fail::cfg_callback("rollback::after_stage", move || {
+        if std::thread::current().id() == me {
+            let mtime = std::fs::metadata(&b).unwrap().modified().unwrap();
+            std::fs::write(&b, b"human").unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&b)
+                .unwrap()
+                .set_modified(mtime)
+                .unwrap();
+        }
+    })
+    .unwrap();
+    let result = ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart);
+    fail::remove("rollback::after_stage");
+    assert_eq!(
+        result,
+        Err(RollbackError::Failed(
+            "the rollback stopped at b.txt; it stays pending until finished at the next start or abandoned".into()
+        ))
+    );
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
+    assert_eq!(
+        (read("a.txt"), read("b.txt")),
+        ("old 0".to_owned(), "human".to_owned())
+    );
+}
+
+/// A large rollback applies its folders on several threads; a file changed
+/// after the precheck stops it there all the same: that file keeps the
+/// person's text, every other file is at its old or its restored content,
+/// and the next start finishes every other file and stops at that one.
+#[test]
+fn a_file_changed_during_a_large_rollback_stops_it_without_being_overwritten() {
+    let original: Vec<(String, String)> = (0..80)
+        .map(|i| (format!("d{}/f{i}.txt", i % 8), format!("original {i}")))
+        .collect();
+    let refs: Vec<(&str, &str)> = original
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (_d, ws) = workspace(&refs);
+    for (path, _) in &original {
+        apply(&ws, &ctx("t1", 0), write(path, b"changed"));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let root = ws.workspace.root.clone();
+    let me = std::thread::current().id();
+    let target = root.join("d5/f45.txt");
+    fail::cfg_callback("rollback::after_stage", move || {
+        if std::thread::current().id() == me {
+            std::fs::write(&target, b"person").unwrap();
+        }
+    })
+    .unwrap();
+    let result = ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart);
+    fail::remove("rollback::after_stage");
+    assert_eq!(
+        result,
+        Err(RollbackError::Failed(
+            "the rollback stopped at d5/f45.txt; it stays pending until finished at the next start or abandoned".into()
+        ))
+    );
+    // Every file at its old or its restored content, the person's text kept.
+    let consistent = |root: &std::path::Path| {
+        let mut files = tree(root);
+        files.retain(|path, _| !path.contains(".cocode-rollback-"));
+        assert_eq!(files.len(), original.len());
+        for (i, (path, old)) in original.iter().enumerate() {
+            let content = files[path].as_str();
+            if i == 45 {
+                assert_eq!(content, "person");
+            } else {
+                assert!(content == "changed" || content == old, "{path}: {content}");
+            }
+        }
+    };
+    consistent(&root);
+    drop(ws);
+    let ws = cocode_workspace::OpenWorkspace::open(&root).unwrap();
+    let report = ws.gate.recover().unwrap();
+    assert_eq!(
+        report
+            .rollbacks_incomplete
+            .iter()
+            .map(|(_, p)| p.to_string())
+            .collect::<Vec<_>>(),
+        vec!["d5/f45.txt"]
+    );
+    consistent(&root);
+}
+
 /// Enough files that the rollback spreads its reads, writes and renames
 /// over several threads: the tree must still come back exactly, with one
 /// record per path, and a conflict found among many paths still touches
