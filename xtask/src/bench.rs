@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::SystemTime;
 
 use anyhow::{Context as _, Result};
 use serde::Deserialize;
@@ -37,6 +38,9 @@ struct Estimate {
 }
 
 pub fn run(root: &Path, report_only: bool) -> Result<bool> {
+    // Results a bench wrote before this run (a renamed or removed bench
+    // leaves its old estimates behind) are not reported as this run's.
+    let started = (!report_only).then(SystemTime::now);
     if !report_only {
         if crates_with_benches(root).is_empty() {
             println!("bench: no crate has benches");
@@ -52,7 +56,7 @@ pub fn run(root: &Path, report_only: bool) -> Result<bool> {
         }
     }
     let criterion = target_dir(root).join("criterion");
-    let ratios = collect(&criterion)?;
+    let ratios = collect(&criterion, started)?;
     if ratios.is_empty() {
         println!("bench: no ours/peer comparisons in {}", criterion.display());
     }
@@ -83,21 +87,34 @@ fn crates_with_benches(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Every `ours`/`peer` pair under a criterion output directory.
-pub fn collect(criterion: &Path) -> Result<Vec<Ratio>> {
+/// Every `ours`/`peer` pair under a criterion output directory; with
+/// `since`, only pairs whose both estimates were written from then on.
+pub fn collect(criterion: &Path, since: Option<SystemTime>) -> Result<Vec<Ratio>> {
     let mut out = Vec::new();
     if !criterion.is_dir() {
         return Ok(out);
     }
-    walk(criterion, criterion, &mut out)?;
+    walk(criterion, criterion, since, &mut out)?;
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
-fn walk(base: &Path, dir: &Path, out: &mut Vec<Ratio>) -> Result<()> {
+fn written_since(path: &Path, since: Option<SystemTime>) -> bool {
+    since.is_none_or(|t| {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m >= t)
+    })
+}
+
+fn walk(base: &Path, dir: &Path, since: Option<SystemTime>, out: &mut Vec<Ratio>) -> Result<()> {
     let ours = dir.join("ours/new/estimates.json");
     let peer = dir.join("peer/new/estimates.json");
-    if ours.is_file() && peer.is_file() {
+    if ours.is_file()
+        && peer.is_file()
+        && written_since(&ours, since)
+        && written_since(&peer, since)
+    {
         let name = dir.strip_prefix(base).unwrap_or(dir).display().to_string();
         out.push(Ratio {
             name,
@@ -112,7 +129,7 @@ fn walk(base: &Path, dir: &Path, out: &mut Vec<Ratio>) -> Result<()> {
                 .file_name()
                 .is_some_and(|n| n != "report" && n != "new" && n != "base")
         {
-            walk(base, &path, out)?;
+            walk(base, &path, since, out)?;
         }
     }
     Ok(())
@@ -160,7 +177,7 @@ mod tests {
         write_estimate(&c.join("editor/keystroke/100k/ours"), 2.0e6);
         write_estimate(&c.join("editor/keystroke/100k/peer"), 1.0e6);
         write_estimate(&c.join("lonely/ours"), 5.0);
-        let ratios = collect(c).unwrap();
+        let ratios = collect(c, None).unwrap();
         let summary: Vec<(String, f64)> =
             ratios.iter().map(|r| (r.name.clone(), r.ratio())).collect();
         assert_eq!(
@@ -173,12 +190,39 @@ mod tests {
     }
 
     #[test]
+    fn estimates_from_before_the_run_are_not_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = dir.path();
+        write_estimate(&c.join("old/ours"), 1.0);
+        write_estimate(&c.join("old/peer"), 2.0);
+        write_estimate(&c.join("half/ours"), 1.0);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let started = SystemTime::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write_estimate(&c.join("half/peer"), 2.0);
+        write_estimate(&c.join("fresh/ours"), 3.0);
+        write_estimate(&c.join("fresh/peer"), 4.0);
+        let names = |since| -> Vec<String> {
+            collect(c, since)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.name)
+                .collect()
+        };
+        assert_eq!(names(Some(started)), vec!["fresh".to_owned()]);
+        assert_eq!(
+            names(None),
+            vec!["fresh".to_owned(), "half".to_owned(), "old".to_owned()]
+        );
+    }
+
+    #[test]
     fn a_corrupt_estimate_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         write_estimate(&dir.path().join("x/ours"), 1.0);
         std::fs::create_dir_all(dir.path().join("x/peer/new")).unwrap();
         std::fs::write(dir.path().join("x/peer/new/estimates.json"), "{").unwrap();
-        assert!(collect(dir.path()).is_err());
+        assert!(collect(dir.path(), None).is_err());
     }
 
     #[test]

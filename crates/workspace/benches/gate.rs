@@ -19,7 +19,7 @@ use cocode_core::gate::{GateOp, TaskContext, WorkspaceFileGate};
 use cocode_core::ids::{AttemptNo, SessionId, TaskId};
 use cocode_core::path::NormalizedPath;
 use cocode_workspace::{OpenWorkspace, RollbackQuery};
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 
 /// Files changed per iteration (small in debug builds so `cargo test` stays fast).
 const FILES: usize = if cfg!(debug_assertions) { 20 } else { 1000 };
@@ -131,7 +131,7 @@ fn bench_writes(c: &mut Criterion) {
         ("one_batch", write_every_file_in_one_batch),
     ];
     for (way, write) in ways {
-        group.bench_function(format!("{way}/ours"), |b| {
+        group.bench_function(BenchmarkId::new(way, "ours"), |b| {
             b.iter_batched(
                 || {
                     let dir = tempfile::tempdir().unwrap();
@@ -154,7 +154,7 @@ fn bench_writes(c: &mut Criterion) {
         });
         // The peer is measured next to each of ours, so each ratio compares
         // runs made under the same machine conditions.
-        group.bench_function(format!("{way}/peer"), |b| {
+        group.bench_function(BenchmarkId::new(way, "peer"), |b| {
             b.iter_batched(
                 git_fixture_with_changes,
                 |dir| {

@@ -13,18 +13,6 @@ fn batch(ops: Vec<GateOp>) -> GateOp {
     GateOp::Batch { ops }
 }
 
-fn files(v: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
-    v.iter()
-        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-        .collect()
-}
-
-fn owned(v: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
-    v.iter()
-        .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
-        .collect()
-}
-
 #[test]
 fn a_batch_applies_every_item_in_order_with_consecutive_seqs_and_rolls_back_whole() {
     let before = [
@@ -50,7 +38,7 @@ fn a_batch_applies_every_item_in_order_with_consecutive_seqs_and_rolls_back_whol
     );
     assert_eq!(
         summary(&records),
-        owned(&[
+        triples(&[
             ("modify", "a.txt", "gate"),
             ("create", "new/b.txt", "gate"),
             ("delete", "gone.txt", "gate"),
@@ -214,7 +202,7 @@ fn a_batch_touching_an_existing_test_file_is_held_whole_and_applied_whole_on_app
     let approved = ws.gate.apply_approved(&c, &op).unwrap();
     assert_eq!(
         summary(&approved),
-        owned(&[
+        triples(&[
             ("modify", "src/lib.rs", "gate"),
             ("modify", "tests/it.rs", "gate")
         ])

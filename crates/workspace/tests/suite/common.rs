@@ -140,3 +140,39 @@ pub fn history_problems(ws: &OpenWorkspace) -> usize {
         .unwrap()
         .problems()
 }
+
+/// (path, content) pairs as the map [`tree`] returns.
+pub fn files(v: &[(&str, &str)]) -> BTreeMap<String, String> {
+    v.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+/// Owned (kind, path, origin) triples, to compare with [`summary`].
+pub fn triples(v: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    v.iter()
+        .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
+        .collect()
+}
+
+/// `count` files spread over `folders` folders (`d<k>/f<i>.txt`, content
+/// `original <i>`), and a workspace holding them.
+pub fn spread_workspace(
+    count: usize,
+    folders: usize,
+) -> (Vec<(String, String)>, tempfile::TempDir, OpenWorkspace) {
+    let original: Vec<(String, String)> = (0..count)
+        .map(|i| {
+            (
+                format!("d{}/f{i}.txt", i % folders),
+                format!("original {i}"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = original
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (dir, ws) = workspace(&refs);
+    (original, dir, ws)
+}

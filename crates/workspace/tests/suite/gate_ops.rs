@@ -10,12 +10,6 @@ use pretty_assertions::assert_eq;
 
 use super::common::*;
 
-fn s(v: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
-    v.iter()
-        .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
-        .collect()
-}
-
 #[test]
 fn writes_record_create_then_modify_with_stored_blobs_and_both_indexes() {
     let (_d, ws) = workspace(&[]);
@@ -23,8 +17,14 @@ fn writes_record_create_then_modify_with_stored_blobs_and_both_indexes() {
     let created = apply(&ws, &c, write("src/a.txt", b"one\n"));
     let modified = apply(&ws, &c, write("src/a.txt", b"two\n"));
     let unchanged = apply(&ws, &c, write("src/a.txt", b"two\n"));
-    assert_eq!(summary(&created), s(&[("create", "src/a.txt", "gate")]));
-    assert_eq!(summary(&modified), s(&[("modify", "src/a.txt", "gate")]));
+    assert_eq!(
+        summary(&created),
+        triples(&[("create", "src/a.txt", "gate")])
+    );
+    assert_eq!(
+        summary(&modified),
+        triples(&[("modify", "src/a.txt", "gate")])
+    );
     assert_eq!(unchanged, vec![]);
     assert_eq!(
         (
@@ -123,7 +123,7 @@ fn a_directory_delete_decomposes_into_one_snapshot_per_file() {
     let records = apply(&ws, &c, delete("d"));
     assert_eq!(
         summary(&records),
-        s(&[
+        triples(&[
             ("delete", "d/a.txt", "gate"),
             ("delete", "d/sub/b.txt", "gate")
         ])
@@ -170,11 +170,11 @@ fn renames_record_both_paths_and_directories_decompose() {
     let dir = apply(&ws, &c, rename("d", "e"));
     assert_eq!(
         summary(&file),
-        s(&[("rename", "a.txt -> moved/b.txt", "gate")])
+        triples(&[("rename", "a.txt -> moved/b.txt", "gate")])
     );
     assert_eq!(
         summary(&dir),
-        s(&[
+        triples(&[
             ("rename", "d/x.txt -> e/x.txt", "gate"),
             ("rename", "d/y/z.txt -> e/y/z.txt", "gate")
         ])
@@ -237,7 +237,7 @@ fn changing_an_existing_test_file_is_held_but_creating_one_is_not() {
     let created = apply(&ws, &c, write("tests/new_test.rs", b"fresh"));
     assert_eq!(
         summary(&created),
-        s(&[("create", "tests/new_test.rs", "gate")])
+        triples(&[("create", "tests/new_test.rs", "gate")])
     );
     // After a person approves, the held change lands as the same task's snapshot.
     let approved = ws
@@ -246,7 +246,7 @@ fn changing_an_existing_test_file_is_held_but_creating_one_is_not() {
         .unwrap();
     assert_eq!(
         (summary(&approved), approved[0].seq()),
-        (s(&[("modify", "tests/it.rs", "gate")]), Seq(2))
+        (triples(&[("modify", "tests/it.rs", "gate")]), Seq(2))
     );
     assert_eq!(
         std::fs::read_to_string(ws.workspace.root.join("tests/it.rs")).unwrap(),

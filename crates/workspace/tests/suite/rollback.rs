@@ -11,12 +11,6 @@ use pretty_assertions::assert_eq;
 
 use super::common::*;
 
-fn files(v: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
-    v.iter()
-        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-        .collect()
-}
-
 fn task(name: &str) -> TaskId {
     TaskId::new(name).unwrap()
 }
@@ -316,14 +310,7 @@ fn a_change_hidden_behind_the_old_mtime_during_a_rollback_still_stops_it() {
 /// and the next start finishes every other file and stops at that one.
 #[test]
 fn a_file_changed_during_a_large_rollback_stops_it_without_being_overwritten() {
-    let original: Vec<(String, String)> = (0..80)
-        .map(|i| (format!("d{}/f{i}.txt", i % 8), format!("original {i}")))
-        .collect();
-    let refs: Vec<(&str, &str)> = original
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let (_d, ws) = workspace(&refs);
+    let (original, _d, ws) = spread_workspace(80, 8);
     for (path, _) in &original {
         apply(&ws, &ctx("t1", 0), write(path, b"changed"));
     }
@@ -380,14 +367,7 @@ fn a_file_changed_during_a_large_rollback_stops_it_without_being_overwritten() {
 /// nothing.
 #[test]
 fn a_large_rollback_restores_every_file_and_a_single_conflict_still_touches_nothing() {
-    let original: Vec<(String, String)> = (0..150)
-        .map(|i| (format!("d{}/f{i}.txt", i % 7), format!("original {i}")))
-        .collect();
-    let refs: Vec<(&str, &str)> = original
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let (_d, ws) = workspace(&refs);
+    let (original, _d, ws) = spread_workspace(150, 7);
     let c = ctx("t1", 0);
     for i in 0..120 {
         apply(&ws, &c, write(&format!("d{}/f{i}.txt", i % 7), b"changed"));
