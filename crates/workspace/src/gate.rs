@@ -25,8 +25,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cocode_core::error::WorkspaceErrorCode;
@@ -42,6 +42,7 @@ use cocode_core::workspace::RetentionConfig;
 
 use crate::disk::{self, Entry, EntryKind, SafeRoot, Staged, Stamp};
 use crate::layout::Layout;
+use crate::parallel::{by_folder, folder_of, lock_ignoring_poison, parallel_map};
 use crate::policy::{PathPolicy, Resolved, TestPatterns};
 use crate::retention::{self, RetentionPlan, RetentionTrigger, TaskHistory, TaskLife};
 use crate::rollback::{self, RollbackAvailability, RollbackError, RollbackQuery, RollbackTarget};
@@ -169,42 +170,6 @@ impl Plan {
 const LISTS_UNSYNCED: bool = !cfg!(target_os = "linux");
 
 static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Threads a large rollback phase spreads its folders over. Replacing a file
-/// mostly waits for the file system to free the old one's blocks, so more
-/// threads than cores help: 1,000 replacements in 20 folders took 84 ms on
-/// one thread, 37 ms on four and 32 ms on eight here (two cores).
-const ROLLBACK_WORKERS: usize = 8;
-
-/// Below this many items a phase runs on the calling thread.
-const ROLLBACK_PARALLEL_ITEMS: usize = 32;
-
-/// `f` of every item, in order, computed on as many threads as there are
-/// cores (one thread for a short list).
-fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    if threads < 2 || items.len() < ROLLBACK_PARALLEL_ITEMS {
-        return items.iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|part| match part.join() {
-                Ok(results) => results,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    })
-}
-
-fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 fn now() -> Timestamp {
     let ms = SystemTime::now()
@@ -1131,42 +1096,54 @@ impl Gate {
         }
     }
 
+    /// Makes the planned changes visible, folder by folder ([`by_folder`]:
+    /// a large batch or folder operation spreads its folders over threads).
+    /// Recovery decides per record, so any subset done before a failure is
+    /// understood.
     fn apply(&self, plan: &Plan, staged: &[Option<Staged>]) -> Result<(), GateError> {
-        for (n, (action, s)) in plan.actions.iter().zip(staged).enumerate() {
-            if n > 0 {
-                fail::fail_point!("gate::between_files");
-            }
-            match (action, s) {
-                (Action::Put { target, .. }, Some(s)) => {
-                    self.disk
-                        .commit(s)
-                        .map_err(|e| disk_failed("write", &target.path, &e))?;
+        let pairs: Vec<(&Action, &Option<Staged>)> = plan.actions.iter().zip(staged).collect();
+        let started = AtomicBool::new(false);
+        by_folder(
+            &pairs,
+            |(action, _)| match action {
+                Action::Put { target, .. } | Action::Remove { target } => folder_of(&target.path),
+                Action::Move { to, .. } => folder_of(&to.path),
+            },
+            |(action, s)| {
+                if started.swap(true, Ordering::Relaxed) {
+                    fail::fail_point!("gate::between_files");
                 }
-                (Action::Remove { target }, _) => {
-                    self.disk
-                        .unlink(&target.dir, &target.name)
-                        .map_err(|e| disk_failed("delete", &target.path, &e))?;
-                }
-                (Action::Move { from, to }, _) => {
-                    self.disk
-                        .rename((&from.dir, &from.name), (&to.dir, &to.name))
-                        .map_err(|e| disk_failed("rename", &to.path, &e))?;
-                }
-                (Action::Put { target, .. }, None) => {
-                    return Err(internal(
-                        "write",
-                        target.path.as_str(),
-                        "a staged file is missing",
-                    ));
-                }
-            }
-        }
+                self.apply_action(action, s.as_ref())
+            },
+        )?;
         for (dir, name) in &plan.emptied_dirs {
             // Untracked leftovers (empty folders) are not recorded; a folder
             // that is not empty stays.
             let _ = self.disk.rmdir_if_empty(dir, name);
         }
         Ok(())
+    }
+
+    fn apply_action(&self, action: &Action, s: Option<&Staged>) -> Result<(), GateError> {
+        match (action, s) {
+            (Action::Put { target, .. }, Some(s)) => self
+                .disk
+                .commit(s)
+                .map_err(|e| disk_failed("write", &target.path, &e)),
+            (Action::Remove { target }, _) => self
+                .disk
+                .unlink(&target.dir, &target.name)
+                .map_err(|e| disk_failed("delete", &target.path, &e)),
+            (Action::Move { from, to }, _) => self
+                .disk
+                .rename((&from.dir, &from.name), (&to.dir, &to.name))
+                .map_err(|e| disk_failed("rename", &to.path, &e)),
+            (Action::Put { target, .. }, None) => Err(internal(
+                "write",
+                target.path.as_str(),
+                "a staged file is missing",
+            )),
+        }
     }
 
     // ---- recovery -------------------------------------------------------------
@@ -1634,8 +1611,15 @@ impl Gate {
         st: &mut GateState,
         journal: &RollbackJournal,
     ) -> Result<(), RollbackError> {
-        for item in &journal.items {
-            if let (Some(target), Some(staging)) = (item.target, &item.staging) {
+        // Blobs are unpacked and files created on several threads: both are
+        // work for the processor (the kernel's inode allocation included).
+        let staged = by_folder(
+            &journal.items,
+            |item| folder_of(&item.path),
+            |item| {
+                let (Some(target), Some(staging)) = (item.target, &item.staging) else {
+                    return Ok(None);
+                };
                 let bytes = self
                     .store
                     .read_blob(&target)
@@ -1645,9 +1629,11 @@ impl Gate {
                 self.disk
                     .stage(&dir, &name, temp, &bytes)
                     .map_err(|e| rollback_failed(&disk_failed("rollback", &item.path, &e)))?;
-                let full = self.full_path(&dir, temp);
-                self.note_written(st, full);
-            }
+                Ok(Some(self.full_path(&dir, temp)))
+            },
+        )?;
+        for full in staged.into_iter().flatten() {
+            self.note_written(st, full);
         }
         Ok(())
     }
@@ -1753,69 +1739,27 @@ impl Gate {
         Ok(())
     }
 
-    /// Applies one phase of a rollback (its deletions, or its restorations).
-    /// Items are grouped by folder; with enough items in several folders the
-    /// folders are spread over [`ROLLBACK_WORKERS`] threads, because most of
-    /// a replacement's time is the file system freeing the old file's blocks
-    /// (a wait, not work) and only changes in one folder wait for each other.
-    /// Returns each item with whether it was changed (else it already was at
-    /// its target); stops at the first item in neither state, and the other
-    /// threads stop before their next item.
+    /// Applies one phase of a rollback (its deletions, or its restorations),
+    /// folder by folder ([`by_folder`]). Returns each item with whether it was
+    /// changed (else it already was at its target); stops at the first item
+    /// in neither state.
     fn apply_rollback_phase<'j>(
         &self,
         items: &[&'j RollbackItem],
         unchanged: Option<&HashMap<NormalizedPath, Stamp>>,
         started: &AtomicBool,
     ) -> Result<Vec<(&'j RollbackItem, bool)>, NormalizedPath> {
-        let apply = |item: &'j RollbackItem| {
-            if started.swap(true, Ordering::Relaxed) {
-                fail::fail_point!("rollback::between_items");
-            }
-            self.apply_rollback_item(item, unchanged)
-                .map(|changed| (item, changed))
-        };
-        let mut folders: Vec<Vec<&'j RollbackItem>> = Vec::new();
-        let mut folder_of: HashMap<&str, usize> = HashMap::new();
-        for item in items {
-            let folder = item.path.as_str().rsplit_once('/').map_or("", |(d, _)| d);
-            let n = *folder_of.entry(folder).or_insert_with(|| {
-                folders.push(Vec::new());
-                folders.len() - 1
-            });
-            folders[n].push(item);
-        }
-        if items.len() < ROLLBACK_PARALLEL_ITEMS || folders.len() < 2 {
-            return items.iter().map(|item| apply(item)).collect();
-        }
-        let next = AtomicUsize::new(0);
-        let stop = AtomicBool::new(false);
-        let failed: Mutex<Option<NormalizedPath>> = Mutex::new(None);
-        let done = Mutex::new(Vec::with_capacity(items.len()));
-        std::thread::scope(|scope| {
-            for _ in 0..ROLLBACK_WORKERS.min(folders.len()) {
-                scope.spawn(|| {
-                    while let Some(folder) = folders.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        for item in folder {
-                            if stop.load(Ordering::Relaxed) {
-                                return;
-                            }
-                            match apply(item) {
-                                Ok(applied) => lock_ignoring_poison(&done).push(applied),
-                                Err(path) => {
-                                    stop.store(true, Ordering::Relaxed);
-                                    lock_ignoring_poison(&failed).get_or_insert(path);
-                                    return;
-                                }
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        match failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
-            Some(path) => Err(path),
-            None => Ok(done.into_inner().unwrap_or_else(PoisonError::into_inner)),
-        }
+        by_folder(
+            items,
+            |item| folder_of(&item.path),
+            |item| {
+                if started.swap(true, Ordering::Relaxed) {
+                    fail::fail_point!("rollback::between_items");
+                }
+                self.apply_rollback_item(item, unchanged)
+                    .map(|changed| (*item, changed))
+            },
+        )
     }
 
     /// Checks one item right before its change and puts it at its target:

@@ -9,6 +9,7 @@ pub mod integrity;
 pub mod layout;
 pub mod leases;
 pub mod open;
+mod parallel;
 pub mod policy;
 pub mod retention;
 pub mod rollback;

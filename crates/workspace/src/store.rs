@@ -317,25 +317,25 @@ impl HistoryStore {
                 }
             }
         }
-        for (file, header, lines) in per_file {
+        // Each file gets its lines in order; different files are independent,
+        // so many of them (a large rollback or batch) are appended on every core.
+        crate::parallel::parallel_map(&per_file, |(file, header, lines)| {
             // A path index starts with the path it belongs to.
             let header = header
+                .as_ref()
                 .map(|path| {
-                    serde_json::to_string(&PathIndexHeader { path }).map(|mut h| {
+                    serde_json::to_string(&PathIndexHeader { path: path.clone() }).map(|mut h| {
                         h.push('\n');
                         h
                     })
                 })
                 .transpose()
                 .map_err(|e| StoreError::Index(e.to_string()))?;
-            disk::append(
-                &file,
-                header.as_deref().map(str::as_bytes),
-                lines.as_bytes(),
-            )
-            .map_err(|e| io_err("appending", &file, &e))?;
-        }
-        Ok(())
+            disk::append(file, header.as_deref().map(str::as_bytes), lines.as_bytes())
+                .map_err(|e| io_err("appending", file, &e))
+        })
+        .into_iter()
+        .collect()
     }
 
     /// Every record of a task, in seq order.

@@ -61,7 +61,19 @@ fn scenarios() -> Vec<(&'static str, Files, Files)> {
             vec![("a.txt", "old"), ("c.txt", "C"), ("d.txt", "D")],
             vec![("a.txt", "new"), ("new/b.txt", "B"), ("e/d.txt", "D")],
         ),
+        // Enough files in enough folders that the changes are spread over
+        // threads (and the process dies in one of them).
+        (
+            "batch_many",
+            many_paths().map(|p| (p, "old")).collect(),
+            many_paths().map(|p| (p, "new")).collect(),
+        ),
     ]
+}
+
+/// The files of the `batch_many` scenario: 40 in 4 folders.
+fn many_paths() -> impl Iterator<Item = &'static str> {
+    (0..40).map(|i| &*Box::leak(format!("m{}/f{i}.txt", i % 4).into_boxed_str()))
 }
 
 fn op_of(scenario: &str) -> cocode_core::gate::GateOp {
@@ -70,6 +82,9 @@ fn op_of(scenario: &str) -> cocode_core::gate::GateOp {
         "modify" => write("a.txt", b"new"),
         "delete_dir" => delete("d"),
         "rename_dir" => rename("d", "e"),
+        "batch_many" => cocode_core::gate::GateOp::Batch {
+            ops: many_paths().map(|p| write(p, b"new")).collect(),
+        },
         "batch" => cocode_core::gate::GateOp::Batch {
             ops: vec![
                 write("a.txt", b"new"),
