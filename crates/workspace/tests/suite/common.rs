@@ -176,3 +176,20 @@ pub fn spread_workspace(
     let (dir, ws) = workspace(&refs);
     (original, dir, ws)
 }
+
+/// The workspace at `root` opened afresh, as after a restart, and what its
+/// recovery did.
+pub fn restart(root: &Path) -> (OpenWorkspace, cocode_workspace::RecoveryReport) {
+    let ws = OpenWorkspace::open(root).unwrap();
+    let report = ws.gate.recover().unwrap();
+    (ws, report)
+}
+
+/// The paths interrupted rollbacks stopped at, as recovery reported them.
+pub fn incomplete_paths(report: &cocode_workspace::RecoveryReport) -> Vec<String> {
+    report
+        .rollbacks_incomplete
+        .iter()
+        .map(|(_, p)| p.to_string())
+        .collect()
+}

@@ -236,16 +236,8 @@ fn agent_writes_to_paths_of_an_interrupted_rollback_are_refused_until_abandoned(
     assert_eq!(err.code, WorkspaceErrorCode::RollbackInProgress);
     // The next start replays and stops at the same path.
     drop(ws);
-    let ws = cocode_workspace::OpenWorkspace::open(&root).unwrap();
-    let report = ws.gate.recover().unwrap();
-    assert_eq!(
-        report
-            .rollbacks_incomplete
-            .iter()
-            .map(|(_, p)| p.to_string())
-            .collect::<Vec<_>>(),
-        vec!["b.txt"]
-    );
+    let (ws, report) = restart(&root);
+    assert_eq!(incomplete_paths(&report), vec!["b.txt"]);
     let op = report.rollbacks_incomplete[0].0.clone();
     assert_eq!(
         ws.gate
@@ -348,16 +340,8 @@ fn a_file_changed_during_a_large_rollback_stops_it_without_being_overwritten() {
     };
     consistent(&root);
     drop(ws);
-    let ws = cocode_workspace::OpenWorkspace::open(&root).unwrap();
-    let report = ws.gate.recover().unwrap();
-    assert_eq!(
-        report
-            .rollbacks_incomplete
-            .iter()
-            .map(|(_, p)| p.to_string())
-            .collect::<Vec<_>>(),
-        vec!["d5/f45.txt"]
-    );
+    let (_ws, report) = restart(&root);
+    assert_eq!(incomplete_paths(&report), vec!["d5/f45.txt"]);
     consistent(&root);
 }
 
