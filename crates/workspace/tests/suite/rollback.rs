@@ -254,6 +254,38 @@ fn agent_writes_to_paths_of_an_interrupted_rollback_are_refused_until_abandoned(
     assert_eq!(tree(&root), files(&[("a.txt", "0"), ("b.txt", "agent")]));
 }
 
+/// Fail points are global to the test process: tests that set one take
+/// turns.
+static FAIL_POINT_USERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Rolls task `t1` back to its start while `change` runs once, on this
+/// thread, between the staging and the first replacement.
+fn rollback_changing_meanwhile(
+    ws: &cocode_workspace::OpenWorkspace,
+    change: impl Fn() + Send + Sync + 'static,
+) -> Result<Vec<cocode_core::snapshot::EditSnapshot>, RollbackError> {
+    let _turn = FAIL_POINT_USERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let me = std::thread::current().id();
+    fail::cfg_callback("rollback::after_stage", move || {
+        if std::thread::current().id() == me {
+            change();
+        }
+    })
+    .unwrap();
+    let result = ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart);
+    fail::remove("rollback::after_stage");
+    result
+}
+
+/// How a rollback that stopped at `path` is reported.
+fn stopped_at(path: &str) -> Result<Vec<cocode_core::snapshot::EditSnapshot>, RollbackError> {
+    Err(RollbackError::Failed(format!(
+        "the rollback stopped at {path}; it stays pending until finished at the next start or abandoned"
+    )))
+}
+
 /// A file changed between the precheck and its replacement is never
 /// overwritten, even when the change keeps its size and puts its mtime back
 /// (only the ctime, which no program can set, shows it): the rollback stops
@@ -266,29 +298,18 @@ fn a_change_hidden_behind_the_old_mtime_during_a_rollback_still_stops_it() {
     // Old enough that the precheck trusts the files' stamps.
     std::thread::sleep(std::time::Duration::from_millis(50));
     let root = ws.workspace.root.clone();
-    let me = std::thread::current().id();
     let b = root.join("b.txt");
-    fail::cfg_callback("rollback::after_stage", move || {
-        if std::thread::current().id() == me {
-            let mtime = std::fs::metadata(&b).unwrap().modified().unwrap();
-            std::fs::write(&b, b"human").unwrap();
-            std::fs::File::options()
-                .write(true)
-                .open(&b)
-                .unwrap()
-                .set_modified(mtime)
-                .unwrap();
-        }
-    })
-    .unwrap();
-    let result = ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart);
-    fail::remove("rollback::after_stage");
-    assert_eq!(
-        result,
-        Err(RollbackError::Failed(
-            "the rollback stopped at b.txt; it stays pending until finished at the next start or abandoned".into()
-        ))
-    );
+    let result = rollback_changing_meanwhile(&ws, move || {
+        let mtime = std::fs::metadata(&b).unwrap().modified().unwrap();
+        std::fs::write(&b, b"human").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&b)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+    });
+    assert_eq!(result, stopped_at("b.txt"));
     let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
     assert_eq!(
         (read("a.txt"), read("b.txt")),
@@ -308,22 +329,11 @@ fn a_file_changed_during_a_large_rollback_stops_it_without_being_overwritten() {
     }
     std::thread::sleep(std::time::Duration::from_millis(50));
     let root = ws.workspace.root.clone();
-    let me = std::thread::current().id();
     let target = root.join("d5/f45.txt");
-    fail::cfg_callback("rollback::after_stage", move || {
-        if std::thread::current().id() == me {
-            std::fs::write(&target, b"person").unwrap();
-        }
-    })
-    .unwrap();
-    let result = ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart);
-    fail::remove("rollback::after_stage");
-    assert_eq!(
-        result,
-        Err(RollbackError::Failed(
-            "the rollback stopped at d5/f45.txt; it stays pending until finished at the next start or abandoned".into()
-        ))
-    );
+    let result = rollback_changing_meanwhile(&ws, move || {
+        std::fs::write(&target, b"person").unwrap();
+    });
+    assert_eq!(result, stopped_at("d5/f45.txt"));
     // Every file at its old or its restored content, the person's text kept.
     let consistent = |root: &std::path::Path| {
         let mut files = tree(root);
