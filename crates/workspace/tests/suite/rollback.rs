@@ -21,10 +21,7 @@ fn rolling_back_a_task_after_another_task_edited_the_file_is_a_conflict_that_tou
     apply(&ws, &ctx("t1", 0), write("a.txt", b"t1"));
     apply(&ws, &ctx("t1", 0), write("b.txt", b"t1"));
     apply(&ws, &ctx("t2", 0), write("a.txt", b"t2"));
-    let err = ws
-        .gate
-        .rollback(&task("t1"), &RollbackQuery::TaskStart)
-        .unwrap_err();
+    let err = roll_back_t1(&ws).unwrap_err();
     assert_eq!(
         err,
         RollbackError::Conflicts(vec![PathConflict {
@@ -59,11 +56,7 @@ fn a_human_edit_after_the_agent_is_a_conflict() {
             }
         }]))
     );
-    assert!(
-        ws.gate
-            .rollback(&task("t1"), &RollbackQuery::TaskStart)
-            .is_err()
-    );
+    assert!(roll_back_t1(&ws).is_err());
     assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "person")]));
 }
 
@@ -72,12 +65,7 @@ fn create_then_delete_rolls_back_to_nothing_without_error() {
     let (_d, ws) = workspace(&[("keep.txt", "k")]);
     apply(&ws, &ctx("t1", 0), write("tmp.txt", b"x"));
     apply(&ws, &ctx("t1", 0), delete("tmp.txt"));
-    assert_eq!(
-        ws.gate
-            .rollback(&task("t1"), &RollbackQuery::TaskStart)
-            .unwrap(),
-        vec![]
-    );
+    assert_eq!(roll_back_t1(&ws).unwrap(), vec![]);
     assert_eq!(tree(&ws.workspace.root), files(&[("keep.txt", "k")]));
 }
 
@@ -90,10 +78,7 @@ fn rename_chains_restore_both_paths_and_folders_come_back() {
     apply(&ws, &c, rename("b.txt", "c/c.txt"));
     apply(&ws, &c, delete("d"));
     assert_eq!(tree(&ws.workspace.root), files(&[("c/c.txt", "A2")]));
-    let records = ws
-        .gate
-        .rollback(&task("t1"), &RollbackQuery::TaskStart)
-        .unwrap();
+    let records = roll_back_t1(&ws).unwrap();
     assert_eq!(
         summary(&records),
         [
@@ -130,9 +115,7 @@ fn an_attempt_boundary_rollback_leaves_earlier_attempts_and_a_later_full_rollbac
         .rollback(&task("t1"), &RollbackQuery::ToAttempt(AttemptNo(1)))
         .unwrap();
     assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "attempt0")]));
-    ws.gate
-        .rollback(&task("t1"), &RollbackQuery::TaskStart)
-        .unwrap();
+    roll_back_t1(&ws).unwrap();
     assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "0")]));
 }
 
@@ -167,9 +150,7 @@ fn observed_changes_of_a_shell_command_roll_back_and_restore_the_tree() {
         .unwrap();
     assert!(status.success());
     assert_eq!(ws.gate.end_sweep(&c).unwrap().len(), 3);
-    ws.gate
-        .rollback(&task("t1"), &RollbackQuery::TaskStart)
-        .unwrap();
+    roll_back_t1(&ws).unwrap();
     assert_eq!(tree(&ws.workspace.root), before);
 }
 
@@ -189,10 +170,7 @@ fn a_task_collected_by_retention_reports_rollback_unavailable_with_the_reason() 
         serde_json::to_vec(&marker).unwrap(),
     )
     .unwrap();
-    let err = ws
-        .gate
-        .rollback(&task("t1"), &RollbackQuery::TaskStart)
-        .unwrap_err();
+    let err = roll_back_t1(&ws).unwrap_err();
     assert_eq!(
         err,
         RollbackError::Collected {
@@ -211,24 +189,11 @@ fn agent_writes_to_paths_of_an_interrupted_rollback_are_refused_until_abandoned(
     let root = ws.workspace.root.clone();
     // Interrupt the rollback after its first item, then put the second path
     // in a third state so the replay cannot finish.
-    let me = std::thread::current().id();
-    let hit = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let seen = std::sync::Arc::clone(&hit);
     let b = root.join("b.txt");
-    fail::cfg_callback("rollback::between_items", move || {
-        if std::thread::current().id() == me
-            && !seen.swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            std::fs::write(&b, b"third").unwrap();
-        }
-    })
-    .unwrap();
-    let result = ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart);
-    fail::remove("rollback::between_items");
-    assert!(
-        matches!(result, Err(RollbackError::Failed(_))),
-        "{result:?}"
-    );
+    let result = rollback_changing_at(&ws, "rollback::between_items", move || {
+        std::fs::write(&b, b"third").unwrap();
+    });
+    assert_eq!(result, stopped_at("b.txt"));
     let err = ws
         .gate
         .apply(&ctx("t2", 0), write("b.txt", b"agent"))
@@ -258,25 +223,36 @@ fn agent_writes_to_paths_of_an_interrupted_rollback_are_refused_until_abandoned(
 /// turns.
 static FAIL_POINT_USERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Rolls task `t1` back to its start while `change` runs once, on this
-/// thread, between the staging and the first replacement.
-fn rollback_changing_meanwhile(
+/// Rolls task `t1` back to its start; `change` runs the first time the
+/// rollback reaches the fail point `point` on this thread.
+fn rollback_changing_at(
     ws: &cocode_workspace::OpenWorkspace,
+    point: &'static str,
     change: impl Fn() + Send + Sync + 'static,
 ) -> Result<Vec<cocode_core::snapshot::EditSnapshot>, RollbackError> {
     let _turn = FAIL_POINT_USERS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let me = std::thread::current().id();
-    fail::cfg_callback("rollback::after_stage", move || {
-        if std::thread::current().id() == me {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    fail::cfg_callback(point, move || {
+        if std::thread::current().id() == me
+            && !done.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
             change();
         }
     })
     .unwrap();
-    let result = ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart);
-    fail::remove("rollback::after_stage");
+    let result = roll_back_t1(ws);
+    fail::remove(point);
     result
+}
+
+/// Task `t1` rolled back to its start.
+fn roll_back_t1(
+    ws: &cocode_workspace::OpenWorkspace,
+) -> Result<Vec<cocode_core::snapshot::EditSnapshot>, RollbackError> {
+    ws.gate.rollback(&task("t1"), &RollbackQuery::TaskStart)
 }
 
 /// How a rollback that stopped at `path` is reported.
@@ -299,7 +275,7 @@ fn a_change_hidden_behind_the_old_mtime_during_a_rollback_still_stops_it() {
     std::thread::sleep(std::time::Duration::from_millis(50));
     let root = ws.workspace.root.clone();
     let b = root.join("b.txt");
-    let result = rollback_changing_meanwhile(&ws, move || {
+    let result = rollback_changing_at(&ws, "rollback::after_stage", move || {
         let mtime = std::fs::metadata(&b).unwrap().modified().unwrap();
         std::fs::write(&b, b"human").unwrap();
         std::fs::File::options()
@@ -330,7 +306,7 @@ fn a_file_changed_during_a_large_rollback_stops_it_without_being_overwritten() {
     std::thread::sleep(std::time::Duration::from_millis(50));
     let root = ws.workspace.root.clone();
     let target = root.join("d5/f45.txt");
-    let result = rollback_changing_meanwhile(&ws, move || {
+    let result = rollback_changing_at(&ws, "rollback::after_stage", move || {
         std::fs::write(&target, b"person").unwrap();
     });
     assert_eq!(result, stopped_at("d5/f45.txt"));
@@ -380,10 +356,7 @@ fn a_large_rollback_restores_every_file_and_a_single_conflict_still_touches_noth
 
     // A person's edit on one of 210 paths: nothing is touched.
     ws.gate.save_user_file(&p("d3/f73.txt"), b"person").unwrap();
-    let err = ws
-        .gate
-        .rollback(&task("t1"), &RollbackQuery::TaskStart)
-        .unwrap_err();
+    let err = roll_back_t1(&ws).unwrap_err();
     assert_eq!(
         err,
         RollbackError::Conflicts(vec![PathConflict {
@@ -401,10 +374,7 @@ fn a_large_rollback_restores_every_file_and_a_single_conflict_still_touches_noth
     ws.gate
         .save_user_file(&p("d3/f73.txt"), b"changed")
         .unwrap();
-    let records = ws
-        .gate
-        .rollback(&task("t1"), &RollbackQuery::TaskStart)
-        .unwrap();
+    let records = roll_back_t1(&ws).unwrap();
     assert_eq!(records.len(), 210);
     let restored: std::collections::BTreeMap<String, String> = original.into_iter().collect();
     assert_eq!(tree(&ws.workspace.root), restored);
