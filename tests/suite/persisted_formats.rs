@@ -5,7 +5,7 @@
 //! deserialize and serialize back to exactly the same JSON.
 
 use cocode_core::snapshot::EditSnapshot;
-use cocode_core::task::DelegatedTask;
+use cocode_core::task::{DelegatedTask, TerminalReason};
 use cocode_core::verification::{VerificationLimits, VerificationRecord};
 use cocode_core::workspace::WorkspaceConfig;
 use pretty_assertions::assert_eq;
@@ -34,6 +34,26 @@ fn task_record() {
     let task: DelegatedTask = round_trip("task.json");
     assert_eq!(task.status().as_str(), "awaiting_approval");
     assert_eq!(task.verification_log().len(), 3);
+}
+
+#[test]
+fn a_task_the_agent_left_unfinished() {
+    let task: DelegatedTask = round_trip("task_agent_ended_unfinished.json");
+    assert_eq!(
+        (task.status().as_str(), task.terminal_reason()),
+        ("failed", Some(&TerminalReason::AgentEndedUnfinished))
+    );
+}
+
+/// Records written before `agent_ended_unfinished` existed ended such
+/// tasks as `stopped` by `user_stopped`; they still load as they are.
+#[test]
+fn an_older_stopped_task_still_loads() {
+    let task: DelegatedTask = round_trip("task_user_stopped.json");
+    assert_eq!(
+        (task.status().as_str(), task.terminal_reason()),
+        ("stopped", Some(&TerminalReason::UserStopped))
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod services;
 pub mod snapshot;
 pub mod task;
 pub mod verification;
+pub mod words;
 pub mod workspace;
 
 pub use error::WorkspaceErrorCode;

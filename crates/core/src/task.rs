@@ -160,15 +160,22 @@ pub enum TerminalReason {
     Verified,
     Approved,
     RetriesExhausted,
-    EnvironmentFailure { class: FailureClass },
+    EnvironmentFailure {
+        class: FailureClass,
+    },
     TransportClosed,
     IdleTimeout,
-    AgentError { code: String },
+    AgentError {
+        code: String,
+    },
     UserStopped,
     TestChangeRejected,
     CompletionRejected,
     RolledBack,
     AppRestarted,
+    /// The agent ended its turn without saying the attempt is done (no
+    /// `task.finish`), on the first attempt; no person stopped anything.
+    AgentEndedUnfinished,
 }
 
 /// An input to the state machine.
@@ -178,6 +185,8 @@ pub enum TaskEvent {
     UserStop,
     /// The agent ended its turn saying the attempt is done (`task.finish`).
     AgentTurnEnded,
+    /// The agent ended its turn without saying the attempt is done.
+    AgentEndedUnfinished,
     /// The gate held an edit of an existing test file.
     TestEditHeld,
     Approve,
@@ -221,10 +230,11 @@ pub enum TaskEventKind {
     RollbackSucceeded,
     AttemptTimedOut,
     AppRestarted,
+    AgentEndedUnfinished,
 }
 
 impl TaskEventKind {
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 17] = [
         Self::Start,
         Self::UserStop,
         Self::AgentTurnEnded,
@@ -241,6 +251,7 @@ impl TaskEventKind {
         Self::RollbackSucceeded,
         Self::AttemptTimedOut,
         Self::AppRestarted,
+        Self::AgentEndedUnfinished,
     ];
 }
 
@@ -263,6 +274,7 @@ impl TaskEvent {
             Self::RollbackSucceeded(_) => TaskEventKind::RollbackSucceeded,
             Self::AttemptTimedOut { .. } => TaskEventKind::AttemptTimedOut,
             Self::AppRestarted => TaskEventKind::AppRestarted,
+            Self::AgentEndedUnfinished => TaskEventKind::AgentEndedUnfinished,
         }
     }
 }
@@ -761,6 +773,36 @@ impl TaskTransition {
                 task.verification_log.push(record);
                 to(S::SelfVerifying, vec![])
             }
+            // 21: the agent ended its turn without finishing. On a retry
+            // after failed verification that is a failed attempt: it spends
+            // the next retry, and once the budget is gone the task fails with
+            // its verification verdict. On the first attempt nothing was
+            // verified, so the task fails with its own reason.
+            (S::Running, _, TaskEvent::AgentEndedUnfinished) if task.retry_count > 0 => {
+                let max = ctx.limits.max_retries().min(MAX_RETRIES);
+                if task.retry_count < max {
+                    task.retry_count += 1;
+                    task.attempt_no = task.attempt_no.next();
+                    to(
+                        S::Running,
+                        vec![
+                            TransitionEffect::BeginAttempt(task.attempt_no),
+                            TransitionEffect::SendFailureSummary,
+                        ],
+                    )
+                } else {
+                    end(
+                        S::Failed,
+                        TerminalReason::RetriesExhausted,
+                        Some(CancelReason::TaskFailed),
+                    )
+                }
+            }
+            (S::Running, _, TaskEvent::AgentEndedUnfinished) => end(
+                S::Failed,
+                TerminalReason::AgentEndedUnfinished,
+                Some(CancelReason::TaskFailed),
+            ),
             // The app restarted while the task was live: its session is gone.
             (status, _, TaskEvent::AppRestarted) if !status.is_terminal() => {
                 end(S::Failed, TerminalReason::AppRestarted, None)

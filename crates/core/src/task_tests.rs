@@ -169,6 +169,7 @@ fn prepare(kind: TaskEventKind, task: &mut DelegatedTask) -> TaskEvent {
         TaskEventKind::RollbackSucceeded => TaskEvent::RollbackSucceeded(RollbackScope::TaskStart),
         TaskEventKind::AttemptTimedOut => TaskEvent::AttemptTimedOut { at: Timestamp(9) },
         TaskEventKind::AppRestarted => TaskEvent::AppRestarted,
+        TaskEventKind::AgentEndedUnfinished => TaskEvent::AgentEndedUnfinished,
     }
 }
 
@@ -206,6 +207,7 @@ fn allowed(
         (s, _, E::RollbackSucceeded, _) if s != S::RolledBack => (S::RolledBack, P::None), // 17, 18
         (S::Running, _, E::AttemptTimedOut, _) => (S::SelfVerifying, P::None),             // 19
         (S::SelfVerifying, _, E::VerdictIncomplete, V) => (S::AwaitingApproval, P::Completion), // 20
+        (S::Running, _, E::AgentEndedUnfinished, _) => (S::Failed, P::None), // 21, first attempt
         (_, _, E::AppRestarted, _) if live => (S::Failed, P::None),
         _ => return None,
     })
@@ -257,7 +259,7 @@ fn every_status_and_event_pair_is_decided_as_the_table_says() {
             }
         }
     }
-    assert_eq!(decided, 2 * 10 * 16);
+    assert_eq!(decided, 2 * 10 * 17);
 }
 
 #[test]
@@ -342,6 +344,68 @@ fn retries_stop_after_three_and_only_code_defects_spend_them() {
             TransitionEffect::CancelSession(CancelReason::TaskFailed),
             TransitionEffect::ReleaseLeases
         ]
+    );
+}
+
+#[test]
+fn an_agent_that_ends_its_turn_unfinished_fails_the_task_without_a_person_stopping_it() {
+    let mut t = task_in((S::Running, P::None), CompletionMode::SelfVerification);
+    let tr = step(&mut t, TaskEvent::AgentEndedUnfinished);
+    assert_eq!((tr.from, tr.to), (S::Running, S::Failed));
+    assert_eq!(
+        t.terminal_reason(),
+        Some(&TerminalReason::AgentEndedUnfinished)
+    );
+    assert_eq!(
+        tr.effects,
+        vec![
+            TransitionEffect::CancelSession(CancelReason::TaskFailed),
+            TransitionEffect::ReleaseLeases
+        ]
+    );
+}
+
+#[test]
+fn an_unfinished_retry_spends_the_next_retry_and_then_fails_with_the_verdict() {
+    let mut t = task_in(
+        (S::SelfVerifying, P::None),
+        CompletionMode::SelfVerification,
+    );
+    failing(&mut t, FailureClass::CodeDefect);
+    step(&mut t, TaskEvent::VerdictFail);
+    assert_eq!((t.status(), t.retry_count()), (S::Running, 1));
+    for expected_retry in 2..=3u8 {
+        let tr = step(&mut t, TaskEvent::AgentEndedUnfinished);
+        assert_eq!(
+            (tr.from, tr.to, t.retry_count(), t.attempt_no()),
+            (
+                S::Running,
+                S::Running,
+                expected_retry,
+                AttemptNo(u32::from(expected_retry))
+            )
+        );
+        assert_eq!(
+            tr.effects,
+            vec![
+                TransitionEffect::BeginAttempt(AttemptNo(u32::from(expected_retry))),
+                TransitionEffect::SendFailureSummary
+            ]
+        );
+    }
+    let tr = step(&mut t, TaskEvent::AgentEndedUnfinished);
+    assert_eq!((tr.to, t.retry_count()), (S::Failed, 3));
+    assert_eq!(t.terminal_reason(), Some(&TerminalReason::RetriesExhausted));
+    assert_eq!(
+        t.verification_log()
+            .iter()
+            .map(|r| (r.attempt_no(), r.outcome()))
+            .next_back(),
+        Some((
+            AttemptNo(0),
+            crate::verification::VerificationOutcome::Fail(FailureClass::CodeDefect)
+        )),
+        "the failed verification stays the task's last word"
     );
 }
 
