@@ -5,7 +5,11 @@
 //! - single writer: file creation, writes, renames and removals only in the
 //!   allowlisted gate/store files (and the bricks staging target);
 //! - pure crates: no `std::fs`, `std::net`, `std::process` or tokio I/O;
-//! - task status is assigned only inside `TaskTransition`.
+//! - task status is assigned only inside `TaskTransition`;
+//! - single runtime: only one file builds a tokio runtime;
+//! - module rules of the app crate: which top-level modules each may use,
+//!   and no cycle between its files (`modules.rs`);
+//! - words: no `{:?}` in the format strings of user-facing files.
 //!
 //! Tests, benches, examples and `#[cfg(test)]` code are exempt.
 
@@ -31,8 +35,17 @@ pub struct Allowlist {
     pub writer: Vec<PathBuf>,
     #[serde(default)]
     pub task_status: Vec<PathBuf>,
+    /// Single runtime: building a tokio runtime.
+    #[serde(default)]
+    pub runtime: Vec<PathBuf>,
     #[serde(default)]
     pub pure: Vec<PathBuf>,
+    /// Module rules of one crate.
+    #[serde(default)]
+    pub modules: Option<crate::modules::ModuleRules>,
+    /// Files and folders whose format strings a person reads.
+    #[serde(default)]
+    pub words: Vec<PathBuf>,
 }
 
 /// Which rule a finding breaks.
@@ -42,6 +55,10 @@ pub enum Rule {
     SingleWriter,
     PureCrate,
     TaskStatus,
+    SingleRuntime,
+    ModuleLayer,
+    ModuleCycle,
+    DebugInUserText,
 }
 
 impl fmt::Display for Rule {
@@ -51,6 +68,10 @@ impl fmt::Display for Rule {
             Self::SingleWriter => "single writer",
             Self::PureCrate => "pure crate",
             Self::TaskStatus => "task status only in TaskTransition",
+            Self::SingleRuntime => "single runtime",
+            Self::ModuleLayer => "module rules",
+            Self::ModuleCycle => "module cycle",
+            Self::DebugInUserText => "words, not Debug",
         })
     }
 }
@@ -124,10 +145,24 @@ pub fn scan(sources: &[(PathBuf, String)], allow: &Allowlist) -> Result<Vec<Find
                 Rule::SingleLauncher => &allow.launcher,
                 Rule::SingleWriter => &allow.writer,
                 Rule::TaskStatus => &allow.task_status,
-                Rule::PureCrate => return true,
+                Rule::SingleRuntime => &allow.runtime,
+                Rule::PureCrate | Rule::ModuleLayer | Rule::ModuleCycle | Rule::DebugInUserText => {
+                    return true;
+                }
             };
             !allowed.iter().any(|a| a == path)
         }));
+        if allow.words.iter().any(|w| path.starts_with(w)) {
+            findings.extend(crate::modules::check_words(path, file));
+        }
+    }
+    if let Some(rules) = &allow.modules {
+        let product: Vec<(&Path, &syn::File)> = parsed
+            .iter()
+            .filter(|(path, _)| !is_test_path(path) && !test_modules.contains(path))
+            .map(|(path, file)| (path.as_path(), file))
+            .collect();
+        findings.extend(crate::modules::check(rules, &product));
     }
     findings.sort();
     Ok(findings)
@@ -145,7 +180,7 @@ fn is_test_path(path: &Path) -> bool {
         .is_some_and(|s| s.ends_with("_tests") || s == "tests")
 }
 
-fn has_cfg_test(attrs: &[syn::Attribute]) -> bool {
+pub(crate) fn has_cfg_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         if a.path().is_ident("test") {
             return true;
@@ -327,6 +362,18 @@ impl Scanner<'_> {
             );
         }
 
+        let builds_runtime = ends_with(&["Builder", "new_multi_thread"])
+            || ends_with(&["Builder", "new_current_thread"])
+            || ends_with(&["Runtime", "new"])
+            || ends_with(&["tokio", "main"]);
+        if builds_runtime {
+            self.report(
+                span,
+                Rule::SingleRuntime,
+                format!("`{text}` builds a tokio runtime"),
+            );
+        }
+
         if self.pure {
             let io_root = starts(&["std", "fs"])
                 || starts(&["std", "net"])
@@ -344,13 +391,13 @@ impl Scanner<'_> {
     }
 }
 
-fn path_segments(path: &syn::Path) -> Vec<String> {
+pub(crate) fn path_segments(path: &syn::Path) -> Vec<String> {
     path.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
 /// Every path a `use` tree imports, with its `as` name if renamed
 /// (a glob yields its module path).
-fn flatten_use(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<String>)> {
+pub(crate) fn flatten_use(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<String>)> {
     fn walk(
         tree: &syn::UseTree,
         prefix: &mut Vec<String>,

@@ -6,7 +6,10 @@ fn allow() -> Allowlist {
         launcher: vec!["crates/toolchain/src/launcher.rs".into()],
         writer: vec!["crates/workspace/src/gate.rs".into()],
         task_status: vec!["crates/core/src/task.rs".into()],
+        runtime: vec!["apps/cocode/src/host/runtime.rs".into()],
         pure: vec!["crates/core".into()],
+        modules: None,
+        words: Vec::new(),
     }
 }
 
@@ -113,6 +116,28 @@ fn task_status_is_assigned_only_in_the_transition() {
         );
         assert_eq!(
             findings(&[("crates/core/src/task.rs", case)]),
+            vec![],
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn only_one_file_builds_a_runtime() {
+    let cases = [
+        "fn f() { let _ = tokio::runtime::Builder::new_multi_thread().build(); }",
+        "use tokio::runtime::Builder; fn f() { let _ = Builder::new_current_thread(); }",
+        "fn f() { let _ = tokio::runtime::Runtime::new(); }",
+        "#[tokio::main] async fn main() {}",
+    ];
+    for case in cases {
+        let got = findings(&[("apps/cocode/src/window/app.rs", case)]);
+        assert!(
+            got.iter().any(|(_, r)| *r == Rule::SingleRuntime),
+            "{case}: {got:?}"
+        );
+        assert_eq!(
+            findings(&[("apps/cocode/src/host/runtime.rs", case)]),
             vec![],
             "{case}"
         );
@@ -236,6 +261,23 @@ fn the_repository_passes_and_each_deliberate_break_fails() {
             "crates/core/src/lib.rs",
             "\npub fn sneaky() { let _ = std::fs::read(\"x\"); }\n",
             Rule::PureCrate,
+        ),
+        // The task host reads records; records calling back into the task
+        // host closes a circle.
+        (
+            "apps/cocode/src/host/records.rs",
+            "\npub fn sneaky() { let _ = crate::host::task_host::write_exceptions(); }\n",
+            Rule::ModuleCycle,
+        ),
+        (
+            "apps/cocode/src/host/progress.rs",
+            "\npub fn sneaky() { let _ = crate::cli::check::verify; }\n",
+            Rule::ModuleLayer,
+        ),
+        (
+            "apps/cocode/src/window/views/agent.rs",
+            "\npub fn sneaky(s: &str) -> String { format!(\"status: {s:?}\") }\n",
+            Rule::DebugInUserText,
         ),
     ];
     for (file, injected, rule) in breaks {

@@ -11,6 +11,7 @@ mod boundaries;
 mod cross;
 mod fuzz;
 mod layers;
+mod modules;
 mod screenshot;
 mod suite;
 

@@ -1,284 +1,69 @@
-//! Command-line interface. With no subcommand, `cocode` opens the window.
+//! The command line: argument parsing and the headless commands (`task`,
+//! `rollback`, `tools`, `bricks`, `new`, `acp`, `verify`, `doctor`). With no
+//! subcommand, or with `open DIR`, `cocode` opens the window instead.
+//!
+//! `cli` uses `host`; it never reaches into the window.
 
-use std::path::PathBuf;
+pub mod acp;
+pub mod args;
+pub mod bricks;
+pub mod check;
+pub mod task;
 
-use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
-/// cocode — an Agentic Development Environment.
-#[derive(Debug, Parser, PartialEq, Eq)]
-#[command(name = "cocode", version, about)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<CliCommand>,
-}
+use crate::cli::args::CliCommand;
 
-/// Subcommands.
-#[derive(Debug, Subcommand, PartialEq, Eq)]
-pub enum CliCommand {
-    /// Open a folder in the window.
-    Open {
-        /// The folder to open.
-        dir: PathBuf,
-    },
-    /// Run self-verification over a workspace and print the records and the verdict.
-    Verify {
-        /// The workspace folder.
-        dir: PathBuf,
-    },
-    /// Check confinement, the credential store, the policy proxy and a
-    /// workspace's history.
-    Doctor {
-        /// The workspace folder.
-        dir: PathBuf,
-    },
-    /// Delegate tasks to an agent and decide on them.
-    Task {
-        #[command(subcommand)]
-        action: TaskCommand,
-    },
-    /// Roll a task back: to its start (default), to an attempt or to a snapshot.
-    Rollback {
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-        /// The task to roll back.
-        #[arg(long)]
-        task: String,
-        /// Undo attempt K and every later one.
-        #[arg(long, conflicts_with = "to_snapshot")]
-        to_attempt: Option<u32>,
-        /// Undo this snapshot and every later one of the task.
-        #[arg(long)]
-        to_snapshot: Option<String>,
-    },
-    /// The workspace tool catalog.
-    Tools {
-        #[command(subcommand)]
-        action: ToolsCommand,
-    },
-    /// Create a new workspace from a brick (a project template): checked in
-    /// full first, built beside the destination, then moved into place.
-    New {
-        /// The folder to create; it must not exist yet.
-        dest: PathBuf,
-        /// The brick to use (`cocode bricks` lists them).
-        #[arg(long)]
-        brick: String,
-        /// A brick variable as NAME=VALUE (repeatable).
-        #[arg(long = "var", value_name = "NAME=VALUE")]
-        vars: Vec<String>,
-    },
-    /// The bricks `cocode new` offers, with their variables.
-    Bricks,
-    /// External (ACP) agents: list them, store their secret variables.
-    Acp {
-        #[command(subcommand)]
-        action: AcpCommand,
-    },
-}
-
-/// `cocode acp …`
-#[derive(Debug, Subcommand, PartialEq, Eq)]
-pub enum AcpCommand {
-    /// The agents a workspace can run (presets and `acp_agents` entries),
-    /// their commands, secret variables (stored or not) and model hosts.
-    List {
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-    },
-    /// Store an agent's declared secret variable in the OS credential
-    /// store; the value is read from the first line of standard input.
-    SetSecret {
-        agent: String,
-        name: String,
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-    },
-    /// Remove an agent's secret variable from the OS credential store.
-    DeleteSecret {
-        agent: String,
-        name: String,
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-    },
-}
-
-/// How task-level and tool approvals are answered in a headless run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
-#[group(multiple = false)]
-pub struct ApprovalFlags {
-    /// Approve the run's file edits and commands (not test changes or completion).
-    #[arg(long)]
-    pub approve_all_edits: bool,
-    /// Approve everything the run asks: edits, test changes and completion.
-    #[arg(long)]
-    pub yes: bool,
-    /// Deny everything the run asks.
-    #[arg(long)]
-    pub deny_all: bool,
-}
-
-/// `cocode task …`
-#[derive(Debug, Subcommand, PartialEq, Eq)]
-pub enum TaskCommand {
-    /// Run a new task and print its progress. Exit code 0 when completed,
-    /// 3 when left awaiting approval, 1 otherwise.
-    Run {
-        /// The workspace folder.
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-        /// What the agent should do.
-        #[arg(long)]
-        prompt: String,
-        /// `local`, a provider id (`anthropic`, `openai`, `openrouter`,
-        /// `ollama`, `lmstudio`) or `acp:NAME`.
-        #[arg(long, default_value = "local")]
-        backend: String,
-        /// The model (default: the provider's first preset model).
-        #[arg(long)]
-        model: Option<String>,
-        /// `self_verification` or `human_approval` (default: the workspace's setting).
-        #[arg(long)]
-        completion_mode: Option<String>,
-        /// Override the provider's base URL.
-        #[arg(long)]
-        base_url: Option<String>,
-        /// Read the provider key from this environment variable of cocode's
-        /// own environment, for this run only (it never reaches a child).
-        #[arg(long)]
-        api_key_env: Option<String>,
-        /// Give the ACP agent its declared secret variable NAME from cocode's
-        /// own environment, for this run only (repeatable).
-        #[arg(long = "pass-env", value_name = "NAME")]
-        pass_env: Vec<String>,
-        #[command(flatten)]
-        approvals: ApprovalFlags,
-    },
-    /// List the workspace's tasks, newest first.
-    List {
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-    },
-    /// Show a task record and its snapshots.
-    Show {
-        id: String,
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-    },
-    /// Approve a task waiting for completion approval.
-    Approve {
-        id: String,
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-    },
-    /// Reject a task waiting for completion approval.
-    Reject {
-        id: String,
-        #[arg(long, default_value = ".")]
-        workspace: PathBuf,
-    },
-}
-
-/// `cocode tools …`
-#[derive(Debug, Subcommand, PartialEq, Eq)]
-pub enum ToolsCommand {
-    /// Print the catalog as JSON in a provider's format.
-    List {
-        /// `mcp`, `openai` or `anthropic`.
-        #[arg(long, default_value = "mcp")]
-        format: String,
-    },
-}
-
-impl Cli {
-    /// The folder the window should open with, if any.
-    pub fn folder(&self) -> Option<&PathBuf> {
-        match &self.command {
-            Some(CliCommand::Open { dir }) => Some(dir),
-            Some(
-                CliCommand::Verify { .. }
-                | CliCommand::Doctor { .. }
-                | CliCommand::Task { .. }
-                | CliCommand::Rollback { .. }
-                | CliCommand::Tools { .. }
-                | CliCommand::Acp { .. }
-                | CliCommand::New { .. }
-                | CliCommand::Bricks,
-            )
-            | None => None,
+/// Runs a headless command and prints its output to standard output.
+///
+/// `verify` and `doctor` use 1 and 2 for findings, so their own errors are
+/// 3; task commands use 3 for "awaiting approval", so theirs are 1.
+pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
+    let out = &mut std::io::stdout();
+    let (result, error_code) = match command {
+        CliCommand::Verify { workspace } => (check::verify(workspace, rt, out), 3),
+        CliCommand::Doctor {
+            workspace,
+            abandon: None,
+        } => (check::doctor(workspace, rt, out), 3),
+        CliCommand::Doctor {
+            workspace,
+            abandon: Some(journal),
+        } => (check::abandon(workspace, journal, out), 3),
+        CliCommand::Task { action } => (task::task_command(action, rt, out), 1),
+        CliCommand::Rollback {
+            workspace,
+            task,
+            to_attempt,
+            to_snapshot,
+        } => (
+            task::rollback(workspace, task, *to_attempt, to_snapshot.as_deref(), out),
+            1,
+        ),
+        CliCommand::Tools { action } => (task::tools_command(action, out), 1),
+        CliCommand::Acp { action } => (
+            acp::acp_command(
+                action,
+                &cocode_toolchain::vault::KeyringVault,
+                &mut std::io::stdin().lock(),
+                out,
+            ),
+            1,
+        ),
+        CliCommand::New { dest, brick, vars } => {
+            (bricks::new_workspace(dest, brick, vars, rt, out), 1)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn parses_the_window_forms() {
-        assert_eq!(
-            Cli::try_parse_from(["cocode"]).unwrap(),
-            Cli { command: None }
-        );
-        let open = Cli::try_parse_from(["cocode", "open", "/tmp/x"]).unwrap();
-        assert_eq!(open.folder(), Some(&PathBuf::from("/tmp/x")));
-        assert!(Cli::try_parse_from(["cocode", "open"]).is_err());
-        assert!(Cli::try_parse_from(["cocode", "frobnicate"]).is_err());
-        assert_eq!(
-            Cli::try_parse_from(["cocode", "verify", "ws"])
-                .unwrap()
-                .command,
-            Some(CliCommand::Verify {
-                dir: PathBuf::from("ws")
-            })
-        );
-        assert_eq!(
-            Cli::try_parse_from(["cocode", "doctor", "ws"])
-                .unwrap()
-                .folder(),
-            None
-        );
-        let run = Cli::try_parse_from([
-            "cocode",
-            "task",
-            "run",
-            "--prompt",
-            "p",
-            "--backend",
-            "openai",
-            "--yes",
-        ])
-        .unwrap();
-        let Some(CliCommand::Task {
-            action:
-                TaskCommand::Run {
-                    backend,
-                    approvals,
-                    workspace,
-                    ..
-                },
-        }) = run.command
-        else {
-            panic!("not a task run")
-        };
-        assert_eq!(
-            (backend.as_str(), approvals.yes, workspace),
-            ("openai", true, PathBuf::from("."))
-        );
-        assert!(
-            Cli::try_parse_from([
-                "cocode",
-                "task",
-                "run",
-                "--prompt",
-                "p",
-                "--yes",
-                "--deny-all"
-            ])
-            .is_err(),
-            "approval flags exclude each other"
-        );
-        Cli::command().debug_assert();
+        CliCommand::Bricks => (bricks::list(out), 1),
+        CliCommand::Open { .. } => {
+            eprintln!("cocode: `open` starts the window, not a headless command");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("cocode: {err:#}");
+            ExitCode::from(error_code)
+        }
     }
 }

@@ -1,21 +1,15 @@
-//! cocode (sink): the desktop app and its headless parts — bootstrap, the
-//! docked window (Explorer, Preview) and the command line.
+//! cocode (sink): the desktop app. Three parts, each a module tree:
+//!
+//! - [`host`]: the use cases of one workspace (gate, leases, approvals,
+//!   orchestrator, progress, backend selection, bricks) — no window, no
+//!   terminal printing;
+//! - [`cli`]: argument parsing and the headless commands, on `host`;
+//! - [`window`]: the eframe app, its panels' state, views and workers, on
+//!   `host`.
+//!
+//! `cargo xtask boundaries` keeps `host` free of `cli` and `window`, the two
+//! front ends apart, and the module graph without cycles.
 
-pub mod acp_cli;
-pub mod app;
-pub mod bootstrap;
-pub mod brick_service;
-pub mod bricks_cli;
 pub mod cli;
-pub mod explorer;
-pub mod headless;
 pub mod host;
-pub mod io_worker;
-pub mod new_brick;
-pub mod preview;
-pub mod task_service;
-pub mod tasks_cli;
-pub mod views;
-
-#[cfg(test)]
-pub(crate) mod testing;
+pub mod window;

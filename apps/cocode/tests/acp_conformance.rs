@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cocode::host::{HostOptions, TaskHost};
+use cocode::host::task_host::{HostOptions, TaskHost};
 use cocode_core::agent::{
     AgentEvent, AgentRequestKind, AgentRuntime as _, AgentSession, FileEditOp, SessionRequest,
     SessionTarget, TurnEndReason, UserTurn,

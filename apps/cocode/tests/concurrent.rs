@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use cocode::host::orchestrator::{Decision, TaskApprover, TaskOrchestrator, TaskSpec};
-use cocode::host::{HostOptions, TaskHost};
+use cocode::host::task_host::{HostOptions, TaskHost};
 use cocode_core::path::{NormalizeOptions, normalize};
 use cocode_core::task::TaskBackend;
 use cocode_core::{CompletionMode, ContentHash, DelegatedTask, PendingApprovalKind, TaskStatus};
@@ -81,7 +81,18 @@ async fn two_tasks_on_one_file_never_interleave_their_edits() {
     let (a, b) = (a.unwrap(), b.unwrap());
     let mut statuses = [a.status(), b.status()];
     statuses.sort_by_key(|s| s.as_str());
-    assert_eq!(statuses, [TaskStatus::Completed, TaskStatus::Stopped]);
+    // The loser's edit is refused on its stale revision, and its agent ends
+    // its turn without finishing: the task fails with that reason.
+    assert_eq!(statuses, [TaskStatus::Completed, TaskStatus::Failed]);
+    let loser = if a.status() == TaskStatus::Failed {
+        &a
+    } else {
+        &b
+    };
+    assert_eq!(
+        loser.terminal_reason(),
+        Some(&cocode_core::task::TerminalReason::AgentEndedUnfinished)
+    );
 
     // Exactly one edit landed, on the content both read.
     let content = std::fs::read(dir.path().join("shared.txt")).unwrap();

@@ -56,7 +56,7 @@ const BEFORE: [(&str, &str); 3] = [
     ("old.txt", "o\n"),
 ];
 
-async fn host_with_files() -> (tempfile::TempDir, cocode::host::TaskHost) {
+async fn host_with_files() -> (tempfile::TempDir, cocode::host::task_host::TaskHost) {
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in BEFORE {
         std::fs::write(dir.path().join(path), text).unwrap();

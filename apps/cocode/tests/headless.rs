@@ -27,6 +27,7 @@ fn copy_dir(from: &Path, to: &Path) {
 #[cfg(unix)]
 #[test]
 fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
+    let runtime = cocode::host::runtime::build().unwrap();
     let have_npm = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("npm").is_file()));
     if !have_npm {
@@ -40,7 +41,7 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
         &ws,
     );
     let mut out = Vec::new();
-    let code = cocode::headless::verify(&ws, &mut out).unwrap();
+    let code = cocode::cli::check::verify(&ws, runtime.handle(), &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let methods: Vec<String> = text
         .lines()
@@ -63,19 +64,23 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
                 "tests:pass".to_owned(),
                 "runtime_errors:no_target".to_owned()
             ],
-            "verdict: Pass".to_owned()
+            "verdict: passed".to_owned()
         )
     );
     std::fs::write(ws.join("add.js"), "exports.add = (a, b) => a - b;\n").unwrap();
     let mut out = Vec::new();
-    assert_eq!(cocode::headless::verify(&ws, &mut out).unwrap(), 1);
+    assert_eq!(
+        cocode::cli::check::verify(&ws, runtime.handle(), &mut out).unwrap(),
+        1
+    );
 }
 
 #[test]
 fn doctor_reports_each_check_and_a_clean_history() {
+    let runtime = cocode::host::runtime::build().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
-    let code = cocode::headless::doctor(dir.path(), &mut out).unwrap();
+    let code = cocode::cli::check::doctor(dir.path(), runtime.handle(), &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let labels: Vec<&str> = text
         .lines()
@@ -83,10 +88,17 @@ fn doctor_reports_each_check_and_a_clean_history() {
         .collect();
     assert_eq!(
         labels,
-        vec!["confinement", "credential store", "policy proxy", "history"],
+        vec![
+            "confinement",
+            "credential store",
+            "policy proxy",
+            "blocked paths",
+            "history"
+        ],
         "{text}"
     );
     assert!(text.contains("policy proxy: self-test passed"), "{text}");
     assert!(text.contains("history: 0 problem(s)"), "{text}");
+    assert!(text.contains("\nblocked paths: none\n"), "{text}");
     assert_eq!(code, 0);
 }

@@ -78,7 +78,14 @@ fn only_task(ws: &Path) -> Value {
         .map(|l| l.split('\t').next().unwrap())
         .collect();
     assert_eq!(ids.len(), 1, "{list}");
-    let (code, shown) = cocode(&["task", "show", ids[0], "--workspace", ws.to_str().unwrap()]);
+    let (code, shown) = cocode(&[
+        "task",
+        "show",
+        ids[0],
+        "--json",
+        "--workspace",
+        ws.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0);
     serde_json::from_str(&shown).unwrap()
 }
@@ -111,12 +118,12 @@ fn a_local_task_edits_through_the_gate_verifies_and_completes_with_yes() {
         "{\"a\": 2}\n"
     );
     for line in [
-        "status: queued → running",
-        "  workspace.applyPatch config.json [Completed]",
-        "status: running → self_verifying",
-        "  verify parse_check: pass",
-        "status: self_verifying → awaiting_approval",
-        "status: awaiting_approval → completed",
+        "status: waiting to start → running",
+        "  workspace.applyPatch config.json [done]",
+        "status: running → verifying its work",
+        "  verify parse check: passed",
+        "status: verifying its work → waiting for a person",
+        "status: waiting for a person → completed",
     ] {
         assert!(out.lines().any(|l| l == line), "missing {line:?} in\n{out}");
     }
@@ -179,7 +186,7 @@ fn without_a_person_completion_waits_and_task_approve_decides_it() {
 }
 
 #[test]
-fn denied_edits_change_nothing_and_the_task_stops() {
+fn denied_edits_change_nothing_and_the_task_fails_unfinished() {
     let ws = workspace(&[("notes.txt", "keep me\n")]);
     let (code, out) = run(ws.path(), "delete notes.txt", &["--deny-all"]);
     assert_eq!(code, 1, "{out}");
@@ -191,9 +198,20 @@ fn denied_edits_change_nothing_and_the_task_stops() {
         std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
         "keep me\n"
     );
+    // Nobody stopped the task: the agent, refused, ended its turn without
+    // finishing.
     let shown = only_task(ws.path());
-    assert_eq!(shown["task"]["status"], "stopped");
+    assert_eq!(shown["task"]["status"], "failed");
+    assert_eq!(
+        shown["task"]["terminal_reason"],
+        serde_json::json!({"reason": "agent_ended_unfinished"})
+    );
     assert_eq!(shown["snapshots"], serde_json::json!([]));
+    assert!(
+        out.lines()
+            .any(|l| l.ends_with(": failed: the agent ended its turn without finishing the task")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -207,20 +225,32 @@ fn a_failed_verification_spends_a_retry_and_sends_the_summary_back() {
     assert_eq!(code, 1, "{out}");
     assert!(
         out.lines()
-            .any(|l| l == "  verify parse_check: fail (failure:code_defect)"),
+            .any(|l| l == "  verify parse check: failed: the code has a defect"),
         "{out}"
     );
     assert!(
-        out.lines().any(|l| l == "status: self_verifying → running"),
+        out.lines()
+            .any(|l| l == "status: verifying its work → running"),
         "{out}"
     );
     // The local agent received the failure summary as its next instruction
-    // and, not understanding it, answered with what it can do.
+    // and, not understanding it, answered with what it can do. Each retry
+    // it ends without finishing is a failed attempt that spends the next
+    // retry; with the budget gone, the task fails with its verdict.
     assert!(out.contains("I am the local agent"), "{out}");
     let task = only_task(ws.path())["task"].clone();
-    assert_eq!(task["retry_count"], 1);
-    assert_eq!(task["attempt_no"], 1);
-    assert_eq!(task["status"], "stopped");
+    assert_eq!(task["retry_count"], 3);
+    assert_eq!(task["attempt_no"], 3);
+    assert_eq!(task["status"], "failed");
+    assert_eq!(
+        task["terminal_reason"],
+        serde_json::json!({"reason": "retries_exhausted"})
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.ends_with(": failed: verification still failed after every retry")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -238,7 +268,7 @@ fn an_edit_of_an_existing_test_file_waits_for_its_own_approval() {
     );
     assert!(
         out.lines()
-            .any(|l| l == "status: running → awaiting_approval"),
+            .any(|l| l == "status: running → waiting for a person"),
         "{out}"
     );
     assert!(
@@ -268,7 +298,11 @@ fn a_denied_test_edit_leaves_the_file_untouched() {
         "assert 1 == 1\n"
     );
     let shown = only_task(ws.path());
-    assert_eq!(shown["task"]["status"], "stopped");
+    assert_eq!(shown["task"]["status"], "failed");
+    assert_eq!(
+        shown["task"]["terminal_reason"],
+        serde_json::json!({"reason": "agent_ended_unfinished"})
+    );
     assert_eq!(shown["snapshots"], serde_json::json!([]));
 }
 
@@ -400,10 +434,7 @@ fn a_command_runs_sandboxed_and_its_changes_are_recorded_and_reversible() {
     let (code, out) = run(ws.path(), r#"run "echo made > made.txt""#, &["--yes"]);
     // No project and no parser for .txt: a person decides completion (--yes).
     assert_eq!(code, 0, "{out}");
-    assert!(
-        out.lines().any(|l| l == "  terminal.run  [Completed]"),
-        "{out}"
-    );
+    assert!(out.lines().any(|l| l == "  terminal.run [done]"), "{out}");
     assert_eq!(
         std::fs::read_to_string(ws.path().join("made.txt")).unwrap(),
         "made\n"
@@ -542,8 +573,7 @@ fn an_acp_agents_write_goes_through_approval_and_the_gate_and_the_task_completes
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("written"), "{out}");
     assert!(
-        out.lines()
-            .any(|l| l == "  Write out.txt out.txt [Completed]"),
+        out.lines().any(|l| l == "  Write out.txt out.txt [done]"),
         "{out}"
     );
     assert_eq!(
@@ -772,10 +802,10 @@ fn a_cargo_project_task_completes_by_self_verification_with_the_real_toolchain()
     );
     assert_eq!(code, 0, "{out}");
     for line in [
-        "  verify static_analysis: pass",
-        "  verify build: pass",
-        "  verify tests: pass",
-        "status: self_verifying → completed",
+        "  verify static analysis: passed",
+        "  verify build: passed",
+        "  verify tests: passed",
+        "status: verifying its work → completed",
     ] {
         assert!(out.lines().any(|l| l == line), "missing {line:?} in\n{out}");
     }
@@ -939,7 +969,7 @@ fn a_killed_cli_run_leaves_a_clean_history_and_its_task_shows_failed() {
         .unwrap();
     let list = || cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]).1;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !list().contains("\trunning (None)\t") {
+    while !list().contains("\trunning\t") {
         assert!(
             std::time::Instant::now() < deadline,
             "the task never ran: {}",
@@ -948,11 +978,176 @@ fn a_killed_cli_run_leaves_a_clean_history_and_its_task_shows_failed() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     // Another process looking at the workspace leaves a live run alone.
-    assert!(list().contains("\trunning (None)\t"));
+    assert!(list().contains("\trunning\t"));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    assert!(list().contains("\tfailed: AppRestarted\t"), "{}", list());
-    let (code, doctor) = cocode(&["doctor", ws.path().to_str().unwrap()]);
+    assert!(
+        list().contains("\tfailed: cocode restarted while it ran\t"),
+        "{}",
+        list()
+    );
+    let (code, doctor) = cocode(&["doctor", "--workspace", ws.path().to_str().unwrap()]);
     assert!(doctor.contains("history: 0 problem(s)"), "{doctor}");
     assert_eq!(code, 0, "{doctor}");
+}
+
+#[test]
+fn history_over_the_retention_cap_shrinks_when_a_task_ends() {
+    let ws = workspace(&[("a.txt", "one\n"), ("b.txt", "one\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "one" with "two" in a.txt"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let first = only_task(ws.path());
+    let first_id = first["task"]["task_id"].as_str().unwrap().to_owned();
+    assert_eq!(first["snapshots"].as_array().unwrap().len(), 1);
+    // The person lowers the history's cap below what it holds now.
+    let config_path = ws.path().join(".cocode/config/workspace.json");
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["retention"] = serde_json::json!({"keep_recent_per_path": 1, "byte_cap": 1});
+    std::fs::write(&config_path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "one" with "two" in b.txt"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let show = |id: &str| -> Value {
+        let (code, shown) = cocode(&[
+            "task",
+            "show",
+            id,
+            "--json",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{shown}");
+        serde_json::from_str(&shown).unwrap()
+    };
+    // The older task's snapshots went when the newer one ended; the task
+    // that ended last always keeps its history.
+    assert_eq!(show(&first_id)["snapshots"], serde_json::json!([]));
+    assert!(
+        ws.path()
+            .join(".cocode/history/tasks")
+            .join(&first_id)
+            .join("retention.json")
+            .is_file()
+    );
+    let (_, list) = cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]);
+    let second_id = list
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .find(|id| *id != first_id)
+        .unwrap()
+        .to_owned();
+    assert_eq!(recorded_paths(&show(&second_id)), vec!["b.txt".to_owned()]);
+}
+
+fn recorded_paths(shown: &Value) -> Vec<String> {
+    shown["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_blocked_path_is_listed_by_doctor_and_released_by_abandon() {
+    use cocode_core::gate::{GateOp, TaskContext, WorkspaceFileGate as _};
+    let ws = workspace(&[("a.txt", "old\n")]);
+    let root = std::fs::canonicalize(ws.path()).unwrap();
+    let root_arg = root.to_str().unwrap();
+    // An operation whose journal is left behind while the file ends up in a
+    // third state: recovery can neither finish nor undo it.
+    let (layout, journal, saved) = {
+        let open = cocode_workspace::OpenWorkspace::open(&root).unwrap();
+        let ctx = TaskContext {
+            task_id: cocode_core::TaskId::new("t1").unwrap(),
+            session_id: cocode_core::SessionId::new("t1-s0").unwrap(),
+            attempt_no: cocode_core::AttemptNo(0),
+        };
+        open.gate
+            .apply(
+                &ctx,
+                GateOp::Write {
+                    path: cocode_core::NormalizedPath::try_from("a.txt".to_owned()).unwrap(),
+                    bytes: b"new\n".to_vec(),
+                },
+            )
+            .unwrap();
+        let journal = std::fs::read_dir(open.layout.write_journal_dir())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let saved = std::fs::read(&journal).unwrap();
+        (open.layout.clone(), journal, saved)
+    };
+    std::fs::write(&journal, &saved).unwrap();
+    std::fs::remove_dir_all(layout.tasks_dir()).unwrap();
+    std::fs::remove_dir_all(layout.files_dir()).unwrap();
+    std::fs::write(root.join("a.txt"), "third\n").unwrap();
+
+    let (code, doctor) = cocode(&["doctor", "--workspace", root_arg]);
+    assert_eq!(code, 1, "{doctor}");
+    assert!(doctor.contains("\nblocked paths: 1 "), "{doctor}");
+    let line = doctor
+        .lines()
+        .find(|l| l.starts_with("  a.txt — journal "))
+        .unwrap_or_else(|| panic!("{doctor}"));
+    let op = line["  a.txt — journal ".len()..]
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        line,
+        format!(
+            "  a.txt — journal {op}; keep the file as it is now with: cocode doctor --abandon {op} --workspace {root_arg}"
+        )
+    );
+    // While blocked, an agent cannot write it.
+    let (code, out) = run(&root, r#"replace "third" with "x" in a.txt"#, &["--yes"]);
+    assert_ne!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "third\n"
+    );
+
+    let (code, out) = cocode(&["doctor", "--abandon", &op, "--workspace", root_arg]);
+    assert_eq!(
+        (code, out),
+        (
+            0,
+            format!(
+                "released a.txt: kept as it is now\njournal {op} is kept in the history's abandoned folder\n"
+            )
+        )
+    );
+    assert!(
+        layout
+            .abandoned_journal_dir()
+            .join(format!("{op}.json"))
+            .is_file()
+    );
+    let (code, doctor) = cocode(&["doctor", "--workspace", root_arg]);
+    assert!(doctor.contains("\nblocked paths: none\n"), "{doctor}");
+    assert_eq!(code, 0, "{doctor}");
+    let (code, out) = cocode(&["doctor", "--abandon", &op, "--workspace", root_arg]);
+    assert_eq!(
+        (code, out),
+        (3, String::new()),
+        "a released journal is gone"
+    );
+
+    let (code, out) = run(&root, r#"replace "third" with "x" in a.txt"#, &["--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "x\n");
 }

@@ -9,7 +9,7 @@ use cocode_acp::{AcpAgentConfig, AcpAgentRegistry};
 use cocode_core::AcpAgentId;
 use cocode_core::services::{CredentialVault, Secret};
 
-use crate::cli::AcpCommand;
+use crate::cli::args::AcpCommand;
 
 /// The presets and the workspace's own `acp_agents` entries (which replace
 /// presets of the same id).
@@ -29,7 +29,7 @@ fn declared<'a>(
     id: &str,
     name: &str,
 ) -> anyhow::Result<(&'a AcpAgentConfig, cocode_core::ProviderId)> {
-    let id = AcpAgentId::new(id).with_context(|| format!("agent id {id:?}"))?;
+    let id = AcpAgentId::new(id).with_context(|| format!("agent id “{id}”"))?;
     let agent = agents
         .get(&id)
         .with_context(|| format!("no ACP agent {id} is configured"))?;

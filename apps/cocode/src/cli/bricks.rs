@@ -1,52 +1,17 @@
-//! New workspaces from bricks: the engine the host registers, and the
-//! `cocode new` / `cocode bricks` commands.
-//!
-//! Bricks come from the built-in set and from the person's bricks folder:
-//! `COCODE_BRICKS_DIR` when set, otherwise `cocode/bricks` in the OS
-//! configuration folder (`~/.config/cocode/bricks` on Linux,
-//! `~/Library/Application Support/cocode/bricks` on macOS,
-//! `%APPDATA%\cocode\bricks` on Windows). A brick there that does not load
-//! is reported and left out; the others stay available.
+//! `cocode bricks` and `cocode new`: the bricks on offer, and a new
+//! workspace made from one.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use cocode_bricks::{BrickCatalog, Bricks, LoadError};
-use cocode_core::process::ProcessLauncher;
+use cocode_bricks::Bricks;
 use cocode_core::services::{BrickEngine, BrickVariableKind, ScaffoldRequest};
 use cocode_toolchain::{Launcher, WritableRoots};
 
-/// The person's bricks folder.
-pub fn user_bricks_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("COCODE_BRICKS_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    directories::BaseDirs::new().map(|d| d.config_dir().join("cocode").join("bricks"))
-}
-
-/// The built-in bricks and the person's, with the problems of those that
-/// did not load.
-pub fn catalog() -> anyhow::Result<(BrickCatalog, Vec<LoadError>)> {
-    let mut catalog = BrickCatalog::builtin().context("the built-in bricks")?;
-    let problems = match user_bricks_dir() {
-        Some(dir) if dir.is_dir() => catalog.add_folder(&dir).problems,
-        _ => Vec::new(),
-    };
-    Ok((catalog, problems))
-}
-
-/// The engine, with hooks run by `launcher`; bricks that did not load are
-/// logged.
-pub fn engine(launcher: Arc<dyn ProcessLauncher>) -> anyhow::Result<Bricks> {
-    let (catalog, problems) = catalog()?;
-    for problem in problems {
-        tracing::warn!("{problem}");
-    }
-    Ok(Bricks::new(catalog, launcher))
-}
+use crate::host::bricks::{catalog, user_bricks_dir};
 
 /// `cocode bricks`: every brick with its variables and defaults.
 pub fn list(out: &mut dyn Write) -> anyhow::Result<u8> {
@@ -89,7 +54,7 @@ pub fn parse_vars(vars: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
     let mut parsed = BTreeMap::new();
     for var in vars {
         let Some((name, value)) = var.split_once('=') else {
-            bail!("--var {var:?}: expected NAME=VALUE");
+            bail!("--var “{var}”: expected NAME=VALUE");
         };
         if parsed.insert(name.to_owned(), value.to_owned()).is_some() {
             bail!("--var {name} is given twice");
@@ -103,6 +68,7 @@ pub fn new_workspace(
     dest: &Path,
     brick: &str,
     vars: &[String],
+    rt: &tokio::runtime::Handle,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     let variables = parse_vars(vars)?;
@@ -112,7 +78,6 @@ pub fn new_workspace(
     for problem in &problems {
         writeln!(out, "not loaded: {problem}")?;
     }
-    let rt = crate::host::runtime()?;
     let made = rt.block_on(async {
         let launcher = Launcher::new(
             tokio::runtime::Handle::current(),
@@ -154,7 +119,7 @@ mod tests {
         );
         assert_eq!(
             vars(&["a"]).unwrap_err().to_string(),
-            "--var \"a\": expected NAME=VALUE"
+            "--var “a”: expected NAME=VALUE"
         );
         assert_eq!(
             vars(&["a=1", "a=2"]).unwrap_err().to_string(),

@@ -1,4 +1,4 @@
-//! Headless commands (no window): `cocode verify DIR` and `cocode doctor DIR`.
+//! Headless commands (no window): `cocode verify` and `cocode doctor` (each `--workspace DIR`).
 
 use std::io::Write;
 use std::path::Path;
@@ -12,22 +12,22 @@ use cocode_core::verification::VerificationVerdict;
 use cocode_toolchain::verify::OrchestratingVerificationRunner;
 use cocode_toolchain::{Launcher, PolicyProxy, WritableRoots};
 
-use crate::host::{runtime, write_exceptions};
-use cocode_workspace::{HistoryIntegrityChecker, OpenWorkspace};
+use crate::host::task_host::write_exceptions;
+use cocode_workspace::{HistoryIntegrityChecker, IntegrityReport, OpenWorkspace};
+use tokio::runtime::Handle;
 
 /// Runs self-verification over the whole workspace and prints one JSON
 /// record per line, then the verdict. Exit code 0 pass, 1 fail, 2 when the
 /// records cannot complete a task.
-pub fn verify(dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn verify(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
     let root = ws.workspace.root.clone();
     let hosts = cocode_toolchain::allowed::compose(&root, &ws.config.allowed_hosts);
-    let rt = runtime()?;
     let records = rt.block_on(async {
         let proxy =
             Arc::new(PolicyProxy::start(cocode_toolchain::allowed::policy_for(&hosts, &[])).await?);
         let launcher = Launcher::new(
-            tokio::runtime::Handle::current(),
+            Handle::current(),
             Some(Arc::clone(&proxy)),
             WritableRoots {
                 workspace: Some(root.clone()),
@@ -53,7 +53,7 @@ pub fn verify(dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
         writeln!(out, "{}", serde_json::to_string(record)?)?;
     }
     let verdict = VerificationVerdict::evaluate(&records, AttemptNo(0));
-    writeln!(out, "verdict: {verdict:?}")?;
+    writeln!(out, "verdict: {}", verdict.phrase())?;
     Ok(match verdict {
         VerificationVerdict::Pass => 0,
         VerificationVerdict::Fail { .. } => 1,
@@ -62,9 +62,9 @@ pub fn verify(dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
 }
 
 /// Checks the machine and the workspace's history; exit code 1 on problems.
-pub fn doctor(dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
-    let report = runtime()?.block_on(cocode_toolchain::doctor::check());
+    let report = rt.block_on(cocode_toolchain::doctor::check());
     let mut problems = 0u8;
     match &report.confinement {
         Confinement::Landlock => writeln!(
@@ -85,6 +85,43 @@ pub fn doctor(dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
             writeln!(out, "policy proxy: self-test FAILED — {e}")?;
         }
     }
+    // Recovery (as any start of cocode runs it) finds the paths an
+    // interrupted operation left in neither their old nor their new state.
+    let recovery = ws
+        .gate
+        .recover()
+        .context("recovering interrupted operations")?;
+    let mut blocked: Vec<(String, String)> = ws
+        .gate
+        .blocked_paths()
+        .into_iter()
+        .map(|(path, op)| (path.to_string(), op.to_string()))
+        .chain(
+            recovery
+                .rollbacks_incomplete
+                .iter()
+                .map(|(op, path)| (path.to_string(), op.to_string())),
+        )
+        .collect();
+    blocked.sort();
+    blocked.dedup();
+    if blocked.is_empty() {
+        writeln!(out, "blocked paths: none")?;
+    } else {
+        problems += 1;
+        writeln!(
+            out,
+            "blocked paths: {} (an interrupted operation left them in neither their old nor their new state)",
+            blocked.len()
+        )?;
+        for (path, op) in &blocked {
+            writeln!(
+                out,
+                "  {path} — journal {op}; keep the file as it is now with: cocode doctor --abandon {op} --workspace {}",
+                dir.display()
+            )?;
+        }
+    }
     let integrity = HistoryIntegrityChecker::new(ws.gate.store()).check()?;
     writeln!(
         out,
@@ -94,7 +131,111 @@ pub fn doctor(dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
     )?;
     if integrity.problems() > 0 {
         problems += 1;
-        writeln!(out, "{integrity:#?}")?;
+        for line in integrity_problems(&integrity) {
+            writeln!(out, "  {line}")?;
+        }
     }
     Ok(u8::from(problems > 0))
+}
+
+/// `cocode doctor --abandon JOURNAL`: a person accepts the current state of
+/// the paths an interrupted operation's journal names. The journal moves to
+/// the history's `abandoned` folder (kept, never deleted) and the paths can
+/// be written again.
+pub fn abandon(dir: &Path, journal: &str, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
+    let op = cocode_core::OpId::new(journal)
+        .with_context(|| format!("“{journal}” is not a journal id"))?;
+    ws.gate
+        .recover()
+        .context("recovering interrupted operations")?;
+    let is_write = ws.gate.blocked_paths().iter().any(|(_, o)| *o == op);
+    let released = if is_write {
+        ws.gate.abandon_write_journal(&op)?
+    } else {
+        ws.gate.abandon_pending_journal(&op).map_err(|e| {
+            anyhow::anyhow!(
+                "no interrupted operation {op} blocks a path here (`cocode doctor --workspace {}` lists them): {e}",
+                dir.display()
+            )
+        })?
+    };
+    let paths: Vec<String> = released.iter().map(ToString::to_string).collect();
+    writeln!(
+        out,
+        "released {}: kept as {} now",
+        paths.join(", "),
+        if paths.len() == 1 {
+            "it is"
+        } else {
+            "they are"
+        }
+    )?;
+    writeln!(
+        out,
+        "journal {op} is kept in the history's abandoned folder"
+    )?;
+    Ok(0)
+}
+
+/// Each problem of a history check as a line a person reads.
+fn integrity_problems(report: &IntegrityReport) -> Vec<String> {
+    fn list<T: std::fmt::Display>(items: &[T]) -> String {
+        items
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+    let paths = |items: &[std::path::PathBuf]| {
+        items
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut lines = Vec::new();
+    if !report.only_in_task_index.is_empty() {
+        lines.push(format!(
+            "snapshots listed by their task but not by their path: {}",
+            list(&report.only_in_task_index)
+        ));
+    }
+    if !report.only_in_path_index.is_empty() {
+        lines.push(format!(
+            "snapshots listed by their path but not by their task: {}",
+            list(&report.only_in_path_index)
+        ));
+    }
+    if !report.missing_blobs.is_empty() {
+        lines.push(format!(
+            "stored contents that are missing: {}",
+            list(&report.missing_blobs)
+        ));
+    }
+    if !report.corrupt_blobs.is_empty() {
+        lines.push(format!(
+            "stored contents that are damaged: {}",
+            list(&report.corrupt_blobs)
+        ));
+    }
+    if !report.stray_objects.is_empty() {
+        lines.push(format!(
+            "files in the object store that are not contents: {}",
+            paths(&report.stray_objects)
+        ));
+    }
+    if !report.unreadable_indexes.is_empty() {
+        lines.push(format!(
+            "indexes that cannot be read: {}",
+            report.unreadable_indexes.join(", ")
+        ));
+    }
+    if !report.pending_journals.is_empty() {
+        lines.push(format!(
+            "interrupted operations waiting for recovery: {}",
+            paths(&report.pending_journals)
+        ));
+    }
+    lines
 }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
-use cocode_core::agent::{AgentEvent, ToolCallStatus};
 use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::task::{CompletionModePolicy, TaskBackend};
 use cocode_core::{
@@ -20,14 +19,13 @@ use cocode_toolchain::vault::{KeyringVault, LayeredVault, SessionVault};
 use cocode_workspace::OpenWorkspace;
 use tokio::sync::mpsc;
 
-/// The most lines of a finished terminal shown in the progress output.
-const TERMINAL_TAIL_LINES: usize = 20;
-
-use crate::cli::{ApprovalFlags, TaskCommand, ToolsCommand};
-use crate::host::orchestrator::{
-    Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, class_str, describe_end,
-};
-use crate::host::{HostOptions, TaskHost, load_all, runtime};
+use crate::cli::args::{ApprovalFlags, TaskCommand, ToolsCommand};
+use crate::host::backend::backend_of;
+use crate::host::orchestrator::{Decision, TaskApprover, TaskOrchestrator, TaskSpec, describe_end};
+use crate::host::progress::print_progress;
+use crate::host::records::load_all;
+use crate::host::task_host::{HostOptions, TaskHost};
+use tokio::runtime::Handle;
 
 /// Asks on the terminal; without one, answers no.
 fn ask_terminal(question: &str) -> bool {
@@ -100,125 +98,6 @@ fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags) {
             queue.resolve(snapshot.id, decision);
         }
     });
-}
-
-/// The backend a name picks: `local`, a provider id, or `acp:AGENT`.
-pub(crate) fn backend_of(
-    name: &str,
-    model: Option<&str>,
-    providers: &LlmProviderRegistry,
-) -> anyhow::Result<TaskBackend> {
-    if name == "local" {
-        return Ok(TaskBackend::Local);
-    }
-    if let Some(agent) = name.strip_prefix("acp:") {
-        let agent_id = cocode_core::AcpAgentId::new(agent)
-            .with_context(|| format!("{agent:?} is not an ACP agent id"))?;
-        return Ok(TaskBackend::Acp { agent_id });
-    }
-    let id = ProviderId::new(name).with_context(|| format!("{name:?} is not a provider id"))?;
-    let Some(provider) = providers.get(&id) else {
-        let known: Vec<String> = providers
-            .providers()
-            .iter()
-            .map(|p| p.id.to_string())
-            .collect();
-        bail!(
-            "unknown backend {name:?}; known: local, {}",
-            known.join(", ")
-        );
-    };
-    let model = match model {
-        Some(m) => m.to_owned(),
-        None => provider
-            .models
-            .first()
-            .cloned()
-            .with_context(|| format!("{name} has no default model; pass --model"))?,
-    };
-    Ok(TaskBackend::BuiltIn {
-        provider: id,
-        model,
-    })
-}
-
-/// Renders one progress report as text (the CLI's output and the Agent
-/// panel's transcript).
-pub(crate) fn print_progress(
-    p: &Progress,
-    out: &mut dyn Write,
-    streaming: &mut bool,
-) -> std::io::Result<()> {
-    let mut line = |out: &mut dyn Write, text: String| {
-        if *streaming {
-            writeln!(out)?;
-            *streaming = false;
-        }
-        writeln!(out, "{text}")
-    };
-    match p {
-        Progress::Created(id) => line(out, format!("task {id} created")),
-        Progress::Status { from, to } => line(out, format!("status: {from} → {to}")),
-        Progress::Agent(AgentEvent::MessageDelta(text)) => {
-            *streaming = true;
-            write!(out, "{text}")?;
-            out.flush()
-        }
-        Progress::Agent(AgentEvent::ToolCallUpdate(u)) => match u.status {
-            ToolCallStatus::Pending | ToolCallStatus::InProgress => Ok(()),
-            status => line(
-                out,
-                format!(
-                    "  {} {} [{status:?}]",
-                    u.title.as_deref().unwrap_or("tool"),
-                    u.locations.join(" ")
-                ),
-            ),
-        },
-        Progress::Agent(AgentEvent::Retrying { attempt, max, code }) => {
-            line(out, format!("  retry {attempt}/{max} after {code}"))
-        }
-        Progress::Agent(AgentEvent::Failed { code, message }) => {
-            line(out, format!("agent error {code}: {message}"))
-        }
-        Progress::Agent(AgentEvent::ModeChanged(mode)) => line(out, format!("  mode: {mode}")),
-        Progress::Agent(AgentEvent::TerminalOutput {
-            terminal_id,
-            output,
-            exit_code,
-            truncated,
-        }) => {
-            let ended =
-                exit_code.map_or_else(|| "was stopped".to_owned(), |c| format!("exited {c}"));
-            let lines: Vec<&str> = output.lines().collect();
-            let shown = &lines[lines.len().saturating_sub(TERMINAL_TAIL_LINES)..];
-            let mut text = format!("  terminal {terminal_id} {ended}");
-            if *truncated || shown.len() < lines.len() {
-                let _ = write!(text, " (last {} lines shown)", shown.len());
-            }
-            for l in shown {
-                let _ = write!(text, "\n    | {l}");
-            }
-            line(out, text)
-        }
-        Progress::Agent(_) => Ok(()),
-        Progress::Verification(r) => {
-            let outcome = match r.outcome() {
-                cocode_core::verification::VerificationOutcome::Pass => "pass".to_owned(),
-                cocode_core::verification::VerificationOutcome::Fail(c) => {
-                    format!("fail ({})", class_str(c))
-                }
-                cocode_core::verification::VerificationOutcome::NoTarget(code) => {
-                    serde_json::to_value(code)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default()
-                }
-            };
-            line(out, format!("  verify {}: {outcome}", r.method().as_str()))
-        }
-        Progress::Note(text) => line(out, format!("  {text}")),
-    }
 }
 
 /// Exit code of a finished run: 0 completed, 3 awaiting approval, 1 otherwise.
@@ -296,12 +175,13 @@ fn run_task(
     api_key_env: Option<&str>,
     pass_env: &[String],
     flags: ApprovalFlags,
+    rt: &Handle,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     let mut providers = LlmProviderRegistry::with_presets()?.providers().to_vec();
     if let Some(url) = base_url {
         let Some(p) = providers.iter_mut().find(|p| p.id.as_str() == backend) else {
-            bail!("--base-url needs a provider backend, not {backend:?}");
+            bail!("--base-url needs a provider backend, not “{backend}”");
         };
         p.base_url = Some(url.to_owned());
     }
@@ -313,7 +193,7 @@ fn run_task(
                 std::env::var(name).with_context(|| format!("--api-key-env: {name} is not set"))?;
             let session = SessionVault::default();
             let id = ProviderId::new(backend).with_context(|| {
-                format!("--api-key-env needs a provider backend, not {backend:?}")
+                format!("--api-key-env needs a provider backend, not “{backend}”")
             })?;
             session.set(&id, &Secret::new(key))?;
             Arc::new(session)
@@ -325,7 +205,6 @@ fn run_task(
         run: Arc::clone(&passed),
         store: vault,
     });
-    let rt = runtime()?;
     rt.block_on(async {
         let host = Arc::new(
             TaskHost::open(
@@ -345,7 +224,7 @@ fn run_task(
             Some("self_verification") => CompletionMode::SelfVerification,
             Some("human_approval") => CompletionMode::HumanApproval,
             Some(other) => {
-                bail!("--completion-mode {other:?}: use self_verification or human_approval")
+                bail!("--completion-mode “{other}”: use self_verification or human_approval")
             }
         };
         pass_secrets(&host, &backend_choice, pass_env, &passed)?;
@@ -395,19 +274,82 @@ fn run_task(
     })
 }
 
-fn show(workspace: &Path, id: &str, out: &mut dyn Write) -> anyhow::Result<u8> {
+fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(workspace)
         .with_context(|| format!("opening {}", workspace.display()))?;
-    let id = TaskId::new(id).with_context(|| format!("{id:?} is not a task id"))?;
+    let id = TaskId::new(id).with_context(|| format!("“{id}” is not a task id"))?;
     let path = ws.layout.task_record(&id);
     let task: DelegatedTask = serde_json::from_slice(
         &std::fs::read(&path).with_context(|| format!("no task {id} in this workspace"))?,
     )
     .with_context(|| format!("{} is not a valid task record", path.display()))?;
     let snapshots = ws.gate.store().snapshots_of_task(&id)?;
-    let value = serde_json::json!({"task": task, "snapshots": snapshots});
-    writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+    if json {
+        let value = serde_json::json!({"task": task, "snapshots": snapshots});
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+    } else {
+        write!(out, "{}", describe_task(&task, &snapshots))?;
+    }
     Ok(0)
+}
+
+/// A task as a person reads it: what was asked, who did it, where it
+/// stands, what verification said and what changed.
+pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapshot]) -> String {
+    let mut text = String::new();
+    let backend = match task.backend() {
+        TaskBackend::Local => "the local agent".to_owned(),
+        TaskBackend::BuiltIn { provider, model } => format!("{provider}, model {model}"),
+        TaskBackend::Acp { agent_id } => format!("external agent {agent_id}"),
+    };
+    let _ = writeln!(text, "task {}", task.task_id());
+    let _ = writeln!(text, "  asked:    {}", task.prompt());
+    let _ = writeln!(text, "  agent:    {backend}");
+    let _ = writeln!(text, "  status:   {}", describe_end(task));
+    let _ = writeln!(text, "  mode:     {}", task.completion_mode().phrase());
+    let _ = writeln!(
+        text,
+        "  attempt:  {} · retries used: {}",
+        task.attempt_no().0,
+        task.retry_count()
+    );
+    if task.verification_log().is_empty() {
+        let _ = writeln!(text, "  verification: nothing recorded");
+    } else {
+        let _ = writeln!(text, "  verification:");
+        for r in task.verification_log() {
+            let _ = writeln!(
+                text,
+                "    attempt {} · {} · {}",
+                r.attempt_no().0,
+                r.method().phrase(),
+                r.outcome().phrase()
+            );
+        }
+    }
+    if snapshots.is_empty() {
+        let _ = writeln!(text, "  changes: none");
+    } else {
+        let _ = writeln!(text, "  changes:");
+        for s in snapshots {
+            let parts = s.parts();
+            let renamed = parts
+                .previous_path
+                .as_ref()
+                .map(|from| format!(" (from {from})"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                text,
+                "    {}. {} {}{renamed} · attempt {} · {}",
+                parts.seq.0,
+                s.kind().phrase(),
+                parts.path,
+                parts.attempt_no.0,
+                parts.origin.phrase()
+            );
+        }
+    }
+    text
 }
 
 fn list(workspace: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
@@ -437,9 +379,14 @@ fn list(workspace: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
     Ok(broken)
 }
 
-fn decide(workspace: &Path, id: &str, approve: bool, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let id = TaskId::new(id).with_context(|| format!("{id:?} is not a task id"))?;
-    let rt = runtime()?;
+fn decide(
+    workspace: &Path,
+    id: &str,
+    approve: bool,
+    rt: &Handle,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let id = TaskId::new(id).with_context(|| format!("“{id}” is not a task id"))?;
     rt.block_on(async {
         let host = Arc::new(
             TaskHost::open(
@@ -461,7 +408,7 @@ fn decide(workspace: &Path, id: &str, approve: bool, out: &mut dyn Write) -> any
 }
 
 /// Runs `cocode task …`.
-pub fn task_command(action: &TaskCommand, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn task_command(action: &TaskCommand, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     match action {
         TaskCommand::Run {
             workspace,
@@ -483,12 +430,17 @@ pub fn task_command(action: &TaskCommand, out: &mut dyn Write) -> anyhow::Result
             api_key_env.as_deref(),
             pass_env,
             *approvals,
+            rt,
             out,
         ),
         TaskCommand::List { workspace } => list(workspace, out),
-        TaskCommand::Show { id, workspace } => show(workspace, id, out),
-        TaskCommand::Approve { id, workspace } => decide(workspace, id, true, out),
-        TaskCommand::Reject { id, workspace } => decide(workspace, id, false, out),
+        TaskCommand::Show {
+            id,
+            workspace,
+            json,
+        } => show(workspace, id, *json, out),
+        TaskCommand::Approve { id, workspace } => decide(workspace, id, true, rt, out),
+        TaskCommand::Reject { id, workspace } => decide(workspace, id, false, rt, out),
     }
 }
 
@@ -509,11 +461,11 @@ pub fn rollback(
 
     let ws = OpenWorkspace::open(workspace)
         .with_context(|| format!("opening {}", workspace.display()))?;
-    let id = TaskId::new(task).with_context(|| format!("{task:?} is not a task id"))?;
+    let id = TaskId::new(task).with_context(|| format!("“{task}” is not a task id"))?;
     let query = match (to_attempt, to_snapshot) {
         (Some(k), _) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k)),
         (None, Some(s)) => RollbackQuery::ToSnapshot(
-            SnapshotId::new(s).with_context(|| format!("{s:?} is not a snapshot id"))?,
+            SnapshotId::new(s).with_context(|| format!("“{s}” is not a snapshot id"))?,
         ),
         (None, None) => RollbackQuery::TaskStart,
     };
@@ -551,8 +503,12 @@ pub fn tools_command(action: &ToolsCommand, out: &mut dyn Write) -> anyhow::Resu
         "mcp" => to_mcp_tools(&tools),
         "openai" => to_openai_tools(&tools),
         "anthropic" => to_anthropic_tools(&tools),
-        other => bail!("--format {other:?}: use mcp, openai or anthropic"),
+        other => bail!("--format “{other}”: use mcp, openai or anthropic"),
     };
     writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
     Ok(0)
 }
+
+#[cfg(test)]
+#[path = "task_tests.rs"]
+mod tests;

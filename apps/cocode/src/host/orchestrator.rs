@@ -17,8 +17,7 @@ use cocode_core::agent::{
 };
 use cocode_core::services::{VerificationRequest, VerificationRunner};
 use cocode_core::task::{
-    NewTask, TaskBackend, TerminalReason, Transition, TransitionContext, TransitionEffect,
-    UnresponsiveSignal,
+    NewTask, TaskBackend, Transition, TransitionContext, TransitionEffect, UnresponsiveSignal,
 };
 use cocode_core::verification::{VerificationOutcome, VerificationRecord, VerificationVerdict};
 use cocode_core::{
@@ -26,13 +25,14 @@ use cocode_core::{
     SessionId, TaskEvent, TaskId, TaskStatus, TaskTransition, Timestamp,
 };
 use cocode_tool_protocol::OutputSink;
+use cocode_workspace::RetentionTrigger;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::TaskHost;
-use super::tools::HeldEdit;
+use crate::host::task_host::TaskHost;
+use crate::host::tools::HeldEdit;
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,6 +192,13 @@ impl Run<'_> {
         });
         for effect in &transition.effects {
             self.effect(effect).await;
+        }
+        if transition.to.is_terminal() {
+            let host = Arc::clone(&self.host);
+            let _ = tokio::task::spawn_blocking(move || {
+                host.run_retention(RetentionTrigger::TaskTerminated)
+            })
+            .await;
         }
         Ok(transition)
     }
@@ -426,10 +433,10 @@ impl Run<'_> {
             }
             AgentEvent::TurnEnded { reason } => {
                 self.say(Progress::Note(format!(
-                    "the agent ended its turn ({reason:?}) without finishing the attempt; \
-                     a headless run has no further instruction, so the task stops"
+                    "the agent ended its turn ({}) without finishing the attempt",
+                    reason.phrase()
                 )));
-                self.apply(TaskEvent::UserStop).await?;
+                self.apply(TaskEvent::AgentEndedUnfinished).await?;
             }
             AgentEvent::Failed { code, .. } => {
                 self.apply(TaskEvent::AgentError { code }).await?;
@@ -726,6 +733,9 @@ impl TaskOrchestrator {
         self.host
             .save_task(&task)
             .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
+        if task.status().is_terminal() {
+            self.host.run_retention(RetentionTrigger::TaskTerminated);
+        }
         Ok(task)
     }
 }
@@ -740,13 +750,16 @@ pub fn fail_interrupted(
         limits: ws.config.limits,
     };
     let mut failed = Vec::new();
-    for mut task in super::load_all(&ws.layout).into_iter().flatten() {
+    for mut task in crate::host::records::load_all(&ws.layout)
+        .into_iter()
+        .flatten()
+    {
         let live = !task.status().is_terminal() && task.status() != TaskStatus::AwaitingApproval;
-        if !live || super::runner_alive(ws, task.task_id()) {
+        if !live || crate::host::records::runner_alive(ws, task.task_id()) {
             continue;
         }
         TaskTransition::apply(&mut task, &TaskEvent::AppRestarted, &ctx)?;
-        super::save_task_record(ws, &task)
+        crate::host::records::save_task_record(ws, &task)
             .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
         failed.push(task.task_id().clone());
     }
@@ -755,18 +768,13 @@ pub fn fail_interrupted(
 
 /// The reason a task ended, as a short phrase.
 pub fn describe_end(task: &DelegatedTask) -> String {
-    match task.terminal_reason() {
-        None => format!("{} ({:?})", task.status(), task.pending_approval_kind()),
-        Some(TerminalReason::AgentError { code }) => {
-            format!("{}: agent error {code}", task.status())
-        }
-        Some(TerminalReason::EnvironmentFailure { class }) => {
-            format!(
-                "{}: environment failure {}",
-                task.status(),
-                class_str(*class)
-            )
-        }
-        Some(reason) => format!("{}: {reason:?}", task.status()),
+    let status = task.status().phrase();
+    match (
+        task.terminal_reason(),
+        task.pending_approval_kind().phrase(),
+    ) {
+        (Some(reason), _) => format!("{status}: {}", reason.phrase()),
+        (None, Some(waits_for)) => format!("{status}: {waits_for}"),
+        (None, None) => status.to_owned(),
     }
 }

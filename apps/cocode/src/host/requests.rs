@@ -15,7 +15,7 @@ use cocode_tool_protocol::{
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::TaskHost;
+use crate::host::task_host::TaskHost;
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
 

@@ -4,12 +4,11 @@
 
 use cocode_core::gate::SnapshotStore as _;
 use cocode_core::task::{RollbackScope, TransitionContext};
-use cocode_core::verification::VerificationOutcome;
-use cocode_core::{DelegatedTask, SnapshotOrigin, TaskEvent, TaskId, TaskStatus, TaskTransition};
+use cocode_core::{DelegatedTask, TaskEvent, TaskId, TaskStatus, TaskTransition};
 use cocode_workspace::{OpenWorkspace, RollbackAvailability, RollbackError, RollbackQuery};
 
-use super::orchestrator::{class_str, describe_end};
-use super::{load_task_record, save_task_record};
+use crate::host::orchestrator::describe_end;
+use crate::host::records::{load_task_record, save_task_record};
 
 /// A diff shown in full up to this many characters, then cut with a note.
 const DIFF_LIMIT_CHARS: usize = 64 * 1024;
@@ -46,13 +45,6 @@ pub struct TaskDetail {
     pub blocked_hosts: Vec<String>,
 }
 
-fn origin_str(origin: SnapshotOrigin) -> String {
-    serde_json::to_value(origin)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 /// Loads everything the review view shows about `id`.
 pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
     let task = load_task_record(ws, id)?;
@@ -74,8 +66,8 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
             SnapshotRow {
                 seq: parts.seq.0,
                 attempt: parts.attempt_no.0,
-                kind: format!("{:?}", s.kind()).to_lowercase(),
-                origin: origin_str(parts.origin),
+                kind: s.kind().phrase().to_owned(),
+                origin: parts.origin.phrase().to_owned(),
                 path: parts.path.to_string(),
                 diff,
             }
@@ -85,15 +77,11 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         .verification_log()
         .iter()
         .map(|r| {
-            let result = match r.outcome() {
-                VerificationOutcome::Pass => "pass".to_owned(),
-                VerificationOutcome::Fail(c) => format!("fail ({})", class_str(c)),
-                VerificationOutcome::NoTarget(_) => "no target".to_owned(),
-            };
             format!(
-                "attempt {} · {} · {result}",
+                "attempt {} · {} · {}",
                 r.attempt_no().0,
-                r.method().as_str()
+                r.method().phrase(),
+                r.outcome().phrase()
             )
         })
         .collect();

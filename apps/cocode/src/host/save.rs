@@ -8,7 +8,7 @@ use cocode_core::WorkspaceErrorCode;
 use cocode_core::gate::{EditLockRegistry as _, GateError, WorkspaceFileGate as _};
 use cocode_core::path::NormalizedPath;
 
-use super::TaskHost;
+use crate::host::task_host::TaskHost;
 
 /// Why a save did not happen. Nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

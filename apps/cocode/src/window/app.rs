@@ -11,209 +11,34 @@ use cocode_platform::{Os, Shortcut};
 use cocode_ui::Theme;
 use egui::{Key, KeyboardShortcut, Modifiers};
 use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
-use serde::{Deserialize, Serialize};
 
-use crate::explorer::Explorer;
-use crate::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter};
-use crate::preview::Preview;
-use crate::views;
-
-/// The dockable panels. Small serialisable ids; the viewer borrows the state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum PanelId {
-    Explorer,
-    Preview,
-    Agent,
-}
-
-impl PanelId {
-    pub const ALL: [Self; 3] = [Self::Explorer, Self::Preview, Self::Agent];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Self::Explorer => "Explorer",
-            Self::Preview => "Preview",
-            Self::Agent => "Agent",
-        }
-    }
-}
-
-/// The backends the composer offers (`local` needs no key).
-pub const BACKENDS: &[&str] = &[
-    "local",
-    "anthropic",
-    "openai",
-    "openrouter",
-    "ollama",
-    "lmstudio",
-];
-
-/// The Agent panel's state; the task service fills it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentPanel {
-    pub prompt: String,
-    pub backend: String,
-    pub transcript: String,
-    streaming: bool,
-    pub running: bool,
-    pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
-    pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
-    pub tasks: Vec<crate::task_service::TaskRow>,
-    /// External (ACP) agents of the workspace: (id, name); offered as
-    /// backends `acp:<id>`.
-    pub acp_agents: Vec<(String, String)>,
-    /// The task whose review detail is open.
-    pub detail: Option<crate::host::review::TaskDetail>,
-    pub note: Option<String>,
-    pub error: Option<String>,
-    /// Agent-command confinement and the proxy port, once the workspace's
-    /// host is open.
-    pub sandbox: Option<(cocode_core::process::Confinement, u16)>,
-}
-
-impl Default for AgentPanel {
-    fn default() -> Self {
-        Self {
-            prompt: String::new(),
-            backend: "local".to_owned(),
-            transcript: String::new(),
-            streaming: false,
-            running: false,
-            tool_approvals: Vec::new(),
-            task_approval: None,
-            tasks: Vec::new(),
-            // The presets until the workspace's task service reports its
-            // own list (a folder without history starts no service).
-            acp_agents: cocode_acp::AcpAgentRegistry::with_presets()
-                .agents()
-                .map(|a| (a.id.to_string(), a.display_name.clone()))
-                .collect(),
-            detail: None,
-            note: None,
-            error: None,
-            sandbox: None,
-        }
-    }
-}
-
-impl AgentPanel {
-    fn on_event(&mut self, event: crate::task_service::ServiceEvent) {
-        use crate::task_service::ServiceEvent as E;
-        match event {
-            E::Progress(p) => {
-                let mut buf = Vec::new();
-                let _ = crate::tasks_cli::print_progress(&p, &mut buf, &mut self.streaming);
-                self.transcript.push_str(&String::from_utf8_lossy(&buf));
-            }
-            E::ToolApproval(s) => self.tool_approvals.push(s),
-            E::ToolApprovalGone(id) => self.tool_approvals.retain(|a| a.id != id),
-            E::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
-            E::Finished { summary } => {
-                if self.streaming {
-                    self.transcript.push('\n');
-                    self.streaming = false;
-                }
-                self.transcript.push_str(&summary);
-                self.transcript.push('\n');
-                self.running = false;
-                self.task_approval = None;
-            }
-            E::Tasks(rows) => self.tasks = rows,
-            E::AcpAgents(agents) => self.acp_agents = agents,
-            E::Detail(d) => self.detail = Some(d),
-            E::Note(n) => self.note = Some(n),
-            E::Sandbox {
-                confinement,
-                proxy_port,
-            } => self.sandbox = Some((confinement, proxy_port)),
-            E::Error(e) => {
-                self.error = Some(e);
-                self.running = false;
-            }
-        }
-    }
-}
-
-/// Changes requested by views during a frame, applied once at its end.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[must_use]
-pub enum Command {
-    ShowOpenFolder,
-    /// Resolve and open a folder (via the IO thread).
-    OpenFolder(PathBuf),
-    ToggleFolder(PathBuf),
-    SelectFile(PathBuf),
-    Refresh,
-    ResetLayout,
-    ShowPanel(PanelId),
-    SetTheme(Theme),
-    /// Folder picker navigation.
-    PickerBrowse(PathBuf),
-    /// The folder picker's path field changed.
-    PickerTyped(String),
-    CloseOpenFolder,
-    /// Open the "New Workspace from Brick" dialog.
-    ShowNewFromBrick,
-    /// A change in that dialog.
-    BrickDialog(crate::new_brick::BrickDialogChange),
-    CreateFromBrick,
-    CloseNewFromBrick,
-    /// The Agent panel's prompt changed.
-    AgentPrompt(String),
-    AgentBackend(String),
-    RunTask,
-    StopTask,
-    ToolDecision {
-        id: u64,
-        approve: bool,
-    },
-    TaskDecision {
-        approve: bool,
-    },
-    /// Open a task's review detail.
-    ShowTask(String),
-    CloseTask,
-    RollbackTask(String),
-    /// Allow a host the proxy refused for a task and run the task again.
-    AllowAndRerun {
-        task_id: String,
-        host: String,
-    },
-    Quit,
-}
-
-/// State of the Open Folder dialog.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpenFolderDialog {
-    /// The folder whose subfolders are listed.
-    pub browsing: PathBuf,
-    /// The path text field.
-    pub typed: String,
-    pub subfolders: Option<Result<Vec<(String, PathBuf)>, String>>,
-    pub error: Option<String>,
-}
-
-/// The open workspace.
-#[derive(Debug)]
-pub struct WorkspaceView {
-    pub root: PathBuf,
-    pub explorer: Explorer,
-}
+use crate::window::agent::AgentPanel;
+use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
+use crate::window::command::{Command, PanelId};
+use crate::window::explorer::{Explorer, WorkspaceView};
+use crate::window::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter};
+use crate::window::new_brick::NewFromBrickDialog;
+use crate::window::open_folder::OpenFolderDialog;
+use crate::window::preview::Preview;
+use crate::window::task_service::{ServiceRequest, TaskService};
+use crate::window::views;
 
 /// The application state.
 pub struct CocodeApp {
     pub(crate) workspace: Option<WorkspaceView>,
     pub(crate) preview: Preview,
     pub(crate) dialog: Option<OpenFolderDialog>,
-    pub(crate) new_brick: Option<crate::new_brick::NewFromBrickDialog>,
+    pub(crate) new_brick: Option<NewFromBrickDialog>,
     /// The brick worker of the open "New Workspace from Brick" dialog.
-    bricks: Option<crate::brick_service::BrickService>,
+    bricks: Option<BrickService>,
     pub(crate) dock: DockState<PanelId>,
     pub(crate) theme: Theme,
     pub(crate) os: Os,
     pub(crate) agent: AgentPanel,
-    tasks: Option<crate::task_service::TaskService>,
+    tasks: Option<TaskService>,
     io: IoWorker,
+    /// The process's runtime: the task service and the brick worker run on it.
+    runtime: tokio::runtime::Handle,
     /// The context the IO thread wakes; bound on the first frame.
     repaint: Arc<OnceLock<egui::Context>>,
     commands: Vec<Command>,
@@ -243,7 +68,7 @@ const OPEN_FOLDER: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, 
 
 impl CocodeApp {
     /// Builds the app; `folder` (canonical) opens immediately.
-    pub fn new(folder: Option<PathBuf>) -> std::io::Result<Self> {
+    pub fn new(folder: Option<PathBuf>, runtime: tokio::runtime::Handle) -> std::io::Result<Self> {
         let repaint = Arc::new(OnceLock::<egui::Context>::new());
         let wake = Arc::clone(&repaint);
         let io = IoWorker::spawn(Arc::new(move || {
@@ -263,6 +88,7 @@ impl CocodeApp {
             agent: AgentPanel::default(),
             tasks: None,
             io,
+            runtime,
             repaint,
             commands: Vec::new(),
         };
@@ -512,22 +338,22 @@ impl CocodeApp {
             Command::AgentPrompt(text) => self.agent.prompt = text,
             Command::AgentBackend(backend) => self.agent.backend = backend,
             Command::RunTask => self.run_task(),
-            Command::StopTask => self.send_task(crate::task_service::ServiceRequest::Stop),
+            Command::StopTask => self.send_task(ServiceRequest::Stop),
             Command::ToolDecision { id, approve } => {
-                self.send_task(crate::task_service::ServiceRequest::ToolDecision { id, approve });
+                self.send_task(ServiceRequest::ToolDecision { id, approve });
             }
             Command::TaskDecision { approve } => {
                 self.agent.task_approval = None;
-                self.send_task(crate::task_service::ServiceRequest::TaskDecision { approve });
+                self.send_task(ServiceRequest::TaskDecision { approve });
             }
             Command::ShowTask(task_id) => {
-                self.send_task(crate::task_service::ServiceRequest::Detail { task_id });
+                self.send_task(ServiceRequest::Detail { task_id });
             }
             Command::CloseTask => self.agent.detail = None,
             Command::RollbackTask(task_id) => {
                 self.agent.error = None;
                 self.agent.note = None;
-                self.send_task(crate::task_service::ServiceRequest::Rollback { task_id });
+                self.send_task(ServiceRequest::Rollback { task_id });
             }
             Command::AllowAndRerun { task_id, host } => {
                 self.agent.error = None;
@@ -535,10 +361,7 @@ impl CocodeApp {
                 self.agent.running = true;
                 self.agent.detail = None;
                 self.agent.transcript.clear();
-                self.send_task(crate::task_service::ServiceRequest::AllowAndRerun {
-                    task_id,
-                    host,
-                });
+                self.send_task(ServiceRequest::AllowAndRerun { task_id, host });
             }
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
         }
@@ -561,7 +384,7 @@ impl CocodeApp {
                 {
                     dialog.creating = true;
                     dialog.error = None;
-                    service.send(crate::brick_service::BrickRequest::Scaffold(request));
+                    service.send(BrickRequest::Scaffold(request));
                 }
             }
             Command::CloseNewFromBrick if !self.new_brick.as_ref().is_some_and(|d| d.creating) => {
@@ -583,18 +406,15 @@ impl CocodeApp {
             .or_else(home_dir)
             .unwrap_or_else(|| PathBuf::from("/"));
         self.dialog = None;
-        let mut dialog = crate::new_brick::NewFromBrickDialog::new(&parent);
-        match crate::brick_service::BrickService::spawn(Arc::new(move || {
-            if let Some(ctx) = wake.get() {
-                ctx.request_repaint();
-            }
-        })) {
-            Ok(service) => self.bricks = Some(service),
-            Err(e) => {
-                dialog.bricks = Some(Vec::new());
-                dialog.error = Some(format!("the brick worker could not start: {e}"));
-            }
-        }
+        let dialog = NewFromBrickDialog::new(&parent);
+        self.bricks = Some(BrickService::spawn(
+            Arc::new(move || {
+                if let Some(ctx) = wake.get() {
+                    ctx.request_repaint();
+                }
+            }),
+            &self.runtime,
+        ));
         self.new_brick = Some(dialog);
     }
 
@@ -604,7 +424,7 @@ impl CocodeApp {
             && let Some((seq, request)) = dialog.recheck()
             && let Some(service) = &self.bricks
         {
-            service.send(crate::brick_service::BrickRequest::Validate { seq, request });
+            service.send(BrickRequest::Validate { seq, request });
         }
     }
 
@@ -618,21 +438,21 @@ impl CocodeApp {
                 continue;
             };
             match response {
-                crate::brick_service::BrickResponse::Listed { bricks, problems } => {
+                BrickResponse::Listed { bricks, problems } => {
                     dialog.bricks = Some(bricks);
                     dialog.problems = problems;
                     recheck = true;
                 }
-                crate::brick_service::BrickResponse::Validated { seq, result } => {
+                BrickResponse::Validated { seq, result } => {
                     dialog.on_checked(seq, result);
                 }
-                crate::brick_service::BrickResponse::Scaffolded(Ok(root)) => {
+                BrickResponse::Scaffolded(Ok(root)) => {
                     self.new_brick = None;
                     self.bricks = None;
                     self.open_workspace(root);
                     return;
                 }
-                crate::brick_service::BrickResponse::Scaffolded(Err(message)) => {
+                BrickResponse::Scaffolded(Err(message)) => {
                     dialog.creating = false;
                     dialog.error = Some(message);
                     recheck = true;
@@ -644,33 +464,24 @@ impl CocodeApp {
         }
     }
 
-    fn send_task(&self, request: crate::task_service::ServiceRequest) {
+    fn send_task(&self, request: ServiceRequest) {
         if let Some(service) = &self.tasks {
             service.send(request);
         }
     }
 
-    /// Starts the task service of the workspace at `root`; false (with the
-    /// reason shown) when its thread cannot start.
-    fn start_tasks(&mut self, root: PathBuf) -> bool {
+    /// Starts the task service of the workspace at `root`.
+    fn start_tasks(&mut self, root: PathBuf) {
         let wake = Arc::clone(&self.repaint);
-        match crate::task_service::TaskService::start(
+        self.tasks = Some(TaskService::start(
             root,
             Arc::new(move || {
                 if let Some(ctx) = wake.get() {
                     ctx.request_repaint();
                 }
             }),
-        ) {
-            Ok(service) => {
-                self.tasks = Some(service);
-                true
-            }
-            Err(e) => {
-                self.agent.error = Some(format!("the task service could not start: {e}"));
-                false
-            }
-        }
+            &self.runtime,
+        ));
     }
 
     /// Starts the workspace's task service if needed and runs the prompt.
@@ -678,13 +489,13 @@ impl CocodeApp {
         let Some(root) = self.workspace_root().cloned() else {
             return;
         };
-        if self.tasks.is_none() && !self.start_tasks(root) {
-            return;
+        if self.tasks.is_none() {
+            self.start_tasks(root);
         }
         self.agent.error = None;
         self.agent.running = true;
         self.agent.transcript.clear();
-        self.send_task(crate::task_service::ServiceRequest::Run {
+        self.send_task(ServiceRequest::Run {
             prompt: self.agent.prompt.trim().to_owned(),
             backend: self.agent.backend.clone(),
         });

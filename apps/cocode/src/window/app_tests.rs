@@ -4,9 +4,9 @@
 )]
 
 use super::*;
-use crate::new_brick::BrickDialogChange;
-use crate::preview::PreviewState;
-use crate::testing::{harness, run_until};
+use crate::window::new_brick::BrickDialogChange;
+use crate::window::preview::PreviewState;
+use crate::window::testing::{harness, run_until};
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
 
@@ -227,13 +227,13 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
     );
     let transcript = h.state().agent.transcript.clone();
     assert!(
-        transcript.contains("verify parse_check: pass"),
+        transcript.contains("verify parse check: passed"),
         "{transcript}"
     );
     assert!(
         transcript
             .lines()
-            .any(|l| l.ends_with(": completed: Approved")),
+            .any(|l| l.ends_with(": completed: a person approved it")),
         "{transcript}"
     );
     run_until(&mut h, "the task list", |h| {
@@ -241,7 +241,7 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
             .agent
             .tasks
             .first()
-            .is_some_and(|t| t.state == "completed: Approved")
+            .is_some_and(|t| t.state == "completed: a person approved it")
     });
     // Idle again: no repaint loop once the run is over.
     let frames = h.try_run().expect("no continuous repaint when idle");
@@ -249,13 +249,13 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
 
     // Review: the task's change and its diff, then a rollback to the start.
     let id = h.state().agent.tasks[0].id.clone();
-    h.get_by_label_contains(&format!("{id}  completed: Approved"))
+    h.get_by_label_contains(&format!("{id}  completed: a person approved it"))
         .click();
     run_until(&mut h, "the task detail", |h| {
         h.state().agent.detail.is_some()
     });
     h.get_by_label("Changes (1)");
-    h.get_by_label_contains("#1 modify config.json (gate, attempt 0)")
+    h.get_by_label_contains("#1 config.json modified · recorded before the change · attempt 0")
         .click();
     h.run_steps(2);
     let diff = h.state().agent.detail.as_ref().unwrap().snapshots[0]
@@ -282,7 +282,7 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
             .agent
             .tasks
             .first()
-            .is_some_and(|t| t.state == "rolled_back: RolledBack")
+            .is_some_and(|t| t.state == "rolled back: its changes were undone")
             && h.state()
                 .agent
                 .detail
@@ -309,7 +309,7 @@ fn a_task_left_running_by_an_earlier_session_is_failed_when_the_folder_opens() {
         created_at: Timestamp::from_millis(1),
     });
     TaskTransition::apply(&mut task, &TaskEvent::Start, &TransitionContext::default()).unwrap();
-    crate::host::save_task_record(&ws, &task).unwrap();
+    crate::host::records::save_task_record(&ws, &task).unwrap();
     drop(ws);
 
     let mut h = harness(Some(root));
@@ -318,7 +318,7 @@ fn a_task_left_running_by_an_earlier_session_is_failed_when_the_folder_opens() {
             .agent
             .tasks
             .first()
-            .is_some_and(|t| t.state == "failed: AppRestarted")
+            .is_some_and(|t| t.state == "failed: cocode restarted while it ran")
     });
     assert_eq!(
         h.state().agent.note.as_deref(),
@@ -389,7 +389,7 @@ fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
     assert!(
         transcript
             .lines()
-            .any(|l| l.ends_with(": stopped: UserStopped")),
+            .any(|l| l.ends_with(": stopped: a person stopped it")),
         "{transcript}"
     );
     assert_eq!(
@@ -470,8 +470,8 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
     assert!(
         transcript
             .lines()
-            .any(|l| l.ends_with(": completed: Approved")
-                || l.ends_with(": completed: VerificationPassed")),
+            .any(|l| l.ends_with(": completed: a person approved it")
+                || l.ends_with(": completed: verification passed")),
         "{transcript}"
     );
 }
@@ -644,4 +644,45 @@ fn a_new_workspace_is_created_from_a_brick_and_opened() {
     let index_html = std::fs::read_to_string(dest.join("index.html")).unwrap();
     assert!(index_html.contains("<title>안녕</title>"), "{index_html}");
     run_until(&mut h, "the explorer", |h| loaded(h, "  index.html"));
+}
+
+#[test]
+fn one_runtime_serves_the_workspace_and_the_brick_dialog() {
+    let dir = fixture();
+    std::fs::create_dir(dir.path().join(".cocode")).unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root));
+    // The workspace's host is open once the status bar knows its sandbox.
+    run_until(&mut h, "the workspace's host", |h| {
+        h.state().agent.sandbox.is_some()
+    });
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("New Workspace from Brick…").click();
+    run_until(&mut h, "the bricks", |h| {
+        h.state()
+            .new_brick
+            .as_ref()
+            .is_some_and(|d| d.bricks.is_some() && d.check.is_some())
+    });
+    assert_eq!(crate::host::runtime::built(), 1);
+    // Neither worker runs a thread (and so a runtime) of its own.
+    let names: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+                .map(|n| n.trim().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.starts_with("cocode-task") && n != "cocode-bricks"),
+        "{names:?}"
+    );
+    if cfg!(target_os = "linux") {
+        assert!(names.iter().any(|n| n == "cocode-worker"), "{names:?}");
+    }
 }

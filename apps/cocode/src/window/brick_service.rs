@@ -1,17 +1,17 @@
-//! The window's brick worker: a named thread with its own small runtime
-//! that lists the bricks, validates the dialog's request as the person
+//! The window's brick worker: a task on the process's runtime that lists
+//! the bricks, validates the dialog's request as the person
 //! types (the checks stat the disk) and scaffolds (hooks may run for a
 //! while), so the UI thread never waits on any of it. Each answer wakes the
 //! UI once.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::thread;
+use std::sync::mpsc::{self, Receiver};
 
 use cocode_bricks::Bricks;
 use cocode_core::services::{BrickEngine, BrickInfo, ScaffoldError, ScaffoldRequest};
 use cocode_toolchain::{Launcher, WritableRoots};
+use tokio::runtime::Handle;
 
 /// Work for the brick thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,10 +40,10 @@ pub enum BrickResponse {
     Scaffolded(Result<PathBuf, String>),
 }
 
-/// Handle to the brick thread; dropping it ends the thread.
+/// Handle to the brick worker; dropping it ends the worker.
 #[derive(Debug)]
 pub struct BrickService {
-    requests: Sender<BrickRequest>,
+    requests: tokio::sync::mpsc::UnboundedSender<BrickRequest>,
     responses: Receiver<BrickResponse>,
 }
 
@@ -55,69 +55,65 @@ fn message(e: &ScaffoldError) -> String {
 }
 
 impl BrickService {
-    pub fn spawn(wake: Arc<dyn Fn() + Send + Sync>) -> std::io::Result<Self> {
-        let (req_tx, req_rx) = mpsc::channel::<BrickRequest>();
+    /// Starts the worker on the process's runtime.
+    pub fn spawn(wake: Arc<dyn Fn() + Send + Sync>, rt: &Handle) -> Self {
+        let (req_tx, mut req_rx) = tokio::sync::mpsc::unbounded_channel::<BrickRequest>();
         let (resp_tx, resp_rx) = mpsc::channel::<BrickResponse>();
-        thread::Builder::new()
-            .name("cocode-bricks".into())
-            .spawn(move || {
-                let send = |response| {
-                    let sent = resp_tx.send(response).is_ok();
-                    wake();
-                    sent
-                };
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = send(BrickResponse::Listed {
-                            bricks: Vec::new(),
-                            problems: vec![format!("the brick worker could not start: {e}")],
-                        });
-                        return;
+        let handle = rt.clone();
+        rt.spawn(async move {
+            let send = |response| {
+                let sent = resp_tx.send(response).is_ok();
+                wake();
+                sent
+            };
+            // Reading the person's bricks folder touches the disk.
+            let loaded = tokio::task::spawn_blocking(crate::host::bricks::catalog).await;
+            let (catalog, problems) = match loaded {
+                Ok(Ok((catalog, problems))) => {
+                    (catalog, problems.iter().map(ToString::to_string).collect())
+                }
+                Ok(Err(e)) => (
+                    cocode_bricks::BrickCatalog::default(),
+                    vec![format!("{e:#}")],
+                ),
+                Err(e) => (
+                    cocode_bricks::BrickCatalog::default(),
+                    vec![format!("the bricks could not be read: {e}")],
+                ),
+            };
+            let launcher = Launcher::new(handle, None, WritableRoots::default());
+            let engine = Arc::new(Bricks::new(catalog, Arc::new(launcher)));
+            if !send(BrickResponse::Listed {
+                bricks: engine.bricks(),
+                problems,
+            }) {
+                return;
+            }
+            while let Some(request) = req_rx.recv().await {
+                let response = match request {
+                    BrickRequest::Validate { seq, request } => {
+                        // The checks stat the disk: off the runtime's workers.
+                        let engine = Arc::clone(&engine);
+                        let result = tokio::task::spawn_blocking(move || {
+                            engine.validate(&request).map_err(|e| message(&e))
+                        })
+                        .await
+                        .unwrap_or_else(|e| Err(format!("the check stopped: {e}")));
+                        BrickResponse::Validated { seq, result }
                     }
-                };
-                let (catalog, problems) = match crate::bricks_cli::catalog() {
-                    Ok((catalog, problems)) => {
-                        (catalog, problems.iter().map(ToString::to_string).collect())
-                    }
-                    Err(e) => (
-                        cocode_bricks::BrickCatalog::default(),
-                        vec![format!("{e:#}")],
+                    BrickRequest::Scaffold(request) => BrickResponse::Scaffolded(
+                        engine.scaffold(request).await.map_err(|e| message(&e)),
                     ),
                 };
-                let launcher =
-                    Launcher::new(runtime.handle().clone(), None, WritableRoots::default());
-                let engine = Bricks::new(catalog, Arc::new(launcher));
-                if !send(BrickResponse::Listed {
-                    bricks: engine.bricks(),
-                    problems,
-                }) {
-                    return;
+                if !send(response) {
+                    break;
                 }
-                for request in req_rx {
-                    let response = match request {
-                        BrickRequest::Validate { seq, request } => BrickResponse::Validated {
-                            seq,
-                            result: engine.validate(&request).map_err(|e| message(&e)),
-                        },
-                        BrickRequest::Scaffold(request) => BrickResponse::Scaffolded(
-                            runtime
-                                .block_on(engine.scaffold(request))
-                                .map_err(|e| message(&e)),
-                        ),
-                    };
-                    if !send(response) {
-                        break;
-                    }
-                }
-            })?;
-        Ok(Self {
+            }
+        });
+        Self {
             requests: req_tx,
             responses: resp_rx,
-        })
+        }
     }
 
     /// Queues a request; never blocks.

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::io_worker::{IoRequest, ListFilter, Listing};
+use crate::window::io_worker::{IoRequest, ListFilter, Listing};
 
 /// The load state of one folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,10 +107,17 @@ fn list(dir: &Path) -> IoRequest {
     }
 }
 
+/// The open workspace.
+#[derive(Debug)]
+pub struct WorkspaceView {
+    pub root: PathBuf,
+    pub explorer: Explorer,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io_worker::{DirEntryInfo, EntryKind};
+    use crate::window::io_worker::{DirEntryInfo, EntryKind};
     use pretty_assertions::assert_eq;
 
     fn listing(names: &[&str]) -> Listing {

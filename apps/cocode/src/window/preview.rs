@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::io_worker::{FileContent, IoRequest};
+use crate::window::io_worker::{FileContent, IoRequest};
 
 /// What the Preview shows.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! The window's task service: a named thread with its own tokio runtime
-//! that owns the workspace's `TaskHost` and runs delegated tasks. The UI
+//! The window's task service: a task on the process's runtime that owns
+//! the workspace's `TaskHost` and runs delegated tasks. The UI
 //! sends requests and drains events; every event wakes the UI once, so the
 //! frame never waits and nothing repaints while idle.
 //!
@@ -21,7 +21,7 @@ use crate::host::orchestrator::{
     Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
 };
 use crate::host::review::{RollbackOutcome, TaskDetail};
-use crate::host::{HostOptions, TaskHost};
+use crate::host::task_host::{HostOptions, TaskHost};
 
 /// What the UI asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,31 +156,14 @@ fn rows(host: &TaskHost) -> Vec<TaskRow> {
 }
 
 impl TaskService {
-    /// Starts the service for the workspace at `root`.
-    pub fn start(root: PathBuf, wake: Wake) -> std::io::Result<Self> {
+    /// Starts the service for the workspace at `root` on the process's
+    /// runtime.
+    pub fn start(root: PathBuf, wake: Wake, rt: &tokio::runtime::Handle) -> Self {
         let (requests, mut inbox) = mpsc::unbounded_channel();
         let (tx, events) = std::sync::mpsc::channel();
         let out = Out { tx, wake };
-        std::thread::Builder::new()
-            .name("cocode-tasks".into())
-            .spawn(move || {
-                let rt = match tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .thread_name("cocode-task-worker")
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        out.send(ServiceEvent::Error(format!(
-                            "the task runtime could not start: {e}"
-                        )));
-                        return;
-                    }
-                };
-                rt.block_on(serve(root, out, &mut inbox));
-            })?;
-        Ok(Self { requests, events })
+        rt.spawn(async move { serve(root, out, &mut inbox).await });
+        Self { requests, events }
     }
 
     pub fn send(&self, request: ServiceRequest) {
@@ -283,7 +266,7 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                     out.send(ServiceEvent::Error("a task is already running".into()));
                     continue;
                 }
-                let backend = match crate::tasks_cli::backend_of(&backend, None, &providers) {
+                let backend = match crate::host::backend::backend_of(&backend, None, &providers) {
                     Ok(b) => b,
                     Err(e) => {
                         out.send(ServiceEvent::Error(format!("{e:#}")));
@@ -407,7 +390,8 @@ async fn rerun_spec(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskS
     let id = TaskId::new(task_id)?;
     let ws = Arc::clone(&host.workspace);
     let task =
-        tokio::task::spawn_blocking(move || crate::host::load_task_record(&ws, &id)).await??;
+        tokio::task::spawn_blocking(move || crate::host::records::load_task_record(&ws, &id))
+            .await??;
     Ok(TaskSpec {
         prompt: task.prompt().to_owned(),
         backend: task.backend().clone(),
@@ -417,7 +401,7 @@ async fn rerun_spec(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskS
 
 async fn rollback_of(host: &Arc<TaskHost>, task_id: &str) -> ServiceEvent {
     let Ok(id) = TaskId::new(task_id) else {
-        return ServiceEvent::Error(format!("{task_id:?} is not a task id"));
+        return ServiceEvent::Error(format!("“{task_id}” is not a task id"));
     };
     let ws = Arc::clone(&host.workspace);
     let outcome = tokio::task::spawn_blocking(move || {

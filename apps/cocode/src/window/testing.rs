@@ -1,15 +1,26 @@
 //! The one helper UI tests go through: fixed size, theme and OS.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 
-use crate::app::CocodeApp;
+use crate::window::app::CocodeApp;
+
+/// The runtime every harness of this test process shares, built the way
+/// `main` builds the app's one runtime.
+pub fn runtime() -> tokio::runtime::Handle {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| crate::host::runtime::build().expect("the runtime starts"))
+        .handle()
+        .clone()
+}
 
 /// A harness around the whole app, 1200×800, dark theme, Linux conventions.
 pub fn harness(folder: Option<PathBuf>) -> Harness<'static, CocodeApp> {
-    let mut app = CocodeApp::new(folder).expect("io thread starts");
+    let mut app = CocodeApp::new(folder, runtime()).expect("io thread starts");
     app.os = cocode_platform::Os::Linux;
     Harness::builder()
         .with_size(egui::vec2(1200.0, 800.0))

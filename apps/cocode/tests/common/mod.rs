@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cocode::host::{HostOptions, TaskHost};
+use cocode::host::task_host::{HostOptions, TaskHost};
 use cocode_editor::OpenDocuments;
 use cocode_tool_protocol::{
     ToolCallContext, ToolCallOptions, ToolCallRequest, ToolMode, ToolSource,

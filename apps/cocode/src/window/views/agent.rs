@@ -6,7 +6,8 @@ use cocode_core::PendingApprovalKind;
 use cocode_ui::Tone;
 use egui::Key;
 
-use crate::app::{AgentPanel, BACKENDS, Command};
+use crate::window::agent::{AgentPanel, BACKENDS};
+use crate::window::command::Command;
 
 /// Draws the panel.
 pub fn show(
@@ -208,8 +209,8 @@ fn task_detail(
         .show(ui, |ui| {
             for s in &detail.snapshots {
                 egui::CollapsingHeader::new(format!(
-                    "#{} {} {} ({}, attempt {})",
-                    s.seq, s.kind, s.path, s.origin, s.attempt
+                    "#{} {} {} · {} · attempt {}",
+                    s.seq, s.path, s.kind, s.origin, s.attempt
                 ))
                 .id_salt(("snapshot", &detail.id, s.seq))
                 .show(ui, |ui| {

@@ -6,9 +6,9 @@ use cocode_platform::{Os, Shortcut};
 use cocode_ui::{Tone, icons};
 use egui::{RichText, Ui};
 
-use crate::app::{Command, WorkspaceView};
-use crate::explorer::{Explorer, FolderState};
-use crate::io_worker::EntryKind;
+use crate::window::command::Command;
+use crate::window::explorer::{Explorer, FolderState, WorkspaceView};
+use crate::window::io_worker::EntryKind;
 
 /// One visible row of the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]

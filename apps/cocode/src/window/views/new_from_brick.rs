@@ -6,8 +6,8 @@ use cocode_core::services::{BrickInfo, BrickVariable, BrickVariableKind};
 use cocode_ui::Tone;
 use egui::{Context, Key, RichText, Ui};
 
-use crate::app::Command;
-use crate::new_brick::{BrickDialogChange, NewFromBrickDialog};
+use crate::window::command::Command;
+use crate::window::new_brick::{BrickDialogChange, NewFromBrickDialog};
 
 /// Draws the dialog.
 pub fn show(ctx: &Context, dialog: &NewFromBrickDialog, commands: &mut Vec<Command>) {

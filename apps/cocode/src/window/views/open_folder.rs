@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use cocode_ui::{Tone, icons};
 use egui::{Context, Key};
 
-use crate::app::{Command, OpenFolderDialog};
+use crate::window::command::Command;
+use crate::window::open_folder::OpenFolderDialog;
 
 /// Draws the dialog.
 pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command>) {

@@ -3,7 +3,7 @@
 use cocode_ui::Tone;
 use egui::{RichText, TextStyle, Ui};
 
-use crate::preview::{Preview, PreviewState, human_size};
+use crate::window::preview::{Preview, PreviewState, human_size};
 
 /// Draws the panel.
 pub fn show(ui: &mut Ui, preview: &Preview) {

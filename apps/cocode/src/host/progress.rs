@@ -1,0 +1,84 @@
+//! The progress renderer: one progress report as the text a person reads
+//! (the CLI's output and the Agent panel's transcript).
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use cocode_core::agent::{AgentEvent, ToolCallStatus};
+
+use crate::host::orchestrator::Progress;
+
+/// The most lines of a finished terminal shown in the progress output.
+const TERMINAL_TAIL_LINES: usize = 20;
+
+/// Renders one progress report as text (the CLI's output and the Agent
+/// panel's transcript).
+pub fn print_progress(
+    p: &Progress,
+    out: &mut dyn Write,
+    streaming: &mut bool,
+) -> std::io::Result<()> {
+    let mut line = |out: &mut dyn Write, text: String| {
+        if *streaming {
+            writeln!(out)?;
+            *streaming = false;
+        }
+        writeln!(out, "{text}")
+    };
+    match p {
+        Progress::Created(id) => line(out, format!("task {id} created")),
+        Progress::Status { from, to } => {
+            line(out, format!("status: {} → {}", from.phrase(), to.phrase()))
+        }
+        Progress::Agent(AgentEvent::MessageDelta(text)) => {
+            *streaming = true;
+            write!(out, "{text}")?;
+            out.flush()
+        }
+        Progress::Agent(AgentEvent::ToolCallUpdate(u)) => match u.status {
+            ToolCallStatus::Pending | ToolCallStatus::InProgress => Ok(()),
+            status => line(
+                out,
+                format!(
+                    "  {}{}{} [{}]",
+                    u.title.as_deref().unwrap_or("tool"),
+                    if u.locations.is_empty() { "" } else { " " },
+                    u.locations.join(" "),
+                    status.phrase()
+                ),
+            ),
+        },
+        Progress::Agent(AgentEvent::Retrying { attempt, max, code }) => {
+            line(out, format!("  retry {attempt}/{max} after {code}"))
+        }
+        Progress::Agent(AgentEvent::Failed { code, message }) => {
+            line(out, format!("agent error {code}: {message}"))
+        }
+        Progress::Agent(AgentEvent::ModeChanged(mode)) => line(out, format!("  mode: {mode}")),
+        Progress::Agent(AgentEvent::TerminalOutput {
+            terminal_id,
+            output,
+            exit_code,
+            truncated,
+        }) => {
+            let ended =
+                exit_code.map_or_else(|| "was stopped".to_owned(), |c| format!("exited {c}"));
+            let lines: Vec<&str> = output.lines().collect();
+            let shown = &lines[lines.len().saturating_sub(TERMINAL_TAIL_LINES)..];
+            let mut text = format!("  terminal {terminal_id} {ended}");
+            if *truncated || shown.len() < lines.len() {
+                let _ = write!(text, " (last {} lines shown)", shown.len());
+            }
+            for l in shown {
+                let _ = write!(text, "\n    | {l}");
+            }
+            line(out, text)
+        }
+        Progress::Agent(_) => Ok(()),
+        Progress::Verification(r) => line(
+            out,
+            format!("  verify {}: {}", r.method().phrase(), r.outcome().phrase()),
+        ),
+        Progress::Note(text) => line(out, format!("  {text}")),
+    }
+}

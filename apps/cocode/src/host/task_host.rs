@@ -1,0 +1,265 @@
+//! The assembled host of one workspace: the workspace, the sandboxed
+//! launcher, verification, the tool registry with the workspace catalog,
+//! the agent runtimes and the task records — shared by the CLI and the
+//! window.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use cocode_agent::{BuiltInRuntime, LlmProviderRegistry, LoopLimits, RetryPolicy, Transport};
+use cocode_bricks::Bricks;
+use cocode_core::services::CredentialVault;
+use cocode_core::{DelegatedTask, TaskId};
+use cocode_editor::OpenDocuments;
+use cocode_tool_protocol::{ApprovalQueue, RegistryOptions, ToolRegistry};
+use cocode_toolchain::verify::OrchestratingVerificationRunner;
+use cocode_toolchain::{Launcher, PolicyProxy, TargetOs, WritableRoots};
+use cocode_workspace::{LeaseRegistry, OpenWorkspace, RetentionReport, RetentionTrigger};
+
+use crate::host::records::{load_all, load_record, runner_path, save_task_record, task_lives};
+use crate::host::tools::{TaskDirectory, WorkspaceTools};
+
+/// How a host is put together.
+pub struct HostOptions {
+    /// Where provider keys come from (the OS keyring, or a session-only
+    /// holder for `--api-key-env`).
+    pub vault: Arc<dyn CredentialVault>,
+    pub providers: LlmProviderRegistry,
+    pub retry: RetryPolicy,
+    pub limits: LoopLimits,
+    /// The window's open documents (an empty set headless): agents read
+    /// unsaved text from it, language servers publish tokens to it.
+    pub documents: Arc<OpenDocuments>,
+}
+
+impl std::fmt::Debug for HostOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostOptions")
+            .field("providers", &self.providers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The assembled headless host of one workspace.
+pub struct TaskHost {
+    pub workspace: Arc<OpenWorkspace>,
+    pub leases: Arc<LeaseRegistry>,
+    pub proxy: Arc<PolicyProxy>,
+    pub launcher: Arc<Launcher>,
+    pub runner: Arc<OrchestratingVerificationRunner>,
+    pub tools: Arc<ToolRegistry>,
+    pub tasks: Arc<TaskDirectory>,
+    pub agent: Arc<BuiltInRuntime>,
+    /// External agents over ACP.
+    pub acp: Arc<cocode_acp::AcpRuntime>,
+    /// Scaffolding of new workspaces from bricks.
+    pub bricks: Arc<Bricks>,
+    /// The open documents shared with the window.
+    pub documents: Arc<OpenDocuments>,
+    /// Every contract implementation of this host, registered once.
+    pub contracts: cocode_core::ContractRegistry,
+}
+
+impl std::fmt::Debug for TaskHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskHost")
+            .field("root", &self.workspace.workspace.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Existing toolchain caches agent children may write.
+pub fn write_exceptions() -> Vec<PathBuf> {
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from);
+    cocode_toolchain::allowed::write_exceptions(&env, home.as_deref(), TargetOs::current())
+        .into_iter()
+        .filter_map(|x| x.path.canonicalize().ok())
+        .collect()
+}
+
+/// The registry's options: approval cards show the paths and the command
+/// line a person decides on (never file contents).
+fn registry_options() -> RegistryOptions {
+    RegistryOptions {
+        safe_argument_names: ["path", "from", "to", "argv", "cwd"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        ..RegistryOptions::default()
+    }
+}
+
+impl TaskHost {
+    /// Opens `folder`: recovery, the policy proxy, the launcher, the
+    /// verification runner, the tool registry and the agent runtime. Must
+    /// run inside a tokio runtime.
+    pub async fn open(folder: &Path, options: HostOptions) -> anyhow::Result<Self> {
+        let ws =
+            OpenWorkspace::open(folder).with_context(|| format!("opening {}", folder.display()))?;
+        ws.gate
+            .recover()
+            .context("recovering interrupted operations")?;
+        let root = ws.workspace.root.clone();
+        let hosts = cocode_toolchain::allowed::compose(&root, &ws.config.allowed_hosts);
+        let proxy = Arc::new(
+            PolicyProxy::start(cocode_toolchain::allowed::policy_for(&hosts, &[]))
+                .await
+                .context("starting the policy proxy")?,
+        );
+        let launcher = Arc::new(Launcher::new(
+            tokio::runtime::Handle::current(),
+            Some(Arc::clone(&proxy)),
+            WritableRoots {
+                workspace: Some(root.clone()),
+                exceptions: write_exceptions(),
+            },
+        ));
+        let blocked = Arc::clone(&proxy);
+        let runner = Arc::new(OrchestratingVerificationRunner::new(
+            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            cocode_toolchain::parsers::builtin_registry()?,
+            ws.config.limits,
+            Arc::new(move |t| blocked.blocked_hosts(t).len()),
+        ));
+        let leases = Arc::new(LeaseRegistry::open(ws.gate.store().clone()));
+        let workspace = Arc::new(ws);
+        let tasks = Arc::new(TaskDirectory::default());
+        let handlers = Arc::new(WorkspaceTools {
+            workspace: Arc::clone(&workspace),
+            leases: Arc::clone(&leases),
+            launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            tasks: Arc::clone(&tasks),
+            documents: Arc::clone(&options.documents)
+                as Arc<dyn cocode_core::services::TextDocumentSource>,
+        });
+        let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
+        handlers.register(&mut registry)?;
+        let tools = Arc::new(registry);
+        let agent = Arc::new(BuiltInRuntime::new(
+            Arc::new(options.providers),
+            Arc::clone(&tools),
+            Transport::new(options.retry)?,
+            Arc::clone(&options.vault),
+            options.limits,
+        ));
+        let mut agents = cocode_acp::AcpAgentRegistry::with_presets();
+        for entry in workspace.config.acp_agents.iter().cloned() {
+            agents.insert(entry);
+        }
+        let acp = Arc::new(
+            cocode_acp::AcpRuntime::new(
+                Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+                agents,
+            )
+            .with_secrets(Arc::clone(&options.vault)),
+        );
+        let bricks = Arc::new(crate::host::bricks::engine(
+            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>
+        )?);
+        let contracts =
+            crate::host::bootstrap::register_contracts(crate::host::bootstrap::HostParts {
+                workspace: Arc::clone(&workspace),
+                leases: Arc::clone(&leases) as Arc<dyn cocode_core::gate::EditLockRegistry>,
+                runner: Arc::clone(&runner) as Arc<dyn cocode_core::services::VerificationRunner>,
+                launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+                sandbox: launcher.policy() as Arc<dyn cocode_core::process::SandboxPolicy>,
+                vault: options.vault,
+                built_in: Arc::clone(&agent) as Arc<dyn cocode_core::agent::AgentRuntime>,
+                acp: Arc::clone(&acp) as Arc<dyn cocode_core::agent::AgentRuntime>,
+                parsers: cocode_toolchain::parsers::builtin_registry()?,
+                bricks: Arc::clone(&bricks) as Arc<dyn cocode_core::services::BrickEngine>,
+                documents: Arc::clone(&options.documents),
+            })?;
+        let host = Self {
+            workspace,
+            leases,
+            proxy,
+            launcher,
+            runner,
+            tools,
+            tasks,
+            agent,
+            acp,
+            bricks,
+            documents: options.documents,
+            contracts,
+        };
+        host.run_retention(RetentionTrigger::AppStart);
+        Ok(host)
+    }
+
+    /// Runs history retention (design 30: at app start and after a task
+    /// ends) with the workspace's limits. Retention only frees space, so a
+    /// failure is logged and the work goes on.
+    pub fn run_retention(&self, trigger: RetentionTrigger) -> Option<RetentionReport> {
+        let lives = task_lives(&self.workspace);
+        match self
+            .workspace
+            .gate
+            .run_retention(&lives, trigger, self.workspace.config.retention)
+        {
+            Ok(report) => {
+                if !report.plan.remove.is_empty() || !report.finished_earlier.is_empty() {
+                    tracing::info!(
+                        trigger = trigger.as_str(),
+                        removed = report.plan.remove.len(),
+                        finished = report.finished_earlier.len(),
+                        blobs = report.blobs_removed,
+                        "history retention removed old tasks' snapshots"
+                    );
+                }
+                Some(report)
+            }
+            Err(e) => {
+                tracing::warn!(trigger = trigger.as_str(), "history retention failed: {e}");
+                None
+            }
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.workspace.workspace.root
+    }
+
+    /// Allows `host` from now on: saved in `workspace.json` and applied to
+    /// the running policy proxy at once.
+    pub fn allow_host(&self, host: &str) -> anyhow::Result<()> {
+        let pattern = cocode_core::workspace::HostPattern::parse(host)?;
+        let user = self.workspace.allow_host(&pattern)?;
+        let hosts = cocode_toolchain::allowed::compose(self.root(), &user);
+        self.proxy
+            .set_policy(cocode_toolchain::allowed::policy_for(&hosts, &[]));
+        Ok(())
+    }
+
+    /// Saves a task record (`.cocode/history/tasks/<id>/task.json`).
+    pub fn save_task(&self, task: &DelegatedTask) -> anyhow::Result<()> {
+        save_task_record(&self.workspace, task)
+    }
+
+    /// Records this process as `id`'s runner.
+    pub fn record_runner(&self, id: &TaskId) -> anyhow::Result<()> {
+        let bytes = serde_json::to_vec(&serde_json::json!({"pid": std::process::id()}))?;
+        self.workspace
+            .gate
+            .store()
+            .write_state_file(&runner_path(&self.workspace, id), &bytes)?;
+        Ok(())
+    }
+
+    /// Loads one task record.
+    pub fn load_task(&self, id: &TaskId) -> anyhow::Result<DelegatedTask> {
+        load_record(&self.workspace.layout.task_record(id))
+    }
+
+    /// Every task record, newest first; a broken record is an error entry,
+    /// never skipped silently.
+    pub fn load_tasks(&self) -> Vec<anyhow::Result<DelegatedTask>> {
+        load_all(&self.workspace.layout)
+    }
+}

@@ -1,0 +1,101 @@
+//! The Agent panel's state: the composer, the transcript, approvals and the
+//! workspace's tasks. The task service's events fill it; `views::agent`
+//! draws it.
+
+use crate::host::progress::print_progress;
+
+/// The backends the composer offers (`local` needs no key).
+pub const BACKENDS: &[&str] = &[
+    "local",
+    "anthropic",
+    "openai",
+    "openrouter",
+    "ollama",
+    "lmstudio",
+];
+
+/// The Agent panel's state; the task service fills it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentPanel {
+    pub prompt: String,
+    pub backend: String,
+    pub transcript: String,
+    streaming: bool,
+    pub running: bool,
+    pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
+    pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
+    pub tasks: Vec<crate::window::task_service::TaskRow>,
+    /// External (ACP) agents of the workspace: (id, name); offered as
+    /// backends `acp:<id>`.
+    pub acp_agents: Vec<(String, String)>,
+    /// The task whose review detail is open.
+    pub detail: Option<crate::host::review::TaskDetail>,
+    pub note: Option<String>,
+    pub error: Option<String>,
+    /// Agent-command confinement and the proxy port, once the workspace's
+    /// host is open.
+    pub sandbox: Option<(cocode_core::process::Confinement, u16)>,
+}
+
+impl Default for AgentPanel {
+    fn default() -> Self {
+        Self {
+            prompt: String::new(),
+            backend: "local".to_owned(),
+            transcript: String::new(),
+            streaming: false,
+            running: false,
+            tool_approvals: Vec::new(),
+            task_approval: None,
+            tasks: Vec::new(),
+            // The presets until the workspace's task service reports its
+            // own list (a folder without history starts no service).
+            acp_agents: cocode_acp::AcpAgentRegistry::with_presets()
+                .agents()
+                .map(|a| (a.id.to_string(), a.display_name.clone()))
+                .collect(),
+            detail: None,
+            note: None,
+            error: None,
+            sandbox: None,
+        }
+    }
+}
+
+impl AgentPanel {
+    pub(crate) fn on_event(&mut self, event: crate::window::task_service::ServiceEvent) {
+        use crate::window::task_service::ServiceEvent as E;
+        match event {
+            E::Progress(p) => {
+                let mut buf = Vec::new();
+                let _ = print_progress(&p, &mut buf, &mut self.streaming);
+                self.transcript.push_str(&String::from_utf8_lossy(&buf));
+            }
+            E::ToolApproval(s) => self.tool_approvals.push(s),
+            E::ToolApprovalGone(id) => self.tool_approvals.retain(|a| a.id != id),
+            E::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
+            E::Finished { summary } => {
+                if self.streaming {
+                    self.transcript.push('\n');
+                    self.streaming = false;
+                }
+                self.transcript.push_str(&summary);
+                self.transcript.push('\n');
+                self.running = false;
+                self.task_approval = None;
+            }
+            E::Tasks(rows) => self.tasks = rows,
+            E::AcpAgents(agents) => self.acp_agents = agents,
+            E::Detail(d) => self.detail = Some(d),
+            E::Note(n) => self.note = Some(n),
+            E::Sandbox {
+                confinement,
+                proxy_port,
+            } => self.sandbox = Some((confinement, proxy_port)),
+            E::Error(e) => {
+                self.error = Some(e);
+                self.running = false;
+            }
+        }
+    }
+}

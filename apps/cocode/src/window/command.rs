@@ -1,0 +1,77 @@
+//! What views ask for: the dockable panels' ids and the [`Command`]s a frame
+//! collects and applies once at its end.
+
+use std::path::PathBuf;
+
+use cocode_ui::Theme;
+use serde::{Deserialize, Serialize};
+
+use crate::window::new_brick::BrickDialogChange;
+
+/// The dockable panels. Small serialisable ids; the viewer borrows the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PanelId {
+    Explorer,
+    Preview,
+    Agent,
+}
+
+impl PanelId {
+    pub const ALL: [Self; 3] = [Self::Explorer, Self::Preview, Self::Agent];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Explorer => "Explorer",
+            Self::Preview => "Preview",
+            Self::Agent => "Agent",
+        }
+    }
+}
+
+/// Changes requested by views during a frame, applied once at its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Command {
+    ShowOpenFolder,
+    /// Resolve and open a folder (via the IO thread).
+    OpenFolder(PathBuf),
+    ToggleFolder(PathBuf),
+    SelectFile(PathBuf),
+    Refresh,
+    ResetLayout,
+    ShowPanel(PanelId),
+    SetTheme(Theme),
+    /// Folder picker navigation.
+    PickerBrowse(PathBuf),
+    /// The folder picker's path field changed.
+    PickerTyped(String),
+    CloseOpenFolder,
+    /// Open the "New Workspace from Brick" dialog.
+    ShowNewFromBrick,
+    /// A change in that dialog.
+    BrickDialog(BrickDialogChange),
+    CreateFromBrick,
+    CloseNewFromBrick,
+    /// The Agent panel's prompt changed.
+    AgentPrompt(String),
+    AgentBackend(String),
+    RunTask,
+    StopTask,
+    ToolDecision {
+        id: u64,
+        approve: bool,
+    },
+    TaskDecision {
+        approve: bool,
+    },
+    /// Open a task's review detail.
+    ShowTask(String),
+    CloseTask,
+    RollbackTask(String),
+    /// Allow a host the proxy refused for a task and run the task again.
+    AllowAndRerun {
+        task_id: String,
+        host: String,
+    },
+    Quit,
+}
