@@ -40,10 +40,14 @@ pub enum WorkspaceErrorCode {
     HeldForApproval,
     #[serde(rename = "WORKSPACE_BINARY_FILE")]
     BinaryFile,
+    /// The disk failed under an operation (an I/O error, a full disk, a
+    /// sync that failed); the same call may work later.
+    #[serde(rename = "WORKSPACE_IO_FAILED")]
+    IoFailed,
 }
 
 impl WorkspaceErrorCode {
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 15] = [
         Self::PathInvalid,
         Self::PathNotWritable,
         Self::OutsideWorkspace,
@@ -58,6 +62,7 @@ impl WorkspaceErrorCode {
         Self::RecoveryPending,
         Self::HeldForApproval,
         Self::BinaryFile,
+        Self::IoFailed,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -76,6 +81,7 @@ impl WorkspaceErrorCode {
             Self::RecoveryPending => "WORKSPACE_RECOVERY_PENDING",
             Self::HeldForApproval => "WORKSPACE_HELD_FOR_APPROVAL",
             Self::BinaryFile => "WORKSPACE_BINARY_FILE",
+            Self::IoFailed => "WORKSPACE_IO_FAILED",
         }
     }
 
@@ -83,7 +89,7 @@ impl WorkspaceErrorCode {
     pub const fn retryable(self) -> bool {
         matches!(
             self,
-            Self::RevisionConflict | Self::Locked | Self::RollbackInProgress
+            Self::RevisionConflict | Self::Locked | Self::RollbackInProgress | Self::IoFailed
         )
     }
 }
@@ -120,7 +126,8 @@ mod tests {
             [
                 "WORKSPACE_REVISION_CONFLICT",
                 "WORKSPACE_LOCKED",
-                "WORKSPACE_ROLLBACK_IN_PROGRESS"
+                "WORKSPACE_ROLLBACK_IN_PROGRESS",
+                "WORKSPACE_IO_FAILED"
             ]
         );
     }

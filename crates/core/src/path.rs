@@ -16,6 +16,23 @@ use crate::error::WorkspaceErrorCode;
 /// Name of the workspace's own state folder at the workspace root.
 pub const COCODE_DIR: &str = ".cocode";
 
+/// Whether a folder name is the workspace's `.cocode`, in any spelling:
+/// compared after NFKC and lower-casing whatever the volume does, so
+/// `.COCODE` or a full-width `．cocode` counts too.
+pub fn is_cocode_name(name: &str) -> bool {
+    let folded: String = name.nfkc().collect::<String>().to_lowercase();
+    folded == COCODE_DIR
+}
+
+/// Bytes inspected for a NUL byte by [`looks_binary`].
+pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// The one "is binary" rule: a NUL byte in the first 8 KiB. Text that is
+/// not UTF-8 is a separate question each reader answers for itself.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(BINARY_SNIFF_BYTES).any(|b| *b == 0)
+}
+
 /// Whether the workspace volume folds case. Measured once when the workspace
 /// opens (by probing the volume), never assumed from the platform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -173,9 +190,7 @@ impl NormalizedPath {
     /// root-level one only). Compared case- and Unicode-insensitively whatever
     /// the volume does, so `.COCODE/x` or a decomposed variant is refused too.
     pub fn is_in_cocode_dir(&self) -> bool {
-        let first = self.segments().next().unwrap_or_default();
-        let folded: String = first.nfkc().collect::<String>().to_lowercase();
-        folded == COCODE_DIR
+        is_cocode_name(self.segments().next().unwrap_or_default())
     }
 
     /// The content-independent key of this path: sha256 of its normalized text.

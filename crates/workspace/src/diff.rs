@@ -1,10 +1,11 @@
 //! Diffs derived on read, never stored: Myers line diff with 3 context
-//! lines; absent content is empty; a pure rename is a header; content with a
-//! NUL byte is "binary".
+//! lines; absent content is empty; a pure rename is a header; binary
+//! content (the one rule, `looks_binary`: a NUL in the first 8 KiB) is a
+//! notice.
 
 use std::fmt::Write as _;
 
-use cocode_core::path::NormalizedPath;
+use cocode_core::path::{NormalizedPath, looks_binary};
 use similar::TextDiff;
 
 /// Lines of context around each change.
@@ -37,7 +38,7 @@ pub fn unified(
     } else {
         "/dev/null".to_owned()
     };
-    if a.contains(&0) || b.contains(&0) {
+    if looks_binary(a) || looks_binary(b) {
         let _ = writeln!(out, "Binary files {old_label} and {new_label} differ");
         return out;
     }

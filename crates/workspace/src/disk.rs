@@ -417,12 +417,30 @@ mod unix {
 
     /// The content of `name` in `d` (never through a symlink).
     fn read_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
-            Ok(fd) => super::read_all(File::from(fd)).map(Some),
-            Err(Errno::NOENT) => Ok(None),
-            Err(e) => Err(map(e)),
+        match open_regular_in(d, name)? {
+            Some(file) => super::read_all(file).map(Some),
+            None => Ok(None),
         }
+    }
+
+    /// Opens `name` in `d` for reading: never through a symlink, and only a
+    /// regular file. `O_NONBLOCK` keeps a FIFO swapped in after a `stat`
+    /// from blocking the open; the `fstat` of what was opened refuses it.
+    fn open_regular_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<File>> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(map(e)),
+        };
+        let st = rfs::fstat(&fd).map_err(map)?;
+        if kind_of(&st) != EntryKind::File {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        Ok(Some(File::from(fd)))
     }
 
     /// A folder's names, or why it could not be opened (tests).
@@ -631,6 +649,15 @@ mod unix {
         pub(crate) fn read(&self, dir: &[String], name: &str) -> io::Result<Option<Vec<u8>>> {
             match self.existing_dir(dir)? {
                 Some(d) => read_in(&d, name),
+                None => Ok(None),
+            }
+        }
+
+        /// A regular file opened for reading (never through a symlink);
+        /// `None` when absent.
+        pub(crate) fn open_regular(&self, dir: &[String], name: &str) -> io::Result<Option<File>> {
+            match self.existing_dir(dir)? {
+                Some(d) => open_regular_in(&d, name),
                 None => Ok(None),
             }
         }
@@ -862,6 +889,21 @@ mod portable {
             match self.kind(dir, name)? {
                 None => Ok(None),
                 Some(EntryKind::File) => fs::read(self.dir(dir, false)?.join(name)).map(Some),
+                Some(_) => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file",
+                )),
+            }
+        }
+
+        pub(crate) fn open_regular(
+            &self,
+            dir: &[String],
+            name: &str,
+        ) -> io::Result<Option<fs::File>> {
+            match self.kind(dir, name)? {
+                None => Ok(None),
+                Some(EntryKind::File) => fs::File::open(self.dir(dir, false)?.join(name)).map(Some),
                 Some(_) => Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     "not a regular file",

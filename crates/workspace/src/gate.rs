@@ -256,7 +256,14 @@ fn disk_failed(operation: &'static str, path: &NormalizedPath, e: &io::Error) ->
     let code = match e.kind() {
         io::ErrorKind::NotFound => WorkspaceErrorCode::FileNotFound,
         io::ErrorKind::AlreadyExists => WorkspaceErrorCode::FileConflict,
-        _ => WorkspaceErrorCode::PathNotWritable,
+        // The path itself is the problem: a link or a non-folder on the
+        // way, no permission, a read-only volume.
+        io::ErrorKind::InvalidInput
+        | io::ErrorKind::PermissionDenied
+        | io::ErrorKind::ReadOnlyFilesystem => WorkspaceErrorCode::PathNotWritable,
+        // The disk failed (full, an I/O error, a failed sync): the same
+        // call may work later.
+        _ => WorkspaceErrorCode::IoFailed,
     };
     refuse(code, operation, path, &e.to_string())
 }
@@ -329,6 +336,16 @@ impl Gate {
         // A panic inside the serial section leaves the disk in a state
         // recovery understands; keep serving rather than poisoning the gate.
         lock_ignoring_poison(&self.state)
+    }
+
+    /// Reads a workspace file through the one safe read path
+    /// ([`crate::read`]); `None` when nothing is there.
+    pub fn read_file(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<Option<Vec<u8>>, GateError> {
+        crate::read::read_file(&self.policy, &self.disk, operation, path)
     }
 
     /// Paths blocked by unresolved write journals.

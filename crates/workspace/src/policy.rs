@@ -151,6 +151,84 @@ impl PathPolicy {
 }
 
 impl PathPolicy {
+    /// Resolves `path` for reading: every link on the way is followed to
+    /// find the real path, which must lie inside the workspace and outside
+    /// its `.cocode` folder. `None` when nothing is there. The caller then
+    /// reads the real path without following any link, so a folder swapped
+    /// for a link after this check makes the read fail instead of leaving
+    /// the workspace.
+    pub fn resolve_read(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<Option<Resolved>, GateError> {
+        let shown = path.as_str();
+        let outside = |message: &str| {
+            refuse(
+                WorkspaceErrorCode::OutsideWorkspace,
+                operation,
+                shown,
+                message,
+            )
+        };
+        if path.is_in_cocode_dir() {
+            return Err(outside("the workspace's .cocode folder belongs to cocode"));
+        }
+        let real = match self.on_disk(path).canonicalize() {
+            Ok(real) => real,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(refuse(
+                    WorkspaceErrorCode::IoFailed,
+                    operation,
+                    shown,
+                    &format!("the path cannot be resolved: {e}"),
+                ));
+            }
+        };
+        let Ok(inside) = real.strip_prefix(&self.root) else {
+            return Err(outside("the real path is outside the workspace"));
+        };
+        let segments: Vec<String> = inside
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        let (dir, name) = match segments.split_last() {
+            Some((name, dir)) => (dir.to_vec(), name.clone()),
+            None => {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileTypeConflict,
+                    operation,
+                    shown,
+                    "the workspace root is a folder, not a file",
+                ));
+            }
+        };
+        let real_path = normalize(&segments.join("/"), self.options).map_err(|e| {
+            refuse(
+                WorkspaceErrorCode::PathInvalid,
+                operation,
+                shown,
+                &e.to_string(),
+            )
+        })?;
+        if real_path.is_in_cocode_dir() {
+            return Err(outside(
+                "the real path is inside the workspace's .cocode folder",
+            ));
+        }
+        Ok(Some(Resolved {
+            path: real_path,
+            dir,
+            name,
+        }))
+    }
+}
+
+impl PathPolicy {
     /// Where `path` is on disk. On a case-insensitive volume each segment
     /// names the entry already there in the case it has on disk (an edit of
     /// `readme.md` keeps `README.md` spelled as it is), and a segment with

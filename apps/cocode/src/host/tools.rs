@@ -6,7 +6,7 @@
 //! the host: a model never sees a tool that can only fail.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -190,8 +190,10 @@ pub fn revision_of(bytes: &[u8]) -> String {
     format!("sha256:{}", ContentHash::of(bytes).to_hex())
 }
 
+/// What agents may not read or patch as text: binary by the one rule
+/// (`looks_binary`), or not UTF-8.
 fn is_binary(bytes: &[u8]) -> bool {
-    bytes.iter().take(8192).any(|b| *b == 0) || std::str::from_utf8(bytes).is_err()
+    cocode_core::path::looks_binary(bytes) || std::str::from_utf8(bytes).is_err()
 }
 
 type HandlerFuture = cocode_tool_protocol::registry::BoxFuture<Result<ToolOutput, ToolError>>;
@@ -206,33 +208,26 @@ impl WorkspaceTools {
             .map_err(|e| invalid(format!("{raw:?}: {e}")))
     }
 
-    /// A workspace file's real path for reading: inside the root after
-    /// resolving links, never under `.cocode/`.
-    fn readable(&self, path: &NormalizedPath) -> Result<PathBuf, ToolError> {
-        let joined = path
-            .segments()
-            .fold(self.root().to_path_buf(), |p, s| p.join(s));
-        let real = joined.canonicalize().map_err(|_| {
-            ws_error(
-                WorkspaceErrorCode::FileNotFound,
-                "read",
-                path.as_str(),
-                "no such file",
-            )
-        })?;
-        let inside = real.strip_prefix(self.root()).ok();
-        let hidden = inside
-            .and_then(|rel| rel.components().next())
-            .is_some_and(|c| c.as_os_str().eq_ignore_ascii_case(".cocode"));
-        if inside.is_none() || hidden {
-            return Err(ws_error(
-                WorkspaceErrorCode::OutsideWorkspace,
-                "read",
-                path.as_str(),
-                "the path leads outside the workspace",
-            ));
-        }
-        Ok(real)
+    /// A workspace file through the one safe read path: inside the root
+    /// after resolving links, never under `.cocode/`, read without following
+    /// a link (`WORKSPACE_FILE_NOT_FOUND` when nothing is there).
+    fn read_file(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<Vec<u8>, ToolError> {
+        self.workspace
+            .gate
+            .read_file(operation, path)
+            .map_err(gate_error)?
+            .ok_or_else(|| {
+                ws_error(
+                    WorkspaceErrorCode::FileNotFound,
+                    operation,
+                    path.as_str(),
+                    "no such file",
+                )
+            })
     }
 
     fn context(&self, cx: &HandlerContext) -> Result<TaskContext, ToolError> {
@@ -267,28 +262,12 @@ impl WorkspaceTools {
     fn read_current(
         &self,
         path: &NormalizedPath,
-        operation: &str,
+        operation: &'static str,
     ) -> Result<Option<Vec<u8>>, ToolError> {
-        let full = path
-            .segments()
-            .fold(self.root().to_path_buf(), |p, s| p.join(s));
-        match std::fs::symlink_metadata(&full) {
-            Err(_) => Ok(None),
-            Ok(m) if !m.is_file() => Err(ws_error(
-                WorkspaceErrorCode::FileTypeConflict,
-                operation,
-                path.as_str(),
-                "not a regular file",
-            )),
-            Ok(_) => std::fs::read(&full).map(Some).map_err(|e| {
-                ws_error(
-                    WorkspaceErrorCode::FileNotFound,
-                    operation,
-                    path.as_str(),
-                    e.to_string(),
-                )
-            }),
-        }
+        self.workspace
+            .gate
+            .read_file(operation, path)
+            .map_err(gate_error)
     }
 
     fn check_revision(
@@ -546,13 +525,31 @@ impl WorkspaceTools {
             Some(p) if p != "." => Some(self.normalize(p)?),
             _ => None,
         };
-        let dir = base.as_ref().map_or_else(
-            || self.root().to_path_buf(),
-            |p| {
-                p.segments()
+        // A folder given by the agent is resolved like a read: its real
+        // path must be inside the workspace and outside `.cocode/`.
+        let dir = match &base {
+            None => self.root().to_path_buf(),
+            Some(p) => {
+                let resolved = self
+                    .workspace
+                    .gate
+                    .policy()
+                    .resolve_read("list", p)
+                    .map_err(gate_error)?
+                    .ok_or_else(|| {
+                        ws_error(
+                            WorkspaceErrorCode::FileNotFound,
+                            "list",
+                            p.as_str(),
+                            "no such folder",
+                        )
+                    })?;
+                resolved
+                    .path
+                    .segments()
                     .fold(self.root().to_path_buf(), |d, s| d.join(s))
-            },
-        );
+            }
+        };
         let limit = args
             .get("limit")
             .and_then(Value::as_u64)
@@ -572,7 +569,7 @@ impl WorkspaceTools {
                 let name = e.file_name().to_string_lossy();
                 !(e.depth() > 0
                     && e.file_type().is_some_and(|t| t.is_dir())
-                    && (name == ".git" || name.eq_ignore_ascii_case(".cocode")))
+                    && (name == ".git" || cocode_core::path::is_cocode_name(&name)))
             })
             .build();
         for entry in walker.flatten() {
@@ -600,21 +597,20 @@ impl WorkspaceTools {
     fn read(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(args, "path").unwrap_or_default();
         let path = self.normalize(raw)?;
-        let real = self.readable(&path)?;
         // The editor's unsaved text wins over the disk (ACP's
         // `fs/read_text_file` promises it too); its revision is that of the
-        // text returned.
+        // text returned. The path passes the same policy either way.
         let unsaved = self.documents.unsaved_text(&path);
         let bytes = match &unsaved {
-            Some(text) => text.clone().into_bytes(),
-            None => std::fs::read(&real).map_err(|e| {
-                ws_error(
-                    WorkspaceErrorCode::FileNotFound,
-                    "read",
-                    path.as_str(),
-                    e.to_string(),
-                )
-            })?,
+            Some(text) => {
+                self.workspace
+                    .gate
+                    .policy()
+                    .resolve_read("read", &path)
+                    .map_err(gate_error)?;
+                text.clone().into_bytes()
+            }
+            None => self.read_file("read", &path)?,
         };
         if is_binary(&bytes) {
             return Err(ws_error(
@@ -722,7 +718,10 @@ impl WorkspaceTools {
             {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(self.root().join(&rel)) else {
+            let Ok(path) = self.normalize(&rel) else {
+                continue;
+            };
+            let Ok(Some(bytes)) = self.workspace.gate.read_file("search", &path) else {
                 continue;
             };
             if bytes.len() > SOURCE_LIMIT_BYTES || is_binary(&bytes) {

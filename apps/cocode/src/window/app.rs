@@ -273,7 +273,7 @@ impl CocodeApp {
         self.preview.clear();
         // A folder that already has cocode history shows its tasks at once;
         // any other folder is left untouched until its first task.
-        if root.join(".cocode").is_dir() {
+        if root.join(cocode_core::path::COCODE_DIR).is_dir() {
             self.start_tasks(root.clone());
         }
         self.workspace = Some(WorkspaceView { root, explorer });
@@ -315,10 +315,11 @@ impl CocodeApp {
                 }
             }
             Command::SelectFile(path) => {
-                if let Some(ws) = &mut self.workspace {
-                    ws.explorer.select(&path);
-                }
-                let request = self.preview.open(&path);
+                let Some(ws) = &mut self.workspace else {
+                    return;
+                };
+                ws.explorer.select(&path);
+                let request = self.preview.open(&ws.root, &path);
                 self.io.send(request);
                 self.show_panel(PanelId::Preview);
             }

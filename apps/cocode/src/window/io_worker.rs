@@ -2,23 +2,26 @@
 //! previews run on one named thread, never on the UI thread. Each finished
 //! job wakes the UI once (`request_repaint`), so an idle window stays idle.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 
+use cocode_core::gate::GateError;
+use cocode_core::path::{CaseSensitivity, NormalizeOptions, is_cocode_name, looks_binary};
+use cocode_workspace::{FilePrefix, WorkspaceReader};
 use ignore::WalkBuilder;
 
 /// Most entries listed for one directory; the rest are counted, not shown.
 pub const MAX_DIR_ENTRIES: usize = 10_000;
 /// Most bytes a preview reads.
 pub const MAX_PREVIEW_BYTES: u64 = 4 * 1024 * 1024;
-/// Bytes inspected for NUL to call a file binary.
-const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
-/// Folders never listed: the VCS's and cocode's own state.
-const HIDDEN_DIRS: [&str; 2] = [".git", ".cocode"];
+/// Folders never listed: the VCS's and cocode's own state (`.cocode` in
+/// any spelling).
+fn hidden_dir(name: &std::ffi::OsStr) -> bool {
+    name == ".git" || name.to_str().is_some_and(is_cocode_name)
+}
 
 /// Which entries a listing includes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +81,9 @@ pub enum IoRequest {
         dir: PathBuf,
         filter: ListFilter,
     },
+    /// Preview `path`, a file of the workspace at `root`.
     Read {
+        root: PathBuf,
         path: PathBuf,
     },
     /// Resolve a folder the person wants to open (canonical, must be a directory).
@@ -160,8 +165,8 @@ pub fn handle(request: IoRequest) -> IoResponse {
                 result,
             }
         }
-        IoRequest::Read { path } => {
-            let result = read_preview(&path);
+        IoRequest::Read { root, path } => {
+            let result = read_preview(&root, &path);
             IoResponse::Read { path, result }
         }
         IoRequest::ResolveFolder { path } => {
@@ -201,7 +206,7 @@ pub fn list_dir(dir: &Path, filter: ListFilter) -> Result<Listing, String> {
         .filter_entry(|e| {
             !(e.depth() == 1
                 && e.file_type().is_some_and(|t| t.is_dir())
-                && HIDDEN_DIRS.iter().any(|h| e.file_name() == *h))
+                && hidden_dir(e.file_name()))
         })
         .build();
     let mut entries = Vec::new();
@@ -242,17 +247,30 @@ pub fn list_dir(dir: &Path, filter: ListFilter) -> Result<Listing, String> {
     Ok(Listing { entries, omitted })
 }
 
-/// Reads at most [`MAX_PREVIEW_BYTES`] of a file for the read-only preview.
-pub fn read_preview(path: &Path) -> Result<FileContent, String> {
-    let describe = |e: std::io::Error| format!("{e}: {}", path.display());
-    let file = std::fs::File::open(path).map_err(describe)?;
-    let size = file.metadata().map_err(describe)?.len();
-    let mut bytes = Vec::new();
-    file.take(MAX_PREVIEW_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(describe)?;
+/// Reads at most [`MAX_PREVIEW_BYTES`] of a file of the workspace at
+/// `root` for the read-only preview, through the workspace's one safe read
+/// path (inside the root, never under `.cocode/`, through no link swapped
+/// in meanwhile).
+pub fn read_preview(root: &Path, path: &Path) -> Result<FileContent, String> {
+    let rel = path
+        .strip_prefix(root)
+        .map_err(|_| format!("not in the open folder: {}", path.display()))?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    // Explorer paths carry each name as it is on disk, so they are looked
+    // up as spelled whatever the volume does with case.
+    let options = NormalizeOptions::native(CaseSensitivity::Sensitive);
+    let reader =
+        WorkspaceReader::open(root, options).map_err(|e| format!("{e}: {}", root.display()))?;
+    let describe = |e: GateError| format!("{}: {}", e.message, path.display());
+    let normalized = reader.normalize("preview", &rel).map_err(describe)?;
+    let Some(FilePrefix { bytes, size }) = reader
+        .read_prefix("preview", &normalized, MAX_PREVIEW_BYTES)
+        .map_err(describe)?
+    else {
+        return Err(format!("no such file: {}", path.display()));
+    };
     let truncated = size > bytes.len() as u64;
-    if bytes.iter().take(BINARY_SNIFF_BYTES).any(|b| *b == 0) {
+    if looks_binary(&bytes) {
         return Ok(FileContent::Binary { size });
     }
     let text = match String::from_utf8(bytes) {

@@ -111,12 +111,13 @@ fn symlinks_are_listed_but_not_followed() {
 #[test]
 fn previews_classify_text_binary_and_other_encodings() {
     let dir = tempfile::tempdir().unwrap();
-    let p = |n: &str| dir.path().join(n);
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let p = |n: &str| root.join(n);
     std::fs::write(p("a.txt"), "첫 줄\r\nsecond\n").unwrap();
     std::fs::write(p("a.bin"), b"\x7fELF\x00\x01").unwrap();
     std::fs::write(p("latin1.txt"), b"caf\xe9\n").unwrap();
     assert_eq!(
-        read_preview(&p("a.txt")).unwrap(),
+        read_preview(&root, &p("a.txt")).unwrap(),
         FileContent::Text {
             text: "첫 줄\r\nsecond\n".into(),
             truncated: false,
@@ -124,24 +125,54 @@ fn previews_classify_text_binary_and_other_encodings() {
         }
     );
     assert_eq!(
-        read_preview(&p("a.bin")).unwrap(),
+        read_preview(&root, &p("a.bin")).unwrap(),
         FileContent::Binary { size: 6 }
     );
     assert_eq!(
-        read_preview(&p("latin1.txt")).unwrap(),
+        read_preview(&root, &p("latin1.txt")).unwrap(),
         FileContent::NotUtf8 { size: 5 }
     );
     assert!(
-        read_preview(&p("missing.txt"))
+        read_preview(&root, &p("missing.txt"))
             .unwrap_err()
             .contains("missing.txt")
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn previews_read_through_the_safe_path_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("ws");
+    std::fs::create_dir_all(root.join(".cocode/config")).unwrap();
+    std::fs::write(root.join(".cocode/config/workspace.json"), "{}").unwrap();
+    std::fs::write(base.join("secret.txt"), "SECRET").unwrap();
+    std::os::unix::fs::symlink(base.join("secret.txt"), root.join("leak.txt")).unwrap();
+    let refused = |rel: &str| read_preview(&root, &root.join(rel)).unwrap_err();
+    for rel in ["leak.txt", ".cocode/config/workspace.json"] {
+        let message = refused(rel);
+        assert!(!message.contains("SECRET"), "{rel}: {message}");
+        assert!(
+            message.ends_with(&format!("{}", root.join(rel).display())),
+            "{rel}: {message}"
+        );
+    }
+    assert!(refused("leak.txt").starts_with("the real path is outside the workspace"));
+    assert_eq!(
+        read_preview(&root, &base.join("secret.txt")).unwrap_err(),
+        format!(
+            "not in the open folder: {}",
+            base.join("secret.txt").display()
+        )
     );
 }
 
 #[test]
 fn a_large_preview_is_cut_on_a_character_boundary() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("big.txt");
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let path = root.join("big.txt");
     // 'a' then three-byte characters: the read limit falls inside one.
     let mut text = String::from("a");
     while (text.len() as u64) < MAX_PREVIEW_BYTES + 10 {
@@ -152,7 +183,7 @@ fn a_large_preview_is_cut_on_a_character_boundary() {
         text: shown,
         truncated,
         size,
-    } = read_preview(&path).unwrap()
+    } = read_preview(&root, &path).unwrap()
     else {
         panic!("expected text");
     };
@@ -187,6 +218,7 @@ fn the_worker_answers_off_thread_and_wakes_the_ui() {
     }))
     .unwrap();
     worker.send(IoRequest::Read {
+        root: dir.path().to_path_buf(),
         path: dir.path().join("README.md"),
     });
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -46,10 +46,12 @@ impl Preview {
         &self.state
     }
 
-    /// Starts showing `path`; returns the read to queue.
-    pub fn open(&mut self, path: &Path) -> IoRequest {
+    /// Starts showing `path`, a file of the workspace at `root`; returns
+    /// the read to queue.
+    pub fn open(&mut self, root: &Path, path: &Path) -> IoRequest {
         self.state = PreviewState::Loading(path.to_path_buf());
         IoRequest::Read {
+            root: root.to_path_buf(),
             path: path.to_path_buf(),
         }
     }
@@ -140,8 +142,8 @@ mod tests {
     #[test]
     fn stale_reads_are_dropped() {
         let mut p = Preview::default();
-        p.open(Path::new("/w/a.rs"));
-        p.open(Path::new("/w/b.rs"));
+        p.open(Path::new("/w"), Path::new("/w/a.rs"));
+        p.open(Path::new("/w"), Path::new("/w/b.rs"));
         p.on_read(
             Path::new("/w/a.rs"),
             Ok(FileContent::Text {

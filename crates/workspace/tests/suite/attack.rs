@@ -163,3 +163,124 @@ fn a_folder_swapped_for_a_symlink_between_check_and_write_is_refused() {
     assert_eq!(ws.gate.store().task_ids().unwrap(), vec![]);
     assert_eq!(count_files(&ws.layout.write_journal_dir()), 0);
 }
+
+/// The read-side race: the old read path canonicalized, checked the prefix
+/// and read later by path, so a folder swapped for a link in between made
+/// it read outside. The one safe read path walks the real path without
+/// following any link and fails instead.
+#[cfg(unix)]
+#[test]
+fn a_folder_swapped_for_a_symlink_between_check_and_read_is_refused() {
+    let (d, ws) = workspace(&[("sub/a.txt", "A")]);
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("a.txt"), "SECRET").unwrap();
+    let root = ws.workspace.root.clone();
+    let swap = {
+        let (root, outside) = (root.clone(), outside.clone());
+        move || {
+            std::fs::rename(root.join("sub"), root.join("sub-moved")).unwrap();
+            std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+        }
+    };
+    let unswap = {
+        let root = root.clone();
+        move || {
+            std::fs::remove_file(root.join("sub")).unwrap();
+            std::fs::rename(root.join("sub-moved"), root.join("sub")).unwrap();
+        }
+    };
+
+    // The old way: check, then read by path. The attack works on it.
+    let real = root.join("sub/a.txt").canonicalize().unwrap();
+    assert!(real.starts_with(&root), "the check passes");
+    swap();
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), "SECRET");
+    unswap();
+
+    // The one safe read path, with the same swap between its two steps.
+    let me = std::thread::current().id();
+    let armed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let fire = std::sync::Arc::clone(&armed);
+    fail::cfg_callback("read::after_resolve", move || {
+        if std::thread::current().id() == me
+            && fire.swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            swap();
+        }
+    })
+    .unwrap();
+    let result = ws.gate.read_file("read", &p("sub/a.txt"));
+    fail::remove("read::after_resolve");
+    assert!(
+        !armed.load(std::sync::atomic::Ordering::SeqCst),
+        "the swap ran"
+    );
+    let err = result.unwrap_err();
+    assert_eq!(err.code, WorkspaceErrorCode::FileTypeConflict);
+    assert!(!err.message.contains("SECRET"));
+}
+
+#[cfg(unix)]
+#[test]
+fn reads_stay_inside_the_workspace_and_out_of_cocode() {
+    use WorkspaceErrorCode as C;
+    use cocode_core::path::NormalizeOptions;
+    use cocode_workspace::WorkspaceReader;
+    let (d, ws) = workspace(&[("real/a.txt", "A"), ("dir/b.txt", "B")]);
+    let root = ws.workspace.root.clone();
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "SECRET").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("leak.txt")).unwrap();
+    std::os::unix::fs::symlink("real", root.join("alias")).unwrap();
+    std::os::unix::fs::symlink(".cocode", root.join("state")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let reader = WorkspaceReader::open(&root, NormalizeOptions::native(ws.workspace.case)).unwrap();
+    let read = |raw: &str| {
+        reader
+            .normalize("read", raw)
+            .and_then(|path| reader.read("read", &path))
+            .map(|bytes| bytes.map(|b| String::from_utf8(b).unwrap()))
+            .map_err(|e| e.code)
+    };
+    let cases = [
+        ("real/a.txt", Ok(Some("A".to_owned()))),
+        ("alias/a.txt", Ok(Some("A".to_owned()))),
+        ("missing.txt", Ok(None)),
+        ("../outside/secret.txt", Err(C::PathInvalid)),
+        ("real/../../outside/secret.txt", Err(C::PathInvalid)),
+        ("out/secret.txt", Err(C::OutsideWorkspace)),
+        ("leak.txt", Err(C::OutsideWorkspace)),
+        (".cocode/config/workspace.json", Err(C::OutsideWorkspace)),
+        (".COCODE/config/workspace.json", Err(C::OutsideWorkspace)),
+        (
+            "\u{FF0E}cocode/config/workspace.json",
+            Err(C::OutsideWorkspace),
+        ),
+        ("state/config/workspace.json", Err(C::OutsideWorkspace)),
+        ("dir", Err(C::FileTypeConflict)),
+        ("pipe", Err(C::FileTypeConflict)),
+    ];
+    for (raw, expected) in cases {
+        assert_eq!(read(raw), expected, "{raw}");
+    }
+    // The gate reads through the same path.
+    assert_eq!(
+        ws.gate.read_file("read", &p("leak.txt")).unwrap_err().code,
+        C::OutsideWorkspace
+    );
+    let prefix = reader
+        .read_prefix("preview", &p("real/a.txt"), 0)
+        .unwrap()
+        .unwrap();
+    assert_eq!((prefix.bytes, prefix.size), (Vec::new(), 1));
+}
