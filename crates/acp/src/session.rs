@@ -1153,6 +1153,8 @@ async fn handshake(
         load_session: init.agent_capabilities.load_session,
         images: init.agent_capabilities.prompt_capabilities.image,
         streaming: true,
+        // ACP has no way for an agent to say an attempt is done.
+        finish_tool: false,
     };
     Ok((session, capabilities))
 }

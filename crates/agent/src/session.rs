@@ -324,6 +324,7 @@ impl AgentSession for BuiltInSession {
             load_session: false,
             images: false,
             streaming: !matches!(self.shared.backend, Backend::Local),
+            finish_tool: true,
         }
     }
 

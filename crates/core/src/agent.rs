@@ -60,10 +60,18 @@ pub enum SessionTarget {
 
 /// What a session can do, as negotiated at start.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent yes/no capabilities, as the protocol negotiates them"
+)]
 pub struct AgentCapabilities {
     pub load_session: bool,
     pub images: bool,
     pub streaming: bool,
+    /// The agent has `task.finish`: it says when an attempt is done, and a
+    /// turn it ends without saying so is unfinished. Without it (external
+    /// agents), the end of its turn is the end of the attempt.
+    pub finish_tool: bool,
 }
 
 /// One user turn sent to the agent.

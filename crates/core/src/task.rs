@@ -123,6 +123,16 @@ pub enum TaskBackend {
     Acp { agent_id: AcpAgentId },
 }
 
+impl TaskBackend {
+    /// The agent runtime that runs this backend.
+    pub const fn agent_kind(&self) -> crate::agent::AgentBackendKind {
+        match self {
+            Self::BuiltIn { .. } | Self::Local => crate::agent::AgentBackendKind::BuiltIn,
+            Self::Acp { .. } => crate::agent::AgentBackendKind::Acp,
+        }
+    }
+}
+
 /// Why a session is cancelled (closed set). Cancel is idempotent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,57 +1,9 @@
-//! cocode-platform (layer L0): the window-management seam and platform
-//! conventions. cocode runs in a single native window; detaching or docking
-//! panels into other windows answers `Unsupported` explicitly — never a silent
-//! no-op — so callers can say so in the UI.
+//! cocode-platform (layer L0): platform conventions — the operating-system
+//! family and the primary shortcut modifier with its labels.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-
-/// A native window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct WindowId(pub u32);
-
-/// The one main window.
-pub const MAIN_WINDOW: WindowId = WindowId(0);
-
-/// Window operations that are not available.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PlatformError {
-    #[error("{operation} is not supported: cocode uses a single window")]
-    Unsupported { operation: &'static str },
-}
-
-/// What the app may ask of the windowing system.
-pub trait WindowManager {
-    /// The open windows.
-    fn windows(&self) -> Vec<WindowId>;
-    /// Moves a panel (by its serialized id) into a new native window.
-    fn detach(&mut self, panel: &str) -> Result<WindowId, PlatformError>;
-    /// Docks a detached window back into the main window.
-    fn dock(&mut self, window: WindowId) -> Result<(), PlatformError>;
-}
-
-/// The window manager of a single-window app.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct SingleWindow;
-
-impl WindowManager for SingleWindow {
-    fn windows(&self) -> Vec<WindowId> {
-        vec![MAIN_WINDOW]
-    }
-
-    fn detach(&mut self, _panel: &str) -> Result<WindowId, PlatformError> {
-        Err(PlatformError::Unsupported {
-            operation: "detaching a panel into its own window",
-        })
-    }
-
-    fn dock(&mut self, _window: WindowId) -> Result<(), PlatformError> {
-        Err(PlatformError::Unsupported {
-            operation: "docking a detached window",
-        })
-    }
-}
 
 /// Operating-system family, for conventions that differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -172,32 +124,6 @@ impl fmt::Display for ShortcutLabel {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-
-    #[test]
-    fn detach_and_dock_say_unsupported() {
-        let mut wm = SingleWindow;
-        assert_eq!(wm.windows(), vec![MAIN_WINDOW]);
-        let err = wm.detach("explorer").unwrap_err();
-        assert_eq!(
-            err,
-            PlatformError::Unsupported {
-                operation: "detaching a panel into its own window"
-            }
-        );
-        assert_eq!(
-            err.to_string(),
-            "detaching a panel into its own window is not supported: cocode uses a single window"
-        );
-        assert!(matches!(
-            wm.dock(WindowId(7)),
-            Err(PlatformError::Unsupported { .. })
-        ));
-        assert_eq!(
-            wm.windows(),
-            vec![MAIN_WINDOW],
-            "a refused detach opens nothing"
-        );
-    }
 
     #[test]
     fn shortcuts_follow_the_platform_convention() {

@@ -259,6 +259,57 @@ impl Run<'_> {
         }
     }
 
+    /// Starts the agent's session on the backend's runtime — taken from the
+    /// host's contract registry, where bootstrap registered each runtime
+    /// once — and sends the prompt. False when the task ended instead.
+    async fn begin(
+        &mut self,
+        request: SessionRequest,
+        spec: &TaskSpec,
+    ) -> Result<bool, OrchestratorError> {
+        let code_of = |e: cocode_core::agent::AgentError| match e {
+            cocode_core::agent::AgentError::Backend { code, .. } => code,
+            other => format!("{other}"),
+        };
+        let runtime = self
+            .host
+            .contracts
+            .get::<dyn AgentRuntime>()
+            .ok()
+            .and_then(|backends| backends.get(spec.backend.agent_kind()));
+        let Some(runtime) = runtime else {
+            self.say(Progress::Note(
+                "no agent runtime is registered for this backend".into(),
+            ));
+            self.apply(TaskEvent::AgentError {
+                code: "AGENT_BACKEND_UNAVAILABLE".into(),
+            })
+            .await?;
+            return Ok(false);
+        };
+        match runtime.start_session(request).await {
+            Ok(session) => self.session = Some(session),
+            Err(e) => {
+                self.say(Progress::Note(format!("the agent could not start: {e}")));
+                self.apply(TaskEvent::AgentError { code: code_of(e) })
+                    .await?;
+                return Ok(false);
+            }
+        }
+        if let Some(session) = &self.session
+            && let Err(e) = session
+                .send(UserTurn {
+                    text: spec.prompt.clone(),
+                })
+                .await
+        {
+            self.say(Progress::Note(format!("the prompt could not be sent: {e}")));
+            self.apply(TaskEvent::AgentError { code: code_of(e) })
+                .await?;
+        }
+        Ok(true)
+    }
+
     fn edited_paths(&self) -> Vec<cocode_core::path::NormalizedPath> {
         let attempt = self.task.attempt_no();
         let mut paths = BTreeSet::new();
@@ -424,11 +475,16 @@ impl Run<'_> {
             AgentEvent::TurnEnded {
                 reason: TurnEndReason::Cancelled,
             } => {}
-            // An external agent has no `task.finish`: the end of
-            // its turn is the end of the attempt.
+            // An agent without `task.finish` (an external one) cannot
+            // say it is done: the end of its turn is the end of the
+            // attempt.
             AgentEvent::TurnEnded {
                 reason: TurnEndReason::EndTurn,
-            } if matches!(self.task.backend(), TaskBackend::Acp { .. }) => {
+            } if !self
+                .session
+                .as_ref()
+                .is_some_and(|s| s.capabilities().finish_tool) =>
+            {
                 self.attempt_done().await?;
             }
             AgentEvent::TurnEnded { reason } => {
@@ -658,35 +714,8 @@ impl TaskOrchestrator {
             target: Self::target(&spec.backend),
             request_timeout: Duration::from_mins(2),
         };
-        let runtime: &dyn AgentRuntime = match spec.backend {
-            TaskBackend::Acp { .. } => self.host.acp.as_ref(),
-            _ => self.host.agent.as_ref(),
-        };
-        match runtime.start_session(request).await {
-            Ok(session) => run.session = Some(session),
-            Err(e) => {
-                run.say(Progress::Note(format!("the agent could not start: {e}")));
-                let code = match e {
-                    cocode_core::agent::AgentError::Backend { code, .. } => code,
-                    other => format!("{other}"),
-                };
-                run.apply(TaskEvent::AgentError { code }).await?;
-                return Ok(run.task);
-            }
-        }
-        if let Some(session) = &run.session
-            && let Err(e) = session
-                .send(UserTurn {
-                    text: spec.prompt.clone(),
-                })
-                .await
-        {
-            run.say(Progress::Note(format!("the prompt could not be sent: {e}")));
-            let code = match e {
-                cocode_core::agent::AgentError::Backend { code, .. } => code,
-                other => format!("{other}"),
-            };
-            run.apply(TaskEvent::AgentError { code }).await?;
+        if !run.begin(request, &spec).await? {
+            return Ok(run.task);
         }
         run.pump().await?;
         if let Some(session) = run.session.take() {
