@@ -15,6 +15,7 @@ pub mod new_brick;
 pub mod open_folder;
 pub mod preview;
 pub mod task_service;
+pub mod transcript;
 pub mod views;
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! draws it.
 
 use crate::host::progress::print_progress;
+use crate::window::transcript::Transcript;
 
 /// The backends the composer offers (`local` needs no key).
 pub const BACKENDS: &[&str] = &[
@@ -19,7 +20,7 @@ pub const BACKENDS: &[&str] = &[
 pub struct AgentPanel {
     pub prompt: String,
     pub backend: String,
-    pub transcript: String,
+    pub transcript: Transcript,
     streaming: bool,
     pub running: bool,
     pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
@@ -42,7 +43,7 @@ impl Default for AgentPanel {
         Self {
             prompt: String::new(),
             backend: "local".to_owned(),
-            transcript: String::new(),
+            transcript: Transcript::default(),
             streaming: false,
             running: false,
             tool_approvals: Vec::new(),
@@ -69,18 +70,18 @@ impl AgentPanel {
             E::Progress(p) => {
                 let mut buf = Vec::new();
                 let _ = print_progress(&p, &mut buf, &mut self.streaming);
-                self.transcript.push_str(&String::from_utf8_lossy(&buf));
+                self.transcript.push(&String::from_utf8_lossy(&buf));
             }
             E::ToolApproval(s) => self.tool_approvals.push(s),
             E::ToolApprovalGone(id) => self.tool_approvals.retain(|a| a.id != id),
             E::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
             E::Finished { summary } => {
                 if self.streaming {
-                    self.transcript.push('\n');
+                    self.transcript.end_line();
                     self.streaming = false;
                 }
-                self.transcript.push_str(&summary);
-                self.transcript.push('\n');
+                self.transcript.push(&summary);
+                self.transcript.push("\n");
                 self.running = false;
                 self.task_approval = None;
             }

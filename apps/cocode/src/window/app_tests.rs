@@ -225,7 +225,7 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
         std::fs::read_to_string(root.join("config.json")).unwrap(),
         "{\"a\": 2}\n"
     );
-    let transcript = h.state().agent.transcript.clone();
+    let transcript = h.state().agent.transcript.text();
     assert!(
         transcript.contains("verify parse check: passed"),
         "{transcript}"
@@ -385,7 +385,7 @@ fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
     run_until(&mut h, "the stopped task", |h| {
         !h.state().agent.running && h.state().agent.tool_approvals.is_empty()
     });
-    let transcript = h.state().agent.transcript.clone();
+    let transcript = h.state().agent.transcript.text();
     assert!(
         transcript
             .lines()
@@ -465,7 +465,7 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
         std::fs::read_to_string(root.join("out.txt")).unwrap(),
         "from the window"
     );
-    let transcript = h.state().agent.transcript.clone();
+    let transcript = h.state().agent.transcript.text();
     assert!(transcript.contains("written"), "{transcript}");
     assert!(
         transcript

@@ -8,6 +8,7 @@ use egui::Key;
 
 use crate::window::agent::{AgentPanel, BACKENDS};
 use crate::window::command::Command;
+use crate::window::transcript::Transcript;
 
 /// Draws the panel.
 pub fn show(
@@ -57,13 +58,7 @@ pub fn show(
     }
     approval_cards(ui, panel, commands);
     ui.separator();
-    egui::ScrollArea::vertical()
-        .id_salt("agent-transcript")
-        .max_height(ui.available_height() * 0.4)
-        .stick_to_bottom(true)
-        .show(ui, |ui| {
-            ui.add(egui::Label::new(egui::RichText::new(&panel.transcript).monospace()).wrap());
-        });
+    transcript(ui, &panel.transcript);
     ui.separator();
     ui.label(egui::RichText::new("Tasks").strong());
     egui::ScrollArea::vertical()
@@ -85,6 +80,30 @@ pub fn show(
             }
             if let Some(detail) = &panel.detail {
                 task_detail(ui, detail, panel.running, commands);
+            }
+        });
+}
+
+/// The transcript: only the rows in sight are laid out, unwrapped (long
+/// lines scroll sideways, as in a terminal), and it follows the end while
+/// the agent writes.
+fn transcript(ui: &mut egui::Ui, transcript: &Transcript) {
+    let row_height = ui.text_style_height(&egui::TextStyle::Monospace);
+    let dropped = transcript.dropped();
+    let rows = transcript.rows() + usize::from(dropped > 0);
+    egui::ScrollArea::both()
+        .id_salt("agent-transcript")
+        .max_height(ui.available_height() * 0.4)
+        .auto_shrink([false, true])
+        .stick_to_bottom(true)
+        .show_rows(ui, row_height, rows, |ui, range| {
+            for i in range {
+                let text = match (dropped > 0, i) {
+                    (true, 0) => format!("… {dropped} earlier lines are not kept"),
+                    (true, i) => transcript.row(i - 1).to_owned(),
+                    (false, i) => transcript.row(i).to_owned(),
+                };
+                ui.add(egui::Label::new(egui::RichText::new(text).monospace()).extend());
             }
         });
 }
