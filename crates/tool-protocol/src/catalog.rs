@@ -4,10 +4,16 @@
 //! host use cases); the built-in agent and the local agent read the same
 //! definitions, so a name, a schema or a limit exists in exactly one place.
 //! The descriptions are model-facing: they state the limits a model must
-//! respect, because a model cannot read this source.
+//! respect, because a model cannot read this source. Input schemas are
+//! generated from the handlers' typed arguments ([`crate::args`]).
 
 use serde_json::{Value, json};
 
+use crate::args::{
+    ApplyEditsArgs, ApplyPatchArgs, CreateFileArgs, DeleteFileArgs, GetStatusArgs, ListFilesArgs,
+    LspDiagnosticsArgs, ReadFileArgs, RenameFileArgs, SearchArgs, TaskFinishArgs, TerminalRunArgs,
+    WriteFileArgs, input_schema,
+};
 use crate::types::{ToolAnnotations, ToolDefinition};
 
 /// The largest text (UTF-8 bytes) one read returns or one mutation writes.
@@ -60,32 +66,6 @@ const DESTRUCTIVE: ToolAnnotations = ToolAnnotations {
     open_world: false,
 };
 
-fn path_schema(what: &str) -> Value {
-    json!({
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 4096,
-        "description": format!("{what}, relative to the workspace root, with `/` separators")
-    })
-}
-
-fn revision_schema() -> Value {
-    json!({
-        "type": "string",
-        "pattern": "^sha256:[0-9a-f]{64}$",
-        "description": "The `revision` a readFile returned; the edit is refused with \
-                        WORKSPACE_REVISION_CONFLICT if the file changed since"
-    })
-}
-
-fn text_schema(what: &str) -> Value {
-    json!({
-        "type": "string",
-        "maxLength": SOURCE_LIMIT_BYTES,
-        "description": format!("{what} (at most {SOURCE_LIMIT_BYTES} UTF-8 bytes)")
-    })
-}
-
 fn edit_result_schema() -> Value {
     json!({
         "type": "object",
@@ -131,7 +111,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
              python, node, dart) with their test commands, and whether history is \
              recorded. Call it first."
                 .to_owned(),
-            json!({"type": "object", "additionalProperties": false, "properties": {}}),
+            input_schema::<GetStatusArgs>(),
             Some(json!({
                 "type": "object",
                 "required": ["root", "projects", "heldPaths", "lockedPaths"],
@@ -160,15 +140,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                  what .gitignore ignores, with sizes in bytes. At most {LIST_PAGE_LIMIT} \
                  entries per page; pass `cursor` from the previous page for more."
             ),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "properties": {
-                    "path": path_schema("The folder to list"),
-                    "cursor": {"type": "string"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": LIST_PAGE_LIMIT}
-                }
-            }),
+            input_schema::<ListFilesArgs>(),
             Some(json!({
                 "type": "object",
                 "required": ["files"],
@@ -192,16 +164,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                  when you edit the file. Files over {SOURCE_LIMIT_BYTES} bytes must be read \
                  by line range; binary files are refused (WORKSPACE_BINARY_FILE)."
             ),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["path"],
-                "properties": {
-                    "path": path_schema("The file"),
-                    "startLine": {"type": "integer", "minimum": 1},
-                    "endLine": {"type": "integer", "minimum": 1}
-                }
-            }),
+            input_schema::<ReadFileArgs>(),
             Some(json!({
                 "type": "object",
                 "required": ["path", "content", "revision", "startLine", "endLine", "totalLines"],
@@ -228,17 +191,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                  `regex` is true), skipping ignored files. Returns up to {SEARCH_RESULT_LIMIT} \
                  matches as path, 1-based line and a one-line preview."
             ),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["query"],
-                "properties": {
-                    "query": {"type": "string", "minLength": 1, "maxLength": 1000},
-                    "regex": {"type": "boolean"},
-                    "path": path_schema("A folder to search in"),
-                    "maxResults": {"type": "integer", "minimum": 1, "maximum": SEARCH_RESULT_LIMIT}
-                }
-            }),
+            input_schema::<SearchArgs>(),
             None,
             READ_ONLY,
         ),
@@ -252,16 +205,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                  files under protected paths wait for a person's approval \
                  (outcome `held_for_approval`)."
             ),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["path", "content"],
-                "properties": {
-                    "path": path_schema("The file"),
-                    "content": text_schema("The new content"),
-                    "expectedRevision": revision_schema()
-                }
-            }),
+            input_schema::<WriteFileArgs>(),
             Some(edit_result_schema()),
             MUTATION,
         ),
@@ -274,18 +218,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                  `search` does not occur. The result is limited to {SOURCE_LIMIT_BYTES} UTF-8 \
                  bytes. Pass the `revision` from readFile as `expectedRevision`."
             ),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["path", "search", "replace"],
-                "properties": {
-                    "path": path_schema("The file"),
-                    "search": {"type": "string", "minLength": 1, "maxLength": SOURCE_LIMIT_BYTES},
-                    "replace": text_schema("The replacement"),
-                    "occurrence": {"enum": ["first", "all"]},
-                    "expectedRevision": revision_schema()
-                }
-            }),
+            input_schema::<ApplyPatchArgs>(),
             Some(edit_result_schema()),
             MUTATION,
         ),
@@ -296,15 +229,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                 "Creates a new text file; refused with WORKSPACE_FILE_CONFLICT when the path \
                  exists. Content is limited to {SOURCE_LIMIT_BYTES} UTF-8 bytes."
             ),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["path", "content"],
-                "properties": {
-                    "path": path_schema("The new file"),
-                    "content": text_schema("The content")
-                }
-            }),
+            input_schema::<CreateFileArgs>(),
             Some(edit_result_schema()),
             MUTATION,
         ),
@@ -314,15 +239,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
             "Renames or moves a file or folder inside the workspace; refused when the \
              destination exists."
                 .to_owned(),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["from", "to"],
-                "properties": {
-                    "from": path_schema("The current path"),
-                    "to": path_schema("The new path")
-                }
-            }),
+            input_schema::<RenameFileArgs>(),
             None,
             MUTATION,
         ),
@@ -330,15 +247,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
             DELETE_FILE,
             "Delete a file",
             "Deletes a file or folder. The deletion is recorded and can be rolled back.".to_owned(),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["path"],
-                "properties": {
-                    "path": path_schema("The file or folder"),
-                    "expectedRevision": revision_schema()
-                }
-            }),
+            input_schema::<DeleteFileArgs>(),
             None,
             DESTRUCTIVE,
         ),
@@ -359,34 +268,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                  like a single edit; if a protected test file would change, the whole set \
                  waits for a person's approval (outcome `held_for_approval`)."
             ),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["edits"],
-                "properties": {
-                    "edits": {
-                        "type": "array",
-                        "minItems": 1,
-                        "maxItems": EDIT_BATCH_LIMIT,
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": false,
-                            "required": ["op", "path"],
-                            "properties": {
-                                "op": {"enum": ["write", "patch", "create", "delete", "rename"]},
-                                "path": path_schema("The file (for `rename`, the current path)"),
-                                "to": path_schema("For `rename`: the new path"),
-                                "content": text_schema("For `write` and `create`: the content"),
-                                "search": {"type": "string", "minLength": 1, "maxLength": SOURCE_LIMIT_BYTES,
-                                           "description": "For `patch`: the literal text to replace"},
-                                "replace": text_schema("For `patch`: the replacement"),
-                                "occurrence": {"enum": ["first", "all"]},
-                                "expectedRevision": revision_schema()
-                            }
-                        }
-                    }
-                }
-            }),
+            input_schema::<ApplyEditsArgs>(),
             Some(json!({
                 "type": "object",
                 "required": ["outcome", "files"],
@@ -417,21 +299,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
                  hosts. Output is limited to {COMMAND_OUTPUT_LIMIT_BYTES} bytes (the start is \
                  trimmed) and the run to {COMMAND_TIMEOUT_LIMIT_SECS} seconds."
             ),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["argv"],
-                "properties": {
-                    "argv": {"type": "array", "minItems": 1, "maxItems": 256,
-                             "items": {"type": "string", "maxLength": 32768}},
-                    "cwd": path_schema("The folder to run in (default: the workspace root)"),
-                    "timeoutSecs": {"type": "integer", "minimum": 1, "maximum": COMMAND_TIMEOUT_LIMIT_SECS},
-                    "outputLimitBytes": {"type": "integer", "minimum": 1, "maximum": COMMAND_OUTPUT_LIMIT_BYTES},
-                    "env": {"type": "object", "maxProperties": 64,
-                            "description": "Extra environment variables (credential-like names are refused)",
-                            "additionalProperties": {"type": "string", "maxLength": 32768}}
-                }
-            }),
+            input_schema::<TerminalRunArgs>(),
             Some(json!({
                 "type": "object",
                 "required": ["exitCode", "output", "truncated", "timedOut"],
@@ -450,12 +318,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
             "Diagnostics",
             "The language server's current diagnostics (errors and warnings) for a file."
                 .to_owned(),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["path"],
-                "properties": {"path": path_schema("The file")}
-            }),
+            input_schema::<LspDiagnosticsArgs>(),
             None,
             READ_ONLY,
         ),
@@ -466,15 +329,7 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
              (static analysis, build, tests); the task completes only if verification \
              passes or a person approves. Call it once, last."
                 .to_owned(),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["summary"],
-                "properties": {
-                    "summary": {"type": "string", "minLength": 1, "maxLength": 4000,
-                                "description": "What you changed and why, for the reviewer"}
-                }
-            }),
+            input_schema::<TaskFinishArgs>(),
             None,
             READ_ONLY,
         ),
@@ -584,6 +439,15 @@ mod tests {
                 tool.input_schema["properties"][key]["maxLength"],
                 json!(SOURCE_LIMIT_BYTES),
                 "{name} schema"
+            );
+            // The field's own description (a doc comment, so a literal)
+            // names the same limit.
+            let field = tool.input_schema["properties"][key]["description"]
+                .as_str()
+                .unwrap();
+            assert!(
+                field.contains(&format!("at most {SOURCE_LIMIT_BYTES} UTF-8 bytes")),
+                "{name}: {field}"
             );
         }
     }

@@ -5,6 +5,7 @@
 //! of the canonical definitions, never a second source.
 
 pub mod approval;
+pub mod args;
 pub mod catalog;
 pub mod durable;
 pub mod error;

@@ -136,6 +136,7 @@ impl TaskHost {
             tasks: Arc::clone(&tasks),
             documents: Arc::clone(&options.documents)
                 as Arc<dyn cocode_core::services::TextDocumentSource>,
+            listings: crate::host::tools::Listings::default(),
         });
         let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
         handlers.register(&mut registry)?;

@@ -19,6 +19,11 @@ use cocode_core::process::{ExitStatus, LaunchIo, LaunchSpec, ProcessLauncher, Sa
 use cocode_core::services::TextDocumentSource;
 use cocode_core::snapshot::EditSnapshot;
 use cocode_core::{AttemptNo, ContentHash, SessionId, TaskId, WorkspaceErrorCode};
+use cocode_tool_protocol::args::{
+    ApplyEditsArgs, ApplyPatchArgs, CreateFileArgs, DeleteFileArgs, EditArgs, EditOp,
+    GetStatusArgs, ListFilesArgs, Occurrence, ReadFileArgs, RenameFileArgs, SearchArgs,
+    TaskFinishArgs, TerminalRunArgs, WriteFileArgs,
+};
 use cocode_tool_protocol::catalog::{self, SOURCE_LIMIT_BYTES};
 use cocode_tool_protocol::{
     HandlerContext, RegistrationError, ToolError, ToolErrorCode, ToolHandler, ToolOutput,
@@ -139,6 +144,45 @@ pub struct WorkspaceTools {
     pub tasks: Arc<TaskDirectory>,
     /// Unsaved editor text, which an agent reads instead of the disk.
     pub documents: Arc<dyn TextDocumentSource>,
+    /// The listings `listFiles` cursors page through.
+    pub listings: Listings,
+}
+
+/// How many listings `listFiles` keeps for their cursors; an older cursor
+/// is refused ("list again") rather than paging a new listing.
+const KEPT_LISTINGS: usize = 8;
+
+/// A listing of `listFiles`: sorted paths with their sizes.
+type Listing = Arc<Vec<(String, u64)>>;
+
+/// The most recent listings, each under its own id; a cursor is
+/// `ID:OFFSET`.
+#[derive(Debug, Default)]
+pub struct Listings {
+    kept: Mutex<(u64, std::collections::VecDeque<(u64, Listing)>)>,
+}
+
+impl Listings {
+    /// Keeps a listing and returns its id.
+    fn keep(&self, files: Listing) -> u64 {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.0 += 1;
+        let id = kept.0;
+        kept.1.push_back((id, files));
+        while kept.1.len() > KEPT_LISTINGS {
+            kept.1.pop_front();
+        }
+        id
+    }
+
+    /// The listing and offset a cursor names, if it is still kept.
+    fn page(&self, cursor: &str) -> Option<(u64, Listing, usize)> {
+        let (id, offset) = cursor.split_once(':')?;
+        let (id, offset): (u64, usize) = (id.parse().ok()?, offset.parse().ok()?);
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let files = kept.1.iter().find(|(k, _)| *k == id)?.1.clone();
+        (offset <= files.len()).then_some((id, files, offset))
+    }
 }
 
 impl std::fmt::Debug for WorkspaceTools {
@@ -158,13 +202,49 @@ fn edit_invalid(message: impl Into<String>) -> ToolError {
     ToolError::new(ToolErrorCode::ValidationFailed, message)
 }
 
-/// One edit of an `applyEdits` call: the single-file tool it stands for,
-/// its path (for a rename, the source and `to`) and its arguments.
+/// One checked edit of an `applyEdits` call: its path (for a rename, the
+/// source and `to`) and its arguments.
 struct EditItem {
-    tool: &'static str,
     path: NormalizedPath,
     to: Option<NormalizedPath>,
-    args: Map<String, Value>,
+    edit: EditArgs,
+}
+
+/// Reads a tool's typed arguments. The registry validated them against the
+/// schema generated from the same type, so a failure here means a bug.
+fn typed<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, ToolError> {
+    cocode_tool_protocol::args::parse(args).map_err(|e| {
+        ToolError::new(
+            ToolErrorCode::ValidationFailed,
+            format!("the arguments do not fit the tool: {e}"),
+        )
+    })
+}
+
+/// Which fields an edit carries, by their wire names.
+fn present_fields(edit: &EditArgs) -> Vec<&'static str> {
+    [
+        ("to", edit.to.is_some()),
+        ("content", edit.content.is_some()),
+        ("search", edit.search.is_some()),
+        ("replace", edit.replace.is_some()),
+        ("occurrence", edit.occurrence.is_some()),
+        ("expectedRevision", edit.expected_revision.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, present)| present.then_some(name))
+    .collect()
+}
+
+/// The wire name of an op, for messages.
+fn op_name(op: EditOp) -> &'static str {
+    match op {
+        EditOp::Write => "write",
+        EditOp::Patch => "patch",
+        EditOp::Create => "create",
+        EditOp::Delete => "delete",
+        EditOp::Rename => "rename",
+    }
 }
 
 fn ws_error(
@@ -181,8 +261,50 @@ fn gate_error(e: GateError) -> ToolError {
     ws_error(e.code, e.operation, &e.path, e.message)
 }
 
-fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
+/// A single-file edit tool's typed arguments as the edit they make.
+fn single_edit(tool: &str, args: Map<String, Value>) -> Result<EditArgs, ToolError> {
+    Ok(match tool {
+        catalog::WRITE_FILE => {
+            let a: WriteFileArgs = typed(args)?;
+            EditArgs {
+                op: EditOp::Write,
+                path: a.path,
+                content: Some(a.content),
+                expected_revision: a.expected_revision,
+                ..EditArgs::default()
+            }
+        }
+        catalog::CREATE_FILE => {
+            let a: CreateFileArgs = typed(args)?;
+            EditArgs {
+                op: EditOp::Create,
+                path: a.path,
+                content: Some(a.content),
+                ..EditArgs::default()
+            }
+        }
+        catalog::APPLY_PATCH => {
+            let a: ApplyPatchArgs = typed(args)?;
+            EditArgs {
+                op: EditOp::Patch,
+                path: a.path,
+                search: Some(a.search),
+                replace: Some(a.replace),
+                occurrence: a.occurrence,
+                expected_revision: a.expected_revision,
+                ..EditArgs::default()
+            }
+        }
+        _ => {
+            let a: DeleteFileArgs = typed(args)?;
+            EditArgs {
+                op: EditOp::Delete,
+                path: a.path,
+                expected_revision: a.expected_revision,
+                ..EditArgs::default()
+            }
+        }
+    })
 }
 
 /// The revision string of some content.
@@ -371,7 +493,7 @@ impl WorkspaceTools {
     async fn edit_set(
         self: Arc<Self>,
         ctx: TaskContext,
-        args: &Map<String, Value>,
+        args: ApplyEditsArgs,
     ) -> Result<ToolOutput, ToolError> {
         let edits = self.edit_items(args)?;
         let touched = edits
@@ -387,7 +509,7 @@ impl WorkspaceTools {
                         from: e.path.clone(),
                         to: to.clone(),
                     },
-                    None => this.prepare(e.tool, &e.path, &e.args)?,
+                    None => this.prepare(&e.edit, &e.path)?,
                 };
                 if let GateOp::Write { path, bytes } = &op {
                     total += bytes.len();
@@ -424,56 +546,29 @@ impl WorkspaceTools {
 
     /// The edits of an `applyEdits` call, each checked for the arguments its
     /// `op` takes (and no others).
-    fn edit_items(&self, args: &Map<String, Value>) -> Result<Vec<EditItem>, ToolError> {
-        let edits = args
-            .get("edits")
-            .and_then(Value::as_array)
-            .ok_or_else(|| edit_invalid("`edits` must be an array of edits"))?;
-        let mut items = Vec::with_capacity(edits.len());
-        for (n, edit) in edits.iter().enumerate() {
-            let Some(fields) = edit.as_object() else {
-                return Err(edit_invalid(format!("edit {n} is not an object")));
-            };
-            let op = str_arg(fields, "op").unwrap_or_default();
-            let (tool, required, optional): (&'static str, &[&str], &[&str]) = match op {
-                "write" => (catalog::WRITE_FILE, &["content"], &["expectedRevision"]),
-                "patch" => (
-                    catalog::APPLY_PATCH,
-                    &["search", "replace"],
-                    &["occurrence", "expectedRevision"],
-                ),
-                "create" => (catalog::CREATE_FILE, &["content"], &[]),
-                "delete" => (catalog::DELETE_FILE, &[], &["expectedRevision"]),
-                "rename" => (catalog::RENAME_FILE, &["to"], &[]),
-                other => {
-                    return Err(edit_invalid(format!(
-                        "edit {n}: unknown op {other:?} (write, patch, create, delete or rename)"
-                    )));
-                }
-            };
-            if let Some(key) = required.iter().find(|k| str_arg(fields, k).is_none()) {
+    fn edit_items(&self, args: ApplyEditsArgs) -> Result<Vec<EditItem>, ToolError> {
+        let mut items = Vec::with_capacity(args.edits.len());
+        for (n, edit) in args.edits.into_iter().enumerate() {
+            let op = op_name(edit.op);
+            let (required, optional) = edit.op.fields();
+            let present = present_fields(&edit);
+            if let Some(key) = required.iter().find(|k| !present.contains(k)) {
                 return Err(edit_invalid(format!("edit {n} ({op}) needs `{key}`")));
             }
-            if let Some(key) = fields.keys().find(|k| {
-                !matches!(k.as_str(), "op" | "path")
-                    && !required.contains(&k.as_str())
-                    && !optional.contains(&k.as_str())
-            }) {
+            if let Some(key) = present
+                .iter()
+                .find(|k| !required.contains(k) && !optional.contains(k))
+            {
                 return Err(edit_invalid(format!(
                     "edit {n} ({op}) does not take `{key}`"
                 )));
             }
-            let path = self.normalize(str_arg(fields, "path").unwrap_or_default())?;
-            let to = match str_arg(fields, "to") {
-                Some(to) if tool == catalog::RENAME_FILE => Some(self.normalize(to)?),
+            let path = self.normalize(&edit.path)?;
+            let to = match (&edit.to, edit.op) {
+                (Some(to), EditOp::Rename) => Some(self.normalize(to)?),
                 _ => None,
             };
-            items.push(EditItem {
-                tool,
-                path,
-                to,
-                args: fields.clone(),
-            });
+            items.push(EditItem { path, to, edit });
         }
         Ok(items)
     }
@@ -520,14 +615,12 @@ impl WorkspaceTools {
         }))
     }
 
-    fn list(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
-        let base = match str_arg(args, "path") {
-            Some(p) if p != "." => Some(self.normalize(p)?),
-            _ => None,
-        };
+    /// The files under `base` (default: the workspace), gitignore-aware,
+    /// without `.git/` and `.cocode/`, sorted, with their sizes.
+    fn walk_files(&self, base: Option<&NormalizedPath>) -> Result<Vec<(String, u64)>, ToolError> {
         // A folder given by the agent is resolved like a read: its real
         // path must be inside the workspace and outside `.cocode/`.
-        let dir = match &base {
+        let dir = match base {
             None => self.root().to_path_buf(),
             Some(p) => {
                 let resolved = self
@@ -549,17 +642,6 @@ impl WorkspaceTools {
                     .segments()
                     .fold(self.root().to_path_buf(), |d, s| d.join(s))
             }
-        };
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
-            .unwrap_or(500)
-            .min(catalog::LIST_PAGE_LIMIT);
-        let start: usize = match str_arg(args, "cursor") {
-            None => 0,
-            Some(c) => c.parse().map_err(|_| {
-                ToolError::handler("TOOL_VALIDATION_FAILED", "unknown cursor", false)
-            })?,
         };
         let mut files = Vec::new();
         let walker = ignore::WalkBuilder::new(&dir)
@@ -583,20 +665,44 @@ impl WorkspaceTools {
             files.push((rel.to_string_lossy().replace('\\', "/"), size));
         }
         files.sort();
+        Ok(files)
+    }
+
+    /// `listFiles`: the first page walks the tree once and keeps that
+    /// listing; a cursor pages through the same listing, so files created
+    /// or removed meanwhile neither repeat nor vanish between pages.
+    fn list(&self, args: &ListFilesArgs) -> Result<ToolOutput, ToolError> {
+        let limit =
+            usize::try_from(args.limit.unwrap_or(500).min(catalog::LIST_PAGE_LIMIT)).unwrap_or(500);
+        let (snapshot, files, start) = if let Some(cursor) = &args.cursor {
+            self.listings.page(cursor).ok_or_else(|| {
+                ToolError::handler(
+                    "TOOL_VALIDATION_FAILED",
+                    "unknown or expired cursor; list again without one",
+                    false,
+                )
+            })?
+        } else {
+            let base = match args.path.as_deref() {
+                Some(p) if p != "." => Some(self.normalize(p)?),
+                _ => None,
+            };
+            let files = Arc::new(self.walk_files(base.as_ref())?);
+            (self.listings.keep(Arc::clone(&files)), files, 0)
+        };
         let page: Vec<Value> = files
             .iter()
             .skip(start)
-            .take(usize::try_from(limit).unwrap_or(500))
+            .take(limit)
             .map(|(path, size)| json!({"path": path, "size": size}))
             .collect();
         let next = start + page.len();
-        let next_cursor = (next < files.len()).then(|| next.to_string());
+        let next_cursor = (next < files.len()).then(|| format!("{snapshot}:{next}"));
         ToolOutput::json(&json!({"files": page, "nextCursor": next_cursor}))
     }
 
-    fn read(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
-        let raw = str_arg(args, "path").unwrap_or_default();
-        let path = self.normalize(raw)?;
+    fn read(&self, args: &ReadFileArgs) -> Result<ToolOutput, ToolError> {
+        let path = self.normalize(&args.path)?;
         // The editor's unsaved text wins over the disk (ACP's
         // `fs/read_text_file` promises it too); its revision is that of the
         // text returned. The path passes the same policy either way.
@@ -624,15 +730,13 @@ impl WorkspaceTools {
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         let total = lines.len();
         let start = args
-            .get("startLine")
-            .and_then(Value::as_u64)
+            .start_line
             .map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX));
         let end = args
-            .get("endLine")
-            .and_then(Value::as_u64)
+            .end_line
             .map_or(total, |n| usize::try_from(n).unwrap_or(usize::MAX))
             .min(total);
-        let ranged = args.contains_key("startLine") || args.contains_key("endLine");
+        let ranged = args.start_line.is_some() || args.end_line.is_some();
         if !ranged && bytes.len() > SOURCE_LIMIT_BYTES {
             return Err(ws_error(
                 WorkspaceErrorCode::SourceLimit,
@@ -664,9 +768,11 @@ impl WorkspaceTools {
         ToolOutput::json(&result)
     }
 
-    fn search(&self, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
-        let query = str_arg(args, "query").unwrap_or_default();
-        let pattern = if args.get("regex").and_then(Value::as_bool) == Some(true) {
+    /// `search`: one walk of the tree (or of `path`), each file read
+    /// through the safe read path.
+    fn search(&self, args: &SearchArgs) -> Result<ToolOutput, ToolError> {
+        let query = args.query.as_str();
+        let pattern = if args.regex == Some(true) {
             regex::Regex::new(query)
         } else {
             regex::Regex::new(&regex::escape(query))
@@ -679,45 +785,21 @@ impl WorkspaceTools {
             )
         })?;
         let max = args
-            .get("maxResults")
-            .and_then(Value::as_u64)
+            .max_results
             .unwrap_or(100)
             .min(catalog::SEARCH_RESULT_LIMIT);
-        let listing = self.list(&Map::from_iter([(
-            "limit".to_owned(),
-            json!(catalog::LIST_PAGE_LIMIT),
-        )]))?;
-        let mut files: Vec<String> = Vec::new();
-        let mut page = listing.structured_content.unwrap_or(Value::Null);
-        loop {
-            files.extend(
-                page["files"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|f| f["path"].as_str().map(str::to_owned)),
-            );
-            let Some(cursor) = page["nextCursor"].as_str().map(str::to_owned) else {
-                break;
-            };
-            page = self
-                .list(&Map::from_iter([
-                    ("limit".to_owned(), json!(catalog::LIST_PAGE_LIMIT)),
-                    ("cursor".to_owned(), json!(cursor)),
-                ]))?
-                .structured_content
-                .unwrap_or(Value::Null);
-        }
-        let prefix = str_arg(args, "path").map(|p| format!("{}/", p.trim_end_matches('/')));
+        let base = match args.path.as_deref() {
+            Some(p) if p != "." => Some(self.normalize(p)?),
+            _ => None,
+        };
+        let files: Vec<String> = self
+            .walk_files(base.as_ref())?
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
         let mut matches = Vec::new();
         let mut truncated = false;
         'files: for rel in files {
-            if prefix
-                .as_ref()
-                .is_some_and(|p| !rel.starts_with(p.as_str()))
-            {
-                continue;
-            }
             let Ok(path) = self.normalize(&rel) else {
                 continue;
             };
@@ -743,20 +825,11 @@ impl WorkspaceTools {
 
     async fn run_command(
         self: Arc<Self>,
-        args: Map<String, Value>,
+        args: TerminalRunArgs,
         cx: HandlerContext,
     ) -> Result<ToolOutput, ToolError> {
         let ctx = self.context(&cx)?;
-        let command: Vec<String> = args
-            .get("argv")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let cwd = match str_arg(&args, "cwd") {
+        let cwd = match args.cwd.as_deref() {
             Some(c) if c != "." => {
                 let p = self.normalize(c)?;
                 p.segments()
@@ -765,25 +838,16 @@ impl WorkspaceTools {
             _ => self.root().to_path_buf(),
         };
         let timeout = Duration::from_secs(
-            args.get("timeoutSecs")
-                .and_then(Value::as_u64)
+            args.timeout_secs
                 .unwrap_or(600)
                 .min(catalog::COMMAND_TIMEOUT_LIMIT_SECS),
         );
         let output_limit = args
-            .get("outputLimitBytes")
-            .and_then(Value::as_u64)
+            .output_limit_bytes
             .unwrap_or(catalog::COMMAND_OUTPUT_LIMIT_BYTES)
             .min(catalog::COMMAND_OUTPUT_LIMIT_BYTES);
-        let env_overrides: BTreeMap<String, String> = args
-            .get("env")
-            .and_then(Value::as_object)
-            .map(|env| {
-                env.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let command = args.argv;
+        let env_overrides = args.env;
         let this = Arc::clone(&self);
         tokio::task::spawn_blocking(move || this.workspace.gate.begin_sweep())
             .await
@@ -882,12 +946,27 @@ impl WorkspaceTools {
         cx: HandlerContext,
     ) -> Result<ToolOutput, ToolError> {
         match tool {
-            catalog::GET_STATUS => self.status(),
-            catalog::LIST_FILES => self.list(&args),
-            catalog::READ_FILE => self.read(&args),
-            catalog::SEARCH => self.search(&args),
-            catalog::TERMINAL_RUN => self.run_command(args, cx).await,
+            // Read-only tools read the disk: they run on the blocking pool,
+            // never on the runtime's workers.
+            catalog::GET_STATUS => {
+                typed::<GetStatusArgs>(args)?;
+                self.blocking(Self::status).await
+            }
+            catalog::LIST_FILES => {
+                let args: ListFilesArgs = typed(args)?;
+                self.blocking(move |this| this.list(&args)).await
+            }
+            catalog::READ_FILE => {
+                let args: ReadFileArgs = typed(args)?;
+                self.blocking(move |this| this.read(&args)).await
+            }
+            catalog::SEARCH => {
+                let args: SearchArgs = typed(args)?;
+                self.blocking(move |this| this.search(&args)).await
+            }
+            catalog::TERMINAL_RUN => self.run_command(typed(args)?, cx).await,
             catalog::TASK_FINISH => {
+                typed::<TaskFinishArgs>(args)?;
                 self.context(&cx)?;
                 ToolOutput::json(&json!({"accepted": true}))
             }
@@ -895,20 +974,23 @@ impl WorkspaceTools {
             | catalog::CREATE_FILE
             | catalog::APPLY_PATCH
             | catalog::DELETE_FILE => {
+                let edit = single_edit(tool, args)?;
                 let ctx = self.context(&cx)?;
-                let path = self.normalize(str_arg(&args, "path").unwrap_or_default())?;
+                let path = self.normalize(&edit.path)?;
                 let touched = vec![path.clone()];
-                self.edit(ctx, touched, move |this| this.prepare(tool, &path, &args))
+                self.edit(ctx, touched, move |this| this.prepare(&edit, &path))
                     .await
             }
             catalog::APPLY_EDITS => {
+                let args = typed(args)?;
                 let ctx = self.context(&cx)?;
-                self.edit_set(ctx, &args).await
+                self.edit_set(ctx, args).await
             }
             catalog::RENAME_FILE => {
+                let args: RenameFileArgs = typed(args)?;
                 let ctx = self.context(&cx)?;
-                let from = self.normalize(str_arg(&args, "from").unwrap_or_default())?;
-                let to = self.normalize(str_arg(&args, "to").unwrap_or_default())?;
+                let from = self.normalize(&args.from)?;
+                let to = self.normalize(&args.to)?;
                 let touched = vec![from.clone(), to.clone()];
                 self.edit(ctx, touched, move |_| Ok(GateOp::Rename { from, to }))
                     .await
@@ -920,30 +1002,35 @@ impl WorkspaceTools {
         }
     }
 
+    /// Runs a read-only tool on the blocking pool.
+    async fn blocking(
+        self: Arc<Self>,
+        work: impl FnOnce(&Self) -> Result<ToolOutput, ToolError> + Send + 'static,
+    ) -> Result<ToolOutput, ToolError> {
+        tokio::task::spawn_blocking(move || work(&self))
+            .await
+            .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
+    }
+
     /// Builds a file edit inside its lease: revision checks and patches
     /// read the file as it is now.
-    fn prepare(
-        &self,
-        tool: &str,
-        path: &NormalizedPath,
-        args: &Map<String, Value>,
-    ) -> Result<GateOp, ToolError> {
-        let operation = match tool {
-            catalog::CREATE_FILE => "create",
-            catalog::DELETE_FILE => "delete",
-            catalog::APPLY_PATCH => "patch",
-            _ => "write",
+    fn prepare(&self, edit: &EditArgs, path: &NormalizedPath) -> Result<GateOp, ToolError> {
+        let operation = match edit.op {
+            EditOp::Create => "create",
+            EditOp::Delete => "delete",
+            EditOp::Patch => "patch",
+            EditOp::Write | EditOp::Rename => "write",
         };
         let current = self.read_current(path, operation)?;
         self.check_revision(
             current.as_deref(),
-            str_arg(args, "expectedRevision"),
+            edit.expected_revision.as_deref(),
             operation,
             path,
         )?;
-        let bytes = match tool {
-            catalog::DELETE_FILE => return Ok(GateOp::Delete { path: path.clone() }),
-            catalog::CREATE_FILE if current.is_some() => {
+        let bytes = match edit.op {
+            EditOp::Delete => return Ok(GateOp::Delete { path: path.clone() }),
+            EditOp::Create if current.is_some() => {
                 return Err(ws_error(
                     WorkspaceErrorCode::FileConflict,
                     operation,
@@ -951,7 +1038,7 @@ impl WorkspaceTools {
                     "the file exists",
                 ));
             }
-            catalog::APPLY_PATCH => {
+            EditOp::Patch => {
                 let Some(current) = current else {
                     return Err(ws_error(
                         WorkspaceErrorCode::FileNotFound,
@@ -969,8 +1056,8 @@ impl WorkspaceTools {
                     ));
                 }
                 let text = String::from_utf8_lossy(&current);
-                let search = str_arg(args, "search").unwrap_or_default();
-                let replace = str_arg(args, "replace").unwrap_or_default();
+                let search = edit.search.as_deref().unwrap_or_default();
+                let replace = edit.replace.as_deref().unwrap_or_default();
                 if search.is_empty() || !text.contains(search) {
                     return Err(ws_error(
                         WorkspaceErrorCode::PatchNotFound,
@@ -979,13 +1066,15 @@ impl WorkspaceTools {
                         "the search text does not occur in the file",
                     ));
                 }
-                if str_arg(args, "occurrence") == Some("all") {
+                if edit.occurrence == Some(Occurrence::All) {
                     text.replace(search, replace).into_bytes()
                 } else {
                     text.replacen(search, replace, 1).into_bytes()
                 }
             }
-            _ => str_arg(args, "content")
+            EditOp::Write | EditOp::Create | EditOp::Rename => edit
+                .content
+                .as_deref()
                 .unwrap_or_default()
                 .as_bytes()
                 .to_vec(),

@@ -1,0 +1,108 @@
+//! The read-only workspace tools through the host's registry: `listFiles`
+//! pages through one listing, `search` walks the tree once, and every read
+//! goes through the workspace's safe read path.
+#![expect(clippy::disallowed_methods, reason = "the test builds a workspace")]
+#![expect(clippy::unwrap_used, reason = "test code")]
+
+#[expect(dead_code, reason = "these tests approve nothing")]
+mod common;
+
+use cocode_tool_protocol::catalog;
+use common::{call, open_host};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+fn paths(result: &Value, key: &str) -> Vec<String> {
+    result[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_files_pages_through_one_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["b.txt", "c.txt", "d.txt", "e.txt", "f.txt"] {
+        std::fs::write(dir.path().join(name), name).unwrap();
+    }
+    let (host, _documents) = open_host(dir.path()).await;
+    let first = call(&host, catalog::LIST_FILES, json!({"limit": 2})).await;
+    let first = first.structured_content.unwrap();
+    assert_eq!(paths(&first, "files"), ["b.txt", "c.txt"]);
+    // A file that sorts first appears meanwhile: the pages neither repeat
+    // nor skip a file of the listing they started.
+    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    let cursor = first["nextCursor"].as_str().unwrap().to_owned();
+    let second = call(
+        &host,
+        catalog::LIST_FILES,
+        json!({"limit": 2, "cursor": cursor}),
+    )
+    .await
+    .structured_content
+    .unwrap();
+    assert_eq!(paths(&second, "files"), ["d.txt", "e.txt"]);
+    let third = call(
+        &host,
+        catalog::LIST_FILES,
+        json!({"limit": 2, "cursor": second["nextCursor"]}),
+    )
+    .await
+    .structured_content
+    .unwrap();
+    assert_eq!(
+        (paths(&third, "files"), third["nextCursor"].clone()),
+        (vec!["f.txt".to_owned()], Value::Null)
+    );
+    // A new listing sees the new file; a cursor nobody handed out is refused.
+    let fresh = call(&host, catalog::LIST_FILES, json!({"limit": 1}))
+        .await
+        .structured_content
+        .unwrap();
+    assert_eq!(paths(&fresh, "files"), ["a.txt"]);
+    let refused = call(&host, catalog::LIST_FILES, json!({"cursor": "999:0"})).await;
+    assert_eq!(
+        refused.error.unwrap().code.as_str(),
+        "TOOL_VALIDATION_FAILED"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_walks_the_folder_it_is_given_and_reads_through_the_safe_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.rs"), "fn needle() {}\n").unwrap();
+    std::fs::write(root.join("top.rs"), "// needle\n").unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "needle outside\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("leak.txt")).unwrap();
+    let (host, _documents) = open_host(&root).await;
+    let all = call(&host, catalog::SEARCH, json!({"query": "needle"}))
+        .await
+        .structured_content
+        .unwrap();
+    assert_eq!(paths(&all, "matches"), ["src/a.rs", "top.rs"]);
+    let in_src = call(
+        &host,
+        catalog::SEARCH,
+        json!({"query": "fn needle", "path": "src"}),
+    )
+    .await
+    .structured_content
+    .unwrap();
+    assert_eq!(
+        in_src["matches"],
+        json!([{"path": "src/a.rs", "line": 1, "preview": "fn needle() {}"}])
+    );
+    #[cfg(unix)]
+    {
+        let read = call(&host, catalog::READ_FILE, json!({"path": "leak.txt"})).await;
+        assert_eq!(
+            read.error.unwrap().code.as_str(),
+            "WORKSPACE_OUTSIDE_WORKSPACE"
+        );
+    }
+}
