@@ -92,10 +92,18 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
         )
     })?;
     step("cross-check", &mut || cross::run(root, false))?;
+    // Tests that skip for a missing peer record it here (see
+    // tests/support/require.rs); the summary counts and names them.
+    let skipped_dir = target_dir(root).join("skipped-peers");
+    let _ = std::fs::remove_dir_all(&skipped_dir);
+    std::fs::create_dir_all(&skipped_dir)
+        .with_context(|| format!("creating {}", skipped_dir.display()))?;
+    let envs = [("COCODE_SKIPPED_DIR", skipped_dir.as_os_str())];
     step("tests", &mut || {
         if has_nextest(root) {
-            cargo(
+            cargo_env(
                 root,
+                &envs,
                 &[
                     "nextest",
                     "run",
@@ -107,8 +115,9 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
             )
         } else {
             println!("test: cargo-nextest not found, using cargo test");
-            cargo(
+            cargo_env(
                 root,
+                &envs,
                 &[
                     "test",
                     "--workspace",
@@ -136,12 +145,44 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
             s.seconds
         );
     }
+    if let Some(line) = skipped_line(&read_skips(&skipped_dir)) {
+        println!("{line}");
+    }
     Ok(steps.iter().all(|s| s.ok))
 }
 
+/// The target folder cargo builds into.
+fn target_dir(root: &Path) -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), Into::into)
+}
+
+/// Every skip the tests recorded, sorted.
+fn read_skips(dir: &Path) -> Vec<String> {
+    let mut skips: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    skips.sort();
+    skips
+}
+
+/// "N skipped: …" for the summary, or nothing when no test skipped.
+fn skipped_line(skips: &[String]) -> Option<String> {
+    (!skips.is_empty()).then(|| format!("{} skipped: {}", skips.len(), skips.join("; ")))
+}
+
 fn cargo(root: &Path, args: &[&str]) -> Result<bool> {
+    cargo_env(root, &[], args)
+}
+
+fn cargo_env(root: &Path, envs: &[(&str, &std::ffi::OsStr)], args: &[&str]) -> Result<bool> {
     let status = Command::new(env_cargo())
         .args(args)
+        .envs(envs.iter().copied())
         .current_dir(root)
         .status()
         .with_context(|| format!("running cargo {}", args.join(" ")))?;
@@ -337,6 +378,30 @@ mod npm_tests {
         assert_eq!(
             super::package_name("@google/gemini-cli"),
             "@google/gemini-cli"
+        );
+    }
+}
+
+#[cfg(test)]
+mod skip_tests {
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn recorded_skips_are_counted_and_named_in_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(super::skipped_line(&super::read_skips(dir.path())), None);
+        #[expect(clippy::disallowed_methods, reason = "the test plants skip files")]
+        {
+            std::fs::write(
+                dir.path().join("7-0"),
+                "suite::verify::pytest_case: pytest\n",
+            )
+            .unwrap();
+            std::fs::write(dir.path().join("9-0"), "headless: npm\n").unwrap();
+        }
+        assert_eq!(
+            super::skipped_line(&super::read_skips(dir.path())),
+            Some("2 skipped: headless: npm; suite::verify::pytest_case: pytest".to_owned())
         );
     }
 }

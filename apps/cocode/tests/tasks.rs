@@ -11,6 +11,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
+
+#[path = "../../../tests/support/require.rs"]
+mod peers;
+
 use serde_json::Value;
 
 /// Runs `cocode ARGS` with no terminal on stdin; returns (exit code, stdout).
@@ -754,13 +758,7 @@ fn a_run_names_the_hosts_the_proxy_refused() {
 /// Whether `cargo` is on PATH; under CI it must be.
 #[cfg(unix)]
 fn have_cargo() -> bool {
-    let have = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("cargo").is_file()));
-    assert!(
-        have || std::env::var_os("CI").is_none(),
-        "cargo is required under CI"
-    );
-    have
+    peers::require_program("cargo")
 }
 
 /// Copies a fixture project from `tests/fixtures/`.

@@ -9,6 +9,10 @@
 use std::process::Command;
 
 #[cfg(target_os = "linux")]
+#[path = "../../../tests/support/require.rs"]
+mod peers;
+
+#[cfg(target_os = "linux")]
 fn have(program: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
@@ -21,13 +25,11 @@ fn have(program: &str) -> bool {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_app_opens_a_window_with_a_folder() {
-    if !(have("xvfb-run") && have("xwininfo")) {
-        // `cargo xtask test` installs both on CI and as root; elsewhere say so.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "xvfb-run and xwininfo are required on CI (packages xvfb, xauth, x11-utils)"
-        );
-        eprintln!("skipped: install xvfb, xauth and x11-utils to run the window smoke test");
+    // `cargo xtask test` installs both on CI and as root.
+    if !peers::require(
+        "xvfb-run and xwininfo (packages xvfb, xauth, x11-utils)",
+        have("xvfb-run") && have("xwininfo"),
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,9 @@
 #![expect(clippy::unwrap_used, reason = "test helpers")]
 #![expect(clippy::disallowed_methods, reason = "tests build a workspace")]
 
+#[path = "../../../tests/support/require.rs"]
+mod peers;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -426,13 +429,7 @@ async fn an_agent_that_needs_a_login_names_its_methods() {
 /// and names its login methods instead of starting a session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gemini_cli_preset_initializes_and_names_its_logins_without_a_key() {
-    let have = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("gemini").is_file()));
-    if !have {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "gemini is required under CI"
-        );
+    if !peers::require_program("gemini") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

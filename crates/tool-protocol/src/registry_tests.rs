@@ -298,7 +298,9 @@ async fn fifty_parallel_calls_keep_their_ids() {
     }
 }
 
-#[tokio::test]
+// Time is the subject: the clock is paused and advances only when every
+// task waits, so the timeout and the drain happen in order on any machine.
+#[tokio::test(start_paused = true)]
 async fn a_timeout_detaches_and_the_same_key_never_runs_twice() {
     let runs = Arc::new(AtomicUsize::new(0));
     let finished = Arc::new(AtomicUsize::new(0));
@@ -831,7 +833,8 @@ async fn durable_results_replay_across_registries_and_store_failures_never_run_t
     assert_eq!(runs.load(Ordering::SeqCst), 1, "no unguarded mutation");
 }
 
-#[tokio::test]
+// The timed-out execution is a subject: a paused clock orders it.
+#[tokio::test(start_paused = true)]
 async fn pending_unknown_and_reconciled_operations_answer_by_state() {
     use crate::durable::{Claim, InMemoryOperationStore, OperationState, Resolution};
     let store = Arc::new(InMemoryOperationStore::new());

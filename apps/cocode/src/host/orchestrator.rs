@@ -31,6 +31,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::host::log::LogErr as _;
 use crate::host::task_host::TaskHost;
 use crate::host::tools::HeldEdit;
 
@@ -195,10 +196,11 @@ impl Run<'_> {
         }
         if transition.to.is_terminal() {
             let host = Arc::clone(&self.host);
-            let _ = tokio::task::spawn_blocking(move || {
+            tokio::task::spawn_blocking(move || {
                 host.run_retention(RetentionTrigger::TaskTerminated)
             })
-            .await;
+            .await
+            .log_err("history retention after a task ended");
         }
         Ok(transition)
     }
@@ -248,7 +250,10 @@ impl Run<'_> {
             }
             TransitionEffect::CancelSession(reason) => {
                 if let Some(session) = &self.session {
-                    let _ = session.cancel(*reason).await;
+                    session
+                        .cancel(*reason)
+                        .await
+                        .log_err("cancelling the agent's session");
                 }
             }
             TransitionEffect::ReleaseLeases => {
@@ -724,7 +729,10 @@ impl TaskOrchestrator {
             } else {
                 // Waiting for a person: the session is not needed to decide
                 // completion, and a headless run ends here.
-                let _ = session.cancel(CancelReason::WorkspaceClosing).await;
+                session
+                    .cancel(CancelReason::WorkspaceClosing)
+                    .await
+                    .log_err("closing the agent's session");
             }
         }
         Ok(run.task)

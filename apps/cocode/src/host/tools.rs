@@ -30,6 +30,8 @@ use cocode_tool_protocol::{
     ToolRegistry,
 };
 use cocode_workspace::{LeaseRegistry, OpenWorkspace};
+
+use crate::host::log::LogErr as _;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
@@ -897,7 +899,7 @@ impl WorkspaceTools {
         loop {
             tokio::select! {
                 () = cx.cancel.cancelled() => {
-                    let _ = handle.kill().await;
+                    handle.kill().await.log_err("stopping a cancelled command");
                     return Err(ToolError::new(ToolErrorCode::Cancelled, "the command was cancelled"));
                 }
                 chunk = handle.read_output() => match chunk {

@@ -131,16 +131,13 @@ pub fn have(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
 }
 
-/// Tests that need a real peer fail under CI when it is missing and skip
-/// (saying so) elsewhere.
+#[path = "../../../../tests/support/require.rs"]
+mod peers;
+
+pub use peers::require as require_peer;
+
+/// Tests that need a real program fail under CI when it is missing and
+/// skip (saying so, and recorded for the summary) elsewhere.
 pub fn require(program: &str) -> bool {
-    if have(program) {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{program} is required under CI (cargo xtask test installs it)"
-    );
-    eprintln!("skipping: {program} is not installed");
-    false
+    peers::require_program(program)
 }

@@ -39,11 +39,17 @@ fn spawn_acquire(
     })
 }
 
-async fn settle() {
-    for _ in 0..20 {
-        tokio::task::yield_now().await;
+/// Waits until `done` holds, checking after every short pause; a state
+/// that never comes fails the test after ten seconds (a deadline, not a
+/// timing the test depends on).
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..10_000 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    panic!("never reached: {what}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -52,26 +58,31 @@ async fn conflicting_requests_are_served_in_arrival_order_and_independent_ones_p
     let log = Arc::new(Mutex::new(Vec::new()));
     let (release_h, hold_h) = tokio::sync::oneshot::channel();
     let h = spawn_acquire(&registry, "holder", &["d"], &log, hold_h);
-    settle().await;
+    let granted = |n: usize| {
+        let log = Arc::clone(&log);
+        move || log.lock().unwrap().len() == n
+    };
+    until("the holder's lease", granted(1)).await;
     // w1 wants a file below the held folder; w2 wants the same file and
     // another one; w3 is independent.
     let (release_1, hold_1) = tokio::sync::oneshot::channel();
     let w1 = spawn_acquire(&registry, "w1", &["d/x.txt"], &log, hold_1);
-    settle().await;
+    until("w1 waiting", || registry.waiting() == 1).await;
     let (release_2, hold_2) = tokio::sync::oneshot::channel();
     let w2 = spawn_acquire(&registry, "w2", &["e.txt", "d/x.txt"], &log, hold_2);
-    settle().await;
+    until("w2 waiting", || registry.waiting() == 2).await;
     // e.txt is free, but w2 may not overtake w1 and holds nothing while waiting.
     let (release_3, hold_3) = tokio::sync::oneshot::channel();
     let w3 = spawn_acquire(&registry, "w3", &["f.txt"], &log, hold_3);
-    settle().await;
+    until("w3's lease", granted(2)).await;
     assert_eq!(*log.lock().unwrap(), vec!["holder", "w3"]);
     assert_eq!(registry.waiting(), 2);
     release_h.send(()).unwrap();
-    settle().await;
+    until("w1's lease", granted(3)).await;
     assert_eq!(*log.lock().unwrap(), vec!["holder", "w3", "w1"]);
+    assert_eq!(registry.waiting(), 1, "w2 still waits behind w1");
     release_1.send(()).unwrap();
-    settle().await;
+    until("w2's lease", granted(4)).await;
     assert_eq!(*log.lock().unwrap(), vec!["holder", "w3", "w1", "w2"]);
     release_2.send(()).unwrap();
     release_3.send(()).unwrap();
@@ -100,7 +111,7 @@ async fn a_directory_delete_blocks_a_concurrent_write_below_it() {
             .await
         })
     };
-    settle().await;
+    until("the writer waiting", || registry.waiting() == 1).await;
     assert!(!writer.is_finished());
     assert_eq!(
         registry
@@ -161,7 +172,7 @@ async fn leases_are_released_on_refusal_session_close_and_restart() {
         let c = c.clone();
         tokio::spawn(async move { registry.acquire(&paths(&["a.txt"]), &c).await.map(drop) })
     };
-    settle().await;
+    until("the waiter queued", || registry.waiting() == 1).await;
     registry.release_session(&c.session_id);
     assert_eq!(waiter.await.unwrap(), Err(LeaseError::Cancelled));
     assert_eq!(registry.leases(), vec![]);
@@ -180,7 +191,8 @@ async fn leases_are_released_on_refusal_session_close_and_restart() {
     assert_eq!(on_disk.leases, vec![]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// The waiter's timeout is the subject: a paused clock fires it exactly.
+#[tokio::test(start_paused = true)]
 async fn a_task_reaching_a_terminal_state_releases_its_leases_and_a_dropped_wait_withdraws() {
     let registry = Arc::new(LeaseRegistry::in_memory());
     let held = registry
