@@ -11,6 +11,7 @@ pub mod brick_service;
 pub mod command;
 pub mod explorer;
 pub mod io_worker;
+pub mod link;
 pub mod new_brick;
 pub mod open_folder;
 pub mod preview;

@@ -17,6 +17,7 @@ use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
 use crate::window::command::{Command, PanelId};
 use crate::window::explorer::{Explorer, WorkspaceView};
 use crate::window::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter};
+use crate::window::link::Waker;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::open_folder::OpenFolderDialog;
 use crate::window::preview::Preview;
@@ -39,8 +40,10 @@ pub struct CocodeApp {
     io: IoWorker,
     /// The process's runtime: the task service and the brick worker run on it.
     runtime: tokio::runtime::Handle,
-    /// The context the IO thread wakes; bound on the first frame.
+    /// The context the workers wake; bound on the first frame.
     repaint: Arc<OnceLock<egui::Context>>,
+    /// The one waker every worker shares: a repaint of the bound context.
+    waker: Waker,
     commands: Vec<Command>,
 }
 
@@ -71,11 +74,12 @@ impl CocodeApp {
     pub fn new(folder: Option<PathBuf>, runtime: tokio::runtime::Handle) -> std::io::Result<Self> {
         let repaint = Arc::new(OnceLock::<egui::Context>::new());
         let wake = Arc::clone(&repaint);
-        let io = IoWorker::spawn(Arc::new(move || {
+        let waker = Waker::new(move || {
             if let Some(ctx) = wake.get() {
                 ctx.request_repaint();
             }
-        }))?;
+        });
+        let io = IoWorker::spawn(waker.clone())?;
         let mut app = Self {
             workspace: None,
             preview: Preview::default(),
@@ -90,6 +94,7 @@ impl CocodeApp {
             io,
             runtime,
             repaint,
+            waker,
             commands: Vec::new(),
         };
         if let Some(root) = folder {
@@ -118,7 +123,7 @@ impl CocodeApp {
         self.bind(ui.ctx());
         self.apply_io();
         self.apply_bricks();
-        if let Some(service) = &self.tasks {
+        if let Some(service) = &mut self.tasks {
             for event in service.drain() {
                 self.agent.on_event(event);
             }
@@ -399,7 +404,6 @@ impl CocodeApp {
     /// Opens the dialog with a fresh brick worker (so bricks added to the
     /// person's folder since the last time are offered).
     fn show_new_from_brick(&mut self) {
-        let wake = Arc::clone(&self.repaint);
         let parent = self
             .workspace
             .as_ref()
@@ -408,14 +412,7 @@ impl CocodeApp {
             .unwrap_or_else(|| PathBuf::from("/"));
         self.dialog = None;
         let dialog = NewFromBrickDialog::new(&parent);
-        self.bricks = Some(BrickService::spawn(
-            Arc::new(move || {
-                if let Some(ctx) = wake.get() {
-                    ctx.request_repaint();
-                }
-            }),
-            &self.runtime,
-        ));
+        self.bricks = Some(BrickService::spawn(self.waker.clone(), &self.runtime));
         self.new_brick = Some(dialog);
     }
 
@@ -430,7 +427,7 @@ impl CocodeApp {
     }
 
     fn apply_bricks(&mut self) {
-        let Some(service) = &self.bricks else {
+        let Some(service) = &mut self.bricks else {
             return;
         };
         let mut recheck = false;
@@ -473,16 +470,7 @@ impl CocodeApp {
 
     /// Starts the task service of the workspace at `root`.
     fn start_tasks(&mut self, root: PathBuf) {
-        let wake = Arc::clone(&self.repaint);
-        self.tasks = Some(TaskService::start(
-            root,
-            Arc::new(move || {
-                if let Some(ctx) = wake.get() {
-                    ctx.request_repaint();
-                }
-            }),
-            &self.runtime,
-        ));
+        self.tasks = Some(TaskService::start(root, self.waker.clone(), &self.runtime));
     }
 
     /// Starts the workspace's task service if needed and runs the prompt.

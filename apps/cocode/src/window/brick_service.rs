@@ -6,12 +6,13 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver};
 
 use cocode_bricks::Bricks;
 use cocode_core::services::{BrickEngine, BrickInfo, ScaffoldError, ScaffoldRequest};
 use cocode_toolchain::{Launcher, WritableRoots};
 use tokio::runtime::Handle;
+
+use crate::window::link::{Coalesce, UiEnd, Waker, link};
 
 /// Work for the brick thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,9 +44,10 @@ pub enum BrickResponse {
 /// Handle to the brick worker; dropping it ends the worker.
 #[derive(Debug)]
 pub struct BrickService {
-    requests: tokio::sync::mpsc::UnboundedSender<BrickRequest>,
-    responses: Receiver<BrickResponse>,
+    link: UiEnd<BrickRequest, BrickResponse>,
 }
+
+impl Coalesce for BrickResponse {}
 
 fn message(e: &ScaffoldError) -> String {
     match e {
@@ -56,16 +58,11 @@ fn message(e: &ScaffoldError) -> String {
 
 impl BrickService {
     /// Starts the worker on the process's runtime.
-    pub fn spawn(wake: Arc<dyn Fn() + Send + Sync>, rt: &Handle) -> Self {
-        let (req_tx, mut req_rx) = tokio::sync::mpsc::unbounded_channel::<BrickRequest>();
-        let (resp_tx, resp_rx) = mpsc::channel::<BrickResponse>();
+    pub fn spawn(waker: Waker, rt: &Handle) -> Self {
+        let (ui, mut worker) = link(waker);
         let handle = rt.clone();
         rt.spawn(async move {
-            let send = |response| {
-                let sent = resp_tx.send(response).is_ok();
-                wake();
-                sent
-            };
+            let events = worker.events;
             // Reading the person's bricks folder touches the disk.
             let loaded = tokio::task::spawn_blocking(crate::host::bricks::catalog).await;
             let (catalog, problems) = match loaded {
@@ -83,13 +80,14 @@ impl BrickService {
             };
             let launcher = Launcher::new(handle, None, WritableRoots::default());
             let engine = Arc::new(Bricks::new(catalog, Arc::new(launcher)));
-            if !send(BrickResponse::Listed {
+            let listed = BrickResponse::Listed {
                 bricks: engine.bricks(),
                 problems,
-            }) {
+            };
+            if !events.send(listed).await {
                 return;
             }
-            while let Some(request) = req_rx.recv().await {
+            while let Some(request) = worker.requests.recv().await {
                 let response = match request {
                     BrickRequest::Validate { seq, request } => {
                         // The checks stat the disk: off the runtime's workers.
@@ -105,25 +103,21 @@ impl BrickService {
                         engine.scaffold(request).await.map_err(|e| message(&e)),
                     ),
                 };
-                if !send(response) {
+                if !events.send(response).await {
                     break;
                 }
             }
         });
-        Self {
-            requests: req_tx,
-            responses: resp_rx,
-        }
+        Self { link: ui }
     }
 
     /// Queues a request; never blocks.
     pub fn send(&self, request: BrickRequest) {
-        // The thread stops only when this handle drops.
-        let _ = self.requests.send(request);
+        self.link.send(request);
     }
 
     /// Answers that arrived since the last call; never blocks.
-    pub fn drain(&self) -> Vec<BrickResponse> {
-        self.responses.try_iter().collect()
+    pub fn drain(&mut self) -> Vec<BrickResponse> {
+        self.link.drain()
     }
 }

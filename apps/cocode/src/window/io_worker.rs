@@ -3,14 +3,14 @@
 //! job wakes the UI once (`request_repaint`), so an idle window stays idle.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 
 use cocode_core::gate::GateError;
 use cocode_core::path::{CaseSensitivity, NormalizeOptions, is_cocode_name, looks_binary};
 use cocode_workspace::{FilePrefix, WorkspaceReader};
 use ignore::WalkBuilder;
+
+use crate::window::link::{Coalesce, UiEnd, Waker, link};
 
 /// Most entries listed for one directory; the rest are counted, not shown.
 pub const MAX_DIR_ENTRIES: usize = 10_000;
@@ -113,44 +113,35 @@ pub enum IoResponse {
 /// Handle to the IO thread; dropping it ends the thread.
 #[derive(Debug)]
 pub struct IoWorker {
-    requests: Sender<IoRequest>,
-    responses: Receiver<IoResponse>,
+    link: UiEnd<IoRequest, IoResponse>,
 }
 
+impl Coalesce for IoResponse {}
+
 impl IoWorker {
-    /// Starts the thread. `wake` is called after every response (the UI passes
-    /// `request_repaint`).
-    pub fn spawn(wake: Arc<dyn Fn() + Send + Sync>) -> std::io::Result<Self> {
-        // Requests come from a person's clicks, so their volume is bounded by
-        // human input; responses are drained every frame.
-        let (req_tx, req_rx) = mpsc::channel::<IoRequest>();
-        let (resp_tx, resp_rx) = mpsc::channel::<IoResponse>();
+    /// Starts the thread; `waker` wakes the UI after every response.
+    pub fn spawn(waker: Waker) -> std::io::Result<Self> {
+        let (ui, mut worker) = link(waker);
         thread::Builder::new()
             .name("cocode-io".into())
             .spawn(move || {
-                for request in req_rx {
-                    if resp_tx.send(handle(request)).is_err() {
+                while let Some(request) = worker.requests.blocking_recv() {
+                    if !worker.events.blocking_send(handle(request)) {
                         break;
                     }
-                    wake();
                 }
             })?;
-        Ok(Self {
-            requests: req_tx,
-            responses: resp_rx,
-        })
+        Ok(Self { link: ui })
     }
 
     /// Queues a request; never blocks.
     pub fn send(&self, request: IoRequest) {
-        // The thread only stops when this handle drops, so a send cannot fail
-        // while `self` exists.
-        let _ = self.requests.send(request);
+        self.link.send(request);
     }
 
     /// Responses that arrived since the last call; never blocks.
-    pub fn drain(&self) -> Vec<IoResponse> {
-        self.responses.try_iter().collect()
+    pub fn drain(&mut self) -> Vec<IoResponse> {
+        self.link.drain()
     }
 }
 

@@ -211,9 +211,9 @@ fn resolving_a_folder_canonicalizes_and_refuses_files() {
 #[test]
 fn the_worker_answers_off_thread_and_wakes_the_ui() {
     let dir = fixture();
-    let wakes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = Arc::clone(&wakes);
-    let worker = IoWorker::spawn(Arc::new(move || {
+    let wakes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&wakes);
+    let mut worker = IoWorker::spawn(Waker::new(move || {
         counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }))
     .unwrap();

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
-use cocode_core::agent::AgentRuntime as _;
+use cocode_core::agent::{AgentEvent, AgentRuntime as _};
 use cocode_core::task::CompletionModePolicy;
 use cocode_core::{DelegatedTask, PendingApprovalKind, TaskId};
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent, ApprovalSnapshot};
@@ -22,6 +22,7 @@ use crate::host::orchestrator::{
 };
 use crate::host::review::{RollbackOutcome, TaskDetail};
 use crate::host::task_host::{HostOptions, TaskHost};
+use crate::window::link::{Coalesce, Events, UiEnd, Waker, link};
 
 /// What the UI asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,30 +91,28 @@ pub enum ServiceEvent {
     Error(String),
 }
 
-type Wake = Arc<dyn Fn() + Send + Sync>;
-
-/// The UI's handle on the service thread.
+/// The UI's handle on the service.
+#[derive(Debug)]
 pub struct TaskService {
-    requests: mpsc::UnboundedSender<ServiceRequest>,
-    events: std::sync::mpsc::Receiver<ServiceEvent>,
+    link: UiEnd<ServiceRequest, ServiceEvent>,
 }
 
-impl std::fmt::Debug for TaskService {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskService").finish_non_exhaustive()
-    }
-}
+/// The service's way to report.
+type Out = Events<ServiceEvent>;
 
-#[derive(Clone)]
-struct Out {
-    tx: std::sync::mpsc::Sender<ServiceEvent>,
-    wake: Wake,
-}
-
-impl Out {
-    fn send(&self, event: ServiceEvent) {
-        if self.tx.send(event).is_ok() {
-            (self.wake)();
+impl Coalesce for ServiceEvent {
+    /// Streamed text of the agent arrives as many small deltas; a frame
+    /// shows them as one.
+    fn merge(&mut self, next: Self) -> Option<Self> {
+        match (self, next) {
+            (
+                Self::Progress(Progress::Agent(AgentEvent::MessageDelta(text))),
+                Self::Progress(Progress::Agent(AgentEvent::MessageDelta(more))),
+            ) => {
+                text.push_str(&more);
+                None
+            }
+            (_, next) => Some(next),
         }
     }
 }
@@ -129,10 +128,12 @@ impl TaskApprover for WindowApprover {
     async fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision {
         let (tx, rx) = oneshot::channel();
         *self.waiting.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
-        self.out.send(ServiceEvent::TaskApproval {
-            task_id: task.task_id().clone(),
-            kind,
-        });
+        self.out
+            .send(ServiceEvent::TaskApproval {
+                task_id: task.task_id().clone(),
+                kind,
+            })
+            .await;
         rx.await.unwrap_or(Decision::Defer)
     }
 }
@@ -157,22 +158,21 @@ fn rows(host: &TaskHost) -> Vec<TaskRow> {
 
 impl TaskService {
     /// Starts the service for the workspace at `root` on the process's
-    /// runtime.
-    pub fn start(root: PathBuf, wake: Wake, rt: &tokio::runtime::Handle) -> Self {
-        let (requests, mut inbox) = mpsc::unbounded_channel();
-        let (tx, events) = std::sync::mpsc::channel();
-        let out = Out { tx, wake };
-        rt.spawn(async move { serve(root, out, &mut inbox).await });
-        Self { requests, events }
+    /// runtime; `waker` wakes the UI after every event.
+    pub fn start(root: PathBuf, waker: Waker, rt: &tokio::runtime::Handle) -> Self {
+        let (ui, mut worker) = link(waker);
+        rt.spawn(async move { serve(root, worker.events, &mut worker.requests).await });
+        Self { link: ui }
     }
 
+    /// Queues a request; never blocks.
     pub fn send(&self, request: ServiceRequest) {
-        let _ = self.requests.send(request);
+        self.link.send(request);
     }
 
-    /// Everything reported since the last call.
-    pub fn drain(&self) -> Vec<ServiceEvent> {
-        self.events.try_iter().collect()
+    /// Everything reported since the last frame (streamed text merged).
+    pub fn drain(&mut self) -> Vec<ServiceEvent> {
+        self.link.drain()
     }
 }
 
@@ -184,7 +184,7 @@ async fn open_host(
     let providers = match LlmProviderRegistry::with_presets() {
         Ok(p) => p,
         Err(e) => {
-            out.send(ServiceEvent::Error(e.to_string()));
+            out.send(ServiceEvent::Error(e.to_string())).await;
             return None;
         }
     };
@@ -198,7 +198,7 @@ async fn open_host(
     match TaskHost::open(root, options).await {
         Ok(h) => Some((Arc::new(h), providers)),
         Err(e) => {
-            out.send(ServiceEvent::Error(format!("{e:#}")));
+            out.send(ServiceEvent::Error(format!("{e:#}"))).await;
             None
         }
     }
@@ -225,7 +225,8 @@ fn forward_approvals(host: &TaskHost, out: &Out) {
             out.send(match event {
                 ApprovalEvent::Requested(s) => ServiceEvent::ToolApproval(s),
                 ApprovalEvent::Resolved { id, .. } => ServiceEvent::ToolApprovalGone(id),
-            });
+            })
+            .await;
         }
     });
 }
@@ -234,26 +235,33 @@ fn forward_approvals(host: &TaskHost, out: &Out) {
     clippy::too_many_lines,
     reason = "the service's one request loop, a branch per request"
 )]
-async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<ServiceRequest>) {
+async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::Receiver<ServiceRequest>) {
     let Some((host, providers)) = open_host(&root, &out).await else {
         return;
     };
     // Tasks that were live when the app last stopped have lost their
     // session: they fail with `app_restarted`.
     match TaskOrchestrator::new(Arc::clone(&host)).fail_interrupted() {
-        Ok(ids) if !ids.is_empty() => out.send(ServiceEvent::Note(format!(
-            "{} task(s) were interrupted when cocode last stopped and are marked failed",
-            ids.len()
-        ))),
+        Ok(ids) if !ids.is_empty() => {
+            out.send(ServiceEvent::Note(format!(
+                "{} task(s) were interrupted when cocode last stopped and are marked failed",
+                ids.len()
+            )))
+            .await;
+        }
         Ok(_) => {}
-        Err(e) => out.send(ServiceEvent::Error(format!("interrupted tasks: {e}"))),
+        Err(e) => {
+            out.send(ServiceEvent::Error(format!("interrupted tasks: {e}")))
+                .await;
+        }
     }
     out.send(ServiceEvent::Sandbox {
         confinement: host.launcher.agent_confinement(),
         proxy_port: host.proxy.port(),
-    });
-    out.send(ServiceEvent::Tasks(rows(&host)));
-    out.send(acp_agents(&host).await);
+    })
+    .await;
+    out.send(ServiceEvent::Tasks(rows(&host))).await;
+    out.send(acp_agents(&host).await).await;
     forward_approvals(&host, &out);
     let queue = Arc::clone(host.tools.approvals());
     let waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>> = Arc::new(Mutex::new(None));
@@ -263,13 +271,14 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
         match request {
             ServiceRequest::Run { prompt, backend } => {
                 if running.as_ref().is_some_and(|h| !h.is_finished()) {
-                    out.send(ServiceEvent::Error("a task is already running".into()));
+                    out.send(ServiceEvent::Error("a task is already running".into()))
+                        .await;
                     continue;
                 }
                 let backend = match crate::host::backend::backend_of(&backend, None, &providers) {
                     Ok(b) => b,
                     Err(e) => {
-                        out.send(ServiceEvent::Error(format!("{e:#}")));
+                        out.send(ServiceEvent::Error(format!("{e:#}"))).await;
                         continue;
                     }
                 };
@@ -288,7 +297,8 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                 host: allowed,
             } => {
                 if running.as_ref().is_some_and(|h| !h.is_finished()) {
-                    out.send(ServiceEvent::Error("a task is already running".into()));
+                    out.send(ServiceEvent::Error("a task is already running".into()))
+                        .await;
                     continue;
                 }
                 let spec = match host.allow_host(&allowed) {
@@ -298,13 +308,14 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                 let spec = match spec {
                     Ok(spec) => spec,
                     Err(e) => {
-                        out.send(ServiceEvent::Error(format!("{e:#}")));
+                        out.send(ServiceEvent::Error(format!("{e:#}"))).await;
                         continue;
                     }
                 };
                 out.send(ServiceEvent::Note(format!(
                     "{allowed} is allowed from now on (workspace.json); running the task again"
-                )));
+                )))
+                .await;
                 let started = start_run(&host, spec, &out, &waiting);
                 (stop, running) = (started.0, Some(started.1));
             }
@@ -321,19 +332,21 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::UnboundedReceiver<Serv
                 out.send(match detail_of(&host, &task_id).await {
                     Ok(d) => ServiceEvent::Detail(d),
                     Err(e) => ServiceEvent::Error(format!("{e:#}")),
-                });
+                })
+                .await;
             }
             ServiceRequest::Rollback { task_id } => {
                 if running.as_ref().is_some_and(|h| !h.is_finished()) {
                     out.send(ServiceEvent::Error(
                         "stop the running task before a rollback".into(),
-                    ));
+                    ))
+                    .await;
                     continue;
                 }
-                out.send(rollback_of(&host, &task_id).await);
-                out.send(ServiceEvent::Tasks(rows(&host)));
+                out.send(rollback_of(&host, &task_id).await).await;
+                out.send(ServiceEvent::Tasks(rows(&host))).await;
                 if let Ok(d) = detail_of(&host, &task_id).await {
-                    out.send(ServiceEvent::Detail(d));
+                    out.send(ServiceEvent::Detail(d)).await;
                 }
             }
             ServiceRequest::TaskDecision { approve } => {
@@ -441,7 +454,7 @@ async fn run_one(
     let forward_out = out.clone();
     let forward = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
-            forward_out.send(ServiceEvent::Progress(p));
+            forward_out.send(ServiceEvent::Progress(p)).await;
         }
     });
     let approver = WindowApprover {
@@ -454,10 +467,15 @@ async fn run_one(
     drop(tx);
     let _ = forward.await;
     match result {
-        Ok(task) => out.send(ServiceEvent::Finished {
-            summary: format!("task {}: {}", task.task_id(), describe_end(&task)),
-        }),
-        Err(e) => out.send(ServiceEvent::Error(e.to_string())),
+        Ok(task) => {
+            out.send(ServiceEvent::Finished {
+                summary: format!("task {}: {}", task.task_id(), describe_end(&task)),
+            })
+            .await;
+        }
+        Err(e) => {
+            out.send(ServiceEvent::Error(e.to_string())).await;
+        }
     }
-    out.send(ServiceEvent::Tasks(rows(&host)));
+    out.send(ServiceEvent::Tasks(rows(&host))).await;
 }
