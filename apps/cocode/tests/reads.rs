@@ -97,6 +97,23 @@ async fn search_walks_the_folder_it_is_given_and_reads_through_the_safe_path() {
         in_src["matches"],
         json!([{"path": "src/a.rs", "line": 1, "preview": "fn needle() {}"}])
     );
+    // A regular expression, stopped at the limit and saying so; a file
+    // with a NUL byte is binary and not searched.
+    std::fs::write(root.join("blob.bin"), b"needle\0needle\n").unwrap();
+    let limited = call(
+        &host,
+        catalog::SEARCH,
+        json!({"query": "need[l]e", "regex": true, "maxResults": 1}),
+    )
+    .await
+    .structured_content
+    .unwrap();
+    assert_eq!(
+        (paths(&limited, "matches"), limited["truncated"].clone()),
+        (vec!["src/a.rs".to_owned()], json!(true))
+    );
+    let bad = call(&host, catalog::SEARCH, json!({"query": "(", "regex": true})).await;
+    assert_eq!(bad.error.unwrap().code.as_str(), "TOOL_VALIDATION_FAILED");
     #[cfg(unix)]
     {
         let read = call(&host, catalog::READ_FILE, json!({"path": "leak.txt"})).await;

@@ -775,17 +775,26 @@ impl WorkspaceTools {
     fn search(&self, args: &SearchArgs) -> Result<ToolOutput, ToolError> {
         let query = args.query.as_str();
         let pattern = if args.regex == Some(true) {
-            regex::Regex::new(query)
+            query.to_owned()
         } else {
-            regex::Regex::new(&regex::escape(query))
-        }
-        .map_err(|e| {
-            ToolError::handler(
-                "TOOL_VALIDATION_FAILED",
-                format!("invalid regular expression: {e}"),
-                false,
-            )
-        })?;
+            regex::escape(query)
+        };
+        // ripgrep's matcher and searcher: a match never spans lines, and a
+        // NUL byte ends the search of a file (binary).
+        let line_matcher = grep_regex::RegexMatcherBuilder::new()
+            .line_terminator(Some(b'\n'))
+            .build(&pattern)
+            .map_err(|e| {
+                ToolError::handler(
+                    "TOOL_VALIDATION_FAILED",
+                    format!("invalid regular expression: {e}"),
+                    false,
+                )
+            })?;
+        let mut searcher = grep_searcher::SearcherBuilder::new()
+            .binary_detection(grep_searcher::BinaryDetection::quit(0))
+            .line_number(true)
+            .build();
         let max = args
             .max_results
             .unwrap_or(100)
@@ -801,7 +810,7 @@ impl WorkspaceTools {
             .collect();
         let mut matches = Vec::new();
         let mut truncated = false;
-        'files: for rel in files {
+        for rel in files {
             let Ok(path) = self.normalize(&rel) else {
                 continue;
             };
@@ -811,15 +820,24 @@ impl WorkspaceTools {
             if bytes.len() > SOURCE_LIMIT_BYTES || is_binary(&bytes) {
                 continue;
             }
-            for (n, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
-                if pattern.is_match(line) {
+            let outcome = searcher.search_slice(
+                &line_matcher,
+                &bytes,
+                grep_searcher::sinks::UTF8(|line_number, line| {
                     if matches.len() as u64 >= max {
                         truncated = true;
-                        break 'files;
+                        return Ok(false);
                     }
                     let preview: String = line.trim().chars().take(200).collect();
-                    matches.push(json!({"path": rel, "line": n + 1, "preview": preview}));
-                }
+                    matches.push(json!({"path": rel, "line": line_number, "preview": preview}));
+                    Ok(true)
+                }),
+            );
+            if let Err(e) = outcome {
+                tracing::warn!(path = %rel, "search skipped a file: {e}");
+            }
+            if truncated {
+                break;
             }
         }
         ToolOutput::json(&json!({"matches": matches, "truncated": truncated}))
