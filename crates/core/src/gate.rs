@@ -99,6 +99,8 @@ pub struct GateError {
     pub operation: &'static str,
     pub path: String,
     pub message: String,
+    /// The kind of the disk error behind it, when a disk error caused it.
+    pub io_kind: Option<std::io::ErrorKind>,
 }
 
 /// The one write path for agent edits (C-02: no agent edit leaves no snapshot).

@@ -1,1 +1,3 @@
-//! cocode-terminal (layer L2): the terminal model — vte-driven grid, scrollback, modes and key encoding, with PTY sessions through the launcher. Drawing lives in the app.
+//! cocode-terminal (layer L2): the place of the terminal model (grid,
+//! scrollback, modes, key encoding, PTY sessions through the launcher); no
+//! code yet. Drawing will live in the app.

@@ -230,6 +230,18 @@ fn internal(operation: &'static str, path: &str, message: &str) -> GateError {
         operation,
         path: path.to_owned(),
         message: message.to_owned(),
+        io_kind: None,
+    }
+}
+
+/// The disk failed under the history or a sync: retryable.
+fn io_failed(operation: &'static str, message: &str, io_kind: Option<io::ErrorKind>) -> GateError {
+    GateError {
+        code: WorkspaceErrorCode::IoFailed,
+        operation,
+        path: String::new(),
+        message: message.to_owned(),
+        io_kind,
     }
 }
 
@@ -244,11 +256,12 @@ fn refuse(
         operation,
         path: path.as_str().to_owned(),
         message: message.to_owned(),
+        io_kind: None,
     }
 }
 
 fn store_failed(operation: &'static str, e: &StoreError) -> GateError {
-    internal(operation, "", &format!("history store failed: {e}"))
+    io_failed(operation, &format!("history store failed: {e}"), None)
 }
 
 /// Maps a disk error of an operation on `path` to a stable code.
@@ -265,7 +278,10 @@ fn disk_failed(operation: &'static str, path: &NormalizedPath, e: &io::Error) ->
         // call may work later.
         _ => WorkspaceErrorCode::IoFailed,
     };
-    refuse(code, operation, path, &e.to_string())
+    GateError {
+        io_kind: Some(e.kind()),
+        ..refuse(code, operation, path, &e.to_string())
+    }
 }
 
 /// The gate over one open workspace.
@@ -374,7 +390,7 @@ impl Gate {
             return Ok(());
         }
         Self::barrier(&self.layout.cocode_dir(), st)
-            .map_err(|e| internal("flush", "", &format!("sync failed: {e}")))?;
+            .map_err(|e| io_failed("flush", &format!("sync failed: {e}"), Some(e.kind())))?;
         self.remove_settled(st);
         Ok(())
     }
@@ -536,6 +552,7 @@ impl Gate {
                     .and_then(|o| o.touched_paths().first().map(|p| p.as_str().to_owned()))
                     .unwrap_or_default(),
                 message: "a batch item cannot itself be a batch".to_owned(),
+                io_kind: None,
             }),
         }
     }
@@ -887,6 +904,7 @@ impl Gate {
                     "attempt {} is older than the task's attempt {}",
                     attempt_no.0, cursor.last_attempt.0
                 ),
+                io_kind: None,
             });
         }
         let ts = now();
@@ -974,7 +992,11 @@ impl Gate {
         }
         if let Err(e) = Self::barrier(&self.layout.cocode_dir(), st) {
             self.discard(&journal);
-            return Err(internal("sync", "", &format!("sync failed: {e}")));
+            return Err(io_failed(
+                "sync",
+                &format!("sync failed: {e}"),
+                Some(e.kind()),
+            ));
         }
         // Everything committed earlier is durable now, indexes included.
         self.remove_settled(st);
@@ -1417,7 +1439,10 @@ fn paths_of(
         .map(|(p, _)| p.clone())
         .collect();
     if paths.is_empty() {
-        return Err(internal("abandon", "", &format!("no {what} {op}")));
+        return Err(GateError {
+            code: WorkspaceErrorCode::FileNotFound,
+            ..internal("abandon", "", &format!("no {what} {op}"))
+        });
     }
     Ok(paths)
 }
@@ -2144,5 +2169,38 @@ impl Drop for Gate {
         if let Err(e) = self.flush_locked(&mut st) {
             tracing::warn!(error = %e, "could not flush the gate on close; recovery settles it at the next start");
         }
+    }
+}
+
+#[cfg(test)]
+mod io_codes {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn disk_errors_keep_their_kind_and_only_the_disk_failing_is_retryable() {
+        use WorkspaceErrorCode as C;
+        use io::ErrorKind as K;
+        let path = NormalizedPath::try_from("a.txt".to_owned()).unwrap();
+        let code = |kind: io::ErrorKind| {
+            let e = disk_failed("write", &path, &io::Error::from(kind));
+            (e.code, e.code.retryable(), e.io_kind)
+        };
+        assert_eq!(
+            code(K::NotFound),
+            (C::FileNotFound, false, Some(K::NotFound))
+        );
+        assert_eq!(
+            code(K::AlreadyExists),
+            (C::FileConflict, false, Some(K::AlreadyExists))
+        );
+        for kind in [K::InvalidInput, K::PermissionDenied, K::ReadOnlyFilesystem] {
+            assert_eq!(code(kind), (C::PathNotWritable, false, Some(kind)));
+        }
+        for kind in [K::StorageFull, K::Other, K::Interrupted] {
+            assert_eq!(code(kind), (C::IoFailed, true, Some(kind)));
+        }
+        let store = store_failed("append", &StoreError::Io("fsync failed".into()));
+        assert_eq!((store.code, store.code.retryable()), (C::IoFailed, true));
     }
 }

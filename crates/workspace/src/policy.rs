@@ -46,6 +46,7 @@ fn refuse(
         operation,
         path: path.to_owned(),
         message: message.to_owned(),
+        io_kind: None,
     }
 }
 

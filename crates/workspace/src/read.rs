@@ -144,5 +144,6 @@ fn read_failed(operation: &'static str, path: &NormalizedPath, e: &io::Error) ->
         operation,
         path: path.as_str().to_owned(),
         message,
+        io_kind: Some(e.kind()),
     }
 }

@@ -61,6 +61,7 @@ impl TaskHost {
                     lease.task_id,
                     held.as_str()
                 ),
+                io_kind: None,
             }));
         }
         self.workspace.gate.save_user_file(path, text.as_bytes())?;

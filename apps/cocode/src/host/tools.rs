@@ -260,7 +260,16 @@ fn ws_error(
 }
 
 fn gate_error(e: GateError) -> ToolError {
-    ws_error(e.code, e.operation, &e.path, e.message)
+    let error = ws_error(e.code, e.operation, &e.path, e.message);
+    match e.io_kind {
+        // The disk's own word for what failed, for an agent deciding to retry.
+        Some(kind) => {
+            let mut details = error.details.clone();
+            details["ioError"] = json!(kind.to_string());
+            error.with_details(details)
+        }
+        None => error,
+    }
 }
 
 /// A single-file edit tool's typed arguments as the edit they make.
