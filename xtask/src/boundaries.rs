@@ -433,24 +433,33 @@ pub(crate) fn flatten_use(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<Strin
     out
 }
 
+/// The `Visit` methods every scanner starts with: test modules, functions
+/// and impls (`#[cfg(test)]`, `#[test]`) are not visited.
+macro_rules! skip_test_items {
+    ($ast:lifetime) => {
+        fn visit_item_mod(&mut self, m: &$ast syn::ItemMod) {
+            if !$crate::boundaries::has_cfg_test(&m.attrs) {
+                syn::visit::visit_item_mod(self, m);
+            }
+        }
+
+        fn visit_item_fn(&mut self, f: &$ast syn::ItemFn) {
+            if !$crate::boundaries::has_cfg_test(&f.attrs) {
+                syn::visit::visit_item_fn(self, f);
+            }
+        }
+
+        fn visit_item_impl(&mut self, i: &$ast syn::ItemImpl) {
+            if !$crate::boundaries::has_cfg_test(&i.attrs) {
+                syn::visit::visit_item_impl(self, i);
+            }
+        }
+    };
+}
+pub(crate) use skip_test_items;
+
 impl<'ast> Visit<'ast> for Scanner<'_> {
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if !has_cfg_test(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
-
-    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if !has_cfg_test(&f.attrs) {
-            syn::visit::visit_item_fn(self, f);
-        }
-    }
-
-    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-        if !has_cfg_test(&i.attrs) {
-            syn::visit::visit_item_impl(self, i);
-        }
-    }
+    skip_test_items!('ast);
 
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         if has_cfg_test(&u.attrs) {

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use syn::spanned::Spanned as _;
 use syn::visit::Visit;
 
-use crate::boundaries::{Finding, Rule, flatten_use, has_cfg_test, path_segments};
+use crate::boundaries::{Finding, Rule, flatten_use, has_cfg_test, path_segments, skip_test_items};
 
 /// `modules:` in `boundaries.yaml`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -63,21 +63,7 @@ struct Collector {
 }
 
 impl<'ast> Visit<'ast> for Collector {
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if !has_cfg_test(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
-    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if !has_cfg_test(&f.attrs) {
-            syn::visit::visit_item_fn(self, f);
-        }
-    }
-    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-        if !has_cfg_test(&i.attrs) {
-            syn::visit::visit_item_impl(self, i);
-        }
-    }
+    skip_test_items!('ast);
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         if has_cfg_test(&u.attrs) {
             return;
@@ -430,21 +416,7 @@ pub fn check_words(path: &Path, file: &syn::File) -> Vec<Finding> {
         findings: Vec<Finding>,
     }
     impl<'ast> Visit<'ast> for Words<'_> {
-        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-            if !has_cfg_test(&m.attrs) {
-                syn::visit::visit_item_mod(self, m);
-            }
-        }
-        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-            if !has_cfg_test(&f.attrs) {
-                syn::visit::visit_item_fn(self, f);
-            }
-        }
-        fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-            if !has_cfg_test(&i.attrs) {
-                syn::visit::visit_item_impl(self, i);
-            }
-        }
+        skip_test_items!('ast);
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             let name = m.path.segments.last().map(|s| s.ident.to_string());
             if name.is_some_and(|n| WORDS_MACROS.contains(&n.as_str())) {

@@ -590,6 +590,31 @@ enum Next {
 }
 
 impl TaskTransition {
+    /// Spends the next retry — a new attempt that is sent the failure
+    /// summary — or, with the budget gone, ends the task failed with
+    /// `retries_exhausted`.
+    fn spend_retry(task: &mut DelegatedTask, ctx: &TransitionContext) -> Next {
+        let max = ctx.limits.max_retries().min(MAX_RETRIES);
+        if task.retry_count < max {
+            task.retry_count += 1;
+            task.attempt_no = task.attempt_no.next();
+            Next::To {
+                status: TaskStatus::Running,
+                pending: PendingApprovalKind::None,
+                effects: vec![
+                    TransitionEffect::BeginAttempt(task.attempt_no),
+                    TransitionEffect::SendFailureSummary,
+                ],
+            }
+        } else {
+            Next::End {
+                status: TaskStatus::Failed,
+                reason: TerminalReason::RetriesExhausted,
+                cancel: Some(CancelReason::TaskFailed),
+            }
+        }
+    }
+
     /// Applies `event` to `task`. On error the task is unchanged.
     #[expect(
         clippy::too_many_lines,
@@ -666,24 +691,7 @@ impl TaskTransition {
                 Self::require_mode(task, event, CompletionMode::SelfVerification)?;
                 match task.verdict() {
                     VerificationVerdict::Fail { class } if class.spends_retry() => {
-                        let max = ctx.limits.max_retries().min(MAX_RETRIES);
-                        if task.retry_count < max {
-                            task.retry_count += 1;
-                            task.attempt_no = task.attempt_no.next();
-                            to(
-                                S::Running,
-                                vec![
-                                    TransitionEffect::BeginAttempt(task.attempt_no),
-                                    TransitionEffect::SendFailureSummary,
-                                ],
-                            )
-                        } else {
-                            end(
-                                S::Failed,
-                                TerminalReason::RetriesExhausted,
-                                Some(CancelReason::TaskFailed),
-                            )
-                        }
+                        Self::spend_retry(task, ctx)
                     }
                     verdict => {
                         return Err(TransitionError::VerdictMismatch {
@@ -789,24 +797,7 @@ impl TaskTransition {
             // its verification verdict. On the first attempt nothing was
             // verified, so the task fails with its own reason.
             (S::Running, _, TaskEvent::AgentEndedUnfinished) if task.retry_count > 0 => {
-                let max = ctx.limits.max_retries().min(MAX_RETRIES);
-                if task.retry_count < max {
-                    task.retry_count += 1;
-                    task.attempt_no = task.attempt_no.next();
-                    to(
-                        S::Running,
-                        vec![
-                            TransitionEffect::BeginAttempt(task.attempt_no),
-                            TransitionEffect::SendFailureSummary,
-                        ],
-                    )
-                } else {
-                    end(
-                        S::Failed,
-                        TerminalReason::RetriesExhausted,
-                        Some(CancelReason::TaskFailed),
-                    )
-                }
+                Self::spend_retry(task, ctx)
             }
             (S::Running, _, TaskEvent::AgentEndedUnfinished) => end(
                 S::Failed,

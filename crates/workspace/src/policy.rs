@@ -119,6 +119,25 @@ impl PathPolicy {
             }
             return Err(not_writable("the real path is outside the workspace"));
         };
+        self.resolved_below_root(
+            operation,
+            shown,
+            inside,
+            WorkspaceErrorCode::PathNotWritable,
+            WorkspaceErrorCode::PathNotWritable,
+        )
+    }
+
+    /// A real path below the root as `Resolved`: refused with `in_cocode`
+    /// inside `.cocode/`, and with `root_code` for the root itself.
+    fn resolved_below_root(
+        &self,
+        operation: &'static str,
+        shown: &str,
+        inside: &Path,
+        in_cocode: WorkspaceErrorCode,
+        root_code: WorkspaceErrorCode,
+    ) -> Result<Resolved, GateError> {
         let segments: Vec<String> = inside
             .components()
             .filter_map(|c| match c {
@@ -135,13 +154,23 @@ impl PathPolicy {
             )
         })?;
         if real_path.is_in_cocode_dir() {
-            return Err(not_writable(
+            return Err(refuse(
+                in_cocode,
+                operation,
+                shown,
                 "the real path is inside the workspace's .cocode folder",
             ));
         }
         let (dir, name) = match segments.split_last() {
             Some((name, dir)) => (dir.to_vec(), name.clone()),
-            None => return Err(not_writable("the workspace root itself is not a file")),
+            None => {
+                return Err(refuse(
+                    root_code,
+                    operation,
+                    shown,
+                    "the workspace root itself is not a file",
+                ));
+            }
         };
         Ok(Resolved {
             path: real_path,
@@ -190,42 +219,14 @@ impl PathPolicy {
         let Ok(inside) = real.strip_prefix(&self.root) else {
             return Err(outside("the real path is outside the workspace"));
         };
-        let segments: Vec<String> = inside
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-                _ => None,
-            })
-            .collect();
-        let (dir, name) = match segments.split_last() {
-            Some((name, dir)) => (dir.to_vec(), name.clone()),
-            None => {
-                return Err(refuse(
-                    WorkspaceErrorCode::FileTypeConflict,
-                    operation,
-                    shown,
-                    "the workspace root is a folder, not a file",
-                ));
-            }
-        };
-        let real_path = normalize(&segments.join("/"), self.options).map_err(|e| {
-            refuse(
-                WorkspaceErrorCode::PathInvalid,
-                operation,
-                shown,
-                &e.to_string(),
-            )
-        })?;
-        if real_path.is_in_cocode_dir() {
-            return Err(outside(
-                "the real path is inside the workspace's .cocode folder",
-            ));
-        }
-        Ok(Some(Resolved {
-            path: real_path,
-            dir,
-            name,
-        }))
+        self.resolved_below_root(
+            operation,
+            shown,
+            inside,
+            WorkspaceErrorCode::OutsideWorkspace,
+            WorkspaceErrorCode::FileTypeConflict,
+        )
+        .map(Some)
     }
 }
 

@@ -180,62 +180,44 @@ pub fn abandon(dir: &Path, journal: &str, out: &mut dyn Write) -> anyhow::Result
 
 /// Each problem of a history check as a line a person reads.
 fn integrity_problems(report: &IntegrityReport) -> Vec<String> {
-    fn list<T: std::fmt::Display>(items: &[T]) -> String {
-        items
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
+    fn words<T: std::fmt::Display>(items: &[T]) -> Vec<String> {
+        items.iter().map(ToString::to_string).collect()
     }
-    let paths = |items: &[std::path::PathBuf]| {
-        items
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+    let paths = |items: &[std::path::PathBuf]| -> Vec<String> {
+        items.iter().map(|p| p.display().to_string()).collect()
     };
-    let mut lines = Vec::new();
-    if !report.only_in_task_index.is_empty() {
-        lines.push(format!(
-            "snapshots listed by their task but not by their path: {}",
-            list(&report.only_in_task_index)
-        ));
-    }
-    if !report.only_in_path_index.is_empty() {
-        lines.push(format!(
-            "snapshots listed by their path but not by their task: {}",
-            list(&report.only_in_path_index)
-        ));
-    }
-    if !report.missing_blobs.is_empty() {
-        lines.push(format!(
-            "stored contents that are missing: {}",
-            list(&report.missing_blobs)
-        ));
-    }
-    if !report.corrupt_blobs.is_empty() {
-        lines.push(format!(
-            "stored contents that are damaged: {}",
-            list(&report.corrupt_blobs)
-        ));
-    }
-    if !report.stray_objects.is_empty() {
-        lines.push(format!(
-            "files in the object store that are not contents: {}",
-            paths(&report.stray_objects)
-        ));
-    }
-    if !report.unreadable_indexes.is_empty() {
-        lines.push(format!(
-            "indexes that cannot be read: {}",
-            report.unreadable_indexes.join(", ")
-        ));
-    }
-    if !report.pending_journals.is_empty() {
-        lines.push(format!(
-            "interrupted operations waiting for recovery: {}",
-            paths(&report.pending_journals)
-        ));
-    }
-    lines
+    [
+        (
+            "snapshots listed by their task but not by their path",
+            words(&report.only_in_task_index),
+        ),
+        (
+            "snapshots listed by their path but not by their task",
+            words(&report.only_in_path_index),
+        ),
+        (
+            "stored contents that are missing",
+            words(&report.missing_blobs),
+        ),
+        (
+            "stored contents that are damaged",
+            words(&report.corrupt_blobs),
+        ),
+        (
+            "files in the object store that are not contents",
+            paths(&report.stray_objects),
+        ),
+        (
+            "indexes that cannot be read",
+            report.unreadable_indexes.clone(),
+        ),
+        (
+            "interrupted operations waiting for recovery",
+            paths(&report.pending_journals),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, items)| !items.is_empty())
+    .map(|(what, items)| format!("{what}: {}", items.join(", ")))
+    .collect()
 }
