@@ -120,8 +120,12 @@ pub enum StoreError {
     CorruptBlob(ContentHash),
     #[error("history index is unreadable: {0}")]
     Index(String),
-    #[error("history I/O failed: {0}")]
-    Io(String),
+    /// The disk failed under the history; `kind` is the disk error's own.
+    #[error("history I/O failed: {message}")]
+    Io {
+        message: String,
+        kind: Option<std::io::ErrorKind>,
+    },
 }
 
 /// Read access to the content-addressed history.

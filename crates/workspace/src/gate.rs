@@ -261,7 +261,11 @@ fn refuse(
 }
 
 fn store_failed(operation: &'static str, e: &StoreError) -> GateError {
-    io_failed(operation, &format!("history store failed: {e}"), None)
+    let kind = match e {
+        StoreError::Io { kind, .. } => *kind,
+        _ => None,
+    };
+    io_failed(operation, &format!("history store failed: {e}"), kind)
 }
 
 /// Maps a disk error of an operation on `path` to a stable code.
@@ -1226,8 +1230,10 @@ impl Gate {
             }
         }
         // Replayed rollbacks are durable now; their journals go.
-        Self::barrier(&self.layout.cocode_dir(), st)
-            .map_err(|e| StoreError::Io(format!("sync failed: {e}")))?;
+        Self::barrier(&self.layout.cocode_dir(), st).map_err(|e| StoreError::Io {
+            message: format!("sync failed: {e}"),
+            kind: Some(e.kind()),
+        })?;
         self.remove_settled(st);
         st.tasks.clear();
         st.recovered = true;
@@ -1268,8 +1274,9 @@ impl Gate {
                 && matches!(self.disk.kind(dir, name), Ok(Some(EntryKind::File)))
             {
                 {
-                    self.disk.unlink(dir, name).map_err(|e| {
-                        StoreError::Io(format!("removing staged file {staged}: {e}"))
+                    self.disk.unlink(dir, name).map_err(|e| StoreError::Io {
+                        message: format!("removing staged file {staged}: {e}"),
+                        kind: Some(e.kind()),
                     })?;
                     report.staged_files_removed += 1;
                 }
@@ -2200,7 +2207,16 @@ mod io_codes {
         for kind in [K::StorageFull, K::Other, K::Interrupted] {
             assert_eq!(code(kind), (C::IoFailed, true, Some(kind)));
         }
-        let store = store_failed("append", &StoreError::Io("fsync failed".into()));
-        assert_eq!((store.code, store.code.retryable()), (C::IoFailed, true));
+        let store = store_failed(
+            "append",
+            &StoreError::Io {
+                message: "fsync failed".into(),
+                kind: Some(K::StorageFull),
+            },
+        );
+        assert_eq!(
+            (store.code, store.code.retryable(), store.io_kind),
+            (C::IoFailed, true, Some(K::StorageFull))
+        );
     }
 }

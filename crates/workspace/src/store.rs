@@ -146,7 +146,10 @@ fn read_journals<J: Journal>(dir: &Path) -> Result<Vec<JournalFile<J>>, StoreErr
 }
 
 fn io_err(context: &str, path: &Path, e: &io::Error) -> StoreError {
-    StoreError::Io(format!("{context}: {e} ({})", path.display()))
+    StoreError::Io {
+        message: format!("{context}: {e} ({})", path.display()),
+        kind: Some(e.kind()),
+    }
 }
 
 /// The history under `<workspace>/.cocode/history`.
@@ -582,10 +585,10 @@ impl HistoryStore {
     /// Writes a small state file under `.cocode/` (lease set, markers).
     pub fn write_state_file(&self, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         if !path.starts_with(self.layout.cocode_dir()) {
-            return Err(StoreError::Io(format!(
-                "state files live under .cocode/ ({})",
-                path.display()
-            )));
+            return Err(StoreError::Io {
+                message: format!("state files live under .cocode/ ({})", path.display()),
+                kind: None,
+            });
         }
         if let Some(dir) = path.parent() {
             disk::create_dir_all(dir).map_err(|e| io_err("creating", dir, &e))?;
