@@ -4,11 +4,10 @@
 #![expect(clippy::disallowed_methods, reason = "the test builds a workspace")]
 #![expect(clippy::unwrap_used, reason = "test code")]
 
-#[expect(dead_code, reason = "these tests approve nothing")]
 mod common;
 
 use cocode_tool_protocol::catalog;
-use common::{call, open_host};
+use common::{approve_everything, call, open_host};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -122,4 +121,48 @@ async fn search_walks_the_folder_it_is_given_and_reads_through_the_safe_path() {
             "WORKSPACE_OUTSIDE_WORKSPACE"
         );
     }
+}
+
+/// A command's folder is resolved like a read: a link out of the workspace
+/// is refused before anything runs.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cannot_run_in_a_folder_outside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(root.join("inside")).unwrap();
+    std::fs::create_dir(dir.path().join("outside")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside"), root.join("out")).unwrap();
+    let (host, _documents) = open_host(&root).await;
+    approve_everything(&host);
+    host.tasks.set_attempt(
+        &cocode_core::TaskId::new("t1").unwrap(),
+        cocode_core::AttemptNo(0),
+    );
+    let refused = call(
+        &host,
+        catalog::TERMINAL_RUN,
+        json!({"argv": ["touch", "made-here"], "cwd": "out"}),
+    )
+    .await;
+    assert_eq!(
+        refused.error.unwrap().code.as_str(),
+        "WORKSPACE_OUTSIDE_WORKSPACE"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("outside"))
+            .unwrap()
+            .count(),
+        0
+    );
+    let missing = call(
+        &host,
+        catalog::TERMINAL_RUN,
+        json!({"argv": ["true"], "cwd": "nowhere"}),
+    )
+    .await;
+    assert_eq!(
+        missing.error.unwrap().code.as_str(),
+        "WORKSPACE_FILE_NOT_FOUND"
+    );
 }

@@ -633,26 +633,7 @@ impl WorkspaceTools {
         // path must be inside the workspace and outside `.cocode/`.
         let dir = match base {
             None => self.root().to_path_buf(),
-            Some(p) => {
-                let resolved = self
-                    .workspace
-                    .gate
-                    .policy()
-                    .resolve_read("list", p)
-                    .map_err(gate_error)?
-                    .ok_or_else(|| {
-                        ws_error(
-                            WorkspaceErrorCode::FileNotFound,
-                            "list",
-                            p.as_str(),
-                            "no such folder",
-                        )
-                    })?;
-                resolved
-                    .path
-                    .segments()
-                    .fold(self.root().to_path_buf(), |d, s| d.join(s))
-            }
+            Some(p) => self.real_folder("list", p)?,
         };
         let mut files = Vec::new();
         let walker = ignore::WalkBuilder::new(&dir)
@@ -677,6 +658,32 @@ impl WorkspaceTools {
         }
         files.sort();
         Ok(files)
+    }
+
+    /// The real path of a folder the agent names, resolved like a read.
+    fn real_folder(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<std::path::PathBuf, ToolError> {
+        let resolved = self
+            .workspace
+            .gate
+            .policy()
+            .resolve_read(operation, path)
+            .map_err(gate_error)?
+            .ok_or_else(|| {
+                ws_error(
+                    WorkspaceErrorCode::FileNotFound,
+                    operation,
+                    path.as_str(),
+                    "no such folder",
+                )
+            })?;
+        Ok(resolved
+            .path
+            .segments()
+            .fold(self.root().to_path_buf(), |d, s| d.join(s)))
     }
 
     /// `listFiles`: the first page walks the tree once and keeps that
@@ -858,11 +865,12 @@ impl WorkspaceTools {
         cx: HandlerContext,
     ) -> Result<ToolOutput, ToolError> {
         let ctx = self.context(&cx)?;
+        // The folder is resolved like a read: its real path must be inside
+        // the workspace and outside `.cocode/`.
         let cwd = match args.cwd.as_deref() {
             Some(c) if c != "." => {
                 let p = self.normalize(c)?;
-                p.segments()
-                    .fold(self.root().to_path_buf(), |d, s| d.join(s))
+                self.real_folder("run", &p)?
             }
             _ => self.root().to_path_buf(),
         };

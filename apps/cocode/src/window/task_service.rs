@@ -138,6 +138,17 @@ impl TaskApprover for WindowApprover {
     }
 }
 
+/// [`rows`] on the blocking pool: the records are read from disk.
+async fn rows_off_thread(host: &Arc<TaskHost>) -> Vec<TaskRow> {
+    let host = Arc::clone(host);
+    tokio::task::spawn_blocking(move || rows(&host))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!("the task list could not be read: {e}");
+            Vec::new()
+        })
+}
+
 fn rows(host: &TaskHost) -> Vec<TaskRow> {
     host.load_tasks()
         .into_iter()
@@ -260,7 +271,8 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::Receiver<ServiceReques
         proxy_port: host.proxy.port(),
     })
     .await;
-    out.send(ServiceEvent::Tasks(rows(&host))).await;
+    out.send(ServiceEvent::Tasks(rows_off_thread(&host).await))
+        .await;
     out.send(acp_agents(&host).await).await;
     forward_approvals(&host, &out);
     let queue = Arc::clone(host.tools.approvals());
@@ -344,7 +356,8 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::Receiver<ServiceReques
                     continue;
                 }
                 out.send(rollback_of(&host, &task_id).await).await;
-                out.send(ServiceEvent::Tasks(rows(&host))).await;
+                out.send(ServiceEvent::Tasks(rows_off_thread(&host).await))
+                    .await;
                 if let Ok(d) = detail_of(&host, &task_id).await {
                     out.send(ServiceEvent::Detail(d)).await;
                 }
@@ -477,5 +490,6 @@ async fn run_one(
             out.send(ServiceEvent::Error(e.to_string())).await;
         }
     }
-    out.send(ServiceEvent::Tasks(rows(&host))).await;
+    out.send(ServiceEvent::Tasks(rows_off_thread(&host).await))
+        .await;
 }
