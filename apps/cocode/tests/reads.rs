@@ -4,10 +4,17 @@
 #![expect(clippy::disallowed_methods, reason = "the test builds a workspace")]
 #![expect(clippy::unwrap_used, reason = "test code")]
 
+#[cfg_attr(
+    not(unix),
+    expect(
+        dead_code,
+        reason = "only the Unix tests run commands that need approval"
+    )
+)]
 mod common;
 
 use cocode_tool_protocol::catalog;
-use common::{approve_everything, call, open_host};
+use common::{call, open_host};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -134,7 +141,7 @@ async fn a_command_cannot_run_in_a_folder_outside_the_workspace() {
     std::fs::create_dir(dir.path().join("outside")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("outside"), root.join("out")).unwrap();
     let (host, _documents) = open_host(&root).await;
-    approve_everything(&host);
+    common::approve_everything(&host);
     host.tasks.set_attempt(
         &cocode_core::TaskId::new("t1").unwrap(),
         cocode_core::AttemptNo(0),
