@@ -231,6 +231,17 @@ pub enum EditOp {
 }
 
 impl EditOp {
+    /// The wire name (`write`, `patch`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Write => "write",
+            Self::Patch => "patch",
+            Self::Create => "create",
+            Self::Delete => "delete",
+            Self::Rename => "rename",
+        }
+    }
+
     /// The fields this op requires and those it may take, beside `op` and
     /// `path`.
     pub const fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
@@ -276,6 +287,89 @@ pub struct EditArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = REVISION_PATTERN))]
     pub expected_revision: Option<String>,
+}
+
+impl EditArgs {
+    /// The optional fields this edit carries, by their wire names.
+    fn present(&self) -> Vec<&'static str> {
+        [
+            ("to", self.to.is_some()),
+            ("content", self.content.is_some()),
+            ("search", self.search.is_some()),
+            ("replace", self.replace.is_some()),
+            ("occurrence", self.occurrence.is_some()),
+            ("expectedRevision", self.expected_revision.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, present)| present.then_some(name))
+        .collect()
+    }
+
+    /// Whether the edit carries exactly the arguments its `op` takes; the
+    /// error names the first argument missing or not taken.
+    pub fn check(&self) -> Result<(), String> {
+        let (required, optional) = self.op.fields();
+        let present = self.present();
+        if let Some(key) = required.iter().find(|k| !present.contains(k)) {
+            return Err(format!("needs `{key}`"));
+        }
+        match present
+            .iter()
+            .find(|k| !required.contains(k) && !optional.contains(k))
+        {
+            Some(key) => Err(format!("does not take `{key}`")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Each single-file edit tool's arguments are the edit they make.
+impl From<WriteFileArgs> for EditArgs {
+    fn from(a: WriteFileArgs) -> Self {
+        Self {
+            op: EditOp::Write,
+            path: a.path,
+            content: Some(a.content),
+            expected_revision: a.expected_revision,
+            ..Self::default()
+        }
+    }
+}
+
+impl From<CreateFileArgs> for EditArgs {
+    fn from(a: CreateFileArgs) -> Self {
+        Self {
+            op: EditOp::Create,
+            path: a.path,
+            content: Some(a.content),
+            ..Self::default()
+        }
+    }
+}
+
+impl From<ApplyPatchArgs> for EditArgs {
+    fn from(a: ApplyPatchArgs) -> Self {
+        Self {
+            op: EditOp::Patch,
+            path: a.path,
+            search: Some(a.search),
+            replace: Some(a.replace),
+            occurrence: a.occurrence,
+            expected_revision: a.expected_revision,
+            ..Self::default()
+        }
+    }
+}
+
+impl From<DeleteFileArgs> for EditArgs {
+    fn from(a: DeleteFileArgs) -> Self {
+        Self {
+            op: EditOp::Delete,
+            path: a.path,
+            expected_revision: a.expected_revision,
+            ..Self::default()
+        }
+    }
 }
 
 /// `workspace.applyEdits`.

@@ -216,3 +216,36 @@ fn optional_arguments_are_optional_never_null_and_limits_come_from_the_catalog()
         );
     }
 }
+
+#[test]
+fn a_single_file_edit_is_the_batch_edit_it_makes_and_checks_as_one() {
+    let patch: EditArgs = ApplyPatchArgs {
+        path: "a.rs".into(),
+        search: "a".into(),
+        replace: "b".into(),
+        occurrence: None,
+        expected_revision: None,
+    }
+    .into();
+    assert_eq!(patch.check(), Ok(()));
+    let write: EditArgs = WriteFileArgs {
+        path: "a.rs".into(),
+        content: "x".into(),
+        expected_revision: None,
+    }
+    .into();
+    assert_eq!((write.op.as_str(), write.check()), ("write", Ok(())));
+    let missing = EditArgs {
+        op: EditOp::Rename,
+        path: "a.rs".into(),
+        ..EditArgs::default()
+    };
+    assert_eq!(missing.check(), Err("needs `to`".to_owned()));
+    let extra = EditArgs {
+        op: EditOp::Delete,
+        path: "a.rs".into(),
+        content: Some("x".into()),
+        ..EditArgs::default()
+    };
+    assert_eq!(extra.check(), Err("does not take `content`".to_owned()));
+}

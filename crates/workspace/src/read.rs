@@ -97,19 +97,13 @@ pub(crate) fn read_file(
     operation: &'static str,
     path: &NormalizedPath,
 ) -> Result<Option<Vec<u8>>, GateError> {
-    let Some(resolved) = policy.resolve_read(operation, path)? else {
-        return Ok(None);
-    };
-    fail::fail_point!("read::after_resolve");
-    match disk.open_regular(&resolved.dir, &resolved.name) {
-        Ok(Some(file)) => crate::disk::read_all(file)
-            .map(Some)
-            .map_err(|e| read_failed(operation, path, &e)),
-        Ok(None) => Ok(None),
-        Err(e) => Err(read_failed(operation, path, &e)),
-    }
+    open_file(policy, disk, operation, path)?
+        .map(crate::disk::read_all)
+        .transpose()
+        .map_err(|e| read_failed(operation, path, &e))
 }
 
+/// Resolves `path` and opens the real file, through no link.
 fn open_file(
     policy: &PathPolicy,
     disk: &SafeRoot,

@@ -23,7 +23,7 @@ use crate::cli::args::{ApprovalFlags, TaskCommand, ToolsCommand};
 use crate::host::backend::backend_of;
 use crate::host::orchestrator::{Decision, TaskApprover, TaskOrchestrator, TaskSpec, describe_end};
 use crate::host::progress::print_progress;
-use crate::host::records::load_all;
+use crate::host::records::{load_all, load_task_record};
 use crate::host::task_host::{HostOptions, TaskHost};
 use tokio::runtime::Handle;
 
@@ -278,11 +278,10 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
     let ws = OpenWorkspace::open(workspace)
         .with_context(|| format!("opening {}", workspace.display()))?;
     let id = TaskId::new(id).with_context(|| format!("“{id}” is not a task id"))?;
-    let path = ws.layout.task_record(&id);
-    let task: DelegatedTask = serde_json::from_slice(
-        &std::fs::read(&path).with_context(|| format!("no task {id} in this workspace"))?,
-    )
-    .with_context(|| format!("{} is not a valid task record", path.display()))?;
+    if !ws.layout.task_record(&id).is_file() {
+        bail!("no task {id} in this workspace");
+    }
+    let task = load_task_record(&ws, &id)?;
     let snapshots = ws.gate.store().snapshots_of_task(&id)?;
     if json {
         let value = serde_json::json!({"task": task, "snapshots": snapshots});

@@ -223,32 +223,6 @@ fn typed<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, 
     })
 }
 
-/// Which fields an edit carries, by their wire names.
-fn present_fields(edit: &EditArgs) -> Vec<&'static str> {
-    [
-        ("to", edit.to.is_some()),
-        ("content", edit.content.is_some()),
-        ("search", edit.search.is_some()),
-        ("replace", edit.replace.is_some()),
-        ("occurrence", edit.occurrence.is_some()),
-        ("expectedRevision", edit.expected_revision.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(name, present)| present.then_some(name))
-    .collect()
-}
-
-/// The wire name of an op, for messages.
-fn op_name(op: EditOp) -> &'static str {
-    match op {
-        EditOp::Write => "write",
-        EditOp::Patch => "patch",
-        EditOp::Create => "create",
-        EditOp::Delete => "delete",
-        EditOp::Rename => "rename",
-    }
-}
-
 fn ws_error(
     code: WorkspaceErrorCode,
     operation: &str,
@@ -275,46 +249,10 @@ fn gate_error(e: GateError) -> ToolError {
 /// A single-file edit tool's typed arguments as the edit they make.
 fn single_edit(tool: &str, args: Map<String, Value>) -> Result<EditArgs, ToolError> {
     Ok(match tool {
-        catalog::WRITE_FILE => {
-            let a: WriteFileArgs = typed(args)?;
-            EditArgs {
-                op: EditOp::Write,
-                path: a.path,
-                content: Some(a.content),
-                expected_revision: a.expected_revision,
-                ..EditArgs::default()
-            }
-        }
-        catalog::CREATE_FILE => {
-            let a: CreateFileArgs = typed(args)?;
-            EditArgs {
-                op: EditOp::Create,
-                path: a.path,
-                content: Some(a.content),
-                ..EditArgs::default()
-            }
-        }
-        catalog::APPLY_PATCH => {
-            let a: ApplyPatchArgs = typed(args)?;
-            EditArgs {
-                op: EditOp::Patch,
-                path: a.path,
-                search: Some(a.search),
-                replace: Some(a.replace),
-                occurrence: a.occurrence,
-                expected_revision: a.expected_revision,
-                ..EditArgs::default()
-            }
-        }
-        _ => {
-            let a: DeleteFileArgs = typed(args)?;
-            EditArgs {
-                op: EditOp::Delete,
-                path: a.path,
-                expected_revision: a.expected_revision,
-                ..EditArgs::default()
-            }
-        }
+        catalog::WRITE_FILE => typed::<WriteFileArgs>(args)?.into(),
+        catalog::CREATE_FILE => typed::<CreateFileArgs>(args)?.into(),
+        catalog::APPLY_PATCH => typed::<ApplyPatchArgs>(args)?.into(),
+        _ => typed::<DeleteFileArgs>(args)?.into(),
     })
 }
 
@@ -349,18 +287,14 @@ impl WorkspaceTools {
         operation: &'static str,
         path: &NormalizedPath,
     ) -> Result<Vec<u8>, ToolError> {
-        self.workspace
-            .gate
-            .read_file(operation, path)
-            .map_err(gate_error)?
-            .ok_or_else(|| {
-                ws_error(
-                    WorkspaceErrorCode::FileNotFound,
-                    operation,
-                    path.as_str(),
-                    "no such file",
-                )
-            })
+        self.read_current(path, operation)?.ok_or_else(|| {
+            ws_error(
+                WorkspaceErrorCode::FileNotFound,
+                operation,
+                path.as_str(),
+                "no such file",
+            )
+        })
     }
 
     fn context(&self, cx: &HandlerContext) -> Result<TaskContext, ToolError> {
@@ -560,18 +494,10 @@ impl WorkspaceTools {
     fn edit_items(&self, args: ApplyEditsArgs) -> Result<Vec<EditItem>, ToolError> {
         let mut items = Vec::with_capacity(args.edits.len());
         for (n, edit) in args.edits.into_iter().enumerate() {
-            let op = op_name(edit.op);
-            let (required, optional) = edit.op.fields();
-            let present = present_fields(&edit);
-            if let Some(key) = required.iter().find(|k| !present.contains(k)) {
-                return Err(edit_invalid(format!("edit {n} ({op}) needs `{key}`")));
-            }
-            if let Some(key) = present
-                .iter()
-                .find(|k| !required.contains(k) && !optional.contains(k))
-            {
+            if let Err(problem) = edit.check() {
                 return Err(edit_invalid(format!(
-                    "edit {n} ({op}) does not take `{key}`"
+                    "edit {n} ({}) {problem}",
+                    edit.op.as_str()
                 )));
             }
             let path = self.normalize(&edit.path)?;
@@ -795,8 +721,8 @@ impl WorkspaceTools {
         } else {
             regex::escape(query)
         };
-        // ripgrep's matcher and searcher: a match never spans lines, and a
-        // NUL byte ends the search of a file (binary).
+        // ripgrep's matcher and searcher: a match never spans lines. Binary
+        // files (the one rule, below) are left out before the search.
         let line_matcher = grep_regex::RegexMatcherBuilder::new()
             .line_terminator(Some(b'\n'))
             .build(&pattern)
@@ -808,7 +734,6 @@ impl WorkspaceTools {
                 )
             })?;
         let mut searcher = grep_searcher::SearcherBuilder::new()
-            .binary_detection(grep_searcher::BinaryDetection::quit(0))
             .line_number(true)
             .build();
         let max = args
