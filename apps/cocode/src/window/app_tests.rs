@@ -142,6 +142,33 @@ fn the_open_folder_dialog_opens_a_typed_path_and_reports_bad_ones() {
 }
 
 #[test]
+fn enter_in_the_path_field_opens_the_typed_folder() {
+    let dir = fixture();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(None);
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    run_until(&mut h, "the folder list", |h| {
+        h.state()
+            .dialog
+            .as_ref()
+            .is_some_and(|d| d.subfolders.is_some())
+    });
+    h.state_mut().run(
+        Command::PickerTyped(root.display().to_string()),
+        &egui::Context::default(),
+    );
+    h.run_steps(2);
+    // The path field has the focus the dialog gave it; Enter opens.
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the workspace", |h| {
+        h.state().workspace_root().is_some()
+    });
+    assert_eq!(h.state().workspace_root(), Some(&root));
+    assert!(h.state().dialog.is_none());
+}
+
+#[test]
 fn escape_closes_the_open_folder_dialog() {
     let mut h = harness(None);
     h.run();

@@ -15,15 +15,20 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
     let modal = egui::Modal::new(egui::Id::new("open-folder")).show(ctx, |ui| {
         ui.set_width(480.0);
         ui.heading("Open Folder");
+        // Enter in the path field opens the typed path. The field gives up
+        // its focus on Enter, so whether it had focus is read before it is
+        // drawn (afterwards the dialog would take the focus back for it).
+        let field_id = egui::Id::new("open-folder-path");
+        let enter = ui.memory(|m| m.has_focus(field_id)) && ui.input(|i| i.key_pressed(Key::Enter));
         let field = ui.add(
             egui::TextEdit::singleline(&mut typed)
+                .id(field_id)
                 .desired_width(f32::INFINITY)
                 .hint_text("Folder path"),
         );
-        if !field.has_focus() && !ui.ctx().memory(|m| m.focused().is_some()) {
+        if !enter && !field.has_focus() && !ui.ctx().memory(|m| m.focused().is_some()) {
             field.request_focus();
         }
-        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
         if let Some(error) = &dialog.error {
             cocode_ui::badge(ui, error, Tone::Danger);
         }
