@@ -135,9 +135,42 @@ pub trait ProcessHandle: Send {
     fn take_stderr(&mut self) -> Option<ByteStream> {
         None
     }
+    /// The pseudo-terminal of a [`LaunchIo::Pty`] child, for a terminal that
+    /// drives it from its own threads; `None` for piped children and after
+    /// the first call. Once taken, `read_output` ends at once and
+    /// `write_stdin` fails: the taker owns the terminal's both directions.
+    fn take_pty(&mut self) -> Option<PtyIo> {
+        None
+    }
     async fn wait(&mut self) -> Result<ExitStatus, LaunchError>;
     /// Kills the whole process group.
     async fn kill(&mut self) -> Result<(), LaunchError>;
+}
+
+/// Both directions and the size of a child's pseudo-terminal. Reads and
+/// writes block, so each belongs on a thread of its own.
+pub struct PtyIo {
+    /// What the child writes (its stdout and stderr); ends when the child
+    /// side closes.
+    pub reader: Box<dyn std::io::Read + Send>,
+    /// What the child reads as its keyboard.
+    pub writer: Box<dyn std::io::Write + Send>,
+    pub control: Box<dyn PtyControl>,
+}
+
+impl std::fmt::Debug for PtyIo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PtyIo")
+    }
+}
+
+/// What a terminal asks of its pseudo-terminal besides bytes.
+pub trait PtyControl: Send + Sync {
+    /// Changes the size (the child gets `SIGWINCH`).
+    fn resize(&self, rows: u16, cols: u16) -> Result<(), LaunchError>;
+    /// The process group in the terminal's foreground (a program the shell
+    /// started, or the shell itself); `None` where the platform cannot say.
+    fn foreground_group(&self) -> Option<u32>;
 }
 
 /// The one place that spawns processes.

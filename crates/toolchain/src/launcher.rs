@@ -111,7 +111,17 @@ impl Launcher {
             cmd.env(k, v);
         }
         let mut child = pty.slave.spawn_command(cmd).map_err(|e| {
-            if e.to_string().contains("No such file") || e.to_string().contains("not found") {
+            let text = e.to_string();
+            if [
+                "No such file",
+                "not found",
+                "No viable candidates",
+                "does not exist",
+                "doesn't exist",
+            ]
+            .iter()
+            .any(|m| text.contains(m))
+            {
                 LaunchError::NotFound(spec.argv[0].clone())
             } else {
                 LaunchError::Spawn(format!("{}: {e}", spec.argv[0]))
@@ -126,13 +136,8 @@ impl Launcher {
             .master
             .take_writer()
             .map_err(|e| LaunchError::Io(e.to_string()))?;
-        let (tx, rx) = mpsc::channel(64);
-        std::thread::Builder::new()
-            .name("cocode-pty-reader".into())
-            .spawn(move || pty_pump(reader, &tx))
-            .map_err(|e| LaunchError::Io(e.to_string()))?;
         let pid = child.process_id();
-        let mut killer = child.clone_killer();
+        let killer = child.clone_killer();
         let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
         std::thread::Builder::new()
             .name("cocode-pty-wait".into())
@@ -153,12 +158,12 @@ impl Launcher {
                 let _ = killer.kill();
             })
         });
-        let _ = &mut killer;
         Ok(Box::new(PtyHandle {
             pid,
-            master: pty.master,
-            writer: Arc::new(std::sync::Mutex::new(writer)),
-            output: rx,
+            master: Arc::new(std::sync::Mutex::new(pty.master)),
+            reader: Some(reader),
+            writer: Some(Arc::new(std::sync::Mutex::new(writer))),
+            output: None,
             exited: Some(exit_rx),
             killer,
             watchdog,
@@ -598,10 +603,12 @@ fn pty_pump(mut reader: Box<dyn std::io::Read + Send>, to: &mpsc::Sender<Vec<u8>
 
 struct PtyHandle {
     pid: Option<u32>,
-    /// Kept open until the handle goes: the reader needs it.
-    master: Box<dyn portable_pty::MasterPty + Send>,
-    writer: Arc<std::sync::Mutex<Box<dyn std::io::Write + Send>>>,
-    output: mpsc::Receiver<Vec<u8>>,
+    /// Kept open until the handle and every resizer are gone.
+    master: Arc<std::sync::Mutex<Box<dyn portable_pty::MasterPty + Send>>>,
+    /// Until `read_output` starts its pump or `take_pty` takes it.
+    reader: Option<Box<dyn std::io::Read + Send>>,
+    writer: Option<Arc<std::sync::Mutex<Box<dyn std::io::Write + Send>>>>,
+    output: Option<mpsc::Receiver<Vec<u8>>>,
     exited: Option<tokio::sync::oneshot::Receiver<std::io::Result<portable_pty::ExitStatus>>>,
     killer: Box<dyn portable_pty::ChildKiller + Send + Sync>,
     watchdog: Option<tokio::task::JoinHandle<()>>,
@@ -615,14 +622,18 @@ impl PtyHandle {
             w.abort();
         }
     }
+}
 
-    /// The terminal's size changed (the child gets `SIGWINCH`).
-    #[expect(
-        dead_code,
-        reason = "the terminal view resizes through the PTY host that owns this handle"
-    )]
+/// Controls the pseudo-terminal a [`PtyHandle`] shares.
+struct PtyControl(Arc<std::sync::Mutex<Box<dyn portable_pty::MasterPty + Send>>>);
+
+impl cocode_core::process::PtyControl for PtyControl {
     fn resize(&self, rows: u16, cols: u16) -> Result<(), LaunchError> {
-        self.master
+        let master = self
+            .0
+            .lock()
+            .map_err(|_| LaunchError::Io("terminal poisoned".into()))?;
+        master
             .resize(portable_pty::PtySize {
                 rows,
                 cols,
@@ -630,6 +641,35 @@ impl PtyHandle {
                 pixel_height: 0,
             })
             .map_err(|e| LaunchError::Io(e.to_string()))
+    }
+
+    fn foreground_group(&self) -> Option<u32> {
+        #[cfg(unix)]
+        {
+            let leader = self.0.lock().ok()?.process_group_leader()?;
+            u32::try_from(leader).ok()
+        }
+        #[cfg(not(unix))]
+        None
+    }
+}
+
+/// The shared PTY writer as a plain writer.
+struct SharedWriter(Arc<std::sync::Mutex<Box<dyn std::io::Write + Send>>>);
+
+impl std::io::Write for SharedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("terminal writer poisoned"))?
+            .write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("terminal writer poisoned"))?
+            .flush()
     }
 }
 
@@ -640,7 +680,11 @@ impl ProcessHandle for PtyHandle {
     }
 
     async fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), LaunchError> {
-        let writer = Arc::clone(&self.writer);
+        let writer = Arc::clone(
+            self.writer
+                .as_ref()
+                .ok_or_else(|| LaunchError::Io("the terminal was taken".into()))?,
+        );
         let bytes = bytes.to_vec();
         tokio::task::spawn_blocking(move || {
             let mut w = writer
@@ -655,7 +699,28 @@ impl ProcessHandle for PtyHandle {
     }
 
     async fn read_output(&mut self) -> Option<Vec<u8>> {
-        self.output.recv().await
+        if self.output.is_none() {
+            // The pump starts with the first read (a terminal that takes the
+            // PTY reads it itself).
+            let reader = self.reader.take()?;
+            let (tx, rx) = mpsc::channel(64);
+            std::thread::Builder::new()
+                .name("cocode-pty-reader".into())
+                .spawn(move || pty_pump(reader, &tx))
+                .ok()?;
+            self.output = Some(rx);
+        }
+        self.output.as_mut()?.recv().await
+    }
+
+    fn take_pty(&mut self) -> Option<cocode_core::process::PtyIo> {
+        let reader = self.reader.take()?;
+        let writer = self.writer.take()?;
+        Some(cocode_core::process::PtyIo {
+            reader,
+            writer: Box::new(SharedWriter(writer)),
+            control: Box::new(PtyControl(Arc::clone(&self.master))),
+        })
     }
 
     async fn wait(&mut self) -> Result<ExitStatus, LaunchError> {
