@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod bootstrap;
 pub mod bricks;
+pub mod commands;
 pub mod log;
 pub mod orchestrator;
 pub mod progress;

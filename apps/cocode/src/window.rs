@@ -16,6 +16,7 @@ pub mod new_brick;
 pub mod open_folder;
 pub mod preview;
 pub mod task_service;
+pub mod terminals;
 pub mod transcript;
 pub mod views;
 

@@ -60,6 +60,8 @@ pub struct TaskHost {
     pub documents: Arc<OpenDocuments>,
     /// Every contract implementation of this host, registered once.
     pub contracts: cocode_core::ContractRegistry,
+    /// Agents' commands as they run.
+    pub commands: Arc<crate::host::commands::CommandWatch>,
 }
 
 impl std::fmt::Debug for TaskHost {
@@ -129,6 +131,7 @@ impl TaskHost {
         let leases = Arc::new(LeaseRegistry::open(ws.gate.store().clone()));
         let workspace = Arc::new(ws);
         let tasks = Arc::new(TaskDirectory::default());
+        let commands = Arc::new(crate::host::commands::CommandWatch::default());
         let handlers = Arc::new(WorkspaceTools {
             workspace: Arc::clone(&workspace),
             leases: Arc::clone(&leases),
@@ -137,6 +140,7 @@ impl TaskHost {
             documents: Arc::clone(&options.documents)
                 as Arc<dyn cocode_core::services::TextDocumentSource>,
             listings: crate::host::tools::Listings::default(),
+            commands: Arc::clone(&commands),
         });
         let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
         handlers.register(&mut registry)?;
@@ -189,6 +193,7 @@ impl TaskHost {
             bricks,
             documents: options.documents,
             contracts,
+            commands,
         };
         host.run_retention(RetentionTrigger::AppStart);
         Ok(host)

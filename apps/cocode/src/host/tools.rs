@@ -148,6 +148,8 @@ pub struct WorkspaceTools {
     pub documents: Arc<dyn TextDocumentSource>,
     /// The listings `listFiles` cursors page through.
     pub listings: Listings,
+    /// Agents' commands as they run, for the window.
+    pub commands: Arc<crate::host::commands::CommandWatch>,
 }
 
 /// How many listings `listFiles` keeps for their cursors; an older cursor
@@ -829,7 +831,7 @@ impl WorkspaceTools {
             secret_env: BTreeMap::new(),
             extra_hosts: Vec::new(),
         };
-        let outcome = self.launch(spec, output_limit, &cx).await;
+        let outcome = self.launch(spec, output_limit, &cx, &ctx.task_id).await;
         // The sweep runs whatever the command did, so its changes are
         // recorded even when it failed.
         let this = Arc::clone(&self);
@@ -846,7 +848,26 @@ impl WorkspaceTools {
         spec: LaunchSpec,
         output_limit: u64,
         cx: &HandlerContext,
+        task: &TaskId,
     ) -> Result<ToolOutput, ToolError> {
+        let (watch_id, stop) = self.commands.started(task, &spec.argv, &spec.cwd).await;
+        let outcome = self
+            .launch_watched(spec, output_limit, cx, watch_id, &stop)
+            .await;
+        if outcome.is_err() {
+            self.commands.ended(watch_id, None).await;
+        }
+        outcome.map(|(output, _)| output)
+    }
+
+    async fn launch_watched(
+        &self,
+        spec: LaunchSpec,
+        output_limit: u64,
+        cx: &HandlerContext,
+        watch_id: u64,
+        stop: &tokio_util::sync::CancellationToken,
+    ) -> Result<(ToolOutput, ExitStatus), ToolError> {
         let mut handle = self.launcher.launch(spec).map_err(|e| match e {
             cocode_core::process::LaunchError::NotFound(p) => ToolError::handler(
                 "COMMAND_NOT_FOUND",
@@ -862,11 +883,16 @@ impl WorkspaceTools {
                     handle.kill().await.log_err("stopping a cancelled command");
                     return Err(ToolError::new(ToolErrorCode::Cancelled, "the command was cancelled"));
                 }
+                () = stop.cancelled() => {
+                    handle.kill().await.log_err("stopping a command a person stopped");
+                    return Err(ToolError::new(ToolErrorCode::Cancelled, "a person stopped the command"));
+                }
                 chunk = handle.read_output() => match chunk {
                     Some(bytes) => {
                         if let Some(sink) = &cx.output {
                             (sink.0)(&bytes);
                         }
+                        self.commands.output(watch_id, &bytes).await;
                         output.push(&bytes);
                     }
                     None => break,
@@ -877,18 +903,20 @@ impl WorkspaceTools {
             .wait()
             .await
             .map_err(|e| ToolError::handler("COMMAND_LAUNCH_FAILED", e.to_string(), false))?;
+        self.commands.ended(watch_id, Some(status)).await;
         let (code, timed_out, signal) = match status {
             ExitStatus::Code(c) => (Some(c), false, None),
             ExitStatus::TimedOut => (None, true, None),
             ExitStatus::Signal(n) => (None, false, Some(n)),
             ExitStatus::Killed => (None, false, None),
         };
-        ToolOutput::json(&json!({
+        let result = ToolOutput::json(&json!({
             "exitCode": code, "output": String::from_utf8_lossy(output.bytes()),
             "truncated": output.trimmed() > 0,
             "timedOut": timed_out,
             "signal": signal
-        }))
+        }))?;
+        Ok((result, status))
     }
 
     fn handler(self: &Arc<Self>, tool: &'static str) -> Arc<dyn ToolHandler> {

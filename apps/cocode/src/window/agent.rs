@@ -97,6 +97,8 @@ impl AgentPanel {
                 self.error = Some(e);
                 self.running = false;
             }
+            // Agents' commands go to their terminal tabs.
+            E::Command(_) => {}
         }
     }
 }

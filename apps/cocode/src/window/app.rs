@@ -21,7 +21,8 @@ use crate::window::link::Waker;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::open_folder::OpenFolderDialog;
 use crate::window::preview::Preview;
-use crate::window::task_service::{ServiceRequest, TaskService};
+use crate::window::task_service::{ServiceEvent, ServiceRequest, TaskService};
+use crate::window::terminals::Terminals;
 use crate::window::views;
 
 /// The application state.
@@ -36,6 +37,8 @@ pub struct CocodeApp {
     pub(crate) theme: Theme,
     pub(crate) os: Os,
     pub(crate) agent: AgentPanel,
+    /// The person's shells and agents' commands, each a dock tab.
+    pub(crate) terminals: Terminals,
     tasks: Option<TaskService>,
     io: IoWorker,
     /// The process's runtime: the task service and the brick worker run on it.
@@ -68,6 +71,10 @@ pub fn default_layout() -> DockState<PanelId> {
 }
 
 const OPEN_FOLDER: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
+/// As in VS Code, Ctrl (not Cmd) on every platform.
+const FOCUS_TERMINAL: KeyboardShortcut = KeyboardShortcut::new(Modifiers::CTRL, Key::Backtick);
+const NEW_TERMINAL: KeyboardShortcut =
+    KeyboardShortcut::new(Modifiers::CTRL.plus(Modifiers::SHIFT), Key::Backtick);
 
 impl CocodeApp {
     /// Builds the app; `folder` (canonical) opens immediately.
@@ -90,6 +97,7 @@ impl CocodeApp {
             theme: Theme::default(),
             os: Os::current(),
             agent: AgentPanel::default(),
+            terminals: Terminals::new(runtime.clone(), waker.clone()),
             tasks: None,
             io,
             runtime,
@@ -123,13 +131,30 @@ impl CocodeApp {
         self.bind(ui.ctx());
         self.apply_io();
         self.apply_bricks();
-        if let Some(service) = &mut self.tasks {
-            for event in service.drain() {
-                self.agent.on_event(event);
+        self.terminals.poll();
+        let events = self
+            .tasks
+            .as_mut()
+            .map(TaskService::drain)
+            .unwrap_or_default();
+        for event in events {
+            match event {
+                ServiceEvent::Command(command) => {
+                    if let Some(id) = self.terminals.on_command(command) {
+                        self.add_terminal_tab(id);
+                    }
+                }
+                other => self.agent.on_event(other),
             }
         }
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
             self.commands.push(Command::ShowOpenFolder);
+        }
+        // The longer shortcut first: Ctrl+` would also match Ctrl+Shift+`.
+        if ui.ctx().input_mut(|i| i.consume_shortcut(&NEW_TERMINAL)) {
+            self.commands.push(Command::NewTerminal);
+        } else if ui.ctx().input_mut(|i| i.consume_shortcut(&FOCUS_TERMINAL)) {
+            self.commands.push(Command::FocusTerminal);
         }
         let mut commands = std::mem::take(&mut self.commands);
 
@@ -142,8 +167,10 @@ impl CocodeApp {
                 workspace: self.workspace.as_ref(),
                 preview: &self.preview,
                 agent: &self.agent,
+                terminals: &mut self.terminals,
                 commands: &mut commands,
                 os: self.os,
+                theme: self.theme,
             };
             DockArea::new(&mut self.dock)
                 .style(Style::from_egui(ui.style().as_ref()))
@@ -157,6 +184,7 @@ impl CocodeApp {
         if let Some(dialog) = &self.new_brick {
             views::new_from_brick::show(ui.ctx(), dialog, &mut commands);
         }
+        views::terminal::prompts(ui.ctx(), &self.terminals, &mut commands);
 
         for command in commands {
             self.run(command, ui.ctx());
@@ -186,6 +214,14 @@ impl CocodeApp {
                 commands.push(Command::Quit);
             }
         });
+        ui.menu_button("Terminal", |ui| {
+            if ui.button("New Terminal    Ctrl+Shift+`").clicked() {
+                commands.push(Command::NewTerminal);
+            }
+            if ui.button("Focus Terminal    Ctrl+`").clicked() {
+                commands.push(Command::FocusTerminal);
+            }
+        });
         ui.menu_button("View", |ui| {
             for panel in PanelId::ALL {
                 if ui.button(panel.title()).clicked() {
@@ -213,6 +249,10 @@ impl CocodeApp {
                 return;
             };
             ui.label(ws.root.display().to_string());
+            if let Some(notice) = &self.terminals.notice {
+                ui.separator();
+                cocode_ui::badge(ui, notice, cocode_ui::Tone::Warning);
+            }
             if self.agent.running {
                 ui.separator();
                 ui.label("Task running");
@@ -273,6 +313,12 @@ impl CocodeApp {
         // A new folder gets its own task service, started on the first task.
         self.tasks = None;
         self.agent = AgentPanel::default();
+        // The old folder's terminals end with it.
+        for id in self.terminals.clear() {
+            if let Some(path) = self.dock.find_tab(&PanelId::Terminal(id)) {
+                self.dock.remove_tab(path);
+            }
+        }
         let (explorer, request) = Explorer::new(root.clone());
         self.io.send(request);
         self.preview.clear();
@@ -369,7 +415,59 @@ impl CocodeApp {
                 self.agent.transcript.clear();
                 self.send_task(ServiceRequest::AllowAndRerun { task_id, host });
             }
+            Command::FocusTerminal
+            | Command::NewTerminal
+            | Command::CloseTerminal { .. }
+            | Command::CancelCloseTerminal
+            | Command::StopAgentCommand(_)
+            | Command::AskOpenLink(_)
+            | Command::OpenLink
+            | Command::CancelOpenLink => self.run_terminal(command, ctx),
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+        }
+    }
+
+    /// The terminals' commands.
+    fn run_terminal(&mut self, command: Command, ctx: &egui::Context) {
+        match command {
+            Command::FocusTerminal => {
+                let existing = self
+                    .terminals
+                    .last_used
+                    .or_else(|| self.terminals.shells().last());
+                match existing {
+                    Some(id) => {
+                        self.show_panel(PanelId::Terminal(id));
+                        self.terminals.focus = Some(id);
+                    }
+                    None => self.new_terminal(),
+                }
+                ctx.request_repaint();
+            }
+            Command::NewTerminal => {
+                self.new_terminal();
+                ctx.request_repaint();
+            }
+            Command::CloseTerminal { id, confirmed } => {
+                if confirmed || !self.terminals.busy(id) {
+                    if let Some(path) = self.dock.find_tab(&PanelId::Terminal(id)) {
+                        self.dock.remove_tab(path);
+                    }
+                    self.terminals.close(id);
+                } else {
+                    self.terminals.close_prompt = Some(id);
+                }
+            }
+            Command::CancelCloseTerminal => self.terminals.close_prompt = None,
+            Command::StopAgentCommand(id) => self.send_task(ServiceRequest::StopCommand(id)),
+            Command::AskOpenLink(url) => self.terminals.link_prompt = Some(url),
+            Command::OpenLink => {
+                if let Some(url) = self.terminals.link_prompt.take() {
+                    self.terminals.open_link(&url);
+                }
+            }
+            Command::CancelOpenLink => self.terminals.link_prompt = None,
+            _ => {}
         }
     }
 
@@ -503,6 +601,40 @@ impl CocodeApp {
         });
     }
 
+    /// Opens a shell in the workspace root (or the home folder) in a new
+    /// tab with the keyboard focus.
+    fn new_terminal(&mut self) {
+        let cwd = self
+            .workspace_root()
+            .cloned()
+            .or_else(home_dir)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let id = self.terminals.open_shell(&cwd);
+        self.add_terminal_tab(id);
+    }
+
+    /// Puts a terminal tab beside the other terminals, or in a new area
+    /// below the Preview (where VS Code keeps its panel).
+    fn add_terminal_tab(&mut self, id: u32) {
+        let tab = PanelId::Terminal(id);
+        let beside = self
+            .dock
+            .iter_all_tabs()
+            .find(|(_, t)| matches!(t, PanelId::Terminal(_)))
+            .map(|(path, _)| path);
+        match beside {
+            Some(path) => self.dock[path.surface][path.node].append_tab(tab),
+            None => match self.dock.find_main_surface_tab(&PanelId::Preview) {
+                Some((node, _)) => {
+                    self.dock
+                        .main_surface_mut()
+                        .split_below(node, 0.6, vec![tab]);
+                }
+                None => self.dock.push_to_focused_leaf(tab),
+            },
+        }
+    }
+
     /// Focuses a panel, re-adding it if the person closed it.
     fn show_panel(&mut self, panel: PanelId) {
         match self.dock.find_tab(&panel) {
@@ -549,15 +681,40 @@ struct Viewer<'a> {
     workspace: Option<&'a WorkspaceView>,
     preview: &'a Preview,
     agent: &'a AgentPanel,
+    terminals: &'a mut Terminals,
     commands: &'a mut Vec<Command>,
     os: Os,
+    theme: Theme,
 }
 
 impl TabViewer for Viewer<'_> {
     type Tab = PanelId;
 
     fn title(&mut self, tab: &mut PanelId) -> egui::WidgetText {
-        tab.title().into()
+        match tab {
+            PanelId::Terminal(id) => self
+                .terminals
+                .get(*id)
+                .map_or_else(
+                    || "Terminal".to_owned(),
+                    crate::window::terminals::TerminalTab::title,
+                )
+                .into(),
+            _ => tab.title().into(),
+        }
+    }
+
+    fn on_close(&mut self, tab: &mut PanelId) -> egui_dock::tab_viewer::OnCloseResponse {
+        use egui_dock::tab_viewer::OnCloseResponse;
+        if let PanelId::Terminal(id) = *tab {
+            if self.terminals.busy(id) {
+                // The person is asked first; the tab stays until they agree.
+                self.terminals.close_prompt = Some(id);
+                return OnCloseResponse::Ignore;
+            }
+            self.terminals.close(id);
+        }
+        OnCloseResponse::Close
     }
 
     fn id(&mut self, tab: &mut PanelId) -> egui::Id {
@@ -570,6 +727,30 @@ impl TabViewer for Viewer<'_> {
             PanelId::Preview => views::preview::show(ui, self.preview),
             PanelId::Agent => {
                 views::agent::show(ui, self.agent, self.workspace.is_some(), self.commands);
+            }
+            PanelId::Terminal(id) => {
+                let id = *id;
+                let focus = self.terminals.focus == Some(id);
+                let Some(tab) = self.terminals.get_mut(id) else {
+                    ui.label("This terminal has closed.");
+                    return;
+                };
+                let live = tab.session().is_some();
+                let shell = tab.kind == crate::window::terminals::TabKind::Shell;
+                let focused = views::terminal::show(
+                    ui,
+                    tab,
+                    self.theme,
+                    self.os,
+                    focus && live,
+                    self.commands,
+                );
+                if focus && live {
+                    self.terminals.focus = None;
+                }
+                if focused && shell {
+                    self.terminals.last_used = Some(id);
+                }
             }
         }
     }
@@ -589,3 +770,7 @@ impl eframe::App for CocodeApp {
 #[cfg(test)]
 #[path = "app_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "terminal_tests.rs"]
+mod terminal_tests;

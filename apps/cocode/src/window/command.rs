@@ -14,6 +14,8 @@ pub enum PanelId {
     Explorer,
     Preview,
     Agent,
+    /// A terminal tab: a person's shell or an agent's command.
+    Terminal(u32),
 }
 
 impl PanelId {
@@ -24,6 +26,7 @@ impl PanelId {
             Self::Explorer => "Explorer",
             Self::Preview => "Preview",
             Self::Agent => "Agent",
+            Self::Terminal(_) => "Terminal",
         }
     }
 }
@@ -73,5 +76,22 @@ pub enum Command {
         task_id: String,
         host: String,
     },
+    /// Focus a terminal, opening one in the workspace root if none is open.
+    FocusTerminal,
+    /// Open another terminal.
+    NewTerminal,
+    /// Close a terminal tab; `confirmed` once the person agreed to end its
+    /// running program.
+    CloseTerminal {
+        id: u32,
+        confirmed: bool,
+    },
+    CancelCloseTerminal,
+    /// Stop an agent's command (from its terminal tab).
+    StopAgentCommand(u64),
+    /// Ask before opening a link from a terminal in the browser.
+    AskOpenLink(String),
+    OpenLink,
+    CancelOpenLink,
     Quit,
 }

@@ -17,6 +17,7 @@ use cocode_toolchain::vault::KeyringVault;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::host::commands::CommandEvent;
 use crate::host::orchestrator::{
     Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
 };
@@ -32,6 +33,8 @@ pub enum ServiceRequest {
         backend: String,
     },
     Stop,
+    /// Stop one agent command (from its terminal tab).
+    StopCommand(u64),
     ToolDecision {
         id: u64,
         approve: bool,
@@ -89,6 +92,8 @@ pub enum ServiceEvent {
     /// A short outcome line (rollbacks).
     Note(String),
     Error(String),
+    /// An agent's command started, wrote output, or ended.
+    Command(CommandEvent),
 }
 
 /// The UI's handle on the service.
@@ -110,6 +115,17 @@ impl Coalesce for ServiceEvent {
                 Self::Progress(Progress::Agent(AgentEvent::MessageDelta(more))),
             ) => {
                 text.push_str(&more);
+                None
+            }
+            // A command's output chunks become one per frame.
+            (
+                Self::Command(CommandEvent::Output { id, bytes }),
+                Self::Command(CommandEvent::Output {
+                    id: next,
+                    bytes: more,
+                }),
+            ) if *id == next => {
+                bytes.extend_from_slice(&more);
                 None
             }
             (_, next) => Some(next),
@@ -242,6 +258,19 @@ fn forward_approvals(host: &TaskHost, out: &Out) {
     });
 }
 
+/// Agents' commands go to their terminal tabs.
+fn forward_commands(host: &TaskHost, out: &Out) {
+    let mut commands = host.commands.watch();
+    let out = out.clone();
+    tokio::spawn(async move {
+        while let Some(event) = commands.recv().await {
+            if !out.send(ServiceEvent::Command(event)).await {
+                return;
+            }
+        }
+    });
+}
+
 #[expect(
     clippy::too_many_lines,
     reason = "the service's one request loop, a branch per request"
@@ -275,6 +304,7 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::Receiver<ServiceReques
         .await;
     out.send(acp_agents(&host).await).await;
     forward_approvals(&host, &out);
+    forward_commands(&host, &out);
     let queue = Arc::clone(host.tools.approvals());
     let waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>> = Arc::new(Mutex::new(None));
     let mut stop = CancellationToken::new();
@@ -332,6 +362,9 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::Receiver<ServiceReques
                 (stop, running) = (started.0, Some(started.1));
             }
             ServiceRequest::Stop => stop.cancel(),
+            ServiceRequest::StopCommand(id) => {
+                host.commands.stop(id);
+            }
             ServiceRequest::ToolDecision { id, approve } => {
                 let decision = if approve {
                     ApprovalDecision::Approve

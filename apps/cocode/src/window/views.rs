@@ -5,3 +5,4 @@ pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;
 pub mod preview;
+pub mod terminal;
