@@ -17,9 +17,12 @@ use crate::{boundaries, cross, layers};
 /// Debian packages the test suites and the app need at run time:
 /// a virtual X server for the window smoke test, X11/GL client libraries
 /// for eframe (glow through Mesa), tools to inspect and capture windows.
-pub const APT_PACKAGES: [&str; 17] = [
+pub const APT_PACKAGES: [&str; 19] = [
     // The policy proxy's tests drive real curl through it.
     "curl",
+    // The terminal tests run a real interactive bash and `tput`.
+    "bash",
+    "ncurses-bin",
     // The credential vault's tests use a real Secret Service in a private
     // D-Bus session.
     "gnome-keyring",

@@ -1,8 +1,9 @@
 //! A terminal session: the program on a pseudo-terminal (started only
-//! through the launcher), a named reader thread feeding its output to the
-//! grid, a writer thread for input, and the grid behind a short fair lock.
+//! through the launcher), a named reader thread and a parser thread feeding
+//! its output to the grid, a writer thread for input, and the grid behind a
+//! short fair lock.
 //!
-//! The reader parses as fast as the PTY gives bytes and wakes the view at
+//! The parser takes bytes as fast as the PTY gives them and wakes the view at
 //! most once until the view takes the change ([`TerminalSession::take_dirty`]),
 //! so an output flood costs one repaint per frame, never one per chunk.
 
@@ -27,7 +28,15 @@ use cocode_core::process::{
 
 use crate::screen::{Palette, Screen};
 
-/// Asks the view to draw again (from the reader thread).
+/// Reads waiting to be parsed, at most (each at most 64 KiB, about 4 KiB
+/// from a PTY): what a program can get ahead of the parser.
+const IN_FLIGHT_CHUNKS: usize = 64;
+
+/// Bytes parsed under one hold of the grid's lock, at most (about a
+/// millisecond of parsing).
+const PARSE_BATCH: usize = 64 * 1024;
+
+/// Asks the view to draw again (from the parser thread).
 pub type Wake = Arc<dyn Fn() + Send + Sync>;
 
 /// A terminal's size in cells.
@@ -366,41 +375,12 @@ impl TerminalSession {
         let pid = handle.pid();
         let (tx, rx) = mpsc::channel::<Vec<u8>>();
         let inner = Inner::new(size, options.scrollback, Some(tx), wake);
-        let mut writer = pty.writer;
-        std::thread::Builder::new()
-            .name("cocode-term-writer".into())
-            .spawn(move || {
-                while let Ok(bytes) = rx.recv() {
-                    if writer
-                        .write_all(&bytes)
-                        .and_then(|()| writer.flush())
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-            })
-            .map_err(|e| SessionError::Thread(e.to_string()))?;
-        let reader_inner = Arc::clone(&inner);
-        let mut reader = pty.reader;
-        std::thread::Builder::new()
-            .name("cocode-term-reader".into())
-            .spawn(move || {
-                let mut parser = Processor::<StdSyncHandler>::new();
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    match reader.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => reader_inner.parse(&mut parser, &buf[..n]),
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        // EIO once the program's side closed is the end on Linux.
-                        Err(_) => break,
-                    }
-                }
-                reader_inner.ended.store(true, Ordering::Release);
-                reader_inner.changed();
-            })
-            .map_err(|e| SessionError::Thread(e.to_string()))?;
+        let cocode_core::process::PtyIo {
+            reader,
+            writer,
+            control,
+        } = pty;
+        start_threads(reader, writer, rx, &inner)?;
         let (kill_tx, kill_rx) = tokio::sync::oneshot::channel::<()>();
         let waiter_inner = Arc::clone(&inner);
         runtime.spawn(async move {
@@ -416,7 +396,7 @@ impl TerminalSession {
         Ok(Self {
             inner,
             feed: None,
-            control: Some(pty.control),
+            control: Some(control),
             kill: Some(kill_tx),
             pid,
             size,
@@ -711,6 +691,77 @@ impl TerminalSession {
         }
         None
     }
+}
+
+/// The writer, reader and parser threads of a PTY session.
+fn start_threads(
+    mut reader: Box<dyn Read + Send>,
+    mut writer: Box<dyn Write + Send>,
+    rx: mpsc::Receiver<Vec<u8>>,
+    inner: &Arc<Inner>,
+) -> Result<(), SessionError> {
+    std::thread::Builder::new()
+        .name("cocode-term-writer".into())
+        .spawn(move || {
+            while let Ok(bytes) = rx.recv() {
+                if writer
+                    .write_all(&bytes)
+                    .and_then(|()| writer.flush())
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        })
+        .map_err(|e| SessionError::Thread(e.to_string()))?;
+    // Reading and parsing run on two threads, so the program (and the
+    // kernel's terminal layer) keep writing while the grid is updated:
+    // a PTY hands over about 4 KiB per read, and parsing each read
+    // before the next would leave one of them idle.
+    let (chunks_tx, chunks_rx) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT_CHUNKS);
+    std::thread::Builder::new()
+        .name("cocode-term-reader".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        if chunks_tx.send(buf[..n].to_vec()).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    // EIO once the program's side closed is the end on Linux.
+                    Err(_) => return,
+                }
+            }
+        })
+        .map_err(|e| SessionError::Thread(e.to_string()))?;
+    let parser_inner = Arc::clone(inner);
+    std::thread::Builder::new()
+        .name("cocode-term-parser".into())
+        .spawn(move || {
+            let mut parser = Processor::<StdSyncHandler>::new();
+            let mut batch = Vec::with_capacity(PARSE_BATCH);
+            while let Ok(first) = chunks_rx.recv() {
+                // What has queued up meanwhile is parsed under one lock,
+                // up to a batch short enough not to hold up a frame.
+                batch.clear();
+                batch.extend_from_slice(&first);
+                while batch.len() < PARSE_BATCH {
+                    match chunks_rx.try_recv() {
+                        Ok(more) => batch.extend_from_slice(&more),
+                        Err(_) => break,
+                    }
+                }
+                parser_inner.parse(&mut parser, &batch);
+            }
+            parser_inner.ended.store(true, Ordering::Release);
+            parser_inner.changed();
+        })
+        .map_err(|e| SessionError::Thread(e.to_string()))?;
+    Ok(())
 }
 
 /// What counts as a plain-text link (Alacritty's URL hint, web and files).

@@ -416,22 +416,27 @@ pub fn paint_screen(
                 col += 1;
                 continue;
             }
+            // A stretch of ASCII cells is one galley, a section per style:
+            // every glyph of the monospace font is one cell wide.
             let start = col;
+            let mut stretch = LayoutJob::default();
             let mut text = String::new();
+            let mut style = (first.fg, first.style);
             while col < cells.len() {
                 let c = cells[col];
-                if c.spacer
-                    || c.wide
-                    || !c.c.is_ascii()
-                    || c.fg != first.fg
-                    || c.style != first.style
-                {
+                if c.spacer || c.wide || !c.c.is_ascii() {
                     break;
+                }
+                if (c.fg, c.style) != style {
+                    append(&mut stretch, &text, &font, style.0, style.1);
+                    text.clear();
+                    style = (c.fg, c.style);
                 }
                 text.push(c.c);
                 col += 1;
             }
-            let galley = painter.layout_job(job(text, &font, first.fg, first.style));
+            append(&mut stretch, &text, &font, style.0, style.1);
+            let galley = painter.layout_job(stretch);
             painter.galley(Pos2::new(x(start), y), galley, color(first.fg));
         }
     }
@@ -476,27 +481,40 @@ pub fn paint_screen(
     }
 }
 
+fn append(
+    job: &mut LayoutJob,
+    text: &str,
+    font: &FontId,
+    fg: Rgb,
+    style: cocode_terminal::CellStyle,
+) {
+    if !text.is_empty() {
+        job.append(text, 0.0, format(font, fg, style));
+    }
+}
+
 fn job(text: String, font: &FontId, fg: Rgb, style: cocode_terminal::CellStyle) -> LayoutJob {
+    LayoutJob::single_section(text, format(font, fg, style))
+}
+
+fn format(font: &FontId, fg: Rgb, style: cocode_terminal::CellStyle) -> TextFormat {
     let fg = color(fg);
-    LayoutJob::single_section(
-        text,
-        TextFormat {
-            font_id: font.clone(),
-            color: fg,
-            italics: style.italic,
-            underline: if style.underline {
-                Stroke::new(1.0, fg)
-            } else {
-                Stroke::NONE
-            },
-            strikethrough: if style.strikeout {
-                Stroke::new(1.0, fg)
-            } else {
-                Stroke::NONE
-            },
-            ..TextFormat::default()
+    TextFormat {
+        font_id: font.clone(),
+        color: fg,
+        italics: style.italic,
+        underline: if style.underline {
+            Stroke::new(1.0, fg)
+        } else {
+            Stroke::NONE
         },
-    )
+        strikethrough: if style.strikeout {
+            Stroke::new(1.0, fg)
+        } else {
+            Stroke::NONE
+        },
+        ..TextFormat::default()
+    }
 }
 
 /// An IME composition in progress, drawn over the cursor and underlined.
