@@ -704,10 +704,13 @@ impl ProcessHandle for PtyHandle {
             // PTY reads it itself).
             let reader = self.reader.take()?;
             let (tx, rx) = mpsc::channel(64);
-            std::thread::Builder::new()
+            if let Err(e) = std::thread::Builder::new()
                 .name("cocode-pty-reader".into())
                 .spawn(move || pty_pump(reader, &tx))
-                .ok()?;
+            {
+                tracing::warn!("the terminal's output cannot be read: {e}");
+                return None;
+            }
             self.output = Some(rx);
         }
         self.output.as_mut()?.recv().await
