@@ -164,8 +164,15 @@ fn ctrl_backtick_opens_a_shell_in_the_workspace_that_takes_typing_and_copies_a_s
     assert!(h.state().dock.find_tab(&PanelId::Terminal(id)).is_none());
 }
 
-#[test]
-fn an_agent_command_streams_into_its_own_read_only_tab() {
+/// Runs `prompt` with the local agent in a fresh workspace, approves what
+/// it asks, and returns the harness with the id of the command's tab.
+fn agent_command(
+    prompt: &str,
+) -> (
+    tempfile::TempDir,
+    egui_kittest::Harness<'static, CocodeApp>,
+    u32,
+) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("readme.md"), "hi\n").unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
@@ -177,7 +184,7 @@ fn an_agent_command_streams_into_its_own_read_only_tab() {
         .click();
     h.run_steps(2);
     h.get_by_role(egui::accesskit::Role::MultilineTextInput)
-        .type_text(r#"run "echo agent-만세; echo done""#);
+        .type_text(prompt);
     h.run_steps(2);
     h.get_by_label("Run task").click();
     let agent_tab = |h: &egui_kittest::Harness<'_, CocodeApp>| {
@@ -203,6 +210,32 @@ fn an_agent_command_streams_into_its_own_read_only_tab() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let id = agent_tab(&h).unwrap();
+    (dir, h, id)
+}
+
+#[test]
+fn stop_on_an_agent_command_tab_stops_that_command() {
+    let (_dir, mut h, id) = agent_command(r#"run "echo started; sleep 60; echo never""#);
+    run_until(&mut h, "the command's first line", |h| {
+        screen_text(h, id).lines().any(|l| l == "started")
+    });
+    h.get_by_label("Stop command").click();
+    run_until(&mut h, "the stopped command", |h| {
+        h.state()
+            .terminals
+            .get(id)
+            .and_then(|t| t.session())
+            .and_then(cocode_terminal::TerminalSession::exit)
+            .is_some()
+    });
+    h.run_steps(2);
+    h.get_by_label("was stopped");
+    assert!(!screen_text(&h, id).contains("never"));
+}
+
+#[test]
+fn an_agent_command_streams_into_its_own_read_only_tab() {
+    let (_dir, mut h, id) = agent_command(r#"run "echo agent-만세; echo done""#);
     run_until(&mut h, "the command's output and end", |h| {
         screen_text(h, id).lines().any(|l| l == "agent-만세")
             && h.state()

@@ -179,24 +179,24 @@ fn agent_header(
     state: &TabState,
     commands: &mut Vec<Command>,
 ) {
+    // The state and Stop come first, so a long command line never pushes
+    // them out of a narrow tab.
     ui.horizontal(|ui| {
-        cocode_ui::badge(ui, "Agent command · read-only", Tone::Neutral);
-        ui.label(egui::RichText::new(command).monospace());
         let exit = match state {
             TabState::Live(s) => s.exit(),
             _ => None,
         };
         match exit {
             None => {
-                ui.spinner();
-                ui.label("running");
                 if ui
-                    .button("Stop")
+                    .button("Stop command")
                     .on_hover_text("Stop this command; the agent is told it was stopped")
                     .clicked()
                 {
                     commands.push(Command::StopAgentCommand(command_id));
                 }
+                ui.spinner();
+                ui.label("running");
             }
             Some(status) => {
                 let tone = if status == cocode_core::process::ExitStatus::Code(0) {
@@ -207,12 +207,18 @@ fn agent_header(
                 cocode_ui::badge(ui, &describe_exit(status), tone);
             }
         }
+        cocode_ui::badge(ui, "Agent command · read-only", Tone::Neutral);
+        ui.add(
+            egui::Label::new(
+                egui::RichText::new(format!("task {task_id}"))
+                    .weak()
+                    .small(),
+            )
+            .truncate(),
+        );
     });
-    ui.label(
-        egui::RichText::new(format!("task {task_id}"))
-            .weak()
-            .small(),
-    );
+    ui.add(egui::Label::new(egui::RichText::new(command).monospace()).truncate())
+        .on_hover_text(command);
 }
 
 /// The find bar; true when the person closed it.
