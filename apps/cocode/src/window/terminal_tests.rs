@@ -229,7 +229,7 @@ fn stop_on_an_agent_command_tab_stops_that_command() {
             .is_some()
     });
     h.run_steps(2);
-    h.get_by_label("was stopped");
+    h.get_by_label("The command was stopped");
     assert!(!screen_text(&h, id).contains("never"));
 }
 
@@ -265,5 +265,5 @@ fn an_agent_command_streams_into_its_own_read_only_tab() {
     assert!(tab.title().starts_with("Agent: "), "{}", tab.title());
     assert!(h.state().dock.find_tab(&PanelId::Terminal(id)).is_some());
     h.run_steps(2);
-    h.get_by_label("exited successfully");
+    h.get_by_label("The command exited successfully");
 }

@@ -204,7 +204,7 @@ fn agent_header(
                 } else {
                     Tone::Warning
                 };
-                cocode_ui::badge(ui, &describe_exit(status), tone);
+                cocode_ui::badge(ui, &format!("The command {}", describe_exit(status)), tone);
             }
         }
         cocode_ui::badge(ui, "Agent command · read-only", Tone::Neutral);
