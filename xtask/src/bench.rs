@@ -1,5 +1,6 @@
 //! `cargo xtask bench`: runs the criterion benches and prints every peer
-//! comparison as a ratio.
+//! comparison as a ratio; `--check` fails when a ratio misses its bar in
+//! [`BARS`] (the table TESTING.md shows; a test keeps the two in step).
 //!
 //! Convention: a comparison is a criterion benchmark directory that holds an
 //! `ours` and a `peer` benchmark (`group/ours`, `group/peer`, at any depth).
@@ -27,6 +28,136 @@ impl Ratio {
     }
 }
 
+/// What a comparison must meet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit {
+    /// ours ÷ peer of the mean time, at most.
+    RatioAtMost(f64),
+    /// ours − peer of the mean time, at most this many nanoseconds (an
+    /// overhead added to the peer's work).
+    AddedAtMost(f64),
+    /// Reported, not checked.
+    Report,
+}
+
+impl Limit {
+    fn met_by(self, r: &Ratio) -> bool {
+        match self {
+            Self::RatioAtMost(bar) => r.ratio() <= bar,
+            Self::AddedAtMost(ns) => r.ours_ns - r.peer_ns <= ns,
+            Self::Report => true,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Self::RatioAtMost(bar) => format!("≤ {bar:.2}×"),
+            Self::AddedAtMost(ns) => format!("≤ {} added", human_ns(ns)),
+            Self::Report => "reported".to_owned(),
+        }
+    }
+}
+
+/// One comparison's bar: its criterion name, its peer, the limit and why.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bar {
+    pub name: &'static str,
+    pub peer: &'static str,
+    pub limit: Limit,
+    pub why: &'static str,
+}
+
+/// Every comparison's bar. Times are means over criterion's samples; the
+/// limits leave room for the spread measured on the 2-core machine.
+pub const BARS: &[Bar] = &[
+    Bar {
+        name: "gate_1000_writes/one_batch",
+        peer: "`git add -A && git commit` with `core.fsync=all`",
+        limit: Limit::RatioAtMost(0.75),
+        why: "one batch is one journal and one barrier, like one commit (measured 0.35–0.59)",
+    },
+    Bar {
+        name: "gate_1000_writes/one_op_per_file",
+        peer: "1,000 × (write a temp file, fsync, rename over the file, fsync its folder) in plain Rust",
+        limit: Limit::RatioAtMost(2.2),
+        why: "each of ours also keeps a snapshot and a journal; measured 1.93, the aim is 1.25",
+    },
+    Bar {
+        name: "rollback_1000_files",
+        peer: "`git checkout -- .`",
+        limit: Limit::RatioAtMost(1.0),
+        why: "undoing a task must not be slower than git's own restore (measured 0.60–0.98)",
+    },
+    Bar {
+        name: "proxy_connect_tunnel",
+        peer: "the same bytes over a direct loopback connection",
+        limit: Limit::RatioAtMost(2.0),
+        why: "the direct connection is the ceiling; a user-space relay on 2 cores reaches about 0.6× of it",
+    },
+    Bar {
+        name: "tool_registry_call",
+        peer: "the handler called directly",
+        limit: Limit::AddedAtMost(50_000.0),
+        why: "validation, policy and tracing around a call stay far below a model's latency",
+    },
+    Bar {
+        name: "terminal_throughput_100mb",
+        peer: "the same bytes fed to a bare `vte` processor and `alacritty_terminal` grid in memory",
+        limit: Limit::RatioAtMost(1.25),
+        why: "a terminal keeps at least 0.8× of the emulator's own speed through a real PTY (measured 0.83–0.90×)",
+    },
+    Bar {
+        name: "terminal_paint_200x60",
+        peer: "the same text as one plain galley",
+        limit: Limit::Report,
+        why: "a fully coloured screen costs many galleys; the frame time is what matters (1.4–1.7 ms)",
+    },
+];
+
+/// A bar this run did not meet, in words.
+pub fn misses(ratios: &[Ratio], bars: &[Bar]) -> Vec<String> {
+    let mut out = Vec::new();
+    for bar in bars {
+        match ratios.iter().find(|r| r.name == bar.name) {
+            None if bar.limit == Limit::Report => {}
+            None => out.push(format!("{}: not measured in this run", bar.name)),
+            Some(r) if !bar.limit.met_by(r) => out.push(format!(
+                "{}: ours/peer = {:.3} (ours {}, peer {}), the bar is {}",
+                bar.name,
+                r.ratio(),
+                human_ns(r.ours_ns),
+                human_ns(r.peer_ns),
+                bar.limit.describe()
+            )),
+            Some(_) => {}
+        }
+    }
+    for r in ratios {
+        if !bars.iter().any(|b| b.name == r.name) {
+            out.push(format!("{}: a comparison without a bar in BARS", r.name));
+        }
+    }
+    out
+}
+
+/// The bars as the Markdown table TESTING.md shows.
+#[cfg(test)]
+fn bars_table(bars: &[Bar]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("| comparison | peer | bar | why |\n| --- | --- | --- | --- |\n");
+    for bar in bars {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            bar.name,
+            bar.peer,
+            bar.limit.describe(),
+            bar.why
+        );
+    }
+    out
+}
+
 #[derive(Deserialize)]
 struct Estimates {
     mean: Estimate,
@@ -37,7 +168,7 @@ struct Estimate {
     point_estimate: f64,
 }
 
-pub fn run(root: &Path, report_only: bool) -> Result<bool> {
+pub fn run(root: &Path, report_only: bool, check: bool) -> Result<bool> {
     // Results a bench wrote before this run (a renamed or removed bench
     // leaves its old estimates behind) are not reported as this run's.
     let started = (!report_only).then(SystemTime::now);
@@ -69,7 +200,17 @@ pub fn run(root: &Path, report_only: bool) -> Result<bool> {
             human_ns(r.peer_ns)
         );
     }
-    Ok(true)
+    if !check {
+        return Ok(true);
+    }
+    let missed = misses(&ratios, BARS);
+    for miss in &missed {
+        println!("bench: bar missed: {miss}");
+    }
+    if missed.is_empty() {
+        println!("bench: every bar met ({} comparisons)", ratios.len());
+    }
+    Ok(missed.is_empty())
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -223,6 +364,74 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("x/peer/new")).unwrap();
         std::fs::write(dir.path().join("x/peer/new/estimates.json"), "{").unwrap();
         assert!(collect(dir.path(), None).is_err());
+    }
+
+    #[test]
+    fn check_passes_at_the_measured_ratios_and_fails_past_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = dir.path();
+        write_estimate(&c.join("fast/ours"), 800.0);
+        write_estimate(&c.join("fast/peer"), 1000.0);
+        write_estimate(&c.join("call/ours"), 3_000.0);
+        write_estimate(&c.join("call/peer"), 500.0);
+        write_estimate(&c.join("paint/ours"), 9.0);
+        write_estimate(&c.join("paint/peer"), 1.0);
+        let ratios = collect(c, None).unwrap();
+        let bars = |fast: f64, added: f64| {
+            [
+                Bar {
+                    name: "fast",
+                    peer: "p",
+                    limit: Limit::RatioAtMost(fast),
+                    why: "w",
+                },
+                Bar {
+                    name: "call",
+                    peer: "p",
+                    limit: Limit::AddedAtMost(added),
+                    why: "w",
+                },
+                Bar {
+                    name: "paint",
+                    peer: "p",
+                    limit: Limit::Report,
+                    why: "w",
+                },
+            ]
+        };
+        assert_eq!(misses(&ratios, &bars(0.8, 2_500.0)), Vec::<String>::new());
+        assert_eq!(
+            misses(&ratios, &bars(0.79, 2_499.0)),
+            [
+                "fast: ours/peer = 0.800 (ours 800 ns, peer 1.00 µs), the bar is ≤ 0.79×",
+                "call: ours/peer = 6.000 (ours 3.00 µs, peer 500 ns), the bar is ≤ 2.50 µs added",
+            ]
+        );
+        // A bar whose comparison did not run, and a comparison without a bar.
+        let only_fast = [bars(1.0, 1.0)[0]];
+        let missing = [Bar {
+            name: "gone",
+            ..only_fast[0]
+        }];
+        assert_eq!(
+            misses(&ratios[..1], &missing),
+            [
+                "gone: not measured in this run",
+                "call: a comparison without a bar in BARS"
+            ]
+        );
+    }
+
+    #[test]
+    fn testing_md_shows_the_bars_of_the_code() {
+        let testing =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../TESTING.md"))
+                .unwrap();
+        let table = bars_table(BARS);
+        assert!(
+            testing.contains(&table),
+            "TESTING.md must hold this table (from xtask/src/bench.rs BARS):\n{table}"
+        );
     }
 
     #[test]

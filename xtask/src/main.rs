@@ -51,6 +51,9 @@ enum Command {
         /// Only report ratios from the last run, do not run benches.
         #[arg(long)]
         report_only: bool,
+        /// Fail when a ratio misses its bar (the table in TESTING.md).
+        #[arg(long)]
+        check: bool,
     },
     /// Run every fuzz target briefly (installs nightly and cargo-fuzz first).
     Fuzz {
@@ -91,7 +94,7 @@ fn run(command: Command) -> Result<bool> {
         Command::Boundaries => Ok(report("boundaries", &boundaries::run(&root)?)),
         Command::CrossCheck { no_install } => cross::run(&root, !no_install),
         Command::Test { no_install } => suite::run(&root, !no_install),
-        Command::Bench { report_only } => bench::run(&root, report_only),
+        Command::Bench { report_only, check } => bench::run(&root, report_only, check),
         Command::Fuzz {
             seconds,
             no_install,

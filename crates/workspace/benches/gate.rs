@@ -1,8 +1,11 @@
-//! Two comparisons, each measured in one run and reported by `cargo xtask
-//! bench` as ours/peer (bar ≤ 1.0):
-//! - 1,000 agent writes through the gate (each with its snapshot, journal
-//!   and barrier) against `git add -A && git commit` of the same changes with
-//!   `core.fsync=all`;
+//! Three comparisons, each measured in one run and reported by `cargo xtask
+//! bench` as ours/peer (bars in `xtask/src/bench.rs`, shown in TESTING.md):
+//! - 1,000 agent writes through the gate as one batch against `git add -A &&
+//!   git commit` of the same changes with `core.fsync=all`;
+//! - the same 1,000 writes as 1,000 separate operations (each with its
+//!   snapshot, journal and barrier) against the floor of 1,000 separate
+//!   durable replaces in plain Rust (write a temp file, fsync, rename over
+//!   the file, fsync its folder);
 //! - rolling a task that changed 1,000 files back to its start against
 //!   `git checkout -- .` restoring the same files.
 #![expect(
@@ -107,6 +110,22 @@ fn write_every_file(ws: &OpenWorkspace, ctx: &TaskContext) {
     ws.gate.flush().unwrap();
 }
 
+/// The floor of separate durable writes: each file replaced on its own,
+/// visible only once its bytes are on disk, and the rename made durable.
+fn durable_replace_every_file(dir: &Path) {
+    use std::io::Write as _;
+    for i in 0..FILES {
+        let path = dir.join(format!("src/m{}/f{i}.rs", i % 20));
+        let folder = path.parent().unwrap();
+        let temp = folder.join(format!(".f{i}.rs.tmp"));
+        let mut file = std::fs::File::create(&temp).unwrap();
+        file.write_all(&content(i, 1)).unwrap();
+        file.sync_all().unwrap();
+        std::fs::rename(&temp, &path).unwrap();
+        std::fs::File::open(folder).unwrap().sync_all().unwrap();
+    }
+}
+
 /// Every fixture file changed through the gate as one batch (one journal,
 /// one barrier, a snapshot per file), then made durable.
 fn write_every_file_in_one_batch(ws: &OpenWorkspace, ctx: &TaskContext) {
@@ -155,15 +174,31 @@ fn bench_writes(c: &mut Criterion) {
         // The peer is measured next to each of ours, so each ratio compares
         // runs made under the same machine conditions.
         group.bench_function(BenchmarkId::new(way, "peer"), |b| {
-            b.iter_batched(
-                git_fixture_with_changes,
-                |dir| {
-                    git(dir.path(), &["add", "-A"]);
-                    git(dir.path(), &["commit", "-q", "-m", "change"]);
-                    keep.borrow_mut().push(dir);
-                },
-                BatchSize::PerIteration,
-            );
+            if way == "one_batch" {
+                b.iter_batched(
+                    git_fixture_with_changes,
+                    |dir| {
+                        git(dir.path(), &["add", "-A"]);
+                        git(dir.path(), &["commit", "-q", "-m", "change"]);
+                        keep.borrow_mut().push(dir);
+                    },
+                    BatchSize::PerIteration,
+                );
+            } else {
+                b.iter_batched(
+                    || {
+                        let dir = tempfile::tempdir().unwrap();
+                        fixture(dir.path());
+                        settle();
+                        dir
+                    },
+                    |dir| {
+                        durable_replace_every_file(dir.path());
+                        keep.borrow_mut().push(dir);
+                    },
+                    BatchSize::PerIteration,
+                );
+            }
         });
     }
     group.finish();
