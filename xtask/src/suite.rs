@@ -17,9 +17,11 @@ use crate::{boundaries, cross, layers};
 /// Debian packages the test suites and the app need at run time:
 /// a virtual X server for the window smoke test, X11/GL client libraries
 /// for eframe (glow through Mesa), tools to inspect and capture windows.
-pub const APT_PACKAGES: [&str; 19] = [
+pub const APT_PACKAGES: [&str; 20] = [
     // The policy proxy's tests drive real curl through it.
     "curl",
+    // The proxy benches' peer.
+    "tinyproxy",
     // The terminal tests run a real interactive bash and `tput`.
     "bash",
     "ncurses-bin",
@@ -232,7 +234,7 @@ fn missing_packages() -> Vec<&'static str> {
         .collect()
 }
 
-fn install_system_packages() {
+pub fn install_system_packages() {
     let missing = missing_packages();
     if missing.is_empty() {
         println!("test: system packages present");

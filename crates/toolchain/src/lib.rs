@@ -21,3 +21,4 @@ pub use hosts::{HostPolicy, HostRefused};
 pub use launcher::{Launcher, WritableRoots, process_alive};
 pub use policy::LaunchPolicy;
 pub use proxy::{BlockedHostLog, PolicyProxy, ProxyError};
+pub use tunnel::{MAX_TUNNELS, TUNNEL_IDLE};

@@ -80,6 +80,10 @@ struct Shared {
     /// launch id → its credentials and scope
     launches: Mutex<HashMap<String, Launch>>,
     blocked: BlockedHostLog,
+    /// Open CONNECT tunnels against their cap.
+    tunnels: Arc<crate::tunnel::TunnelCount>,
+    /// A tunnel idle both ways for this long is closed.
+    tunnel_idle: std::time::Duration,
 }
 
 /// One agent launch's token, task, and the hosts it alone may reach.
@@ -118,6 +122,20 @@ fn random_hex(bytes: usize) -> Result<String, ProxyError> {
 impl PolicyProxy {
     /// Starts listening on an ephemeral loopback port (inside a tokio runtime).
     pub async fn start(policy: HostPolicy) -> Result<Self, ProxyError> {
+        Self::start_with_tunnels(
+            policy,
+            crate::tunnel::MAX_TUNNELS,
+            crate::tunnel::TUNNEL_IDLE,
+        )
+        .await
+    }
+
+    /// [`Self::start`] with another cap on open tunnels and idle time.
+    pub async fn start_with_tunnels(
+        policy: HostPolicy,
+        max_tunnels: usize,
+        tunnel_idle: std::time::Duration,
+    ) -> Result<Self, ProxyError> {
         let listener = TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0))
             .await
             .map_err(ProxyError::Bind)?;
@@ -126,6 +144,8 @@ impl PolicyProxy {
             policy: RwLock::new(policy),
             launches: Mutex::new(HashMap::new()),
             blocked: BlockedHostLog::default(),
+            tunnels: crate::tunnel::TunnelCount::new(max_tunnels),
+            tunnel_idle,
         });
         let accept_shared = Arc::clone(&shared);
         let accept = tokio::spawn(async move {
@@ -348,6 +368,13 @@ async fn connect_tunnel(
     let Some(port) = authority.port_u16() else {
         return full(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n".into());
     };
+    let Some(slot) = shared.tunnels.take() else {
+        return full(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "cocode proxy: too many open tunnels; retry when one closes\n".into(),
+        );
+    };
+    let idle = shared.tunnel_idle;
     let mut server = match open_upstream(shared, extra, authority.host(), port).await {
         Ok(s) => s,
         Err(e) => return upstream_failed(shared, task, e),
@@ -364,11 +391,12 @@ async fn connect_tunnel(
                 if !parts.read_buf.is_empty() && server.write_all(&parts.read_buf).await.is_err() {
                     return;
                 }
-                if let Err(e) = crate::tunnel::pump(client, server) {
+                if let Err(e) = crate::tunnel::pump(client, server, slot, idle) {
                     tracing::warn!("tunnel not started: {e}");
                 }
             }
             Err(upgraded) => {
+                let _slot = slot;
                 let mut client = TokioIo::new(upgraded);
                 let _ = tokio::io::copy_bidirectional_with_sizes(
                     &mut client,

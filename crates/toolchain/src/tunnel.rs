@@ -10,19 +10,117 @@
 
 use std::io::{self, Read as _, Write as _};
 use std::net::{Shutdown, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
-/// The buffer per direction.
+/// The buffer per direction, at most.
 pub(crate) const COPY_BUF: usize = 256 * 1024;
 
+/// The buffer per direction at first.
+const FIRST_BUF: usize = 16 * 1024;
+
+/// Open tunnels at most (two threads and two buffers each); a CONNECT
+/// beyond it is refused with 503 until one closes.
+pub const MAX_TUNNELS: usize = 256;
+
+/// A tunnel with no byte in either direction for this long is closed (a
+/// command that left a connection open must not hold two threads forever).
+pub const TUNNEL_IDLE: Duration = Duration::from_mins(5);
+
+/// How often an idle direction looks at the other direction's activity.
+const IDLE_CHECK: Duration = Duration::from_secs(5);
+
+/// Counts open tunnels against a cap.
+#[derive(Debug)]
+pub(crate) struct TunnelCount {
+    open: AtomicUsize,
+    max: usize,
+}
+
+impl TunnelCount {
+    pub(crate) fn new(max: usize) -> Arc<Self> {
+        Arc::new(Self {
+            open: AtomicUsize::new(0),
+            max,
+        })
+    }
+
+    /// A slot for one more tunnel; `None` at the cap.
+    pub(crate) fn take(self: &Arc<Self>) -> Option<Slot> {
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .ok()?;
+        Some(Slot(Arc::clone(self)))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn open(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+}
+
+/// One tunnel's place under the cap, given back when both directions end.
+#[derive(Debug)]
+pub(crate) struct Slot(Arc<TunnelCount>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What both directions of a tunnel share: its slot and its last activity.
+struct Tunnel {
+    _slot: Slot,
+    started: Instant,
+    /// Milliseconds since `started` of the last byte either way.
+    last: AtomicU64,
+    idle: Duration,
+}
+
+impl Tunnel {
+    fn touch(&self) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last.store(now, Ordering::Relaxed);
+    }
+
+    fn idle_for(&self) -> Duration {
+        let now = self.started.elapsed();
+        now.saturating_sub(Duration::from_millis(self.last.load(Ordering::Relaxed)))
+    }
+}
+
 /// Moves bytes both ways until both sides have finished sending (each
-/// side's end of stream is passed on as a half-close) or one fails, which
-/// closes both. Returns at once; the threads end with the tunnel.
-pub(crate) fn pump(client: tokio::net::TcpStream, server: tokio::net::TcpStream) -> io::Result<()> {
+/// side's end of stream is passed on as a half-close), one fails, or
+/// neither sends for `idle` — each of which closes both. Returns at once;
+/// the threads end with the tunnel, and then `slot` is given back.
+pub(crate) fn pump(
+    client: tokio::net::TcpStream,
+    server: tokio::net::TcpStream,
+    slot: Slot,
+    idle: Duration,
+) -> io::Result<()> {
     let client = blocking(client)?;
     let server = blocking(server)?;
-    let up = (client.try_clone()?, server.try_clone()?);
-    thread().spawn(move || one_way(up.0, up.1))?;
-    thread().spawn(move || one_way(server, client))?;
+    let check = IDLE_CHECK.min(idle);
+    client.set_read_timeout(Some(check))?;
+    server.set_read_timeout(Some(check))?;
+    let tunnel = Arc::new(Tunnel {
+        _slot: slot,
+        started: Instant::now(),
+        last: AtomicU64::new(0),
+        idle,
+    });
+    let up = (
+        client.try_clone()?,
+        server.try_clone()?,
+        Arc::clone(&tunnel),
+    );
+    thread().spawn(move || one_way(up.0, up.1, &up.2))?;
+    thread().spawn(move || one_way(server, client, &tunnel))?;
     Ok(())
 }
 
@@ -41,10 +139,13 @@ fn blocking(stream: tokio::net::TcpStream) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
-/// `src` → `dst` until `src` ends (then `dst` is half-closed) or either
-/// fails (then both are closed, which also ends the other direction).
-fn one_way(mut src: TcpStream, mut dst: TcpStream) {
-    let mut buf = vec![0u8; COPY_BUF];
+/// `src` → `dst` until `src` ends (then `dst` is half-closed), either
+/// fails, or the tunnel has been idle too long (then both are closed, which
+/// also ends the other direction).
+fn one_way(mut src: TcpStream, mut dst: TcpStream, tunnel: &Tunnel) {
+    // Small first (most tunnels are short: a request and its answer, and a
+    // small buffer needs no mapping of its own), grown while reads fill it.
+    let mut buf = vec![0u8; FIRST_BUF];
     loop {
         match src.read(&mut buf) {
             Ok(0) => {
@@ -52,11 +153,26 @@ fn one_way(mut src: TcpStream, mut dst: TcpStream) {
                 return;
             }
             Ok(n) => {
+                tunnel.touch();
+                if n == buf.len() && buf.len() < COPY_BUF {
+                    buf.resize((buf.len() * 4).min(COPY_BUF), 0);
+                }
                 if dst.write_all(&buf[..n]).is_err() {
                     break;
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // The read timeout: only a tunnel idle both ways is closed.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if tunnel.idle_for() >= tunnel.idle {
+                    break;
+                }
+            }
             Err(_) => break,
         }
     }
@@ -82,7 +198,14 @@ mod tests {
     async fn bytes_cross_both_ways_and_each_end_of_stream_is_passed_on() {
         let (mut client, proxy_client_side) = socket_pair().await;
         let (proxy_server_side, mut server) = socket_pair().await;
-        pump(proxy_client_side, proxy_server_side).unwrap();
+        let count = TunnelCount::new(4);
+        pump(
+            proxy_client_side,
+            proxy_server_side,
+            count.take().unwrap(),
+            TUNNEL_IDLE,
+        )
+        .unwrap();
 
         // More than one buffer, with a pattern that catches reordering.
         let upload: Vec<u8> = (0..3 * COPY_BUF + 17)
@@ -112,19 +235,63 @@ mod tests {
     async fn a_side_that_goes_away_ends_the_other_side_too() {
         let (mut client, proxy_client_side) = socket_pair().await;
         let (proxy_server_side, server) = socket_pair().await;
-        pump(proxy_client_side, proxy_server_side).unwrap();
+        let count = TunnelCount::new(4);
+        pump(
+            proxy_client_side,
+            proxy_server_side,
+            count.take().unwrap(),
+            TUNNEL_IDLE,
+        )
+        .unwrap();
         // The server vanishes without a clean close (reset on linger 0).
         server.set_zero_linger().unwrap();
         drop(server);
         let mut rest = Vec::new();
-        let read = tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            client.read_to_end(&mut rest),
-        )
-        .await
-        .expect("the client's side is closed, not left hanging");
+        let read = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut rest))
+            .await
+            .expect("the client's side is closed, not left hanging");
         // Either a clean end or a reset, never data.
         assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
         assert!(rest.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_tunnel_idle_both_ways_is_closed_and_gives_its_slot_back() {
+        let count = TunnelCount::new(1);
+        let (mut client, proxy_client_side) = socket_pair().await;
+        let (proxy_server_side, mut server) = socket_pair().await;
+        pump(
+            proxy_client_side,
+            proxy_server_side,
+            count.take().unwrap(),
+            Duration::from_millis(300),
+        )
+        .unwrap();
+        assert!(count.take().is_none(), "the cap is one tunnel");
+        // The server trickles a byte every 100 ms for a second: one busy
+        // direction keeps the whole tunnel open.
+        let trickle = tokio::spawn(async move {
+            for _ in 0..10 {
+                server.write_all(b"t").await.unwrap();
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            server
+        });
+        let mut got = [0u8; 10];
+        client.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"tttttttttt");
+        let _server = trickle.await.unwrap();
+        // Then nothing either way: the tunnel closes on its own.
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(20), client.read_to_end(&mut rest))
+            .await
+            .expect("the idle tunnel was closed");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while count.open() != 0 {
+            assert!(Instant::now() < deadline, "the slot was never given back");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(count.take().is_some());
     }
 }

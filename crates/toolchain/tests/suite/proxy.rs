@@ -146,3 +146,150 @@ async fn requests_without_launch_credentials_get_407() {
         assert_eq!(out, "407 ");
     }
 }
+
+/// A loopback server answering each connection's bytes with the same bytes.
+async fn echo_server() -> u16 {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let mut buf = [0u8; 1024];
+                while let Ok(n @ 1..) = stream.read(&mut buf).await {
+                    if stream.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// The `Proxy-Authorization` value of a launch registered with `proxy`.
+fn launch_auth(proxy: &PolicyProxy) -> String {
+    use base64::Engine as _;
+    let env = proxy.register_launch(&task(), &[]).unwrap();
+    let userinfo = env
+        .url
+        .strip_prefix("http://")
+        .unwrap()
+        .split_once('@')
+        .unwrap()
+        .0
+        .to_owned();
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(userinfo)
+    )
+}
+
+/// Opens a CONNECT tunnel; the status code and, on 200, the stream.
+async fn tunnel(proxy_port: u16, target: u16, auth: &str) -> (u16, tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", proxy_port))
+        .await
+        .unwrap();
+    let request = format!(
+        "CONNECT 127.0.0.1:{target} HTTP/1.1\r\nHost: 127.0.0.1:{target}\r\nProxy-Authorization: {auth}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).await.unwrap() == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, stream)
+}
+
+async fn echo_once(stream: &mut tokio::net::TcpStream, byte: u8) -> u8 {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    stream.write_all(&[byte]).await.unwrap();
+    let mut back = [0u8; 1];
+    stream.read_exact(&mut back).await.unwrap();
+    back[0]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_tunnels_all_complete() {
+    let target = echo_server().await;
+    let proxy = Arc::new(
+        PolicyProxy::start(policy(&[format!("127.0.0.1:{target}")]))
+            .await
+            .unwrap(),
+    );
+    let auth = launch_auth(&proxy);
+    // Every tunnel is open at the same time before any of them closes.
+    let all_open = Arc::new(tokio::sync::Barrier::new(200));
+    let mut tunnels = tokio::task::JoinSet::new();
+    for i in 0..200u16 {
+        let (auth, all_open, port) = (auth.clone(), Arc::clone(&all_open), proxy.port());
+        tunnels.spawn(async move {
+            let (code, mut stream) = tunnel(port, target, &auth).await;
+            assert_eq!(code, 200, "tunnel {i}");
+            all_open.wait().await;
+            echo_once(&mut stream, u8::try_from(i % 251).unwrap()).await
+        });
+    }
+    let mut answers = Vec::new();
+    while let Some(answer) = tunnels.join_next().await {
+        answers.push(answer.unwrap());
+    }
+    answers.sort_unstable();
+    let mut expected: Vec<u8> = (0..200u16)
+        .map(|i| u8::try_from(i % 251).unwrap())
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(answers, expected);
+    const { assert!(cocode_toolchain::MAX_TUNNELS >= 200) };
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tunnels_beyond_the_cap_are_refused_until_one_closes() {
+    let target = echo_server().await;
+    let proxy = PolicyProxy::start_with_tunnels(
+        policy(&[format!("127.0.0.1:{target}")]),
+        2,
+        cocode_toolchain::TUNNEL_IDLE,
+    )
+    .await
+    .unwrap();
+    let auth = launch_auth(&proxy);
+    let (first, mut a) = tunnel(proxy.port(), target, &auth).await;
+    let (second, mut b) = tunnel(proxy.port(), target, &auth).await;
+    assert_eq!((first, second), (200, 200));
+    assert_eq!(echo_once(&mut a, 7).await, 7);
+    assert_eq!(echo_once(&mut b, 8).await, 8);
+    let (third, _) = tunnel(proxy.port(), target, &auth).await;
+    assert_eq!(third, 503);
+    // The open ones still work, and closing one frees its place.
+    assert_eq!(echo_once(&mut b, 9).await, 9);
+    drop(a);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (code, mut c) = tunnel(proxy.port(), target, &auth).await;
+        if code == 200 {
+            assert_eq!(echo_once(&mut c, 10).await, 10);
+            break;
+        }
+        assert_eq!(code, 503);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the closed tunnel's place never came back"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
