@@ -267,3 +267,58 @@ fn an_agent_command_streams_into_its_own_read_only_tab() {
     h.run_steps(2);
     h.get_by_label("The command exited successfully");
 }
+
+#[test]
+fn ctrl_f_finds_in_the_scrollback_and_escape_closes_the_find_bar() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root));
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::CTRL, Key::Backtick);
+    run_until(&mut h, "the focused shell", |h| {
+        h.state().terminals.last_used.is_some()
+    });
+    let id = only_shell(&h);
+    h.event(egui::Event::Text("seq 1 300".to_owned()));
+    h.step();
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the output's end", |h| {
+        screen_text(h, id).lines().any(|l| l == "300")
+    });
+    h.key_press_modifiers(Modifiers::CTRL, Key::F);
+    run_until(&mut h, "the find bar", |h| {
+        h.query_by_label("Match case").is_some() || h.query_by_label("Aa").is_some()
+    });
+    h.event(egui::Event::Text("250".to_owned()));
+    h.step();
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let session = |h: &egui_kittest::Harness<'_, CocodeApp>| {
+        h.state()
+            .terminals
+            .get(id)
+            .and_then(|t| t.session())
+            .map(|s| {
+                (
+                    s.selection_text(),
+                    s.screen(&cocode_terminal::Palette::dark()).display_offset > 0,
+                )
+            })
+    };
+    assert_eq!(session(&h), Some((Some("250".to_owned()), true)));
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert!(h.state().terminals.get(id).unwrap().view.find.is_none());
+    assert_eq!(session(&h).unwrap().0, None);
+    // The keyboard is back in the terminal.
+    h.state_mut().terminals.last_used = None;
+    run_until(&mut h, "the grid's focus", |h| {
+        h.state().terminals.last_used == Some(id)
+    });
+    h.event(egui::Event::Text("echo back".to_owned()));
+    h.step();
+    h.key_press(Key::Enter);
+    run_until(&mut h, "typing in the terminal again", |h| {
+        screen_text(h, id).lines().any(|l| l == "back")
+    });
+}

@@ -62,6 +62,9 @@ pub struct ViewState {
     pub scroll_carry: f32,
     /// A mouse button reported to the program and not released yet.
     pub reported_press: bool,
+    /// Give the grid the keyboard focus on the next frame (the find bar
+    /// closed).
+    pub refocus: bool,
 }
 
 /// One terminal tab.

@@ -96,10 +96,16 @@ pub fn show(
             false
         }
         TabState::Live(session) => {
+            // Asked for on an earlier frame: the frame in which a text
+            // field gave up its focus to Escape cannot hand it on.
+            let refocus = std::mem::take(&mut view.refocus);
             if let Some(find) = &mut view.find
                 && find_bar(ui, find, session)
             {
                 view.find = None;
+                // The keyboard goes back to the terminal on the next frame.
+                view.refocus = true;
+                ui.ctx().request_repaint();
             }
             if session.interactive()
                 && let Some(status) = session.exit()
@@ -120,7 +126,7 @@ pub fn show(
                 view,
                 &palette(theme),
                 os,
-                take_focus,
+                take_focus || refocus,
                 commands,
             )
         }
@@ -240,7 +246,8 @@ fn find_bar(ui: &mut Ui, find: &mut FindBar, session: &TerminalSession) -> bool 
             search = Some(!ui.input(|i| i.modifiers.shift));
             field.request_focus();
         }
-        if field.has_focus() && ui.input(|i| i.key_pressed(Key::Escape)) {
+        // A text field gives up its focus on Escape in the same frame.
+        if (field.has_focus() || field.lost_focus()) && ui.input(|i| i.key_pressed(Key::Escape)) {
             close = true;
         }
         if ui
@@ -605,7 +612,7 @@ fn keyboard(ui: &Ui, session: &TerminalSession, view: &mut ViewState, screen: &S
                 pressed: true,
                 modifiers,
                 ..
-            } if modifiers.command && !modifiers.shift => {
+            } if (modifiers.command || (modifiers.ctrl && os != Os::MacOs)) && !modifiers.shift => {
                 let find = view.find.get_or_insert_with(FindBar::default);
                 find.focus = true;
             }
