@@ -105,6 +105,14 @@ pub enum LaunchError {
     #[error("environment variable {0} is set by the sandbox and cannot be overridden")]
     ReservedEnv(String),
     #[error(
+        "“{0}” is not a valid environment variable name (letters, digits and _, not starting with a digit)"
+    )]
+    InvalidEnvName(String),
+    #[error(
+        "the value of environment variable {0} looks like a credential and is never passed to a child"
+    )]
+    CredentialLikeValue(String),
+    #[error(
         "secret variable {0} can only be given to an agent launch, under a credential-like name"
     )]
     SecretEnvNotAllowed(String),

@@ -84,6 +84,62 @@ pub fn is_credential_like(name: &str) -> bool {
     CREDENTIAL_MARKERS.iter().any(|m| upper.contains(m))
 }
 
+/// How well-known API keys and tokens begin (`OpenAI` and Anthropic, `GitHub`,
+/// `GitLab`, Slack, AWS access keys, Google API keys, Hugging Face, npm).
+const CREDENTIAL_PREFIXES: [&str; 12] = [
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "AKIA",
+    "AIza",
+    "hf_",
+];
+
+/// True for values that look like a key or token, whatever the variable's
+/// name: a known key prefix followed by a long run of key characters.
+pub fn is_credential_value(value: &str) -> bool {
+    let value = value.trim();
+    CREDENTIAL_PREFIXES.iter().any(|prefix| {
+        value.strip_prefix(prefix).is_some_and(|rest| {
+            rest.len() >= 16
+                && rest
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        })
+    }) || value.starts_with("npm_") && value.len() >= 36
+}
+
+/// A name a shell could export: letters, digits and `_`, not starting with
+/// a digit (so never `HTTP_PROXY=` or a name with a NUL).
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Locale variables hold locale names (`C`, `ko_KR.UTF-8`, `en_US.utf8@euro`,
+/// or a terminal's short label such as `LC_TERMINAL=iTerm2`); anything else
+/// there is not a locale and is not passed.
+fn plausible_locale(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 64
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '@' | '-'))
+}
+
+fn is_locale_variable(name: &str) -> bool {
+    name == "LANG" || name.starts_with("LC_")
+}
+
 fn whitelisted(name: &str, os: TargetOs) -> bool {
     // Windows variable names are case-insensitive.
     let eq = |a: &str| {
@@ -170,8 +226,14 @@ pub fn child_env(
     proxy: Option<&ProxyEnv>,
     os: TargetOs,
 ) -> Result<BTreeMap<String, String>, LaunchError> {
+    if let Some(name) = overrides.keys().find(|n| !valid_name(n)) {
+        return Err(LaunchError::InvalidEnvName(name.clone()));
+    }
     if let Some(name) = overrides.keys().find(|n| is_credential_like(n)) {
         return Err(LaunchError::CredentialLikeEnv(name.clone()));
+    }
+    if let Some((name, _)) = overrides.iter().find(|(_, v)| is_credential_value(v)) {
+        return Err(LaunchError::CredentialLikeValue(name.clone()));
     }
     if profile == SandboxProfileKind::Agent
         && let Some(name) = overrides
@@ -180,9 +242,16 @@ pub fn child_env(
     {
         return Err(LaunchError::ReservedEnv(name.clone()));
     }
+    // Inherited values are checked like the names: a key kept in a
+    // whitelisted variable (`LC_ALL=sk-…`) stays behind.
     let mut env: BTreeMap<String, String> = inherited
         .iter()
-        .filter(|(name, _)| whitelisted(name, os) && !is_credential_like(name))
+        .filter(|(name, value)| {
+            whitelisted(name, os)
+                && !is_credential_like(name)
+                && !is_credential_value(value)
+                && (!is_locale_variable(name) || plausible_locale(value))
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     if profile == SandboxProfileKind::Agent {
@@ -402,5 +471,80 @@ mod tests {
         assert_eq!(env.get("http_proxy"), Some(&proxy.url));
         assert_eq!(env.get("NO_PROXY").map(String::as_str), Some(""));
         assert!(env["JAVA_TOOL_OPTIONS"].contains("-Dhttps.proxyPort=4242"));
+    }
+
+    #[test]
+    fn credential_values_and_non_locales_stay_behind_in_whitelisted_variables() {
+        let inherited = map(&[
+            ("PATH", "/usr/bin"),
+            ("LANG", "ko_KR.UTF-8"),
+            ("LC_ALL", "C"),
+            ("LC_TERMINAL", "iTerm2"),
+            ("LC_CTYPE", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345"),
+            ("LC_MESSAGES", "$(curl evil.example)"),
+            ("TZ", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ("HOME", "/home/me"),
+        ]);
+        let env = child_env(
+            SandboxProfileKind::HumanTerminal,
+            &inherited,
+            &BTreeMap::new(),
+            None,
+            TargetOs::Linux,
+        )
+        .unwrap();
+        assert_eq!(
+            env,
+            map(&[
+                ("HOME", "/home/me"),
+                ("LANG", "ko_KR.UTF-8"),
+                ("LC_ALL", "C"),
+                ("LC_TERMINAL", "iTerm2"),
+                ("PATH", "/usr/bin"),
+            ])
+        );
+    }
+
+    #[test]
+    fn override_names_must_be_variable_names_and_values_no_keys() {
+        let launch = |name: &str, value: &str| {
+            child_env(
+                SandboxProfileKind::Agent,
+                &BTreeMap::new(),
+                &map(&[(name, value)]),
+                Some(&ProxyEnv {
+                    url: "http://l:t@127.0.0.1:1".into(),
+                    port: 1,
+                }),
+                TargetOs::Linux,
+            )
+        };
+        for bad in [
+            "HTTP_PROXY=",
+            "HTTP_PROXY=http://evil",
+            "1ABC",
+            "",
+            "A B",
+            "A\0B",
+            "NO-PROXY",
+        ] {
+            assert_eq!(
+                launch(bad, "x"),
+                Err(LaunchError::InvalidEnvName(bad.to_owned())),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            launch("LC_ALL", "sk-proj-abcdefghijklmnopqrstuvwxyz"),
+            Err(LaunchError::CredentialLikeValue("LC_ALL".to_owned()))
+        );
+        assert_eq!(
+            launch("SOME_SETTING", "AKIAABCDEFGHIJKLMNOPQ"),
+            Err(LaunchError::CredentialLikeValue("SOME_SETTING".to_owned()))
+        );
+        // Ordinary values pass, including ones that merely start like a key.
+        let env = launch("RUST_LOG", "sk-short").unwrap();
+        assert_eq!(env.get("RUST_LOG").map(String::as_str), Some("sk-short"));
+        assert!(launch("_PRIVATE_1", "ok").is_ok());
     }
 }
