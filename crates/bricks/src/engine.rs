@@ -143,10 +143,8 @@ impl Bricks {
             .to_owned();
         let ended = match status {
             ExitStatus::Code(0) => return Ok(()),
-            ExitStatus::Code(code) => format!("exited with code {code}"),
-            ExitStatus::Signal(signal) => format!("was killed by signal {signal}"),
             ExitStatus::TimedOut => format!("ran longer than {} s", timeout.as_secs()),
-            ExitStatus::Killed => "was killed".to_owned(),
+            other => other.phrase(),
         };
         Err(if tail.is_empty() {
             format!("hook `{shown}` {ended}")

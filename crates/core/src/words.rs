@@ -3,7 +3,7 @@
 //! serde), which records and protocols keep. Nothing here is Rust `Debug`.
 
 use crate::agent::{ToolCallStatus, TurnEndReason};
-use crate::process::Confinement;
+use crate::process::{Confinement, ExitStatus};
 use crate::snapshot::{SnapshotKind, SnapshotOrigin};
 use crate::task::{CancelReason, CompletionMode, PendingApprovalKind, TaskStatus, TerminalReason};
 use crate::verification::{
@@ -117,6 +117,19 @@ impl NoTargetCode {
             Self::NoDebugSession => "no debug session",
             Self::FileNotAnalyzed => "no analyzed file",
             Self::NoRegisteredParser => "no parser for these files",
+        }
+    }
+}
+
+impl ExitStatus {
+    /// How a program ended, after its name ("the command …").
+    pub fn phrase(self) -> String {
+        match self {
+            Self::Code(0) => "exited successfully".to_owned(),
+            Self::Code(code) => format!("exited with code {code}"),
+            Self::Signal(signal) => format!("was killed by signal {signal}"),
+            Self::TimedOut => "was stopped at its time limit".to_owned(),
+            Self::Killed => "was stopped".to_owned(),
         }
     }
 }

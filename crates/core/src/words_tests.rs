@@ -169,4 +169,15 @@ fn tool_calls_snapshots_and_confinement_read_as_words() {
         ],
         Confinement::phrase,
     );
+    check_all(
+        &[
+            ExitStatus::Code(0),
+            ExitStatus::Code(3),
+            ExitStatus::Signal(9),
+            ExitStatus::TimedOut,
+            ExitStatus::Killed,
+        ],
+        |s| s.phrase(),
+    );
+    assert_eq!(ExitStatus::Code(3).phrase(), "exited with code 3");
 }

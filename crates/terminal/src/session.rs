@@ -256,6 +256,9 @@ struct Inner {
     exit: Mutex<Option<ExitStatus>>,
     received: AtomicU64,
     wake: Wake,
+    /// The plain-URL matcher, built on the first link lookup (a view asks
+    /// on every frame the pointer rests on the grid with Ctrl held).
+    urls: Mutex<Option<RegexSearch>>,
 }
 
 impl Inner {
@@ -286,6 +289,7 @@ impl Inner {
             exit: Mutex::new(None),
             received: AtomicU64::new(0),
             wake,
+            urls: Mutex::new(None),
         })
     }
 
@@ -673,10 +677,18 @@ impl TerminalSession {
         if let Some(link) = term.grid()[point].hyperlink() {
             return Some(link.uri().to_owned());
         }
-        let mut regex = RegexSearch::new(URL_PATTERN).ok()?;
+        let mut urls = self
+            .inner
+            .urls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if urls.is_none() {
+            *urls = Some(RegexSearch::new(URL_PATTERN).ok()?);
+        }
+        let regex = urls.as_mut()?;
         let end = Point::new(point.line, term.last_column());
         let mut start = Point::new(point.line, Column(0));
-        while let Some(found) = term.regex_search_right(&mut regex, start, end) {
+        while let Some(found) = term.regex_search_right(regex, start, end) {
             if found.contains(&point) {
                 let text = term.bounds_to_string(*found.start(), *found.end());
                 return Some(

@@ -19,7 +19,6 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use base64::Engine as _;
 use cocode_core::ids::TaskId;
 use cocode_core::workspace::HostPattern;
 use cocode_toolchain::{HostPolicy, PolicyProxy};
@@ -72,9 +71,7 @@ async fn send_all(mut stream: TcpStream) {
 
 async fn tunnel(proxy_port: u16, target: u16, auth: Option<&str>) -> TcpStream {
     let mut stream = TcpStream::connect(("127.0.0.1", proxy_port)).await.unwrap();
-    let auth = auth.map_or_else(String::new, |a| {
-        format!("Proxy-Authorization: Basic {a}\r\n")
-    });
+    let auth = auth.map_or_else(String::new, |a| format!("Proxy-Authorization: {a}\r\n"));
     let req =
         format!("CONNECT 127.0.0.1:{target} HTTP/1.1\r\nHost: 127.0.0.1:{target}\r\n{auth}\r\n");
     stream.write_all(req.as_bytes()).await.unwrap();
@@ -190,23 +187,12 @@ fn bench(c: &mut Criterion) {
             HostPattern::parse(&format!("127.0.0.1:{echo_port}")).unwrap(),
         ]);
         let proxy = PolicyProxy::start(policy).await.unwrap();
-        let env = proxy
+        let auth = proxy
             .register_launch(&TaskId::new("bench").unwrap(), &[])
+            .unwrap()
+            .proxy_authorization()
             .unwrap();
-        let userinfo = env
-            .url
-            .strip_prefix("http://")
-            .unwrap()
-            .split_once('@')
-            .unwrap()
-            .0
-            .to_owned();
-        (
-            port,
-            echo_port,
-            proxy,
-            base64::engine::general_purpose::STANDARD.encode(userinfo),
-        )
+        (port, echo_port, proxy, auth)
     });
     let tiny = tinyproxy();
     let auth = Some(auth.as_str());

@@ -237,6 +237,18 @@ impl PolicyProxy {
 }
 
 /// (launch id, token) from a proxy URL's user info.
+impl ProxyEnv {
+    /// The `Proxy-Authorization` value a client of this launch sends (for a
+    /// client that speaks to the proxy itself rather than through the URL).
+    pub fn proxy_authorization(&self) -> Option<String> {
+        let (launch, token) = credentials_of(&self.url)?;
+        Some(format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{launch}:{token}"))
+        ))
+    }
+}
+
 fn credentials_of(url: &str) -> Option<(String, String)> {
     let rest = url.strip_prefix("http://")?;
     let (userinfo, _) = rest.split_once('@')?;

@@ -857,7 +857,7 @@ impl WorkspaceTools {
         if outcome.is_err() {
             self.commands.ended(watch_id, None).await;
         }
-        outcome.map(|(output, _)| output)
+        outcome
     }
 
     async fn launch_watched(
@@ -867,7 +867,7 @@ impl WorkspaceTools {
         cx: &HandlerContext,
         watch_id: u64,
         stop: &tokio_util::sync::CancellationToken,
-    ) -> Result<(ToolOutput, ExitStatus), ToolError> {
+    ) -> Result<ToolOutput, ToolError> {
         let mut handle = self.launcher.launch(spec).map_err(|e| match e {
             cocode_core::process::LaunchError::NotFound(p) => ToolError::handler(
                 "COMMAND_NOT_FOUND",
@@ -910,13 +910,12 @@ impl WorkspaceTools {
             ExitStatus::Signal(n) => (None, false, Some(n)),
             ExitStatus::Killed => (None, false, None),
         };
-        let result = ToolOutput::json(&json!({
+        ToolOutput::json(&json!({
             "exitCode": code, "output": String::from_utf8_lossy(output.bytes()),
             "truncated": output.trimmed() > 0,
             "timedOut": timed_out,
             "signal": signal
-        }))?;
-        Ok((result, status))
+        }))
     }
 
     fn handler(self: &Arc<Self>, tool: &'static str) -> Arc<dyn ToolHandler> {

@@ -108,17 +108,6 @@ fn shorten(text: &str, max: usize) -> String {
     }
 }
 
-/// How a program ended, in words.
-pub fn describe_exit(status: ExitStatus) -> String {
-    match status {
-        ExitStatus::Code(0) => "exited successfully".to_owned(),
-        ExitStatus::Code(code) => format!("exited with code {code}"),
-        ExitStatus::Signal(signal) => format!("ended by signal {signal}"),
-        ExitStatus::TimedOut => "stopped at its time limit".to_owned(),
-        ExitStatus::Killed => "was stopped".to_owned(),
-    }
-}
-
 type Started = (u32, Result<TerminalSession, SessionError>);
 
 /// Every terminal of the window.

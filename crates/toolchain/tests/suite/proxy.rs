@@ -172,20 +172,11 @@ async fn echo_server() -> u16 {
 
 /// The `Proxy-Authorization` value of a launch registered with `proxy`.
 fn launch_auth(proxy: &PolicyProxy) -> String {
-    use base64::Engine as _;
-    let env = proxy.register_launch(&task(), &[]).unwrap();
-    let userinfo = env
-        .url
-        .strip_prefix("http://")
+    proxy
+        .register_launch(&task(), &[])
         .unwrap()
-        .split_once('@')
+        .proxy_authorization()
         .unwrap()
-        .0
-        .to_owned();
-    format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(userinfo)
-    )
 }
 
 /// Opens a CONNECT tunnel; the status code and, on 200, the stream.

@@ -18,9 +18,7 @@ use egui::{
 };
 
 use crate::window::command::Command;
-use crate::window::terminals::{
-    FindBar, TabKind, TabState, TerminalTab, Terminals, ViewState, describe_exit,
-};
+use crate::window::terminals::{FindBar, TabKind, TabState, TerminalTab, Terminals, ViewState};
 
 /// The terminal's font size in points.
 const FONT_SIZE: f32 = 14.0;
@@ -111,11 +109,7 @@ pub fn show(
                 && let Some(status) = session.exit()
             {
                 ui.horizontal(|ui| {
-                    cocode_ui::badge(
-                        ui,
-                        &format!("The shell {}", describe_exit(status)),
-                        Tone::Neutral,
-                    );
+                    cocode_ui::badge(ui, &format!("The shell {}", status.phrase()), Tone::Neutral);
                     ui.label("Close the tab, or open another terminal with Ctrl+Shift+`.");
                 });
             }
@@ -210,7 +204,7 @@ fn agent_header(
                 } else {
                     Tone::Warning
                 };
-                cocode_ui::badge(ui, &format!("The command {}", describe_exit(status)), tone);
+                cocode_ui::badge(ui, &format!("The command {}", status.phrase()), tone);
             }
         }
         cocode_ui::badge(ui, "Agent command · read-only", Tone::Neutral);
