@@ -480,7 +480,7 @@ impl TerminalSession {
             let mut term = self.inner.term.lock();
             if term.grid().display_offset() != 0 {
                 term.scroll_display(Scroll::Bottom);
-                self.inner.dirty.store(true, Ordering::Release);
+                self.inner.changed();
             }
         }
         self.inner.events.send(bytes);
@@ -580,13 +580,13 @@ impl TerminalSession {
     pub fn scroll(&self, lines: i32) {
         let mut term = self.inner.term.lock();
         term.scroll_display(Scroll::Delta(lines));
-        self.inner.dirty.store(true, Ordering::Release);
+        self.inner.changed();
     }
 
     /// Scrolls the view back to the live screen.
     pub fn scroll_to_bottom(&self) {
         self.inner.term.lock().scroll_display(Scroll::Bottom);
-        self.inner.dirty.store(true, Ordering::Release);
+        self.inner.changed();
     }
 
     fn point<T>(term: &Term<T>, row: usize, col: usize) -> Point {
@@ -611,7 +611,7 @@ impl TerminalSession {
         };
         let side = if right_half { Side::Right } else { Side::Left };
         term.selection = Some(Selection::new(ty, point, side));
-        self.inner.dirty.store(true, Ordering::Release);
+        self.inner.changed();
     }
 
     /// Extends the selection to a screen cell.
@@ -622,12 +622,12 @@ impl TerminalSession {
         if let Some(selection) = term.selection.as_mut() {
             selection.update(point, side);
         }
-        self.inner.dirty.store(true, Ordering::Release);
+        self.inner.changed();
     }
 
     pub fn clear_selection(&self) {
         self.inner.term.lock().selection = None;
-        self.inner.dirty.store(true, Ordering::Release);
+        self.inner.changed();
     }
 
     /// The selected text; `None` when nothing is selected.
@@ -658,7 +658,7 @@ impl TerminalSession {
             Direction::Right
         };
         let found = term.search_next(&mut regex, origin, direction, Side::Left, None);
-        self.inner.dirty.store(true, Ordering::Release);
+        self.inner.changed();
         let Some(found) = found else {
             return Ok(false);
         };

@@ -65,6 +65,9 @@ pub struct ViewState {
     /// Give the grid the keyboard focus on the next frame (the find bar
     /// closed).
     pub refocus: bool,
+    /// The screen last copied and the palette it was resolved with: a frame
+    /// drawn for another reason reuses it while the terminal is unchanged.
+    pub drawn: Option<(cocode_terminal::Palette, cocode_terminal::Screen)>,
 }
 
 /// One terminal tab.

@@ -341,12 +341,18 @@ fn grid(
             );
         });
     }
-    session.take_dirty();
-    let screen = session.screen(palette);
+    // The grid is copied only when it changed (or the theme did); other
+    // frames (a spinner elsewhere, the pointer moving) draw the last copy.
+    let changed = session.take_dirty();
+    let drawn = match view.drawn.take() {
+        Some(drawn) if !changed && drawn.0 == *palette => drawn,
+        _ => (palette.clone(), session.screen(palette)),
+    };
+    let screen = &drawn.1;
     let origin = available.min + Vec2::splat(PADDING);
     let painter = ui.painter_at(available);
     painter.rect_filled(available, 0.0, color(screen.background));
-    paint_screen(&painter, origin, &screen, cell, focused);
+    paint_screen(&painter, origin, screen, cell, focused);
     if focused {
         if let Some(c) = screen.cursor {
             let at = origin + Vec2::new(f(c.col) * cell.x, f(c.row) * cell.y);
@@ -362,10 +368,10 @@ fn grid(
                 });
             });
         }
-        keyboard(ui, session, view, &screen, os);
+        keyboard(ui, session, view, screen, os);
     }
     mouse(
-        ui, &response, session, view, &screen, origin, cell, os, commands,
+        ui, &response, session, view, screen, origin, cell, os, commands,
     );
     if let Some(text) = session.take_clipboard() {
         ui.ctx().copy_text(text);
@@ -373,6 +379,7 @@ fn grid(
     response.widget_info(|| {
         egui::WidgetInfo::labeled(egui::WidgetType::Other, true, format!("Terminal {tab_id}"))
     });
+    view.drawn = Some(drawn);
     focused
 }
 
