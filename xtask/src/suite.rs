@@ -234,7 +234,7 @@ fn missing_packages() -> Vec<&'static str> {
         .collect()
 }
 
-pub fn install_system_packages() {
+fn install_system_packages() {
     let missing = missing_packages();
     if missing.is_empty() {
         println!("test: system packages present");
