@@ -16,5 +16,6 @@ pub mod requests;
 pub mod review;
 pub mod runtime;
 pub mod save;
+pub mod secrets;
 pub mod task_host;
 pub mod tools;

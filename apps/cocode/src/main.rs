@@ -6,6 +6,14 @@ use clap::Parser as _;
 use cocode::cli::args::{Cli, CliCommand};
 
 fn main() -> ExitCode {
+    // SAFETY: the first statement of `main`: no other thread exists yet.
+    #[expect(
+        unsafe_code,
+        reason = "seals the process's secrets before any thread exists"
+    )]
+    unsafe {
+        cocode::host::secrets::seal();
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("COCODE_LOG")

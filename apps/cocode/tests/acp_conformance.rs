@@ -189,6 +189,10 @@ fn claude_code(root: &Path) -> Option<Subject> {
             "command": ["claude-code-acp"],
             "env": {
                 "HOME": home.path(),
+                // Its settings file inside its state folder (else it is
+                // `~/.claude.json`, beside the folder, where a command may
+                // not write).
+                "CLAUDE_CONFIG_DIR": home.path().join(".claude"),
                 "ANTHROPIC_BASE_URL": format!("http://127.0.0.1:{port}"),
                 "IS_SANDBOX": "1",
                 "CLAUDE_CODE_MAX_RETRIES": "0",
@@ -198,6 +202,8 @@ fn claude_code(root: &Path) -> Option<Subject> {
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"
             },
             "secret_env": ["ANTHROPIC_API_KEY"],
+            // Where it keeps its state (the preset's folder).
+            "state_dirs": ["~/.claude"],
             // Its model API: reachable through the proxy by the agent's
             // own process alone.
             "model_hosts": [format!("127.0.0.1:{port}")],

@@ -79,24 +79,63 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
 fn doctor_reports_each_check_and_a_clean_history() {
     let runtime = cocode::host::runtime::build().unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
     let mut out = Vec::new();
     let code = cocode::cli::check::doctor(dir.path(), runtime.handle(), &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let labels: Vec<&str> = text
         .lines()
+        .filter(|l| !l.starts_with("  "))
         .filter_map(|l| l.split_once(':').map(|(k, _)| k))
         .collect();
-    assert_eq!(
-        labels,
-        vec![
-            "confinement",
-            "credential store",
-            "policy proxy",
-            "blocked paths",
-            "history"
-        ],
+    let mut expected = vec![
+        "confinement",
+        "read-only to agent commands",
+        "private temp folder per agent command",
+    ];
+    if cfg!(target_os = "linux") {
+        expected.extend([
+            "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets)",
+            "scoping (no abstract Unix sockets, no signals to processes outside a command)",
+            "cocode's own environment sealed (undumpable, keys taken out)",
+            "TCP to another address on the proxy's port",
+        ]);
+    }
+    expected.extend([
+        "top-level links",
+        "credential store",
+        "policy proxy",
+        "blocked paths",
+        "history",
+    ]);
+    assert_eq!(labels, expected, "{text}");
+    #[cfg(unix)]
+    assert!(
+        text.contains(&format!(
+            "top-level links: 1 not writable by agent commands\n  {} → {} (points outside the workspace)\n",
+            dir.path().join("escape").display(),
+            outside.path().display()
+        )),
         "{text}"
     );
+    #[cfg(target_os = "linux")]
+    if matches!(
+        cocode_toolchain::confine::available(),
+        cocode_core::process::Confinement::Landlock
+    ) {
+        for line in [
+            "read-only to agent commands: active — .cocode, .git, .hg, .svn, .jj, .bzr, and top-level links that point out of the workspace",
+            "private temp folder per agent command: active",
+            "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets): active",
+            "scoping (no abstract Unix sockets, no signals to processes outside a command): active",
+            // A test process is not sealed; the `cocode` executable is.
+            "cocode's own environment sealed (undumpable, keys taken out): not active",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+        }
+    }
     assert!(text.contains("policy proxy: self-test passed"), "{text}");
     assert!(text.contains("history: 0 problem(s)"), "{text}");
     assert!(text.contains("\nblocked paths: none\n"), "{text}");

@@ -434,25 +434,66 @@ fn rollback_refuses_to_overwrite_a_later_human_change() {
 #[cfg(unix)]
 #[test]
 fn a_command_runs_sandboxed_and_its_changes_are_recorded_and_reversible() {
-    let ws = workspace(&[("keep.txt", "k\n")]);
-    let (code, out) = run(ws.path(), r#"run "echo made > made.txt""#, &["--yes"]);
+    // Commands write inside the workspace's existing top-level entries; a
+    // new top-level entry is the gate's to make.
+    let ws = workspace(&[("keep.txt", "k\n"), ("out/keep.txt", "k\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"run "echo made > out/made.txt; { echo new > top.txt; } 2>/dev/null; true""#,
+        &["--yes"],
+    );
     // No project and no parser for .txt: a person decides completion (--yes).
     assert_eq!(code, 0, "{out}");
     assert!(out.lines().any(|l| l == "  terminal.run [done]"), "{out}");
     assert_eq!(
-        std::fs::read_to_string(ws.path().join("made.txt")).unwrap(),
+        std::fs::read_to_string(ws.path().join("out/made.txt")).unwrap(),
         "made\n"
     );
+    assert!(!ws.path().join("top.txt").exists());
     let shown = only_task(ws.path());
     assert_eq!(
         recorded(&shown),
-        vec![("made.txt".to_owned(), "observed".to_owned())],
+        vec![("out/made.txt".to_owned(), "observed".to_owned())],
         "{shown}"
     );
     let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
     let (code, out) = rollback(ws.path(), &id);
     assert_eq!(code, 0, "{out}");
-    assert!(!ws.path().join("made.txt").exists());
+    assert!(!ws.path().join("out/made.txt").exists());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_command_cannot_read_the_keys_in_cocodes_own_environment() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    let key = "sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    // The command's parent is cocode itself; `environ` is what the kernel
+    // shows of cocode's starting environment, `status` whether it is
+    // dumpable (owned by root when not).
+    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "run",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--prompt",
+            r#"run "cat /proc/$PPID/environ > keep.txt 2>&1; echo end >> keep.txt""#,
+            "--yes",
+        ])
+        .stdin(Stdio::null())
+        .env("HOME", std::env::temp_dir())
+        .env("ANTHROPIC_API_KEY", key)
+        .env("SOMETHING_ELSE", token)
+        .env("COCODE_PLAIN_MARKER", "plain")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let seen = std::fs::read_to_string(ws.path().join("keep.txt")).unwrap();
+    assert!(seen.ends_with("end\n"), "{seen}");
+    assert!(!seen.contains(key), "the key was read: {seen}");
+    assert!(!seen.contains(token), "the token was read: {seen}");
 }
 
 /// Sets limits in the workspace's `workspace.json` (created by `task list`).
@@ -626,11 +667,12 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
 #[cfg(unix)]
 #[test]
 fn an_acp_agents_terminal_runs_sandboxed_its_changes_are_recorded_and_its_output_is_shown() {
-    let ws = workspace(&[("keep.txt", "k\n")]);
+    // Commands write inside the workspace's existing top-level entries.
+    let ws = workspace(&[("keep.txt", "k\n"), ("out/keep.txt", "k\n")]);
     with_scripted_acp_agent(ws.path());
     let (code, out) = run(
         ws.path(),
-        "run printf made > made.txt && echo done",
+        "run printf made > out/made.txt && echo done",
         &["--backend", "acp:scripted", "--yes"],
     );
     assert_eq!(code, 0, "{out}");
@@ -643,13 +685,13 @@ fn an_acp_agents_terminal_runs_sandboxed_its_changes_are_recorded_and_its_output
         "the output stays in the transcript after release: {out}"
     );
     assert_eq!(
-        std::fs::read_to_string(ws.path().join("made.txt")).unwrap(),
+        std::fs::read_to_string(ws.path().join("out/made.txt")).unwrap(),
         "made"
     );
     let shown = only_task(ws.path());
     assert_eq!(
         recorded(&shown),
-        vec![("made.txt".to_owned(), "observed".to_owned())],
+        vec![("out/made.txt".to_owned(), "observed".to_owned())],
         "{shown}"
     );
 }

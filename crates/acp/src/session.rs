@@ -149,7 +149,16 @@ impl AcpRuntime {
             io: LaunchIo::PipedSplit,
             timeout: None,
             output_byte_limit: None,
-            extra_writable: crate::registry::state_paths(agent, home().as_deref()),
+            // `~` is the agent's home: the one its entry sets, or the person's.
+            extra_writable: crate::registry::state_paths(
+                agent,
+                agent
+                    .env
+                    .get("HOME")
+                    .map(PathBuf::from)
+                    .or_else(home)
+                    .as_deref(),
+            ),
             secret_env,
             // The agent's own model API, for its process alone (not for the
             // commands it runs through the host).

@@ -1,5 +1,8 @@
 //! cocode-platform (layer L0): platform conventions — the operating-system
-//! family and the primary shortcut modifier with its labels.
+//! family and the primary shortcut modifier with its labels — and keeping
+//! the process's own secrets from other processes ([`seal`]).
+
+pub mod seal;
 
 use std::fmt;
 

@@ -6,9 +6,10 @@
 //! person's additions (`workspace.json`) ∪ the hosts an ACP agent entry
 //! declares for its model API.
 //!
-//! Write exceptions = toolchain caches outside the workspace that builds
-//! must write: the environment's override first, then the platform default;
-//! one that cannot be resolved is left out.
+//! Write exceptions = toolchains' download caches outside the workspace
+//! that builds must write (never their programs or configuration): below
+//! the environment's override of the toolchain's home first, then the
+//! platform default; one that cannot be resolved is left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -118,68 +119,102 @@ pub fn policy_for(hosts: &AllowedHosts, agent_declared: &[HostPattern]) -> HostP
     )
 }
 
-/// Toolchain caches builds write outside the workspace: (name, environment
-/// override, default below the home folder per OS).
-fn exception_rules(os: TargetOs) -> Vec<(&'static str, &'static str, Option<&'static str>)> {
+/// One toolchain's download caches outside the workspace that builds must
+/// write: its name, the variable that moves its home, the home's default
+/// below the person's home folder, and the cache folders below that home.
+struct CacheRule {
+    name: &'static str,
+    var: &'static str,
+    default: &'static str,
+    caches: &'static [&'static str],
+}
+
+/// The caches agent commands may write. Only download caches: never a
+/// folder of programs the person runs (`~/.cargo/bin`, a Gradle wrapper
+/// distribution, an Android SDK's tools, a rustup toolchain), nor a
+/// configuration a later build of the person's would obey
+/// (`~/.cargo/config.toml` could name a `rustc-wrapper`, `~/.gradle/init.d`
+/// holds scripts every build runs). What stays: a poisoned download in a
+/// cache is compiled by the person's later builds too — the caches are
+/// shared so builds stay fast; `docs/decisions.md` says so.
+fn exception_rules(os: TargetOs) -> Vec<CacheRule> {
     let per_os = |unix: &'static str, mac: &'static str, win: &'static str| match os {
         TargetOs::Linux => unix,
         TargetOs::MacOs => mac,
         TargetOs::Windows => win,
     };
     vec![
-        ("CARGO_HOME", "CARGO_HOME", Some(".cargo")),
-        ("RUSTUP_HOME", "RUSTUP_HOME", Some(".rustup")),
-        (
-            "PUB_CACHE",
-            "PUB_CACHE",
-            Some(per_os(
-                ".pub-cache",
-                ".pub-cache",
-                "AppData/Local/Pub/Cache",
-            )),
-        ),
-        ("GRADLE_USER_HOME", "GRADLE_USER_HOME", Some(".gradle")),
-        ("CP_HOME_DIR", "CP_HOME_DIR", Some(".cocoapods")),
-        (
-            "npm cache",
-            "npm_config_cache",
-            Some(per_os(".npm", ".npm", "AppData/Local/npm-cache")),
-        ),
-        (
-            "pip cache",
-            "PIP_CACHE_DIR",
-            Some(per_os(
+        CacheRule {
+            name: "Cargo",
+            var: "CARGO_HOME",
+            default: ".cargo",
+            caches: &["registry", "git"],
+        },
+        CacheRule {
+            name: "Dart pub",
+            var: "PUB_CACHE",
+            default: per_os(".pub-cache", ".pub-cache", "AppData/Local/Pub/Cache"),
+            caches: &["hosted", "git"],
+        },
+        CacheRule {
+            name: "Gradle",
+            var: "GRADLE_USER_HOME",
+            default: ".gradle",
+            caches: &["caches", "daemon"],
+        },
+        CacheRule {
+            name: "CocoaPods",
+            var: "CP_HOME_DIR",
+            default: ".cocoapods",
+            caches: &["repos"],
+        },
+        CacheRule {
+            name: "npm",
+            var: "npm_config_cache",
+            default: per_os(".npm", ".npm", "AppData/Local/npm-cache"),
+            caches: &["_cacache", "_logs"],
+        },
+        CacheRule {
+            name: "pip",
+            var: "PIP_CACHE_DIR",
+            default: per_os(
                 ".cache/pip",
                 "Library/Caches/pip",
                 "AppData/Local/pip/Cache",
-            )),
-        ),
-        ("ANDROID_HOME", "ANDROID_HOME", None),
+            ),
+            caches: &[""],
+        },
     ]
 }
 
-/// Resolves the write exceptions from `env` (override first) and `home`
-/// (platform default). Pure: the caller canonicalizes and drops the ones
-/// that do not exist.
+/// Resolves the write exceptions from `env` (a toolchain's home override
+/// first) and `home` (the platform default). Pure: the caller
+/// canonicalizes and drops the ones that do not exist.
 pub fn write_exceptions(
     env: &BTreeMap<String, String>,
     home: Option<&Path>,
     os: TargetOs,
 ) -> Vec<WriteException> {
-    exception_rules(os)
-        .into_iter()
-        .filter_map(|(name, var, default)| {
-            let path = env
-                .get(var)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| Some(home?.join(default?)))?;
-            Some(WriteException {
-                name: name.to_owned(),
-                path,
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for rule in exception_rules(os) {
+        let base = env
+            .get(rule.var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| Some(home?.join(rule.default)));
+        let Some(base) = base else {
+            continue;
+        };
+        for cache in rule.caches {
+            let (name, path) = if cache.is_empty() {
+                (format!("{} cache", rule.name), base.clone())
+            } else {
+                (format!("{} {cache}", rule.name), base.join(cache))
+            };
+            out.push(WriteException { name, path });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -259,10 +294,11 @@ mod tests {
     }
 
     #[test]
-    fn write_exceptions_prefer_the_environment_then_the_platform_default() {
+    fn write_exceptions_are_download_caches_below_the_override_or_the_platform_default() {
         let env: BTreeMap<String, String> = [
             ("CARGO_HOME", "/opt/cargo"),
             ("ANDROID_HOME", "/opt/android"),
+            ("RUSTUP_HOME", "/opt/rustup"),
             ("PUB_CACHE", ""),
         ]
         .into_iter()
@@ -270,17 +306,21 @@ mod tests {
         .collect();
         let linux = write_exceptions(&env, Some(Path::new("/home/me")), TargetOs::Linux);
         let pairs: Vec<(String, PathBuf)> = linux.into_iter().map(|x| (x.name, x.path)).collect();
+        let pair = |name: &str, path: &str| (name.to_owned(), PathBuf::from(path));
+        // No toolchain, SDK, `bin` folder or configuration file.
         assert_eq!(
             pairs,
             vec![
-                ("CARGO_HOME".into(), PathBuf::from("/opt/cargo")),
-                ("RUSTUP_HOME".into(), PathBuf::from("/home/me/.rustup")),
-                ("PUB_CACHE".into(), PathBuf::from("/home/me/.pub-cache")),
-                ("GRADLE_USER_HOME".into(), PathBuf::from("/home/me/.gradle")),
-                ("CP_HOME_DIR".into(), PathBuf::from("/home/me/.cocoapods")),
-                ("npm cache".into(), PathBuf::from("/home/me/.npm")),
-                ("pip cache".into(), PathBuf::from("/home/me/.cache/pip")),
-                ("ANDROID_HOME".into(), PathBuf::from("/opt/android")),
+                pair("Cargo registry", "/opt/cargo/registry"),
+                pair("Cargo git", "/opt/cargo/git"),
+                pair("Dart pub hosted", "/home/me/.pub-cache/hosted"),
+                pair("Dart pub git", "/home/me/.pub-cache/git"),
+                pair("Gradle caches", "/home/me/.gradle/caches"),
+                pair("Gradle daemon", "/home/me/.gradle/daemon"),
+                pair("CocoaPods repos", "/home/me/.cocoapods/repos"),
+                pair("npm _cacache", "/home/me/.npm/_cacache"),
+                pair("npm _logs", "/home/me/.npm/_logs"),
+                pair("pip cache", "/home/me/.cache/pip"),
             ]
         );
         let windows = write_exceptions(

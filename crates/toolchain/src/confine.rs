@@ -1,20 +1,39 @@
 //! OS confinement of agent-profile children.
 //!
-//! Linux: a Landlock ruleset applied between fork and exec (by the
-//! launcher): read and execute everywhere; write only below the allowed
-//! roots; TCP `connect` only to the policy proxy's port; TCP `bind` denied.
+//! Linux: a Landlock ruleset and a seccomp filter applied between fork and
+//! exec (by the launcher). Landlock: read and execute everywhere; write
+//! only below the granted paths; TCP `connect` only to the policy proxy's
+//! port; TCP `bind` denied; no abstract Unix sockets and no signals to
+//! processes outside the command (ABI 6 scoping, where the kernel has it).
+//! seccomp (`socket_filter`): the only sockets a command can create are
+//! TCP over IPv4 or IPv6 and Unix sockets — no UDP, raw, packet or netlink
+//! sockets, and no `io_uring`, which could open sockets past the filter.
+//! Unix sockets stay because build tools use their own (`tsx` serves its
+//! IPC on one in its temp folder); a pathname socket of another program
+//! that file permissions let the person reach is reachable from a
+//! command too, until the kernel can confine that (Landlock's
+//! `RESOLVE_UNIX`, newer than 6.18).
 //! macOS: a Seatbelt profile for `/usr/bin/sandbox-exec` with the same rules
 //! ([`seatbelt_profile`], text unit-tested everywhere). Windows: unconfined,
 //! and the task detail says so.
 //!
-//! `.cocode/`: Landlock grants whole hierarchies and cannot carve a folder
-//! out of an allowed one, so the workspace is *not* granted as a whole.
-//! Each top-level entry except `.cocode` is granted on its own; the root
-//! itself gets no write right. A command can therefore change everything in
-//! the workspace but the history — and cannot create a *new* top-level file
-//! or folder (the agent creates those through the gate, where they are
-//! recorded). That trade is deliberate: history an agent's command could
-//! rewrite would make rollback meaningless.
+//! What is granted ([`workspace_grants`]): Landlock grants whole
+//! hierarchies and cannot carve a folder out of an allowed one, so the
+//! workspace is *not* granted as a whole. Each top-level entry is granted on
+//! its own, except cocode's history and version-control metadata
+//! ([`PROTECTED`]: a hook or `core.fsmonitor` written into `.git/` would run
+//! later, outside any sandbox) and symbolic links (a link is followed by the
+//! kernel, so `escape -> /elsewhere` would grant its target; a link whose
+//! target lies in the workspace needs no grant of its own). The root itself
+//! gets no write right. A command can therefore change everything in the
+//! workspace but the history and the metadata — and cannot create a *new*
+//! top-level file or folder (the agent creates those through the gate, where
+//! they are recorded). That trade is deliberate: history an agent's command
+//! could rewrite would make rollback meaningless.
+//!
+//! Every path is opened without following a final symbolic link when the
+//! ruleset is built, so an entry swapped for a link after it was listed is
+//! left out rather than granted.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -24,29 +43,113 @@ use cocode_core::process::Confinement;
 
 use crate::launcher::WritableRoots;
 
-/// The paths a confined child may write: every top-level entry of the
-/// workspace except `.cocode`, the write exceptions, and the temp folder.
-pub fn writable_paths(roots: &WritableRoots, temp: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(entries) = roots
-        .workspace
-        .as_ref()
-        .and_then(|ws| std::fs::read_dir(ws).ok())
-    {
-        let mut names: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .filter(|e| {
-                !e.file_name()
-                    .to_string_lossy()
-                    .eq_ignore_ascii_case(COCODE_DIR)
-            })
-            .map(|e| e.path())
-            .collect();
-        names.sort();
-        out.extend(names);
+/// Top-level workspace entries no agent command may write: cocode's history
+/// and the metadata of version-control systems (compared without case, as
+/// case-insensitive file systems would).
+pub const PROTECTED: [&str; 6] = [COCODE_DIR, ".git", ".hg", ".svn", ".jj", ".bzr"];
+
+/// Whether a top-level entry name is one of [`PROTECTED`].
+pub fn is_protected(name: &str) -> bool {
+    PROTECTED.iter().any(|p| name.eq_ignore_ascii_case(p))
+}
+
+/// A top-level symbolic link of the workspace that is not granted, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedLink {
+    pub path: PathBuf,
+    /// Where the link points (as written in the link).
+    pub target: PathBuf,
+    pub reason: RefusedWhy,
+}
+
+/// Why a top-level link is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusedWhy {
+    /// Its target lies outside the workspace.
+    Outside,
+    /// Its target is the history or version-control metadata.
+    Protected,
+    /// Its target does not exist.
+    Dangling,
+}
+
+impl RefusedWhy {
+    /// The reason in words.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Self::Outside => "points outside the workspace",
+            Self::Protected => "points into cocode's history or version-control metadata",
+            Self::Dangling => "points to nothing",
+        }
     }
+}
+
+/// What of a workspace agent commands may write.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkspaceGrants {
+    /// Top-level entries granted (sorted).
+    pub granted: Vec<PathBuf>,
+    /// Top-level links left out because of where they point (sorted).
+    pub refused: Vec<RefusedLink>,
+}
+
+/// The top-level entries of `workspace` an agent command may write, and the
+/// links it may not follow.
+pub fn workspace_grants(workspace: &Path) -> WorkspaceGrants {
+    let mut grants = WorkspaceGrants::default();
+    let Ok(entries) = std::fs::read_dir(workspace) else {
+        return grants;
+    };
+    let root = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        if is_protected(&name.to_string_lossy()) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if !kind.is_symlink() {
+            grants.granted.push(path);
+            continue;
+        }
+        let target = std::fs::read_link(&path).unwrap_or_default();
+        let reason = match path.canonicalize() {
+            Err(_) => Some(RefusedWhy::Dangling),
+            Ok(real) => match real.strip_prefix(&root) {
+                Err(_) => Some(RefusedWhy::Outside),
+                Ok(inner) => inner
+                    .components()
+                    .next()
+                    .filter(|first| is_protected(&first.as_os_str().to_string_lossy()))
+                    .map(|_| RefusedWhy::Protected),
+            },
+        };
+        if let Some(reason) = reason {
+            grants.refused.push(RefusedLink {
+                path,
+                target,
+                reason,
+            });
+        }
+    }
+    grants.granted.sort();
+    grants.refused.sort_by(|a, b| a.path.cmp(&b.path));
+    grants
+}
+
+/// The paths a confined child may write besides its private temp folder:
+/// the granted top-level entries of the workspace and the write exceptions.
+pub fn writable_paths(roots: &WritableRoots) -> Vec<PathBuf> {
+    let mut out = roots
+        .workspace
+        .as_deref()
+        .map(|ws| workspace_grants(ws).granted)
+        .unwrap_or_default();
     out.extend(roots.exceptions.iter().cloned());
-    out.push(temp.to_path_buf());
     out
 }
 
@@ -71,26 +174,35 @@ pub fn seatbelt_profile(writable: &[PathBuf], proxy_port: u16) -> String {
 
 #[cfg(target_os = "linux")]
 mod linux {
+    use std::os::fd::OwnedFd;
     use std::path::PathBuf;
     use std::sync::{Mutex, OnceLock};
 
     use cocode_core::process::{Confinement, LaunchError};
     use landlock::{
-        ABI, Access, AccessFs, AccessNet, NetPort, Ruleset, RulesetAttr, RulesetCreated,
-        RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
+        RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
     };
+    use rustix::fs::{FileType, Mode, OFlags};
+    use seccompiler::BpfProgram;
 
-    /// The newest ABI this build knows; older kernels get the best effort.
+    /// The ABI of the file and network rules; older kernels get the best
+    /// effort, which [`available`] reports.
     const ABI_USED: ABI = ABI::V5;
 
-    /// A ruleset built in the parent, enforced by the child after fork.
-    pub(crate) struct Prepared(Mutex<Option<RulesetCreated>>);
+    /// A ruleset and a filter built in the parent, enforced by the child
+    /// after fork.
+    pub(crate) struct Prepared {
+        ruleset: Mutex<Option<RulesetCreated>>,
+        filter: BpfProgram,
+    }
 
     impl Prepared {
-        /// Runs in the child between fork and exec.
+        /// Runs in the child between fork and exec: Landlock first (it sets
+        /// `no_new_privs`, which the filter needs), then the filter.
         pub(crate) fn restrict(&self) -> std::io::Result<()> {
             let ruleset = self
-                .0
+                .ruleset
                 .lock()
                 .map_err(|_| std::io::Error::other("landlock ruleset lock"))?
                 .take()
@@ -98,7 +210,8 @@ mod linux {
             ruleset
                 .restrict_self()
                 .map(drop)
-                .map_err(std::io::Error::other)
+                .map_err(std::io::Error::other)?;
+            seccompiler::apply_filter(&self.filter).map_err(std::io::Error::other)
         }
     }
 
@@ -106,14 +219,45 @@ mod linux {
         LaunchError::Sandbox(format!("landlock: {e}"))
     }
 
-    /// Builds the ruleset: read everywhere, write below `writable`, TCP
-    /// connect only to `proxy_port`, no TCP bind.
+    /// Opens `path` for a rule without following a final symbolic link;
+    /// `None` for a link or a path that is gone (it is then not granted).
+    fn rule_fd(path: &PathBuf) -> Option<(OwnedFd, bool)> {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?;
+        let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd).ok()?.st_mode);
+        match kind {
+            FileType::Symlink => None,
+            FileType::Directory => Some((fd, true)),
+            _ => Some((fd, false)),
+        }
+    }
+
+    /// Builds the ruleset and the filter: read everywhere, write below
+    /// `writable`, TCP connect only to `proxy_port`, no TCP bind, no
+    /// abstract Unix sockets or signals out of the command, and only TCP
+    /// and Unix sockets.
     pub(crate) fn prepare(writable: &[PathBuf], proxy_port: u16) -> Result<Prepared, LaunchError> {
-        let existing: Vec<&PathBuf> = writable.iter().filter(|p| p.exists()).collect();
+        let mut rules = Vec::new();
+        for path in writable {
+            if let Some((fd, is_dir)) = rule_fd(path) {
+                let access = if is_dir {
+                    AccessFs::from_all(ABI_USED)
+                } else {
+                    AccessFs::from_file(ABI_USED)
+                };
+                rules.push(PathBeneath::new(fd, access));
+            }
+        }
         let ruleset = Ruleset::default()
             .handle_access(AccessFs::from_all(ABI_USED))
             .map_err(sandbox_err)?
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(sandbox_err)?
+            .scope(Scope::AbstractUnixSocket | Scope::Signal)
             .map_err(sandbox_err)?
             .create()
             .map_err(sandbox_err)?
@@ -121,11 +265,81 @@ mod linux {
             .map_err(sandbox_err)?
             .add_rules(path_beneath_rules(["/dev/null"], AccessFs::WriteFile))
             .map_err(sandbox_err)?
-            .add_rules(path_beneath_rules(existing, AccessFs::from_all(ABI_USED)))
+            .add_rules(rules.into_iter().map(Ok::<_, landlock::RulesetError>))
             .map_err(sandbox_err)?
             .add_rule(NetPort::new(proxy_port, AccessNet::ConnectTcp))
             .map_err(sandbox_err)?;
-        Ok(Prepared(Mutex::new(Some(ruleset))))
+        Ok(Prepared {
+            ruleset: Mutex::new(Some(ruleset)),
+            filter: socket_filter()?,
+        })
+    }
+
+    /// The seccomp filter of agent commands: `socket` only for TCP over
+    /// IPv4/IPv6 and for Unix sockets, `socketpair` only for Unix pairs, no
+    /// `io_uring` (its socket operation would pass the filter); every other
+    /// call passes. Refusals answer `EPERM`, as container runtimes do. A
+    /// process of another architecture (an i386 binary) is killed at its
+    /// first call.
+    pub(crate) fn socket_filter() -> Result<BpfProgram, LaunchError> {
+        use seccompiler::{
+            SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
+            SeccompFilter, SeccompRule, TargetArch,
+        };
+        // The type argument carries SOCK_NONBLOCK / SOCK_CLOEXEC above the
+        // low four bits.
+        const TYPE_MASK: u64 = 0xf;
+        let err = |e: seccompiler::BackendError| LaunchError::Sandbox(format!("seccomp: {e}"));
+        let cond = |arg: u8, op: Op, value: u64| Cond::new(arg, Len::Dword, op, value).map_err(err);
+        let rule = |conds: Vec<Cond>| SeccompRule::new(conds).map_err(err);
+        let raw = |v: libc::c_int| u64::try_from(v).unwrap_or(u64::MAX);
+        let (inet, inet6, unix) = (raw(libc::AF_INET), raw(libc::AF_INET6), raw(libc::AF_UNIX));
+        let stream = raw(libc::SOCK_STREAM);
+        // A rule matches a call to refuse: a family other than Unix, IPv4
+        // and IPv6 (UDP's and TCP's families are told apart below).
+        let mut socket = vec![rule(vec![
+            cond(0, Op::Ne, unix)?,
+            cond(0, Op::Ne, inet)?,
+            cond(0, Op::Ne, inet6)?,
+        ])?];
+        for family in [inet, inet6] {
+            // A protocol other than TCP (0 picks TCP for a stream).
+            socket.push(rule(vec![
+                cond(0, Op::Eq, family)?,
+                cond(2, Op::Ne, 0)?,
+                cond(2, Op::Ne, raw(libc::IPPROTO_TCP))?,
+            ])?);
+            // A type other than a stream (there is no masked not-equal:
+            // every other value of the low bits is listed).
+            for other in (0..=TYPE_MASK).filter(|t| *t != stream) {
+                socket.push(rule(vec![
+                    cond(0, Op::Eq, family)?,
+                    cond(1, Op::MaskedEq(TYPE_MASK), other)?,
+                ])?);
+            }
+        }
+        let socketpair = vec![rule(vec![cond(0, Op::Ne, unix)?])?];
+        let mut calls = vec![
+            (libc::SYS_socket, socket),
+            (libc::SYS_socketpair, socketpair),
+            (libc::SYS_io_uring_setup, Vec::new()),
+        ];
+        // x86_64 kernels may also take the x32 numbering of the same calls.
+        #[cfg(target_arch = "x86_64")]
+        {
+            const X32: libc::c_long = 0x4000_0000;
+            let x32: Vec<_> = calls.iter().map(|(n, r)| (n | X32, r.clone())).collect();
+            calls.extend(x32);
+        }
+        let arch: TargetArch = std::env::consts::ARCH.try_into().map_err(err)?;
+        let filter = SeccompFilter::new(
+            calls.into_iter().collect(),
+            SeccompAction::Allow,
+            SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1)),
+            arch,
+        )
+        .map_err(err)?;
+        filter.try_into().map_err(err)
     }
 
     /// Measured once: restricts a throwaway thread (Landlock applies to the
@@ -159,10 +373,69 @@ mod linux {
             })
             .clone()
     }
+
+    /// Whether this kernel's Landlock keeps commands from abstract Unix
+    /// sockets and from signalling processes outside them (ABI 6).
+    pub(crate) fn scoping_available() -> bool {
+        static PROBE: OnceLock<bool> = OnceLock::new();
+        *PROBE.get_or_init(|| {
+            std::thread::spawn(|| {
+                Ruleset::default()
+                    .set_compatibility(CompatLevel::HardRequirement)
+                    .scope(Scope::AbstractUnixSocket | Scope::Signal)
+                    .and_then(Ruleset::create)
+                    .and_then(RulesetCreated::restrict_self)
+                    .is_ok_and(|s| s.ruleset == RulesetStatus::FullyEnforced)
+            })
+            .join()
+            .unwrap_or(false)
+        })
+    }
+
+    /// Whether the kernel takes the socket filter (applied to a throwaway
+    /// thread: seccomp filters, like Landlock, bind the calling thread).
+    pub(crate) fn filter_available() -> bool {
+        static PROBE: OnceLock<bool> = OnceLock::new();
+        *PROBE.get_or_init(|| {
+            std::thread::spawn(|| {
+                socket_filter().is_ok_and(|f| seccompiler::apply_filter(&f).is_ok())
+            })
+            .join()
+            .unwrap_or(false)
+        })
+    }
 }
 
 #[cfg(target_os = "linux")]
 pub(crate) use linux::prepare;
+
+/// The protections agent commands get on this machine beyond file and TCP
+/// rules, each active or not (for `cocode doctor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Protections {
+    /// Only TCP and Unix sockets (seccomp).
+    pub socket_filter: bool,
+    /// No abstract Unix sockets, no signals out of the command (Landlock 6).
+    pub scoping: bool,
+}
+
+/// What [`Protections`] this machine offers.
+pub fn protections() -> Protections {
+    #[cfg(target_os = "linux")]
+    {
+        Protections {
+            socket_filter: linux::filter_available(),
+            scoping: linux::scoping_available(),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Protections {
+            socket_filter: false,
+            scoping: false,
+        }
+    }
+}
 
 /// How agent children are confined on this machine.
 pub fn available() -> Confinement {
@@ -204,28 +477,76 @@ mod tests {
 
     #[test]
     #[expect(clippy::disallowed_methods, reason = "builds a fixture workspace")]
-    fn the_workspace_is_granted_entry_by_entry_without_cocode() {
+    fn the_workspace_is_granted_entry_by_entry_without_history_metadata_or_links() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["src", ".cocode", ".COCODE", "Cargo.toml"] {
-            let p = dir.path().join(name);
-            if name.contains('.') && name != ".cocode" && name != ".COCODE" {
-                std::fs::write(&p, b"").unwrap();
-            } else {
-                std::fs::create_dir(&p).unwrap();
-            }
+        let outside = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        for folder in [
+            "src", ".cocode", ".COCODE", ".git", ".hg", ".svn", ".jj", ".bzr",
+        ] {
+            std::fs::create_dir(ws.join(folder)).unwrap();
         }
-        let roots = WritableRoots {
-            workspace: Some(dir.path().to_path_buf()),
-            exceptions: vec![PathBuf::from("/home/me/.cargo")],
-        };
+        std::fs::write(ws.join("Cargo.toml"), b"").unwrap();
+        #[cfg(unix)]
+        for (link, target) in [
+            ("escape", outside.path().to_path_buf()),
+            ("hist", PathBuf::from(".cocode")),
+            ("hooks", ws.join(".git/hooks")),
+            ("gone", PathBuf::from("no-such-thing")),
+            ("code", PathBuf::from("src")),
+        ] {
+            std::os::unix::fs::symlink(&target, ws.join(link)).unwrap();
+        }
+        std::fs::create_dir(ws.join(".git/hooks")).unwrap();
+        let grants = workspace_grants(&ws);
+        assert_eq!(grants.granted, vec![ws.join("Cargo.toml"), ws.join("src")]);
+        #[cfg(unix)]
         assert_eq!(
-            writable_paths(&roots, Path::new("/tmp")),
+            grants.refused,
             vec![
-                dir.path().join("Cargo.toml"),
-                dir.path().join("src"),
-                PathBuf::from("/home/me/.cargo"),
-                PathBuf::from("/tmp"),
+                RefusedLink {
+                    path: ws.join("escape"),
+                    target: outside.path().to_path_buf(),
+                    reason: RefusedWhy::Outside,
+                },
+                RefusedLink {
+                    path: ws.join("gone"),
+                    target: PathBuf::from("no-such-thing"),
+                    reason: RefusedWhy::Dangling,
+                },
+                RefusedLink {
+                    path: ws.join("hist"),
+                    target: PathBuf::from(".cocode"),
+                    reason: RefusedWhy::Protected,
+                },
+                RefusedLink {
+                    path: ws.join("hooks"),
+                    target: ws.join(".git/hooks"),
+                    reason: RefusedWhy::Protected,
+                },
             ]
         );
+        let roots = WritableRoots {
+            workspace: Some(ws.clone()),
+            exceptions: vec![PathBuf::from("/home/me/.cargo/registry")],
+        };
+        assert_eq!(
+            writable_paths(&roots),
+            vec![
+                ws.join("Cargo.toml"),
+                ws.join("src"),
+                PathBuf::from("/home/me/.cargo/registry"),
+            ]
+        );
+    }
+
+    #[test]
+    fn protected_names_are_matched_without_case() {
+        for name in [".cocode", ".Git", ".HG", ".svn", ".jj", ".bzr"] {
+            assert!(is_protected(name), "{name}");
+        }
+        for name in [".github", ".gitignore", "git", ".cocoder", "src"] {
+            assert!(!is_protected(name), "{name}");
+        }
     }
 }

@@ -30,6 +30,7 @@ use tokio::sync::mpsc;
 use crate::env::{ProxyEnv, with_launch_credentials};
 use crate::policy::LaunchPolicy;
 use crate::proxy::PolicyProxy;
+use crate::scratch::PrivateTemp;
 
 /// Where agent children may write (besides the temp folder).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -261,10 +262,29 @@ impl Launcher {
         spec: &LaunchSpec,
         proxy_env: Option<(ProxyEnv, Arc<PolicyProxy>)>,
     ) -> Result<Box<dyn ProcessHandle>, LaunchError> {
-        let plan = self.policy.plan(spec)?;
+        if proxy_env.is_some() {
+            // Folders a launch may write besides the workspace (an ACP
+            // agent's state folder) are made when missing, so a first run
+            // does not fail where a later one would not.
+            for dir in spec.extra_writable.iter().filter(|d| !d.exists()) {
+                if let Err(e) = crate::scratch::lasting_folder(dir) {
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+        let mut plan = self.policy.plan(spec)?;
         let mut env = plan.env.clone();
+        let mut temp = None;
         if let Some((proxy, _)) = &proxy_env {
             with_launch_credentials(&mut env, proxy);
+            // Its own temp folder instead of the system's (see `scratch`).
+            let private = PrivateTemp::create(self.policy.temp_base())?;
+            let dir = private.path().to_string_lossy().into_owned();
+            for name in ["TMPDIR", "TMP", "TEMP"] {
+                env.insert(name.to_owned(), dir.clone());
+            }
+            plan.writable_roots.push(private.path().to_path_buf());
+            temp = Some(private);
         }
         if let LaunchIo::Pty { rows, cols } = spec.io {
             return self.launch_pty(spec, &env, rows, cols);
@@ -325,6 +345,7 @@ impl Launcher {
             watchdog,
             timed_out,
             proxy: proxy_env,
+            temp,
             exit: None,
         }))
     }
@@ -477,6 +498,8 @@ struct PipedHandle {
     watchdog: Option<tokio::task::JoinHandle<()>>,
     timed_out: Arc<AtomicBool>,
     proxy: Option<(ProxyEnv, Arc<PolicyProxy>)>,
+    /// The agent command's private temp folder, removed when it ends.
+    temp: Option<PrivateTemp>,
     exit: Option<ExitStatus>,
 }
 
@@ -495,6 +518,7 @@ impl PipedHandle {
         if let Some((env, proxy)) = self.proxy.take() {
             proxy.revoke_launch(&env);
         }
+        self.temp.take();
         self.exit = Some(status);
         status
     }

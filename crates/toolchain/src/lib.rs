@@ -11,6 +11,7 @@ pub mod launcher;
 pub mod parsers;
 pub mod policy;
 pub mod proxy;
+pub mod scratch;
 mod tunnel;
 pub mod vault;
 pub mod verify;

@@ -61,6 +61,11 @@ impl LaunchPolicy {
     pub fn agent_confinement(&self) -> Confinement {
         self.confinement.clone()
     }
+
+    /// The folder agent launches make their private temp folders in.
+    pub fn temp_base(&self) -> &std::path::Path {
+        &self.temp
+    }
 }
 
 impl SandboxPolicy for LaunchPolicy {
@@ -88,7 +93,8 @@ impl SandboxPolicy for LaunchPolicy {
         add_secrets(&mut env, kind, &spec.secret_env)?;
         Ok(match proxy {
             Some(proxy) => {
-                let mut writable_roots = crate::confine::writable_paths(&self.writable, &self.temp);
+                // The launch adds its private temp folder.
+                let mut writable_roots = crate::confine::writable_paths(&self.writable);
                 writable_roots.extend(
                     spec.extra_writable
                         .iter()
@@ -177,14 +183,11 @@ mod tests {
             .unwrap();
         assert_eq!(plan.network, NetworkPlan::ProxyOnly { port: 4242 });
         assert_eq!(plan.confinement, Confinement::Landlock);
-        // The workspace's entries but never `.cocode/`, the exceptions, temp.
+        // The workspace's entries but never `.cocode/`, and the exceptions;
+        // the launch adds its private temp folder.
         assert_eq!(
             plan.writable_roots,
-            vec![
-                ws.path().join("a.txt"),
-                PathBuf::from("/cache/cargo"),
-                PathBuf::from("/tmp")
-            ]
+            vec![ws.path().join("a.txt"), PathBuf::from("/cache/cargo")]
         );
         let shown: Vec<(&str, &str)> = plan
             .env

@@ -121,6 +121,9 @@ struct Step {
     cwd: PathBuf,
     env: BTreeMap<String, String>,
     reading: Reading,
+    /// A lasting folder outside the workspace the step writes (Cargo's
+    /// build output), made if missing and granted to the step alone.
+    lasting: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -178,6 +181,7 @@ fn step(parts: &[&str], cwd: &Path, reading: Reading) -> Planned {
         cwd: cwd.to_path_buf(),
         env: BTreeMap::new(),
         reading,
+        lasting: None,
     })
 }
 
@@ -214,22 +218,21 @@ fn plan_cargo(method: VerificationMethod, project: &Project, target_dir: &Path) 
         VerificationMethod::RuntimeErrors | VerificationMethod::ParseCheck => return None,
     };
     let mut env = BTreeMap::new();
-    // Build output goes to the temp folder, which agent children may write,
-    // never into the workspace: one folder per project, kept between runs
-    // and app sessions so later verifications build incrementally and temp
-    // does not fill with a new copy per run.
+    // Build output goes below the temp folder, never into the workspace:
+    // one folder per project, kept between runs and app sessions so later
+    // verifications build incrementally and temp does not fill with a new
+    // copy per run. The step alone may write it.
+    let target = target_dir.join(project_target_name(&project.dir));
     env.insert(
         "CARGO_TARGET_DIR".to_owned(),
-        target_dir
-            .join(project_target_name(&project.dir))
-            .to_string_lossy()
-            .into_owned(),
+        target.to_string_lossy().into_owned(),
     );
     Some(Planned::Run(Step {
         argv: argv(parts),
         cwd: project.dir.clone(),
         env,
         reading,
+        lasting: Some(target),
     }))
 }
 
@@ -260,6 +263,11 @@ fn project_target_name(dir: &Path) -> String {
     format!("{name}-{hash}")
 }
 
+/// Compiles each file named on the command line without writing bytecode;
+/// a syntax error ends with its traceback and exit code 1.
+const PY_COMPILE_CHECK: &str =
+    "import sys\nfor f in sys.argv[1:]:\n    compile(open(f, 'rb').read(), f, 'exec')";
+
 fn plan_python(
     method: VerificationMethod,
     project: &Project,
@@ -273,14 +281,17 @@ fn plan_python(
         )),
         VerificationMethod::StaticAnalysis if !edited_py.is_empty() => {
             // Without a linter, the interpreter's own compiler checks the
-            // edited files.
-            let mut parts = argv(&["python3", "-m", "py_compile"]);
+            // edited files — in memory: `py_compile` would write bytecode
+            // beside them (a new top-level `__pycache__` a command may not
+            // make).
+            let mut parts = argv(&["python3", "-c", PY_COMPILE_CHECK]);
             parts.extend(edited_py.iter().map(|p| p.to_string_lossy().into_owned()));
             Some(Planned::Run(Step {
                 argv: parts,
                 cwd: project.dir.clone(),
                 env: BTreeMap::new(),
                 reading: Reading::ExitCode,
+                lasting: None,
             }))
         }
         VerificationMethod::Tests if has_python_tests(&project.dir, 0) => {
@@ -291,6 +302,7 @@ fn plan_python(
                 cwd: project.dir.clone(),
                 env,
                 reading: Reading::Pytest,
+                lasting: None,
             }))
         }
         _ => None,
@@ -313,6 +325,7 @@ fn plan_node(method: VerificationMethod, project: &Project) -> Option<Planned> {
                 cwd: project.dir.clone(),
                 env: BTreeMap::new(),
                 reading: Reading::ErrorLines("error TS"),
+                lasting: None,
             }))
         }
         VerificationMethod::Build if npm_script(&project.dir, "build") => Some(step(
@@ -577,6 +590,11 @@ impl OrchestratingVerificationRunner {
         limit: Duration,
     ) -> (Result<ExitStatus, LaunchError>, String, usize) {
         let blocked_before = (self.blocked_hosts)(task);
+        let extra_writable = match step.lasting.as_deref().map(crate::scratch::lasting_folder) {
+            None => Vec::new(),
+            Some(Ok(folder)) => vec![folder],
+            Some(Err(e)) => return (Err(e), String::new(), 0),
+        };
         let spec = LaunchSpec {
             argv: step.argv.clone(),
             cwd: step.cwd.clone(),
@@ -589,7 +607,7 @@ impl OrchestratingVerificationRunner {
             io: LaunchIo::PipedSplit,
             timeout: Some(limit),
             output_byte_limit: Some(4 * 1024 * 1024),
-            extra_writable: Vec::new(),
+            extra_writable,
             secret_env: BTreeMap::new(),
             extra_hosts: Vec::new(),
         };

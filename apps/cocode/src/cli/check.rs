@@ -74,6 +74,32 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
         Confinement::Seatbelt => writeln!(out, "confinement: Seatbelt")?,
         Confinement::Unconfined { reason } => writeln!(out, "confinement: none — {reason}")?,
     }
+    for line in protection_lines(
+        &report.confinement,
+        cocode_toolchain::confine::protections(),
+        cocode_platform::seal::undumpable(),
+    ) {
+        writeln!(out, "{line}")?;
+    }
+    let grants = cocode_toolchain::confine::workspace_grants(&ws.workspace.root);
+    if grants.refused.is_empty() {
+        writeln!(out, "top-level links: none refused")?;
+    } else {
+        writeln!(
+            out,
+            "top-level links: {} not writable by agent commands",
+            grants.refused.len()
+        )?;
+        for link in &grants.refused {
+            writeln!(
+                out,
+                "  {} → {} ({})",
+                link.path.display(),
+                link.target.display(),
+                link.reason.phrase()
+            )?;
+        }
+    }
     match &report.vault {
         Ok(()) => writeln!(out, "credential store: available")?,
         Err(e) => writeln!(out, "credential store: {} — {e}", e.code())?,
@@ -136,6 +162,44 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
         }
     }
     Ok(u8::from(problems > 0))
+}
+
+/// The protections of agent commands on this machine, one line each, as
+/// active or not.
+fn protection_lines(
+    confinement: &Confinement,
+    protections: cocode_toolchain::confine::Protections,
+    undumpable: bool,
+) -> Vec<String> {
+    let state = |on: bool| if on { "active" } else { "not active" };
+    let confined = !matches!(confinement, Confinement::Unconfined { .. });
+    let protected = cocode_toolchain::confine::PROTECTED.join(", ");
+    let mut lines = vec![
+        format!(
+            "read-only to agent commands: {} — {protected}, and top-level links that point out of the workspace",
+            state(confined)
+        ),
+        format!("private temp folder per agent command: {}", state(confined)),
+    ];
+    if cfg!(target_os = "linux") {
+        lines.push(format!(
+            "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets): {}",
+            state(protections.socket_filter && confined)
+        ));
+        lines.push(format!(
+            "scoping (no abstract Unix sockets, no signals to processes outside a command): {}",
+            state(protections.scoping && confined)
+        ));
+        lines.push(format!(
+            "cocode's own environment sealed (undumpable, keys taken out): {}",
+            state(undumpable)
+        ));
+        lines.push(
+            "TCP to another address on the proxy's port: not prevented (the kernel checks the port only)"
+                .to_owned(),
+        );
+    }
+    lines
 }
 
 /// `cocode doctor --abandon JOURNAL`: a person accepts the current state of

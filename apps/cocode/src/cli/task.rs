@@ -140,8 +140,8 @@ fn pass_secrets(
                 }
             );
         }
-        let value =
-            std::env::var(name).with_context(|| format!("--pass-env: {name} is not set"))?;
+        let value = crate::host::secrets::var(name)
+            .with_context(|| format!("--pass-env: {name} is not set"))?;
         run.set(
             &cocode_acp::registry::secret_account(agent_id, name)?,
             &Secret::new(value),
@@ -189,8 +189,8 @@ fn run_task(
     let backend_choice = backend_of(backend, model, &providers)?;
     let vault: Arc<dyn CredentialVault> = match api_key_env {
         Some(name) => {
-            let key =
-                std::env::var(name).with_context(|| format!("--api-key-env: {name} is not set"))?;
+            let key = crate::host::secrets::var(name)
+                .with_context(|| format!("--api-key-env: {name} is not set"))?;
             let session = SessionVault::default();
             let id = ProviderId::new(backend).with_context(|| {
                 format!("--api-key-env needs a provider backend, not “{backend}”")

@@ -36,6 +36,10 @@ async fn every_profile_gets_only_whitelisted_variables_and_never_a_credential() 
         "HTTP_PROXY",
         "JAVA_TOOL_OPTIONS",
         "NO_PROXY",
+        // The command's private temp folder.
+        "TEMP",
+        "TMP",
+        "TMPDIR",
         "all_proxy",
         "http_proxy",
         "https_proxy",
