@@ -99,6 +99,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
         expected.extend([
             "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets)",
             "scoping (no abstract Unix sockets, no signals to processes outside a command)",
+            "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode)",
             "cocode's own environment sealed (undumpable, keys taken out)",
             "TCP to another address on the proxy's port",
         ]);
@@ -130,6 +131,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
             "private temp folder per agent command: active",
             "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets): active",
             "scoping (no abstract Unix sockets, no signals to processes outside a command): active",
+            "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): active",
             // A test process is not sealed; the `cocode` executable is.
             "cocode's own environment sealed (undumpable, keys taken out): not active",
         ] {

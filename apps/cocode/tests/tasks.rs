@@ -1031,6 +1031,56 @@ fn a_killed_cli_run_leaves_a_clean_history_and_its_task_shows_failed() {
     assert_eq!(code, 0, "{doctor}");
 }
 
+/// `kill -9` of cocode while an agent command runs: the command and what
+/// it started in a new session are gone at once, and nothing is written
+/// afterwards.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_commands_of_a_killed_cocode_die_with_it_and_write_nothing_afterwards() {
+    if !peers::require(
+        "PID namespaces for agent launches",
+        cocode_toolchain::reaper::available(),
+    ) {
+        return;
+    }
+    let ws = workspace(&[("out/keep.txt", "k\n")]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "run",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--prompt",
+            r#"run "setsid sh -c 'sleep 3; echo late > out/setsid' & sh -c '(sleep 3; echo late > out/double) &'; echo started > out/started; sleep 60""#,
+            "--yes",
+        ])
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = ws.path().join("out/started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // Past the moment the two descendants would have written.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let mut left: Vec<String> = std::fs::read_dir(ws.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["keep.txt", "started"]);
+}
+
 #[test]
 fn history_over_the_retention_cap_shrinks_when_a_task_ends() {
     let ws = workspace(&[("a.txt", "one\n"), ("b.txt", "one\n")]);

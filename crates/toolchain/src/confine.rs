@@ -417,6 +417,9 @@ pub struct Protections {
     pub socket_filter: bool,
     /// No abstract Unix sockets, no signals out of the command (Landlock 6).
     pub scoping: bool,
+    /// A PID namespace per agent launch, so nothing a command starts
+    /// outlives it (see `reaper`).
+    pub pid_namespace: bool,
 }
 
 /// What [`Protections`] this machine offers.
@@ -426,6 +429,7 @@ pub fn protections() -> Protections {
         Protections {
             socket_filter: linux::filter_available(),
             scoping: linux::scoping_available(),
+            pid_namespace: crate::reaper::available(),
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -433,6 +437,7 @@ pub fn protections() -> Protections {
         Protections {
             socket_filter: false,
             scoping: false,
+            pid_namespace: false,
         }
     }
 }

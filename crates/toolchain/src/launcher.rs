@@ -196,26 +196,47 @@ impl Launcher {
         (spec.argv[0].clone(), spec.argv[1..].to_vec())
     }
 
-    /// Applies Landlock between fork and exec when the kernel has it; without
-    /// it the launch goes on with proxy-only enforcement, which
-    /// [`Self::agent_confinement`] reports.
+    /// What an agent child does between fork and exec on Linux: enter a
+    /// PID namespace of its own when the machine allows it (see
+    /// `reaper`), then apply Landlock and the socket filter when the kernel
+    /// has Landlock; without it the launch goes on with proxy-only
+    /// enforcement, which [`Self::agent_confinement`] reports.
     #[cfg(target_os = "linux")]
-    fn landlock(cmd: &mut tokio::process::Command, plan: &SandboxPlan) -> Result<(), LaunchError> {
-        let (cocode_core::process::NetworkPlan::ProxyOnly { port }, Confinement::Landlock) =
-            (&plan.network, &plan.confinement)
-        else {
+    fn confine_child(
+        cmd: &mut tokio::process::Command,
+        plan: &SandboxPlan,
+    ) -> Result<(), LaunchError> {
+        let cocode_core::process::NetworkPlan::ProxyOnly { port } = &plan.network else {
             return Ok(());
         };
-        let prepared = crate::confine::prepare(&plan.writable_roots, *port)?;
+        let namespace = crate::reaper::available()
+            .then(crate::reaper::PidNamespace::prepare)
+            .flatten();
+        let ruleset = match plan.confinement {
+            Confinement::Landlock => Some(crate::confine::prepare(&plan.writable_roots, *port)?),
+            _ => None,
+        };
+        if namespace.is_none() && ruleset.is_none() {
+            return Ok(());
+        }
         #[expect(
             unsafe_code,
-            reason = "pre_exec runs in the forked child before exec; it only takes the prepared ruleset and makes two syscalls (prctl no_new_privs, landlock_restrict_self)"
+            reason = "pre_exec runs in the forked child before exec: raw system calls for the namespace, then the prepared ruleset and filter"
         )]
         // SAFETY: the closure touches no lock another thread could hold
         // across fork except the ruleset's own mutex, created for this
-        // launch and never shared.
+        // launch and never shared; the namespace step makes raw system
+        // calls on memory prepared before the fork.
         unsafe {
-            cmd.pre_exec(move || prepared.restrict());
+            cmd.pre_exec(move || {
+                if let Some(namespace) = &namespace {
+                    namespace.enter()?;
+                }
+                if let Some(ruleset) = &ruleset {
+                    ruleset.restrict()?;
+                }
+                Ok(())
+            });
         }
         Ok(())
     }
@@ -303,7 +324,7 @@ impl Launcher {
         #[cfg(unix)]
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
-        Self::landlock(&mut cmd, &plan)?;
+        Self::confine_child(&mut cmd, &plan)?;
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => LaunchError::NotFound(spec.argv[0].clone()),
             _ => LaunchError::Spawn(format!("{program}: {e}")),

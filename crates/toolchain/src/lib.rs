@@ -11,6 +11,8 @@ pub mod launcher;
 pub mod parsers;
 pub mod policy;
 pub mod proxy;
+#[cfg(target_os = "linux")]
+pub mod reaper;
 pub mod scratch;
 mod tunnel;
 pub mod vault;

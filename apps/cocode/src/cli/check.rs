@@ -191,6 +191,10 @@ fn protection_lines(
             state(protections.scoping && confined)
         ));
         lines.push(format!(
+            "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): {}",
+            state(protections.pid_namespace)
+        ));
+        lines.push(format!(
             "cocode's own environment sealed (undumpable, keys taken out): {}",
             state(undumpable)
         ));

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cocode_core::process::{Confinement, ExitStatus};
+use cocode_core::process::{Confinement, ExitStatus, ProcessLauncher as _};
 use cocode_toolchain::PolicyProxy;
 use pretty_assertions::assert_eq;
 
@@ -284,9 +284,10 @@ async fn a_command_cannot_read_the_memory_of_or_signal_the_process_that_launched
     let script = format!(
         r#"
 import os, signal
-maps = open("/proc/{me}/maps").read().splitlines()
-start = int([l for l in maps if "[heap]" in l or "[stack]" in l][0].split("-")[0], 16)
 try:
+    # Not root: even the map is closed.
+    maps = open("/proc/{me}/maps").read().splitlines()
+    start = int([l for l in maps if "[heap]" in l or "[stack]" in l][0].split("-")[0], 16)
     with open("/proc/{me}/mem", "rb") as mem:
         mem.seek(start)
         print("read", len(mem.read(64)))
@@ -295,8 +296,9 @@ except OSError as e:
 try:
     os.kill({me}, 0)
     print("signal reached")
-except OSError as e:
-    print("signal", e.strerror)
+except OSError:
+    # Refused by Landlock's scope, or out of sight in its PID namespace.
+    print("signal refused")
 "#
     );
     let (status, out) = run(&l, spec(&["python3", "-c", &script], agent(), &ws)).await;
@@ -304,7 +306,87 @@ except OSError as e:
         (status, out.as_str()),
         (
             ExitStatus::Code(0),
-            "mem Permission denied\nsignal Operation not permitted\n"
+            "mem Permission denied\nsignal refused\n"
         )
     );
+}
+
+/// Launches run in a PID namespace where the machine allows it (a failure
+/// under CI, a skip elsewhere).
+fn namespaces() -> bool {
+    require_peer(
+        "PID namespaces for agent launches",
+        cocode_toolchain::reaper::available(),
+    )
+}
+
+/// A workspace with an `out/` folder commands may write, below `/var/tmp`.
+fn out_workspace() -> (tempfile::TempDir, std::path::PathBuf) {
+    let base = tempfile::tempdir_in("/var/tmp").unwrap();
+    let ws = base.path().join("ws");
+    std::fs::create_dir_all(ws.join("out")).unwrap();
+    (base, ws)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn descendants_that_leave_the_process_group_are_dead_when_the_command_returns() {
+    if !namespaces() {
+        return;
+    }
+    let (_base, ws) = out_workspace();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws));
+    // A new session, and a double fork whose middle process exits at once.
+    let script = "setsid sh -c 'sleep 1; echo late > out/setsid' & \
+                  sh -c '(sleep 1; echo late > out/double) &'; \
+                  echo $$";
+    let (status, out) = run(&l, spec(&["sh", "-c", script], agent(), &ws)).await;
+    // The command is the first process its namespace's init started.
+    assert_eq!((status, out.as_str()), (ExitStatus::Code(0), "2\n"));
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(
+        std::fs::read_dir(ws.join("out")).unwrap().count(),
+        0,
+        "a descendant wrote after the command ended"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn descendants_die_with_a_command_at_its_time_limit_and_with_a_stop() {
+    if !namespaces() {
+        return;
+    }
+    let (_base, ws) = out_workspace();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws));
+    let script = "setsid sh -c 'sleep 2; echo late > out/setsid' & \
+                  sh -c '(sleep 2; echo late > out/double) &'; \
+                  sleep 30";
+    let mut timed = spec(&["sh", "-c", script], agent(), &ws);
+    timed.timeout = Some(std::time::Duration::from_secs(1));
+    let (status, _) = run(&l, timed).await;
+    assert_eq!(status, ExitStatus::TimedOut);
+    let mut stopped = l.launch(spec(&["sh", "-c", script], agent(), &ws)).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    stopped.kill().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(
+        std::fs::read_dir(ws.join("out")).unwrap().count(),
+        0,
+        "a descendant wrote after its command was ended"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_keeps_its_exit_code_and_its_signal_through_the_keeper() {
+    if !namespaces() {
+        return;
+    }
+    let (_base, ws) = out_workspace();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws));
+    let (status, out) = run(&l, spec(&["sh", "-c", "echo out; exit 7"], agent(), &ws)).await;
+    assert_eq!((status, out.as_str()), (ExitStatus::Code(7), "out\n"));
+    let (status, _) = run(&l, spec(&["sh", "-c", "kill -SEGV $$"], agent(), &ws)).await;
+    assert_eq!(status, ExitStatus::Signal(11));
 }

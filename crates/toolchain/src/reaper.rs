@@ -1,0 +1,303 @@
+//! Every process an agent command starts ends with it (Linux).
+//!
+//! A process group does not hold a command's descendants: `setsid` or a
+//! double fork leaves it, and such a process outlives the command's end,
+//! its time limit, a stop and cocode itself — and writes after the task
+//! ended. So each agent launch runs in a PID namespace of its own:
+//!
+//! Between fork and exec, the child cocode forked (the *keeper*) unshares a
+//! PID namespace (with a user namespace when cocode is not root, mapping the
+//! person's own ids) and forks again; that child is the namespace's PID 1,
+//! a small init that forks the command (an ordinary process, whose signals
+//! work as usual), reaps the orphans the namespace hands it, and exits when
+//! the command ends, sending the command's wait status to the keeper. When
+//! PID 1 exits, the kernel kills every other process of the namespace and
+//! reaps them before the keeper's wait returns, so nothing the command
+//! started is alive when cocode sees its end — and the after-command sweep
+//! sees every write. The keeper passes the command's exit on as its own. A
+//! stop or a time limit kills the keeper's process group; the init dies with
+//! the keeper (it holds `PR_SET_PDEATHSIG`), and the namespace with it. If
+//! cocode itself dies, even by `kill -9`, the keeper sees a pipe whose other
+//! end only cocode holds close, and kills the init — so no launch outlives
+//! cocode.
+//!
+//! ```text
+//! cocode ─ keeper ─ init (PID 1) ─ command ─ everything it starts
+//! ```
+//!
+//! Where namespaces are not allowed (user namespaces switched off), launches
+//! run as before, in their process group, and `cocode doctor` says so.
+#![expect(
+    unsafe_code,
+    reason = "runs between fork and exec: raw system calls only, no allocation"
+)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "part of the launcher (boundaries.yaml): its probe spawns once"
+)]
+
+use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
+use std::sync::OnceLock;
+
+/// The pipe whose write end only cocode holds: its keepers wait for it to
+/// close. Both ends are close-on-exec.
+fn death_pipe() -> Option<&'static (OwnedFd, OwnedFd)> {
+    static PIPE: OnceLock<Option<(OwnedFd, OwnedFd)>> = OnceLock::new();
+    PIPE.get_or_init(|| rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok())
+        .as_ref()
+}
+
+/// How a launch enters its namespace, prepared in cocode before the fork
+/// (the child only reads it).
+pub(crate) struct PidNamespace {
+    /// The id maps to write when cocode is not root (`"<id> <id> 1"`).
+    maps: Option<(Vec<u8>, Vec<u8>)>,
+    death_read: RawFd,
+    death_write: RawFd,
+}
+
+impl PidNamespace {
+    /// The plan for this process, or `None` when the pipe cannot be made.
+    pub(crate) fn prepare() -> Option<Self> {
+        let (read, write) = death_pipe()?;
+        let uid = rustix::process::geteuid().as_raw();
+        let gid = rustix::process::getegid().as_raw();
+        Some(Self {
+            maps: (uid != 0).then(|| {
+                (
+                    format!("{uid} {uid} 1").into_bytes(),
+                    format!("{gid} {gid} 1").into_bytes(),
+                )
+            }),
+            death_read: read.as_raw_fd(),
+            death_write: write.as_raw_fd(),
+        })
+    }
+
+    /// Runs in the forked child before exec. Returns in the command, which
+    /// goes on to exec; the keeper and the namespace's init never return.
+    /// An error leaves the child as it was (no namespace).
+    pub(crate) fn enter(&self) -> std::io::Result<()> {
+        // SAFETY: only async-signal-safe system calls on memory prepared
+        // before the fork; see each call.
+        unsafe {
+            let flags = libc::CLONE_NEWPID
+                | if self.maps.is_some() {
+                    libc::CLONE_NEWUSER
+                } else {
+                    0
+                };
+            if libc::unshare(flags) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some((uid_map, gid_map)) = &self.maps {
+                write_file(c"/proc/self/setgroups", b"deny")?;
+                write_file(c"/proc/self/uid_map", uid_map)?;
+                write_file(c"/proc/self/gid_map", gid_map)?;
+            }
+            // `alive` tells the init whether the keeper lived past the
+            // fork; `status` carries the command's wait status to the
+            // keeper.
+            let alive = pipe()?;
+            let status = pipe()?;
+            match libc::fork() {
+                -1 => Err(std::io::Error::last_os_error()),
+                0 => init(alive, status),
+                init_pid => self.keep(init_pid, alive, status),
+            }
+        }
+    }
+
+    /// The keeper: waits for the namespace's init (or for cocode's end, then
+    /// kills it) and ends the way the command ended.
+    unsafe fn keep(&self, init: libc::pid_t, alive: [RawFd; 2], status: [RawFd; 2]) -> ! {
+        // SAFETY: raw system calls in a single-threaded child.
+        unsafe {
+            // Nothing of cocode's stays open here but the death pipe's read
+            // end, the write end of `alive` (it closes with the keeper) and
+            // the read end of `status`: above all not the pipe on which the
+            // spawn learns that the exec happened, nor the output pipes.
+            libc::close(alive[0]);
+            libc::close(status[1]);
+            libc::close(self.death_write);
+            close_all_but(&mut [self.death_read, alive[1], status[0]]);
+            let pidfd = libc::syscall(libc::SYS_pidfd_open, init, 0);
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.death_read,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: libc::c_int::try_from(pidfd).unwrap_or(-1),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            let mut init_status: libc::c_int = 0;
+            loop {
+                let reaped = libc::waitpid(init, &raw mut init_status, libc::WNOHANG);
+                if reaped == init {
+                    break;
+                }
+                if reaped == -1
+                    && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+                {
+                    libc::_exit(127);
+                }
+                // Without a pidfd (kernels before 5.3) look again in 100 ms.
+                let timeout = if fds[1].fd < 0 { 100 } else { -1 };
+                let n = libc::poll(fds.as_mut_ptr(), 2, timeout);
+                if n > 0 && fds[0].revents != 0 {
+                    // cocode is gone: so is the namespace.
+                    libc::kill(init, libc::SIGKILL);
+                    fds[0].fd = -1;
+                }
+            }
+            // The command's own wait status, which the init sent; without
+            // it (the init was killed) the init's.
+            let mut word: libc::c_int = 0;
+            let size = size_of::<libc::c_int>();
+            let got = libc::read(status[0], (&raw mut word).cast(), size);
+            let ended = if usize::try_from(got).ok() == Some(size) {
+                word
+            } else {
+                init_status
+            };
+            if libc::WIFEXITED(ended) {
+                libc::_exit(libc::WEXITSTATUS(ended));
+            }
+            let signal = libc::WTERMSIG(ended);
+            libc::signal(signal, libc::SIG_DFL);
+            libc::kill(libc::getpid(), signal);
+            libc::_exit(128 + signal)
+        }
+    }
+}
+
+/// A close-on-exec pipe: [read, write].
+unsafe fn pipe() -> std::io::Result<[RawFd; 2]> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fds)
+}
+
+/// PID 1 of the namespace: starts the command (the fork's child returns
+/// and goes on to exec), reaps every orphan the namespace hands it, and
+/// when the command ends sends its wait status to the keeper and exits —
+/// which kills and reaps every process left in the namespace.
+unsafe fn init(alive: [RawFd; 2], status: [RawFd; 2]) -> std::io::Result<()> {
+    // SAFETY: raw system calls in a single-threaded child.
+    unsafe {
+        libc::close(alive[1]);
+        libc::close(status[0]);
+        // The keeper's end kills the whole namespace.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        // The keeper may have died before the line above.
+        let mut probe = libc::pollfd {
+            fd: alive[0],
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        if libc::poll(&raw mut probe, 1, 0) != 0 {
+            libc::_exit(137);
+        }
+        let command = libc::fork();
+        if command == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if command == 0 {
+            // The command: an ordinary process (not PID 1, whose signals
+            // would be ignored), with cocode's descriptors as they were.
+            libc::close(alive[0]);
+            libc::close(status[1]);
+            return Ok(());
+        }
+        close_all_but(&mut [status[1]]);
+        loop {
+            let mut ended: libc::c_int = 0;
+            let reaped = libc::waitpid(-1, &raw mut ended, 0);
+            if reaped == command {
+                let size = size_of::<libc::c_int>();
+                libc::write(status[1], (&raw const ended).cast(), size);
+                libc::_exit(0);
+            }
+            if reaped == -1 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                libc::_exit(127);
+            }
+        }
+    }
+}
+
+/// Writes `bytes` to the file at `path` (open, write, close).
+unsafe fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> std::io::Result<()> {
+    // SAFETY: `path` is NUL-terminated, `bytes` is live.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        libc::close(fd);
+        if usize::try_from(n).ok() == Some(bytes.len()) {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
+/// Closes every descriptor but those in `keep` (sorted here).
+unsafe fn close_all_but(keep: &mut [RawFd]) {
+    keep.sort_unstable();
+    let to_u = |fd: RawFd| libc::c_uint::try_from(fd).unwrap_or(0);
+    // SAFETY: closing descriptors of this single-threaded process.
+    unsafe {
+        let close_range = |first: libc::c_uint, last: libc::c_uint| {
+            first > last || libc::syscall(libc::SYS_close_range, first, last, 0) == 0
+        };
+        let mut done = true;
+        let mut next: libc::c_uint = 0;
+        for fd in keep.iter().map(|fd| to_u(*fd)) {
+            if fd > next {
+                done &= close_range(next, fd - 1);
+            }
+            next = fd.saturating_add(1);
+        }
+        done &= close_range(next, libc::c_uint::MAX);
+        if !done {
+            // Kernels before 5.9: one by one, up to a generous limit.
+            for fd in 0..65_536 {
+                if !keep.contains(&fd) {
+                    libc::close(fd);
+                }
+            }
+        }
+    }
+}
+
+/// Whether launches here get their PID namespace: measured once by
+/// starting `/bin/sh -c 'echo $$'` the way an agent launch starts, which
+/// prints 2 inside a namespace of its own (its init is 1).
+pub fn available() -> bool {
+    static PROBE: OnceLock<bool> = OnceLock::new();
+    *PROBE.get_or_init(|| {
+        let Some(ns) = PidNamespace::prepare() else {
+            return false;
+        };
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.args(["-c", "echo $$"])
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: `enter` makes raw system calls only (see its comment).
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || ns.enter());
+        }
+        cmd.output()
+            .is_ok_and(|out| out.status.success() && out.stdout == b"2\n")
+    })
+}
