@@ -106,6 +106,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
     }
     expected.extend([
         "top-level links",
+        "hosts held for a person",
         "credential store",
         "policy proxy",
         "blocked paths",

@@ -797,6 +797,44 @@ fn a_run_names_the_hosts_the_proxy_refused() {
     );
 }
 
+/// A task that writes a lockfile naming a host does not grant itself (or a
+/// later task) that host: the proxy refuses it, and the run names the file
+/// and the task that asked for it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_host_a_task_wrote_into_a_lockfile_stays_refused_until_a_person_allows_it() {
+    let ws = workspace(&[
+        ("go.mod", "module example.com/m\n"),
+        ("go.sum", "golang.org/x/text v0.3.0 h1:abc=\n"),
+    ]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "golang.org/x/text v0.3.0 h1:abc=" with "http://127.0.0.1/evil/mod v1.0.0 h1:x=" in go.sum"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let writer = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, out) = run(
+        ws.path(),
+        r#"run "curl -s -o /dev/null http://127.0.0.1/""#,
+        &["--yes"],
+    );
+    assert!(
+        out.contains(&format!(
+            "blocked hosts: 127.0.0.1 (allow them in allowed_hosts of .cocode/config/workspace.json)\n  127.0.0.1: named in go.sum by an edit of task {writer}: allowed only once a person allows it\n"
+        )),
+        "{out}"
+    );
+    let (_, doctor) = cocode(&["doctor", "--workspace", ws.path().to_str().unwrap()]);
+    assert!(
+        doctor.contains(&format!("\n  127.0.0.1 — in go.sum, by task {writer}\n")),
+        "{doctor}"
+    );
+}
+
 /// Whether `cargo` is on PATH; under CI it must be.
 #[cfg(unix)]
 fn have_cargo() -> bool {

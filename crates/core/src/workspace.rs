@@ -111,6 +111,20 @@ pub struct AllowedHosts {
     pub derived: Vec<HostPattern>,
     /// Added by the person.
     pub user: Vec<HostPattern>,
+    /// Named in a lockfile only by an agent task's edit: not allowed until
+    /// a person adds them to `user`.
+    #[serde(default)]
+    pub held: Vec<HeldHost>,
+}
+
+/// A host a lockfile names because an agent task wrote it there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldHost {
+    pub host: HostPattern,
+    /// The lockfile, relative to the workspace (`go.sum`).
+    pub file: String,
+    /// The task whose edit added it.
+    pub task: crate::ids::TaskId,
 }
 
 impl AllowedHosts {
@@ -318,6 +332,7 @@ mod tests {
             defaults: vec![h("crates.io"), h("static.crates.io")],
             derived: vec![h("crates.io")],
             user: vec![h("example.com")],
+            held: Vec::new(),
         };
         let all: Vec<_> = hosts.all().into_iter().map(ToString::to_string).collect();
         assert_eq!(all, ["crates.io", "example.com", "static.crates.io"]);

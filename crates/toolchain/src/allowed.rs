@@ -2,7 +2,8 @@
 //!
 //! Allowed hosts = ecosystem defaults (one data file,
 //! `assets/ecosystem_hosts.json`, per ecosystem whose manifest is at the
-//! workspace root) ∪ hosts named by the workspace's lockfiles ∪ the
+//! workspace root) ∪ hosts named by the workspace's lockfiles (but not
+//! those an agent task's edit put there: held for a person) ∪ the
 //! person's additions (`workspace.json`) ∪ the hosts an ACP agent entry
 //! declares for its model API.
 //!
@@ -14,7 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use cocode_core::workspace::{AllowedHosts, HostPattern, WriteException};
+use cocode_core::ids::TaskId;
+use cocode_core::workspace::{AllowedHosts, HeldHost, HostPattern, WriteException};
 use serde::Deserialize;
 
 use crate::env::TargetOs;
@@ -79,9 +81,34 @@ pub fn hosts_in(text: &str) -> BTreeSet<String> {
     out
 }
 
+/// One recorded agent change of a lockfile: the task and the file's text
+/// before and after it (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockfileChange {
+    pub task: TaskId,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
 /// The allowed hosts of the workspace at `root` (reads its top-level
-/// manifests and lockfiles; `user` comes from `workspace.json`).
+/// manifests and lockfiles; `user` comes from `workspace.json`), with no
+/// agent change of a lockfile on record.
 pub fn compose(root: &Path, user: &[HostPattern]) -> AllowedHosts {
+    compose_with_history(root, user, &|_| Vec::new())
+}
+
+/// The allowed hosts of the workspace at `root`, where `changes` gives the
+/// recorded agent changes of a lockfile (by its name, oldest first). A host
+/// a lockfile names is derived — allowed — unless an agent change put it
+/// there: a host that some change's text after has and its text before had
+/// not, and that the lockfile did not name before the first recorded
+/// change, is held for a person (`held`, with the file and the task), so a
+/// task cannot grant itself a host by writing a lockfile.
+pub fn compose_with_history(
+    root: &Path,
+    user: &[HostPattern],
+    changes: &dyn Fn(&str) -> Vec<LockfileChange>,
+) -> AllowedHosts {
     let mut defaults = BTreeSet::new();
     for eco in ecosystems() {
         if eco.manifests.iter().any(|m| root.join(m).is_file()) {
@@ -89,21 +116,66 @@ pub fn compose(root: &Path, user: &[HostPattern]) -> AllowedHosts {
         }
     }
     let mut derived = BTreeSet::new();
+    let mut held: BTreeMap<HostPattern, HeldHost> = BTreeMap::new();
+    let patterns = |text: &str| -> BTreeSet<HostPattern> {
+        hosts_in(text)
+            .iter()
+            .filter_map(|h| HostPattern::parse(h).ok())
+            .collect()
+    };
     for lock in LOCKFILES {
-        if let Ok(text) = std::fs::read_to_string(root.join(lock)) {
-            derived.extend(
-                hosts_in(&text)
-                    .iter()
-                    .filter_map(|h| HostPattern::parse(h).ok()),
-            );
+        let Ok(text) = std::fs::read_to_string(root.join(lock)) else {
+            continue;
+        };
+        let named = patterns(&text);
+        let history = changes(lock);
+        let baseline = history
+            .first()
+            .and_then(|c| c.before.as_deref())
+            .map(patterns)
+            .unwrap_or_default();
+        let mut introduced: BTreeMap<HostPattern, TaskId> = BTreeMap::new();
+        for change in &history {
+            let before = change.before.as_deref().map(patterns).unwrap_or_default();
+            for host in change.after.as_deref().map(patterns).unwrap_or_default() {
+                if !before.contains(&host) && !baseline.contains(&host) {
+                    introduced
+                        .entry(host)
+                        .or_insert_with(|| change.task.clone());
+                }
+            }
+        }
+        for host in named {
+            match introduced.remove(&host) {
+                Some(task) if !defaults.contains(&host) && !user.contains(&host) => {
+                    held.entry(host.clone()).or_insert(HeldHost {
+                        host,
+                        file: lock.to_owned(),
+                        task,
+                    });
+                }
+                _ => {
+                    derived.insert(host);
+                }
+            }
         }
     }
-    let derived: Vec<HostPattern> = derived.difference(&defaults).cloned().collect();
+    let derived: Vec<HostPattern> = derived
+        .difference(&defaults)
+        .filter(|h| !held.contains_key(h))
+        .cloned()
+        .collect();
     AllowedHosts {
         defaults: defaults.into_iter().collect(),
         derived,
         user: user.to_vec(),
+        held: held.into_values().collect(),
     }
+}
+
+/// The lockfiles whose named hosts are derived (top-level names).
+pub fn lockfiles() -> &'static [&'static str] {
+    &LOCKFILES
 }
 
 /// The proxy's rules for one launch: the workspace's hosts and the hosts the
@@ -291,6 +363,74 @@ mod tests {
         assert!(policy.judge("api.anthropic.com", 443).is_ok());
         assert!(policy.judge("x.corp.example", 443).is_ok());
         assert!(policy.judge("registry.npmjs.org", 443).is_err());
+    }
+
+    #[test]
+    #[expect(clippy::disallowed_methods, reason = "builds a fixture workspace")]
+    fn hosts_an_agent_change_put_into_a_lockfile_are_held_with_the_file_and_the_task() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("go.sum"),
+            "https://proxy.golang.org/a\nhttp://evil.example/x\nhttps://later.example/y\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("uv.lock"), "https://made.example/p\n").unwrap();
+        let task = |id: &str| TaskId::new(id).unwrap();
+        let changes = |lock: &str| {
+            match lock {
+            "go.sum" => vec![
+                LockfileChange {
+                    task: task("t1"),
+                    before: Some("https://proxy.golang.org/a\n".into()),
+                    after: Some("https://proxy.golang.org/a\nhttp://evil.example/x\n".into()),
+                },
+                LockfileChange {
+                    task: task("t2"),
+                    before: Some("https://proxy.golang.org/a\nhttp://evil.example/x\n".into()),
+                    after: Some(
+                        "https://proxy.golang.org/a\nhttp://evil.example/x\nhttps://later.example/y\n"
+                            .into(),
+                    ),
+                },
+            ],
+            // Created by an agent: everything in it is the agent's.
+            "uv.lock" => vec![LockfileChange {
+                task: task("t3"),
+                before: None,
+                after: Some("https://made.example/p\n".into()),
+            }],
+            _ => Vec::new(),
+        }
+        };
+        let user = vec![HostPattern::parse("later.example").unwrap()];
+        let hosts = compose_with_history(dir.path(), &user, &changes);
+        let held: Vec<(String, &str, &str)> = hosts
+            .held
+            .iter()
+            .map(|h| (h.host.to_string(), h.file.as_str(), h.task.as_str()))
+            .collect();
+        // `later.example` was allowed by the person; the rest waits.
+        assert_eq!(
+            held,
+            vec![
+                ("evil.example".to_owned(), "go.sum", "t1"),
+                ("made.example".to_owned(), "uv.lock", "t3"),
+            ]
+        );
+        let derived: Vec<String> = hosts.derived.iter().map(ToString::to_string).collect();
+        assert_eq!(derived, ["later.example", "proxy.golang.org"]);
+        let policy = policy_for(&hosts, &[]);
+        assert!(policy.judge("evil.example", 80).is_err());
+        assert!(policy.judge("proxy.golang.org", 443).is_ok());
+        // Without a recorded change, the files are the person's.
+        let plain = compose(dir.path(), &[]);
+        assert!(plain.held.is_empty());
+        assert!(
+            plain
+                .derived
+                .iter()
+                .any(|h| h.to_string() == "evil.example")
+        );
     }
 
     #[test]

@@ -105,6 +105,11 @@ impl OpenWorkspace {
         Ok(config.allowed_hosts)
     }
 
+    /// The person's allowed hosts as `workspace.json` holds them now.
+    pub fn user_hosts(&self) -> Result<Vec<cocode_core::workspace::HostPattern>, OpenError> {
+        Ok(load_or_create_config(self.gate.store(), &self.layout)?.allowed_hosts)
+    }
+
     /// Saves a changed config (the old file stays until the new one is complete).
     pub fn save_config(&mut self, config: WorkspaceConfig) -> Result<(), StoreError> {
         self.gate.store().save_config(&config)?;

@@ -22,7 +22,7 @@ use tokio::runtime::Handle;
 pub fn verify(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
     let root = ws.workspace.root.clone();
-    let hosts = cocode_toolchain::allowed::compose(&root, &ws.config.allowed_hosts);
+    let hosts = crate::host::task_host::allowed_hosts(&ws, &ws.config.allowed_hosts);
     let records = rt.block_on(async {
         let proxy =
             Arc::new(PolicyProxy::start(cocode_toolchain::allowed::policy_for(&hosts, &[])).await?);
@@ -66,40 +66,7 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
     let report = rt.block_on(cocode_toolchain::doctor::check());
     let mut problems = 0u8;
-    match &report.confinement {
-        Confinement::Landlock => writeln!(
-            out,
-            "confinement: Landlock (writes and connections of agent commands are confined)"
-        )?,
-        Confinement::Seatbelt => writeln!(out, "confinement: Seatbelt")?,
-        Confinement::Unconfined { reason } => writeln!(out, "confinement: none — {reason}")?,
-    }
-    for line in protection_lines(
-        &report.confinement,
-        cocode_toolchain::confine::protections(),
-        cocode_platform::seal::undumpable(),
-    ) {
-        writeln!(out, "{line}")?;
-    }
-    let grants = cocode_toolchain::confine::workspace_grants(&ws.workspace.root);
-    if grants.refused.is_empty() {
-        writeln!(out, "top-level links: none refused")?;
-    } else {
-        writeln!(
-            out,
-            "top-level links: {} not writable by agent commands",
-            grants.refused.len()
-        )?;
-        for link in &grants.refused {
-            writeln!(
-                out,
-                "  {} → {} ({})",
-                link.path.display(),
-                link.target.display(),
-                link.reason.phrase()
-            )?;
-        }
-    }
+    agent_protections(&ws, &report.confinement, out)?;
     match &report.vault {
         Ok(()) => writeln!(out, "credential store: available")?,
         Err(e) => writeln!(out, "credential store: {} — {e}", e.code())?,
@@ -162,6 +129,68 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
         }
     }
     Ok(u8::from(problems > 0))
+}
+
+/// How agent commands are kept in their lane here: the confinement and
+/// each protection, the workspace's refused top-level links and the hosts
+/// held for a person.
+fn agent_protections(
+    ws: &OpenWorkspace,
+    confinement: &Confinement,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    match confinement {
+        Confinement::Landlock => writeln!(
+            out,
+            "confinement: Landlock (writes and connections of agent commands are confined)"
+        )?,
+        Confinement::Seatbelt => writeln!(out, "confinement: Seatbelt")?,
+        Confinement::Unconfined { reason } => writeln!(out, "confinement: none — {reason}")?,
+    }
+    for line in protection_lines(
+        confinement,
+        cocode_toolchain::confine::protections(),
+        cocode_platform::seal::undumpable(),
+    ) {
+        writeln!(out, "{line}")?;
+    }
+    let grants = cocode_toolchain::confine::workspace_grants(&ws.workspace.root);
+    if grants.refused.is_empty() {
+        writeln!(out, "top-level links: none refused")?;
+    } else {
+        writeln!(
+            out,
+            "top-level links: {} not writable by agent commands",
+            grants.refused.len()
+        )?;
+        for link in &grants.refused {
+            writeln!(
+                out,
+                "  {} → {} ({})",
+                link.path.display(),
+                link.target.display(),
+                link.reason.phrase()
+            )?;
+        }
+    }
+    let hosts = crate::host::task_host::allowed_hosts(ws, &ws.config.allowed_hosts);
+    if hosts.held.is_empty() {
+        writeln!(out, "hosts held for a person: none")?;
+    } else {
+        writeln!(
+            out,
+            "hosts held for a person: {} (named in a lockfile by an agent task's edit; allow them in allowed_hosts of .cocode/config/workspace.json)",
+            hosts.held.len()
+        )?;
+        for held in &hosts.held {
+            writeln!(
+                out,
+                "  {} — in {}, by task {}",
+                held.host, held.file, held.task
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The protections of agent commands on this machine, one line each, as

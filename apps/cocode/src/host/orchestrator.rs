@@ -669,6 +669,11 @@ impl TaskOrchestrator {
         stop: CancellationToken,
     ) -> Result<DelegatedTask, OrchestratorError> {
         let task_id = new_task_id()?;
+        // The hosts derived from the workspace's files as they are before
+        // this task starts (a host an agent's edit added stays held).
+        if let Err(e) = self.host.refresh_hosts() {
+            tracing::warn!("the allowed hosts stay as they were: {e:#}");
+        }
         let session_id = SessionId::new(format!("{}-s0", task_id.as_str()))
             .map_err(|e| OrchestratorError::Setup(e.to_string()))?;
         let task = DelegatedTask::new(NewTask {

@@ -43,6 +43,9 @@ pub struct TaskDetail {
     /// Hosts the policy proxy refused for this task (kept in memory while
     /// the app runs).
     pub blocked_hosts: Vec<String>,
+    /// Why a refused host a lockfile names is not allowed (an agent task's
+    /// edit put it there), by host.
+    pub held_hosts: std::collections::BTreeMap<String, String>,
 }
 
 /// Loads everything the review view shows about `id`.
@@ -99,6 +102,7 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         snapshots,
         rollback,
         blocked_hosts: Vec::new(),
+        held_hosts: std::collections::BTreeMap::new(),
     })
 }
 

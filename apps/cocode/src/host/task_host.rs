@@ -96,6 +96,42 @@ fn registry_options() -> RegistryOptions {
     }
 }
 
+/// The workspace's allowed hosts, holding back the hosts an agent task's
+/// edit of a lockfile added (recorded in the history) until a person
+/// allows them.
+pub fn allowed_hosts(
+    ws: &OpenWorkspace,
+    user: &[cocode_core::workspace::HostPattern],
+) -> cocode_core::workspace::AllowedHosts {
+    let store = ws.gate.store();
+    let text = |hash: Option<cocode_core::ContentHash>| {
+        hash.and_then(|h| store.read_blob(&h).ok())
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let changes = |lockfile: &str| -> Vec<cocode_toolchain::allowed::LockfileChange> {
+        let Ok(path) = cocode_core::NormalizedPath::try_from(lockfile.to_owned()) else {
+            return Vec::new();
+        };
+        store
+            .path_history(&path)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|s| {
+                matches!(
+                    s.origin(),
+                    cocode_core::SnapshotOrigin::Gate | cocode_core::SnapshotOrigin::Observed
+                )
+            })
+            .map(|s| cocode_toolchain::allowed::LockfileChange {
+                task: s.task_id().clone(),
+                before: text(s.base()),
+                after: text(s.result()),
+            })
+            .collect()
+    };
+    cocode_toolchain::allowed::compose_with_history(&ws.workspace.root, user, &changes)
+}
+
 impl TaskHost {
     /// Opens `folder`: recovery, the policy proxy, the launcher, the
     /// verification runner, the tool registry and the agent runtime. Must
@@ -107,7 +143,7 @@ impl TaskHost {
             .recover()
             .context("recovering interrupted operations")?;
         let root = ws.workspace.root.clone();
-        let hosts = cocode_toolchain::allowed::compose(&root, &ws.config.allowed_hosts);
+        let hosts = allowed_hosts(&ws, &ws.config.allowed_hosts);
         let proxy = Arc::new(
             PolicyProxy::start(cocode_toolchain::allowed::policy_for(&hosts, &[]))
                 .await
@@ -237,10 +273,37 @@ impl TaskHost {
     pub fn allow_host(&self, host: &str) -> anyhow::Result<()> {
         let pattern = cocode_core::workspace::HostPattern::parse(host)?;
         let user = self.workspace.allow_host(&pattern)?;
-        let hosts = cocode_toolchain::allowed::compose(self.root(), &user);
+        let hosts = allowed_hosts(&self.workspace, &user);
         self.proxy
             .set_policy(cocode_toolchain::allowed::policy_for(&hosts, &[]));
         Ok(())
+    }
+
+    /// Recomposes the allowed hosts from the workspace's files and history
+    /// as they are now (each task starts with this), and applies them to
+    /// the running policy proxy.
+    pub fn refresh_hosts(&self) -> anyhow::Result<()> {
+        let user = self.workspace.user_hosts()?;
+        let hosts = allowed_hosts(&self.workspace, &user);
+        self.proxy
+            .set_policy(cocode_toolchain::allowed::policy_for(&hosts, &[]));
+        Ok(())
+    }
+
+    /// Why a host the proxy refused for a task is not allowed when a
+    /// lockfile names it: an agent task's edit put it there, and a person
+    /// decides (`None` for any other refused host).
+    pub fn held_reason(&self, blocked: &str) -> Option<String> {
+        let user = self.workspace.user_hosts().ok()?;
+        let hosts = allowed_hosts(&self.workspace, &user);
+        let held = hosts.held.iter().find(|h| {
+            let name = h.host.to_string();
+            blocked == name || blocked == h.host.host()
+        })?;
+        Some(format!(
+            "named in {} by an edit of task {}: allowed only once a person allows it",
+            held.file, held.task
+        ))
     }
 
     /// Saves a task record (`.cocode/history/tasks/<id>/task.json`).

@@ -419,9 +419,18 @@ async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDe
     let id = TaskId::new(task_id)?;
     let ws = Arc::clone(&host.workspace);
     let blocked_hosts = host.proxy.blocked_hosts(&id);
-    let mut detail =
-        tokio::task::spawn_blocking(move || crate::host::review::detail(&ws, &id)).await??;
-    detail.blocked_hosts = blocked_hosts;
+    let shown = blocked_hosts.clone();
+    let reader = Arc::clone(host);
+    let (mut detail, held) = tokio::task::spawn_blocking(move || {
+        let held: std::collections::BTreeMap<String, String> = blocked_hosts
+            .iter()
+            .filter_map(|h| Some((h.clone(), reader.held_reason(h)?)))
+            .collect();
+        crate::host::review::detail(&ws, &id).map(|d| (d, held))
+    })
+    .await??;
+    detail.blocked_hosts = shown;
+    detail.held_hosts = held;
     Ok(detail)
 }
 

@@ -193,6 +193,9 @@ fn task_detail(
             .show(ui, |ui| {
                 ui.label("The policy proxy refused these hosts during the task.");
                 for host in &detail.blocked_hosts {
+                    if let Some(why) = detail.held_hosts.get(host) {
+                        ui.label(format!("{host}: {why}"));
+                    }
                     ui.horizontal(|ui| {
                         ui.monospace(host);
                         if ui
