@@ -101,7 +101,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
             "scoping (no abstract Unix sockets, no signals to processes outside a command)",
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode)",
             "cocode's own environment sealed (undumpable, keys taken out)",
-            "TCP to another address on the proxy's port",
+            "network (a namespace per agent command with only loopback and the proxy in it; no other address answers)",
         ]);
     }
     expected.extend([
@@ -133,6 +133,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
             "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets): active",
             "scoping (no abstract Unix sockets, no signals to processes outside a command): active",
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): active",
+            "network (a namespace per agent command with only loopback and the proxy in it; no other address answers): active",
             // A test process is not sealed; the `cocode` executable is.
             "cocode's own environment sealed (undumpable, keys taken out): not active",
         ] {

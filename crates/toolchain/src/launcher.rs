@@ -196,32 +196,52 @@ impl Launcher {
         (spec.argv[0].clone(), spec.argv[1..].to_vec())
     }
 
-    /// What an agent child does between fork and exec on Linux: enter a
-    /// PID namespace of its own when the machine allows it (see
+    /// What an agent child does between fork and exec on Linux: enter PID
+    /// and network namespaces of its own when the machine allows it (see
     /// `reaper`), then apply Landlock and the socket filter when the kernel
     /// has Landlock; without it the launch goes on with proxy-only
-    /// enforcement, which [`Self::agent_confinement`] reports.
+    /// enforcement, which [`Self::agent_confinement`] reports. Returns
+    /// cocode's end of the channel on which the child hands over the
+    /// proxy listener it made inside its network namespace.
     #[cfg(target_os = "linux")]
     fn confine_child(
         cmd: &mut tokio::process::Command,
         plan: &SandboxPlan,
-    ) -> Result<(), LaunchError> {
+    ) -> Result<Option<std::os::fd::OwnedFd>, LaunchError> {
+        use std::os::fd::AsRawFd as _;
         let cocode_core::process::NetworkPlan::ProxyOnly { port } = &plan.network else {
-            return Ok(());
+            return Ok(None);
         };
-        let namespace = crate::reaper::available()
-            .then(crate::reaper::PidNamespace::prepare)
-            .flatten();
+        let mut channel = None;
+        let namespace = if crate::reaper::available() {
+            let (ours, theirs) = rustix::net::socketpair(
+                rustix::net::AddressFamily::UNIX,
+                rustix::net::SocketType::SEQPACKET,
+                rustix::net::SocketFlags::CLOEXEC,
+                None,
+            )
+            .map_err(|e| LaunchError::Sandbox(format!("no channel for the namespace: {e}")))?;
+            let net = crate::reaper::NetNamespace {
+                port: *port,
+                channel: theirs.as_raw_fd(),
+            };
+            channel = Some((ours, theirs));
+            crate::reaper::PidNamespace::prepare(Some(net))
+        } else {
+            None
+        };
         let ruleset = match plan.confinement {
             Confinement::Landlock => Some(crate::confine::prepare(&plan.writable_roots, *port)?),
             _ => None,
         };
         if namespace.is_none() && ruleset.is_none() {
-            return Ok(());
+            return Ok(None);
         }
+        // The child's end lives as long as the command (and so the closure).
+        let (ours, theirs) = channel.map_or((None, None), |(o, t)| (Some(o), Some(t)));
         #[expect(
             unsafe_code,
-            reason = "pre_exec runs in the forked child before exec: raw system calls for the namespace, then the prepared ruleset and filter"
+            reason = "pre_exec runs in the forked child before exec: raw system calls for the namespaces, then the prepared ruleset and filter"
         )]
         // SAFETY: the closure touches no lock another thread could hold
         // across fork except the ruleset's own mutex, created for this
@@ -229,6 +249,7 @@ impl Launcher {
         // calls on memory prepared before the fork.
         unsafe {
             cmd.pre_exec(move || {
+                let _channel = &theirs;
                 if let Some(namespace) = &namespace {
                     namespace.enter()?;
                 }
@@ -238,7 +259,43 @@ impl Launcher {
                 Ok(())
             });
         }
-        Ok(())
+        Ok(ours)
+    }
+
+    /// Takes the proxy listener a child made in its network namespace and
+    /// has the proxy serve it while the command lives.
+    #[cfg(target_os = "linux")]
+    fn serve_namespace(
+        channel: &std::os::fd::OwnedFd,
+        proxy: &PolicyProxy,
+    ) -> Result<crate::proxy::Serving, LaunchError> {
+        use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+        let lost = |why: String| {
+            LaunchError::Sandbox(format!(
+                "the command's network namespace did not hand over its proxy listener: {why}"
+            ))
+        };
+        let mut byte = [0u8; 1];
+        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        rustix::net::recvmsg(
+            channel,
+            &mut [std::io::IoSliceMut::new(&mut byte)],
+            &mut control,
+            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+        )
+        .map_err(|e| lost(e.to_string()))?;
+        let listener = control
+            .drain()
+            .find_map(|message| match message {
+                RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+                _ => None,
+            })
+            .ok_or_else(|| lost("no descriptor came".into()))?;
+        let listener = std::net::TcpListener::from(listener);
+        proxy
+            .serve_listener(listener)
+            .map_err(|e| lost(e.to_string()))
     }
 }
 
@@ -324,11 +381,20 @@ impl Launcher {
         #[cfg(unix)]
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
-        Self::confine_child(&mut cmd, &plan)?;
+        let channel = Self::confine_child(&mut cmd, &plan)?;
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => LaunchError::NotFound(spec.argv[0].clone()),
             _ => LaunchError::Spawn(format!("{program}: {e}")),
         })?;
+        // The child's end of the channel goes with the command line.
+        drop(cmd);
+        #[cfg(target_os = "linux")]
+        let serving = match (&channel, &proxy_env) {
+            (Some(channel), Some((_, proxy))) => Some(Self::serve_namespace(channel, proxy)?),
+            _ => None,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let serving: Option<crate::proxy::Serving> = None;
         let (tx, rx) = mpsc::channel(64);
         if let Some(out) = child.stdout.take() {
             self.runtime.spawn(pump(out, tx.clone()));
@@ -367,6 +433,7 @@ impl Launcher {
             timed_out,
             proxy: proxy_env,
             temp,
+            serving,
             exit: None,
         }))
     }
@@ -521,6 +588,8 @@ struct PipedHandle {
     proxy: Option<(ProxyEnv, Arc<PolicyProxy>)>,
     /// The agent command's private temp folder, removed when it ends.
     temp: Option<PrivateTemp>,
+    /// The proxy serving the command's network namespace, while it runs.
+    serving: Option<crate::proxy::Serving>,
     exit: Option<ExitStatus>,
 }
 
@@ -540,6 +609,7 @@ impl PipedHandle {
             proxy.revoke_launch(&env);
         }
         self.temp.take();
+        self.serving.take();
         self.exit = Some(status);
         status
     }

@@ -110,6 +110,40 @@ impl Drop for PolicyProxy {
     }
 }
 
+/// A listener the proxy serves besides its own; dropping it stops that.
+#[derive(Debug)]
+pub struct Serving(tokio::task::JoinHandle<()>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Accepts connections on `listener` and serves each as the proxy.
+fn serve(listener: TcpListener, shared: Arc<Shared>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let shared = Arc::clone(&shared);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    let shared = Arc::clone(&shared);
+                    async move { Ok::<_, Infallible>(handle(&shared, req).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .preserve_header_case(true)
+                    .title_case_headers(true)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades()
+                    .await;
+            });
+        }
+    })
+}
+
 fn random_hex(bytes: usize) -> Result<String, ProxyError> {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).map_err(|e| ProxyError::Random(e.to_string()))?;
@@ -147,32 +181,21 @@ impl PolicyProxy {
             tunnels: crate::tunnel::TunnelCount::new(max_tunnels),
             tunnel_idle,
         });
-        let accept_shared = Arc::clone(&shared);
-        let accept = tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let shared = Arc::clone(&accept_shared);
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| {
-                        let shared = Arc::clone(&shared);
-                        async move { Ok::<_, Infallible>(handle(&shared, req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .preserve_header_case(true)
-                        .title_case_headers(true)
-                        .serve_connection(TokioIo::new(stream), service)
-                        .with_upgrades()
-                        .await;
-                });
-            }
-        });
+        let accept = serve(listener, Arc::clone(&shared));
         Ok(Self {
             addr,
             shared,
             accept,
         })
+    }
+
+    /// Serves the connections that arrive on another listener — the one an
+    /// agent command's network namespace hands over — the same way, until
+    /// the returned [`Serving`] is dropped (inside a tokio runtime).
+    pub fn serve_listener(&self, listener: std::net::TcpListener) -> Result<Serving, ProxyError> {
+        listener.set_nonblocking(true).map_err(ProxyError::Bind)?;
+        let listener = TcpListener::from_std(listener).map_err(ProxyError::Bind)?;
+        Ok(Serving(serve(listener, Arc::clone(&self.shared))))
     }
 
     pub fn port(&self) -> u16 {

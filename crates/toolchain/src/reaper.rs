@@ -25,6 +25,10 @@
 //! cocode ─ keeper ─ init (PID 1) ─ command ─ everything it starts
 //! ```
 //!
+//! The same keeper gives the command a network namespace of its own with
+//! nothing but loopback, where it makes a listener on the proxy's port and
+//! hands it to cocode, whose proxy serves it: no other address answers.
+//!
 //! Where namespaces are not allowed (user namespaces switched off), launches
 //! run as before, in their process group, and `cocode doctor` says so.
 #![expect(
@@ -47,18 +51,30 @@ fn death_pipe() -> Option<&'static (OwnedFd, OwnedFd)> {
         .as_ref()
 }
 
-/// How a launch enters its namespace, prepared in cocode before the fork
+/// How a launch enters its namespaces, prepared in cocode before the fork
 /// (the child only reads it).
 pub(crate) struct PidNamespace {
     /// The id maps to write when cocode is not root (`"<id> <id> 1"`).
     maps: Option<(Vec<u8>, Vec<u8>)>,
     death_read: RawFd,
     death_write: RawFd,
+    /// A network namespace of its own, with the proxy's port inside.
+    net: Option<NetNamespace>,
+}
+
+/// A launch's network namespace: nothing but loopback, where a listener on
+/// `127.0.0.1:<proxy port>` is made and handed to cocode over `channel`
+/// (cocode's proxy serves it). No other address answers inside, so TCP
+/// reaches the proxy and nothing else — whatever the address.
+pub(crate) struct NetNamespace {
+    pub(crate) port: u16,
+    /// The child's end of a Unix socket pair whose other end cocode reads.
+    pub(crate) channel: RawFd,
 }
 
 impl PidNamespace {
     /// The plan for this process, or `None` when the pipe cannot be made.
-    pub(crate) fn prepare() -> Option<Self> {
+    pub(crate) fn prepare(net: Option<NetNamespace>) -> Option<Self> {
         let (read, write) = death_pipe()?;
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
@@ -71,6 +87,7 @@ impl PidNamespace {
             }),
             death_read: read.as_raw_fd(),
             death_write: write.as_raw_fd(),
+            net,
         })
     }
 
@@ -86,6 +103,11 @@ impl PidNamespace {
                     libc::CLONE_NEWUSER
                 } else {
                     0
+                }
+                | if self.net.is_some() {
+                    libc::CLONE_NEWNET
+                } else {
+                    0
                 };
             if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -94,6 +116,14 @@ impl PidNamespace {
                 write_file(c"/proc/self/setgroups", b"deny")?;
                 write_file(c"/proc/self/uid_map", uid_map)?;
                 write_file(c"/proc/self/gid_map", gid_map)?;
+            }
+            if let Some(net) = &self.net {
+                loopback_up()?;
+                let listener = listen_on_loopback(net.port)?;
+                let sent = send_fd(net.channel, listener);
+                libc::close(listener);
+                libc::close(net.channel);
+                sent?;
             }
             // `alive` tells the init whether the keeper lived past the
             // fork; `status` carries the command's wait status to the
@@ -232,6 +262,89 @@ unsafe fn init(alive: [RawFd; 2], status: [RawFd; 2]) -> std::io::Result<()> {
     }
 }
 
+/// Brings the new network namespace's loopback interface up.
+unsafe fn loopback_up() -> std::io::Result<()> {
+    // SAFETY: a zeroed `ifreq` is valid; the calls get live pointers.
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if sock < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut request: libc::ifreq = std::mem::zeroed();
+        for (to, from) in request.ifr_name.iter_mut().zip(b"lo\0") {
+            *to = libc::c_char::from_ne_bytes([*from]);
+        }
+        let mut done = libc::ioctl(sock, libc::SIOCGIFFLAGS, &raw mut request) == 0;
+        if done {
+            request.ifr_ifru.ifru_flags |= libc::c_short::try_from(libc::IFF_UP).unwrap_or(1);
+            done = libc::ioctl(sock, libc::SIOCSIFFLAGS, &raw mut request) == 0;
+        }
+        let error = std::io::Error::last_os_error();
+        libc::close(sock);
+        if done { Ok(()) } else { Err(error) }
+    }
+}
+
+/// A TCP listener on `127.0.0.1:port` in the current network namespace.
+unsafe fn listen_on_loopback(port: u16) -> std::io::Result<RawFd> {
+    // SAFETY: a zeroed `sockaddr_in` is valid; the calls get live pointers.
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if sock < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::sa_family_t::try_from(libc::AF_INET).unwrap_or(2);
+        addr.sin_port = port.to_be();
+        addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let size = libc::socklen_t::try_from(size_of::<libc::sockaddr_in>()).unwrap_or(16);
+        let bound =
+            libc::bind(sock, (&raw const addr).cast(), size) == 0 && libc::listen(sock, 128) == 0;
+        if bound {
+            Ok(sock)
+        } else {
+            let error = std::io::Error::last_os_error();
+            libc::close(sock);
+            Err(error)
+        }
+    }
+}
+
+/// Sends descriptor `fd` over the Unix socket `channel` (one byte of data
+/// carries it).
+unsafe fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: the message points at live stack buffers sized with the
+    // kernel's macros.
+    unsafe {
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        // Aligned room for one control message with one descriptor.
+        let mut space = [0u64; 8];
+        let fd_size = u32::try_from(size_of::<libc::c_int>()).unwrap_or(4);
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = usize::try_from(libc::CMSG_SPACE(fd_size)).unwrap_or(0);
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if cmsg.is_null() {
+            return Err(std::io::Error::other("no room for the descriptor"));
+        }
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = usize::try_from(libc::CMSG_LEN(fd_size)).unwrap_or(0);
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
+        if libc::sendmsg(channel, &raw const msg, 0) == 1 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
 /// Writes `bytes` to the file at `path` (open, write, close).
 unsafe fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> std::io::Result<()> {
     // SAFETY: `path` is NUL-terminated, `bytes` is live.
@@ -285,7 +398,7 @@ unsafe fn close_all_but(keep: &mut [RawFd]) {
 pub fn available() -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let Some(ns) = PidNamespace::prepare() else {
+        let Some(ns) = PidNamespace::prepare(None) else {
             return false;
         };
         let mut cmd = std::process::Command::new("/bin/sh");

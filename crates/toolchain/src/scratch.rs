@@ -82,7 +82,7 @@ impl Drop for PrivateTemp {
 pub fn lasting_folder(path: &Path) -> Result<PathBuf, LaunchError> {
     let refuse = |why: String| {
         LaunchError::Sandbox(format!(
-            "the build folder {} cannot be used: {why}",
+            "the folder {} cannot be used: {why}",
             path.display()
         ))
     };
@@ -164,7 +164,7 @@ mod tests {
         assert_eq!(
             refused,
             LaunchError::Sandbox(format!(
-                "the build folder {} cannot be used: it is a link or not a folder",
+                "the folder {} cannot be used: it is a link or not a folder",
                 planted.display()
             ))
         );

@@ -227,10 +227,11 @@ fn protection_lines(
             "cocode's own environment sealed (undumpable, keys taken out): {}",
             state(undumpable)
         ));
-        lines.push(
-            "TCP to another address on the proxy's port: not prevented (the kernel checks the port only)"
-                .to_owned(),
-        );
+        lines.push(if protections.pid_namespace {
+            "network (a namespace per agent command with only loopback and the proxy in it; no other address answers): active".to_owned()
+        } else {
+            "network (a namespace per agent command with only loopback and the proxy in it; no other address answers): not active — TCP to another address on the proxy's port is not prevented (the kernel checks the port only)".to_owned()
+        });
     }
     lines
 }

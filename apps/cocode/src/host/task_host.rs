@@ -72,7 +72,10 @@ impl std::fmt::Debug for TaskHost {
     }
 }
 
-/// Existing toolchain caches agent children may write.
+/// The toolchain caches agent children may write. The cache folders of a
+/// toolchain whose home exists are made when missing (`~/.cargo/git`
+/// appears only with a first git dependency, which would then fail to
+/// download); the caches of a toolchain that is not there are left out.
 pub fn write_exceptions() -> Vec<PathBuf> {
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let home = std::env::var_os("HOME")
@@ -80,7 +83,15 @@ pub fn write_exceptions() -> Vec<PathBuf> {
         .map(PathBuf::from);
     cocode_toolchain::allowed::write_exceptions(&env, home.as_deref(), TargetOs::current())
         .into_iter()
-        .filter_map(|x| x.path.canonicalize().ok())
+        .filter_map(|x| {
+            if !x.path.exists()
+                && x.path.parent().is_some_and(Path::is_dir)
+                && let Err(e) = cocode_toolchain::scratch::lasting_folder(&x.path)
+            {
+                tracing::warn!("{e}");
+            }
+            x.path.canonicalize().ok()
+        })
         .collect()
 }
 

@@ -171,6 +171,68 @@ async fn a_workspace_inside_the_system_temp_folder_keeps_its_history_and_command
     assert!(!private.exists(), "{out}");
 }
 
+/// A Python script that tries each kind of socket and prints, per kind,
+/// `ok` or the errno's name.
+fn socket_attacks(udp_port: u16, abstract_name: &str, proxy_port: u16) -> String {
+    format!(
+        r#"
+import errno, socket
+def attempt(name, f):
+    try:
+        f()
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+def udp_send():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", {udp_port}))
+def udp6():
+    socket.socket(socket.AF_INET6, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+def udp_bind():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).bind(("127.0.0.1", 0))
+def own_unix():
+    import os, tempfile
+    path = os.path.join(tempfile.gettempdir(), "own.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(path)
+    server.accept()[0].send(b"x")
+    assert client.recv(1) == b"x"
+def unix_abstract():
+    # Refused by Landlock's scope (EPERM), or not there at all in the
+    # command's own network namespace (ECONNREFUSED).
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect("\0{abstract_name}")
+    except OSError as e:
+        if e.errno in (errno.EPERM, errno.ECONNREFUSED):
+            raise OSError(errno.EPERM, "refused")
+        raise
+def tcp_other_address():
+    # The proxy's port, on another loopback address where a listener waits.
+    socket.create_connection(("127.0.0.2", {proxy_port}), timeout=5)
+def raw():
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+def packet():
+    socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+def netlink():
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+def sctp():
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)
+def pair():
+    a, b = socket.socketpair()
+    a.send(b"x")
+    assert b.recv(1) == b"x"
+def tcp():
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
+for name, f in [("udp_send", udp_send), ("udp6", udp6), ("udp_bind", udp_bind), ("own_unix", own_unix),
+                ("unix_abstract", unix_abstract), ("raw", raw), ("packet", packet), ("netlink", netlink),
+                ("sctp", sctp), ("pair", pair), ("tcp", tcp), ("tcp_other_address", tcp_other_address)]:
+    attempt(name, f)
+"#,
+    )
+}
+
 /// A socket listener of each kind the command must not reach, and what it
 /// received afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -199,60 +261,19 @@ async fn commands_get_no_udp_raw_netlink_or_abstract_sockets_but_keep_their_own_
             .await
             .unwrap(),
     );
+    // A listener on the proxy's port at another loopback address: the
+    // kernel's TCP rule checks the port only.
+    let proxy_port = proxy.port();
+    let decoy = std::net::TcpListener::bind(("127.0.0.2", proxy_port)).unwrap();
+    decoy.set_nonblocking(true).unwrap();
     let l = launcher(Some(proxy), Some(&ws));
-    let script = format!(
-        r#"
-import errno, socket
-def attempt(name, f):
-    try:
-        f()
-        print(name, "ok")
-    except OSError as e:
-        print(name, errno.errorcode.get(e.errno, e.errno))
-def udp_send():
-    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", {udp_port}))
-def udp6():
-    socket.socket(socket.AF_INET6, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
-def udp_bind():
-    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).bind(("127.0.0.1", 0))
-def own_unix():
-    import os, tempfile
-    path = os.path.join(tempfile.gettempdir(), "own.sock")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path)
-    server.listen(1)
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    client.connect(path)
-    server.accept()[0].send(b"x")
-    assert client.recv(1) == b"x"
-def unix_abstract():
-    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect("\0{abstract_name}")
-def raw():
-    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-def packet():
-    socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
-def netlink():
-    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
-def sctp():
-    socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)
-def pair():
-    a, b = socket.socketpair()
-    a.send(b"x")
-    assert b.recv(1) == b"x"
-def tcp():
-    socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
-for name, f in [("udp_send", udp_send), ("udp6", udp6), ("udp_bind", udp_bind), ("own_unix", own_unix),
-                ("unix_abstract", unix_abstract), ("raw", raw), ("packet", packet), ("netlink", netlink),
-                ("sctp", sctp), ("pair", pair), ("tcp", tcp)]:
-    attempt(name, f)
-"#,
-    );
+    let script = socket_attacks(udp_port, &abstract_name, proxy_port);
     let (status, out) = run(&l, spec(&["python3", "-c", &script], agent(), &ws)).await;
     assert_eq!(
         (status, out.as_str()),
         (
             ExitStatus::Code(0),
-            "udp_send EPERM\nudp6 EPERM\nudp_bind EPERM\nown_unix ok\nunix_abstract EPERM\nraw EPERM\npacket EPERM\nnetlink EPERM\nsctp EPERM\npair ok\ntcp ok\n"
+            "udp_send EPERM\nudp6 EPERM\nudp_bind EPERM\nown_unix ok\nunix_abstract EPERM\nraw EPERM\npacket EPERM\nnetlink EPERM\nsctp EPERM\npair ok\ntcp ok\ntcp_other_address ECONNREFUSED\n"
         )
     );
     let mut buf = [0u8; 8];
@@ -261,6 +282,7 @@ for name, f in [("udp_send", udp_send), ("udp6", udp6), ("udp_bind", udp_bind), 
         abstract_listener.accept().is_err(),
         "an abstract connection arrived"
     );
+    assert!(decoy.accept().is_err(), "a connection reached 127.0.0.2");
     // The proxy still works for the same command kind.
     let through = format!("http://127.0.0.1:{port}/");
     let (status, out) = run(&l, spec(&["curl", "-s", &through], agent(), &ws)).await;
