@@ -35,6 +35,7 @@
 //! ruleset is built, so an entry swapped for a link after it was listed is
 //! left out rather than granted.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -150,6 +151,63 @@ pub fn writable_paths(roots: &WritableRoots) -> Vec<PathBuf> {
         .map(|ws| workspace_grants(ws).granted)
         .unwrap_or_default();
     out.extend(roots.exceptions.iter().cloned());
+    out
+}
+
+/// A place of the person's own sockets that agent commands do not see.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Hidden {
+    /// A folder, covered by an empty read-only one.
+    Folder(PathBuf),
+    /// A socket file, covered by `/dev/null`.
+    File(PathBuf),
+}
+
+/// Where the person's own sockets live, which a command could otherwise
+/// connect to with the person's rights: the D-Bus session bus (and through
+/// it the keyring), the ssh and gpg agents, the X11 and Wayland displays,
+/// the system bus, Docker's and other container engines' sockets — from
+/// the environment cocode started with (`env`) and the usual places for
+/// user `uid`. Pure: the launcher keeps the ones that exist.
+pub fn hidden_sockets(env: &BTreeMap<String, String>, uid: u32) -> Vec<Hidden> {
+    let mut out = vec![
+        Hidden::Folder(PathBuf::from(format!("/run/user/{uid}"))),
+        Hidden::Folder(PathBuf::from("/tmp/.X11-unix")),
+        Hidden::Folder(PathBuf::from("/tmp/.ICE-unix")),
+        Hidden::Folder(PathBuf::from("/run/dbus")),
+        Hidden::Folder(PathBuf::from("/var/run/dbus")),
+        Hidden::Folder(PathBuf::from("/run/containerd")),
+        Hidden::Folder(PathBuf::from("/run/podman")),
+        Hidden::File(PathBuf::from("/run/docker.sock")),
+        Hidden::File(PathBuf::from("/var/run/docker.sock")),
+    ];
+    let var = |name: &str| env.get(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("XDG_RUNTIME_DIR") {
+        out.push(Hidden::Folder(PathBuf::from(dir)));
+    }
+    if let Some(home) = var("HOME") {
+        // Docker Desktop's socket folder.
+        out.push(Hidden::Folder(Path::new(home).join(".docker/run")));
+    }
+    if let Some(sock) = var("SSH_AUTH_SOCK") {
+        out.push(Hidden::File(PathBuf::from(sock)));
+    }
+    for name in ["DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST"] {
+        for part in var(name)
+            .map(|v| v.split([';', ',']).collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            let path = part
+                .split_once("unix:path=")
+                .map(|(_, p)| p)
+                .or_else(|| part.strip_prefix("unix://"));
+            if let Some(path) = path.filter(|p| p.starts_with('/')) {
+                out.push(Hidden::File(PathBuf::from(path)));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -324,6 +382,23 @@ mod linux {
             (libc::SYS_socketpair, socketpair),
             (libc::SYS_io_uring_setup, Vec::new()),
         ];
+        // No mounting: what the launch hid stays hidden even for a command
+        // running as root where Landlock (which refuses mounts too) is
+        // missing.
+        for call in [
+            libc::SYS_mount,
+            libc::SYS_umount2,
+            libc::SYS_pivot_root,
+            libc::SYS_move_mount,
+            libc::SYS_open_tree,
+            libc::SYS_fsopen,
+            libc::SYS_fsmount,
+            libc::SYS_fsconfig,
+            libc::SYS_fspick,
+            libc::SYS_mount_setattr,
+        ] {
+            calls.push((call, Vec::new()));
+        }
         // x86_64 kernels may also take the x32 numbering of the same calls.
         #[cfg(target_arch = "x86_64")]
         {
@@ -541,6 +616,44 @@ mod tests {
                 ws.join("Cargo.toml"),
                 ws.join("src"),
                 PathBuf::from("/home/me/.cargo/registry"),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_persons_sockets_are_found_in_the_environment_and_the_usual_places() {
+        let env: BTreeMap<String, String> = [
+            ("XDG_RUNTIME_DIR", "/run/user/1000"),
+            ("HOME", "/home/me"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+            (
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/run/user/1000/bus;unix:abstract=/tmp/dbus-1",
+            ),
+            ("DOCKER_HOST", "unix:///home/me/.colima/docker.sock"),
+            ("DISPLAY", ":0"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let folder = |p: &str| Hidden::Folder(PathBuf::from(p));
+        let file = |p: &str| Hidden::File(PathBuf::from(p));
+        assert_eq!(
+            hidden_sockets(&env, 1000),
+            vec![
+                folder("/home/me/.docker/run"),
+                folder("/run/containerd"),
+                folder("/run/dbus"),
+                folder("/run/podman"),
+                folder("/run/user/1000"),
+                folder("/tmp/.ICE-unix"),
+                folder("/tmp/.X11-unix"),
+                folder("/var/run/dbus"),
+                file("/home/me/.colima/docker.sock"),
+                file("/run/docker.sock"),
+                file("/run/user/1000/bus"),
+                file("/tmp/ssh-x/agent.1"),
+                file("/var/run/docker.sock"),
             ]
         );
     }

@@ -207,6 +207,7 @@ impl Launcher {
     fn confine_child(
         cmd: &mut tokio::process::Command,
         plan: &SandboxPlan,
+        hide: &[crate::confine::Hidden],
     ) -> Result<Option<std::os::fd::OwnedFd>, LaunchError> {
         use std::os::fd::AsRawFd as _;
         let cocode_core::process::NetworkPlan::ProxyOnly { port } = &plan.network else {
@@ -226,7 +227,7 @@ impl Launcher {
                 channel: theirs.as_raw_fd(),
             };
             channel = Some((ours, theirs));
-            crate::reaper::PidNamespace::prepare(Some(net))
+            crate::reaper::PidNamespace::prepare(Some(net), hide)
         } else {
             None
         };
@@ -260,6 +261,34 @@ impl Launcher {
             });
         }
         Ok(ours)
+    }
+
+    /// The person's socket places to cover for an agent launch: those that
+    /// exist and hold nothing the launch may write.
+    #[cfg(target_os = "linux")]
+    fn hidden(&self, plan: &SandboxPlan) -> Vec<crate::confine::Hidden> {
+        let uid = rustix::process::geteuid().as_raw();
+        crate::confine::hidden_sockets(&self.policy.inherited, uid)
+            .into_iter()
+            .filter(|h| {
+                let (path, folder) = match h {
+                    crate::confine::Hidden::Folder(p) => (p, true),
+                    crate::confine::Hidden::File(p) => (p, false),
+                };
+                let kind = std::fs::symlink_metadata(path);
+                let fits = kind.is_ok_and(|m| {
+                    if folder {
+                        m.is_dir()
+                    } else {
+                        !m.is_dir() && !m.file_type().is_symlink()
+                    }
+                });
+                fits && !plan
+                    .writable_roots
+                    .iter()
+                    .any(|w| w.starts_with(path) || path.starts_with(w))
+            })
+            .collect()
     }
 
     /// Takes the proxy listener a child made in its network namespace and
@@ -381,7 +410,7 @@ impl Launcher {
         #[cfg(unix)]
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
-        let channel = Self::confine_child(&mut cmd, &plan)?;
+        let channel = Self::confine_child(&mut cmd, &plan, &self.hidden(&plan))?;
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => LaunchError::NotFound(spec.argv[0].clone()),
             _ => LaunchError::Spawn(format!("{program}: {e}")),

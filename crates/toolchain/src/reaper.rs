@@ -27,7 +27,10 @@
 //!
 //! The same keeper gives the command a network namespace of its own with
 //! nothing but loopback, where it makes a listener on the proxy's port and
-//! hands it to cocode, whose proxy serves it: no other address answers.
+//! hands it to cocode, whose proxy serves it: no other address answers. And
+//! a mount namespace where the person's own sockets (`confine::hidden_sockets`:
+//! the D-Bus session bus, ssh and gpg agents, displays, container engines)
+//! are covered, so a command cannot reach them with the person's rights.
 //!
 //! Where namespaces are not allowed (user namespaces switched off), launches
 //! run as before, in their process group, and `cocode doctor` says so.
@@ -60,6 +63,8 @@ pub(crate) struct PidNamespace {
     death_write: RawFd,
     /// A network namespace of its own, with the proxy's port inside.
     net: Option<NetNamespace>,
+    /// Places covered in a mount namespace of its own: (path, is a folder).
+    hide: Vec<(std::ffi::CString, bool)>,
 }
 
 /// A launch's network namespace: nothing but loopback, where a listener on
@@ -74,7 +79,22 @@ pub(crate) struct NetNamespace {
 
 impl PidNamespace {
     /// The plan for this process, or `None` when the pipe cannot be made.
-    pub(crate) fn prepare(net: Option<NetNamespace>) -> Option<Self> {
+    pub(crate) fn prepare(
+        net: Option<NetNamespace>,
+        hide: &[crate::confine::Hidden],
+    ) -> Option<Self> {
+        use std::os::unix::ffi::OsStrExt as _;
+        let hide = hide
+            .iter()
+            .filter_map(|h| {
+                let (path, folder) = match h {
+                    crate::confine::Hidden::Folder(p) => (p, true),
+                    crate::confine::Hidden::File(p) => (p, false),
+                };
+                let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+                Some((c, folder))
+            })
+            .collect();
         let (read, write) = death_pipe()?;
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
@@ -88,6 +108,7 @@ impl PidNamespace {
             death_read: read.as_raw_fd(),
             death_write: write.as_raw_fd(),
             net,
+            hide,
         })
     }
 
@@ -108,6 +129,11 @@ impl PidNamespace {
                     libc::CLONE_NEWNET
                 } else {
                     0
+                }
+                | if self.hide.is_empty() {
+                    0
+                } else {
+                    libc::CLONE_NEWNS
                 };
             if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -116,6 +142,9 @@ impl PidNamespace {
                 write_file(c"/proc/self/setgroups", b"deny")?;
                 write_file(c"/proc/self/uid_map", uid_map)?;
                 write_file(c"/proc/self/gid_map", gid_map)?;
+            }
+            if !self.hide.is_empty() {
+                self.cover()?;
             }
             if let Some(net) = &self.net {
                 loopback_up()?;
@@ -135,6 +164,50 @@ impl PidNamespace {
                 0 => init(alive, status),
                 init_pid => self.keep(init_pid, alive, status),
             }
+        }
+    }
+
+    /// Covers the person's socket places in the new mount namespace: an
+    /// empty read-only folder over each folder, `/dev/null` over each
+    /// socket file. Nothing leaks back out (the namespace's mounts are made
+    /// private first).
+    unsafe fn cover(&self) -> std::io::Result<()> {
+        // SAFETY: NUL-terminated paths prepared before the fork.
+        unsafe {
+            let none = std::ptr::null::<libc::c_char>();
+            if libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            for (path, folder) in &self.hide {
+                let done = if *folder {
+                    libc::mount(
+                        c"tmpfs".as_ptr(),
+                        path.as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        c"size=4k,mode=0555".as_ptr().cast(),
+                    )
+                } else {
+                    libc::mount(
+                        c"/dev/null".as_ptr(),
+                        path.as_ptr(),
+                        none,
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    )
+                };
+                if done != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
         }
     }
 
@@ -398,7 +471,7 @@ unsafe fn close_all_but(keep: &mut [RawFd]) {
 pub fn available() -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let Some(ns) = PidNamespace::prepare(None) else {
+        let Some(ns) = PidNamespace::prepare(None, &[]) else {
             return false;
         };
         let mut cmd = std::process::Command::new("/bin/sh");

@@ -224,6 +224,10 @@ fn protection_lines(
             state(protections.pid_namespace)
         ));
         lines.push(format!(
+            "the person's sockets (session bus, ssh and gpg agents, displays, container engines) hidden from agent commands: {}",
+            state(protections.pid_namespace)
+        ));
+        lines.push(format!(
             "cocode's own environment sealed (undumpable, keys taken out): {}",
             state(undumpable)
         ));

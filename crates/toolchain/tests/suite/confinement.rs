@@ -412,3 +412,58 @@ async fn a_command_keeps_its_exit_code_and_its_signal_through_the_keeper() {
     let (status, _) = run(&l, spec(&["sh", "-c", "kill -SEGV $$"], agent(), &ws)).await;
     assert_eq!(status, ExitStatus::Signal(11));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_own_sockets_are_out_of_a_commands_sight() {
+    if !namespaces() || !require("python3") {
+        return;
+    }
+    let (base, ws) = out_workspace();
+    // The person's session: a bus in the runtime folder and an ssh agent.
+    let runtime = base.path().join("runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let bus_path = runtime.join("bus");
+    let bus = std::os::unix::net::UnixListener::bind(&bus_path).unwrap();
+    bus.set_nonblocking(true).unwrap();
+    let agent_path = base.path().join("ssh-agent.sock");
+    let ssh_agent = std::os::unix::net::UnixListener::bind(&agent_path).unwrap();
+    ssh_agent.set_nonblocking(true).unwrap();
+    let inherited: std::collections::BTreeMap<String, String> = [
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("HOME", "/home/someone".to_owned()),
+        ("XDG_RUNTIME_DIR", runtime.display().to_string()),
+        ("SSH_AUTH_SOCK", agent_path.display().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws)).with_inherited_env(inherited);
+    let script = format!(
+        r#"
+import os, socket
+for name, path in [("bus", "{bus}"), ("agent", "{agent}")]:
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(path)
+        print(name, "reached")
+    except OSError:
+        print(name, "refused")
+print("runtime", sorted(os.listdir("{runtime}")))
+"#,
+        bus = bus_path.display(),
+        agent = agent_path.display(),
+        runtime = runtime.display(),
+    );
+    let (status, out) = run(&l, spec(&["python3", "-c", &script], agent(), &ws)).await;
+    assert_eq!(
+        (status, out.as_str()),
+        (
+            ExitStatus::Code(0),
+            "bus refused\nagent refused\nruntime []\n"
+        )
+    );
+    assert!(bus.accept().is_err(), "the bus was reached");
+    assert!(ssh_agent.accept().is_err(), "the agent was reached");
+    // Outside the command nothing changed.
+    assert!(bus_path.exists() && agent_path.exists());
+}
