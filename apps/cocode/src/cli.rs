@@ -8,8 +8,10 @@ pub mod acp;
 pub mod args;
 pub mod bricks;
 pub mod check;
+pub mod printable;
 pub mod task;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use crate::cli::args::CliCommand;
@@ -19,7 +21,8 @@ use crate::cli::args::CliCommand;
 /// `verify` and `doctor` use 1 and 2 for findings, so their own errors are
 /// 3; task commands use 3 for "awaiting approval", so theirs are 1.
 pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
-    let out = &mut std::io::stdout();
+    // Paths, prompts and replies can hold terminal escape sequences.
+    let out = &mut printable::Printable::new(std::io::stdout());
     let (result, error_code) = match command {
         CliCommand::Verify { workspace } => (check::verify(workspace, rt, out), 3),
         CliCommand::Doctor {
@@ -62,7 +65,8 @@ pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("cocode: {err:#}");
+            let mut err_out = printable::Printable::new(std::io::stderr());
+            let _ = writeln!(err_out, "cocode: {err:#}");
             ExitCode::from(error_code)
         }
     }

@@ -496,6 +496,24 @@ fn a_command_cannot_read_the_keys_in_cocodes_own_environment() {
     assert!(!seen.contains(token), "the token was read: {seen}");
 }
 
+#[test]
+fn escape_sequences_in_prompts_and_replies_are_printed_as_text() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    let prompt = "\x1b]0;owned\x07\x1b[2Jclear the screen\u{9b}31m";
+    let (_, out) = run(ws.path(), prompt, &["--yes"]);
+    let (_, listed) = cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]);
+    for printed in [&out, &listed] {
+        assert!(
+            !printed.contains(['\x1b', '\x07', '\u{9b}']),
+            "a control character reached the terminal: {printed:?}"
+        );
+    }
+    assert!(
+        listed.contains("\\x1b]0;owned\\x07\\x1b[2Jclear the screen\\u{9b}31m"),
+        "{listed}"
+    );
+}
+
 /// Sets limits in the workspace's `workspace.json` (created by `task list`).
 fn set_limits(ws: &Path, attempt_secs: u64, idle_secs: u64) {
     let (code, _) = cocode(&["task", "list", "--workspace", ws.to_str().unwrap()]);
