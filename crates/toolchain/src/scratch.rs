@@ -40,6 +40,8 @@ impl PrivateTemp {
         });
         let path = base.join(format!("{PREFIX}{name}"));
         let mut builder = std::fs::DirBuilder::new();
+        // A fresh name: its parent must exist and the folder must not.
+        builder.recursive(false);
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(&path).map_err(|e| {

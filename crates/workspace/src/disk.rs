@@ -21,7 +21,7 @@
 
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek as _, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -110,9 +110,11 @@ pub(crate) fn append(path: &Path, header: Option<&[u8]>, bytes: &[u8]) -> io::Re
     written
 }
 
-/// Truncates a file to its last `\n` when it does not end with one.
-/// Returns whether anything was cut.
-pub(crate) fn repair_torn_tail(path: &Path) -> io::Result<bool> {
+/// Mends a file that does not end with `\n`: a last line that `complete`
+/// accepts (a whole record whose newline alone is missing) gets its
+/// newline; anything else after the last `\n` (an append cut short) is cut
+/// off. Returns whether the file changed.
+pub(crate) fn repair_torn_tail(path: &Path, complete: impl Fn(&[u8]) -> bool) -> io::Result<bool> {
     let mut bytes = Vec::new();
     match File::open(path) {
         Ok(mut f) => f.read_to_end(&mut bytes)?,
@@ -123,8 +125,13 @@ pub(crate) fn repair_torn_tail(path: &Path) -> io::Result<bool> {
         return Ok(false);
     }
     let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let file = OpenOptions::new().write(true).open(path)?;
-    file.set_len(keep as u64)?;
+    let mut file = OpenOptions::new().write(true).open(path)?;
+    if complete(&bytes[keep..]) {
+        file.seek(io::SeekFrom::End(0))?;
+        file.write_all(b"\n")?;
+    } else {
+        file.set_len(keep as u64)?;
+    }
     file.sync_all()?;
     Ok(true)
 }
@@ -1175,14 +1182,19 @@ mod tests {
     }
 
     #[test]
-    fn a_torn_tail_is_cut_back_to_the_last_complete_line() {
+    fn a_torn_tail_is_cut_back_and_a_whole_last_record_gets_its_newline() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("index.jsonl");
+        let whole = |tail: &[u8]| serde_json::from_slice::<serde_json::Value>(tail).is_ok();
         fs::write(&p, b"{\"a\":1}\n{\"b\":").unwrap();
-        assert!(repair_torn_tail(&p).unwrap());
+        assert!(repair_torn_tail(&p, whole).unwrap());
         append(&p, Some(b"{\"h\":0}\n"), b"{\"c\":3}\n").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
-        assert!(!repair_torn_tail(&p).unwrap());
+        assert!(!repair_torn_tail(&p, whole).unwrap());
+        // A whole record that lacks only its newline is kept.
+        fs::write(&p, b"{\"a\":1}\n{\"b\":2}").unwrap();
+        assert!(repair_torn_tail(&p, whole).unwrap());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"b\":2}\n");
     }
 
     #[test]

@@ -1505,6 +1505,15 @@ impl Gate {
             .store
             .snapshots_of_task(task)
             .map_err(|e| rollback_failed(&e))?;
+        // A record cut from the task's index would be left undone while the
+        // rollback reported success: the path indexes must agree.
+        let missing = self
+            .store
+            .missing_from_task_index(task, &records)
+            .map_err(|e| rollback_failed(&e))?;
+        if !missing.is_empty() {
+            return Err(RollbackError::Damaged(missing));
+        }
         let selected = rollback::select(&records, query)?;
         let targets = rollback::targets(&selected);
         if targets.is_empty() {

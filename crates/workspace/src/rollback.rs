@@ -73,6 +73,8 @@ pub enum RollbackError {
     InProgress(OpId),
     #[error("an interrupted edit left {0} in an unknown state; accept or restore it first")]
     RecoveryPending(NormalizedPath),
+    #[error("the task's history is damaged: its index lacks {} record(s) that the path indexes hold ({}); nothing was touched — `cocode doctor` lists the damage", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    Damaged(Vec<SnapshotId>),
     #[error("rollback failed: {0}")]
     Failed(String),
 }

@@ -403,19 +403,45 @@ impl HistoryStore {
         read_jsonl(file, true)
     }
 
-    /// Cuts torn tails (a crash mid-append) off every index file.
+    /// Cuts torn tails (a crash mid-append) off every index file; a last
+    /// line that is a whole record lacking only its newline gets it instead
+    /// (it is never dropped).
     pub fn repair_indexes(&self) -> Result<usize, StoreError> {
         let mut files = self.path_index_files()?;
         for task in self.task_ids()? {
             files.push(self.layout.task_index(&task));
         }
+        let whole = |tail: &[u8]| {
+            serde_json::from_slice::<EditSnapshot>(tail).is_ok()
+                || serde_json::from_slice::<PathIndexHeader>(tail).is_ok()
+        };
         let mut repaired = 0;
         for f in files {
-            if disk::repair_torn_tail(&f).map_err(|e| io_err("repairing", &f, &e))? {
+            if disk::repair_torn_tail(&f, whole).map_err(|e| io_err("repairing", &f, &e))? {
                 repaired += 1;
             }
         }
         Ok(repaired)
+    }
+
+    /// The records of `task` that the path indexes hold but its own index
+    /// does not (an index cut or damaged): none on a sound history.
+    pub fn missing_from_task_index(
+        &self,
+        task: &TaskId,
+        have: &[EditSnapshot],
+    ) -> Result<Vec<SnapshotId>, StoreError> {
+        let have: std::collections::BTreeSet<&SnapshotId> =
+            have.iter().map(EditSnapshot::snapshot_id).collect();
+        let mut missing = std::collections::BTreeSet::new();
+        for file in self.path_index_files()? {
+            for r in self.read_path_index(&file)? {
+                if r.task_id() == task && !have.contains(r.snapshot_id()) {
+                    missing.insert(r.snapshot_id().clone());
+                }
+            }
+        }
+        Ok(missing.into_iter().collect())
     }
 
     // ---- write journals ---------------------------------------------------

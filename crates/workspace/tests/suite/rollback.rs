@@ -381,3 +381,66 @@ fn a_large_rollback_restores_every_file_and_a_single_conflict_still_touches_noth
     ws.gate.flush().unwrap();
     assert_eq!(history_problems(&ws), 0);
 }
+
+/// The task's index file of `t1` in the workspace's history.
+fn task_index(ws: &cocode_workspace::OpenWorkspace) -> std::path::PathBuf {
+    ws.layout.task_index(&task("t1"))
+}
+
+#[test]
+fn a_task_index_cut_mid_line_makes_rollback_refuse_and_name_the_damage() {
+    let (_d, ws) = workspace(&[("a.txt", "0"), ("b.txt", "0")]);
+    apply(&ws, &ctx("t1", 0), write("a.txt", b"1"));
+    let second = apply(&ws, &ctx("t1", 0), write("b.txt", b"1"));
+    ws.gate.flush().unwrap();
+    let root = ws.workspace.root.clone();
+    let index = task_index(&ws);
+    drop(ws);
+    // The last record loses its second half (and its newline).
+    let text = std::fs::read_to_string(&index).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap() + 1;
+    let cut = last + (text.len() - last) / 2;
+    std::fs::write(&index, &text[..cut]).unwrap();
+    let (ws, _) = restart(&root);
+    let refused = ws
+        .gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        RollbackError::Damaged(vec![second[0].snapshot_id().clone()])
+    );
+    assert!(refused.to_string().starts_with(
+        "the task's history is damaged: its index lacks 1 record(s) that the path indexes hold"
+    ));
+    // Nothing was touched, and the integrity check names the same record.
+    assert_eq!(tree(&root), files(&[("a.txt", "1"), ("b.txt", "1")]));
+    let report = cocode_workspace::HistoryIntegrityChecker::new(ws.gate.store())
+        .check()
+        .unwrap();
+    assert_eq!(
+        report.only_in_path_index,
+        vec![second[0].snapshot_id().clone()]
+    );
+}
+
+#[test]
+fn a_whole_record_that_lost_only_its_newline_is_kept_and_rolled_back() {
+    let (_d, ws) = workspace(&[("a.txt", "0"), ("b.txt", "0")]);
+    apply(&ws, &ctx("t1", 0), write("a.txt", b"1"));
+    apply(&ws, &ctx("t1", 0), write("b.txt", b"1"));
+    ws.gate.flush().unwrap();
+    let root = ws.workspace.root.clone();
+    let index = task_index(&ws);
+    drop(ws);
+    let text = std::fs::read_to_string(&index).unwrap();
+    std::fs::write(&index, text.trim_end_matches('\n')).unwrap();
+    let (ws, _) = restart(&root);
+    assert_eq!(std::fs::read_to_string(&index).unwrap(), text);
+    ws.gate
+        .rollback(&task("t1"), &RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(tree(&root), files(&[("a.txt", "0"), ("b.txt", "0")]));
+    ws.gate.flush().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+}
