@@ -79,6 +79,7 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
 fn doctor_reports_each_check_and_a_clean_history() {
     let runtime = cocode::host::runtime::build().unwrap();
     let dir = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
     let outside = tempfile::tempdir().unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();

@@ -559,6 +559,7 @@ mod tests {
     #[expect(clippy::disallowed_methods, reason = "builds a fixture workspace")]
     fn the_workspace_is_granted_entry_by_entry_without_history_metadata_or_links() {
         let dir = tempfile::tempdir().unwrap();
+        #[cfg(unix)]
         let outside = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
         for folder in [

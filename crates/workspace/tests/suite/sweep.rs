@@ -122,3 +122,38 @@ fn a_rewrite_within_the_same_clock_tick_and_size_is_still_seen() {
         )]
     );
 }
+
+#[test]
+fn another_tasks_gate_write_during_a_command_is_not_the_commands_change() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let command_task = ctx("t1", 1);
+    let other = ctx("t2", 1);
+    ws.gate.begin_sweep().unwrap();
+    // While t1's command runs, t2 edits a file through the gate.
+    let other_records = apply(&ws, &other, write("a.txt", b"by t2\n"));
+    sh(&ws.workspace.root, "echo by-the-command > b.txt");
+    let observed = ws.gate.end_sweep(&command_task).unwrap();
+    assert_eq!(
+        summary(&observed),
+        vec![(
+            "modify".to_owned(),
+            "b.txt".to_owned(),
+            "observed".to_owned()
+        )]
+    );
+    // Rolling t1 back leaves t2's edit alone.
+    ws.gate
+        .rollback(
+            &command_task.task_id,
+            &cocode_workspace::RollbackQuery::TaskStart,
+        )
+        .unwrap();
+    assert_eq!(
+        tree(&ws.workspace.root),
+        files(&[("a.txt", "by t2\n"), ("b.txt", "b\n")])
+    );
+    assert_eq!(
+        ws.gate.store().snapshots_of_task(&other.task_id).unwrap(),
+        other_records
+    );
+}
