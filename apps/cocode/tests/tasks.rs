@@ -514,6 +514,51 @@ fn escape_sequences_in_prompts_and_replies_are_printed_as_text() {
     );
 }
 
+/// A verification test that leaves a file behind: the file is recorded
+/// with the task (origin `verification`) and its rollback removes it.
+#[cfg(unix)]
+#[test]
+fn a_file_a_verification_test_writes_is_recorded_and_rolled_back() {
+    if !peers::require_program("npm") {
+        return;
+    }
+    let ws = workspace(&[
+        (
+            "package.json",
+            r#"{"name": "v", "version": "1.0.0", "scripts": {"test": "node -e \"require('fs').writeFileSync('out/made.txt', 'left by the test')\""}}"#,
+        ),
+        ("out/keep.txt", "k\n"),
+        ("notes.txt", "one\n"),
+    ]);
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "one" with "two" in notes.txt"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("out/made.txt")).unwrap(),
+        "left by the test"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(
+        recorded(&shown),
+        vec![
+            ("notes.txt".to_owned(), "gate".to_owned()),
+            ("out/made.txt".to_owned(), "verification".to_owned()),
+        ],
+        "{shown}"
+    );
+    let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    assert!(!ws.path().join("out/made.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "one\n"
+    );
+}
+
 /// Sets limits in the workspace's `workspace.json` (created by `task list`).
 fn set_limits(ws: &Path, attempt_secs: u64, idle_secs: u64) {
     let (code, _) = cocode(&["task", "list", "--workspace", ws.to_str().unwrap()]);

@@ -116,6 +116,9 @@ pub enum SnapshotOrigin {
     /// its start). The undo is recorded as the task's own change, so a later
     /// rollback and the conflict checks see the state it left.
     Rollback,
+    /// Written by a verification command of the task (a test that writes a
+    /// file), found by the sweep around verification.
+    Verification,
 }
 
 /// The derived kind of a snapshot.

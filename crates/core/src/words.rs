@@ -195,6 +195,7 @@ impl SnapshotOrigin {
             Self::Observed => "found after the change",
             Self::Review => "undone in review",
             Self::Rollback => "rolled back by a person",
+            Self::Verification => "written by verification",
         }
     }
 }

@@ -1376,6 +1376,16 @@ impl Gate {
     /// Diffs the tree against the cache and records every change as an
     /// `origin: observed` snapshot of `ctx`'s task.
     pub fn end_sweep(&self, ctx: &TaskContext) -> Result<Vec<EditSnapshot>, GateError> {
+        self.end_sweep_as(ctx, SnapshotOrigin::Observed)
+    }
+
+    /// [`Self::end_sweep`] with another origin (`verification` for the
+    /// sweep around a task's verification commands).
+    pub fn end_sweep_as(
+        &self,
+        ctx: &TaskContext,
+        origin: SnapshotOrigin,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
         let before = st.sweep.clone();
@@ -1384,7 +1394,7 @@ impl Gate {
         if changes.is_empty() {
             return Ok(Vec::new());
         }
-        self.record_observed(&mut st, ctx, changes)
+        self.record_observed(&mut st, ctx, changes, origin)
     }
 
     fn record_observed(
@@ -1392,6 +1402,7 @@ impl Gate {
         st: &mut GateState,
         ctx: &TaskContext,
         changes: Vec<PathTransition>,
+        origin: SnapshotOrigin,
     ) -> Result<Vec<EditSnapshot>, GateError> {
         let changes: Vec<Change> = changes
             .into_iter()
@@ -1402,12 +1413,7 @@ impl Gate {
                 result: t.after,
             })
             .collect();
-        let (_, _, records) = self.reserve(
-            st,
-            (&ctx.task_id, ctx.attempt_no),
-            &changes,
-            SnapshotOrigin::Observed,
-        )?;
+        let (_, _, records) = self.reserve(st, (&ctx.task_id, ctx.attempt_no), &changes, origin)?;
         // The blobs were stored by the scans; the change already happened on
         // disk, so there is nothing to journal: the records go straight in.
         self.store

@@ -336,6 +336,45 @@ impl Run<'_> {
         paths.into_iter().collect()
     }
 
+    /// Refreshes the sweep's picture before verification commands run.
+    async fn sweep_begin(&mut self) {
+        let host = Arc::clone(&self.host);
+        let began = tokio::task::spawn_blocking(move || host.workspace.gate.begin_sweep()).await;
+        if let Ok(Err(e)) = began {
+            self.say(Progress::Note(format!(
+                "the workspace could not be swept before verification: {e}"
+            )));
+        }
+    }
+
+    /// Records what verification commands changed as the task's own changes.
+    async fn sweep_end(&mut self) {
+        let host = Arc::clone(&self.host);
+        let ctx = cocode_core::gate::TaskContext {
+            task_id: self.task.task_id().clone(),
+            session_id: self.session_id.clone(),
+            attempt_no: self.task.attempt_no(),
+        };
+        let ended = tokio::task::spawn_blocking(move || {
+            host.workspace
+                .gate
+                .end_sweep_as(&ctx, cocode_core::SnapshotOrigin::Verification)
+        })
+        .await;
+        match ended {
+            Ok(Ok(records)) if !records.is_empty() => {
+                self.say(Progress::Note(format!(
+                    "verification changed {} file(s); recorded with the task",
+                    records.len()
+                )));
+            }
+            Ok(Err(e)) => self.say(Progress::Note(format!(
+                "what verification changed could not be recorded: {e}"
+            ))),
+            _ => {}
+        }
+    }
+
     /// The agent declared the attempt done: verify, then decide.
     async fn verify(&mut self) -> Result<(), OrchestratorError> {
         if self.task.status() == TaskStatus::Running {
@@ -348,7 +387,13 @@ impl Run<'_> {
             edited_paths: self.edited_paths(),
         };
         self.say(Progress::Note("verifying".into()));
-        match self.host.runner.verify(request).await {
+        // Verification commands write files too (a test that leaves output
+        // behind): swept like agent commands, recorded as the task's own
+        // changes (`verification`), so a rollback undoes them.
+        self.sweep_begin().await;
+        let verified = self.host.runner.verify(request).await;
+        self.sweep_end().await;
+        match verified {
             Ok(records) => {
                 for record in records {
                     self.say(Progress::Verification(record));

@@ -130,7 +130,9 @@ pub fn allowed_hosts(
             .filter(|s| {
                 matches!(
                     s.origin(),
-                    cocode_core::SnapshotOrigin::Gate | cocode_core::SnapshotOrigin::Observed
+                    cocode_core::SnapshotOrigin::Gate
+                        | cocode_core::SnapshotOrigin::Observed
+                        | cocode_core::SnapshotOrigin::Verification
                 )
             })
             .map(|s| cocode_toolchain::allowed::LockfileChange {
