@@ -288,6 +288,62 @@ fn an_edit_of_an_existing_test_file_waits_for_its_own_approval() {
     assert_eq!(shown["snapshots"].as_array().unwrap().len(), 1);
 }
 
+/// A held test change outlives the run that held it: saved with the task,
+/// decided by a person later (`task approve` / `task reject`).
+#[test]
+fn a_held_test_change_survives_its_run_until_a_person_decides() {
+    for (decision, expected, end) in [
+        // The change is applied; the agent that would go on is gone.
+        (
+            "approve",
+            "assert 2 == 2\n",
+            "failed: cocode restarted while it ran",
+        ),
+        (
+            "reject",
+            "assert 1 == 1\n",
+            "rejected: a person rejected its change to a test file",
+        ),
+    ] {
+        let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n")]);
+        // Edits are approved, the test change is left for a person; the
+        // run ends with the task waiting.
+        let (code, out) = run(
+            ws.path(),
+            r#"replace "1 == 1" with "2 == 2" in tests/test_a.py"#,
+            &["--approve-all-edits"],
+        );
+        assert_eq!(code, 3, "{out}");
+        let id = only_task(ws.path())["task"]["task_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let held = ws
+            .path()
+            .join(format!(".cocode/history/tasks/{id}/held.json"));
+        assert!(held.is_file(), "{out}");
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("tests/test_a.py")).unwrap(),
+            "assert 1 == 1\n"
+        );
+        let (code, out) = cocode(&[
+            "task",
+            decision,
+            &id,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1, "{out}");
+        assert_eq!(out, format!("task {id}: {end}\n"), "{decision}");
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("tests/test_a.py")).unwrap(),
+            expected,
+            "{decision}"
+        );
+        assert!(!held.exists());
+    }
+}
+
 #[test]
 fn a_denied_test_edit_leaves_the_file_untouched() {
     let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n")]);

@@ -622,6 +622,18 @@ impl HistoryStore {
         disk::write_atomic_synced(path, bytes).map_err(|e| io_err("writing", path, &e))
     }
 
+    /// Removes a state file written by [`Self::write_state_file`]; an
+    /// absent one is not an error.
+    pub fn remove_state(&self, path: &Path) -> Result<(), StoreError> {
+        if !path.starts_with(self.layout.cocode_dir()) {
+            return Err(StoreError::Io {
+                message: format!("state files live under .cocode/ ({})", path.display()),
+                kind: None,
+            });
+        }
+        Self::remove_state_file(path)
+    }
+
     /// Writes `locks/edit_locks.json` (not synced: it is read only after a
     /// crash, for post-mortem, and discarded at the next start).
     pub fn write_lease_file(&self, bytes: &[u8]) -> Result<(), StoreError> {

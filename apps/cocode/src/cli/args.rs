@@ -177,13 +177,14 @@ pub enum TaskCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Approve a task waiting for completion approval.
+    /// Approve what a task waits for: its completion, or a held test change
+    /// (saved with the task, also after its run ended).
     Approve {
         id: String,
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
     },
-    /// Reject a task waiting for completion approval.
+    /// Reject what a task waits for (a held test change is then dropped).
     Reject {
         id: String,
         #[arg(long, default_value = ".")]

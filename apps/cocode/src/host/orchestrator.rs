@@ -242,10 +242,12 @@ impl Run<'_> {
                         ))),
                     }
                 }
+                self.forget_held();
                 self.host.tasks.release_held(self.task.task_id());
             }
             TransitionEffect::DiscardHeldEdit => {
                 self.pending_held = None;
+                self.forget_held();
                 self.host.tasks.release_held(self.task.task_id());
             }
             TransitionEffect::CancelSession(reason) => {
@@ -334,6 +336,16 @@ impl Run<'_> {
             }
         }
         paths.into_iter().collect()
+    }
+
+    /// The person decided the held test change: its saved copy goes.
+    fn forget_held(&mut self) {
+        if let Err(e) = crate::host::records::remove_held(&self.host.workspace, self.task.task_id())
+        {
+            self.say(Progress::Note(format!(
+                "the decided test change stays saved with the task: {e:#}"
+            )));
+        }
     }
 
     /// Refreshes the sweep's picture before verification commands run.
@@ -482,6 +494,12 @@ impl Run<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )));
+        // Kept with the task until a person decides, even across a restart.
+        if let Err(e) = crate::host::records::save_held(&self.host.workspace, &edit.change) {
+            self.say(Progress::Note(format!(
+                "the held test change could not be saved with the task: {e:#}"
+            )));
+        }
         self.pending_held = Some(edit);
         self.apply(TaskEvent::TestEditHeld).await?;
         self.ask().await
@@ -806,10 +824,28 @@ impl TaskOrchestrator {
         let ctx = TransitionContext {
             limits: self.host.workspace.config.limits,
         };
-        if task.pending_approval_kind() == PendingApprovalKind::TestChange {
-            return Err(OrchestratorError::Setup(
-                "a held test change can only be decided while its run is live".into(),
-            ));
+        let ws = &self.host.workspace;
+        let test_change = task.pending_approval_kind() == PendingApprovalKind::TestChange;
+        if test_change {
+            // The run that held it decides it while it lives; after it
+            // ended (cocode restarted), the saved change is decided here.
+            if crate::host::records::runner_alive(ws, task_id) {
+                return Err(OrchestratorError::Setup(
+                    "the held test change waits in its running task; decide it there".into(),
+                ));
+            }
+            let held = crate::host::records::load_held(ws, task_id)
+                .map_err(|e| OrchestratorError::Setup(format!("{e:#}")))?
+                .ok_or_else(|| {
+                    OrchestratorError::Setup("no held test change is saved with the task".into())
+                })?;
+            if approve {
+                ws.gate
+                    .apply_approved(&held.ctx, &held.op)
+                    .map_err(|e| OrchestratorError::Setup(e.to_string()))?;
+            }
+            crate::host::records::remove_held(ws, task_id)
+                .map_err(|e| OrchestratorError::Persist(format!("{e:#}")))?;
         }
         let event = if approve {
             TaskEvent::Approve
@@ -817,6 +853,11 @@ impl TaskOrchestrator {
             TaskEvent::Reject
         };
         TaskTransition::apply(&mut task, &event, &ctx)?;
+        // The agent that held the change is gone with its run: the task
+        // ends as interrupted, with the person's decision carried out.
+        if test_change && !task.status().is_terminal() {
+            TaskTransition::apply(&mut task, &TaskEvent::AppRestarted, &ctx)?;
+        }
         self.host
             .save_task(&task)
             .map_err(|e| OrchestratorError::Persist(e.to_string()))?;

@@ -1,6 +1,7 @@
 //! Task records under `.cocode/history/tasks/<id>/`: `task.json` (written
-//! through the history store, atomic and synced) and `runner.json`, the
-//! process that runs the task.
+//! through the history store, atomic and synced), `runner.json`, the
+//! process that runs the task, and `held.json`, a test-file change the gate
+//! held for a person (kept until the person decides, across restarts).
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +25,130 @@ pub fn runner_alive(ws: &OpenWorkspace, id: &TaskId) -> bool {
         .and_then(|v| v.get("pid").and_then(serde_json::Value::as_u64))
         .and_then(|p| u32::try_from(p).ok());
     pid.is_some_and(|pid| pid != std::process::id() && cocode_toolchain::process_alive(pid))
+}
+
+/// A held test-file change as saved: the operation with its contents.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct HeldRecord {
+    version: u32,
+    session_id: cocode_core::SessionId,
+    attempt_no: cocode_core::AttemptNo,
+    op: HeldOp,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum HeldOp {
+    Write {
+        path: cocode_core::NormalizedPath,
+        /// The new contents, base64.
+        contents: String,
+    },
+    Delete {
+        path: cocode_core::NormalizedPath,
+    },
+    Rename {
+        from: cocode_core::NormalizedPath,
+        to: cocode_core::NormalizedPath,
+    },
+    Batch {
+        ops: Vec<HeldOp>,
+    },
+}
+
+impl HeldOp {
+    fn of(op: &cocode_core::gate::GateOp) -> Self {
+        use base64::Engine as _;
+        use cocode_core::gate::GateOp;
+        match op {
+            GateOp::Write { path, bytes } => Self::Write {
+                path: path.clone(),
+                contents: base64::engine::general_purpose::STANDARD.encode(bytes),
+            },
+            GateOp::Delete { path } => Self::Delete { path: path.clone() },
+            GateOp::Rename { from, to } => Self::Rename {
+                from: from.clone(),
+                to: to.clone(),
+            },
+            GateOp::Batch { ops } => Self::Batch {
+                ops: ops.iter().map(Self::of).collect(),
+            },
+        }
+    }
+
+    fn op(self) -> anyhow::Result<cocode_core::gate::GateOp> {
+        use base64::Engine as _;
+        use cocode_core::gate::GateOp;
+        Ok(match self {
+            Self::Write { path, contents } => GateOp::Write {
+                path,
+                bytes: base64::engine::general_purpose::STANDARD
+                    .decode(contents)
+                    .context("the held change's contents are damaged")?,
+            },
+            Self::Delete { path } => GateOp::Delete { path },
+            Self::Rename { from, to } => GateOp::Rename { from, to },
+            Self::Batch { ops } => GateOp::Batch {
+                ops: ops
+                    .into_iter()
+                    .map(Self::op)
+                    .collect::<anyhow::Result<_>>()?,
+            },
+        })
+    }
+}
+
+fn held_path(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
+    ws.layout.task_dir(id).join("held.json")
+}
+
+/// Saves the test-file change held for a person with its task (atomic,
+/// synced), so it outlives the process until the person decides.
+pub fn save_held(
+    ws: &OpenWorkspace,
+    change: &cocode_core::gate::PendingChange,
+) -> anyhow::Result<()> {
+    let record = HeldRecord {
+        version: 1,
+        session_id: change.ctx.session_id.clone(),
+        attempt_no: change.ctx.attempt_no,
+        op: HeldOp::of(&change.op),
+    };
+    let bytes = serde_json::to_vec_pretty(&record)?;
+    ws.gate
+        .store()
+        .write_state_file(&held_path(ws, &change.ctx.task_id), &bytes)?;
+    Ok(())
+}
+
+/// The test-file change held for `id`'s person, if one waits.
+pub fn load_held(
+    ws: &OpenWorkspace,
+    id: &TaskId,
+) -> anyhow::Result<Option<cocode_core::gate::PendingChange>> {
+    let path = held_path(ws, id);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let record: HeldRecord = serde_json::from_slice(&bytes)
+        .with_context(|| format!("the held change {} is damaged", path.display()))?;
+    Ok(Some(cocode_core::gate::PendingChange {
+        ctx: cocode_core::gate::TaskContext {
+            task_id: id.clone(),
+            session_id: record.session_id,
+            attempt_no: record.attempt_no,
+        },
+        op: record.op.op()?,
+        protected: Vec::new(),
+    }))
+}
+
+/// Forgets the held change of `id` once a person decided it.
+pub fn remove_held(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<()> {
+    ws.gate.store().remove_state(&held_path(ws, id))?;
+    Ok(())
 }
 
 /// Saves a task record through the history store (atomic, synced).
