@@ -615,6 +615,63 @@ fn a_file_a_verification_test_writes_is_recorded_and_rolled_back() {
     );
 }
 
+/// Eight runs at once on one file: one process writes the workspace at a
+/// time; every run reported completed has its edit in the file, every other
+/// was refused naming the holder, and the history stays sound.
+#[test]
+fn parallel_runs_on_one_workspace_complete_with_their_edit_or_are_refused() {
+    let words: Vec<String> = (0..8).map(|n| format!("word{n}")).collect();
+    let ws = workspace(&[("f.txt", &format!("{}\n", words.join("\n")))]);
+    // The history exists before the runs race to create it.
+    let (code, _) = cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let runs: Vec<_> = words
+        .iter()
+        .map(|w| {
+            Command::new(env!("CARGO_BIN_EXE_cocode"))
+                .args([
+                    "task",
+                    "run",
+                    "--workspace",
+                    ws.path().to_str().unwrap(),
+                    "--prompt",
+                    &format!(r#"replace "{w}" with "{}" in f.txt"#, w.to_uppercase()),
+                    "--yes",
+                ])
+                .env("HOME", std::env::temp_dir())
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let ended: Vec<_> = runs
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let text = std::fs::read_to_string(ws.path().join("f.txt")).unwrap();
+    let mut completed = 0;
+    for (w, out) in words.iter().zip(&ended) {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(0) {
+            completed += 1;
+            assert!(text.contains(&w.to_uppercase()), "{w} lost: {text}");
+        } else {
+            assert!(
+                stderr
+                    .contains("the workspace is open for writing in another cocode process (pid "),
+                "{w}: {stderr}"
+            );
+            assert!(text.contains(w.as_str()), "{w} refused but changed: {text}");
+        }
+    }
+    assert!(completed >= 1, "no run completed");
+    let (code, doctor) = cocode(&["doctor", "--workspace", ws.path().to_str().unwrap()]);
+    assert!(doctor.contains("history: 0 problem(s)"), "{doctor}");
+    assert_eq!(code, 0, "{doctor}");
+}
+
 /// Sets limits in the workspace's `workspace.json` (created by `task list`).
 fn set_limits(ws: &Path, attempt_secs: u64, idle_secs: u64) {
     let (code, _) = cocode(&["task", "list", "--workspace", ws.to_str().unwrap()]);

@@ -136,6 +136,49 @@ pub(crate) fn repair_torn_tail(path: &Path, complete: impl Fn(&[u8]) -> bool) ->
     Ok(true)
 }
 
+/// An exclusive lock on a file, held until dropped (an OS file lock: it
+/// ends with the process, whatever way the process ends).
+#[derive(Debug)]
+pub(crate) struct FileLock {
+    _file: File,
+}
+
+/// Why a lock was not taken.
+#[derive(Debug)]
+pub(crate) enum LockRefused {
+    /// Another holder has it; what it wrote in the file.
+    Held(String),
+    Io(io::Error),
+}
+
+/// Takes the exclusive lock on `path` (created if missing) without waiting,
+/// and writes `holder` into it for whoever finds it taken.
+pub(crate) fn try_lock_file(path: &Path, holder: &str) -> Result<FileLock, LockRefused> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(LockRefused::Io)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            return Err(LockRefused::Held(text.trim().to_owned()));
+        }
+        Err(fs::TryLockError::Error(e)) => return Err(LockRefused::Io(e)),
+    }
+    let written = file
+        .set_len(0)
+        .and_then(|()| file.seek(io::SeekFrom::Start(0)))
+        .and_then(|_| file.write_all(holder.as_bytes()))
+        .and_then(|()| file.flush());
+    written.map_err(LockRefused::Io)?;
+    Ok(FileLock { _file: file })
+}
+
 pub(crate) fn create_dir_all(path: &Path) -> io::Result<()> {
     fs::create_dir_all(path)
 }

@@ -87,6 +87,11 @@ impl Layout {
 
     /// A file whose timestamps the gate sets to read the file system's own
     /// clock (see `disk::fs_clock`); its content is never used.
+    /// The lock the one process writing the workspace holds.
+    pub fn writer_lock(&self) -> PathBuf {
+        self.cocode_dir().join("writer.lock")
+    }
+
     pub fn clock_file(&self) -> PathBuf {
         self.history_dir().join("clock")
     }

@@ -21,7 +21,7 @@ pub use gate::{Gate, RecoveryReport, RetentionReport};
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};
 pub use layout::Layout;
 pub use leases::LeaseRegistry;
-pub use open::{OpenError, OpenWorkspace};
+pub use open::{OpenError, OpenWorkspace, WriterLock};
 pub use policy::{PathPolicy, Resolved, TestPatterns};
 pub use read::{FilePrefix, WorkspaceReader};
 pub use retention::{RetentionTrigger, TaskLife};

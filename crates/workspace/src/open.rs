@@ -32,6 +32,19 @@ pub enum OpenError {
     TestPatterns(#[from] TestPatternInvalid),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(
+        "the workspace is open for writing in another cocode process ({holder}); close it there or wait until it ends"
+    )]
+    Busy { holder: String },
+}
+
+/// The right to write the workspace: one process at a time holds it (an OS
+/// file lock on `.cocode/writer.lock`, which ends with the process however
+/// it ends). Held by the window and by every command line that changes the
+/// workspace; readers (`task list`, `task show`) need none.
+#[derive(Debug)]
+pub struct WriterLock {
+    _lock: crate::disk::FileLock,
 }
 
 /// An open workspace and its gate.
@@ -103,6 +116,28 @@ impl OpenWorkspace {
             self.gate.store().save_config(&config)?;
         }
         Ok(config.allowed_hosts)
+    }
+
+    /// Takes the workspace's writer lock for this process, naming it as
+    /// `holder` (its process id is added) for whoever finds it taken.
+    pub fn lock_for_writing(&self, holder: &str) -> Result<WriterLock, OpenError> {
+        let path = self.layout.writer_lock();
+        let named = format!("pid {}: {holder}", std::process::id());
+        crate::disk::try_lock_file(&path, &named)
+            .map(|lock| WriterLock { _lock: lock })
+            .map_err(|refused| match refused {
+                crate::disk::LockRefused::Held(holder) => OpenError::Busy {
+                    holder: if holder.is_empty() {
+                        "a process that did not say which".to_owned()
+                    } else {
+                        holder
+                    },
+                },
+                crate::disk::LockRefused::Io(e) => OpenError::Io {
+                    path,
+                    message: e.to_string(),
+                },
+            })
     }
 
     /// The person's allowed hosts as `workspace.json` holds them now.

@@ -79,11 +79,27 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
         }
     }
     // Recovery (as any start of cocode runs it) finds the paths an
-    // interrupted operation left in neither their old nor their new state.
-    let recovery = ws
-        .gate
-        .recover()
-        .context("recovering interrupted operations")?;
+    // interrupted operation left in neither their old nor their new state —
+    // unless another process writes the workspace now: its journals are
+    // live, not leftovers.
+    let writer = match ws.lock_for_writing(&crate::host::task_host::holder_description()) {
+        Ok(lock) => Some(lock),
+        Err(cocode_workspace::OpenError::Busy { holder }) => {
+            writeln!(
+                out,
+                "recovery: not run — the workspace is open for writing in another cocode process ({holder})"
+            )?;
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let recovery = if writer.is_some() {
+        ws.gate
+            .recover()
+            .context("recovering interrupted operations")?
+    } else {
+        cocode_workspace::RecoveryReport::default()
+    };
     let mut blocked: Vec<(String, String)> = ws
         .gate
         .blocked_paths()
@@ -246,6 +262,7 @@ fn protection_lines(
 /// be written again.
 pub fn abandon(dir: &Path, journal: &str, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
+    let _writer = ws.lock_for_writing(&crate::host::task_host::holder_description())?;
     let op = cocode_core::OpId::new(journal)
         .with_context(|| format!("“{journal}” is not a journal id"))?;
     ws.gate

@@ -465,6 +465,9 @@ pub fn rollback(
 
     let ws = OpenWorkspace::open(workspace)
         .with_context(|| format!("opening {}", workspace.display()))?;
+    // Never while another process writes the workspace (its task may be
+    // running).
+    let _writer = ws.lock_for_writing(&crate::host::task_host::holder_description())?;
     let id = TaskId::new(task).with_context(|| format!("“{task}” is not a task id"))?;
     let query = match (to_attempt, to_snapshot) {
         (Some(k), _) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k)),

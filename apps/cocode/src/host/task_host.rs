@@ -62,6 +62,32 @@ pub struct TaskHost {
     pub contracts: cocode_core::ContractRegistry,
     /// Agents' commands as they run.
     pub commands: Arc<crate::host::commands::CommandWatch>,
+    /// The workspace's writer lock: no other cocode process writes it
+    /// while this host lives.
+    _writer: cocode_workspace::WriterLock,
+}
+
+/// How this process names itself to another that finds the workspace
+/// taken: its command line, shortened, control characters left out.
+pub fn holder_description() -> String {
+    let line: String = std::env::args()
+        .map(|a| {
+            Path::new(&a)
+                .file_name()
+                .filter(|_| a.contains(std::path::MAIN_SEPARATOR))
+                .map_or(a.clone(), |n| n.to_string_lossy().into_owned())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(160)
+        .collect();
+    if line.is_empty() {
+        "cocode".to_owned()
+    } else {
+        line
+    }
 }
 
 impl std::fmt::Debug for TaskHost {
@@ -152,6 +178,9 @@ impl TaskHost {
     pub async fn open(folder: &Path, options: HostOptions) -> anyhow::Result<Self> {
         let ws =
             OpenWorkspace::open(folder).with_context(|| format!("opening {}", folder.display()))?;
+        // One writer process per workspace: before recovery, which would
+        // otherwise take a live writer's journals for a crash's leftovers.
+        let writer = ws.lock_for_writing(&holder_description())?;
         ws.gate
             .recover()
             .context("recovering interrupted operations")?;
@@ -243,6 +272,7 @@ impl TaskHost {
             documents: options.documents,
             contracts,
             commands,
+            _writer: writer,
         };
         host.run_retention(RetentionTrigger::AppStart);
         Ok(host)

@@ -167,3 +167,25 @@ fn the_integrity_checker_counts_missing_and_corrupt_blobs_and_human_edits() {
         )
     );
 }
+
+#[test]
+fn one_process_writes_a_workspace_and_another_is_told_who() {
+    let (_d, ws) = workspace(&[("a.txt", "0")]);
+    let held = ws.lock_for_writing("cocode task run --prompt x").unwrap();
+    let other = OpenWorkspace::open(&ws.workspace.root).unwrap();
+    let refused = other.lock_for_writing("cocode").unwrap_err();
+    let holder = format!("pid {}: cocode task run --prompt x", std::process::id());
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "the workspace is open for writing in another cocode process ({holder}); close it there or wait until it ends"
+        )
+    );
+    drop(held);
+    let taken = other.lock_for_writing("cocode doctor").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(other.layout.writer_lock()).unwrap(),
+        format!("pid {}: cocode doctor", std::process::id())
+    );
+    drop(taken);
+}
