@@ -173,3 +173,93 @@ async fn a_command_cannot_run_in_a_folder_outside_the_workspace() {
         "WORKSPACE_FILE_NOT_FOUND"
     );
 }
+
+/// What an agent cannot reach by reading: a FIFO and a device a command
+/// made (refused at once, never a hang or an endless read), files outside
+/// the workspace or in its history through links, and — for a patch of a
+/// file outside — no hint of whether the search text occurs in it.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifos_devices_links_out_and_outside_contents_stay_out_of_an_agents_reach() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.txt"), "a\n").unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "the secret word\n").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("leak.txt")).unwrap();
+    let (host, _documents) = open_host(&root).await;
+    std::os::unix::fs::symlink(root.join(".cocode"), root.join("state")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join("src/pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // As root, a character device like /dev/zero (an endless read).
+    let root_user =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    let device = root_user
+        && std::process::Command::new("mknod")
+            .args([root.join("src/zero").to_str().unwrap(), "c", "1", "5"])
+            .status()
+            .is_ok_and(|s| s.success());
+    let mut special = vec!["src/pipe"];
+    if device {
+        special.push("src/zero");
+    }
+    for path in special {
+        let read = call(&host, catalog::READ_FILE, json!({"path": path})).await;
+        assert_eq!(
+            read.error.unwrap().code.as_str(),
+            "WORKSPACE_FILE_TYPE_CONFLICT",
+            "{path}"
+        );
+    }
+    // The listing holds only what lies inside, outside the history.
+    let listed = call(&host, catalog::LIST_FILES, json!({}))
+        .await
+        .structured_content
+        .unwrap();
+    let files = paths(&listed, "files");
+    assert!(
+        files.iter().all(|f| f.starts_with("src/")),
+        "listed beyond the workspace's own files: {files:?}"
+    );
+    for folder in ["out", "state"] {
+        let refused = call(&host, catalog::LIST_FILES, json!({"path": folder})).await;
+        assert_eq!(
+            refused.error.unwrap().code.as_str(),
+            "WORKSPACE_OUTSIDE_WORKSPACE",
+            "{folder}"
+        );
+    }
+    // A patch of the outside file answers alike whether its search text
+    // occurs there or not.
+    common::approve_everything(&host);
+    host.tasks.set_attempt(
+        &cocode_core::TaskId::new("t1").unwrap(),
+        cocode_core::AttemptNo(0),
+    );
+    let mut answers = Vec::new();
+    for search in ["secret", "not there"] {
+        let patched = call(
+            &host,
+            catalog::APPLY_PATCH,
+            json!({"path": "leak.txt", "search": search, "replace": "x"}),
+        )
+        .await;
+        let error = patched.error.unwrap();
+        answers.push((
+            error.code.as_str().to_owned(),
+            error.message.replace(search, "…"),
+        ));
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(answers[0].0, "WORKSPACE_OUTSIDE_WORKSPACE");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "the secret word\n"
+    );
+}
