@@ -840,6 +840,54 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
     );
 }
 
+/// An external agent that writes files with its own I/O (not through
+/// `fs/write_text_file`): the turn is swept, the writes are recorded as the
+/// task's observed snapshots — also those made before a command it runs —
+/// and rollback restores the files byte for byte.
+#[cfg(unix)]
+#[test]
+fn an_acp_agents_own_file_writes_are_recorded_and_rolled_back() {
+    for (prompt, path) in [
+        ("direct out/a.txt written by the agent itself", "out/a.txt"),
+        ("direct-run out/b.txt written before a command", "out/b.txt"),
+        ("direct keep.txt replaced by the agent", "keep.txt"),
+    ] {
+        let ws = workspace(&[("keep.txt", "k\n"), ("out/keep.txt", "k\n")]);
+        with_scripted_acp_agent(ws.path());
+        let (code, out) = run(ws.path(), prompt, &["--backend", "acp:scripted", "--yes"]);
+        assert_eq!(code, 0, "{out}");
+        // Before a command, the write is recorded as the command begins;
+        // otherwise as the turn ends.
+        assert!(
+            prompt.starts_with("direct-run")
+                || out.contains("the agent changed 1 file(s) itself; recorded with the task"),
+            "{out}"
+        );
+        let written: String = prompt.splitn(3, ' ').nth(2).unwrap().to_owned();
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join(path)).unwrap(),
+            written
+        );
+        let shown = only_task(ws.path());
+        assert_eq!(
+            recorded(&shown),
+            vec![(path.to_owned(), "observed".to_owned())],
+            "{shown}"
+        );
+        let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
+        let (code, out) = rollback(ws.path(), &id);
+        assert_eq!(code, 0, "{out}");
+        if path == "keep.txt" {
+            assert_eq!(
+                std::fs::read_to_string(ws.path().join(path)).unwrap(),
+                "k\n"
+            );
+        } else {
+            assert!(!ws.path().join(path).exists(), "{path}");
+        }
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn an_acp_agents_terminal_runs_sandboxed_its_changes_are_recorded_and_its_output_is_shown() {

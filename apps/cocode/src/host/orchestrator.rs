@@ -214,6 +214,7 @@ impl Run<'_> {
             TransitionEffect::SendFailureSummary => {
                 let previous = AttemptNo(self.task.attempt_no().0.saturating_sub(1));
                 let text = failure_summary(self.task.verification_log(), previous);
+                self.turn_sweep_begin().await;
                 if let Some(session) = &self.session
                     && let Err(e) = session.send(UserTurn { text }).await
                 {
@@ -260,6 +261,7 @@ impl Run<'_> {
             }
             TransitionEffect::ReleaseLeases => {
                 use cocode_core::gate::EditLockRegistry as _;
+                self.turn_sweep_end().await;
                 self.host.leases.release_task(self.task.task_id());
                 self.host.tasks.remove(self.task.task_id());
             }
@@ -303,6 +305,7 @@ impl Run<'_> {
                 return Ok(false);
             }
         }
+        self.turn_sweep_begin().await;
         if let Some(session) = &self.session
             && let Err(e) = session
                 .send(UserTurn {
@@ -345,6 +348,49 @@ impl Run<'_> {
             self.say(Progress::Note(format!(
                 "the decided test change stays saved with the task: {e:#}"
             )));
+        }
+    }
+
+    /// Whether the agent writes files with its own tools (an external ACP
+    /// agent may, besides `fs/write_text_file`): its turns are swept.
+    fn sweeps_turns(&self) -> bool {
+        matches!(self.task.backend(), TaskBackend::Acp { .. })
+    }
+
+    /// Takes the workspace's picture as an external agent's turn begins.
+    async fn turn_sweep_begin(&mut self) {
+        if !self.sweeps_turns() || self.host.tasks.turn_swept(self.task.task_id()) {
+            return;
+        }
+        self.sweep_begin().await;
+        self.host.tasks.set_turn_swept(self.task.task_id(), true);
+    }
+
+    /// Records what an external agent changed itself during its turn as
+    /// observed snapshots of the task.
+    async fn turn_sweep_end(&mut self) {
+        if !self.host.tasks.turn_swept(self.task.task_id()) {
+            return;
+        }
+        self.host.tasks.set_turn_swept(self.task.task_id(), false);
+        let host = Arc::clone(&self.host);
+        let ctx = cocode_core::gate::TaskContext {
+            task_id: self.task.task_id().clone(),
+            session_id: self.session_id.clone(),
+            attempt_no: self.task.attempt_no(),
+        };
+        let ended = tokio::task::spawn_blocking(move || host.workspace.gate.end_sweep(&ctx)).await;
+        match ended {
+            Ok(Ok(records)) if !records.is_empty() => {
+                self.say(Progress::Note(format!(
+                    "the agent changed {} file(s) itself; recorded with the task",
+                    records.len()
+                )));
+            }
+            Ok(Err(e)) => self.say(Progress::Note(format!(
+                "what the agent changed itself could not be recorded: {e}"
+            ))),
+            _ => {}
         }
     }
 
@@ -523,6 +569,16 @@ impl Run<'_> {
         event: AgentEvent,
         calls_in_flight: &mut BTreeSet<String>,
     ) -> Result<(), OrchestratorError> {
+        if matches!(
+            event,
+            AgentEvent::TurnEnded { .. }
+                | AgentEvent::Failed { .. }
+                | AgentEvent::TransportClosed { .. }
+        ) {
+            // What the agent wrote itself during the turn is its own change
+            // (and part of what verification looks at).
+            self.turn_sweep_end().await;
+        }
         match event {
             AgentEvent::ToolCallUpdate(u) => {
                 use cocode_core::agent::ToolCallStatus as S;

@@ -51,6 +51,9 @@ pub struct TaskDirectory {
     attempts: Mutex<BTreeMap<TaskId, AttemptNo>>,
     held: Mutex<BTreeMap<String, TaskId>>,
     listeners: Mutex<BTreeMap<TaskId, mpsc::UnboundedSender<HeldEdit>>>,
+    /// Tasks whose agent writes files itself during its turn (an external
+    /// agent): the workspace is swept around each turn.
+    turn_sweeps: Mutex<std::collections::BTreeSet<TaskId>>,
 }
 
 impl TaskDirectory {
@@ -69,6 +72,27 @@ impl TaskDirectory {
 
     /// Where the test edits `task`'s agent makes are reported when the gate
     /// holds them.
+    /// Marks whether `task`'s agent is in a swept turn.
+    pub fn set_turn_swept(&self, task: &TaskId, swept: bool) {
+        let mut set = self
+            .turn_sweeps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if swept {
+            set.insert(task.clone());
+        } else {
+            set.remove(task);
+        }
+    }
+
+    /// Whether `task`'s agent is in a swept turn.
+    pub fn turn_swept(&self, task: &TaskId) -> bool {
+        self.turn_sweeps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(task)
+    }
+
     pub fn held_edits(&self, task: &TaskId) -> mpsc::UnboundedReceiver<HeldEdit> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.listeners
@@ -813,10 +837,21 @@ impl WorkspaceTools {
         let command = args.argv;
         let env_overrides = args.env;
         let this = Arc::clone(&self);
-        tokio::task::spawn_blocking(move || this.workspace.gate.begin_sweep())
-            .await
-            .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
-            .map_err(gate_error)?;
+        // In a swept turn the agent may have written files itself since the
+        // turn began: those are recorded as its own before the command's
+        // picture is taken, never absorbed into it.
+        let in_turn = self.tasks.turn_swept(&ctx.task_id);
+        let begin_ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || {
+            if in_turn {
+                this.workspace.gate.end_sweep(&begin_ctx).map(drop)
+            } else {
+                this.workspace.gate.begin_sweep().map(drop)
+            }
+        })
+        .await
+        .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
+        .map_err(gate_error)?;
         let spec = LaunchSpec {
             argv: command,
             cwd,

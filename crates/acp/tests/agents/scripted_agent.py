@@ -114,6 +114,17 @@ def prompt(message, cwd):
         else:
             update(session, {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed"})
             say(session, "write failed: " + answer["error"].get("data", {}).get("code", "?"))
+    elif scenario in ("direct", "direct-run"):
+        # Writes with its own file I/O, as agents with their own tools do
+        # (no fs/write_text_file); `direct-run` then runs a command.
+        with open(os.path.join(cwd, words[1]), "w") as f:
+            f.write(words[2])
+        if scenario == "direct-run":
+            created = call("terminal/create", {"sessionId": session, "command": "true", "cwd": cwd})
+            terminal = created["result"]["terminalId"]
+            call("terminal/wait_for_exit", {"sessionId": session, "terminalId": terminal})
+            call("terminal/release", {"sessionId": session, "terminalId": terminal})
+        say(session, "wrote directly")
     elif scenario == "permission":
         update(session, {"sessionUpdate": "tool_call", "toolCallId": "call-2", "title": "Run rm", "kind": "execute",
                          "status": "pending"})
