@@ -35,7 +35,11 @@ pub struct SweepLimits {
 impl Default for SweepLimits {
     fn default() -> Self {
         Self {
-            max_file_bytes: 8 * 1024 * 1024,
+            // A ceiling, not a filter: a 60 MB data file a command rewrites
+            // is recorded like any other. Above it a file is not tracked
+            // (and one that grows past it keeps its last recorded state:
+            // never a deletion).
+            max_file_bytes: 256 * 1024 * 1024,
             max_files: 200_000,
         }
     }
@@ -212,9 +216,63 @@ impl StatCache {
                 },
             );
         }
+        self.keep_unmet(root, limits, started, &mut next, &mut stats, store_blob)?;
         self.entries = next;
         self.populated = true;
         Ok(stats)
+    }
+
+    /// A tracked file the walk did not meet is not gone because of that: a
+    /// command can hide it behind a new `.gitignore`, or it grew past the
+    /// ceiling. Whatever still exists keeps being tracked (re-read when it
+    /// fits under the ceiling, as it was otherwise).
+    fn keep_unmet(
+        &self,
+        root: &Path,
+        limits: &SweepLimits,
+        started: SystemTime,
+        next: &mut BTreeMap<NormalizedPath, Entry>,
+        stats: &mut SweepStats,
+        store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        for (path, old) in &self.entries {
+            if next.contains_key(path) || next.len() >= limits.max_files {
+                continue;
+            }
+            let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+            let Ok(meta) = full.symlink_metadata() else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            if meta.len() > limits.max_file_bytes {
+                stats.skipped_large += 1;
+                next.insert(path.clone(), *old);
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&full) else {
+                next.insert(path.clone(), *old);
+                continue;
+            };
+            stats.hashed += 1;
+            let hash = ContentHash::of(&bytes);
+            if hash != old.hash {
+                store_blob(&bytes)?;
+            }
+            let mtime = meta.modified().ok();
+            next.insert(
+                path.clone(),
+                Entry {
+                    len: meta.len(),
+                    mtime,
+                    ino: ino_of(&meta),
+                    hash,
+                    racy: mtime.is_none_or(|m| m >= started),
+                },
+            );
+        }
+        Ok(())
     }
 
     /// Notes a path the gate has just written with content `hash` (`None`:

@@ -157,3 +157,65 @@ fn another_tasks_gate_write_during_a_command_is_not_the_commands_change() {
         other_records
     );
 }
+
+#[test]
+fn a_new_gitignore_does_not_hide_a_commands_changes_as_deletions() {
+    let (_d, ws) = workspace(&[("sub/x.txt", "x\n"), ("sub/y.txt", "y\n")]);
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    // The command hides its folder from git, then changes a file in it.
+    sh(
+        &ws.workspace.root,
+        "printf '*\\n' > sub/.gitignore && echo changed > sub/x.txt",
+    );
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&observed),
+        vec![(
+            "modify".to_owned(),
+            "sub/x.txt".to_owned(),
+            "observed".to_owned()
+        )]
+    );
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.workspace.root.join("sub/x.txt")).unwrap(),
+        "x\n"
+    );
+    assert!(ws.workspace.root.join("sub/y.txt").is_file());
+}
+
+#[test]
+fn large_files_a_command_changes_are_recorded_and_restored_byte_for_byte() {
+    for size in [9_000_000_usize, 60_000_000] {
+        let before: Vec<u8> = (0..size).map(|i| u8::try_from(i % 251).unwrap()).collect();
+        let (_d, ws) = workspace(&[("small.txt", "s\n")]);
+        std::fs::create_dir_all(ws.workspace.root.join("data")).unwrap();
+        std::fs::write(ws.workspace.root.join("data/big.bin"), &before).unwrap();
+        let c = ctx("t1", 1);
+        ws.gate.begin_sweep().unwrap();
+        let mut after = before.clone();
+        after[size / 2] ^= 0xff;
+        after.extend_from_slice(b"grown");
+        std::fs::write(ws.workspace.root.join("data/big.bin"), &after).unwrap();
+        let observed = ws.gate.end_sweep(&c).unwrap();
+        assert_eq!(
+            summary(&observed),
+            vec![(
+                "modify".to_owned(),
+                "data/big.bin".to_owned(),
+                "observed".to_owned()
+            )],
+            "{size}"
+        );
+        ws.gate
+            .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+            .unwrap();
+        assert!(
+            std::fs::read(ws.workspace.root.join("data/big.bin")).unwrap() == before,
+            "{size} bytes not restored"
+        );
+    }
+}
