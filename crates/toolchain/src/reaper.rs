@@ -65,6 +65,9 @@ pub(crate) struct PidNamespace {
     net: Option<NetNamespace>,
     /// Places covered in a mount namespace of its own: (path, is a folder).
     hide: Vec<(std::ffi::CString, bool)>,
+    /// Namespaces unshared besides those the fields ask for (the probe asks
+    /// for every kind a launch may use).
+    extra: libc::c_int,
 }
 
 /// A launch's network namespace: nothing but loopback, where a listener on
@@ -109,12 +112,13 @@ impl PidNamespace {
             death_write: write.as_raw_fd(),
             net,
             hide,
+            extra: 0,
         })
     }
 
     /// Runs in the forked child before exec. Returns in the command, which
     /// goes on to exec; the keeper and the namespace's init never return.
-    /// An error leaves the child as it was (no namespace).
+    /// An error fails the launch (the spawn reports it).
     pub(crate) fn enter(&self) -> std::io::Result<()> {
         // SAFETY: only async-signal-safe system calls on memory prepared
         // before the fork; see each call.
@@ -134,7 +138,8 @@ impl PidNamespace {
                     0
                 } else {
                     libc::CLONE_NEWNS
-                };
+                }
+                | self.extra;
             if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -471,9 +476,11 @@ unsafe fn close_all_but(keep: &mut [RawFd]) {
 pub fn available() -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let Some(ns) = PidNamespace::prepare(None, &[]) else {
+        let Some(mut ns) = PidNamespace::prepare(None, &[]) else {
             return false;
         };
+        // Every kind of namespace a launch may ask for.
+        ns.extra = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.args(["-c", "echo $$"])
             .env_clear()
