@@ -373,25 +373,12 @@ impl Run<'_> {
             return;
         }
         self.host.tasks.set_turn_swept(self.task.task_id(), false);
-        let host = Arc::clone(&self.host);
-        let ctx = cocode_core::gate::TaskContext {
-            task_id: self.task.task_id().clone(),
-            session_id: self.session_id.clone(),
-            attempt_no: self.task.attempt_no(),
-        };
-        let ended = tokio::task::spawn_blocking(move || host.workspace.gate.end_sweep(&ctx)).await;
-        match ended {
-            Ok(Ok(records)) if !records.is_empty() => {
-                self.say(Progress::Note(format!(
-                    "the agent changed {} file(s) itself; recorded with the task",
-                    records.len()
-                )));
-            }
-            Ok(Err(e)) => self.say(Progress::Note(format!(
-                "what the agent changed itself could not be recorded: {e}"
-            ))),
-            _ => {}
-        }
+        self.record_sweep(
+            cocode_core::SnapshotOrigin::Observed,
+            "the agent changed {} file(s) itself; recorded with the task",
+            "what the agent changed itself could not be recorded",
+        )
+        .await;
     }
 
     /// Refreshes the sweep's picture before verification commands run.
@@ -407,28 +394,38 @@ impl Run<'_> {
 
     /// Records what verification commands changed as the task's own changes.
     async fn sweep_end(&mut self) {
+        self.record_sweep(
+            cocode_core::SnapshotOrigin::Verification,
+            "verification changed {} file(s); recorded with the task",
+            "what verification changed could not be recorded",
+        )
+        .await;
+    }
+
+    /// Ends a sweep: what changed since its picture becomes the task's
+    /// snapshots with `origin`; `changed` (with `{}` for the count) and
+    /// `failed` say so.
+    async fn record_sweep(
+        &mut self,
+        origin: cocode_core::SnapshotOrigin,
+        changed: &str,
+        failed: &str,
+    ) {
         let host = Arc::clone(&self.host);
         let ctx = cocode_core::gate::TaskContext {
             task_id: self.task.task_id().clone(),
             session_id: self.session_id.clone(),
             attempt_no: self.task.attempt_no(),
         };
-        let ended = tokio::task::spawn_blocking(move || {
-            host.workspace
-                .gate
-                .end_sweep_as(&ctx, cocode_core::SnapshotOrigin::Verification)
-        })
-        .await;
+        let ended =
+            tokio::task::spawn_blocking(move || host.workspace.gate.end_sweep_as(&ctx, origin))
+                .await;
         match ended {
             Ok(Ok(records)) if !records.is_empty() => {
-                self.say(Progress::Note(format!(
-                    "verification changed {} file(s); recorded with the task",
-                    records.len()
-                )));
+                let text = changed.replace("{}", &records.len().to_string());
+                self.say(Progress::Note(text));
             }
-            Ok(Err(e)) => self.say(Progress::Note(format!(
-                "what verification changed could not be recorded: {e}"
-            ))),
+            Ok(Err(e)) => self.say(Progress::Note(format!("{failed}: {e}"))),
             _ => {}
         }
     }
