@@ -555,19 +555,21 @@ fn a_command_cannot_read_the_keys_in_cocodes_own_environment() {
 #[test]
 fn escape_sequences_in_prompts_and_replies_are_printed_as_text() {
     let ws = workspace(&[("keep.txt", "k\n")]);
-    let prompt = "\x1b]0;owned\x07\x1b[2Jclear the screen\u{9b}31m";
+    let prompt = "\x1b]0;owned\x07\x1b[2Jclear the screen\u{9b}31m\u{7f}";
     let (_, out) = run(ws.path(), prompt, &["--yes"]);
     let (_, listed) = cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]);
     for printed in [&out, &listed] {
         assert!(
-            !printed.contains(['\x1b', '\x07', '\u{9b}']),
+            !printed.contains(['\x1b', '\x07', '\u{9b}', '\u{7f}']),
             "a control character reached the terminal: {printed:?}"
         );
     }
     assert!(
-        listed.contains("\\x1b]0;owned\\x07\\x1b[2Jclear the screen\\u{9b}31m"),
+        listed.contains("\\u001b]0;owned\\u0007\\u001b[2Jclear the screen\\u009b31m"),
         "{listed}"
     );
+    // `--json` output stays valid JSON and carries the prompt as it was.
+    assert_eq!(only_task(ws.path())["task"]["prompt"], prompt);
 }
 
 /// A verification test that leaves a file behind: the file is recorded

@@ -3,7 +3,8 @@
 //! output). A control character in it would be obeyed by the terminal — an
 //! escape sequence can retitle the window, move the cursor to overwrite
 //! earlier lines, or hide text — so every control character but line feed
-//! and tab is printed as a visible escape (`\x1b`, `\u{9b}`).
+//! and tab is printed as a visible escape in JSON's notation (`\u001b`,
+//! `\u009b`), which reads plainly and keeps `--json` output valid JSON.
 
 use std::io::{self, Write};
 
@@ -31,7 +32,7 @@ impl<W: Write> Write for Printable<W> {
         for &byte in buf {
             if std::mem::take(&mut self.lead) {
                 if (0x80..=0x9f).contains(&byte) {
-                    let _ = write!(out, "\\u{{{byte:x}}}");
+                    let _ = write!(out, "\\u{byte:04x}");
                     continue;
                 }
                 out.push(C2);
@@ -39,7 +40,7 @@ impl<W: Write> Write for Printable<W> {
             match byte {
                 b'\n' | b'\t' => out.push(byte),
                 0x00..=0x1f | 0x7f => {
-                    let _ = write!(out, "\\x{byte:02x}");
+                    let _ = write!(out, "\\u{byte:04x}");
                 }
                 C2 => self.lead = true,
                 _ => out.push(byte),
@@ -83,7 +84,7 @@ mod tests {
     fn control_characters_are_shown_and_text_lines_and_tabs_pass() {
         assert_eq!(
             printed(&[b"\x1b]0;owned\x07task\tdone\r\n\x1b[2J\x7f"]),
-            "\\x1b]0;owned\\x07task\tdone\\x0d\n\\x1b[2J\\x7f"
+            "\\u001b]0;owned\\u0007task\tdone\\u000d\n\\u001b[2J\\u007f"
         );
         // Korean, accents and symbols pass untouched; C1 controls do not,
         // even split across two writes.
@@ -94,7 +95,7 @@ mod tests {
                 b"\x9b31m",
                 "\u{a0}".as_bytes()
             ]),
-            "한글 é ©a\\u{9b}31m\u{a0}"
+            "한글 é ©a\\u009b31m\u{a0}"
         );
         // A lead byte at the very end is passed on as it came.
         let mut bytes = Vec::new();
