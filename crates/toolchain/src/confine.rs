@@ -163,6 +163,16 @@ pub enum Hidden {
     File(PathBuf),
 }
 
+impl Hidden {
+    /// The place, and whether it is a folder.
+    pub fn parts(&self) -> (&Path, bool) {
+        match self {
+            Self::Folder(p) => (p, true),
+            Self::File(p) => (p, false),
+        }
+    }
+}
+
 /// Where the person's own sockets live, which a command could otherwise
 /// connect to with the person's rights: the D-Bus session bus (and through
 /// it the keyring), the ssh and gpg agents, the X11 and Wayland displays,

@@ -205,9 +205,9 @@ impl Launcher {
     /// proxy listener it made inside its network namespace.
     #[cfg(target_os = "linux")]
     fn confine_child(
+        &self,
         cmd: &mut tokio::process::Command,
         plan: &SandboxPlan,
-        hide: &[crate::confine::Hidden],
     ) -> Result<Option<std::os::fd::OwnedFd>, LaunchError> {
         use std::os::fd::AsRawFd as _;
         let cocode_core::process::NetworkPlan::ProxyOnly { port } = &plan.network else {
@@ -227,7 +227,7 @@ impl Launcher {
                 channel: theirs.as_raw_fd(),
             };
             channel = Some((ours, theirs));
-            crate::reaper::PidNamespace::prepare(Some(net), hide)
+            crate::reaper::PidNamespace::prepare(Some(net), &self.hidden(plan))
         } else {
             None
         };
@@ -271,10 +271,7 @@ impl Launcher {
         crate::confine::hidden_sockets(&self.policy.inherited, uid)
             .into_iter()
             .filter(|h| {
-                let (path, folder) = match h {
-                    crate::confine::Hidden::Folder(p) => (p, true),
-                    crate::confine::Hidden::File(p) => (p, false),
-                };
+                let (path, folder) = h.parts();
                 let kind = std::fs::symlink_metadata(path);
                 let fits = kind.is_ok_and(|m| {
                     if folder {
@@ -410,7 +407,7 @@ impl Launcher {
         #[cfg(unix)]
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
-        let channel = Self::confine_child(&mut cmd, &plan, &self.hidden(&plan))?;
+        let channel = self.confine_child(&mut cmd, &plan)?;
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => LaunchError::NotFound(spec.argv[0].clone()),
             _ => LaunchError::Spawn(format!("{program}: {e}")),

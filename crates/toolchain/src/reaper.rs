@@ -90,10 +90,7 @@ impl PidNamespace {
         let hide = hide
             .iter()
             .filter_map(|h| {
-                let (path, folder) = match h {
-                    crate::confine::Hidden::Folder(p) => (p, true),
-                    crate::confine::Hidden::File(p) => (p, false),
-                };
+                let (path, folder) = h.parts();
                 let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
                 Some((c, folder))
             })

@@ -1511,15 +1511,6 @@ impl Gate {
             .store
             .snapshots_of_task(task)
             .map_err(|e| rollback_failed(&e))?;
-        // A record cut from the task's index would be left undone while the
-        // rollback reported success: the path indexes must agree.
-        let missing = self
-            .store
-            .missing_from_task_index(task, &records)
-            .map_err(|e| rollback_failed(&e))?;
-        if !missing.is_empty() {
-            return Err(RollbackError::Damaged(missing));
-        }
         let selected = rollback::select(&records, query)?;
         let targets = rollback::targets(&selected);
         if targets.is_empty() {
@@ -1593,9 +1584,26 @@ impl Gate {
         let clock = disk::fs_clock(&self.layout.clock_file()).ok();
         let mut stamps = HashMap::new();
         let targets = match self.rollback_targets(&st, task, query, Some(&mut stamps)) {
-            // Created then deleted, or already rolled back: done, no error.
-            Err(RollbackError::NothingToRollBack) => return Ok(Vec::new()),
-            other => other?,
+            // Created then deleted, or already rolled back: nothing to do.
+            Err(RollbackError::NothingToRollBack) => None,
+            other => Some(other?),
+        };
+        // A record cut from the task's index would be left undone while the
+        // rollback reported success: the path indexes must agree. (Read
+        // whole here, where a rollback runs, not where one is only offered.)
+        let records = self
+            .store
+            .snapshots_of_task(task)
+            .map_err(|e| rollback_failed(&e))?;
+        let missing = self
+            .store
+            .missing_from_task_index(task, &records)
+            .map_err(|e| rollback_failed(&e))?;
+        if !missing.is_empty() {
+            return Err(RollbackError::Damaged(missing));
+        }
+        let Some(targets) = targets else {
+            return Ok(Vec::new());
         };
         let attempt = self
             .cursor(&mut st, task)

@@ -160,10 +160,8 @@ fn print_blocked(host: &TaskHost, task: &DelegatedTask, out: &mut dyn Write) -> 
             "blocked hosts: {} (allow them in allowed_hosts of .cocode/config/workspace.json)",
             blocked.join(", ")
         )?;
-        for name in &blocked {
-            if let Some(why) = host.held_reason(name) {
-                writeln!(out, "  {name}: {why}")?;
-            }
+        for (name, why) in host.held_reasons(&blocked) {
+            writeln!(out, "  {name}: {why}")?;
         }
     }
     Ok(())

@@ -70,12 +70,13 @@ pub struct TaskHost {
 /// How this process names itself to another that finds the workspace
 /// taken: its command line, shortened, control characters left out.
 pub fn holder_description() -> String {
+    // The program by its name; the arguments (the workspace's path among
+    // them) as given.
     let line: String = std::env::args()
-        .map(|a| {
-            Path::new(&a)
-                .file_name()
-                .filter(|_| a.contains(std::path::MAIN_SEPARATOR))
-                .map_or(a.clone(), |n| n.to_string_lossy().into_owned())
+        .enumerate()
+        .map(|(n, a)| {
+            let name = Path::new(&a).file_name().filter(|_| n == 0);
+            name.map_or(a.clone(), |n| n.to_string_lossy().into_owned())
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -333,20 +334,34 @@ impl TaskHost {
         Ok(())
     }
 
-    /// Why a host the proxy refused for a task is not allowed when a
-    /// lockfile names it: an agent task's edit put it there, and a person
-    /// decides (`None` for any other refused host).
-    pub fn held_reason(&self, blocked: &str) -> Option<String> {
-        let user = self.workspace.user_hosts().ok()?;
+    /// Why each refused host a lockfile names is not allowed: an agent
+    /// task's edit put it there, and a person decides. Other refused hosts
+    /// have no entry; the hosts are composed once, and not at all when
+    /// nothing was refused.
+    pub fn held_reasons(&self, blocked: &[String]) -> BTreeMap<String, String> {
+        if blocked.is_empty() {
+            return BTreeMap::new();
+        }
+        let Ok(user) = self.workspace.user_hosts() else {
+            return BTreeMap::new();
+        };
         let hosts = allowed_hosts(&self.workspace, &user);
-        let held = hosts.held.iter().find(|h| {
-            let name = h.host.to_string();
-            blocked == name || blocked == h.host.host()
-        })?;
-        Some(format!(
-            "named in {} by an edit of task {}: allowed only once a person allows it",
-            held.file, held.task
-        ))
+        blocked
+            .iter()
+            .filter_map(|name| {
+                let held = hosts
+                    .held
+                    .iter()
+                    .find(|h| *name == h.host.to_string() || name == h.host.host())?;
+                Some((
+                    name.clone(),
+                    format!(
+                        "named in {} by an edit of task {}: allowed only once a person allows it",
+                        held.file, held.task
+                    ),
+                ))
+            })
+            .collect()
     }
 
     /// Saves a task record (`.cocode/history/tasks/<id>/task.json`).

@@ -422,10 +422,7 @@ async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDe
     let shown = blocked_hosts.clone();
     let reader = Arc::clone(host);
     let (mut detail, held) = tokio::task::spawn_blocking(move || {
-        let held: std::collections::BTreeMap<String, String> = blocked_hosts
-            .iter()
-            .filter_map(|h| Some((h.clone(), reader.held_reason(h)?)))
-            .collect();
+        let held = reader.held_reasons(&blocked_hosts);
         crate::host::review::detail(&ws, &id).map(|d| (d, held))
     })
     .await??;
