@@ -4,6 +4,7 @@
 use ropey::Rope;
 
 use crate::change::{ChangeSet, EditError};
+use crate::selection::Selection;
 
 /// How an edit joins the history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +49,65 @@ struct Step {
     before: u64,
     after: u64,
     /// Still taking typed characters, and where the next one must land.
-    open_at: Option<usize>,
+    open_at: Option<Vec<usize>>,
+    /// The selection before the step and after it (restored by undo and
+    /// redo).
+    selection_before: Selection,
+    selection_after: Selection,
+}
+
+/// How a document indents: soft tabs of `width` spaces, or tab characters
+/// shown `width` columns wide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Indent {
+    pub tabs: bool,
+    pub width: usize,
+}
+
+impl Default for Indent {
+    fn default() -> Self {
+        Self {
+            tabs: false,
+            width: 4,
+        }
+    }
+}
+
+impl Indent {
+    /// Guesses from the text: tabs when more indented lines start with a
+    /// tab than with spaces; the width is the smallest space indent seen
+    /// (2, 4 or 8), 4 otherwise.
+    pub fn detect(text: &str) -> Self {
+        let (mut tabs, mut spaces, mut smallest) = (0usize, 0usize, usize::MAX);
+        for line in text.lines().take(10_000) {
+            if line.starts_with('\t') {
+                tabs += 1;
+            } else if line.starts_with(' ') {
+                let n = line.len() - line.trim_start_matches(' ').len();
+                if !line.trim_start().is_empty() && !line.trim_start().starts_with('*') {
+                    spaces += 1;
+                    smallest = smallest.min(n);
+                }
+            }
+        }
+        let width = match smallest {
+            2 | 4 | 8 => smallest,
+            _ => 4,
+        };
+        Self {
+            tabs: tabs > spaces,
+            width,
+        }
+    }
+
+    /// One level of indentation as text.
+    pub fn unit(self) -> String {
+        if self.tabs {
+            "\t".to_owned()
+        } else {
+            " ".repeat(self.width)
+        }
+    }
 }
 
 /// A document.
@@ -56,6 +115,11 @@ struct Step {
 pub struct Document {
     rope: Rope,
     line_ending: LineEnding,
+    indent: Indent,
+    selection: Selection,
+    /// The columns vertical motion aims at, one per range, kept while the
+    /// cursors only move up and down.
+    goals: Option<Vec<usize>>,
     /// Increases with every change (the LSP document version).
     version: i32,
     /// Identifies the current text among the states the history can reach.
@@ -72,6 +136,9 @@ impl Document {
         Self {
             rope: Rope::from_str(text),
             line_ending: LineEnding::detect(text),
+            indent: Indent::detect(text),
+            selection: Selection::point(0),
+            goals: None,
             version: 0,
             state: 0,
             next_state: 1,
@@ -97,6 +164,32 @@ impl Document {
         self.line_ending
     }
 
+    pub fn indent(&self) -> Indent {
+        self.indent
+    }
+
+    pub fn set_indent(&mut self, indent: Indent) {
+        self.indent = indent;
+    }
+
+    pub fn selection(&self) -> &Selection {
+        &self.selection
+    }
+
+    /// Replaces the selection (clamped to the text).
+    pub fn set_selection(&mut self, selection: Selection) {
+        self.selection = selection.clamped(self.rope.len_chars());
+        self.goals = None;
+    }
+
+    pub(crate) fn goal_columns(&self) -> Option<Vec<usize>> {
+        self.goals.clone()
+    }
+
+    pub(crate) fn set_goal_columns(&mut self, goals: Option<Vec<usize>>) {
+        self.goals = goals;
+    }
+
     /// Whether the text differs from the last save (undoing back to the
     /// saved text makes it clean again).
     pub fn is_dirty(&self) -> bool {
@@ -116,31 +209,63 @@ impl Document {
         !self.redo.is_empty()
     }
 
-    /// Applies a change set and records it for undo.
+    /// Applies a change set and records it for undo; the selection is
+    /// mapped through it (cursors stay with their text).
     pub fn apply(&mut self, set: &ChangeSet, kind: EditKind) -> Result<(), EditError> {
+        let after = self.selection.map(set);
+        self.apply_selecting(set, kind, after)
+    }
+
+    /// Applies a change set and sets the selection after it to `after`
+    /// (an editing command knows where its cursors go).
+    pub fn apply_selecting(
+        &mut self,
+        set: &ChangeSet,
+        kind: EditKind,
+        after: Selection,
+    ) -> Result<(), EditError> {
         if set.is_empty() {
+            self.set_selection(after);
             return Ok(());
         }
         let inverse = set.invert(&self.rope)?;
         set.apply(&mut self.rope)?;
         self.redo.clear();
         self.version += 1;
-        let typed_at = match (kind, set.changes()) {
-            (EditKind::Typing, [c]) if c.start == c.end && !c.text.contains('\n') => {
-                Some(c.start + c.text.chars().count())
-            }
-            _ => None,
-        };
-        let joins = match (kind, set.changes(), self.undo.last()) {
-            (EditKind::Typing, [c], Some(step)) => step.open_at == Some(c.start),
-            _ => false,
-        };
+        // Where the next typed characters must land to join this step: the
+        // end of each typed insertion (several with several cursors).
+        let typed_at = (kind == EditKind::Typing
+            && set.changes().iter().all(|c| !c.text.contains('\n')))
+        .then(|| {
+            let mut shift = 0isize;
+            set.changes()
+                .iter()
+                .map(|c| {
+                    let inserted = c.text.chars().count();
+                    let end = (c.start + inserted).saturating_add_signed(shift);
+                    shift += signed(inserted) - signed(c.end - c.start);
+                    end
+                })
+                .collect::<Vec<_>>()
+        });
+        let joins = kind == EditKind::Typing
+            && set.changes().iter().all(|c| c.start == c.end)
+            && self.undo.last().is_some_and(|step| {
+                step.open_at.as_deref().is_some_and(|at| {
+                    at.len() == set.changes().len()
+                        && at.iter().zip(set.changes()).all(|(a, c)| *a == c.start)
+                })
+            });
+        self.goals = None;
+        let selection_before =
+            std::mem::replace(&mut self.selection, after.clamped(self.rope.len_chars()));
         if joins {
             if let Some(step) = self.undo.last_mut() {
                 step.applied.push((set.clone(), inverse));
                 step.open_at = typed_at;
                 self.state = self.next_state;
                 step.after = self.state;
+                step.selection_after = self.selection.clone();
             }
         } else {
             let before = self.state;
@@ -150,6 +275,8 @@ impl Document {
                 before,
                 after: self.state,
                 open_at: typed_at,
+                selection_before,
+                selection_after: self.selection.clone(),
             });
         }
         self.next_state += 1;
@@ -169,6 +296,7 @@ impl Document {
         }
         step.open_at = None;
         self.state = step.before;
+        self.selection = step.selection_before.clone().clamped(self.rope.len_chars());
         self.version += 1;
         self.redo.push(step);
         true
@@ -185,6 +313,7 @@ impl Document {
             }
         }
         self.state = step.after;
+        self.selection = step.selection_after.clone().clamped(self.rope.len_chars());
         self.version += 1;
         self.undo.push(step);
         true
@@ -200,6 +329,10 @@ impl Document {
         ))?;
         self.apply(&set, EditKind::Other)
     }
+}
+
+fn signed(n: usize) -> isize {
+    isize::try_from(n).unwrap_or(isize::MAX)
 }
 
 #[cfg(test)]
