@@ -128,7 +128,13 @@ pub struct Document {
     saved_state: u64,
     undo: Vec<Step>,
     redo: Vec<Step>,
+    /// The change sets of the last versions, in order, for listeners that
+    /// follow edits incrementally (syntax trees, language servers).
+    log: std::collections::VecDeque<(i32, Vec<ChangeSet>)>,
 }
+
+/// How many versions [`Document::changes_since`] can replay.
+const LOG_VERSIONS: usize = 512;
 
 impl Document {
     /// A document holding `text` as saved on disk.
@@ -145,6 +151,7 @@ impl Document {
             saved_state: 0,
             undo: Vec::new(),
             redo: Vec::new(),
+            log: std::collections::VecDeque::new(),
         }
     }
 
@@ -232,6 +239,7 @@ impl Document {
         set.apply(&mut self.rope)?;
         self.redo.clear();
         self.version += 1;
+        self.log_version(vec![set.clone()]);
         // Where the next typed characters must land to join this step: the
         // end of each typed insertion (several with several cursors).
         let typed_at = (kind == EditKind::Typing
@@ -283,6 +291,31 @@ impl Document {
         Ok(())
     }
 
+    /// Notes the change sets that made the current version.
+    fn log_version(&mut self, sets: Vec<ChangeSet>) {
+        if self.log.len() == LOG_VERSIONS {
+            self.log.pop_front();
+        }
+        self.log.push_back((self.version, sets));
+    }
+
+    /// The change sets applied since `version`, in order (each relative to
+    /// the text before it); `None` when that version is too old to replay
+    /// (the listener reads the whole text again).
+    pub fn changes_since(&self, version: i32) -> Option<Vec<ChangeSet>> {
+        if version == self.version {
+            return Some(Vec::new());
+        }
+        let first = self.log.iter().position(|(v, _)| *v == version + 1)?;
+        Some(
+            self.log
+                .iter()
+                .skip(first)
+                .flat_map(|(_, sets)| sets.iter().cloned())
+                .collect(),
+        )
+    }
+
     /// Undoes the last step; whether there was one.
     pub fn undo(&mut self) -> bool {
         let Some(mut step) = self.undo.pop() else {
@@ -298,6 +331,13 @@ impl Document {
         self.state = step.before;
         self.selection = step.selection_before.clone().clamped(self.rope.len_chars());
         self.version += 1;
+        self.log_version(
+            step.applied
+                .iter()
+                .rev()
+                .map(|(_, inv)| inv.clone())
+                .collect(),
+        );
         self.redo.push(step);
         true
     }
@@ -315,6 +355,7 @@ impl Document {
         self.state = step.after;
         self.selection = step.selection_after.clone().clamped(self.rope.len_chars());
         self.version += 1;
+        self.log_version(step.applied.iter().map(|(set, _)| set.clone()).collect());
         self.undo.push(step);
         true
     }

@@ -11,6 +11,7 @@ pub mod documents;
 pub mod markup;
 pub mod search;
 pub mod selection;
+pub mod syntax;
 
 pub use change::{Change, ChangeSet, EditError};
 pub use commands::Motion;
@@ -18,3 +19,4 @@ pub use document::{Document, EditKind, Indent, LineEnding};
 pub use documents::OpenDocuments;
 pub use search::{SearchError, SearchQuery};
 pub use selection::{Range, Selection};
+pub use syntax::{Highlight, Language, Syntax, SyntaxState};

@@ -1,0 +1,491 @@
+//! Syntax colouring with tree-sitter: a tree kept up to date incrementally
+//! from each change set, highlight captures computed only for the byte
+//! range on screen, and the first parse of a big file on a worker thread
+//! (the text shows plain meanwhile). A grammar or query that fails leaves
+//! the document plain text with the reason; it never fails the document.
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
+
+use ropey::Rope;
+use tree_sitter::{InputEdit, Node, Parser, Point, Query, QueryCursor, StreamingIterator, Tree};
+
+use crate::change::ChangeSet;
+use crate::document::Document;
+
+/// The languages cocode colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Language {
+    Rust,
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+}
+
+impl Language {
+    pub const ALL: [Self; 5] = [
+        Self::Rust,
+        Self::Python,
+        Self::JavaScript,
+        Self::TypeScript,
+        Self::Tsx,
+    ];
+
+    /// The language of a file, by its extension.
+    pub fn of_path(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "rs" => Self::Rust,
+            "py" | "pyi" => Self::Python,
+            "js" | "mjs" | "cjs" | "jsx" => Self::JavaScript,
+            "ts" | "mts" | "cts" => Self::TypeScript,
+            "tsx" => Self::Tsx,
+            _ => return None,
+        })
+    }
+
+    /// The name people read (status bar).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rust => "Rust",
+            Self::Python => "Python",
+            Self::JavaScript => "JavaScript",
+            Self::TypeScript => "TypeScript",
+            Self::Tsx => "TypeScript JSX",
+        }
+    }
+
+    /// What starts a line comment (Ctrl+/).
+    pub fn line_comment(self) -> &'static str {
+        match self {
+            Self::Python => "#",
+            _ => "//",
+        }
+    }
+
+    fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Self::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Self::Python => tree_sitter_python::LANGUAGE.into(),
+            Self::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Self::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Self::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        }
+    }
+
+    fn query_source(self) -> String {
+        match self {
+            Self::Rust => tree_sitter_rust::HIGHLIGHTS_QUERY.to_owned(),
+            Self::Python => tree_sitter_python::HIGHLIGHTS_QUERY.to_owned(),
+            Self::JavaScript => format!(
+                "{}\n{}",
+                tree_sitter_javascript::HIGHLIGHT_QUERY,
+                tree_sitter_javascript::JSX_HIGHLIGHT_QUERY
+            ),
+            // TypeScript's queries extend JavaScript's.
+            Self::TypeScript => format!(
+                "{}\n{}",
+                tree_sitter_typescript::HIGHLIGHTS_QUERY,
+                tree_sitter_javascript::HIGHLIGHT_QUERY
+            ),
+            Self::Tsx => format!(
+                "{}\n{}\n{}",
+                tree_sitter_typescript::HIGHLIGHTS_QUERY,
+                tree_sitter_javascript::HIGHLIGHT_QUERY,
+                tree_sitter_javascript::JSX_HIGHLIGHT_QUERY
+            ),
+        }
+    }
+
+    /// The compiled highlight query, built once per process.
+    pub fn query(self) -> Result<Arc<Highlighter>, String> {
+        static CELLS: [OnceLock<Result<Arc<Highlighter>, String>>; 5] = [
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+        ];
+        let index = Self::ALL.iter().position(|l| *l == self).unwrap_or(0);
+        CELLS[index]
+            .get_or_init(|| {
+                let language = self.grammar();
+                let query = Query::new(&language, &self.query_source())
+                    .map_err(|e| format!("{} highlight query: {e}", self.name()))?;
+                let kinds = query
+                    .capture_names()
+                    .iter()
+                    .map(|n| Highlight::of_capture(n))
+                    .collect();
+                Ok(Arc::new(Highlighter {
+                    language,
+                    query,
+                    kinds,
+                }))
+            })
+            .clone()
+    }
+}
+
+/// What a span of code is, for colouring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Highlight {
+    Keyword,
+    Function,
+    Type,
+    String,
+    Number,
+    Comment,
+    Constant,
+    Property,
+    Attribute,
+    Operator,
+    Punctuation,
+    Variable,
+    Tag,
+    Escape,
+    Label,
+    Module,
+}
+
+impl Highlight {
+    /// A capture name (`function.method`, `string.special`) to its kind.
+    pub fn of_capture(name: &str) -> Option<Self> {
+        let head = name.split('.').next().unwrap_or(name);
+        Some(match head {
+            "keyword" | "conditional" | "repeat" | "include" | "exception" | "storageclass" => {
+                Self::Keyword
+            }
+            "function" | "method" | "constructor" => {
+                if name == "function.macro" {
+                    Self::Constant
+                } else {
+                    Self::Function
+                }
+            }
+            "type" => Self::Type,
+            "string" | "character" => {
+                if name == "string.escape" {
+                    Self::Escape
+                } else {
+                    Self::String
+                }
+            }
+            "escape" => Self::Escape,
+            "number" | "float" => Self::Number,
+            "comment" => Self::Comment,
+            "constant" | "boolean" => Self::Constant,
+            "property" | "field" => Self::Property,
+            "attribute" => Self::Attribute,
+            "operator" => Self::Operator,
+            "punctuation" | "delimiter" => Self::Punctuation,
+            "variable" | "parameter" => {
+                if name == "variable.builtin" {
+                    Self::Keyword
+                } else {
+                    Self::Variable
+                }
+            }
+            "tag" => Self::Tag,
+            "label" => Self::Label,
+            "module" | "namespace" => Self::Module,
+            _ => return None,
+        })
+    }
+}
+
+/// A language's grammar and compiled highlight query.
+#[derive(Debug)]
+pub struct Highlighter {
+    language: tree_sitter::Language,
+    query: Query,
+    kinds: Vec<Option<Highlight>>,
+}
+
+/// Files bigger than this open as plain text (no tree at all).
+pub const PLAIN_ABOVE_BYTES: usize = 16 << 20;
+/// Files bigger than this get their first parse on a worker thread.
+pub const BACKGROUND_ABOVE_BYTES: usize = 256 << 10;
+
+/// Where the syntax tree of a document is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyntaxState {
+    /// Coloured from a tree of the current text.
+    Ready,
+    /// The first parse runs on a worker thread; the text shows plain.
+    Parsing,
+    /// Plain text, with the reason.
+    Plain(String),
+}
+
+/// The syntax tree of one document.
+pub struct Syntax {
+    language: Language,
+    highlighter: Option<Arc<Highlighter>>,
+    parser: Option<Parser>,
+    tree: Option<Tree>,
+    /// The document version `tree` describes.
+    version: i32,
+    /// The text `tree` describes (kept to turn change sets into tree edits).
+    rope: Rope,
+    background: Option<mpsc::Receiver<(i32, Rope, Option<Tree>)>>,
+    state: SyntaxState,
+}
+
+impl std::fmt::Debug for Syntax {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Syntax")
+            .field("language", &self.language)
+            .field("version", &self.version)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Syntax {
+    /// Starts following `doc`; a big file's first parse goes to a thread.
+    pub fn new(language: Language, doc: &Document) -> Self {
+        let mut syntax = Self {
+            language,
+            highlighter: None,
+            parser: None,
+            tree: None,
+            version: doc.version(),
+            rope: doc.rope().clone(),
+            background: None,
+            state: SyntaxState::Parsing,
+        };
+        let highlighter = match language.query() {
+            Ok(h) => h,
+            Err(reason) => {
+                syntax.state = SyntaxState::Plain(reason);
+                return syntax;
+            }
+        };
+        let bytes = doc.rope().len_bytes();
+        if bytes > PLAIN_ABOVE_BYTES {
+            syntax.state = SyntaxState::Plain(format!(
+                "Files over {} MiB show without syntax colours.",
+                PLAIN_ABOVE_BYTES >> 20
+            ));
+            return syntax;
+        }
+        let mut parser = Parser::new();
+        if let Err(e) = parser.set_language(&highlighter.language) {
+            syntax.state = SyntaxState::Plain(format!("{} grammar: {e}", language.name()));
+            return syntax;
+        }
+        syntax.highlighter = Some(Arc::clone(&highlighter));
+        if bytes > BACKGROUND_ABOVE_BYTES {
+            syntax.parse_in_background(parser, doc.version(), doc.rope().clone());
+        } else {
+            syntax.tree = parse(&mut parser, doc.rope(), None);
+            syntax.parser = Some(parser);
+            syntax.state = if syntax.tree.is_some() {
+                SyntaxState::Ready
+            } else {
+                SyntaxState::Plain("the parser gave up on this file".into())
+            };
+        }
+        syntax
+    }
+
+    fn parse_in_background(&mut self, mut parser: Parser, version: i32, rope: Rope) {
+        let (tx, rx) = mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("cocode-parse".into())
+            .spawn(move || {
+                let tree = parse(&mut parser, &rope, None);
+                let _ = tx.send((version, rope, tree));
+            });
+        match spawned {
+            Ok(_) => {
+                self.background = Some(rx);
+                self.state = SyntaxState::Parsing;
+            }
+            Err(e) => self.state = SyntaxState::Plain(format!("cannot start the parser: {e}")),
+        }
+    }
+
+    pub fn language(&self) -> Language {
+        self.language
+    }
+
+    pub fn state(&self) -> &SyntaxState {
+        &self.state
+    }
+
+    pub fn tree(&self) -> Option<&Tree> {
+        self.tree.as_ref()
+    }
+
+    /// Brings the tree up to `doc`'s text: the change sets since the last
+    /// sync become tree edits and an incremental reparse. Picks up a
+    /// finished background parse. Cheap when nothing changed.
+    pub fn sync(&mut self, doc: &Document) {
+        if let Some(rx) = &self.background {
+            match rx.try_recv() {
+                Ok((version, rope, tree)) => {
+                    self.background = None;
+                    self.tree = tree;
+                    self.version = version;
+                    self.rope = rope;
+                    let mut parser = Parser::new();
+                    if let Some(h) = &self.highlighter
+                        && parser.set_language(&h.language).is_ok()
+                    {
+                        self.parser = Some(parser);
+                    }
+                    self.state = if self.tree.is_some() {
+                        SyntaxState::Ready
+                    } else {
+                        SyntaxState::Plain("the parser gave up on this file".into())
+                    };
+                }
+                Err(mpsc::TryRecvError::Empty) => return,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    self.background = None;
+                    self.state = SyntaxState::Plain("the parser stopped".into());
+                    return;
+                }
+            }
+        }
+        if doc.version() == self.version {
+            return;
+        }
+        let Some(parser) = &mut self.parser else {
+            return;
+        };
+        match (doc.changes_since(self.version), self.tree.as_mut()) {
+            (Some(sets), Some(tree)) => {
+                for set in &sets {
+                    for edit in input_edits(&mut self.rope, set) {
+                        tree.edit(&edit);
+                    }
+                }
+                self.tree = parse(parser, doc.rope(), self.tree.as_ref());
+            }
+            _ => {
+                // Too far behind to replay: a full parse.
+                self.tree = parse(parser, doc.rope(), None);
+            }
+        }
+        self.rope = doc.rope().clone();
+        self.version = doc.version();
+        if self.tree.is_none() {
+            self.state = SyntaxState::Plain("the parser gave up on this file".into());
+        }
+    }
+
+    /// The coloured spans within `bytes` of the synced text, in order and
+    /// not overlapping (an inner capture wins over the one around it; for
+    /// one node, the query's first pattern wins).
+    pub fn highlights(&self, bytes: Range<usize>) -> Vec<(Range<usize>, Highlight)> {
+        let (Some(tree), Some(h)) = (&self.tree, &self.highlighter) else {
+            return Vec::new();
+        };
+        let rope = &self.rope;
+        let end = bytes.end.min(rope.len_bytes());
+        let start = bytes.start.min(end);
+        if start == end {
+            return Vec::new();
+        }
+        let mut cursor = QueryCursor::new();
+        cursor.set_byte_range(start..end);
+        let text = |node: Node<'_>| {
+            let r = node.byte_range();
+            rope.byte_slice(r.start.min(rope.len_bytes())..r.end.min(rope.len_bytes()))
+                .chunks()
+                .map(str::as_bytes)
+        };
+        let mut found: Vec<(usize, usize, usize, Highlight)> = Vec::new();
+        let mut captures = cursor.captures(&h.query, tree.root_node(), text);
+        while let Some((m, index)) = captures.next() {
+            let capture = m.captures()[*index];
+            if let Some(Some(kind)) = h.kinds.get(capture.index as usize) {
+                let r = capture.node.byte_range();
+                found.push((r.start, r.end, m.pattern_index, *kind));
+            }
+        }
+        // Paint outer before inner, and for one range the first pattern last.
+        found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
+        let mut paint: Vec<Option<Highlight>> = vec![None; end - start];
+        for (a, b, _, kind) in found {
+            let (a, b) = (a.max(start), b.min(end));
+            for slot in paint
+                .iter_mut()
+                .take(b.saturating_sub(start))
+                .skip(a.saturating_sub(start))
+            {
+                *slot = Some(kind);
+            }
+        }
+        let mut spans: Vec<(Range<usize>, Highlight)> = Vec::new();
+        for (i, kind) in paint.into_iter().enumerate() {
+            let Some(kind) = kind else { continue };
+            let at = start + i;
+            match spans.last_mut() {
+                Some((r, k)) if r.end == at && *k == kind => r.end = at + 1,
+                _ => spans.push((at..at + 1, kind)),
+            }
+        }
+        spans
+    }
+}
+
+fn parse(parser: &mut Parser, rope: &Rope, old: Option<&Tree>) -> Option<Tree> {
+    let len = rope.len_bytes();
+    parser.parse_with_options(
+        &mut |byte: usize, _: Point| -> &[u8] {
+            if byte >= len {
+                return &[];
+            }
+            let (chunk, chunk_start, _, _) = rope.chunk_at_byte(byte);
+            &chunk.as_bytes()[byte - chunk_start..]
+        },
+        old,
+        None,
+    )
+}
+
+fn point(rope: &Rope, byte: usize) -> Point {
+    let line = rope.byte_to_line(byte);
+    Point::new(line, byte - rope.line_to_byte(line))
+}
+
+/// The tree edits of a change set, applying it to `rope` (the text the
+/// tree describes) along the way.
+pub fn input_edits(rope: &mut Rope, set: &ChangeSet) -> Vec<InputEdit> {
+    let mut edits = Vec::with_capacity(set.changes().len());
+    let mut shift = 0isize;
+    for c in set.changes() {
+        let start = c.start.saturating_add_signed(shift).min(rope.len_chars());
+        let old_end = c.end.saturating_add_signed(shift).min(rope.len_chars());
+        let start_byte = rope.char_to_byte(start);
+        let old_end_byte = rope.char_to_byte(old_end);
+        let start_position = point(rope, start_byte);
+        let old_end_position = point(rope, old_end_byte);
+        if old_end > start {
+            rope.remove(start..old_end);
+        }
+        if !c.text.is_empty() {
+            rope.insert(start, &c.text);
+        }
+        let inserted = c.text.chars().count();
+        let new_end_byte = rope.char_to_byte(start + inserted);
+        edits.push(InputEdit {
+            start_byte,
+            old_end_byte,
+            new_end_byte,
+            start_position,
+            old_end_position,
+            new_end_position: point(rope, new_end_byte),
+        });
+        shift += isize::try_from(inserted).unwrap_or(isize::MAX)
+            - isize::try_from(c.end - c.start).unwrap_or(isize::MAX);
+    }
+    edits
+}

@@ -1,0 +1,212 @@
+//! Syntax trees follow edits incrementally and colour only what is asked.
+#![expect(clippy::unwrap_used, reason = "test helpers")]
+
+use std::time::{Duration, Instant};
+
+use cocode_editor::syntax::PLAIN_ABOVE_BYTES;
+use cocode_editor::{Document, EditKind, Highlight, Language, Motion, Syntax, SyntaxState};
+use pretty_assertions::assert_eq;
+use proptest::prelude::*;
+
+/// A full parse of `text` from scratch, on this thread.
+fn fresh_sexp(language: Language, text: &str) -> String {
+    assert_eq!(language, Language::Rust);
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_rust::LANGUAGE.into())
+        .unwrap();
+    parser.parse(text, None).unwrap().root_node().to_sexp()
+}
+
+/// Each coloured span as (text, kind).
+fn spans(syntax: &Syntax, text: &str) -> Vec<(String, Highlight)> {
+    syntax
+        .highlights(0..text.len())
+        .into_iter()
+        .map(|(r, k)| (text[r].to_owned(), k))
+        .collect()
+}
+
+#[test]
+fn every_bundled_language_has_a_working_query() {
+    for language in Language::ALL {
+        assert!(
+            language.query().is_ok(),
+            "{}: {:?}",
+            language.name(),
+            language.query().err()
+        );
+    }
+    assert_eq!(Language::of_path("a/b.RS".as_ref()), Some(Language::Rust));
+    assert_eq!(Language::of_path("x.tsx".as_ref()), Some(Language::Tsx));
+    assert_eq!(Language::of_path("Makefile".as_ref()), None);
+}
+
+#[test]
+fn rust_is_coloured_by_kind_with_inner_captures_winning() {
+    let text = "// 한글 주석\nfn main() { let s = \"hi\\n\"; 42 }\n";
+    let doc = Document::from_text(text);
+    let syntax = Syntax::new(Language::Rust, &doc);
+    assert_eq!(syntax.state(), &SyntaxState::Ready);
+    let got = spans(&syntax, text);
+    for want in [
+        ("// 한글 주석", Highlight::Comment),
+        ("fn", Highlight::Keyword),
+        ("main", Highlight::Function),
+        ("let", Highlight::Keyword),
+        ("\"hi", Highlight::String),
+        ("\\n", Highlight::Escape),
+        ("42", Highlight::Constant),
+    ] {
+        assert!(
+            got.contains(&(want.0.to_owned(), want.1)),
+            "{want:?} missing from {got:?}"
+        );
+    }
+    // Only the asked range is coloured.
+    let line2 = text.find("fn").unwrap();
+    let part = syntax.highlights(line2..line2 + 9);
+    assert!(
+        part.iter()
+            .all(|(r, _)| r.start >= line2 && r.end <= line2 + 9),
+        "{part:?}"
+    );
+    assert_eq!(
+        part.first().map(|(r, k)| (&text[r.clone()], *k)),
+        Some(("fn", Highlight::Keyword))
+    );
+}
+
+#[test]
+fn python_and_typescript_colour_keywords_and_strings() {
+    let py = "def f(x):\n    return 'a'\n";
+    let got = spans(&Syntax::new(Language::Python, &Document::from_text(py)), py);
+    assert!(got.contains(&("def".into(), Highlight::Keyword)), "{got:?}");
+    assert!(got.contains(&("'a'".into(), Highlight::String)), "{got:?}");
+    let ts = "const n: number = 1;\n";
+    let got = spans(
+        &Syntax::new(Language::TypeScript, &Document::from_text(ts)),
+        ts,
+    );
+    assert!(
+        got.contains(&("const".into(), Highlight::Keyword)),
+        "{got:?}"
+    );
+    assert!(got.contains(&("number".into(), Highlight::Type)), "{got:?}");
+}
+
+#[test]
+fn undo_and_redo_reach_the_tree() {
+    let mut doc = Document::from_text("fn a() {}\n");
+    let mut syntax = Syntax::new(Language::Rust, &doc);
+    doc.move_cursors(Motion::DocEnd, false);
+    doc.insert_text("struct S;\n", EditKind::Other);
+    syntax.sync(&doc);
+    assert_eq!(
+        syntax.tree().unwrap().root_node().to_sexp(),
+        fresh_sexp(Language::Rust, &doc.text())
+    );
+    assert!(doc.undo());
+    syntax.sync(&doc);
+    assert_eq!(
+        syntax.tree().unwrap().root_node().to_sexp(),
+        fresh_sexp(Language::Rust, "fn a() {}\n")
+    );
+    assert!(doc.redo());
+    syntax.sync(&doc);
+    assert_eq!(
+        syntax.tree().unwrap().root_node().to_sexp(),
+        fresh_sexp(Language::Rust, &doc.text())
+    );
+}
+
+#[test]
+fn a_big_file_parses_off_thread_and_catches_up_with_edits_made_meanwhile() {
+    let line = "fn f(x: u32) -> u32 { x + 1 } // 함수\n";
+    let text = line.repeat(300_000 / line.len() + 1);
+    let mut doc = Document::from_text(&text);
+    let mut syntax = Syntax::new(Language::Rust, &doc);
+    assert_eq!(syntax.state(), &SyntaxState::Parsing);
+    assert!(syntax.highlights(0..100).is_empty());
+    // Typing while the parse runs.
+    doc.insert_text("struct T;\n", EditKind::Other);
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while syntax.state() == &SyntaxState::Parsing && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        syntax.sync(&doc);
+    }
+    assert_eq!(syntax.state(), &SyntaxState::Ready);
+    assert_eq!(
+        syntax.tree().unwrap().root_node().to_sexp(),
+        fresh_sexp(Language::Rust, &doc.text())
+    );
+    assert_eq!(syntax.highlights(0..6), vec![(0..6, Highlight::Keyword)]);
+}
+
+#[test]
+fn a_huge_file_stays_plain_with_the_reason() {
+    let doc = Document::from_text(&"x".repeat(PLAIN_ABOVE_BYTES + 1));
+    let syntax = Syntax::new(Language::Rust, &doc);
+    assert_eq!(
+        syntax.state(),
+        &SyntaxState::Plain("Files over 16 MiB show without syntax colours.".into())
+    );
+    assert!(syntax.highlights(0..100).is_empty());
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Type(String),
+    Newline,
+    Backspace,
+    Move(u8),
+    Undo,
+    Redo,
+    DeleteLines,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        "[a-z{}();\"/ 한]{1,3}".prop_map(Op::Type),
+        Just(Op::Newline),
+        Just(Op::Backspace),
+        (0u8..6).prop_map(Op::Move),
+        Just(Op::Undo),
+        Just(Op::Redo),
+        Just(Op::DeleteLines),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// After any edits, the incrementally kept tree equals a fresh parse.
+    #[test]
+    fn the_incremental_tree_equals_a_fresh_parse(
+        ops in proptest::collection::vec(op(), 1..30),
+        sync_every in 1usize..4,
+    ) {
+        let mut doc = Document::from_text("fn main() {\n    let x = \"a\";\n}\n");
+        let mut syntax = Syntax::new(Language::Rust, &doc);
+        let motions = [Motion::Left, Motion::Right, Motion::Up, Motion::Down, Motion::WordRight, Motion::LineEnd];
+        for (i, op) in ops.iter().enumerate() {
+            match op {
+                Op::Type(t) => doc.insert_text(t, EditKind::Typing),
+                Op::Newline => doc.newline(),
+                Op::Backspace => doc.backspace(),
+                Op::Move(m) => doc.move_cursors(motions[usize::from(*m)], false),
+                Op::Undo => { doc.undo(); }
+                Op::Redo => { doc.redo(); }
+                Op::DeleteLines => doc.delete_lines(),
+            }
+            if i % sync_every == 0 {
+                syntax.sync(&doc);
+            }
+        }
+        syntax.sync(&doc);
+        prop_assert_eq!(
+            syntax.tree().unwrap().root_node().to_sexp(),
+            fresh_sexp(Language::Rust, &doc.text())
+        );
+    }
+}
