@@ -139,10 +139,17 @@ const LOG_VERSIONS: usize = 512;
 impl Document {
     /// A document holding `text` as saved on disk.
     pub fn from_text(text: &str) -> Self {
+        Self::from_rope(Rope::from_str(text))
+    }
+
+    /// A document holding `rope` as saved on disk (line ending and
+    /// indentation guessed from its first 64 KiB).
+    pub fn from_rope(rope: Rope) -> Self {
+        let head = rope.slice(..rope.len_chars().min(1 << 16)).to_string();
         Self {
-            rope: Rope::from_str(text),
-            line_ending: LineEnding::detect(text),
-            indent: Indent::detect(text),
+            line_ending: LineEnding::detect(&head),
+            indent: Indent::detect(&head),
+            rope,
             selection: Selection::point(0),
             goals: None,
             version: 0,
@@ -358,6 +365,57 @@ impl Document {
         self.log_version(step.applied.iter().map(|(set, _)| set.clone()).collect());
         self.undo.push(step);
         true
+    }
+
+    /// Takes the text now on disk (an agent's edit, another program's) as
+    /// one undoable step made of only the lines that differ, so cursors
+    /// elsewhere stay put, and marks it saved. Returns the lines of the new
+    /// text that changed (for marking them). Texts over 4 MiB are replaced
+    /// whole.
+    pub fn reload(&mut self, text: &str) -> Vec<usize> {
+        let old = self.text();
+        if old == text {
+            self.mark_saved();
+            return Vec::new();
+        }
+        let mut changes = Vec::new();
+        let mut lines = Vec::new();
+        if old.len().max(text.len()) > 4 << 20 {
+            changes.push(crate::change::Change::replace(
+                0,
+                self.rope.len_chars(),
+                text,
+            ));
+            lines.extend(0..Rope::from_str(text).len_lines());
+        } else {
+            let new_rope = Rope::from_str(text);
+            let diff = similar::TextDiff::configure()
+                .timeout(std::time::Duration::from_millis(200))
+                .diff_lines(old.as_str(), text);
+            for op in diff.ops() {
+                let (old_range, new_range) = (op.old_range(), op.new_range());
+                if matches!(op, similar::DiffOp::Equal { .. }) {
+                    continue;
+                }
+                let start = self.rope.line_to_char(old_range.start);
+                let end = self.rope.line_to_char(old_range.end);
+                let from = new_rope.line_to_char(new_range.start);
+                let to = new_rope.line_to_char(new_range.end);
+                changes.push(crate::change::Change::replace(
+                    start,
+                    end,
+                    new_rope.slice(from..to).to_string(),
+                ));
+                lines.extend(new_range);
+            }
+        }
+        let applied = ChangeSet::new(changes).and_then(|set| self.apply(&set, EditKind::Other));
+        if applied.is_err() {
+            // Cannot happen with ranges from the diff; replace whole then.
+            let _ = self.replace_all(text);
+        }
+        self.mark_saved();
+        lines
     }
 
     /// Replaces the whole text as one undoable step (a reload from disk

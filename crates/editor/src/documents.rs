@@ -45,6 +45,22 @@ impl OpenDocuments {
         true
     }
 
+    /// Opens `path` with a document built by the caller (read off the UI
+    /// thread); `false` (and nothing changes) when it is already open.
+    pub fn open_document(&self, path: NormalizedPath, doc: Document) -> bool {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        if entries.contains_key(&path) {
+            return false;
+        }
+        entries.insert(path, Entry { doc, tokens: None });
+        true
+    }
+
+    /// Whether the open document at `path` differs from disk.
+    pub fn has_unsaved_changes(&self, path: &NormalizedPath) -> bool {
+        self.has_unsaved(path)
+    }
+
     pub fn close(&self, path: &NormalizedPath) -> Option<Document> {
         self.entries
             .write()

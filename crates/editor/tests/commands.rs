@@ -416,3 +416,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_reload_from_disk_changes_only_the_differing_lines_and_keeps_cursors() {
+    let mut d = doc("one\ntwo\nthr|ee\nfour\n");
+    let changed = d.reload("one\nTWO\nthree\nfour\nfive\n");
+    assert_eq!(changed, vec![1, 4]);
+    assert_eq!(shown(&d), "one\nTWO\nthr|ee\nfour\nfive\n");
+    assert!(!d.is_dirty());
+    // The reload is one undo step (undoing it makes the buffer differ from disk).
+    assert!(d.undo());
+    assert_eq!(d.text(), "one\ntwo\nthree\nfour\n");
+    assert!(d.is_dirty());
+    let mut same = doc("a|\n");
+    assert_eq!(same.reload("a\n"), Vec::<usize>::new());
+    assert!(!same.can_undo());
+}

@@ -97,8 +97,9 @@ impl AgentPanel {
                 self.error = Some(e);
                 self.running = false;
             }
-            // Agents' commands go to their terminal tabs.
-            E::Command(_) => {}
+            // Agents' commands go to their terminal tabs; saves to their
+            // editor tabs.
+            E::Command(_) | E::Saved { .. } => {}
         }
     }
 }

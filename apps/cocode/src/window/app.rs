@@ -14,13 +14,14 @@ use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
 
 use crate::window::agent::AgentPanel;
 use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
-use crate::window::command::{Command, PanelId};
+use crate::window::command::{CloseEditor, Command, PanelId};
+use crate::window::disk_watch::DiskWatch;
+use crate::window::editors::Editors;
 use crate::window::explorer::{Explorer, WorkspaceView};
 use crate::window::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter};
 use crate::window::link::Waker;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::open_folder::OpenFolderDialog;
-use crate::window::preview::Preview;
 use crate::window::task_service::{ServiceEvent, ServiceRequest, TaskService};
 use crate::window::terminals::Terminals;
 use crate::window::views;
@@ -28,7 +29,10 @@ use crate::window::views;
 /// The application state.
 pub struct CocodeApp {
     pub(crate) workspace: Option<WorkspaceView>,
-    pub(crate) preview: Preview,
+    /// The editor tabs and their documents (shared with the task host).
+    pub(crate) editors: Editors,
+    /// Changes on disk in the open folder.
+    watch: Option<DiskWatch>,
     pub(crate) dialog: Option<OpenFolderDialog>,
     pub(crate) new_brick: Option<NewFromBrickDialog>,
     /// The brick worker of the open "New Workspace from Brick" dialog.
@@ -48,6 +52,10 @@ pub struct CocodeApp {
     /// The one waker every worker shares: a repaint of the bound context.
     waker: Waker,
     commands: Vec<Command>,
+    /// The window was asked to close while files had unsaved changes.
+    quitting: bool,
+    /// Close the window on the next frame (the person agreed).
+    quit_now: bool,
 }
 
 impl std::fmt::Debug for CocodeApp {
@@ -59,14 +67,14 @@ impl std::fmt::Debug for CocodeApp {
     }
 }
 
-/// Explorer on the left, Preview in the middle, Agent on the right.
+/// Explorer on the left, the editor area in the middle, Agent on the right.
 pub fn default_layout() -> DockState<PanelId> {
-    let mut dock = DockState::new(vec![PanelId::Preview]);
-    let [preview, _] =
+    let mut dock = DockState::new(vec![PanelId::Welcome]);
+    let [editor_area, _] =
         dock.main_surface_mut()
-            .split_left(NodeIndex::root(), 0.25, vec![PanelId::Explorer]);
+            .split_left(NodeIndex::root(), 0.2, vec![PanelId::Explorer]);
     dock.main_surface_mut()
-        .split_right(preview, 0.6, vec![PanelId::Agent]);
+        .split_right(editor_area, 0.68, vec![PanelId::Agent]);
     dock
 }
 
@@ -75,6 +83,10 @@ const OPEN_FOLDER: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, 
 const FOCUS_TERMINAL: KeyboardShortcut = KeyboardShortcut::new(Modifiers::CTRL, Key::Backtick);
 const NEW_TERMINAL: KeyboardShortcut =
     KeyboardShortcut::new(Modifiers::CTRL.plus(Modifiers::SHIFT), Key::Backtick);
+const SAVE: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
+const CLOSE_EDITOR: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::W);
+const REOPEN_EDITOR: KeyboardShortcut =
+    KeyboardShortcut::new(Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::T);
 
 impl CocodeApp {
     /// Builds the app; `folder` (canonical) opens immediately.
@@ -89,7 +101,8 @@ impl CocodeApp {
         let io = IoWorker::spawn(waker.clone())?;
         let mut app = Self {
             workspace: None,
-            preview: Preview::default(),
+            editors: Editors::new(Arc::new(cocode_editor::OpenDocuments::new())),
+            watch: None,
             dialog: None,
             new_brick: None,
             bricks: None,
@@ -104,6 +117,8 @@ impl CocodeApp {
             repaint,
             waker,
             commands: Vec::new(),
+            quitting: false,
+            quit_now: false,
         };
         if let Some(root) = folder {
             app.open_workspace(root);
@@ -130,6 +145,7 @@ impl CocodeApp {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.bind(ui.ctx());
         self.apply_io();
+        self.apply_disk_changes();
         self.apply_bricks();
         self.terminals.poll();
         let events = self
@@ -144,11 +160,31 @@ impl CocodeApp {
                         self.add_terminal_tab(id);
                     }
                 }
+                ServiceEvent::Saved { path, result } => {
+                    if let Some(id) = self.editors.on_saved(&path, result) {
+                        self.close_editor_tab(id);
+                    }
+                }
                 other => self.agent.on_event(other),
             }
         }
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
             self.commands.push(Command::ShowOpenFolder);
+        }
+        // The longer shortcut first: Ctrl+Shift+T would also match Ctrl+T.
+        if ui.ctx().input_mut(|i| i.consume_shortcut(&REOPEN_EDITOR)) {
+            self.commands.push(Command::ReopenClosedEditor);
+        }
+        if let Some(id) = self.active_editor() {
+            if ui.ctx().input_mut(|i| i.consume_shortcut(&SAVE)) {
+                self.commands.push(Command::Save(id));
+            }
+            if ui.ctx().input_mut(|i| i.consume_shortcut(&CLOSE_EDITOR)) {
+                self.commands.push(Command::CloseEditor {
+                    id,
+                    action: CloseEditor::Ask,
+                });
+            }
         }
         // The longer shortcut first: Ctrl+` would also match Ctrl+Shift+`.
         if ui.ctx().input_mut(|i| i.consume_shortcut(&NEW_TERMINAL)) {
@@ -165,7 +201,7 @@ impl CocodeApp {
         egui::CentralPanel::default().show(ui, |ui| {
             let mut viewer = Viewer {
                 workspace: self.workspace.as_ref(),
-                preview: &self.preview,
+                editors: &mut self.editors,
                 agent: &self.agent,
                 terminals: &mut self.terminals,
                 commands: &mut commands,
@@ -185,6 +221,8 @@ impl CocodeApp {
             views::new_from_brick::show(ui.ctx(), dialog, &mut commands);
         }
         views::terminal::prompts(ui.ctx(), &self.terminals, &mut commands);
+        self.unsaved_prompt(ui.ctx(), &mut commands);
+        self.note_active_editor();
 
         for command in commands {
             self.run(command, ui.ctx());
@@ -208,6 +246,43 @@ impl CocodeApp {
                 .clicked()
             {
                 commands.push(Command::Refresh);
+            }
+            ui.separator();
+            let active = self.active_editor();
+            let save = format!("Save    {}", Shortcut::primary("S").label(self.os));
+            if ui
+                .add_enabled(active.is_some(), egui::Button::new(save))
+                .clicked()
+                && let Some(id) = active
+            {
+                commands.push(Command::Save(id));
+            }
+            if ui
+                .add_enabled(
+                    !self.editors.docs.dirty_paths().is_empty(),
+                    egui::Button::new("Save All"),
+                )
+                .clicked()
+            {
+                commands.push(Command::SaveAll);
+            }
+            let close = format!("Close Editor    {}", Shortcut::primary("W").label(self.os));
+            if ui
+                .add_enabled(active.is_some(), egui::Button::new(close))
+                .clicked()
+                && let Some(id) = active
+            {
+                commands.push(Command::CloseEditor {
+                    id,
+                    action: CloseEditor::Ask,
+                });
+            }
+            let reopen = format!(
+                "Reopen Closed Editor    {}",
+                Shortcut::primary_shift("T").label(self.os)
+            );
+            if ui.button(reopen).clicked() {
+                commands.push(Command::ReopenClosedEditor);
             }
             ui.separator();
             if ui.button("Quit").clicked() {
@@ -249,6 +324,15 @@ impl CocodeApp {
                 return;
             };
             ui.label(ws.root.display().to_string());
+            if let Some(facts) = self
+                .active_editor()
+                .and_then(|id| views::editor::status(&self.editors, id))
+            {
+                for fact in facts {
+                    ui.separator();
+                    ui.label(fact);
+                }
+            }
             if let Some(notice) = &self.terminals.notice {
                 ui.separator();
                 cocode_ui::badge(ui, notice, cocode_ui::Tone::Warning);
@@ -291,7 +375,13 @@ impl CocodeApp {
                             }));
                     }
                 }
-                IoResponse::Read { path, result } => self.preview.on_read(&path, result),
+                IoResponse::Opened { path, result } => self.editors.on_opened(&path, result),
+                IoResponse::Reread { path, result } => match result {
+                    Ok(bytes) => self.editors.on_disk_changed(&path, bytes),
+                    Err(message) => {
+                        tracing::warn!(path = %path.display(), "cannot read the changed file: {message}");
+                    }
+                },
                 IoResponse::FolderResolved { requested, result } => match result {
                     Ok(root) => {
                         self.dialog = None;
@@ -321,7 +411,18 @@ impl CocodeApp {
         }
         let (explorer, request) = Explorer::new(root.clone());
         self.io.send(request);
-        self.preview.clear();
+        for id in self.editors.clear() {
+            if let Some(path) = self.dock.find_tab(&PanelId::Editor(id)) {
+                self.dock.remove_tab(path);
+            }
+        }
+        self.watch = match DiskWatch::start(&root, self.waker.clone()) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!(root = %root.display(), "changes on disk will not show until reopened: {e}");
+                None
+            }
+        };
         // A folder that already has cocode history shows its tasks at once;
         // any other folder is left untouched until its first task.
         if root.join(cocode_core::path::COCODE_DIR).is_dir() {
@@ -365,15 +466,17 @@ impl CocodeApp {
                     self.io.send(request);
                 }
             }
-            Command::SelectFile(path) => {
-                let Some(ws) = &mut self.workspace else {
-                    return;
-                };
-                ws.explorer.select(&path);
-                let request = self.preview.open(&ws.root, &path);
-                self.io.send(request);
-                self.show_panel(PanelId::Preview);
-            }
+            Command::OpenFile(path) => self.open_file(&path),
+            Command::Save(_)
+            | Command::SaveAll
+            | Command::CloseEditor { .. }
+            | Command::CancelCloseEditor
+            | Command::ReopenClosedEditor
+            | Command::KeepMine(_)
+            | Command::LoadTheirs(_)
+            | Command::DismissEditorNotice(_)
+            | Command::QuitDiscarding
+            | Command::QuitSaving => self.run_editor(command, ctx),
             Command::Refresh => {
                 if let Some(ws) = &mut self.workspace {
                     for request in ws.explorer.refresh() {
@@ -560,6 +663,211 @@ impl CocodeApp {
         }
     }
 
+    /// The editor commands.
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "commands are consumed by the frame"
+    )]
+    fn run_editor(&mut self, command: Command, ctx: &egui::Context) {
+        match command {
+            Command::Save(id) => self.save(id),
+            Command::SaveAll => {
+                let ids: Vec<u32> = self
+                    .editors
+                    .tabs
+                    .iter()
+                    .map(|t| t.id)
+                    .filter(|id| self.editors.is_dirty(*id))
+                    .collect();
+                for id in ids {
+                    self.save(id);
+                }
+            }
+            Command::CloseEditor { id, action } => match action {
+                CloseEditor::Ask if self.editors.is_dirty(id) => {
+                    self.editors.close_prompt = Some(id);
+                }
+                CloseEditor::Save if self.editors.is_dirty(id) => {
+                    self.editors.close_prompt = None;
+                    if let Some(tab) = self.editors.get_mut(id) {
+                        tab.close_after_save = true;
+                    }
+                    self.save(id);
+                }
+                _ => self.close_editor_tab(id),
+            },
+            Command::CancelCloseEditor => {
+                self.editors.close_prompt = None;
+                self.quitting = false;
+            }
+            Command::ReopenClosedEditor => {
+                if let Some(path) = self.editors.reopen_closed() {
+                    self.open_file(&path);
+                }
+            }
+            Command::KeepMine(id) => self.editors.keep_mine(id),
+            Command::LoadTheirs(id) => self.editors.take_theirs(id),
+            Command::DismissEditorNotice(id) => {
+                if let Some(tab) = self.editors.get_mut(id) {
+                    tab.notice = None;
+                }
+            }
+            Command::QuitDiscarding => {
+                self.quit_now = true;
+                ctx.request_repaint();
+            }
+            Command::QuitSaving => {
+                let ids: Vec<u32> = self
+                    .editors
+                    .tabs
+                    .iter()
+                    .map(|t| t.id)
+                    .filter(|id| self.editors.is_dirty(*id))
+                    .collect();
+                for id in ids {
+                    if let Some(tab) = self.editors.get_mut(id) {
+                        tab.close_after_save = true;
+                    }
+                    self.save(id);
+                }
+            }
+            _ => {}
+        }
+        ctx.request_repaint();
+    }
+
+    /// Opens a file of the workspace in an editor tab beside the other
+    /// editors (or shows the tab that has it), with the keyboard focus.
+    fn open_file(&mut self, path: &Path) {
+        let Some(ws) = &mut self.workspace else {
+            return;
+        };
+        ws.explorer.select(path);
+        let (id, request) = self.editors.open(&ws.root, path);
+        if let Some(request) = request {
+            self.io.send(request);
+        }
+        let tab = PanelId::Editor(id);
+        if let Some(found) = self.dock.find_tab(&tab) {
+            let _ = self.dock.set_active_tab(found);
+            return;
+        }
+        let beside = self
+            .dock
+            .iter_all_tabs()
+            .find(|(_, t)| matches!(t, PanelId::Editor(_)))
+            .map(|(path, _)| path)
+            .or_else(|| self.dock.find_tab(&PanelId::Welcome));
+        match beside {
+            Some(path) => {
+                let leaf = &mut self.dock[path.surface][path.node];
+                leaf.append_tab(tab);
+                if let Some(found) = self.dock.find_tab(&tab) {
+                    let _ = self.dock.set_active_tab(found);
+                }
+            }
+            None => self.dock.push_to_focused_leaf(tab),
+        }
+    }
+
+    /// Saves an editor tab's text through the task host's user save (the
+    /// host starts if it has not: saves are known to the recording).
+    fn save(&mut self, id: u32) {
+        if !self.editors.is_dirty(id) {
+            // Nothing differs from disk; a tab waiting to close just closes.
+            if self.editors.get(id).is_some_and(|t| t.close_after_save) {
+                self.close_editor_tab(id);
+            }
+            return;
+        }
+        let Some(rel) = self.editors.begin_save(id) else {
+            return;
+        };
+        if self.tasks.is_none()
+            && let Some(root) = self.workspace_root().cloned()
+        {
+            self.start_tasks(root);
+        }
+        self.send_task(ServiceRequest::Save { path: rel });
+    }
+
+    fn close_editor_tab(&mut self, id: u32) {
+        if let Some(path) = self.dock.find_tab(&PanelId::Editor(id)) {
+            self.dock.remove_tab(path);
+        }
+        self.editors.close(id);
+        if self.quitting && self.editors.docs.dirty_paths().is_empty() {
+            self.quit_now = true;
+        }
+    }
+
+    /// The editor tab the person works in: the focused one, else the last
+    /// one they used that is still open.
+    pub(crate) fn active_editor(&self) -> Option<u32> {
+        self.editors
+            .active
+            .filter(|id| self.editors.get(*id).is_some())
+    }
+
+    /// Remembers the focused dock tab when it is an editor.
+    fn note_active_editor(&mut self) {
+        if let Some((_, PanelId::Editor(id))) = self.dock.find_active_focused() {
+            self.editors.active = Some(*id);
+        }
+    }
+
+    /// Files changed on disk: open tabs read them again, the Explorer lists
+    /// again when entries came or went.
+    fn apply_disk_changes(&mut self) {
+        let Some(watch) = &self.watch else { return };
+        let changes = watch.drain();
+        let Some(ws) = &mut self.workspace else {
+            return;
+        };
+        for path in &changes.changed {
+            if self.editors.by_path(path).is_some() {
+                self.io.send(IoRequest::Reread {
+                    root: ws.root.clone(),
+                    path: path.clone(),
+                });
+            }
+        }
+        if changes.listing {
+            for request in ws.explorer.refresh() {
+                self.io.send(request);
+            }
+        }
+    }
+
+    /// "Save changes?" before an editor tab with unsaved text closes, and
+    /// before the window closes with any.
+    fn unsaved_prompt(&mut self, ctx: &egui::Context, commands: &mut Vec<Command>) {
+        if ctx.input(|i| i.viewport().close_requested()) && !self.quit_now {
+            let dirty = self.editors.docs.dirty_paths();
+            if !dirty.is_empty() {
+                ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+                self.quitting = true;
+            }
+        }
+        if self.quit_now {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            return;
+        }
+        if self.quitting {
+            let n = self.editors.docs.dirty_paths().len();
+            views::editor::quit_prompt(ctx, n, commands);
+            return;
+        }
+        if let Some(id) = self.editors.close_prompt {
+            let name = self
+                .editors
+                .get(id)
+                .map(crate::window::editors::EditorTab::name)
+                .unwrap_or_default();
+            views::editor::close_prompt(ctx, id, &name, commands);
+        }
+    }
+
     fn send_task(&self, request: ServiceRequest) {
         if let Some(service) = &self.tasks {
             service.send(request);
@@ -568,7 +876,12 @@ impl CocodeApp {
 
     /// Starts the task service of the workspace at `root`.
     fn start_tasks(&mut self, root: PathBuf) {
-        self.tasks = Some(TaskService::start(root, self.waker.clone(), &self.runtime));
+        self.tasks = Some(TaskService::start(
+            root,
+            Arc::clone(&self.editors.docs),
+            self.waker.clone(),
+            &self.runtime,
+        ));
     }
 
     /// Starts the workspace's task service if needed and runs the prompt.
@@ -614,7 +927,7 @@ impl CocodeApp {
     }
 
     /// Puts a terminal tab beside the other terminals, or in a new area
-    /// below the Preview (where VS Code keeps its panel).
+    /// below the editor area (where VS Code keeps its panel).
     fn add_terminal_tab(&mut self, id: u32) {
         let tab = PanelId::Terminal(id);
         let beside = self
@@ -622,10 +935,22 @@ impl CocodeApp {
             .iter_all_tabs()
             .find(|(_, t)| matches!(t, PanelId::Terminal(_)))
             .map(|(path, _)| path);
+        let editor_area = self
+            .dock
+            .iter_all_tabs()
+            .find(|(p, t)| {
+                matches!(t, PanelId::Editor(_)) && p.surface == egui_dock::SurfaceIndex::main()
+            })
+            .map(|(p, _)| p.node)
+            .or_else(|| {
+                self.dock
+                    .find_main_surface_tab(&PanelId::Welcome)
+                    .map(|(n, _)| n)
+            });
         match beside {
             Some(path) => self.dock[path.surface][path.node].append_tab(tab),
-            None => match self.dock.find_main_surface_tab(&PanelId::Preview) {
-                Some((node, _)) => {
+            None => match editor_area {
+                Some(node) => {
                     self.dock
                         .main_surface_mut()
                         .split_below(node, 0.6, vec![tab]);
@@ -679,7 +1004,7 @@ fn home_dir() -> Option<PathBuf> {
 
 struct Viewer<'a> {
     workspace: Option<&'a WorkspaceView>,
-    preview: &'a Preview,
+    editors: &'a mut Editors,
     agent: &'a AgentPanel,
     terminals: &'a mut Terminals,
     commands: &'a mut Vec<Command>,
@@ -700,6 +1025,7 @@ impl TabViewer for Viewer<'_> {
                     crate::window::terminals::TerminalTab::title,
                 )
                 .into(),
+            PanelId::Editor(id) => self.editors.title(*id).into(),
             _ => tab.title().into(),
         }
     }
@@ -714,6 +1040,13 @@ impl TabViewer for Viewer<'_> {
             }
             self.terminals.close(id);
         }
+        if let PanelId::Editor(id) = *tab {
+            if self.editors.is_dirty(id) {
+                self.editors.close_prompt = Some(id);
+                return OnCloseResponse::Ignore;
+            }
+            self.editors.close(id);
+        }
         OnCloseResponse::Close
     }
 
@@ -724,7 +1057,10 @@ impl TabViewer for Viewer<'_> {
     fn ui(&mut self, ui: &mut egui::Ui, tab: &mut PanelId) {
         match tab {
             PanelId::Explorer => views::explorer::show(ui, self.workspace, self.commands, self.os),
-            PanelId::Preview => views::preview::show(ui, self.preview),
+            PanelId::Welcome => views::editor::welcome(ui, self.workspace.is_some(), self.os),
+            PanelId::Editor(id) => {
+                views::editor::show(ui, self.editors, *id, self.theme, self.os, self.commands);
+            }
             PanelId::Agent => {
                 views::agent::show(ui, self.agent, self.workspace.is_some(), self.commands);
             }
@@ -756,7 +1092,7 @@ impl TabViewer for Viewer<'_> {
     }
 
     fn scroll_bars(&self, _tab: &PanelId) -> [bool; 2] {
-        // Panels scroll their own content (the preview virtualizes rows).
+        // Panels scroll their own content (the editor virtualizes rows).
         [false, false]
     }
 }
@@ -774,3 +1110,7 @@ mod tests;
 #[cfg(test)]
 #[path = "terminal_tests.rs"]
 mod terminal_tests;
+
+#[cfg(test)]
+#[path = "editor_tests.rs"]
+mod editor_tests;

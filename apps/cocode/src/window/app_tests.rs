@@ -5,7 +5,6 @@
 
 use super::*;
 use crate::window::new_brick::BrickDialogChange;
-use crate::window::preview::PreviewState;
 use crate::window::testing::{harness, run_until};
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
@@ -74,27 +73,6 @@ fn explorer_lists_the_workspace_gitignore_aware_with_korean_names() {
     h.get_by_label("⏵ src").click();
     run_until(&mut h, "the src listing", |h| loaded(h, "  main.rs"));
     h.get_by_label("⏷ src");
-}
-
-#[test]
-fn selecting_a_file_previews_it_read_only() {
-    let dir = fixture();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let mut h = harness(Some(root.clone()));
-    run_until(&mut h, "the root listing", |h| loaded(h, "  안녕하세요.md"));
-    h.get_by_label("  안녕하세요.md").click();
-    run_until(&mut h, "the preview", |h| loaded(h, "한국어 문서입니다."));
-    h.get_by_label("# 안녕하세요");
-    h.get_by_label_contains("2 lines");
-    assert_eq!(
-        h.state().preview.state(),
-        &PreviewState::Text {
-            path: root.join("안녕하세요.md"),
-            lines: vec!["# 안녕하세요".into(), "한국어 문서입니다.".into()],
-            truncated: false,
-            size: "# 안녕하세요\n한국어 문서입니다.\n".len() as u64,
-        }
-    );
 }
 
 #[test]
@@ -196,21 +174,21 @@ fn the_window_stops_repainting_when_idle() {
 fn a_closed_panel_comes_back_from_the_view_menu() {
     let mut h = harness(None);
     h.run();
-    let path = h.state().dock.find_tab(&PanelId::Preview).unwrap();
+    let path = h.state().dock.find_tab(&PanelId::Welcome).unwrap();
     h.state_mut().dock.remove_tab(path);
-    assert!(h.state().dock.find_tab(&PanelId::Preview).is_none());
+    assert!(h.state().dock.find_tab(&PanelId::Welcome).is_none());
     h.state_mut().run(
-        Command::ShowPanel(PanelId::Preview),
+        Command::ShowPanel(PanelId::Welcome),
         &egui::Context::default(),
     );
-    assert!(h.state().dock.find_tab(&PanelId::Preview).is_some());
+    assert!(h.state().dock.find_tab(&PanelId::Welcome).is_some());
     h.state_mut()
         .run(Command::ResetLayout, &egui::Context::default());
     let mut tabs: Vec<PanelId> = h.state().dock.iter_all_tabs().map(|(_, t)| *t).collect();
     tabs.sort_by_key(|t| t.title());
     assert_eq!(
         tabs,
-        vec![PanelId::Agent, PanelId::Explorer, PanelId::Preview]
+        vec![PanelId::Agent, PanelId::Explorer, PanelId::Welcome]
     );
 }
 

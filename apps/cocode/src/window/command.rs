@@ -12,23 +12,36 @@ use crate::window::new_brick::BrickDialogChange;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PanelId {
     Explorer,
-    Preview,
+    /// The editor area's start page (shown until a file opens beside it).
+    Welcome,
     Agent,
     /// A terminal tab: a person's shell or an agent's command.
     Terminal(u32),
+    /// An editor tab.
+    Editor(u32),
 }
 
 impl PanelId {
-    pub const ALL: [Self; 3] = [Self::Explorer, Self::Preview, Self::Agent];
+    pub const ALL: [Self; 3] = [Self::Explorer, Self::Welcome, Self::Agent];
 
     pub fn title(self) -> &'static str {
         match self {
             Self::Explorer => "Explorer",
-            Self::Preview => "Preview",
+            Self::Welcome => "Welcome",
             Self::Agent => "Agent",
             Self::Terminal(_) => "Terminal",
+            Self::Editor(_) => "Editor",
         }
     }
+}
+
+/// What to do with unsaved changes when an editor tab closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseEditor {
+    /// Ask first when there are unsaved changes.
+    Ask,
+    Save,
+    Discard,
 }
 
 /// Changes requested by views during a frame, applied once at its end.
@@ -39,7 +52,21 @@ pub enum Command {
     /// Resolve and open a folder (via the IO thread).
     OpenFolder(PathBuf),
     ToggleFolder(PathBuf),
-    SelectFile(PathBuf),
+    /// Open a file in an editor tab (or show the tab that has it).
+    OpenFile(PathBuf),
+    Save(u32),
+    SaveAll,
+    CloseEditor {
+        id: u32,
+        action: CloseEditor,
+    },
+    CancelCloseEditor,
+    ReopenClosedEditor,
+    /// Disk conflict: keep the buffer's text.
+    KeepMine(u32),
+    /// Disk conflict: take the text on disk.
+    LoadTheirs(u32),
+    DismissEditorNotice(u32),
     Refresh,
     ResetLayout,
     ShowPanel(PanelId),
@@ -94,4 +121,8 @@ pub enum Command {
     OpenLink,
     CancelOpenLink,
     Quit,
+    /// Close the window, dropping unsaved changes.
+    QuitDiscarding,
+    /// Save every file with unsaved changes, then close the window.
+    QuitSaving,
 }

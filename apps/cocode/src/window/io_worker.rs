@@ -1,12 +1,14 @@
-//! Background file-system reads for the UI: directory listings and file
-//! previews run on one named thread, never on the UI thread. Each finished
+//! Background file-system reads for the UI: directory listings and the
+//! files the editor opens run on one named thread, never on the UI thread. Each finished
 //! job wakes the UI once (`request_repaint`), so an idle window stays idle.
 
 use std::path::{Path, PathBuf};
 use std::thread;
 
 use cocode_core::gate::GateError;
-use cocode_core::path::{CaseSensitivity, NormalizeOptions, is_cocode_name, looks_binary};
+use cocode_core::path::{
+    CaseSensitivity, NormalizeOptions, NormalizedPath, is_cocode_name, looks_binary,
+};
 use cocode_workspace::{FilePrefix, WorkspaceReader};
 use ignore::WalkBuilder;
 
@@ -14,8 +16,6 @@ use crate::window::link::{Coalesce, UiEnd, Waker, link};
 
 /// Most entries listed for one directory; the rest are counted, not shown.
 pub const MAX_DIR_ENTRIES: usize = 10_000;
-/// Most bytes a preview reads.
-pub const MAX_PREVIEW_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Folders never listed: the VCS's and cocode's own state (`.cocode` in
 /// any spelling).
@@ -58,18 +58,22 @@ pub struct Listing {
     pub omitted: usize,
 }
 
-/// What a preview read found.
+/// Most bytes the editor opens.
+pub const MAX_OPEN_BYTES: u64 = 1 << 30;
+
+/// What opening a file for the editor found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileContent {
+pub enum Opened {
     Text {
-        text: String,
-        truncated: bool,
-        size: u64,
+        rel: NormalizedPath,
+        rope: ropey::Rope,
     },
-    Binary {
-        size: u64,
-    },
+    /// Opened read-only, without its text.
+    Binary { rel: NormalizedPath, size: u64 },
+    /// Opened read-only, decoded with replacement characters.
     NotUtf8 {
+        rel: NormalizedPath,
+        text: String,
         size: u64,
     },
 }
@@ -81,13 +85,18 @@ pub enum IoRequest {
         dir: PathBuf,
         filter: ListFilter,
     },
-    /// Preview `path`, a file of the workspace at `root`.
-    Read {
+    /// Resolve a folder the person wants to open (canonical, must be a directory).
+    ResolveFolder {
+        path: PathBuf,
+    },
+    /// Open `path` for the editor (the whole file).
+    Open {
         root: PathBuf,
         path: PathBuf,
     },
-    /// Resolve a folder the person wants to open (canonical, must be a directory).
-    ResolveFolder {
+    /// Read an open file again after it changed on disk.
+    Reread {
+        root: PathBuf,
         path: PathBuf,
     },
 }
@@ -100,13 +109,18 @@ pub enum IoResponse {
         filter: ListFilter,
         result: Result<Listing, String>,
     },
-    Read {
-        path: PathBuf,
-        result: Result<FileContent, String>,
-    },
     FolderResolved {
         requested: PathBuf,
         result: Result<PathBuf, String>,
+    },
+    Opened {
+        path: PathBuf,
+        result: Result<Opened, String>,
+    },
+    /// The file's bytes now (`None`: it is gone).
+    Reread {
+        path: PathBuf,
+        result: Result<Option<Vec<u8>>, String>,
     },
 }
 
@@ -156,10 +170,6 @@ pub fn handle(request: IoRequest) -> IoResponse {
                 result,
             }
         }
-        IoRequest::Read { root, path } => {
-            let result = read_preview(&root, &path);
-            IoResponse::Read { path, result }
-        }
         IoRequest::ResolveFolder { path } => {
             let result = resolve_folder(&path);
             IoResponse::FolderResolved {
@@ -167,7 +177,81 @@ pub fn handle(request: IoRequest) -> IoResponse {
                 result,
             }
         }
+        IoRequest::Open { root, path } => {
+            let result = open_file(&root, &path);
+            IoResponse::Opened { path, result }
+        }
+        IoRequest::Reread { root, path } => {
+            let result = read_whole(&root, &path).map(|r| r.map(|(_, bytes)| bytes));
+            IoResponse::Reread { path, result }
+        }
     }
+}
+
+/// The whole file at `path` of the workspace at `root`, through the
+/// workspace's safe read path; `None` when it does not exist.
+fn read_whole(root: &Path, path: &Path) -> Result<Option<(NormalizedPath, Vec<u8>)>, String> {
+    let (reader, normalized) = reader_for(root, path, "open")?;
+    let describe = |e: GateError| format!("{}: {}", e.message, path.display());
+    let Some(FilePrefix { bytes, size }) = reader
+        .read_prefix("open", &normalized, MAX_OPEN_BYTES)
+        .map_err(describe)?
+    else {
+        return Ok(None);
+    };
+    if size > MAX_OPEN_BYTES {
+        return Err(format!(
+            "{} is too large to open ({}; the editor opens files up to {})",
+            path.display(),
+            human_size(size),
+            human_size(MAX_OPEN_BYTES)
+        ));
+    }
+    Ok(Some((normalized, bytes)))
+}
+
+/// Opens a file for the editor: text as a rope; binary and other encodings
+/// read-only with the reason.
+pub fn open_file(root: &Path, path: &Path) -> Result<Opened, String> {
+    let Some((rel, bytes)) = read_whole(root, path)? else {
+        return Err(format!("no such file: {}", path.display()));
+    };
+    let size = bytes.len() as u64;
+    if looks_binary(&bytes[..bytes.len().min(8192)]) {
+        return Ok(Opened::Binary { rel, size });
+    }
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => Ok(Opened::Text {
+            rel,
+            rope: ropey::Rope::from_str(text),
+        }),
+        Err(_) => Ok(Opened::NotUtf8 {
+            rel,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            size,
+        }),
+    }
+}
+
+/// The workspace reader of `root` and `path` relative to it.
+fn reader_for(
+    root: &Path,
+    path: &Path,
+    operation: &'static str,
+) -> Result<(WorkspaceReader, NormalizedPath), String> {
+    let rel = path
+        .strip_prefix(root)
+        .map_err(|_| format!("not in the open folder: {}", path.display()))?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    // Explorer paths carry each name as it is on disk, so they are looked
+    // up as spelled whatever the volume does with case.
+    let options = NormalizeOptions::native(CaseSensitivity::Sensitive);
+    let reader =
+        WorkspaceReader::open(root, options).map_err(|e| format!("{e}: {}", root.display()))?;
+    let normalized = reader
+        .normalize(operation, &rel)
+        .map_err(|e| format!("{}: {}", e.message, path.display()))?;
+    Ok((reader, normalized))
 }
 
 fn resolve_folder(path: &Path) -> Result<PathBuf, String> {
@@ -238,53 +322,22 @@ pub fn list_dir(dir: &Path, filter: ListFilter) -> Result<Listing, String> {
     Ok(Listing { entries, omitted })
 }
 
-/// Reads at most [`MAX_PREVIEW_BYTES`] of a file of the workspace at
-/// `root` for the read-only preview, through the workspace's one safe read
-/// path (inside the root, never under `.cocode/`, through no link swapped
-/// in meanwhile).
-pub fn read_preview(root: &Path, path: &Path) -> Result<FileContent, String> {
-    let rel = path
-        .strip_prefix(root)
-        .map_err(|_| format!("not in the open folder: {}", path.display()))?;
-    let rel = rel.to_string_lossy().replace('\\', "/");
-    // Explorer paths carry each name as it is on disk, so they are looked
-    // up as spelled whatever the volume does with case.
-    let options = NormalizeOptions::native(CaseSensitivity::Sensitive);
-    let reader =
-        WorkspaceReader::open(root, options).map_err(|e| format!("{e}: {}", root.display()))?;
-    let describe = |e: GateError| format!("{}: {}", e.message, path.display());
-    let normalized = reader.normalize("preview", &rel).map_err(describe)?;
-    let Some(FilePrefix { bytes, size }) = reader
-        .read_prefix("preview", &normalized, MAX_PREVIEW_BYTES)
-        .map_err(describe)?
-    else {
-        return Err(format!("no such file: {}", path.display()));
-    };
-    let truncated = size > bytes.len() as u64;
-    if looks_binary(&bytes) {
-        return Ok(FileContent::Binary { size });
+/// `1.5 KiB`-style sizes.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes;
+    let mut unit = 0;
+    let mut remainder = 0;
+    while value >= 1024 && unit < UNITS.len() - 1 {
+        remainder = value % 1024;
+        value /= 1024;
+        unit += 1;
     }
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(err) => {
-            // A cut through a multi-byte character at the read limit is not
-            // an encoding problem: keep the valid prefix.
-            let valid = err.utf8_error().valid_up_to();
-            let incomplete_tail = err.utf8_error().error_len().is_none();
-            if truncated && incomplete_tail {
-                let mut bytes = err.into_bytes();
-                bytes.truncate(valid);
-                String::from_utf8(bytes).map_err(|_| "unexpected encoding state".to_owned())?
-            } else {
-                return Ok(FileContent::NotUtf8 { size });
-            }
-        }
-    };
-    Ok(FileContent::Text {
-        text,
-        truncated,
-        size,
-    })
+    if unit == 0 {
+        format!("{value} {}", UNITS[0])
+    } else {
+        format!("{value}.{} {}", remainder * 10 / 1024, UNITS[unit])
+    }
 }
 
 #[cfg(test)]

@@ -108,8 +108,12 @@ fn symlinks_are_listed_but_not_followed() {
     );
 }
 
+fn rel(s: &str) -> NormalizedPath {
+    serde_json::from_value(serde_json::Value::from(s)).unwrap()
+}
+
 #[test]
-fn previews_classify_text_binary_and_other_encodings() {
+fn opening_classifies_text_binary_and_other_encodings() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let p = |n: &str| root.join(n);
@@ -117,31 +121,36 @@ fn previews_classify_text_binary_and_other_encodings() {
     std::fs::write(p("a.bin"), b"\x7fELF\x00\x01").unwrap();
     std::fs::write(p("latin1.txt"), b"caf\xe9\n").unwrap();
     assert_eq!(
-        read_preview(&root, &p("a.txt")).unwrap(),
-        FileContent::Text {
-            text: "첫 줄\r\nsecond\n".into(),
-            truncated: false,
-            size: "첫 줄\r\nsecond\n".len() as u64
+        open_file(&root, &p("a.txt")).unwrap(),
+        Opened::Text {
+            rel: rel("a.txt"),
+            rope: ropey::Rope::from_str("첫 줄\r\nsecond\n"),
         }
     );
     assert_eq!(
-        read_preview(&root, &p("a.bin")).unwrap(),
-        FileContent::Binary { size: 6 }
+        open_file(&root, &p("a.bin")).unwrap(),
+        Opened::Binary {
+            rel: rel("a.bin"),
+            size: 6
+        }
     );
     assert_eq!(
-        read_preview(&root, &p("latin1.txt")).unwrap(),
-        FileContent::NotUtf8 { size: 5 }
+        open_file(&root, &p("latin1.txt")).unwrap(),
+        Opened::NotUtf8 {
+            rel: rel("latin1.txt"),
+            text: "caf\u{fffd}\n".into(),
+            size: 5
+        }
     );
-    assert!(
-        read_preview(&root, &p("missing.txt"))
-            .unwrap_err()
-            .contains("missing.txt")
+    assert_eq!(
+        open_file(&root, &p("missing.txt")).unwrap_err(),
+        format!("no such file: {}", p("missing.txt").display())
     );
 }
 
 #[cfg(unix)]
 #[test]
-fn previews_read_through_the_safe_path_only() {
+fn files_open_through_the_safe_path_only() {
     let dir = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let root = base.join("ws");
@@ -149,7 +158,7 @@ fn previews_read_through_the_safe_path_only() {
     std::fs::write(root.join(".cocode/config/workspace.json"), "{}").unwrap();
     std::fs::write(base.join("secret.txt"), "SECRET").unwrap();
     std::os::unix::fs::symlink(base.join("secret.txt"), root.join("leak.txt")).unwrap();
-    let refused = |rel: &str| read_preview(&root, &root.join(rel)).unwrap_err();
+    let refused = |rel: &str| open_file(&root, &root.join(rel)).unwrap_err();
     for rel in ["leak.txt", ".cocode/config/workspace.json"] {
         let message = refused(rel);
         assert!(!message.contains("SECRET"), "{rel}: {message}");
@@ -160,37 +169,12 @@ fn previews_read_through_the_safe_path_only() {
     }
     assert!(refused("leak.txt").starts_with("the real path is outside the workspace"));
     assert_eq!(
-        read_preview(&root, &base.join("secret.txt")).unwrap_err(),
+        open_file(&root, &base.join("secret.txt")).unwrap_err(),
         format!(
             "not in the open folder: {}",
             base.join("secret.txt").display()
         )
     );
-}
-
-#[test]
-fn a_large_preview_is_cut_on_a_character_boundary() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let path = root.join("big.txt");
-    // 'a' then three-byte characters: the read limit falls inside one.
-    let mut text = String::from("a");
-    while (text.len() as u64) < MAX_PREVIEW_BYTES + 10 {
-        text.push('한');
-    }
-    std::fs::write(&path, &text).unwrap();
-    let FileContent::Text {
-        text: shown,
-        truncated,
-        size,
-    } = read_preview(&root, &path).unwrap()
-    else {
-        panic!("expected text");
-    };
-    assert!(truncated);
-    assert_eq!(size, text.len() as u64);
-    assert!(shown.len() as u64 <= MAX_PREVIEW_BYTES && shown.len() as u64 > MAX_PREVIEW_BYTES - 3);
-    assert!(text.starts_with(&shown));
 }
 
 #[test]
@@ -217,7 +201,7 @@ fn the_worker_answers_off_thread_and_wakes_the_ui() {
         counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }))
     .unwrap();
-    worker.send(IoRequest::Read {
+    worker.send(IoRequest::Open {
         root: dir.path().to_path_buf(),
         path: dir.path().join("README.md"),
     });
@@ -229,14 +213,21 @@ fn the_worker_answers_off_thread_and_wakes_the_ui() {
     }
     assert_eq!(
         got,
-        vec![IoResponse::Read {
+        vec![IoResponse::Opened {
             path: dir.path().join("README.md"),
-            result: Ok(FileContent::Text {
-                text: "# hi\n".into(),
-                truncated: false,
-                size: 5
+            result: Ok(Opened::Text {
+                rel: rel("README.md"),
+                rope: ropey::Rope::from_str("# hi\n"),
             })
         }]
     );
     assert_eq!(wakes.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[test]
+fn sizes_are_human_readable() {
+    assert_eq!(human_size(0), "0 B");
+    assert_eq!(human_size(1023), "1023 B");
+    assert_eq!(human_size(1536), "1.5 KiB");
+    assert_eq!(human_size(5 * 1024 * 1024), "5.0 MiB");
 }

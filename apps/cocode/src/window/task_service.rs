@@ -10,8 +10,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
 use cocode_core::agent::{AgentEvent, AgentRuntime as _};
+use cocode_core::path::NormalizedPath;
 use cocode_core::task::CompletionModePolicy;
 use cocode_core::{DelegatedTask, PendingApprovalKind, TaskId};
+use cocode_editor::OpenDocuments;
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent, ApprovalSnapshot};
 use cocode_toolchain::vault::KeyringVault;
 use tokio::sync::{mpsc, oneshot};
@@ -56,6 +58,10 @@ pub enum ServiceRequest {
         task_id: String,
         host: String,
     },
+    /// Save an open document through the gate's user save.
+    Save {
+        path: NormalizedPath,
+    },
 }
 
 /// One row of the task list.
@@ -94,6 +100,11 @@ pub enum ServiceEvent {
     Error(String),
     /// An agent's command started, wrote output, or ended.
     Command(CommandEvent),
+    /// A save finished (the error as the person reads it).
+    Saved {
+        path: NormalizedPath,
+        result: Result<(), String>,
+    },
 }
 
 /// The UI's handle on the service.
@@ -186,9 +197,16 @@ fn rows(host: &TaskHost) -> Vec<TaskRow> {
 impl TaskService {
     /// Starts the service for the workspace at `root` on the process's
     /// runtime; `waker` wakes the UI after every event.
-    pub fn start(root: PathBuf, waker: Waker, rt: &tokio::runtime::Handle) -> Self {
+    /// `documents` are the window's open documents (agents read unsaved
+    /// text from them, saves write them).
+    pub fn start(
+        root: PathBuf,
+        documents: Arc<OpenDocuments>,
+        waker: Waker,
+        rt: &tokio::runtime::Handle,
+    ) -> Self {
         let (ui, mut worker) = link(waker);
-        rt.spawn(async move { serve(root, worker.events, &mut worker.requests).await });
+        rt.spawn(async move { serve(root, documents, worker.events, &mut worker.requests).await });
         Self { link: ui }
     }
 
@@ -206,29 +224,48 @@ impl TaskService {
 /// Opens the workspace's host; reports why not.
 async fn open_host(
     root: &std::path::Path,
-    out: &Out,
-) -> Option<(Arc<TaskHost>, LlmProviderRegistry)> {
-    let providers = match LlmProviderRegistry::with_presets() {
-        Ok(p) => p,
-        Err(e) => {
-            out.send(ServiceEvent::Error(e.to_string())).await;
-            return None;
-        }
-    };
+    documents: Arc<OpenDocuments>,
+) -> Result<(Arc<TaskHost>, LlmProviderRegistry), String> {
+    let providers = LlmProviderRegistry::with_presets().map_err(|e| e.to_string())?;
     let options = HostOptions {
         vault: Arc::new(KeyringVault),
         providers: providers.clone(),
         retry: RetryPolicy::default(),
         limits: LoopLimits::default(),
-        documents: Arc::new(cocode_editor::OpenDocuments::new()),
+        documents,
     };
     match TaskHost::open(root, options).await {
-        Ok(h) => Some((Arc::new(h), providers)),
-        Err(e) => {
-            out.send(ServiceEvent::Error(format!("{e:#}"))).await;
-            None
+        Ok(h) => Ok((Arc::new(h), providers)),
+        Err(e) => Err(format!("{e:#}")),
+    }
+}
+
+/// Without a host, every request is answered with why there is none.
+async fn refuse_all(why: String, out: &Out, inbox: &mut mpsc::Receiver<ServiceRequest>) {
+    out.send(ServiceEvent::Error(why.clone())).await;
+    while let Some(request) = inbox.recv().await {
+        if let ServiceRequest::Save { path } = request {
+            out.send(ServiceEvent::Saved {
+                path,
+                result: Err(format!("not saved: {why}")),
+            })
+            .await;
         }
     }
+}
+
+/// Saves an open document on the blocking pool.
+async fn save_of(host: &Arc<TaskHost>, path: NormalizedPath) -> ServiceEvent {
+    let saver = Arc::clone(host);
+    let target = path.clone();
+    let result = tokio::task::spawn_blocking(move || saver.save_user_file(&target))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| {
+            r.map(|_| ())
+                .map_err(|e| format!("not saved ({}): {e}", e.code().as_str()))
+        });
+    ServiceEvent::Saved { path, result }
 }
 
 /// The workspace's external agents, for the backend picker.
@@ -275,9 +312,15 @@ fn forward_commands(host: &TaskHost, out: &Out) {
     clippy::too_many_lines,
     reason = "the service's one request loop, a branch per request"
 )]
-async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::Receiver<ServiceRequest>) {
-    let Some((host, providers)) = open_host(&root, &out).await else {
-        return;
+async fn serve(
+    root: PathBuf,
+    documents: Arc<OpenDocuments>,
+    out: Out,
+    inbox: &mut mpsc::Receiver<ServiceRequest>,
+) {
+    let (host, providers) = match open_host(&root, documents).await {
+        Ok(opened) => opened,
+        Err(why) => return refuse_all(why, &out, inbox).await,
     };
     // Tasks that were live when the app last stopped have lost their
     // session: they fail with `app_restarted`.
@@ -362,6 +405,9 @@ async fn serve(root: PathBuf, out: Out, inbox: &mut mpsc::Receiver<ServiceReques
                 (stop, running) = (started.0, Some(started.1));
             }
             ServiceRequest::Stop => stop.cancel(),
+            ServiceRequest::Save { path } => {
+                out.send(save_of(&host, path).await).await;
+            }
             ServiceRequest::StopCommand(id) => {
                 host.commands.stop(id);
             }

@@ -1,8 +1,8 @@
 //! Panel views: read state, draw, and return commands.
 
 pub mod agent;
+pub mod editor;
 pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;
-pub mod preview;
 pub mod terminal;

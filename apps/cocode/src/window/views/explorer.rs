@@ -162,7 +162,7 @@ fn show_row(ui: &mut Ui, row: &Row, selected: Option<&Path>, commands: &mut Vec<
                             .selectable_label(is_selected, format!("  {name}"))
                             .clicked()
                         {
-                            commands.push(Command::SelectFile(path.clone()));
+                            commands.push(Command::OpenFile(path.clone()));
                         }
                     }
                     EntryKind::Symlink | EntryKind::Other => {

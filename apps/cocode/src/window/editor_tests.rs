@@ -1,0 +1,362 @@
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build fixture workspaces on disk and edit files as another program would"
+)]
+
+//! The editor in the window, driven as a person would: open from the
+//! Explorer, type (and compose Hangul), select, find, save, and see other
+//! programs' edits arrive.
+
+use std::path::{Path, PathBuf};
+
+use egui::accesskit::Role;
+use egui::{Event, ImeEvent, Key, Modifiers};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{By, Queryable};
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::window::testing::{harness, run_until};
+
+fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    (dir, root)
+}
+
+/// Opens `name` from the Explorer and waits until its text is in the editor
+/// with the keyboard focus.
+fn open(h: &mut Harness<'static, CocodeApp>, name: &str) -> u32 {
+    let label = format!("  {name}");
+    run_until(h, "the root listing", |h| {
+        h.query_by_label(&label).is_some()
+    });
+    h.get_by_label(&label).click();
+    run_until(h, "the editor", |h| {
+        h.state()
+            .editors
+            .tabs
+            .iter()
+            .any(|t| t.name() == name && t.body == crate::window::editors::TabBody::Text)
+    });
+    h.run_steps(3);
+    h.state().editors.active.unwrap()
+}
+
+fn text(h: &Harness<'_, CocodeApp>, id: u32) -> String {
+    let editors = &h.state().editors;
+    let rel = editors.get(id).unwrap().rel.clone().unwrap();
+    editors.docs.with_document(&rel, |d| d.text()).unwrap()
+}
+
+fn shown(h: &Harness<'_, CocodeApp>, id: u32) -> String {
+    let editors = &h.state().editors;
+    let rel = editors.get(id).unwrap().rel.clone().unwrap();
+    editors
+        .docs
+        .with_document(&rel, |d| {
+            cocode_editor::markup::render(&d.text(), d.selection())
+        })
+        .unwrap()
+}
+
+fn type_text(h: &mut Harness<'static, CocodeApp>, text: &str) {
+    h.event(Event::Text(text.to_owned()));
+    h.run_steps(2);
+}
+
+fn key(h: &mut Harness<'static, CocodeApp>, modifiers: Modifiers, k: Key) {
+    h.key_press_modifiers(modifiers, k);
+    h.run_steps(2);
+}
+
+fn status(h: &Harness<'_, CocodeApp>) -> Vec<String> {
+    let id = h.state().active_editor().unwrap();
+    views::editor::status(&h.state().editors, id).unwrap()
+}
+
+#[test]
+fn a_file_opens_with_the_focus_in_the_text_and_typing_edits_it() {
+    let (_dir, root) = workspace(&[("src/main.rs", "fn main() {\n}\n"), ("a.rs", "x\n")]);
+    let mut h = harness(Some(root.clone()));
+    let id = open(&mut h, "a.rs");
+    assert_eq!(h.state().editors.title(id), "a.rs");
+    type_text(&mut h, "let ");
+    key(&mut h, Modifiers::NONE, Key::End);
+    type_text(&mut h, ";");
+    assert_eq!(shown(&h, id), "let x;|\n");
+    assert_eq!(h.state().editors.title(id), "● a.rs");
+    assert_eq!(
+        status(&h),
+        ["Ln 1, Col 7", "2 lines", "Rust", "LF", "Spaces: 4"]
+    );
+    // The status bar shows the same facts.
+    h.get_by_label("Ln 1, Col 7");
+    // Enter keeps indentation; Undo takes back the last step, Redo brings it back.
+    key(&mut h, Modifiers::NONE, Key::Enter);
+    type_text(&mut h, "y");
+    assert_eq!(text(&h, id), "let x;\ny\n");
+    // A typed line break ends the step it was typed in.
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    assert_eq!(shown(&h, id), "let x;\n|\n");
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    assert_eq!(shown(&h, id), "let x|\n");
+    key(&mut h, Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::Z);
+    key(&mut h, Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::Z);
+    assert_eq!(shown(&h, id), "let x;\ny|\n");
+    // Nothing is written until a save.
+    assert_eq!(std::fs::read_to_string(root.join("a.rs")).unwrap(), "x\n");
+}
+
+#[test]
+fn hangul_composes_inline_and_commits_into_the_text() {
+    let (_dir, root) = workspace(&[("note.md", "제목\n")]);
+    let mut h = harness(Some(root));
+    let id = open(&mut h, "note.md");
+    key(&mut h, Modifiers::NONE, Key::End);
+    for step in ["ㅎ", "하", "한"] {
+        h.event(Event::Ime(ImeEvent::Preedit {
+            text: step.into(),
+            active_range_chars: None,
+        }));
+        h.run_steps(2);
+        // Composition shows in the view but is not text yet.
+        assert_eq!(h.state().editors.get(id).unwrap().preedit, step);
+        assert_eq!(text(&h, id), "제목\n");
+    }
+    h.event(Event::Ime(ImeEvent::Commit("한".into())));
+    h.event(Event::Ime(ImeEvent::Preedit {
+        text: "글".into(),
+        active_range_chars: None,
+    }));
+    h.run_steps(2);
+    h.event(Event::Ime(ImeEvent::Commit("글".into())));
+    h.run_steps(2);
+    assert_eq!(shown(&h, id), "제목한글|\n");
+    assert!(h.state().editors.get(id).unwrap().preedit.is_empty());
+    // The IME is told where the cursor is.
+    assert!(h.output().platform_output.ime.is_some());
+    // Word motion treats Hangul as letters.
+    key(
+        &mut h,
+        Modifiers::CTRL.plus(Modifiers::SHIFT),
+        Key::ArrowLeft,
+    );
+    assert_eq!(shown(&h, id), "«|제목한글»\n");
+}
+
+#[test]
+fn select_with_keys_and_mouse_then_edit_at_several_cursors() {
+    let (_dir, root) = workspace(&[("a.py", "foo = 1\nfoo += foo\n")]);
+    let mut h = harness(Some(root));
+    let id = open(&mut h, "a.py");
+    // Ctrl+D: the word, then its next occurrences.
+    key(&mut h, Modifiers::COMMAND, Key::D);
+    key(&mut h, Modifiers::COMMAND, Key::D);
+    key(&mut h, Modifiers::COMMAND, Key::D);
+    assert_eq!(status(&h)[1], "3 selections");
+    type_text(&mut h, "bar");
+    assert_eq!(text(&h, id), "bar = 1\nbar += bar\n");
+    key(&mut h, Modifiers::NONE, Key::Escape);
+    // Shift+arrows select; Ctrl+/ comments with the language's token.
+    key(&mut h, Modifiers::COMMAND, Key::Home);
+    key(&mut h, Modifiers::SHIFT, Key::ArrowDown);
+    key(&mut h, Modifiers::COMMAND, Key::Slash);
+    assert_eq!(text(&h, id), "# bar = 1\nbar += bar\n");
+    // A double click selects the word under the pointer.
+    let rect = h.get_by_label("Editor a.py").rect();
+    let row = rect.min.y + 10.0;
+    h.event(Event::PointerMoved(egui::pos2(rect.min.x + 200.0, row)));
+    h.run_steps(1);
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    assert_eq!(text(&h, id), "bar = 1\nbar += bar\n");
+}
+
+#[test]
+fn find_steps_through_matches_and_replace_all_is_one_undo_step() {
+    let (_dir, root) = workspace(&[("t.txt", "cat dog cat\nCat\n")]);
+    let mut h = harness(Some(root));
+    let id = open(&mut h, "t.txt");
+    key(&mut h, Modifiers::COMMAND, Key::H);
+    h.run_steps(2);
+    // The find field has the focus.
+    type_text(&mut h, "cat");
+    h.get_by_label("3 found");
+    h.get_by_label("Aa").click();
+    h.run_steps(2);
+    h.get_by_label("2 found");
+    h.get(By::new().role(Role::TextInput).value("cat")).click();
+    h.run_steps(2);
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    assert_eq!(shown(&h, id), "«cat|» dog cat\nCat\n");
+    h.get_by_label("1 of 2");
+    // The second one-line field is the replacement.
+    h.get_all(By::new().role(Role::TextInput))
+        .nth(1)
+        .unwrap()
+        .click();
+    h.run_steps(2);
+    type_text(&mut h, "cow");
+    assert_eq!(
+        h.state()
+            .editors
+            .get(id)
+            .unwrap()
+            .find
+            .as_ref()
+            .unwrap()
+            .replace_with,
+        "cow"
+    );
+    h.get_by_label("Replace All").click();
+    h.run_steps(3);
+    assert_eq!(text(&h, id), "cow dog cow\nCat\n");
+    h.get_by_label("Replaced 2 occurrence(s).");
+    // Back in the text: one undo restores both.
+    h.state_mut().editors.get_mut(id).unwrap().focus = true;
+    h.run_steps(2);
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    assert_eq!(text(&h, id), "cat dog cat\nCat\n");
+}
+
+#[test]
+fn go_to_line_moves_the_cursor_and_scrolls_to_it() {
+    let body = (1..=5000)
+        .map(|i| format!("line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    let (_dir, root) = workspace(&[("long.txt", &body)]);
+    let mut h = harness(Some(root));
+    let id = open(&mut h, "long.txt");
+    key(&mut h, Modifiers::COMMAND, Key::G);
+    h.get_by_label_contains("Go to line (1–5001)");
+    h.event(Event::Text("4321:3".into()));
+    h.run_steps(2);
+    h.key_press(Key::Enter);
+    h.run_steps(4);
+    assert_eq!(status(&h)[0], "Ln 4321, Col 3");
+    let _ = id;
+}
+
+#[test]
+fn save_writes_through_the_gate_and_keeps_crlf() {
+    let (_dir, root) = workspace(&[("w.txt", "one\r\ntwo\r\n")]);
+    let mut h = harness(Some(root.clone()));
+    let id = open(&mut h, "w.txt");
+    key(&mut h, Modifiers::NONE, Key::End);
+    key(&mut h, Modifiers::NONE, Key::Enter);
+    type_text(&mut h, "1.5");
+    assert_eq!(status(&h)[3], "CRLF");
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    run_until(&mut h, "the save", |h| !h.state().editors.is_dirty(id));
+    assert_eq!(
+        std::fs::read(root.join("w.txt")).unwrap(),
+        b"one\r\n1.5\r\ntwo\r\n"
+    );
+    assert_eq!(h.state().editors.title(id), "w.txt");
+    // The save went through the workspace (its history folder exists now).
+    assert!(root.join(".cocode").is_dir());
+}
+
+#[test]
+fn another_programs_edit_appears_in_a_clean_buffer_with_its_lines_marked() {
+    let (_dir, root) = workspace(&[("lib.rs", "fn a() {}\nfn b() {}\n")]);
+    let mut h = harness(Some(root.clone()));
+    let id = open(&mut h, "lib.rs");
+    key(&mut h, Modifiers::NONE, Key::ArrowDown);
+    std::fs::write(root.join("lib.rs"), "fn a() {}\nfn b() { 2 }\nfn c() {}\n").unwrap();
+    run_until(&mut h, "the reload", |h| text(h, id).contains("fn c"));
+    assert_eq!(shown(&h, id), "fn a() {}\n|fn b() { 2 }\nfn c() {}\n");
+    assert!(!h.state().editors.is_dirty(id));
+    assert_eq!(
+        h.state()
+            .editors
+            .get(id)
+            .unwrap()
+            .changed_lines
+            .1
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        [1, 2]
+    );
+}
+
+#[test]
+fn another_programs_edit_to_a_dirty_buffer_raises_the_banner_and_loses_nothing() {
+    let (_dir, root) = workspace(&[("c.txt", "base\n")]);
+    let mut h = harness(Some(root.clone()));
+    let id = open(&mut h, "c.txt");
+    type_text(&mut h, "mine ");
+    std::fs::write(root.join("c.txt"), "theirs\n").unwrap();
+    run_until(&mut h, "the banner", |h| {
+        h.query_by_label("This file changed on disk while you have unsaved changes.")
+            .is_some()
+    });
+    assert_eq!(text(&h, id), "mine base\n");
+    h.get_by_label("Load theirs").click();
+    h.run_steps(3);
+    assert_eq!(text(&h, id), "theirs\n");
+    assert!(!h.state().editors.is_dirty(id));
+    // What the person typed is one undo away.
+    h.state_mut().editors.get_mut(id).unwrap().focus = true;
+    h.run_steps(2);
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    assert_eq!(text(&h, id), "mine base\n");
+}
+
+#[test]
+fn closing_a_dirty_tab_asks_and_a_closed_tab_reopens() {
+    let (_dir, root) = workspace(&[("k.txt", "keep\n")]);
+    let mut h = harness(Some(root.clone()));
+    let id = open(&mut h, "k.txt");
+    type_text(&mut h, "x");
+    key(&mut h, Modifiers::COMMAND, Key::W);
+    h.get_by_label("Save changes to k.txt?");
+    h.get_by_label("Don't Save").click();
+    h.run_steps(3);
+    assert!(h.state().editors.get(id).is_none());
+    assert!(h.state().dock.find_tab(&PanelId::Editor(id)).is_none());
+    assert_eq!(
+        std::fs::read_to_string(root.join("k.txt")).unwrap(),
+        "keep\n"
+    );
+    key(&mut h, Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::T);
+    run_until(&mut h, "the reopened tab", |h| {
+        h.state()
+            .editors
+            .tabs
+            .iter()
+            .any(|t| t.name() == "k.txt" && t.rel.is_some())
+    });
+    let again = h.state().editors.active.unwrap();
+    assert_eq!(text(&h, again), "keep\n");
+}
+
+#[test]
+fn binary_and_other_encodings_open_read_only_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.bin"), b"\x00\x01\x02").unwrap();
+    std::fs::write(dir.path().join("l.txt"), b"caf\xe9\n").unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root));
+    run_until(&mut h, "the listing", |h| {
+        h.query_by_label("  b.bin").is_some()
+    });
+    h.get_by_label("  b.bin").click();
+    run_until(&mut h, "the notice", |h| {
+        h.query_by_label("Binary file (3 B) — not shown.").is_some()
+    });
+    let id = open(&mut h, "l.txt");
+    h.get_by_label("Not UTF-8 text (5 B): shown with replacement characters, read-only.");
+    type_text(&mut h, "z");
+    assert_eq!(text(&h, id), "caf\u{fffd}\n");
+    let _ = Path::new("");
+}

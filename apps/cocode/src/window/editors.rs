@@ -1,0 +1,463 @@
+//! The editor tabs' state: which files are open, their syntax trees, find
+//! bars and notices. The documents themselves live in the shared
+//! [`OpenDocuments`] (agents read unsaved text from there); drawing and
+//! keyboard handling are in `views::editor`.
+
+use std::collections::BTreeSet;
+use std::hash::Hasher as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cocode_core::path::NormalizedPath;
+use cocode_editor::search::Matcher;
+use cocode_editor::{Document, Language, OpenDocuments, SearchQuery, Syntax};
+
+use crate::window::io_worker::{IoRequest, Opened, human_size};
+
+/// What a tab shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TabBody {
+    Loading,
+    /// The document is in [`OpenDocuments`] under the tab's `rel`.
+    Text,
+    /// Not shown, with the reason.
+    Unsupported(String),
+    Failed(String),
+}
+
+/// A message on a tab (a refused save, a reload).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub error: bool,
+}
+
+/// The matches of a query in one version of a document.
+#[derive(Debug, Clone)]
+pub struct FoundMatches {
+    pub version: i32,
+    pub query: SearchQuery,
+    pub ranges: Vec<(usize, usize)>,
+}
+
+/// The find (and replace) bar of a tab.
+#[derive(Debug, Clone, Default)]
+pub struct FindBar {
+    pub query: SearchQuery,
+    pub replace_with: String,
+    pub show_replace: bool,
+    /// Give the find field the keyboard focus on the next frame.
+    pub focus: bool,
+    /// The matches of the current query in the current version.
+    pub matches: Option<FoundMatches>,
+}
+
+impl FindBar {
+    /// The compiled query, or why it cannot run.
+    pub fn matcher(&self) -> Result<Matcher, cocode_editor::SearchError> {
+        self.query.compile()
+    }
+
+    /// The matches in `doc`, recomputed only when the text or query changed.
+    pub fn matches_in(&mut self, doc: &Document) -> &[(usize, usize)] {
+        let fresh = self
+            .matches
+            .as_ref()
+            .is_some_and(|m| m.version == doc.version() && m.query == self.query);
+        if !fresh {
+            let ranges = self
+                .matcher()
+                .map(|m| m.find_all(doc.rope()))
+                .unwrap_or_default();
+            self.matches = Some(FoundMatches {
+                version: doc.version(),
+                query: self.query.clone(),
+                ranges,
+            });
+        }
+        self.matches.as_ref().map_or(&[], |m| &m.ranges)
+    }
+}
+
+/// The file on disk differs from a buffer with unsaved changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskConflict {
+    /// What is on disk now (`None`: the file was deleted).
+    pub theirs: Option<String>,
+}
+
+/// One editor tab.
+#[derive(Debug)]
+pub struct EditorTab {
+    pub id: u32,
+    /// The file's absolute path.
+    pub path: PathBuf,
+    /// The file's workspace path, once opened.
+    pub rel: Option<NormalizedPath>,
+    pub body: TabBody,
+    pub syntax: Option<Syntax>,
+    /// Why the text cannot be edited, if it cannot.
+    pub read_only: Option<String>,
+    pub find: Option<FindBar>,
+    /// The "go to line" field, when open.
+    pub go_to_line: Option<String>,
+    pub conflict: Option<DiskConflict>,
+    pub notice: Option<Notice>,
+    /// Lines changed by the last reload from disk, and the version they
+    /// belong to (edits by the person clear them).
+    pub changed_lines: (i32, BTreeSet<usize>),
+    /// IME composition not yet committed.
+    pub preedit: String,
+    /// Scroll the primary cursor into view on the next frame.
+    pub reveal: bool,
+    /// Give the text the keyboard focus on the next frame.
+    pub focus: bool,
+    /// Widest line laid out so far (the horizontal scroll extent).
+    pub content_width: f32,
+    /// A hash of the bytes last known to be on disk.
+    pub disk_hash: Option<u64>,
+    /// A save under way: the document version and the hash of its text.
+    pub saving: Option<(i32, u64)>,
+    /// Close the tab once the save under way succeeds.
+    pub close_after_save: bool,
+    /// Where the pointer pressed, for drag selection (char offset).
+    pub drag_anchor: Option<usize>,
+}
+
+impl EditorTab {
+    fn new(id: u32, path: PathBuf) -> Self {
+        Self {
+            id,
+            path,
+            rel: None,
+            body: TabBody::Loading,
+            syntax: None,
+            read_only: None,
+            find: None,
+            go_to_line: None,
+            conflict: None,
+            notice: None,
+            changed_lines: (0, BTreeSet::new()),
+            preedit: String::new(),
+            reveal: false,
+            focus: true,
+            content_width: 0.0,
+            disk_hash: None,
+            saving: None,
+            close_after_save: false,
+            drag_anchor: None,
+        }
+    }
+
+    pub fn language(&self) -> Option<Language> {
+        Language::of_path(&self.path)
+    }
+
+    /// The file name, for the tab title.
+    pub fn name(&self) -> String {
+        self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+}
+
+/// A hash of bytes, to tell whether what is on disk changed.
+pub fn content_hash(chunks: impl IntoIterator<Item = impl AsRef<[u8]>>) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    for c in chunks {
+        h.write(c.as_ref());
+    }
+    h.finish()
+}
+
+/// The open editor tabs.
+#[derive(Debug)]
+pub struct Editors {
+    pub docs: Arc<OpenDocuments>,
+    pub tabs: Vec<EditorTab>,
+    /// Paths of closed tabs, the last closed last (Ctrl+Shift+T).
+    closed: Vec<PathBuf>,
+    next_id: u32,
+    /// The tab the person last worked in (Ctrl+S saves it).
+    pub active: Option<u32>,
+    /// "Save changes?" asked before closing this tab.
+    pub close_prompt: Option<u32>,
+}
+
+impl Editors {
+    pub fn new(docs: Arc<OpenDocuments>) -> Self {
+        Self {
+            docs,
+            tabs: Vec::new(),
+            closed: Vec::new(),
+            next_id: 1,
+            active: None,
+            close_prompt: None,
+        }
+    }
+
+    pub fn get(&self, id: u32) -> Option<&EditorTab> {
+        self.tabs.iter().find(|t| t.id == id)
+    }
+
+    pub fn get_mut(&mut self, id: u32) -> Option<&mut EditorTab> {
+        self.tabs.iter_mut().find(|t| t.id == id)
+    }
+
+    pub fn by_path(&self, path: &Path) -> Option<u32> {
+        self.tabs.iter().find(|t| t.path == path).map(|t| t.id)
+    }
+
+    /// Opens `path` (a file of the workspace at `root`) in a tab, or finds
+    /// the tab that has it; the read to queue for a new tab.
+    pub fn open(&mut self, root: &Path, path: &Path) -> (u32, Option<IoRequest>) {
+        if let Some(id) = self.by_path(path) {
+            if let Some(tab) = self.get_mut(id) {
+                tab.focus = true;
+            }
+            self.active = Some(id);
+            return (id, None);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.tabs.push(EditorTab::new(id, path.to_path_buf()));
+        self.active = Some(id);
+        (
+            id,
+            Some(IoRequest::Open {
+                root: root.to_path_buf(),
+                path: path.to_path_buf(),
+            }),
+        )
+    }
+
+    /// Applies an open result to the tab waiting for it.
+    pub fn on_opened(&mut self, path: &Path, result: Result<Opened, String>) {
+        let docs = Arc::clone(&self.docs);
+        let Some(tab) = self
+            .tabs
+            .iter_mut()
+            .find(|t| t.path == path && t.body == TabBody::Loading)
+        else {
+            return;
+        };
+        match result {
+            Ok(Opened::Text { rel, rope }) => {
+                tab.disk_hash = Some(content_hash(rope.chunks().map(str::as_bytes)));
+                let doc = Document::from_rope(rope);
+                tab.syntax = tab.language().map(|l| Syntax::new(l, &doc));
+                if !docs.open_document(rel.clone(), doc) {
+                    // Another tab of this window had it: share its text.
+                    tracing::debug!(path = rel.as_str(), "document already open");
+                }
+                tab.rel = Some(rel);
+                tab.body = TabBody::Text;
+            }
+            Ok(Opened::NotUtf8 { rel, text, size }) => {
+                let doc = Document::from_text(&text);
+                docs.open_document(rel.clone(), doc);
+                tab.rel = Some(rel);
+                tab.body = TabBody::Text;
+                tab.read_only = Some(format!(
+                    "Not UTF-8 text ({}): shown with replacement characters, read-only.",
+                    human_size(size)
+                ));
+            }
+            Ok(Opened::Binary { rel, size }) => {
+                tab.rel = Some(rel);
+                tab.body = TabBody::Unsupported(format!(
+                    "Binary file ({}) — not shown.",
+                    human_size(size)
+                ));
+            }
+            Err(message) => tab.body = TabBody::Failed(message),
+        }
+    }
+
+    /// Whether the tab's text differs from disk.
+    pub fn is_dirty(&self, id: u32) -> bool {
+        self.get(id)
+            .and_then(|t| t.rel.as_ref())
+            .is_some_and(|rel| self.docs.has_unsaved_changes(rel))
+    }
+
+    /// The tab title: the file name, with a dot while unsaved.
+    pub fn title(&self, id: u32) -> String {
+        match self.get(id) {
+            Some(tab) if self.is_dirty(id) => format!("● {}", tab.name()),
+            Some(tab) => tab.name(),
+            None => "Editor".to_owned(),
+        }
+    }
+
+    /// Closes a tab (the caller asked about unsaved changes first).
+    pub fn close(&mut self, id: u32) {
+        let Some(i) = self.tabs.iter().position(|t| t.id == id) else {
+            return;
+        };
+        let tab = self.tabs.remove(i);
+        if let Some(rel) = &tab.rel
+            && !self.tabs.iter().any(|t| t.rel.as_ref() == Some(rel))
+        {
+            self.docs.close(rel);
+        }
+        self.closed.retain(|p| *p != tab.path);
+        self.closed.push(tab.path);
+        if self.active == Some(id) {
+            self.active = self.tabs.last().map(|t| t.id);
+        }
+        if self.close_prompt == Some(id) {
+            self.close_prompt = None;
+        }
+    }
+
+    /// The last closed file that is not open again (Ctrl+Shift+T).
+    pub fn reopen_closed(&mut self) -> Option<PathBuf> {
+        while let Some(path) = self.closed.pop() {
+            if self.by_path(&path).is_none() {
+                return Some(path);
+            }
+        }
+        None
+    }
+
+    /// Closes every tab (another folder opens); their ids.
+    pub fn clear(&mut self) -> Vec<u32> {
+        let ids: Vec<u32> = self.tabs.iter().map(|t| t.id).collect();
+        for id in &ids {
+            self.close(*id);
+        }
+        self.closed.clear();
+        ids
+    }
+
+    /// A save of the tab's text is starting: notes what is being written.
+    /// `None` when there is nothing to save.
+    pub fn begin_save(&mut self, id: u32) -> Option<NormalizedPath> {
+        let docs = Arc::clone(&self.docs);
+        let tab = self.get_mut(id)?;
+        let rel = tab.rel.clone()?;
+        if tab.read_only.is_some() {
+            return None;
+        }
+        let (version, hash) = docs.with_document(&rel, |d| {
+            (
+                d.version(),
+                content_hash(d.rope().chunks().map(str::as_bytes)),
+            )
+        })?;
+        tab.saving = Some((version, hash));
+        tab.notice = None;
+        Some(rel)
+    }
+
+    /// A save finished.
+    pub fn on_saved(&mut self, rel: &NormalizedPath, result: Result<(), String>) -> Option<u32> {
+        let tab = self.tabs.iter_mut().find(|t| t.rel.as_ref() == Some(rel))?;
+        let saving = tab.saving.take();
+        match result {
+            Ok(()) => {
+                if let Some((_, hash)) = saving {
+                    tab.disk_hash = Some(hash);
+                }
+                tab.conflict = None;
+                if tab.close_after_save {
+                    return Some(tab.id);
+                }
+            }
+            Err(message) => {
+                tab.close_after_save = false;
+                tab.notice = Some(Notice {
+                    text: message,
+                    error: true,
+                });
+            }
+        }
+        None
+    }
+
+    /// An open file changed on disk (`None`: it was deleted): a clean
+    /// buffer takes the new text at once, with the changed lines marked; a
+    /// buffer with unsaved changes keeps them and shows the conflict.
+    pub fn on_disk_changed(&mut self, path: &Path, bytes: Option<Vec<u8>>) {
+        let docs = Arc::clone(&self.docs);
+        let Some(tab) = self.tabs.iter_mut().find(|t| t.path == path) else {
+            return;
+        };
+        let Some(rel) = tab.rel.clone() else {
+            return;
+        };
+        let hash = bytes.as_ref().map(|b| content_hash([b]));
+        if hash.is_some() && (hash == tab.disk_hash || hash == tab.saving.map(|(_, h)| h)) {
+            tab.disk_hash = hash;
+            return;
+        }
+        let theirs = match bytes.map(String::from_utf8) {
+            Some(Ok(text)) => Some(text),
+            Some(Err(_)) => {
+                tab.notice = Some(Notice {
+                    text: "The file on disk is no longer UTF-8 text; the buffer keeps the text it had."
+                        .into(),
+                    error: true,
+                });
+                return;
+            }
+            None => None,
+        };
+        let dirty = docs.has_unsaved_changes(&rel);
+        match (&theirs, dirty) {
+            (Some(text), false) => {
+                let changed = docs.with_document(&rel, |d| {
+                    let lines = d.reload(text);
+                    (d.version(), lines)
+                });
+                if let Some((version, lines)) = changed {
+                    tab.changed_lines = (version, lines.into_iter().collect());
+                }
+                tab.disk_hash = hash;
+                tab.conflict = None;
+            }
+            _ => {
+                tab.conflict = Some(DiskConflict { theirs });
+            }
+        }
+    }
+
+    /// "Load theirs" on a conflict: the disk's text replaces the buffer (one
+    /// undoable step, so nothing the person typed is lost for good).
+    pub fn take_theirs(&mut self, id: u32) {
+        let docs = Arc::clone(&self.docs);
+        let Some(tab) = self.get_mut(id) else { return };
+        let (Some(rel), Some(conflict)) = (tab.rel.clone(), tab.conflict.take()) else {
+            return;
+        };
+        match conflict.theirs {
+            Some(text) => {
+                let changed = docs.with_document(&rel, |d| {
+                    let lines = d.reload(&text);
+                    (d.version(), lines)
+                });
+                if let Some((version, lines)) = changed {
+                    tab.changed_lines = (version, lines.into_iter().collect());
+                }
+                tab.disk_hash = Some(content_hash([text.as_bytes()]));
+            }
+            None => {
+                tab.notice = Some(Notice {
+                    text: "The file was deleted on disk; saving creates it again.".into(),
+                    error: false,
+                });
+            }
+        }
+    }
+
+    /// "Keep mine": the buffer stays as it is (saving overwrites the disk).
+    pub fn keep_mine(&mut self, id: u32) {
+        if let Some(tab) = self.get_mut(id)
+            && let Some(conflict) = tab.conflict.take()
+        {
+            tab.disk_hash = conflict.theirs.map(|t| content_hash([t.as_bytes()]));
+        }
+    }
+}

@@ -1,0 +1,1177 @@
+//! The editor view: a custom text widget over a rope document — only the
+//! visible rows are laid out, with syntax colours for the visible byte range,
+//! a gutter, every cursor and selection, IME composition shown inline, the
+//! clipboard, mouse selection, and the shortcuts of VS Code. Also the find
+//! bar, the go-to-line field and the disk-conflict banner of a tab.
+
+use cocode_editor::commands::{column, line_end, line_of, line_start, matching_bracket, word_at};
+use cocode_editor::{Document, EditKind, Highlight, Motion, Range, Selection};
+use cocode_platform::Os;
+use cocode_ui::{Theme, Tone};
+use egui::text::{CCursor, LayoutJob};
+use egui::{
+    Color32, Event, EventFilter, FontId, ImeEvent, Key, Modifiers, Pos2, Rect, Sense, Stroke,
+    TextFormat, TextStyle, Ui, Vec2,
+};
+
+use crate::window::command::Command;
+use crate::window::editors::{EditorTab, Editors, FindBar, TabBody};
+
+/// Longest part of a line laid out (a minified file's one line).
+const MAX_LAID_OUT_CHARS: usize = 20_000;
+/// The gap between the gutter and the text.
+const GUTTER_GAP: f32 = 12.0;
+
+/// The colour of each highlight kind.
+fn highlight_color(kind: Highlight, theme: Theme) -> Color32 {
+    // (dark theme, light theme), after One Dark and One Light.
+    let (on_dark, on_light) = match kind {
+        Highlight::Keyword => ((0xC6, 0x78, 0xDD), (0xA6, 0x26, 0xA4)),
+        Highlight::Function => ((0x61, 0xAF, 0xEF), (0x40, 0x78, 0xF2)),
+        Highlight::Type | Highlight::Module => ((0xE5, 0xC0, 0x7B), (0xC1, 0x84, 0x01)),
+        Highlight::String => ((0x98, 0xC3, 0x79), (0x50, 0xA1, 0x4F)),
+        Highlight::Number | Highlight::Constant => ((0xD1, 0x9A, 0x66), (0x98, 0x68, 0x01)),
+        Highlight::Comment => ((0x7F, 0x84, 0x8E), (0xA0, 0xA1, 0xA7)),
+        Highlight::Property | Highlight::Variable | Highlight::Tag => {
+            ((0xE0, 0x6C, 0x75), (0xE4, 0x56, 0x49))
+        }
+        Highlight::Attribute | Highlight::Label | Highlight::Escape => {
+            ((0x56, 0xB6, 0xC2), (0x01, 0x84, 0xBC))
+        }
+        Highlight::Operator | Highlight::Punctuation => ((0xAB, 0xB2, 0xBF), (0x38, 0x3A, 0x42)),
+    };
+    let (red, green, blue) = if theme == Theme::Dark {
+        on_dark
+    } else {
+        on_light
+    };
+    Color32::from_rgb(red, green, blue)
+}
+
+/// Draws one editor tab.
+pub fn show(
+    ui: &mut Ui,
+    editors: &mut Editors,
+    id: u32,
+    theme: Theme,
+    os: Os,
+    commands: &mut Vec<Command>,
+) {
+    let docs = std::sync::Arc::clone(&editors.docs);
+    let dirty = editors.is_dirty(id);
+    let Some(tab) = editors.get_mut(id) else {
+        ui.label("This editor has closed.");
+        return;
+    };
+    match &tab.body {
+        TabBody::Loading => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("Opening {}…", tab.path.display()));
+            });
+            return;
+        }
+        TabBody::Unsupported(reason) => {
+            ui.label(tab.path.display().to_string());
+            cocode_ui::badge(ui, reason, Tone::Neutral);
+            return;
+        }
+        TabBody::Failed(message) => {
+            ui.label(tab.path.display().to_string());
+            cocode_ui::badge(ui, "Cannot open file", Tone::Danger);
+            ui.label(message);
+            return;
+        }
+        TabBody::Text => {}
+    }
+    let Some(rel) = tab.rel.clone() else { return };
+    banners(ui, tab, dirty, commands);
+    if tab.find.is_some() {
+        docs.with_document(&rel, |doc| find_bar(ui, tab, doc));
+    }
+    if tab.go_to_line.is_some() {
+        docs.with_document(&rel, |doc| go_to_line_bar(ui, tab, doc));
+    }
+    docs.with_document(&rel, |doc| {
+        if let Some(syntax) = &mut tab.syntax {
+            syntax.sync(doc);
+            if syntax.state() == &cocode_editor::SyntaxState::Parsing {
+                // The worker thread has no way to wake the window: look again soon.
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_millis(100));
+            }
+        }
+        text_area(ui, tab, doc, theme, os, commands);
+    });
+}
+
+fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &mut Vec<Command>) {
+    if let Some(conflict) = &tab.conflict {
+        ui.horizontal_wrapped(|ui| {
+            let what = if conflict.theirs.is_some() {
+                "This file changed on disk while you have unsaved changes."
+            } else {
+                "This file was deleted on disk while you have unsaved changes."
+            };
+            cocode_ui::badge(ui, what, Tone::Warning);
+            if ui.button("Keep mine").clicked() {
+                commands.push(Command::KeepMine(tab.id));
+            }
+            if conflict.theirs.is_some() && ui.button("Load theirs").clicked() {
+                commands.push(Command::LoadTheirs(tab.id));
+            }
+        });
+    }
+    if let Some(reason) = &tab.read_only {
+        cocode_ui::badge(ui, reason, Tone::Neutral);
+    }
+    if let Some(notice) = &tab.notice {
+        ui.horizontal_wrapped(|ui| {
+            let tone = if notice.error {
+                Tone::Danger
+            } else {
+                Tone::Neutral
+            };
+            cocode_ui::badge(ui, &notice.text, tone);
+            if ui.small_button("Dismiss").clicked() {
+                commands.push(Command::DismissEditorNotice(tab.id));
+            }
+        });
+    }
+    if tab.saving.is_some() && dirty {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("Saving…");
+        });
+    }
+}
+
+#[expect(
+    clippy::too_many_lines,
+    reason = "the bar's two rows and what their buttons do"
+)]
+fn find_bar(ui: &mut Ui, tab: &mut EditorTab, doc: &mut Document) {
+    let read_only = tab.read_only.is_some();
+    let Some(find) = &mut tab.find else { return };
+    let mut close = false;
+    let mut step: Option<bool> = None;
+    ui.horizontal(|ui| {
+        let field = ui
+            .add(
+                egui::TextEdit::singleline(&mut find.query.text)
+                    .hint_text("Find")
+                    .desired_width(220.0)
+                    .id_salt(("find", tab.id)),
+            )
+            .on_hover_text("Find (Enter: next, Shift+Enter: previous)");
+
+        if find.focus {
+            field.request_focus();
+            find.focus = false;
+        }
+        if field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter)) {
+            step = Some(ui.input(|i| i.modifiers.shift));
+            field.request_focus();
+        }
+        if field.has_focus() && ui.input(|i| i.key_pressed(Key::Escape)) {
+            close = true;
+        }
+        ui.toggle_value(&mut find.query.case_sensitive, "Aa")
+            .on_hover_text("Match case");
+        ui.toggle_value(&mut find.query.whole_word, "ab")
+            .on_hover_text("Match whole word");
+        ui.toggle_value(&mut find.query.regex, ".*")
+            .on_hover_text("Use regular expression");
+        let status = match find.matcher() {
+            Err(cocode_editor::SearchError::Empty) => String::new(),
+            Err(e) => e.to_string(),
+            Ok(_) => {
+                let primary = doc.selection().primary();
+                let found = find.matches_in(doc);
+                let at = found
+                    .iter()
+                    .position(|m| *m == (primary.from(), primary.to()));
+                match (found.len(), at) {
+                    (0, _) => "No results".to_owned(),
+                    (n, Some(i)) => format!("{} of {n}", i + 1),
+                    (n, None) => format!("{n} found"),
+                }
+            }
+        };
+        ui.label(status);
+        if ui
+            .small_button("↑")
+            .on_hover_text("Previous match (Shift+Enter)")
+            .clicked()
+        {
+            step = Some(true);
+        }
+        if ui
+            .small_button("↓")
+            .on_hover_text("Next match (Enter)")
+            .clicked()
+        {
+            step = Some(false);
+        }
+        if ui
+            .small_button("✕")
+            .on_hover_text("Close (Escape)")
+            .clicked()
+        {
+            close = true;
+        }
+    });
+    let mut replace: Option<bool> = None;
+    if find.show_replace && !read_only {
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::TextEdit::singleline(&mut find.replace_with)
+                    .hint_text("Replace")
+                    .desired_width(220.0)
+                    .id_salt(("replace", tab.id)),
+            );
+            if ui.button("Replace").clicked() {
+                replace = Some(false);
+            }
+            if ui.button("Replace All").clicked() {
+                replace = Some(true);
+            }
+        });
+    }
+    if let Ok(matcher) = find.matcher() {
+        if let Some(backward) = step {
+            doc.find_next(&matcher, backward);
+            tab.reveal = true;
+        }
+        match replace {
+            Some(false) => {
+                doc.replace_match(&matcher, &find.replace_with);
+                tab.reveal = true;
+            }
+            Some(true) => {
+                let n = doc.replace_all_matches(&matcher, &find.replace_with);
+                tab.notice = Some(crate::window::editors::Notice {
+                    text: format!("Replaced {n} occurrence(s)."),
+                    error: false,
+                });
+            }
+            None => {}
+        }
+    }
+    if close {
+        tab.find = None;
+        tab.focus = true;
+    }
+}
+
+fn go_to_line_bar(ui: &mut Ui, tab: &mut EditorTab, doc: &mut Document) {
+    let Some(text) = &mut tab.go_to_line else {
+        return;
+    };
+    let lines = doc.rope().len_lines();
+    let mut done = None;
+    ui.horizontal(|ui| {
+        ui.label(format!("Go to line (1–{lines}):"));
+        let field = ui.add(
+            egui::TextEdit::singleline(text)
+                .desired_width(120.0)
+                .id_salt(("goto", tab.id)),
+        );
+        if !field.has_focus() && !field.lost_focus() {
+            field.request_focus();
+        }
+        if field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter)) {
+            done = Some(true);
+        }
+        if ui.input(|i| i.key_pressed(Key::Escape)) {
+            done = Some(false);
+        }
+    });
+    match done {
+        Some(true) => {
+            if let Some((line, col)) = parse_line_col(text) {
+                doc.go_to_line(line.saturating_sub(1));
+                if let Some(col) = col {
+                    let rope = doc.rope();
+                    let l = line_of(rope, doc.selection().primary().head);
+                    let pos = (line_start(rope, l) + col.saturating_sub(1)).min(line_end(rope, l));
+                    doc.set_selection(Selection::point(pos));
+                }
+                tab.reveal = true;
+            }
+            tab.go_to_line = None;
+            tab.focus = true;
+        }
+        Some(false) => {
+            tab.go_to_line = None;
+            tab.focus = true;
+        }
+        None => {}
+    }
+}
+
+/// `12` or `12:5` (1-based line and column).
+pub fn parse_line_col(text: &str) -> Option<(usize, Option<usize>)> {
+    let mut parts = text.trim().splitn(2, [':', ',']);
+    let line = parts.next()?.trim().parse().ok()?;
+    let col = match parts.next() {
+        Some(c) => Some(c.trim().parse().ok()?),
+        None => None,
+    };
+    Some((line, col))
+}
+
+/// Geometry of the text area in one frame.
+#[derive(Clone, Copy)]
+struct Geometry {
+    /// Top-left of line 0's text.
+    origin: Pos2,
+    row: f32,
+}
+
+impl Geometry {
+    fn line_at(self, y: f32, lines: usize) -> usize {
+        let row = ((y - self.origin.y) / self.row).floor();
+        if row <= 0.0 {
+            0
+        } else {
+            // Truncation is wanted: a row index from a non-negative float.
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "clamped below"
+            )]
+            let r = row as usize;
+            r.min(lines.saturating_sub(1))
+        }
+    }
+
+    fn line_top(self, line: usize) -> f32 {
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "line numbers are far below 2^24 rows of pixels"
+        )]
+        let l = line as f32;
+        self.origin.y + l * self.row
+    }
+}
+
+/// A line's text as shown (cut at [`MAX_LAID_OUT_CHARS`]), and its job.
+fn line_job(
+    doc: &Document,
+    tab: &EditorTab,
+    line: usize,
+    font: &FontId,
+    theme: Theme,
+    spans: &[(std::ops::Range<usize>, Highlight)],
+    preedit_at: Option<usize>,
+) -> LayoutJob {
+    let rope = doc.rope();
+    let start = line_start(rope, line);
+    let end = line_end(rope, line).min(start + MAX_LAID_OUT_CHARS);
+    let text: String = rope.slice(start..end).to_string();
+    let line_byte = rope.char_to_byte(start);
+    let base = TextFormat::simple(
+        font.clone(),
+        if theme == Theme::Dark {
+            Color32::from_rgb(0xD4, 0xD4, 0xD4)
+        } else {
+            Color32::from_rgb(0x24, 0x29, 0x2E)
+        },
+    );
+    let mut job = LayoutJob::default();
+    let mut at = 0usize;
+    let push = |job: &mut LayoutJob, from: usize, to: usize, format: TextFormat| {
+        if to > from {
+            job.append(&text[from..to], 0.0, format);
+        }
+    };
+    // Byte offsets within `text` where the preedit goes.
+    let preedit_byte =
+        preedit_at.map(|col| text.char_indices().nth(col).map_or(text.len(), |(b, _)| b));
+    let mut cuts: Vec<(usize, usize, Option<Highlight>)> = Vec::new();
+    for (r, kind) in spans {
+        let (a, b) = (
+            r.start.saturating_sub(line_byte).min(text.len()),
+            r.end.saturating_sub(line_byte).min(text.len()),
+        );
+        if b > a && r.end > line_byte {
+            cuts.push((a, b, Some(*kind)));
+        }
+    }
+    let mut pieces: Vec<(usize, usize, Option<Highlight>)> = Vec::new();
+    for (a, b, kind) in cuts {
+        if a > at {
+            pieces.push((at, a, None));
+        }
+        let a = a.max(at);
+        if b > a {
+            pieces.push((a, b, kind));
+            at = b;
+        }
+    }
+    if at < text.len() {
+        pieces.push((at, text.len(), None));
+    }
+    let format_of = |kind: Option<Highlight>| {
+        let mut f = base.clone();
+        if let Some(kind) = kind {
+            f.color = highlight_color(kind, theme);
+        }
+        f
+    };
+    let mut preedit_done = preedit_byte.is_none();
+    for (a, b, kind) in pieces {
+        if let Some(p) = preedit_byte
+            && !preedit_done
+            && p >= a
+            && p < b
+        {
+            push(&mut job, a, p, format_of(kind));
+            append_preedit(&mut job, &tab.preedit, &base);
+            push(&mut job, p, b, format_of(kind));
+            preedit_done = true;
+        } else {
+            push(&mut job, a, b, format_of(kind));
+        }
+    }
+    if !preedit_done {
+        append_preedit(&mut job, &tab.preedit, &base);
+    }
+    job
+}
+
+fn append_preedit(job: &mut LayoutJob, preedit: &str, base: &TextFormat) {
+    let mut f = base.clone();
+    f.underline = Stroke::new(1.0, base.color);
+    job.append(preedit, 0.0, f);
+}
+
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pass over the visible rows: gutter, text, selections, cursors"
+)]
+fn text_area(
+    ui: &mut Ui,
+    tab: &mut EditorTab,
+    doc: &mut Document,
+    theme: Theme,
+    os: Os,
+    commands: &mut Vec<Command>,
+) {
+    let font = TextStyle::Monospace.resolve(ui.style());
+    let row = ui.fonts_mut(|f| f.row_height(&font));
+    let char_w = ui.fonts_mut(|f| f.glyph_width(&font, '0'));
+    let lines = doc.rope().len_lines();
+    let digits = lines.to_string().len().max(3);
+    #[expect(clippy::cast_precision_loss, reason = "a handful of digits")]
+    let gutter = digits as f32 * char_w + GUTTER_GAP + 10.0;
+    let widget_id = ui.id().with(("editor", tab.id));
+    #[expect(clippy::cast_precision_loss, reason = "rows of pixels")]
+    let content_height = lines as f32 * row + row;
+    let mut reveal_rect: Option<Rect> = None;
+    let bg = ui.visuals().extreme_bg_color;
+    let output = egui::ScrollArea::both()
+        .id_salt(("editor-scroll", tab.id))
+        .auto_shrink([false, false])
+        .show_viewport(ui, |ui, viewport| {
+            let size = Vec2::new(
+                (tab.content_width + gutter + 40.0).max(ui.available_width()),
+                content_height.max(ui.available_height()),
+            );
+            let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
+            let response = ui
+                .interact(rect, widget_id, Sense::click_and_drag())
+                .union(response);
+            let geo = Geometry {
+                origin: Pos2::new(rect.min.x + gutter, rect.min.y),
+                row,
+            };
+            let painter = ui.painter_at(ui.clip_rect());
+            painter.rect_filled(ui.clip_rect(), 0.0, bg);
+            let first = geo.line_at(rect.min.y + viewport.min.y, lines);
+            let last = geo.line_at(rect.min.y + viewport.max.y, lines);
+            // Syntax colours for the visible bytes only.
+            let rope = doc.rope();
+            let bytes = rope.line_to_byte(first)..rope.line_to_byte((last + 1).min(lines));
+            let spans = tab
+                .syntax
+                .as_ref()
+                .map(|s| s.highlights(bytes))
+                .unwrap_or_default();
+            let focused = response.has_focus();
+            let selection = doc.selection().clone();
+            let primary = selection.primary();
+            let primary_line = line_of(rope, primary.head);
+            let bracket = matching_bracket(rope, primary.head, 20_000);
+            let find_matches: Vec<(usize, usize)> = tab
+                .find
+                .as_mut()
+                .map(|f| f.matches_in(doc).to_vec())
+                .unwrap_or_default();
+            let rope = doc.rope();
+            let current_line_bg = if theme == Theme::Dark {
+                Color32::from_white_alpha(10)
+            } else {
+                Color32::from_black_alpha(10)
+            };
+            let selection_bg = ui.visuals().selection.bg_fill.gamma_multiply(0.6);
+            let match_bg = Color32::from_rgba_unmultiplied(0xE5, 0xC0, 0x7B, 60);
+            let caret = ui.visuals().text_cursor.stroke.color;
+            if tab.changed_lines.0 != doc.version() {
+                tab.changed_lines.1.clear();
+            }
+            let mut galleys = Vec::new();
+            for line in first..=last.min(lines.saturating_sub(1)) {
+                let top = geo.line_top(line);
+                let start = line_start(rope, line);
+                let end = line_end(rope, line);
+                let preedit_at = (!tab.preedit.is_empty() && line == primary_line && focused)
+                    .then(|| primary.head - start);
+                let job = line_job(doc, tab, line, &font, theme, &spans, preedit_at);
+                let galley = ui.fonts_mut(|f| f.layout_job(job));
+                tab.content_width = tab.content_width.max(galley.size().x);
+                let x_of = |pos: usize| -> f32 {
+                    let col = pos.saturating_sub(start).min(MAX_LAID_OUT_CHARS);
+                    let shifted = if preedit_at.is_some_and(|p| col > p) {
+                        col + tab.preedit.chars().count()
+                    } else {
+                        col
+                    };
+                    galley.pos_from_cursor(CCursor::new(shifted)).min.x
+                };
+                if line == primary_line && selection.len() == 1 && primary.is_empty() {
+                    painter.rect_filled(
+                        Rect::from_min_size(
+                            Pos2::new(rect.min.x, top),
+                            Vec2::new(rect.width(), row),
+                        ),
+                        0.0,
+                        current_line_bg,
+                    );
+                }
+                for &(a, b) in &find_matches {
+                    if b > start && a <= end && a >= start {
+                        let x0 = x_of(a);
+                        let x1 = x_of(b.min(end));
+                        painter.rect_filled(
+                            Rect::from_min_max(
+                                Pos2::new(geo.origin.x + x0, top),
+                                Pos2::new(geo.origin.x + x1, top + row),
+                            ),
+                            2.0,
+                            match_bg,
+                        );
+                    }
+                }
+                for r in selection.ranges() {
+                    if r.is_empty() || r.to() < start || r.from() > end + 1 {
+                        continue;
+                    }
+                    let x0 = x_of(r.from().max(start));
+                    let mut x1 = x_of(r.to().min(end));
+                    if r.to() > end {
+                        // The line break is selected too.
+                        x1 += char_w * 0.6;
+                    }
+                    painter.rect_filled(
+                        Rect::from_min_max(
+                            Pos2::new(geo.origin.x + x0, top),
+                            Pos2::new(geo.origin.x + x1, top + row),
+                        ),
+                        0.0,
+                        selection_bg,
+                    );
+                }
+                if let Some((a, b)) = bracket {
+                    for p in [a, b] {
+                        if p >= start && p < end {
+                            let x0 = x_of(p);
+                            let x1 = x_of(p + 1);
+                            painter.rect_stroke(
+                                Rect::from_min_max(
+                                    Pos2::new(geo.origin.x + x0, top),
+                                    Pos2::new(geo.origin.x + x1, top + row),
+                                ),
+                                1.0,
+                                Stroke::new(1.0, caret.gamma_multiply(0.5)),
+                                egui::StrokeKind::Inside,
+                            );
+                        }
+                    }
+                }
+                painter.galley(
+                    Pos2::new(geo.origin.x, top),
+                    galley.clone(),
+                    Color32::PLACEHOLDER,
+                );
+                for r in selection.ranges() {
+                    if r.head < start || r.head > end {
+                        continue;
+                    }
+                    let mut x = x_of(r.head);
+                    if *r == primary && preedit_at.is_some() {
+                        x = galley
+                            .pos_from_cursor(CCursor::new(
+                                r.head - start + tab.preedit.chars().count(),
+                            ))
+                            .min
+                            .x;
+                    }
+                    let at = Pos2::new(geo.origin.x + x, top);
+                    if focused {
+                        painter
+                            .line_segment([at, at + Vec2::new(0.0, row)], Stroke::new(2.0, caret));
+                    }
+                    if *r == primary {
+                        let cursor_rect = Rect::from_min_size(at, Vec2::new(2.0, row));
+                        if tab.reveal {
+                            reveal_rect = Some(cursor_rect.expand2(Vec2::new(char_w * 4.0, row)));
+                        }
+                        if focused {
+                            ui.output_mut(|o| {
+                                o.ime = Some(egui::output::IMEOutput {
+                                    purpose: egui::IMEPurpose::Normal,
+                                    rect,
+                                    cursor_rect,
+                                    should_interrupt_composition: false,
+                                });
+                            });
+                        }
+                    }
+                }
+                galleys.push((line, galley));
+            }
+            // The reveal target may be off screen: aim at its line.
+            if tab.reveal && reveal_rect.is_none() {
+                let top = geo.line_top(primary_line);
+                reveal_rect = Some(Rect::from_min_size(
+                    Pos2::new(geo.origin.x, top - row),
+                    Vec2::new(char_w, row * 3.0),
+                ));
+            }
+            // The gutter stays put while the text scrolls sideways.
+            let clip = ui.clip_rect();
+            let gutter_rect = Rect::from_min_max(
+                clip.min,
+                Pos2::new(clip.min.x + gutter - GUTTER_GAP / 2.0, clip.max.y),
+            );
+            painter.rect_filled(gutter_rect, 0.0, bg);
+            let number_color = ui.visuals().weak_text_color();
+            let changed_color = Tone::Success.color(theme);
+            for line in first..=last.min(lines.saturating_sub(1)) {
+                let top = geo.line_top(line);
+                let color = if line == primary_line {
+                    ui.visuals().strong_text_color()
+                } else {
+                    number_color
+                };
+                painter.text(
+                    Pos2::new(gutter_rect.max.x - GUTTER_GAP / 2.0, top),
+                    egui::Align2::RIGHT_TOP,
+                    (line + 1).to_string(),
+                    font.clone(),
+                    color,
+                );
+                if tab.changed_lines.1.contains(&line) {
+                    painter.rect_filled(
+                        Rect::from_min_size(
+                            Pos2::new(gutter_rect.min.x + 1.0, top),
+                            Vec2::new(3.0, row),
+                        ),
+                        0.0,
+                        changed_color,
+                    );
+                }
+            }
+            if let Some(target) = reveal_rect {
+                ui.scroll_to_rect(target, None);
+                tab.reveal = false;
+            }
+            mouse(ui, &response, tab, doc, geo, &galleys, os);
+            (response, geo)
+        });
+    let (response, geo) = output.inner;
+    // Focus handed over this frame: the keys of this frame were meant for
+    // whatever had it (Enter in the go-to-line field).
+    let just_focused = tab.focus;
+    if tab.focus {
+        response.request_focus();
+        tab.focus = false;
+    }
+    if response.has_focus() && !just_focused {
+        ui.memory_mut(|m| {
+            m.set_focus_lock_filter(
+                widget_id,
+                EventFilter {
+                    tab: true,
+                    horizontal_arrows: true,
+                    vertical_arrows: true,
+                    escape: true,
+                },
+            );
+        });
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a page of rows"
+        )]
+        let page = ((output.inner_rect.height() / geo.row).floor().max(1.0)) as usize;
+        keyboard(ui, tab, doc, page, os, commands);
+    }
+    response.widget_info(|| {
+        egui::WidgetInfo::labeled(
+            egui::WidgetType::TextEdit,
+            true,
+            format!("Editor {}", tab.name()),
+        )
+    });
+}
+
+/// The char offset under `pos`.
+fn hit(
+    doc: &Document,
+    geo: Geometry,
+    galleys: &[(usize, std::sync::Arc<egui::Galley>)],
+    pos: Pos2,
+) -> usize {
+    let rope = doc.rope();
+    let line = geo.line_at(pos.y, rope.len_lines());
+    let start = line_start(rope, line);
+    let end = line_end(rope, line);
+    let col = galleys
+        .iter()
+        .find(|(l, _)| *l == line)
+        .map_or(0, |(_, g)| {
+            g.cursor_from_pos(Vec2::new(pos.x - geo.origin.x, 0.0))
+                .index
+                .into()
+        });
+    (start + col).min(end)
+}
+
+fn mouse(
+    ui: &Ui,
+    response: &egui::Response,
+    tab: &mut EditorTab,
+    doc: &mut Document,
+    geo: Geometry,
+    galleys: &[(usize, std::sync::Arc<egui::Galley>)],
+    os: Os,
+) {
+    let Some(pos) = response.interact_pointer_pos() else {
+        if !ui.input(|i| i.pointer.primary_down()) {
+            tab.drag_anchor = None;
+        }
+        return;
+    };
+    let modifiers = ui.input(|i| i.modifiers);
+    let at = hit(doc, geo, galleys, pos);
+    let add_cursor = if os == Os::MacOs {
+        modifiers.alt
+    } else {
+        modifiers.alt && !modifiers.ctrl
+    };
+    if response.triple_clicked() {
+        let rope = doc.rope();
+        let line = line_of(rope, at);
+        let end = if line + 1 < rope.len_lines() {
+            line_start(rope, line + 1)
+        } else {
+            rope.len_chars()
+        };
+        doc.set_selection(Selection::single(Range::new(line_start(rope, line), end)));
+        response.request_focus();
+    } else if response.double_clicked() {
+        if let Some((a, b)) = word_at(doc.rope(), at) {
+            doc.set_selection(Selection::single(Range::new(a, b)));
+        }
+        response.request_focus();
+    } else if response.drag_started() || response.clicked() {
+        response.request_focus();
+        if add_cursor && response.clicked() {
+            doc.toggle_cursor_at(at);
+        } else if modifiers.shift {
+            let anchor = doc.selection().primary().anchor;
+            doc.set_selection(Selection::single(Range::new(anchor, at)));
+            tab.drag_anchor = Some(anchor);
+        } else {
+            doc.set_selection(Selection::point(at));
+            tab.drag_anchor = Some(at);
+        }
+    } else if response.dragged()
+        && let Some(anchor) = tab.drag_anchor
+    {
+        doc.set_selection(Selection::single(Range::new(anchor, at)));
+        tab.reveal = true;
+    }
+}
+
+/// The selected texts, or the whole lines of empty cursors (VS Code's
+/// copy without a selection), joined with the document's line ending.
+fn clipboard_text(doc: &Document) -> (String, bool) {
+    let rope = doc.rope();
+    let le = doc.line_ending().as_str();
+    let sel = doc.selection();
+    if sel.ranges().iter().all(|r| r.is_empty()) {
+        let mut lines: Vec<usize> = sel.ranges().iter().map(|r| line_of(rope, r.head)).collect();
+        lines.dedup();
+        let mut text = String::new();
+        for l in lines {
+            text.extend(rope.slice(line_start(rope, l)..line_end(rope, l)).chunks());
+            text.push_str(le);
+        }
+        (text, true)
+    } else {
+        let parts: Vec<String> = sel
+            .ranges()
+            .iter()
+            .filter(|r| !r.is_empty())
+            .map(|r| rope.slice(r.from()..r.to()).to_string())
+            .collect();
+        (parts.join(le), false)
+    }
+}
+
+fn keyboard(
+    ui: &Ui,
+    tab: &mut EditorTab,
+    doc: &mut Document,
+    page: usize,
+    os: Os,
+    commands: &mut Vec<Command>,
+) {
+    let events = ui.input(|i| i.events.clone());
+    let writable = tab.read_only.is_none();
+    let before = doc.version();
+    let selection_before = doc.selection().clone();
+    for event in events {
+        match event {
+            Event::Text(text) if writable && tab.preedit.is_empty() => {
+                doc.insert_text(&text, EditKind::Typing);
+            }
+            Event::Ime(ImeEvent::Preedit { text, .. }) => tab.preedit = text,
+            Event::Ime(ImeEvent::Commit(text)) => {
+                tab.preedit.clear();
+                if writable && !text.is_empty() {
+                    doc.insert_text(&text, EditKind::Typing);
+                }
+            }
+            Event::Copy => ui.ctx().copy_text(clipboard_text(doc).0),
+            Event::Cut => {
+                let (text, whole_lines) = clipboard_text(doc);
+                ui.ctx().copy_text(text);
+                if writable {
+                    if whole_lines {
+                        doc.delete_lines();
+                    } else {
+                        doc.insert_text("", EditKind::Other);
+                    }
+                }
+            }
+            Event::Paste(text) if writable => doc.paste(&text),
+            Event::Key {
+                key,
+                pressed: true,
+                modifiers,
+                ..
+            } => key_press(doc, tab, key, modifiers, page, os, writable, commands),
+            _ => {}
+        }
+    }
+    if doc.version() != before || *doc.selection() != selection_before {
+        tab.reveal = true;
+    }
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the key and everything it may change"
+)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one match over the editor's key bindings"
+)]
+fn key_press(
+    doc: &mut Document,
+    tab: &mut EditorTab,
+    key: Key,
+    m: Modifiers,
+    page: usize,
+    os: Os,
+    writable: bool,
+    commands: &mut Vec<Command>,
+) {
+    let cmd = m.command;
+    let shift = m.shift;
+    // Word-wise motion: Ctrl on Linux and Windows, Option on macOS.
+    let word = if os == Os::MacOs { m.alt } else { m.ctrl };
+    let comment = tab
+        .language()
+        .map_or("//", cocode_editor::Language::line_comment);
+    match key {
+        Key::ArrowLeft | Key::ArrowRight if os == Os::MacOs && m.mac_cmd => {
+            let motion = if key == Key::ArrowLeft {
+                Motion::LineStart
+            } else {
+                Motion::LineEnd
+            };
+            doc.move_cursors(motion, shift);
+        }
+        Key::ArrowLeft => {
+            doc.move_cursors(if word { Motion::WordLeft } else { Motion::Left }, shift);
+        }
+        Key::ArrowRight => doc.move_cursors(
+            if word {
+                Motion::WordRight
+            } else {
+                Motion::Right
+            },
+            shift,
+        ),
+        Key::ArrowUp | Key::ArrowDown => {
+            let down = key == Key::ArrowDown;
+            if m.alt && shift && writable {
+                doc.duplicate_lines(down);
+            } else if m.alt && (m.ctrl || (os == Os::MacOs && m.mac_cmd)) {
+                doc.add_cursor_vertical(down);
+            } else if m.alt && writable {
+                doc.move_lines(down);
+            } else if cmd && os == Os::MacOs {
+                doc.move_cursors(
+                    if down {
+                        Motion::DocEnd
+                    } else {
+                        Motion::DocStart
+                    },
+                    shift,
+                );
+            } else {
+                doc.move_cursors(if down { Motion::Down } else { Motion::Up }, shift);
+            }
+        }
+        Key::Home => doc.move_cursors(
+            if cmd {
+                Motion::DocStart
+            } else {
+                Motion::LineStart
+            },
+            shift,
+        ),
+        Key::End => doc.move_cursors(if cmd { Motion::DocEnd } else { Motion::LineEnd }, shift),
+        Key::PageUp => doc.move_cursors(Motion::PageUp(page), shift),
+        Key::PageDown => doc.move_cursors(Motion::PageDown(page), shift),
+        Key::Enter if writable && !cmd => doc.newline(),
+        Key::Tab if writable && shift => doc.outdent_lines(),
+        Key::Tab if writable && !cmd => doc.tab(),
+        Key::Backspace if writable => {
+            if word || (os == Os::MacOs && m.alt) {
+                doc.delete_word(true);
+            } else {
+                doc.backspace();
+            }
+        }
+        Key::Delete if writable => {
+            if word {
+                doc.delete_word(false);
+            } else {
+                doc.delete_forward();
+            }
+        }
+        Key::Escape => {
+            if tab.find.is_some() {
+                tab.find = None;
+            } else {
+                let only = doc.selection().primary_only();
+                let collapsed = if only.len() == 1 && doc.selection().len() == 1 {
+                    Selection::point(only.primary().head)
+                } else {
+                    only
+                };
+                doc.set_selection(collapsed);
+            }
+        }
+        Key::A if cmd => doc.select_all(),
+        Key::L if cmd => doc.select_line(),
+        Key::D if cmd => doc.add_next_occurrence(),
+        Key::K if cmd && shift && writable => doc.delete_lines(),
+        Key::Slash if cmd && writable => doc.toggle_comment(comment),
+        Key::CloseBracket if cmd && writable => doc.indent_lines(),
+        Key::OpenBracket if cmd && writable => doc.outdent_lines(),
+        Key::Z if cmd && shift && writable => {
+            doc.redo();
+        }
+        Key::Z if cmd && writable => {
+            doc.undo();
+        }
+        Key::Y if cmd && writable && os != Os::MacOs => {
+            doc.redo();
+        }
+        Key::F if cmd && !shift => open_find(tab, doc, false),
+        Key::H if cmd && !shift && writable => open_find(tab, doc, true),
+        Key::G if cmd || (m.ctrl && os == Os::MacOs) => tab.go_to_line = Some(String::new()),
+        Key::F3 => step_find(tab, doc, shift),
+        Key::S if cmd => commands.push(Command::Save(tab.id)),
+        _ => {}
+    }
+}
+
+/// Ctrl+F / Ctrl+H: opens the find bar with the selected text.
+fn open_find(tab: &mut EditorTab, doc: &Document, replace: bool) {
+    let find = tab.find.get_or_insert_with(FindBar::default);
+    let primary = doc.selection().primary();
+    if !primary.is_empty() && primary.to() - primary.from() < 200 {
+        let text = doc.rope().slice(primary.from()..primary.to()).to_string();
+        if !text.contains('\n') {
+            find.query.text = text;
+        }
+    }
+    find.show_replace |= replace;
+    find.focus = true;
+}
+
+fn step_find(tab: &mut EditorTab, doc: &mut Document, backward: bool) {
+    if let Some(find) = &tab.find
+        && let Ok(matcher) = find.matcher()
+    {
+        doc.find_next(&matcher, backward);
+    }
+}
+
+/// The status bar's facts about a tab: line and column, selections, line
+/// count, language, line ending, indentation.
+pub fn status(editors: &Editors, id: u32) -> Option<Vec<String>> {
+    let tab = editors.get(id)?;
+    let rel = tab.rel.as_ref()?;
+    editors.docs.with_document(rel, |doc| {
+        let rope = doc.rope();
+        let primary = doc.selection().primary();
+        let line = line_of(rope, primary.head);
+        let mut facts = vec![format!(
+            "Ln {}, Col {}",
+            line + 1,
+            column(rope, primary.head) + 1
+        )];
+        let n = doc.selection().len();
+        if n > 1 {
+            facts.push(format!("{n} selections"));
+        } else if !primary.is_empty() {
+            facts.push(format!("{} selected", primary.to() - primary.from()));
+        }
+        facts.push(format!("{} lines", rope.len_lines()));
+        facts.push(
+            tab.language()
+                .map_or("Plain Text", cocode_editor::Language::name)
+                .to_owned(),
+        );
+        facts.push(match doc.line_ending() {
+            cocode_editor::LineEnding::Lf => "LF".to_owned(),
+            cocode_editor::LineEnding::CrLf => "CRLF".to_owned(),
+        });
+        let indent = doc.indent();
+        facts.push(if indent.tabs {
+            format!("Tab Size: {}", indent.width)
+        } else {
+            format!("Spaces: {}", indent.width)
+        });
+        if let Some(syntax) = &tab.syntax
+            && let cocode_editor::SyntaxState::Plain(reason) = syntax.state()
+        {
+            facts.push(reason.clone());
+        }
+        if let Some(reason) = &tab.read_only {
+            facts.push(format!("Read-only: {reason}"));
+        }
+        facts
+    })
+}
+
+/// The editor area before a file is open: what to do next.
+pub fn welcome(ui: &mut Ui, folder_open: bool, os: Os) {
+    use cocode_platform::Shortcut;
+    if !folder_open {
+        cocode_ui::empty_state(
+            ui,
+            "Nothing to edit yet",
+            &format!(
+                "Open a folder ({}) to edit its files.",
+                Shortcut::primary("O").label(os)
+            ),
+        );
+        return;
+    }
+    cocode_ui::empty_state(
+        ui,
+        "No file is open",
+        "Open a file from the Explorer. In an editor:",
+    );
+    egui::Grid::new("welcome-keys")
+        .striped(true)
+        .show(ui, |ui| {
+            for (what, keys) in [
+                ("Save", Shortcut::primary("S")),
+                ("Find / Replace", Shortcut::primary("F")),
+                ("Go to line", Shortcut::primary("G")),
+                ("Next occurrence as a cursor", Shortcut::primary("D")),
+                ("Toggle comment", Shortcut::primary("/")),
+                ("Close editor", Shortcut::primary("W")),
+                ("Reopen closed editor", Shortcut::primary_shift("T")),
+            ] {
+                ui.label(what);
+                ui.label(keys.label(os).to_string());
+                ui.end_row();
+            }
+            ui.label("Terminal");
+            ui.label("Ctrl+`");
+            ui.end_row();
+        });
+}
+
+/// "Save changes to … before closing?"
+pub fn close_prompt(ctx: &egui::Context, id: u32, name: &str, commands: &mut Vec<Command>) {
+    use crate::window::command::CloseEditor;
+    egui::Modal::new(egui::Id::new("close-editor")).show(ctx, |ui| {
+        ui.heading(format!("Save changes to {name}?"));
+        ui.label("Your changes are lost if you close without saving.");
+        ui.horizontal(|ui| {
+            if ui.button("Save").clicked() {
+                commands.push(Command::CloseEditor {
+                    id,
+                    action: CloseEditor::Save,
+                });
+            }
+            if ui.button("Don't Save").clicked() {
+                commands.push(Command::CloseEditor {
+                    id,
+                    action: CloseEditor::Discard,
+                });
+            }
+            if ui.button("Cancel").clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
+                commands.push(Command::CancelCloseEditor);
+            }
+        });
+    });
+}
+
+/// The window is closing with unsaved files.
+pub fn quit_prompt(ctx: &egui::Context, files: usize, commands: &mut Vec<Command>) {
+    egui::Modal::new(egui::Id::new("quit-unsaved")).show(ctx, |ui| {
+        ui.heading(if files == 1 {
+            "1 file has unsaved changes".to_owned()
+        } else {
+            format!("{files} files have unsaved changes")
+        });
+        ui.label("Save them before closing?");
+        ui.horizontal(|ui| {
+            if ui.button("Save All and Close").clicked() {
+                commands.push(Command::QuitSaving);
+            }
+            if ui.button("Close Without Saving").clicked() {
+                commands.push(Command::QuitDiscarding);
+            }
+            if ui.button("Cancel").clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
+                commands.push(Command::CancelCloseEditor);
+            }
+        });
+    });
+}
