@@ -16,6 +16,7 @@ pub mod io_worker;
 pub mod link;
 pub mod new_brick;
 pub mod open_folder;
+pub mod quick_open;
 pub mod task_service;
 pub mod terminals;
 pub mod transcript;

@@ -22,6 +22,7 @@ use crate::window::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter};
 use crate::window::link::Waker;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::open_folder::OpenFolderDialog;
+use crate::window::quick_open::QuickOpen;
 use crate::window::task_service::{ServiceEvent, ServiceRequest, TaskService};
 use crate::window::terminals::Terminals;
 use crate::window::views;
@@ -33,6 +34,8 @@ pub struct CocodeApp {
     pub(crate) editors: Editors,
     /// Changes on disk in the open folder.
     watch: Option<DiskWatch>,
+    /// Quick open (Ctrl/Cmd+P) and its worker.
+    pub(crate) quick_open: QuickOpen,
     pub(crate) dialog: Option<OpenFolderDialog>,
     pub(crate) new_brick: Option<NewFromBrickDialog>,
     /// The brick worker of the open "New Workspace from Brick" dialog.
@@ -84,6 +87,7 @@ const FOCUS_TERMINAL: KeyboardShortcut = KeyboardShortcut::new(Modifiers::CTRL, 
 const NEW_TERMINAL: KeyboardShortcut =
     KeyboardShortcut::new(Modifiers::CTRL.plus(Modifiers::SHIFT), Key::Backtick);
 const SAVE: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
+const QUICK_OPEN: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::P);
 const CLOSE_EDITOR: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::W);
 const REOPEN_EDITOR: KeyboardShortcut =
     KeyboardShortcut::new(Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::T);
@@ -99,10 +103,12 @@ impl CocodeApp {
             }
         });
         let io = IoWorker::spawn(waker.clone())?;
+        let quick_open = QuickOpen::spawn(waker.clone())?;
         let mut app = Self {
             workspace: None,
             editors: Editors::new(Arc::new(cocode_editor::OpenDocuments::new())),
             watch: None,
+            quick_open,
             dialog: None,
             new_brick: None,
             bricks: None,
@@ -146,6 +152,7 @@ impl CocodeApp {
         self.bind(ui.ctx());
         self.apply_io();
         self.apply_disk_changes();
+        self.quick_open.poll();
         self.apply_bricks();
         self.terminals.poll();
         let events = self
@@ -170,6 +177,9 @@ impl CocodeApp {
         }
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
             self.commands.push(Command::ShowOpenFolder);
+        }
+        if ui.ctx().input_mut(|i| i.consume_shortcut(&QUICK_OPEN)) {
+            self.commands.push(Command::QuickOpen);
         }
         // The longer shortcut first: Ctrl+Shift+T would also match Ctrl+T.
         if ui.ctx().input_mut(|i| i.consume_shortcut(&REOPEN_EDITOR)) {
@@ -221,6 +231,9 @@ impl CocodeApp {
             views::new_from_brick::show(ui.ctx(), dialog, &mut commands);
         }
         views::terminal::prompts(ui.ctx(), &self.terminals, &mut commands);
+        if let Some(ws) = &self.workspace {
+            views::quick_open::show(ui.ctx(), &mut self.quick_open, &ws.root, &mut commands);
+        }
         self.unsaved_prompt(ui.ctx(), &mut commands);
         self.note_active_editor();
 
@@ -248,6 +261,13 @@ impl CocodeApp {
                 commands.push(Command::Refresh);
             }
             ui.separator();
+            let go = format!("Go to File…    {}", Shortcut::primary("P").label(self.os));
+            if ui
+                .add_enabled(self.workspace.is_some(), egui::Button::new(go))
+                .clicked()
+            {
+                commands.push(Command::QuickOpen);
+            }
             let active = self.active_editor();
             let save = format!("Save    {}", Shortcut::primary("S").label(self.os));
             if ui
@@ -476,7 +496,8 @@ impl CocodeApp {
             | Command::LoadTheirs(_)
             | Command::DismissEditorNotice(_)
             | Command::QuitDiscarding
-            | Command::QuitSaving => self.run_editor(command, ctx),
+            | Command::QuitSaving
+            | Command::QuickOpen => self.run_editor(command, ctx),
             Command::Refresh => {
                 if let Some(ws) = &mut self.workspace {
                     for request in ws.explorer.refresh() {
@@ -703,6 +724,13 @@ impl CocodeApp {
             Command::ReopenClosedEditor => {
                 if let Some(path) = self.editors.reopen_closed() {
                     self.open_file(&path);
+                }
+            }
+            Command::QuickOpen => {
+                if self.quick_open.open {
+                    self.quick_open.close();
+                } else if let Some(ws) = &self.workspace {
+                    self.quick_open.show(&ws.root);
                 }
             }
             Command::KeepMine(id) => self.editors.keep_mine(id),

@@ -54,6 +54,8 @@ pub enum Command {
     ToggleFolder(PathBuf),
     /// Open a file in an editor tab (or show the tab that has it).
     OpenFile(PathBuf),
+    /// Show (or hide) quick open.
+    QuickOpen,
     Save(u32),
     SaveAll,
     CloseEditor {

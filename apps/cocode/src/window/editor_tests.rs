@@ -360,3 +360,52 @@ fn binary_and_other_encodings_open_read_only_with_the_reason() {
     assert_eq!(text(&h, id), "caf\u{fffd}\n");
     let _ = Path::new("");
 }
+
+#[test]
+fn quick_open_finds_a_file_by_fuzzy_name_and_enter_opens_it_with_the_focus() {
+    let (_dir, root) = workspace(&[
+        ("src/window/views/editor.rs", "// view\n"),
+        ("src/main.rs", "fn main() {}\n"),
+        ("target/x.rs", "ignored\n"),
+        (".gitignore", "target/\n"),
+    ]);
+    let mut h = harness(Some(root));
+    run_until(&mut h, "the root listing", |h| {
+        h.query_by_label("⏵ src").is_some()
+    });
+    key(&mut h, Modifiers::COMMAND, Key::P);
+    assert!(h.state().quick_open.open);
+    type_text(&mut h, "vedit");
+    run_until(&mut h, "the matches", |h| {
+        h.state().quick_open.settled() && !h.state().quick_open.hits.is_empty()
+    });
+    let hits: Vec<String> = h
+        .state()
+        .quick_open
+        .hits
+        .iter()
+        .map(|x| x.path.clone())
+        .collect();
+    assert_eq!(hits, ["src/window/views/editor.rs"]);
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the editor", |h| {
+        h.state()
+            .editors
+            .tabs
+            .iter()
+            .any(|t| t.name() == "editor.rs" && t.rel.is_some())
+    });
+    h.run_steps(3);
+    assert!(!h.state().quick_open.open);
+    let id = h.state().editors.active.unwrap();
+    // The keyboard is in the text.
+    type_text(&mut h, "x");
+    assert_eq!(text(&h, id), "x// view\n");
+    // Escape closes it without opening anything.
+    key(&mut h, Modifiers::COMMAND, Key::P);
+    type_text(&mut h, "main");
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(!h.state().quick_open.open);
+    assert_eq!(h.state().editors.tabs.len(), 1);
+}

@@ -5,4 +5,5 @@ pub mod editor;
 pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;
+pub mod quick_open;
 pub mod terminal;

@@ -166,14 +166,23 @@ fn find_bar(ui: &mut Ui, tab: &mut EditorTab, doc: &mut Document) {
             .on_hover_text("Find (Enter: next, Shift+Enter: previous)");
 
         if find.focus {
+            // The field opens with its text selected: typing replaces it.
             field.request_focus();
+            if let Some(mut state) = egui::TextEdit::load_state(ui.ctx(), field.id) {
+                let all = egui::text::CCursorRange::two(
+                    CCursor::new(0),
+                    CCursor::new(find.query.text.chars().count()),
+                );
+                state.cursor.set_char_range(Some(all));
+                state.store(ui.ctx(), field.id);
+            }
             find.focus = false;
         }
         if field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter)) {
             step = Some(ui.input(|i| i.modifiers.shift));
             field.request_focus();
         }
-        if field.has_focus() && ui.input(|i| i.key_pressed(Key::Escape)) {
+        if (field.has_focus() || field.lost_focus()) && ui.input(|i| i.key_pressed(Key::Escape)) {
             close = true;
         }
         ui.toggle_value(&mut find.query.case_sensitive, "Aa")
@@ -1103,7 +1112,7 @@ pub fn welcome(ui: &mut Ui, folder_open: bool, os: Os) {
     cocode_ui::empty_state(
         ui,
         "No file is open",
-        "Open a file from the Explorer. In an editor:",
+        "Open a file from the Explorer or by name:",
     );
     egui::Grid::new("welcome-keys")
         .striped(true)
