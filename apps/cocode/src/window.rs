@@ -17,6 +17,7 @@ pub mod link;
 pub mod new_brick;
 pub mod open_folder;
 pub mod quick_open;
+pub mod search;
 pub mod task_service;
 pub mod terminals;
 pub mod transcript;

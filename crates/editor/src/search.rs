@@ -42,6 +42,7 @@ pub struct Matcher {
     regex: Regex,
     whole_word: bool,
     expand: bool,
+    case_insensitive: bool,
 }
 
 /// At most this many matches are found in one document.
@@ -67,6 +68,7 @@ impl SearchQuery {
             regex,
             whole_word: self.whole_word,
             expand: self.regex,
+            case_insensitive: !self.case_sensitive,
         })
     }
 }
@@ -111,6 +113,45 @@ impl Matcher {
             }
         }
         out
+    }
+
+    /// The matches within one line or string, as char ranges (at most
+    /// `limit`).
+    pub fn find_in_str(&self, text: &str, limit: usize) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let (mut byte_at, mut char_at) = (0usize, 0usize);
+        for m in self.regex.find_iter(text) {
+            if m.start() == m.end() {
+                continue;
+            }
+            if self.whole_word {
+                let before = text[..m.start()].chars().next_back();
+                let after = text[m.end()..].chars().next();
+                if before.is_some_and(is_word) || after.is_some_and(is_word) {
+                    continue;
+                }
+            }
+            char_at += text[byte_at..m.start()].chars().count();
+            let a = char_at;
+            char_at += text[m.start()..m.end()].chars().count();
+            byte_at = m.end();
+            out.push((a, char_at));
+            if out.len() >= limit {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The regular expression the query compiled to (for line-oriented
+    /// searchers that prefilter with it).
+    pub fn pattern(&self) -> &str {
+        self.regex.as_str()
+    }
+
+    /// Whether the query ignores case.
+    pub fn ignores_case(&self) -> bool {
+        self.case_insensitive
     }
 
     /// The replacement text for the match at `range` (`$1` and `${name}`

@@ -23,6 +23,7 @@ use crate::window::link::Waker;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::open_folder::OpenFolderDialog;
 use crate::window::quick_open::QuickOpen;
+use crate::window::search::Search;
 use crate::window::task_service::{ServiceEvent, ServiceRequest, TaskService};
 use crate::window::terminals::Terminals;
 use crate::window::views;
@@ -36,6 +37,8 @@ pub struct CocodeApp {
     watch: Option<DiskWatch>,
     /// Quick open (Ctrl/Cmd+P) and its worker.
     pub(crate) quick_open: QuickOpen,
+    /// The Search panel and its worker.
+    pub(crate) search: Search,
     pub(crate) dialog: Option<OpenFolderDialog>,
     pub(crate) new_brick: Option<NewFromBrickDialog>,
     /// The brick worker of the open "New Workspace from Brick" dialog.
@@ -73,9 +76,11 @@ impl std::fmt::Debug for CocodeApp {
 /// Explorer on the left, the editor area in the middle, Agent on the right.
 pub fn default_layout() -> DockState<PanelId> {
     let mut dock = DockState::new(vec![PanelId::Welcome]);
-    let [editor_area, _] =
-        dock.main_surface_mut()
-            .split_left(NodeIndex::root(), 0.2, vec![PanelId::Explorer]);
+    let [editor_area, _] = dock.main_surface_mut().split_left(
+        NodeIndex::root(),
+        0.2,
+        vec![PanelId::Explorer, PanelId::Search],
+    );
     dock.main_surface_mut()
         .split_right(editor_area, 0.68, vec![PanelId::Agent]);
     dock
@@ -88,6 +93,8 @@ const NEW_TERMINAL: KeyboardShortcut =
     KeyboardShortcut::new(Modifiers::CTRL.plus(Modifiers::SHIFT), Key::Backtick);
 const SAVE: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
 const QUICK_OPEN: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::P);
+const SEARCH: KeyboardShortcut =
+    KeyboardShortcut::new(Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::F);
 const CLOSE_EDITOR: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::W);
 const REOPEN_EDITOR: KeyboardShortcut =
     KeyboardShortcut::new(Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::T);
@@ -104,11 +111,13 @@ impl CocodeApp {
         });
         let io = IoWorker::spawn(waker.clone())?;
         let quick_open = QuickOpen::spawn(waker.clone())?;
+        let search = Search::spawn(waker.clone())?;
         let mut app = Self {
             workspace: None,
             editors: Editors::new(Arc::new(cocode_editor::OpenDocuments::new())),
             watch: None,
             quick_open,
+            search,
             dialog: None,
             new_brick: None,
             bricks: None,
@@ -153,6 +162,7 @@ impl CocodeApp {
         self.apply_io();
         self.apply_disk_changes();
         self.quick_open.poll();
+        self.search.poll();
         self.apply_bricks();
         self.terminals.poll();
         let events = self
@@ -177,6 +187,9 @@ impl CocodeApp {
         }
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
             self.commands.push(Command::ShowOpenFolder);
+        }
+        if ui.ctx().input_mut(|i| i.consume_shortcut(&SEARCH)) {
+            self.commands.push(Command::ShowSearch);
         }
         if ui.ctx().input_mut(|i| i.consume_shortcut(&QUICK_OPEN)) {
             self.commands.push(Command::QuickOpen);
@@ -212,6 +225,7 @@ impl CocodeApp {
             let mut viewer = Viewer {
                 workspace: self.workspace.as_ref(),
                 editors: &mut self.editors,
+                search: &mut self.search,
                 agent: &self.agent,
                 terminals: &mut self.terminals,
                 commands: &mut commands,
@@ -497,7 +511,9 @@ impl CocodeApp {
             | Command::DismissEditorNotice(_)
             | Command::QuitDiscarding
             | Command::QuitSaving
-            | Command::QuickOpen => self.run_editor(command, ctx),
+            | Command::QuickOpen
+            | Command::ShowSearch
+            | Command::OpenAt { .. } => self.run_editor(command, ctx),
             Command::Refresh => {
                 if let Some(ws) = &mut self.workspace {
                     for request in ws.explorer.refresh() {
@@ -685,10 +701,6 @@ impl CocodeApp {
     }
 
     /// The editor commands.
-    #[expect(
-        clippy::needless_pass_by_value,
-        reason = "commands are consumed by the frame"
-    )]
     fn run_editor(&mut self, command: Command, ctx: &egui::Context) {
         match command {
             Command::Save(id) => self.save(id),
@@ -731,6 +743,21 @@ impl CocodeApp {
                     self.quick_open.close();
                 } else if let Some(ws) = &self.workspace {
                     self.quick_open.show(&ws.root);
+                }
+            }
+            Command::ShowSearch => {
+                self.show_panel(PanelId::Search);
+                self.search.focus = true;
+            }
+            Command::OpenAt {
+                path,
+                line,
+                start,
+                end,
+            } => {
+                self.open_file(&path);
+                if let Some(id) = self.editors.by_path(&path) {
+                    self.editors.select_range(id, line, start, end);
                 }
             }
             Command::KeepMine(id) => self.editors.keep_mine(id),
@@ -1033,6 +1060,7 @@ fn home_dir() -> Option<PathBuf> {
 struct Viewer<'a> {
     workspace: Option<&'a WorkspaceView>,
     editors: &'a mut Editors,
+    search: &'a mut Search,
     agent: &'a AgentPanel,
     terminals: &'a mut Terminals,
     commands: &'a mut Vec<Command>,
@@ -1086,6 +1114,12 @@ impl TabViewer for Viewer<'_> {
         match tab {
             PanelId::Explorer => views::explorer::show(ui, self.workspace, self.commands, self.os),
             PanelId::Welcome => views::editor::welcome(ui, self.workspace.is_some(), self.os),
+            PanelId::Search => views::search::show(
+                ui,
+                self.search,
+                self.workspace.map(|w| w.root.as_path()),
+                self.commands,
+            ),
             PanelId::Editor(id) => {
                 views::editor::show(ui, self.editors, *id, self.theme, self.os, self.commands);
             }

@@ -188,7 +188,12 @@ fn a_closed_panel_comes_back_from_the_view_menu() {
     tabs.sort_by_key(|t| t.title());
     assert_eq!(
         tabs,
-        vec![PanelId::Agent, PanelId::Explorer, PanelId::Welcome]
+        vec![
+            PanelId::Agent,
+            PanelId::Explorer,
+            PanelId::Search,
+            PanelId::Welcome
+        ]
     );
 }
 

@@ -12,6 +12,8 @@ use crate::window::new_brick::BrickDialogChange;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PanelId {
     Explorer,
+    /// Search in the folder's files.
+    Search,
     /// The editor area's start page (shown until a file opens beside it).
     Welcome,
     Agent,
@@ -22,11 +24,12 @@ pub enum PanelId {
 }
 
 impl PanelId {
-    pub const ALL: [Self; 3] = [Self::Explorer, Self::Welcome, Self::Agent];
+    pub const ALL: [Self; 4] = [Self::Explorer, Self::Search, Self::Welcome, Self::Agent];
 
     pub fn title(self) -> &'static str {
         match self {
             Self::Explorer => "Explorer",
+            Self::Search => "Search",
             Self::Welcome => "Welcome",
             Self::Agent => "Agent",
             Self::Terminal(_) => "Terminal",
@@ -56,6 +59,15 @@ pub enum Command {
     OpenFile(PathBuf),
     /// Show (or hide) quick open.
     QuickOpen,
+    /// Show the Search panel with the keyboard in its field.
+    ShowSearch,
+    /// Open a file with a range of one line selected (a search result).
+    OpenAt {
+        path: PathBuf,
+        line: usize,
+        start: usize,
+        end: usize,
+    },
     Save(u32),
     SaveAll,
     CloseEditor {

@@ -409,3 +409,64 @@ fn quick_open_finds_a_file_by_fuzzy_name_and_enter_opens_it_with_the_focus() {
     assert!(!h.state().quick_open.open);
     assert_eq!(h.state().editors.tabs.len(), 1);
 }
+
+#[test]
+fn search_in_files_streams_results_and_opening_one_selects_the_match_without_writing() {
+    let (_dir, root) = workspace(&[
+        (
+            "src/lib.rs",
+            "pub fn alpha() {}\npub fn beta() { alpha() }\n",
+        ),
+        ("notes.md", "# alpha and omega\n"),
+        ("target/out.rs", "alpha\n"),
+        (".gitignore", "target/\n"),
+    ]);
+    let before = std::fs::read(root.join("src/lib.rs")).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| {
+        h.query_by_label("⏵ src").is_some()
+    });
+    key(&mut h, Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::F);
+    h.run_steps(2);
+    type_text(&mut h, "alpha");
+    run_until(&mut h, "the search", |h| {
+        matches!(
+            h.state().search.progress,
+            crate::window::search::SearchProgress::Done { .. }
+        )
+    });
+    let mut found: Vec<(String, usize)> = h
+        .state()
+        .search
+        .results
+        .iter()
+        .flat_map(|f| f.lines.iter().map(move |l| (f.path.clone(), l.line)))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("notes.md".to_owned(), 0),
+            ("src/lib.rs".to_owned(), 0),
+            ("src/lib.rs".to_owned(), 1)
+        ]
+    );
+    h.get_by_label("3 results in 2 files (3 searched)");
+    // Choosing the second line of lib.rs opens it with `alpha` selected.
+    h.get_by_label_contains("pub fn beta() { alpha() }").click();
+    run_until(&mut h, "the editor", |h| {
+        h.state()
+            .editors
+            .tabs
+            .iter()
+            .any(|t| t.name() == "lib.rs" && t.rel.is_some())
+    });
+    h.run_steps(3);
+    let id = h.state().editors.active.unwrap();
+    assert_eq!(
+        shown(&h, id),
+        "pub fn alpha() {}\npub fn beta() { «alpha|»() }\n"
+    );
+    assert_eq!(std::fs::read(root.join("src/lib.rs")).unwrap(), before);
+    assert!(!h.state().editors.is_dirty(id));
+}

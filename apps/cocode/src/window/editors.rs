@@ -122,6 +122,9 @@ pub struct EditorTab {
     pub close_after_save: bool,
     /// Where the pointer pressed, for drag selection (char offset).
     pub drag_anchor: Option<usize>,
+    /// A range to select once the text is loaded: line, start and end
+    /// columns (chars).
+    pub pending_select: Option<(usize, usize, usize)>,
 }
 
 impl EditorTab {
@@ -146,6 +149,7 @@ impl EditorTab {
             saving: None,
             close_after_save: false,
             drag_anchor: None,
+            pending_select: None,
         }
     }
 
@@ -253,6 +257,10 @@ impl Editors {
                 }
                 tab.rel = Some(rel);
                 tab.body = TabBody::Text;
+                let id = tab.id;
+                if let Some((line, start, end)) = tab.pending_select.take() {
+                    self.select_range(id, line, start, end);
+                }
             }
             Ok(Opened::NotUtf8 { rel, text, size }) => {
                 let doc = Document::from_text(&text);
@@ -273,6 +281,29 @@ impl Editors {
             }
             Err(message) => tab.body = TabBody::Failed(message),
         }
+    }
+
+    /// Selects columns `start..end` of `line` (0-based, chars) and scrolls
+    /// to it — now, or once the file is loaded.
+    pub fn select_range(&mut self, id: u32, line: usize, start: usize, end: usize) {
+        let docs = Arc::clone(&self.docs);
+        let Some(tab) = self.get_mut(id) else { return };
+        let Some(rel) = tab.rel.clone().filter(|_| tab.body == TabBody::Text) else {
+            tab.pending_select = Some((line, start, end));
+            return;
+        };
+        docs.with_document(&rel, |d| {
+            let rope = d.rope();
+            let line = line.min(rope.len_lines().saturating_sub(1));
+            let first = cocode_editor::commands::line_start(rope, line);
+            let last = cocode_editor::commands::line_end(rope, line);
+            let (a, b) = ((first + start).min(last), (first + end).min(last));
+            d.set_selection(cocode_editor::Selection::single(cocode_editor::Range::new(
+                a, b,
+            )));
+        });
+        tab.reveal = true;
+        tab.focus = true;
     }
 
     /// Whether the tab's text differs from disk.

@@ -6,4 +6,5 @@ pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;
 pub mod quick_open;
+pub mod search;
 pub mod terminal;

@@ -223,7 +223,7 @@ fn find_bar(ui: &mut Ui, tab: &mut EditorTab, doc: &mut Document) {
             step = Some(false);
         }
         if ui
-            .small_button("✕")
+            .small_button("×")
             .on_hover_text("Close (Escape)")
             .clicked()
         {
@@ -628,10 +628,14 @@ fn text_area(
                             .x;
                     }
                     let at = Pos2::new(geo.origin.x + x, top);
-                    if focused {
-                        painter
-                            .line_segment([at, at + Vec2::new(0.0, row)], Stroke::new(2.0, caret));
-                    }
+                    // Without the focus (the find bar has it) the cursors
+                    // stay visible, dimmed.
+                    let stroke = if focused {
+                        Stroke::new(2.0, caret)
+                    } else {
+                        Stroke::new(1.0, caret.gamma_multiply(0.5))
+                    };
+                    painter.line_segment([at, at + Vec2::new(0.0, row)], stroke);
                     if *r == primary {
                         let cursor_rect = Rect::from_min_size(at, Vec2::new(2.0, row));
                         if tab.reveal {

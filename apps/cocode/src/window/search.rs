@@ -1,0 +1,399 @@
+//! Search in the folder (Ctrl/Cmd+Shift+F): ripgrep's searcher over the
+//! gitignore-aware file list, each file read through the workspace's safe
+//! read path, on a worker thread. Results stream in batches as files are
+//! searched, capped; a new search stops the old one at once.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread;
+
+use cocode_core::path::{CaseSensitivity, NormalizeOptions, looks_binary};
+use cocode_editor::SearchQuery;
+use cocode_editor::search::Matcher;
+use cocode_workspace::WorkspaceReader;
+
+use crate::window::link::{Coalesce, UiEnd, Waker, link};
+use crate::window::quick_open::list_files;
+
+/// Most matching lines reported for one search.
+pub const MAX_LINES: usize = 5_000;
+/// Files larger than this are not searched.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// Longest line preview shown.
+const PREVIEW_CHARS: usize = 240;
+
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineHit {
+    /// 0-based line.
+    pub line: usize,
+    /// The line's text (cut at a preview length), and the char ranges of
+    /// the matches in it.
+    pub preview: String,
+    pub ranges: Vec<(usize, usize)>,
+}
+
+/// The matches of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileHits {
+    /// The workspace path (`/`-separated).
+    pub path: String,
+    pub lines: Vec<LineHit>,
+}
+
+#[derive(Debug)]
+struct Request {
+    seq: u64,
+    root: PathBuf,
+    query: SearchQuery,
+}
+
+#[derive(Debug)]
+enum Answer {
+    Found {
+        seq: u64,
+        files: Vec<FileHits>,
+    },
+    Done {
+        seq: u64,
+        searched: usize,
+        capped: bool,
+    },
+    Failed {
+        seq: u64,
+        message: String,
+    },
+}
+
+impl Coalesce for Answer {
+    /// Batches of one search arriving together become one.
+    fn merge(&mut self, next: Self) -> Option<Self> {
+        match (self, next) {
+            (
+                Self::Found { seq, files },
+                Self::Found {
+                    seq: s2,
+                    files: more,
+                },
+            ) if *seq == s2 => {
+                files.extend(more);
+                None
+            }
+            (_, next) => Some(next),
+        }
+    }
+}
+
+/// Where a search is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchProgress {
+    Idle,
+    Running,
+    Done { searched: usize, capped: bool },
+    Failed(String),
+}
+
+/// The Search panel's state and its worker.
+#[derive(Debug)]
+pub struct Search {
+    pub query: SearchQuery,
+    pub results: Vec<FileHits>,
+    pub progress: SearchProgress,
+    /// Give the query field the keyboard focus on the next frame.
+    pub focus: bool,
+    seq: u64,
+    current: Arc<AtomicU64>,
+    link: UiEnd<Request, Answer>,
+}
+
+impl Search {
+    pub fn spawn(waker: Waker) -> std::io::Result<Self> {
+        let (ui, mut worker) = link::<Request, Answer>(waker);
+        let current = Arc::new(AtomicU64::new(0));
+        let live = Arc::clone(&current);
+        thread::Builder::new()
+            .name("cocode-search".into())
+            .spawn(move || {
+                while let Some(request) = worker.requests.blocking_recv() {
+                    let seq = request.seq;
+                    if live.load(Ordering::SeqCst) != seq {
+                        continue;
+                    }
+                    let events = &worker.events;
+                    let outcome = run(&request, &live, &mut |files| {
+                        events.blocking_send(Answer::Found { seq, files })
+                    });
+                    let answer = match outcome {
+                        Ok((searched, capped)) => Answer::Done {
+                            seq,
+                            searched,
+                            capped,
+                        },
+                        Err(message) => Answer::Failed { seq, message },
+                    };
+                    if !worker.events.blocking_send(answer) {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Self {
+            query: SearchQuery::default(),
+            results: Vec::new(),
+            progress: SearchProgress::Idle,
+            focus: false,
+            seq: 0,
+            current,
+            link: ui,
+        })
+    }
+
+    /// Starts searching `root` for the current query (stopping any search
+    /// under way); an empty query clears the results.
+    pub fn start(&mut self, root: &Path) {
+        self.seq += 1;
+        self.current.store(self.seq, Ordering::SeqCst);
+        self.results.clear();
+        if self.query.text.is_empty() {
+            self.progress = SearchProgress::Idle;
+            return;
+        }
+        if let Err(e) = self.query.compile() {
+            self.progress = SearchProgress::Failed(e.to_string());
+            return;
+        }
+        self.progress = SearchProgress::Running;
+        self.link.send(Request {
+            seq: self.seq,
+            root: root.to_path_buf(),
+            query: self.query.clone(),
+        });
+    }
+
+    /// Takes what the worker found for the current search.
+    pub fn poll(&mut self) {
+        for answer in self.link.drain() {
+            match answer {
+                Answer::Found { seq, files } if seq == self.seq => self.results.extend(files),
+                Answer::Done {
+                    seq,
+                    searched,
+                    capped,
+                } if seq == self.seq => self.progress = SearchProgress::Done { searched, capped },
+                Answer::Failed { seq, message } if seq == self.seq => {
+                    self.progress = SearchProgress::Failed(message);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// How many matching lines are shown.
+    pub fn line_count(&self) -> usize {
+        self.results.iter().map(|f| f.lines.len()).sum()
+    }
+}
+
+/// Searches every file; `emit` gets batches (false: the UI is gone).
+/// Returns how many files were searched and whether the cap was reached.
+fn run(
+    request: &Request,
+    live: &AtomicU64,
+    emit: &mut dyn FnMut(Vec<FileHits>) -> bool,
+) -> Result<(usize, bool), String> {
+    let matcher = request.query.compile().map_err(|e| e.to_string())?;
+    let lines = grep_regex::RegexMatcherBuilder::new()
+        .case_insensitive(matcher.ignores_case())
+        .multi_line(false)
+        .line_terminator(Some(b'\n'))
+        .build(matcher.pattern())
+        .map_err(|e| format!("not a valid regular expression: {e}"))?;
+    let reader = WorkspaceReader::open(
+        &request.root,
+        NormalizeOptions::native(CaseSensitivity::Sensitive),
+    )
+    .map_err(|e| format!("{e}: {}", request.root.display()))?;
+    let (files, _) = list_files(&request.root);
+    let mut grep = grep_searcher::SearcherBuilder::new()
+        .line_number(true)
+        .build();
+    let mut batch = Vec::new();
+    let mut found = 0usize;
+    let mut searched = 0usize;
+    for rel in files {
+        if live.load(Ordering::SeqCst) != request.seq {
+            return Ok((searched, false));
+        }
+        let Some(hits) = search_file(
+            &reader,
+            &mut grep,
+            &lines,
+            &matcher,
+            &rel,
+            MAX_LINES - found,
+        ) else {
+            continue;
+        };
+        searched += 1;
+        if hits.lines.is_empty() {
+            continue;
+        }
+        found += hits.lines.len();
+        batch.push(hits);
+        if batch.len() >= 16 && !emit(std::mem::take(&mut batch)) {
+            return Ok((searched, false));
+        }
+        if found >= MAX_LINES {
+            emit(batch);
+            return Ok((searched, true));
+        }
+    }
+    emit(batch);
+    Ok((searched, false))
+}
+
+/// The matching lines of one file (`None`: not searched — unreadable,
+/// binary or too large).
+fn search_file(
+    reader: &WorkspaceReader,
+    searcher: &mut grep_searcher::Searcher,
+    lines: &grep_regex::RegexMatcher,
+    matcher: &Matcher,
+    rel: &str,
+    room: usize,
+) -> Option<FileHits> {
+    let path = reader.normalize("search", rel).ok()?;
+    let prefix = reader
+        .read_prefix("search", &path, MAX_FILE_BYTES + 1)
+        .ok()??;
+    if prefix.size > MAX_FILE_BYTES || looks_binary(&prefix.bytes[..prefix.bytes.len().min(8192)]) {
+        return None;
+    }
+    let mut hits = Vec::new();
+    let outcome = searcher.search_slice(
+        lines,
+        &prefix.bytes,
+        grep_searcher::sinks::UTF8(|number, line| {
+            let line = line.trim_end_matches(['\n', '\r']);
+            let ranges = matcher.find_in_str(line, 64);
+            if ranges.is_empty() {
+                return Ok(true);
+            }
+            let preview: String = line.chars().take(PREVIEW_CHARS).collect();
+            let line_index = usize::try_from(number.saturating_sub(1)).unwrap_or(usize::MAX);
+            hits.push(LineHit {
+                line: line_index,
+                preview,
+                ranges,
+            });
+            Ok(hits.len() < room)
+        }),
+    );
+    if let Err(e) = outcome {
+        // Not UTF-8 past its start, say: what was found so far stands.
+        tracing::debug!(path = rel, "search stopped in a file: {e}");
+    }
+    Some(FileHits {
+        path: rel.to_owned(),
+        lines: hits,
+    })
+}
+
+#[cfg(test)]
+#[expect(clippy::disallowed_methods, reason = "the tests build trees to search")]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn query(text: &str) -> SearchQuery {
+        SearchQuery {
+            text: text.into(),
+            ..SearchQuery::default()
+        }
+    }
+
+    fn search(root: &Path, q: SearchQuery) -> (Vec<FileHits>, usize, bool) {
+        let live = AtomicU64::new(1);
+        let mut all = Vec::new();
+        let (searched, capped) = run(
+            &Request {
+                seq: 1,
+                root: root.to_path_buf(),
+                query: q,
+            },
+            &live,
+            &mut |files| {
+                all.extend(files);
+                true
+            },
+        )
+        .unwrap();
+        all.sort_by(|a, b| a.path.cmp(&b.path));
+        (all, searched, capped)
+    }
+
+    #[test]
+    fn matches_come_with_lines_columns_and_previews_and_skip_what_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "fn main() {}\n// 한글 main main\n").unwrap();
+        std::fs::write(root.join("b.txt"), "nothing\r\nMAIN\r\n").unwrap();
+        std::fs::write(root.join("bin.dat"), b"main\x00\x01").unwrap();
+        std::fs::create_dir_all(root.join("target")).unwrap();
+        std::fs::write(root.join("target/x.rs"), "main\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        let (hits, searched, capped) = search(&root, query("main"));
+        assert_eq!(
+            hits,
+            vec![
+                FileHits {
+                    path: "b.txt".into(),
+                    lines: vec![LineHit {
+                        line: 1,
+                        preview: "MAIN".into(),
+                        ranges: vec![(0, 4)]
+                    }]
+                },
+                FileHits {
+                    path: "src/a.rs".into(),
+                    lines: vec![
+                        LineHit {
+                            line: 0,
+                            preview: "fn main() {}".into(),
+                            ranges: vec![(3, 7)]
+                        },
+                        LineHit {
+                            line: 1,
+                            preview: "// 한글 main main".into(),
+                            ranges: vec![(6, 10), (11, 15)]
+                        }
+                    ]
+                },
+            ]
+        );
+        // .gitignore, b.txt and src/a.rs (the binary file is skipped).
+        assert_eq!((searched, capped), (3, false));
+        let case = SearchQuery {
+            case_sensitive: true,
+            ..query("MAIN")
+        };
+        assert_eq!(search(&root, case).0.len(), 1);
+        let word = SearchQuery {
+            whole_word: true,
+            ..query("mai")
+        };
+        assert!(search(&root, word).0.is_empty());
+    }
+
+    #[test]
+    fn results_stop_at_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let body = "x\n".repeat(MAX_LINES + 10);
+        std::fs::write(root.join("many.txt"), body).unwrap();
+        let (hits, _, capped) = search(&root, query("x"));
+        assert!(capped);
+        assert_eq!(hits.iter().map(|f| f.lines.len()).sum::<usize>(), MAX_LINES);
+    }
+}

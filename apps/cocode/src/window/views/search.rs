@@ -1,0 +1,143 @@
+//! The Search panel: a query with case, whole-word and regex toggles, and
+//! the matching lines grouped by file (only the rows on screen are laid
+//! out). Choosing a line opens the file with the match selected.
+
+use std::path::Path;
+
+use egui::text::LayoutJob;
+use egui::{Key, TextFormat, TextStyle, Ui};
+
+use crate::window::command::Command;
+use crate::window::search::{Search, SearchProgress};
+
+/// One row of the list: a file header or one of its lines.
+enum Row {
+    File(usize),
+    Line(usize, usize),
+}
+
+/// Where the search is, in words.
+fn status_line(ui: &mut Ui, search: &Search) {
+    match &search.progress {
+        SearchProgress::Idle => {}
+        SearchProgress::Running => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("Searching… {} results so far", search.line_count()));
+            });
+        }
+        SearchProgress::Done { searched, capped } => {
+            let lines = search.line_count();
+            let mut text = format!(
+                "{lines} result{} in {} file{} ({searched} searched)",
+                if lines == 1 { "" } else { "s" },
+                search.results.len(),
+                if search.results.len() == 1 { "" } else { "s" },
+            );
+            if *capped {
+                text.push_str(" — only the first results are shown");
+            }
+            ui.label(text);
+        }
+        SearchProgress::Failed(message) => {
+            cocode_ui::badge(ui, message, cocode_ui::Tone::Danger);
+        }
+    }
+}
+
+/// Draws the panel.
+pub fn show(ui: &mut Ui, search: &mut Search, root: Option<&Path>, commands: &mut Vec<Command>) {
+    let Some(root) = root else {
+        cocode_ui::empty_state(
+            ui,
+            "No folder is open",
+            "Open a folder to search its files.",
+        );
+        return;
+    };
+    let before = search.query.clone();
+    let field = ui.add(
+        egui::TextEdit::singleline(&mut search.query.text)
+            .hint_text("Search in files")
+            .desired_width(f32::INFINITY),
+    );
+    if search.focus {
+        field.request_focus();
+        search.focus = false;
+    }
+    ui.horizontal(|ui| {
+        ui.toggle_value(&mut search.query.case_sensitive, "Aa")
+            .on_hover_text("Match case");
+        ui.toggle_value(&mut search.query.whole_word, "ab")
+            .on_hover_text("Match whole word");
+        ui.toggle_value(&mut search.query.regex, ".*")
+            .on_hover_text("Use regular expression");
+    });
+    let rerun = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+    if search.query != before || rerun {
+        search.start(root);
+    }
+    status_line(ui, search);
+    ui.separator();
+    let mut rows = Vec::new();
+    for (f, file) in search.results.iter().enumerate() {
+        rows.push(Row::File(f));
+        rows.extend((0..file.lines.len()).map(|l| Row::Line(f, l)));
+    }
+    let row_height = ui.text_style_height(&TextStyle::Body) + 4.0;
+    let font = TextStyle::Monospace.resolve(ui.style());
+    let accent = ui.visuals().selection.bg_fill;
+    let normal = ui.visuals().text_color();
+    egui::ScrollArea::vertical()
+        .auto_shrink([false, false])
+        .show_rows(ui, row_height, rows.len(), |ui, range| {
+            for row in &rows[range] {
+                match row {
+                    Row::File(f) => {
+                        let file = &search.results[*f];
+                        ui.strong(format!("{}  ({})", file.path, file.lines.len()));
+                    }
+                    Row::Line(f, l) => {
+                        let file = &search.results[*f];
+                        let hit = &file.lines[*l];
+                        let mut job = LayoutJob::default();
+                        let number =
+                            TextFormat::simple(font.clone(), ui.visuals().weak_text_color());
+                        job.append(&format!("{:>5}  ", hit.line + 1), 0.0, number);
+                        let mut at = 0;
+                        let chars: Vec<char> = hit.preview.chars().collect();
+                        let plain = TextFormat::simple(font.clone(), normal);
+                        let mut marked = plain.clone();
+                        marked.background = accent;
+                        for &(a, b) in &hit.ranges {
+                            let (a, b) = (a.min(chars.len()), b.min(chars.len()));
+                            if a < at {
+                                continue;
+                            }
+                            job.append(
+                                &chars[at..a].iter().collect::<String>(),
+                                0.0,
+                                plain.clone(),
+                            );
+                            job.append(
+                                &chars[a..b].iter().collect::<String>(),
+                                0.0,
+                                marked.clone(),
+                            );
+                            at = b;
+                        }
+                        job.append(&chars[at..].iter().collect::<String>(), 0.0, plain.clone());
+                        if ui.add(egui::Button::selectable(false, job)).clicked() {
+                            let (start, end) = hit.ranges.first().copied().unwrap_or((0, 0));
+                            commands.push(Command::OpenAt {
+                                path: root.join(&file.path),
+                                line: hit.line,
+                                start,
+                                end,
+                            });
+                        }
+                    }
+                }
+            }
+        });
+}
