@@ -225,12 +225,17 @@ pub enum SyntaxState {
 pub struct Syntax {
     language: Language,
     highlighter: Option<Arc<Highlighter>>,
+    /// For parses on this thread (small documents).
     parser: Option<Parser>,
+    /// The tree of `rope`: a parse of it when `fresh`, otherwise an older
+    /// parse edited to match its positions (good enough to colour with
+    /// until the reparse under way lands).
     tree: Option<Tree>,
-    /// The document version `tree` describes.
+    fresh: bool,
+    /// The document version `rope` is.
     version: i32,
-    /// The text `tree` describes (kept to turn change sets into tree edits).
     rope: Rope,
+    /// A parse under way on a worker thread: its version, text and tree.
     background: Option<mpsc::Receiver<(i32, Rope, Option<Tree>)>>,
     state: SyntaxState,
 }
@@ -240,6 +245,7 @@ impl std::fmt::Debug for Syntax {
         f.debug_struct("Syntax")
             .field("language", &self.language)
             .field("version", &self.version)
+            .field("fresh", &self.fresh)
             .field("state", &self.state)
             .finish_non_exhaustive()
     }
@@ -253,6 +259,7 @@ impl Syntax {
             highlighter: None,
             parser: None,
             tree: None,
+            fresh: false,
             version: doc.version(),
             rope: doc.rope().clone(),
             background: None,
@@ -265,8 +272,7 @@ impl Syntax {
                 return syntax;
             }
         };
-        let bytes = doc.rope().len_bytes();
-        if bytes > PLAIN_ABOVE_BYTES {
+        if doc.rope().len_bytes() > PLAIN_ABOVE_BYTES {
             syntax.state = SyntaxState::Plain(format!(
                 "Files over {} MiB show without syntax colours.",
                 PLAIN_ABOVE_BYTES >> 20
@@ -278,36 +284,10 @@ impl Syntax {
             syntax.state = SyntaxState::Plain(format!("{} grammar: {e}", language.name()));
             return syntax;
         }
-        syntax.highlighter = Some(Arc::clone(&highlighter));
-        if bytes > BACKGROUND_ABOVE_BYTES {
-            syntax.parse_in_background(parser, doc.version(), doc.rope().clone());
-        } else {
-            syntax.tree = parse(&mut parser, doc.rope(), None);
-            syntax.parser = Some(parser);
-            syntax.state = if syntax.tree.is_some() {
-                SyntaxState::Ready
-            } else {
-                SyntaxState::Plain("the parser gave up on this file".into())
-            };
-        }
+        syntax.parser = Some(parser);
+        syntax.highlighter = Some(highlighter);
+        syntax.reparse();
         syntax
-    }
-
-    fn parse_in_background(&mut self, mut parser: Parser, version: i32, rope: Rope) {
-        let (tx, rx) = mpsc::channel();
-        let spawned = std::thread::Builder::new()
-            .name("cocode-parse".into())
-            .spawn(move || {
-                let tree = parse(&mut parser, &rope, None);
-                let _ = tx.send((version, rope, tree));
-            });
-        match spawned {
-            Ok(_) => {
-                self.background = Some(rx);
-                self.state = SyntaxState::Parsing;
-            }
-            Err(e) => self.state = SyntaxState::Plain(format!("cannot start the parser: {e}")),
-        }
     }
 
     pub fn language(&self) -> Language {
@@ -322,10 +302,63 @@ impl Syntax {
         self.tree.as_ref()
     }
 
+    /// Whether the tree is a parse of the last synced text (no parse under
+    /// way, no edit waiting for one).
+    pub fn settled(&self) -> bool {
+        self.background.is_none() && (self.fresh || !matches!(self.state, SyntaxState::Ready))
+    }
+
+    /// Parses `rope` again, from the (edited) tree: here for a small
+    /// document, on a worker thread for a big one (one at a time).
+    fn reparse(&mut self) {
+        if self.fresh || self.background.is_some() {
+            return;
+        }
+        let Some(h) = &self.highlighter else { return };
+        if self.rope.len_bytes() <= BACKGROUND_ABOVE_BYTES
+            && let Some(parser) = &mut self.parser
+        {
+            self.tree = parse(parser, &self.rope, self.tree.as_ref());
+            self.fresh = true;
+            self.settle_state();
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        let (version, rope, old) = (self.version, self.rope.clone(), self.tree.clone());
+        let language = h.language.clone();
+        let spawned = std::thread::Builder::new()
+            .name("cocode-parse".into())
+            .spawn(move || {
+                let mut parser = Parser::new();
+                let tree = parser
+                    .set_language(&language)
+                    .ok()
+                    .and_then(|()| parse(&mut parser, &rope, old.as_ref()));
+                let _ = tx.send((version, rope, tree));
+            });
+        match spawned {
+            Ok(_) => self.background = Some(rx),
+            Err(e) => self.state = SyntaxState::Plain(format!("cannot start the parser: {e}")),
+        }
+    }
+
+    fn settle_state(&mut self) {
+        self.state = if self.tree.is_some() {
+            SyntaxState::Ready
+        } else {
+            SyntaxState::Plain("the parser gave up on this file".into())
+        };
+    }
+
     /// Brings the tree up to `doc`'s text: the change sets since the last
-    /// sync become tree edits and an incremental reparse. Picks up a
-    /// finished background parse. Cheap when nothing changed.
+    /// sync become tree edits at once (so colours stay where their text
+    /// is), then a reparse — here for a small document, on a worker thread
+    /// for a big one. Picks up a finished worker parse. Cheap when nothing
+    /// changed.
     pub fn sync(&mut self, doc: &Document) {
+        if self.highlighter.is_none() || self.parser.is_none() {
+            return;
+        }
         if let Some(rx) = &self.background {
             match rx.try_recv() {
                 Ok((version, rope, tree)) => {
@@ -333,19 +366,13 @@ impl Syntax {
                     self.tree = tree;
                     self.version = version;
                     self.rope = rope;
-                    let mut parser = Parser::new();
-                    if let Some(h) = &self.highlighter
-                        && parser.set_language(&h.language).is_ok()
-                    {
-                        self.parser = Some(parser);
+                    self.fresh = true;
+                    self.settle_state();
+                    if self.tree.is_none() {
+                        return;
                     }
-                    self.state = if self.tree.is_some() {
-                        SyntaxState::Ready
-                    } else {
-                        SyntaxState::Plain("the parser gave up on this file".into())
-                    };
                 }
-                Err(mpsc::TryRecvError::Empty) => return,
+                Err(mpsc::TryRecvError::Empty) => {}
                 Err(mpsc::TryRecvError::Disconnected) => {
                     self.background = None;
                     self.state = SyntaxState::Plain("the parser stopped".into());
@@ -353,31 +380,24 @@ impl Syntax {
                 }
             }
         }
-        if doc.version() == self.version {
-            return;
-        }
-        let Some(parser) = &mut self.parser else {
-            return;
-        };
-        match (doc.changes_since(self.version), self.tree.as_mut()) {
-            (Some(sets), Some(tree)) => {
-                for set in &sets {
-                    for edit in input_edits(&mut self.rope, set) {
-                        tree.edit(&edit);
+        if doc.version() != self.version {
+            match (doc.changes_since(self.version), self.tree.as_mut()) {
+                (Some(sets), Some(tree)) => {
+                    for set in &sets {
+                        for edit in input_edits(&mut self.rope, set) {
+                            tree.edit(&edit);
+                        }
                     }
                 }
-                self.tree = parse(parser, doc.rope(), self.tree.as_ref());
+                // Too far behind to replay (or nothing parsed yet): parse
+                // from scratch.
+                _ => self.tree = None,
             }
-            _ => {
-                // Too far behind to replay: a full parse.
-                self.tree = parse(parser, doc.rope(), None);
-            }
+            self.rope = doc.rope().clone();
+            self.version = doc.version();
+            self.fresh = false;
         }
-        self.rope = doc.rope().clone();
-        self.version = doc.version();
-        if self.tree.is_none() {
-            self.state = SyntaxState::Plain("the parser gave up on this file".into());
-        }
+        self.reparse();
     }
 
     /// The coloured spans within `bytes` of the synced text, in order and
@@ -402,12 +422,35 @@ impl Syntax {
                 .map(str::as_bytes)
         };
         let mut found: Vec<(usize, usize, usize, Highlight)> = Vec::new();
-        let mut captures = cursor.captures(&h.query, tree.root_node(), text);
-        while let Some((m, index)) = captures.next() {
-            let capture = m.captures()[*index];
-            if let Some(Some(kind)) = h.kinds.get(capture.index as usize) {
-                let r = capture.node.byte_range();
-                found.push((r.start, r.end, m.pattern_index, *kind));
+        // The query runs on each top-level node that meets the range, not on
+        // the root: a flat file's root has tens of thousands of children,
+        // and a cursor on the root steps over each of them.
+        let root = tree.root_node();
+        let mut walk = root.walk();
+        let mut tops = Vec::new();
+        if walk.goto_first_child_for_byte(start).is_some() {
+            loop {
+                let node = walk.node();
+                if node.start_byte() >= end {
+                    break;
+                }
+                tops.push(node);
+                if !walk.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        if tops.is_empty() {
+            tops.push(root);
+        }
+        for top in tops {
+            let mut captures = cursor.captures(&h.query, top, text);
+            while let Some((m, index)) = captures.next() {
+                let capture = m.captures()[*index];
+                if let Some(Some(kind)) = h.kinds.get(capture.index as usize) {
+                    let r = capture.node.byte_range();
+                    found.push((r.start, r.end, m.pattern_index, *kind));
+                }
             }
         }
         // Paint outer before inner, and for one range the first pattern last.

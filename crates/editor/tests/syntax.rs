@@ -136,11 +136,30 @@ fn a_big_file_parses_off_thread_and_catches_up_with_edits_made_meanwhile() {
         syntax.sync(&doc);
     }
     assert_eq!(syntax.state(), &SyntaxState::Ready);
+    // Typing meanwhile: the tree follows at once (edited), the reparse lands later.
+    doc.insert_text("// 끝\n", EditKind::Other);
+    syntax.sync(&doc);
+    assert!(!syntax.settled());
+    // The old text keeps its colours at its new place ("fn" after the 17
+    // inserted bytes); the new text gets its own once the reparse lands.
+    assert_eq!(
+        syntax.highlights(17..19),
+        vec![(17..19, Highlight::Keyword)]
+    );
+    while !syntax.settled() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        syntax.sync(&doc);
+    }
+    assert!(syntax.settled());
     assert_eq!(
         syntax.tree().unwrap().root_node().to_sexp(),
         fresh_sexp(Language::Rust, &doc.text())
     );
     assert_eq!(syntax.highlights(0..6), vec![(0..6, Highlight::Keyword)]);
+    assert_eq!(
+        syntax.highlights(10..16),
+        vec![(10..16, Highlight::Comment)]
+    );
 }
 
 #[test]

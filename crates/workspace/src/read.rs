@@ -82,7 +82,12 @@ impl WorkspaceReader {
         };
         let failed = |e: &io::Error| read_failed(operation, path, e);
         let size = file.metadata().map_err(|e| failed(&e))?.len();
-        let mut bytes = Vec::new();
+        // Sized up front: a big file is read into one buffer of its size,
+        // not into a doubling one (which holds up to twice as much while it
+        // grows). One byte more, so a file that grew meanwhile needs no
+        // second buffer to be noticed.
+        let expected = usize::try_from(size.min(max)).unwrap_or(usize::MAX);
+        let mut bytes = Vec::with_capacity(expected.saturating_add(1));
         file.take(max)
             .read_to_end(&mut bytes)
             .map_err(|e| failed(&e))?;

@@ -95,7 +95,7 @@ pub fn show(
     docs.with_document(&rel, |doc| {
         if let Some(syntax) = &mut tab.syntax {
             syntax.sync(doc);
-            if syntax.state() == &cocode_editor::SyntaxState::Parsing {
+            if !syntax.settled() {
                 // The worker thread has no way to wake the window: look again soon.
                 ui.ctx()
                     .request_repaint_after(std::time::Duration::from_millis(100));
