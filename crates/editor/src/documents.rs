@@ -56,6 +56,22 @@ impl OpenDocuments {
         true
     }
 
+    /// The document at `from` now lives at `to` (its file was renamed);
+    /// `false` when `from` is not open or `to` already is.
+    pub fn rename(&self, from: &NormalizedPath, to: NormalizedPath) -> bool {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        if entries.contains_key(&to) {
+            return false;
+        }
+        match entries.remove(from) {
+            Some(entry) => {
+                entries.insert(to, entry);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Whether the open document at `path` differs from disk.
     pub fn has_unsaved_changes(&self, path: &NormalizedPath) -> bool {
         self.has_unsaved(path)
@@ -195,8 +211,13 @@ mod tests {
         assert_eq!(docs.unsaved_text(&p), None);
         assert!(!docs.has_unsaved(&p));
         assert_eq!(docs.unsaved_text(&path("other.rs")), None);
-        assert!(docs.close(&p).is_some());
+        let moved = path("src/moved.rs");
+        assert!(docs.rename(&p, moved.clone()));
         assert!(!docs.is_open(&p));
+        assert!(docs.is_open(&moved));
+        assert!(!docs.rename(&p, moved.clone()));
+        assert!(docs.close(&moved).is_some());
+        assert!(!docs.is_open(&moved));
     }
 
     #[test]

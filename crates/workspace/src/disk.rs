@@ -835,6 +835,13 @@ mod unix {
             }
         }
 
+        /// Creates the folder `name` (and the folders above it); an
+        /// existing entry of that name is `AlreadyExists`.
+        pub(crate) fn make_dir(&self, dir: &[String], name: &str) -> io::Result<()> {
+            let d = self.dir(dir, true)?;
+            rfs::mkdirat(d.as_fd(), name, Mode::from_bits_truncate(0o777)).map_err(map)
+        }
+
         /// Moves a file; refuses to replace an existing target.
         pub(crate) fn rename(
             &self,
@@ -1038,6 +1045,11 @@ mod portable {
             let d = self.dir(dir, false)?;
             let _ = fs::remove_dir(d.join(name));
             Ok(())
+        }
+
+        pub(crate) fn make_dir(&self, dir: &[String], name: &str) -> io::Result<()> {
+            let d = self.dir(dir, true)?;
+            fs::create_dir(d.join(name))
         }
 
         pub(crate) fn rename(

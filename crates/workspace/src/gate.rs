@@ -2193,6 +2193,171 @@ impl WorkspaceFileGate for Gate {
     }
 }
 
+/// A person's file operation from the Explorer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UserOp {
+    /// A new empty file.
+    CreateFile(NormalizedPath),
+    CreateFolder(NormalizedPath),
+    /// A file or folder moved or renamed.
+    Rename {
+        from: NormalizedPath,
+        to: NormalizedPath,
+    },
+    /// A file, link or folder (with everything in it) removed.
+    Delete(NormalizedPath),
+}
+
+impl UserOp {
+    /// Every path the operation touches.
+    pub fn touched_paths(&self) -> Vec<&NormalizedPath> {
+        match self {
+            Self::CreateFile(p) | Self::CreateFolder(p) | Self::Delete(p) => vec![p],
+            Self::Rename { from, to } => vec![from, to],
+        }
+    }
+}
+
+impl Gate {
+    /// A person's file operation (the Explorer's new file, new folder,
+    /// rename and delete): like a save, no snapshot — the person did it —
+    /// but through the same policy (never `.cocode/`, never outside the
+    /// workspace, no link followed), and the sweep's cache is brought up to
+    /// date so a command running meanwhile is never charged with it.
+    pub fn apply_user_op(&self, op: &UserOp) -> Result<(), GateError> {
+        let mut st = self.lock();
+        let root = self.layout.workspace_root().to_path_buf();
+        match op {
+            UserOp::CreateFile(path) => self.user_create_file(&mut st, path)?,
+            UserOp::CreateFolder(path) => {
+                let target = self.policy.resolve("create folder", path)?;
+                self.disk
+                    .make_dir(&target.dir, &target.name)
+                    .map_err(|e| match e.kind() {
+                        io::ErrorKind::AlreadyExists => refuse(
+                            WorkspaceErrorCode::FileConflict,
+                            "create folder",
+                            path,
+                            "something by that name is already there",
+                        ),
+                        _ => disk_failed("create folder", path, &e),
+                    })?;
+            }
+            UserOp::Rename { from, to } => {
+                let source = self.policy.resolve("rename", from)?;
+                let target = self.policy.resolve("rename", to)?;
+                if self.kind(&source)?.is_none() {
+                    return Err(refuse(
+                        WorkspaceErrorCode::FileNotFound,
+                        "rename",
+                        from,
+                        "there is nothing by that name",
+                    ));
+                }
+                if self.kind(&target)?.is_some() {
+                    return Err(refuse(
+                        WorkspaceErrorCode::FileConflict,
+                        "rename",
+                        to,
+                        "something by that name is already there",
+                    ));
+                }
+                if target
+                    .path
+                    .as_str()
+                    .starts_with(&format!("{}/", source.path.as_str()))
+                {
+                    return Err(refuse(
+                        WorkspaceErrorCode::PathInvalid,
+                        "rename",
+                        to,
+                        "a folder cannot move into itself",
+                    ));
+                }
+                self.disk
+                    .rename((&source.dir, &source.name), (&target.dir, &target.name))
+                    .map_err(|e| disk_failed("rename", from, &e))?;
+                st.sweep.refresh_tree(&root, &source.path);
+                st.sweep.refresh_tree(&root, &target.path);
+            }
+            UserOp::Delete(path) => {
+                let target = self.policy.resolve("delete", path)?;
+                match self.kind(&target)? {
+                    None => {
+                        return Err(refuse(
+                            WorkspaceErrorCode::FileNotFound,
+                            "delete",
+                            path,
+                            "there is nothing by that name",
+                        ));
+                    }
+                    Some(EntryKind::Dir) => {
+                        let mut inside = target.dir.clone();
+                        inside.push(target.name.clone());
+                        self.remove_tree(&inside, path)?;
+                        self.disk
+                            .rmdir_if_empty(&target.dir, &target.name)
+                            .map_err(|e| disk_failed("delete", path, &e))?;
+                    }
+                    Some(_) => self
+                        .disk
+                        .unlink(&target.dir, &target.name)
+                        .map_err(|e| disk_failed("delete", path, &e))?,
+                }
+                st.sweep.refresh_tree(&root, &target.path);
+            }
+        }
+        Ok(())
+    }
+
+    /// A new empty file (never over an existing entry).
+    fn user_create_file(&self, st: &mut GateState, path: &NormalizedPath) -> Result<(), GateError> {
+        let root = self.layout.workspace_root().to_path_buf();
+        let target = self.policy.resolve("create", path)?;
+        if self.kind(&target)?.is_some() {
+            return Err(refuse(
+                WorkspaceErrorCode::FileConflict,
+                "create",
+                path,
+                "something by that name is already there",
+            ));
+        }
+        let temp = format!(".{}.cocode-new-{}.tmp", target.name, std::process::id());
+        let staged = self
+            .disk
+            .stage(&target.dir, &target.name, &temp, &[])
+            .map_err(|e| disk_failed("create", path, &e))?;
+        if let Err(e) = self
+            .disk
+            .rename((&target.dir, &temp), (&target.dir, &target.name))
+        {
+            let _ = self.disk.unlink(&staged.dir, &temp);
+            return Err(disk_failed("create", path, &e));
+        }
+        st.sweep.refresh(&root, &target.path);
+        Ok(())
+    }
+
+    /// Removes everything inside the folder `dir` (links are removed, never
+    /// followed).
+    fn remove_tree(&self, dir: &[String], shown: &NormalizedPath) -> Result<(), GateError> {
+        let failed = |e: &io::Error| disk_failed("delete", shown, e);
+        for (name, kind) in self.disk.list(dir).map_err(|e| failed(&e))? {
+            if kind == EntryKind::Dir {
+                let mut inner = dir.to_vec();
+                inner.push(name.clone());
+                self.remove_tree(&inner, shown)?;
+                self.disk
+                    .rmdir_if_empty(dir, &name)
+                    .map_err(|e| failed(&e))?;
+            } else {
+                self.disk.unlink(dir, &name).map_err(|e| failed(&e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Gate {
     fn drop(&mut self) {
         let mut st = self.lock();

@@ -296,6 +296,45 @@ impl StatCache {
         }
     }
 
+    /// [`Self::refresh`] for `path` and everything below it (a folder a
+    /// person renamed, deleted or created): entries that are gone are
+    /// dropped, files now there are taken as they are.
+    pub fn refresh_tree(&mut self, root: &Path, path: &NormalizedPath) {
+        if !self.populated {
+            return;
+        }
+        let prefix = format!("{}/", path.as_str());
+        let stale: Vec<NormalizedPath> = self
+            .entries
+            .keys()
+            .filter(|p| *p == path || p.as_str().starts_with(&prefix))
+            .cloned()
+            .collect();
+        for p in stale {
+            self.entries.remove(&p);
+        }
+        let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+        let mut pending = vec![(full, path.as_str().to_owned())];
+        while let Some((dir, rel)) = pending.pop() {
+            let Ok(meta) = dir.symlink_metadata() else {
+                continue;
+            };
+            if meta.is_file() {
+                if let Ok(p) = normalize(&rel, self.options()) {
+                    self.refresh(root, &p);
+                }
+            } else if meta.is_dir() {
+                let Ok(read) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                for entry in read.flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    pending.push((entry.path(), format!("{rel}/{name}")));
+                }
+            }
+        }
+    }
+
     /// A racy entry for a regular file with `hash`; anything else drops it.
     fn put(
         &mut self,

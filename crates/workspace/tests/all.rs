@@ -18,4 +18,5 @@ mod suite {
     // The sweep tests run real `sh` commands.
     #[cfg(unix)]
     mod sweep;
+    mod user_ops;
 }

@@ -40,6 +40,34 @@ pub enum Saved {
 }
 
 impl TaskHost {
+    /// A person's new file, new folder, rename or delete from the Explorer,
+    /// through the gate (no snapshot; never charged to an agent's command);
+    /// refused while an agent's edit holds any path it touches.
+    pub fn user_op(&self, op: &cocode_workspace::UserOp) -> Result<(), SaveError> {
+        for path in op.touched_paths() {
+            if let Some((held, lease)) = self
+                .leases
+                .leases()
+                .into_iter()
+                .find(|(held, _)| held.contains(path) || path.contains(held))
+            {
+                return Err(SaveError::Gate(GateError {
+                    code: WorkspaceErrorCode::Locked,
+                    operation: "change",
+                    path: path.as_str().to_owned(),
+                    message: format!(
+                        "task {} is editing {} right now; try again when its edit is done",
+                        lease.task_id,
+                        held.as_str()
+                    ),
+                    io_kind: None,
+                }));
+            }
+        }
+        self.workspace.gate.apply_user_op(op)?;
+        Ok(())
+    }
+
     /// Saves the open document at `path`.
     pub fn save_user_file(&self, path: &NormalizedPath) -> Result<Saved, SaveError> {
         let (text, version) = self

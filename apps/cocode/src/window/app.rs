@@ -182,6 +182,7 @@ impl CocodeApp {
                         self.close_editor_tab(id);
                     }
                 }
+                ServiceEvent::UserOpDone { op, result } => self.on_user_op(&op, result),
                 other => self.agent.on_event(other),
             }
         }
@@ -243,6 +244,9 @@ impl CocodeApp {
         }
         if let Some(dialog) = &self.new_brick {
             views::new_from_brick::show(ui.ctx(), dialog, &mut commands);
+        }
+        if let Some(prompt) = self.workspace.as_ref().and_then(|w| w.prompt.as_ref()) {
+            views::explorer::prompt(ui.ctx(), prompt, &mut commands);
         }
         views::terminal::prompts(ui.ctx(), &self.terminals, &mut commands);
         if let Some(ws) = &self.workspace {
@@ -462,31 +466,20 @@ impl CocodeApp {
         if root.join(cocode_core::path::COCODE_DIR).is_dir() {
             self.start_tasks(root.clone());
         }
-        self.workspace = Some(WorkspaceView { root, explorer });
+        self.workspace = Some(WorkspaceView {
+            root,
+            explorer,
+            prompt: None,
+        });
     }
 
     fn run(&mut self, command: Command, ctx: &egui::Context) {
         match command {
-            // One dialog at a time: the brick dialog stays until it closes.
-            Command::ShowOpenFolder if self.new_brick.is_some() => {}
-            Command::ShowOpenFolder => {
-                let start = self
-                    .workspace
-                    .as_ref()
-                    .map(|w| w.root.clone())
-                    .or_else(home_dir)
-                    .unwrap_or_else(|| PathBuf::from("/"));
-                self.browse(start);
-            }
-            Command::PickerBrowse(dir) => self.browse(dir),
-            Command::OpenFolder(path) => self.io.send(IoRequest::ResolveFolder { path }),
-            Command::PickerTyped(text) => {
-                if let Some(dialog) = &mut self.dialog {
-                    dialog.typed = text;
-                    dialog.error = None;
-                }
-            }
-            Command::CloseOpenFolder => self.dialog = None,
+            Command::ShowOpenFolder
+            | Command::PickerBrowse(_)
+            | Command::OpenFolder(_)
+            | Command::PickerTyped(_)
+            | Command::CloseOpenFolder => self.run_open_folder(command),
             Command::ShowNewFromBrick
             | Command::BrickDialog(_)
             | Command::CreateFromBrick
@@ -514,6 +507,10 @@ impl CocodeApp {
             | Command::QuickOpen
             | Command::ShowSearch
             | Command::OpenAt { .. } => self.run_editor(command, ctx),
+            Command::FileAction(_)
+            | Command::FilePromptName(_)
+            | Command::FilePromptSubmit
+            | Command::FilePromptCancel => self.run_file_prompt(command),
             Command::Refresh => {
                 if let Some(ws) = &mut self.workspace {
                     for request in ws.explorer.refresh() {
@@ -564,6 +561,33 @@ impl CocodeApp {
             | Command::OpenLink
             | Command::CancelOpenLink => self.run_terminal(command, ctx),
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+        }
+    }
+
+    /// The Open Folder dialog's commands.
+    fn run_open_folder(&mut self, command: Command) {
+        match command {
+            // One dialog at a time: the brick dialog stays until it closes.
+            Command::ShowOpenFolder if self.new_brick.is_some() => {}
+            Command::ShowOpenFolder => {
+                let start = self
+                    .workspace
+                    .as_ref()
+                    .map(|w| w.root.clone())
+                    .or_else(home_dir)
+                    .unwrap_or_else(|| PathBuf::from("/"));
+                self.browse(start);
+            }
+            Command::PickerBrowse(dir) => self.browse(dir),
+            Command::OpenFolder(path) => self.io.send(IoRequest::ResolveFolder { path }),
+            Command::PickerTyped(text) => {
+                if let Some(dialog) = &mut self.dialog {
+                    dialog.typed = text;
+                    dialog.error = None;
+                }
+            }
+            Command::CloseOpenFolder => self.dialog = None,
+            _ => {}
         }
     }
 
@@ -789,6 +813,84 @@ impl CocodeApp {
             _ => {}
         }
         ctx.request_repaint();
+    }
+
+    /// The Explorer's file operations: ask, check the name, send to the
+    /// host (started if need be, as for a save).
+    fn run_file_prompt(&mut self, command: Command) {
+        let Some(ws) = &mut self.workspace else {
+            return;
+        };
+        match command {
+            Command::FileAction(action) => {
+                ws.prompt = Some(crate::window::explorer::FilePrompt::new(action));
+            }
+            Command::FilePromptName(name) => {
+                if let Some(p) = &mut ws.prompt {
+                    p.name = name;
+                    p.error = None;
+                }
+            }
+            Command::FilePromptCancel => ws.prompt = None,
+            Command::FilePromptSubmit => {
+                let Some(prompt) = &mut ws.prompt else { return };
+                if prompt.busy {
+                    return;
+                }
+                let op = match user_op_of(&ws.root, prompt) {
+                    Ok(op) => op,
+                    Err(message) => {
+                        prompt.error = Some(message);
+                        return;
+                    }
+                };
+                prompt.busy = true;
+                let root = ws.root.clone();
+                if self.tasks.is_none() {
+                    self.start_tasks(root);
+                }
+                self.send_task(ServiceRequest::UserOp(op));
+            }
+            _ => {}
+        }
+    }
+
+    /// A person's file operation finished: the Explorer and the editors
+    /// follow it.
+    fn on_user_op(&mut self, op: &cocode_workspace::UserOp, result: Result<(), String>) {
+        use cocode_workspace::UserOp;
+        let Some(ws) = &mut self.workspace else {
+            return;
+        };
+        if let Err(message) = result {
+            if let Some(p) = &mut ws.prompt {
+                p.busy = false;
+                p.error = Some(message);
+            }
+            return;
+        }
+        ws.prompt = None;
+        let root = ws.root.clone();
+        let abs = |p: &cocode_core::path::NormalizedPath| {
+            p.segments().fold(root.clone(), |acc, s| acc.join(s))
+        };
+        for request in ws.explorer.refresh() {
+            self.io.send(request);
+        }
+        match op {
+            UserOp::CreateFile(p) => self.open_file(&abs(p)),
+            UserOp::CreateFolder(_) => {}
+            UserOp::Rename { from, to } => {
+                let base = root.clone();
+                self.editors
+                    .on_renamed(&abs(from), &abs(to), |path| rel_path(&base, path).ok());
+            }
+            UserOp::Delete(p) => {
+                for id in self.editors.on_deleted(&abs(p)) {
+                    self.close_editor_tab(id);
+                }
+            }
+        }
     }
 
     /// Opens a file of the workspace in an editor tab beside the other
@@ -1051,6 +1153,36 @@ pub fn sandbox_status(
             format!("Agent commands are not confined by the OS ({reason}); their network goes through the policy proxy."),
         ),
     }
+}
+
+/// A workspace path for an absolute path under `root`.
+fn rel_path(root: &Path, path: &Path) -> Result<cocode_core::path::NormalizedPath, String> {
+    use cocode_core::path::{CaseSensitivity, NormalizeOptions, normalize};
+    let rel = path
+        .strip_prefix(root)
+        .map_err(|_| format!("not in the open folder: {}", path.display()))?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    normalize(&rel, NormalizeOptions::native(CaseSensitivity::Sensitive)).map_err(|e| e.to_string())
+}
+
+/// The host operation a filled-in prompt asks for.
+fn user_op_of(
+    root: &Path,
+    prompt: &crate::window::explorer::FilePrompt,
+) -> Result<cocode_workspace::UserOp, String> {
+    use crate::window::explorer::FileAction;
+    use cocode_workspace::UserOp;
+    let target = prompt.target()?;
+    Ok(match (&prompt.action, target) {
+        (FileAction::NewFile { .. }, Some(t)) => UserOp::CreateFile(rel_path(root, &t)?),
+        (FileAction::NewFolder { .. }, Some(t)) => UserOp::CreateFolder(rel_path(root, &t)?),
+        (FileAction::Rename { path }, Some(t)) => UserOp::Rename {
+            from: rel_path(root, path)?,
+            to: rel_path(root, &t)?,
+        },
+        (FileAction::Delete { path, .. }, _) => UserOp::Delete(rel_path(root, path)?),
+        (_, None) => return Err("Type a name.".to_owned()),
+    })
 }
 
 fn home_dir() -> Option<PathBuf> {

@@ -55,6 +55,12 @@ pub enum Command {
     /// Resolve and open a folder (via the IO thread).
     OpenFolder(PathBuf),
     ToggleFolder(PathBuf),
+    /// Start a file operation in the Explorer (ask for a name or confirm).
+    FileAction(crate::window::explorer::FileAction),
+    /// The Explorer prompt's name changed.
+    FilePromptName(String),
+    FilePromptSubmit,
+    FilePromptCancel,
     /// Open a file in an editor tab (or show the tab that has it).
     OpenFile(PathBuf),
     /// Show (or hide) quick open.

@@ -470,3 +470,108 @@ fn search_in_files_streams_results_and_opening_one_selects_the_match_without_wri
     assert_eq!(std::fs::read(root.join("src/lib.rs")).unwrap(), before);
     assert!(!h.state().editors.is_dirty(id));
 }
+
+#[test]
+fn the_explorer_creates_renames_and_deletes_through_the_gate_and_open_tabs_follow() {
+    let (_dir, root) = workspace(&[("src/lib.rs", "pub fn a() {}\n"), ("old.txt", "old\n")]);
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| {
+        h.query_by_label("  old.txt").is_some()
+    });
+    // New file from the header: named, created empty, opened.
+    h.get_by_label("+").click();
+    h.run_steps(2);
+    h.get_by_label("New File");
+    type_text(&mut h, "새 파일.md");
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the new file's tab", |h| {
+        h.state()
+            .editors
+            .tabs
+            .iter()
+            .any(|t| t.name() == "새 파일.md" && t.rel.is_some())
+    });
+    assert_eq!(std::fs::read(root.join("새 파일.md")).unwrap(), b"");
+    assert!(h.state().workspace.as_ref().unwrap().prompt.is_none());
+    // A taken name is refused in the prompt, with the reason.
+    h.state_mut().run(
+        Command::FileAction(crate::window::explorer::FileAction::Rename {
+            path: root.join("old.txt"),
+        }),
+        &egui::Context::default(),
+    );
+    h.run_steps(2);
+    h.get_by_label("Rename old.txt");
+    key(&mut h, Modifiers::COMMAND, Key::A);
+    type_text(&mut h, "새 파일.md");
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the refusal", |h| {
+        h.state()
+            .workspace
+            .as_ref()
+            .and_then(|w| w.prompt.as_ref())
+            .is_some_and(|p| p.error.is_some())
+    });
+    assert!(root.join("old.txt").is_file());
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    // Renaming a folder moves the open tab of a file inside it.
+    let lib = open_path(&mut h, &root, "src/lib.rs");
+    h.state_mut().run(
+        Command::FileAction(crate::window::explorer::FileAction::Rename {
+            path: root.join("src"),
+        }),
+        &egui::Context::default(),
+    );
+    h.run_steps(2);
+    key(&mut h, Modifiers::COMMAND, Key::A);
+    type_text(&mut h, "core");
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the rename", |_| root.join("core/lib.rs").is_file());
+    run_until(&mut h, "the tab to follow", |h| {
+        h.state()
+            .editors
+            .get(lib)
+            .is_some_and(|t| t.path == root.join("core/lib.rs"))
+    });
+    h.state_mut().editors.get_mut(lib).unwrap().focus = true;
+    h.run_steps(2);
+    type_text(&mut h, "// moved\n");
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    run_until(&mut h, "the save", |h| !h.state().editors.is_dirty(lib));
+    assert_eq!(
+        std::fs::read_to_string(root.join("core/lib.rs")).unwrap(),
+        "// moved\npub fn a() {}\n"
+    );
+    assert!(!root.join("src").exists());
+    // Deleting asks first; the clean tab of the deleted file closes.
+    h.state_mut().run(
+        Command::FileAction(crate::window::explorer::FileAction::Delete {
+            path: root.join("core"),
+            folder: true,
+        }),
+        &egui::Context::default(),
+    );
+    h.run_steps(2);
+    h.get_by_label("Delete the folder “core”?");
+    h.get_by_label("Delete").click();
+    run_until(&mut h, "the delete", |h| {
+        h.state().editors.get(lib).is_none()
+    });
+    assert!(!root.join("core").exists());
+}
+
+/// Opens `rel` (a path under `root`) through the Explorer's command.
+fn open_path(h: &mut Harness<'static, CocodeApp>, root: &Path, rel: &str) -> u32 {
+    h.state_mut()
+        .run(Command::OpenFile(root.join(rel)), &egui::Context::default());
+    run_until(h, "the editor", |h| {
+        h.state()
+            .editors
+            .tabs
+            .iter()
+            .any(|t| t.path == root.join(rel) && t.rel.is_some())
+    });
+    h.run_steps(3);
+    h.state().editors.active.unwrap()
+}

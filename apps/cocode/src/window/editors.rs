@@ -306,6 +306,61 @@ impl Editors {
         tab.focus = true;
     }
 
+    /// Files under `from` were renamed to be under `to` (`rel_of` gives a
+    /// new absolute path's workspace path): their tabs follow.
+    pub fn on_renamed(
+        &mut self,
+        from: &Path,
+        to: &Path,
+        rel_of: impl Fn(&Path) -> Option<NormalizedPath>,
+    ) {
+        let docs = Arc::clone(&self.docs);
+        for tab in &mut self.tabs {
+            let Ok(rest) = tab.path.strip_prefix(from) else {
+                continue;
+            };
+            let new_path = if rest.as_os_str().is_empty() {
+                to.to_path_buf()
+            } else {
+                to.join(rest)
+            };
+            if let (Some(old), Some(new)) = (tab.rel.clone(), rel_of(&new_path)) {
+                docs.rename(&old, new.clone());
+                tab.rel = Some(new);
+            }
+            tab.path = new_path;
+            tab.syntax = None;
+            if let (Some(language), Some(rel)) = (tab.language(), &tab.rel) {
+                tab.syntax = docs.with_document(rel, |d| Syntax::new(language, d));
+            }
+        }
+    }
+
+    /// Tabs of files under `path`, which the person deleted: clean ones
+    /// close (their ids), ones with unsaved changes stay and say so.
+    pub fn on_deleted(&mut self, path: &Path) -> Vec<u32> {
+        let mut closing = Vec::new();
+        for id in self
+            .tabs
+            .iter()
+            .filter(|t| t.path.starts_with(path))
+            .map(|t| t.id)
+            .collect::<Vec<_>>()
+        {
+            if self.is_dirty(id) {
+                if let Some(tab) = self.get_mut(id) {
+                    tab.notice = Some(Notice {
+                        text: "The file was deleted; saving creates it again.".into(),
+                        error: false,
+                    });
+                }
+            } else {
+                closing.push(id);
+            }
+        }
+        closing
+    }
+
     /// Whether the tab's text differs from disk.
     pub fn is_dirty(&self, id: u32) -> bool {
         self.get(id)
@@ -437,6 +492,14 @@ impl Editors {
             None => None,
         };
         let dirty = docs.has_unsaved_changes(&rel);
+        if theirs.is_none() && !dirty {
+            tab.disk_hash = None;
+            tab.notice = Some(Notice {
+                text: "The file was deleted on disk; saving creates it again.".into(),
+                error: false,
+            });
+            return;
+        }
         match (&theirs, dirty) {
             (Some(text), false) => {
                 let changed = docs.with_document(&rel, |d| {

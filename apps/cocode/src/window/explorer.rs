@@ -107,11 +107,69 @@ fn list(dir: &Path) -> IoRequest {
     }
 }
 
+/// A file operation the person started in the Explorer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileAction {
+    NewFile { parent: PathBuf },
+    NewFolder { parent: PathBuf },
+    Rename { path: PathBuf },
+    Delete { path: PathBuf, folder: bool },
+}
+
+/// The Explorer's name prompt (or delete confirmation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePrompt {
+    pub action: FileAction,
+    /// The name typed so far (a rename starts with the current name).
+    pub name: String,
+    pub error: Option<String>,
+    /// Sent to the host; waiting for the answer.
+    pub busy: bool,
+}
+
+impl FilePrompt {
+    pub fn new(action: FileAction) -> Self {
+        let name = match &action {
+            FileAction::Rename { path } => path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        Self {
+            action,
+            name,
+            error: None,
+            busy: false,
+        }
+    }
+
+    /// The path the operation creates or renames to, or why the typed name
+    /// cannot be one.
+    pub fn target(&self) -> Result<Option<PathBuf>, String> {
+        let parent = match &self.action {
+            FileAction::NewFile { parent } | FileAction::NewFolder { parent } => parent.clone(),
+            FileAction::Rename { path } => path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            FileAction::Delete { .. } => return Ok(None),
+        };
+        let name = self.name.trim();
+        if name.is_empty() {
+            return Err("Type a name.".to_owned());
+        }
+        if name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+            return Err(format!("“{name}” cannot be a file or folder name."));
+        }
+        Ok(Some(parent.join(name)))
+    }
+}
+
 /// The open workspace.
 #[derive(Debug)]
 pub struct WorkspaceView {
     pub root: PathBuf,
     pub explorer: Explorer,
+    /// The file operation being named or confirmed.
+    pub prompt: Option<FilePrompt>,
 }
 
 #[cfg(test)]
@@ -119,6 +177,31 @@ mod tests {
     use super::*;
     use crate::window::io_worker::{DirEntryInfo, EntryKind};
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn prompt_names_are_checked_before_anything_is_asked_of_the_host() {
+        let mut p = FilePrompt::new(FileAction::NewFile {
+            parent: "/w/src".into(),
+        });
+        assert_eq!(p.target(), Err("Type a name.".to_owned()));
+        p.name = "a/b".into();
+        assert_eq!(
+            p.target(),
+            Err("“a/b” cannot be a file or folder name.".to_owned())
+        );
+        p.name = " 새 파일.rs ".into();
+        assert_eq!(p.target(), Ok(Some("/w/src/새 파일.rs".into())));
+        let r = FilePrompt::new(FileAction::Rename {
+            path: "/w/src/old.rs".into(),
+        });
+        assert_eq!(r.name, "old.rs");
+        assert_eq!(r.target(), Ok(Some("/w/src/old.rs".into())));
+        let d = FilePrompt::new(FileAction::Delete {
+            path: "/w/x".into(),
+            folder: true,
+        });
+        assert_eq!(d.target(), Ok(None));
+    }
 
     fn listing(names: &[&str]) -> Listing {
         Listing {

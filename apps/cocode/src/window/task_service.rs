@@ -62,6 +62,8 @@ pub enum ServiceRequest {
     Save {
         path: NormalizedPath,
     },
+    /// A person's new file, new folder, rename or delete.
+    UserOp(cocode_workspace::UserOp),
 }
 
 /// One row of the task list.
@@ -103,6 +105,11 @@ pub enum ServiceEvent {
     /// A save finished (the error as the person reads it).
     Saved {
         path: NormalizedPath,
+        result: Result<(), String>,
+    },
+    /// A person's file operation finished.
+    UserOpDone {
+        op: cocode_workspace::UserOp,
         result: Result<(), String>,
     },
 }
@@ -244,12 +251,22 @@ async fn open_host(
 async fn refuse_all(why: String, out: &Out, inbox: &mut mpsc::Receiver<ServiceRequest>) {
     out.send(ServiceEvent::Error(why.clone())).await;
     while let Some(request) = inbox.recv().await {
-        if let ServiceRequest::Save { path } = request {
-            out.send(ServiceEvent::Saved {
-                path,
-                result: Err(format!("not saved: {why}")),
-            })
-            .await;
+        match request {
+            ServiceRequest::Save { path } => {
+                out.send(ServiceEvent::Saved {
+                    path,
+                    result: Err(format!("not saved: {why}")),
+                })
+                .await;
+            }
+            ServiceRequest::UserOp(op) => {
+                out.send(ServiceEvent::UserOpDone {
+                    op,
+                    result: Err(format!("not done: {why}")),
+                })
+                .await;
+            }
+            _ => {}
         }
     }
 }
@@ -407,6 +424,15 @@ async fn serve(
             ServiceRequest::Stop => stop.cancel(),
             ServiceRequest::Save { path } => {
                 out.send(save_of(&host, path).await).await;
+            }
+            ServiceRequest::UserOp(op) => {
+                let doer = Arc::clone(&host);
+                let asked = op.clone();
+                let result = tokio::task::spawn_blocking(move || doer.user_op(&asked))
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r.map_err(|e| format!("{} ({})", e, e.code().as_str())));
+                out.send(ServiceEvent::UserOpDone { op, result }).await;
             }
             ServiceRequest::StopCommand(id) => {
                 host.commands.stop(id);

@@ -7,7 +7,7 @@ use cocode_ui::{Tone, icons};
 use egui::{RichText, Ui};
 
 use crate::window::command::Command;
-use crate::window::explorer::{Explorer, FolderState, WorkspaceView};
+use crate::window::explorer::{Explorer, FileAction, FilePrompt, FolderState, WorkspaceView};
 use crate::window::io_worker::EntryKind;
 
 /// One visible row of the tree.
@@ -115,6 +115,20 @@ pub fn show(ui: &mut Ui, workspace: Option<&WorkspaceView>, commands: &mut Vec<C
             {
                 commands.push(Command::Refresh);
             }
+            if ui
+                .small_button("+📁")
+                .on_hover_text("New Folder…")
+                .clicked()
+            {
+                commands.push(Command::FileAction(FileAction::NewFolder {
+                    parent: ws.root.clone(),
+                }));
+            }
+            if ui.small_button("+").on_hover_text("New File…").clicked() {
+                commands.push(Command::FileAction(FileAction::NewFile {
+                    parent: ws.root.clone(),
+                }));
+            }
         });
     });
     ui.separator();
@@ -149,21 +163,19 @@ fn show_row(ui: &mut Ui, row: &Row, selected: Option<&Path>, commands: &mut Vec<
                         } else {
                             icons::FOLDER_CLOSED
                         };
-                        if ui
-                            .selectable_label(false, format!("{arrow} {name}"))
-                            .clicked()
-                        {
+                        let label = ui.selectable_label(false, format!("{arrow} {name}"));
+                        if label.clicked() {
                             commands.push(Command::ToggleFolder(path.clone()));
                         }
+                        label.context_menu(|ui| entry_menu(ui, path, true, commands));
                     }
                     EntryKind::File => {
                         let is_selected = selected == Some(path.as_path());
-                        if ui
-                            .selectable_label(is_selected, format!("  {name}"))
-                            .clicked()
-                        {
+                        let label = ui.selectable_label(is_selected, format!("  {name}"));
+                        if label.clicked() {
                             commands.push(Command::OpenFile(path.clone()));
                         }
+                        label.context_menu(|ui| entry_menu(ui, path, false, commands));
                     }
                     EntryKind::Symlink | EntryKind::Other => {
                         let marker = if *kind == EntryKind::Symlink {
@@ -205,4 +217,101 @@ fn show_row(ui: &mut Ui, row: &Row, selected: Option<&Path>, commands: &mut Vec<
             });
         }
     }
+}
+
+/// The right-click menu of an entry.
+fn entry_menu(ui: &mut Ui, path: &Path, folder: bool, commands: &mut Vec<Command>) {
+    let parent = if folder {
+        path.to_path_buf()
+    } else {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    if ui.button("New File…").clicked() {
+        commands.push(Command::FileAction(FileAction::NewFile {
+            parent: parent.clone(),
+        }));
+        ui.close();
+    }
+    if ui.button("New Folder…").clicked() {
+        commands.push(Command::FileAction(FileAction::NewFolder { parent }));
+        ui.close();
+    }
+    ui.separator();
+    if ui.button("Rename…").clicked() {
+        commands.push(Command::FileAction(FileAction::Rename {
+            path: path.to_path_buf(),
+        }));
+        ui.close();
+    }
+    if ui.button("Delete…").clicked() {
+        commands.push(Command::FileAction(FileAction::Delete {
+            path: path.to_path_buf(),
+            folder,
+        }));
+        ui.close();
+    }
+}
+
+/// The name prompt of a new file, new folder or rename, or the question
+/// before a delete.
+pub fn prompt(ctx: &egui::Context, prompt: &FilePrompt, commands: &mut Vec<Command>) {
+    let name_of = |p: &Path| {
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let title = match &prompt.action {
+        FileAction::NewFile { .. } => "New File".to_owned(),
+        FileAction::NewFolder { .. } => "New Folder".to_owned(),
+        FileAction::Rename { path } => format!("Rename {}", name_of(path)),
+        FileAction::Delete { path, folder } => format!(
+            "Delete {} “{}”?",
+            if *folder { "the folder" } else { "the file" },
+            name_of(path)
+        ),
+    };
+    egui::Modal::new(egui::Id::new("explorer-prompt")).show(ctx, |ui| {
+        ui.heading(title);
+        let delete = matches!(prompt.action, FileAction::Delete { .. });
+        if delete {
+            ui.label(match &prompt.action {
+                FileAction::Delete { folder: true, .. } => {
+                    "The folder and everything in it are removed from the disk. This cannot be undone."
+                }
+                _ => "The file is removed from the disk. This cannot be undone.",
+            });
+        } else {
+            let mut name = prompt.name.clone();
+            let field = ui.add(
+                egui::TextEdit::singleline(&mut name)
+                    .hint_text("Name")
+                    .desired_width(320.0),
+            );
+            if !field.has_focus() && !field.lost_focus() && !prompt.busy {
+                field.request_focus();
+            }
+            if name != prompt.name {
+                commands.push(Command::FilePromptName(name));
+            }
+            if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                commands.push(Command::FilePromptSubmit);
+            }
+        }
+        if let Some(error) = &prompt.error {
+            cocode_ui::badge(ui, error, Tone::Danger);
+        }
+        ui.horizontal(|ui| {
+            let ok = if delete { "Delete" } else { "OK" };
+            if ui.add_enabled(!prompt.busy, egui::Button::new(ok)).clicked() {
+                commands.push(Command::FilePromptSubmit);
+            }
+            if ui.button("Cancel").clicked() || ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+                commands.push(Command::FilePromptCancel);
+            }
+            if prompt.busy {
+                ui.spinner();
+            }
+        });
+    });
 }

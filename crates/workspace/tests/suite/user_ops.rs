@@ -1,0 +1,149 @@
+//! A person's file operations from the Explorer: through the gate's policy,
+//! never snapshots, never charged to a command running meanwhile.
+
+use std::process::Command;
+
+use cocode_core::WorkspaceErrorCode;
+use cocode_workspace::UserOp;
+use pretty_assertions::assert_eq;
+
+use super::common::*;
+
+#[test]
+fn new_file_new_folder_rename_and_delete_change_the_disk_and_nothing_else() {
+    let (_d, ws) = workspace(&[("src/a.rs", "fn a() {}\n"), ("keep.txt", "k\n")]);
+    let root = ws.workspace.root.clone();
+    ws.gate
+        .apply_user_op(&UserOp::CreateFolder(p("docs/guides")))
+        .unwrap();
+    assert!(root.join("docs/guides").is_dir());
+    ws.gate
+        .apply_user_op(&UserOp::CreateFile(p("docs/guides/안내.md")))
+        .unwrap();
+    assert_eq!(
+        std::fs::read(root.join("docs/guides/안내.md")).unwrap(),
+        b""
+    );
+    ws.gate
+        .apply_user_op(&UserOp::Rename {
+            from: p("src"),
+            to: p("lib"),
+        })
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("lib/a.rs")).unwrap(),
+        "fn a() {}\n"
+    );
+    assert!(!root.join("src").exists());
+    ws.gate.apply_user_op(&UserOp::Delete(p("docs"))).unwrap();
+    assert!(!root.join("docs").exists());
+    ws.gate
+        .apply_user_op(&UserOp::Delete(p("keep.txt")))
+        .unwrap();
+    assert!(!root.join("keep.txt").exists());
+    // A person's operations are not snapshots of any task.
+    assert_eq!(ws.gate.store().task_ids().unwrap(), vec![]);
+    assert!(ws.gate.store().path_index_files().unwrap().is_empty());
+    // No temp file is left behind.
+    let mut names: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, [".cocode", "lib"]);
+}
+
+#[test]
+fn refusals_name_the_reason_and_change_nothing() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n"), ("b.txt", "b\n"), ("dir/x.txt", "x\n")]);
+    let root = ws.workspace.root.clone();
+    let code = |op: UserOp| ws.gate.apply_user_op(&op).unwrap_err().code;
+    assert_eq!(
+        code(UserOp::CreateFile(p("a.txt"))),
+        WorkspaceErrorCode::FileConflict
+    );
+    assert_eq!(
+        code(UserOp::CreateFolder(p("dir"))),
+        WorkspaceErrorCode::FileConflict
+    );
+    assert_eq!(
+        code(UserOp::Rename {
+            from: p("a.txt"),
+            to: p("b.txt")
+        }),
+        WorkspaceErrorCode::FileConflict
+    );
+    assert_eq!(
+        code(UserOp::Rename {
+            from: p("dir"),
+            to: p("dir/inner")
+        }),
+        WorkspaceErrorCode::PathInvalid
+    );
+    assert_eq!(
+        code(UserOp::Delete(p("missing"))),
+        WorkspaceErrorCode::FileNotFound
+    );
+    assert_eq!(
+        code(UserOp::Delete(p(".cocode"))),
+        WorkspaceErrorCode::PathNotWritable
+    );
+    assert_eq!(
+        code(UserOp::CreateFile(p(".cocode/evil"))),
+        WorkspaceErrorCode::PathNotWritable
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a\n");
+    assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "b\n");
+    assert!(root.join("dir/x.txt").is_file());
+}
+
+#[cfg(unix)]
+#[test]
+fn deleting_a_folder_removes_links_in_it_without_following_them() {
+    let (_d, ws) = workspace(&[("dir/x.txt", "x\n")]);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("precious.txt"), "keep me\n").unwrap();
+    let root = ws.workspace.root.clone();
+    std::os::unix::fs::symlink(outside.path(), root.join("dir/link")).unwrap();
+    // A link at the top is refused as a target elsewhere; inside a folder
+    // being deleted it is removed as a link.
+    ws.gate.apply_user_op(&UserOp::Delete(p("dir"))).unwrap();
+    assert!(!root.join("dir").exists());
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("precious.txt")).unwrap(),
+        "keep me\n"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_persons_operations_while_a_command_runs_are_not_charged_to_it() {
+    let (_d, ws) = workspace(&[("src/a.rs", "a\n"), ("old/b.txt", "b\n")]);
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    ws.gate
+        .apply_user_op(&UserOp::Rename {
+            from: p("src"),
+            to: p("lib"),
+        })
+        .unwrap();
+    ws.gate.apply_user_op(&UserOp::Delete(p("old"))).unwrap();
+    ws.gate
+        .apply_user_op(&UserOp::CreateFile(p("new.txt")))
+        .unwrap();
+    let status = Command::new("sh")
+        .args(["-c", "echo made > by-command.txt"])
+        .current_dir(&ws.workspace.root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&observed),
+        vec![(
+            "create".to_owned(),
+            "by-command.txt".to_owned(),
+            "observed".to_owned()
+        )]
+    );
+}
