@@ -23,19 +23,47 @@ pub enum Language {
     JavaScript,
     TypeScript,
     Tsx,
+    Json,
+    Toml,
+    Yaml,
+    Markdown,
+    Bash,
+    Go,
+    C,
+    Cpp,
+    Html,
+    Css,
+    Dart,
 }
 
 impl Language {
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 16] = [
         Self::Rust,
         Self::Python,
         Self::JavaScript,
         Self::TypeScript,
         Self::Tsx,
+        Self::Json,
+        Self::Toml,
+        Self::Yaml,
+        Self::Markdown,
+        Self::Bash,
+        Self::Go,
+        Self::C,
+        Self::Cpp,
+        Self::Html,
+        Self::Css,
+        Self::Dart,
     ];
 
-    /// The language of a file, by its extension.
+    /// The language of a file, by its extension (or its well-known name).
     pub fn of_path(path: &Path) -> Option<Self> {
+        let name = path.file_name()?.to_str()?;
+        match name {
+            "Cargo.lock" | "Pipfile" | "poetry.lock" => return Some(Self::Toml),
+            ".bashrc" | ".bash_profile" | ".profile" | ".zshrc" => return Some(Self::Bash),
+            _ => {}
+        }
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Some(match ext.as_str() {
             "rs" => Self::Rust,
@@ -43,6 +71,17 @@ impl Language {
             "js" | "mjs" | "cjs" | "jsx" => Self::JavaScript,
             "ts" | "mts" | "cts" => Self::TypeScript,
             "tsx" => Self::Tsx,
+            "json" | "jsonc" | "json5" => Self::Json,
+            "toml" => Self::Toml,
+            "yaml" | "yml" => Self::Yaml,
+            "md" | "markdown" => Self::Markdown,
+            "sh" | "bash" | "zsh" => Self::Bash,
+            "go" => Self::Go,
+            "c" | "h" => Self::C,
+            "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Self::Cpp,
+            "html" | "htm" => Self::Html,
+            "css" => Self::Css,
+            "dart" => Self::Dart,
             _ => return None,
         })
     }
@@ -55,14 +94,27 @@ impl Language {
             Self::JavaScript => "JavaScript",
             Self::TypeScript => "TypeScript",
             Self::Tsx => "TypeScript JSX",
+            Self::Json => "JSON",
+            Self::Toml => "TOML",
+            Self::Yaml => "YAML",
+            Self::Markdown => "Markdown",
+            Self::Bash => "Shell Script",
+            Self::Go => "Go",
+            Self::C => "C",
+            Self::Cpp => "C++",
+            Self::Html => "HTML",
+            Self::Css => "CSS",
+            Self::Dart => "Dart",
         }
     }
 
-    /// What starts a line comment (Ctrl+/).
-    pub fn line_comment(self) -> &'static str {
+    /// What starts a line comment (Ctrl+/); `None` where the language has
+    /// only block comments, or none.
+    pub fn line_comment(self) -> Option<&'static str> {
         match self {
-            Self::Python => "#",
-            _ => "//",
+            Self::Python | Self::Toml | Self::Yaml | Self::Bash => Some("#"),
+            Self::Json | Self::Markdown | Self::Html | Self::Css => None,
+            _ => Some("//"),
         }
     }
 
@@ -73,6 +125,17 @@ impl Language {
             Self::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
             Self::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
             Self::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Self::Json => tree_sitter_json::LANGUAGE.into(),
+            Self::Toml => tree_sitter_toml_ng::LANGUAGE.into(),
+            Self::Yaml => tree_sitter_yaml::LANGUAGE.into(),
+            Self::Markdown => tree_sitter_md::LANGUAGE.into(),
+            Self::Bash => tree_sitter_bash::LANGUAGE.into(),
+            Self::Go => tree_sitter_go::LANGUAGE.into(),
+            Self::C => tree_sitter_c::LANGUAGE.into(),
+            Self::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+            Self::Html => tree_sitter_html::LANGUAGE.into(),
+            Self::Css => tree_sitter_css::LANGUAGE.into(),
+            Self::Dart => tree_sitter_dart::LANGUAGE.into(),
         }
     }
 
@@ -85,30 +148,43 @@ impl Language {
                 tree_sitter_javascript::HIGHLIGHT_QUERY,
                 tree_sitter_javascript::JSX_HIGHLIGHT_QUERY
             ),
-            // TypeScript's queries extend JavaScript's.
+            // TypeScript's queries extend JavaScript's (later ones win).
             Self::TypeScript => format!(
                 "{}\n{}",
-                tree_sitter_typescript::HIGHLIGHTS_QUERY,
-                tree_sitter_javascript::HIGHLIGHT_QUERY
+                tree_sitter_javascript::HIGHLIGHT_QUERY,
+                tree_sitter_typescript::HIGHLIGHTS_QUERY
             ),
             Self::Tsx => format!(
                 "{}\n{}\n{}",
-                tree_sitter_typescript::HIGHLIGHTS_QUERY,
                 tree_sitter_javascript::HIGHLIGHT_QUERY,
+                tree_sitter_typescript::HIGHLIGHTS_QUERY,
                 tree_sitter_javascript::JSX_HIGHLIGHT_QUERY
             ),
+            Self::Json => tree_sitter_json::HIGHLIGHTS_QUERY.to_owned(),
+            Self::Toml => tree_sitter_toml_ng::HIGHLIGHTS_QUERY.to_owned(),
+            Self::Yaml => tree_sitter_yaml::HIGHLIGHTS_QUERY.to_owned(),
+            // The block structure (headings, code fences, lists); inline
+            // emphasis would need the inline grammar injected per paragraph.
+            Self::Markdown => tree_sitter_md::HIGHLIGHT_QUERY_BLOCK.to_owned(),
+            Self::Bash => tree_sitter_bash::HIGHLIGHT_QUERY.to_owned(),
+            Self::Go => tree_sitter_go::HIGHLIGHTS_QUERY.to_owned(),
+            Self::C => tree_sitter_c::HIGHLIGHT_QUERY.to_owned(),
+            // C++'s queries extend C's.
+            Self::Cpp => format!(
+                "{}\n{}",
+                tree_sitter_c::HIGHLIGHT_QUERY,
+                tree_sitter_cpp::HIGHLIGHT_QUERY
+            ),
+            Self::Html => tree_sitter_html::HIGHLIGHTS_QUERY.to_owned(),
+            Self::Css => tree_sitter_css::HIGHLIGHTS_QUERY.to_owned(),
+            Self::Dart => tree_sitter_dart::HIGHLIGHTS_QUERY.to_owned(),
         }
     }
 
     /// The compiled highlight query, built once per process.
     pub fn query(self) -> Result<Arc<Highlighter>, String> {
-        static CELLS: [OnceLock<Result<Arc<Highlighter>, String>>; 5] = [
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-            OnceLock::new(),
-        ];
+        static CELLS: [OnceLock<Result<Arc<Highlighter>, String>>; Language::ALL.len()] =
+            [const { OnceLock::new() }; Language::ALL.len()];
         let index = Self::ALL.iter().position(|l| *l == self).unwrap_or(0);
         CELLS[index]
             .get_or_init(|| {
@@ -402,7 +478,7 @@ impl Syntax {
 
     /// The coloured spans within `bytes` of the synced text, in order and
     /// not overlapping (an inner capture wins over the one around it; for
-    /// one node, the query's first pattern wins).
+    /// one node, the query's last matching pattern wins).
     pub fn highlights(&self, bytes: Range<usize>) -> Vec<(Range<usize>, Highlight)> {
         let (Some(tree), Some(h)) = (&self.tree, &self.highlighter) else {
             return Vec::new();
@@ -453,8 +529,11 @@ impl Syntax {
                 }
             }
         }
-        // Paint outer before inner, and for one range the first pattern last.
-        found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
+        // Paint outer before inner, and for one range in pattern order: the
+        // grammars' queries put general patterns first and the specific ones
+        // that refine them later (as their own `tree-sitter.json` orders
+        // TypeScript after JavaScript and C++ after C), so the later wins.
+        found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
         let mut paint: Vec<Option<Highlight>> = vec![None; end - start];
         for (a, b, _, kind) in found {
             let (a, b) = (a.max(start), b.min(end));

@@ -40,6 +40,116 @@ fn every_bundled_language_has_a_working_query() {
     assert_eq!(Language::of_path("a/b.RS".as_ref()), Some(Language::Rust));
     assert_eq!(Language::of_path("x.tsx".as_ref()), Some(Language::Tsx));
     assert_eq!(Language::of_path("Makefile".as_ref()), None);
+    assert_eq!(
+        Language::of_path("Cargo.lock".as_ref()),
+        Some(Language::Toml)
+    );
+    assert_eq!(Language::of_path("x/y.hpp".as_ref()), Some(Language::Cpp));
+    assert_eq!(Language::Json.line_comment(), None);
+    assert_eq!(Language::Yaml.line_comment(), Some("#"));
+}
+
+/// One snippet per bundled language, and a span each must colour.
+#[test]
+fn every_bundled_language_colours_its_own_syntax() {
+    let cases: [(Language, &str, &str, Highlight); 16] = [
+        (Language::Rust, "fn main() {}\n", "fn", Highlight::Keyword),
+        (
+            Language::Python,
+            "def f(): pass\n",
+            "def",
+            Highlight::Keyword,
+        ),
+        (
+            Language::JavaScript,
+            "const a = 'x';\n",
+            "'x'",
+            Highlight::String,
+        ),
+        (
+            Language::TypeScript,
+            "let n: number = 1;\n",
+            "number",
+            Highlight::Type,
+        ),
+        (
+            Language::Tsx,
+            "const e = <div>hi</div>;\n",
+            "div",
+            Highlight::Tag,
+        ),
+        (
+            Language::Json,
+            "{\"key\": true}\n",
+            "true",
+            Highlight::Constant,
+        ),
+        (
+            Language::Toml,
+            "[package]\nname = \"x\"\n",
+            "\"x\"",
+            Highlight::String,
+        ),
+        (Language::Yaml, "key: 12\n", "12", Highlight::Number),
+        (
+            Language::Markdown,
+            "# 제목\n\ntext\n",
+            "#",
+            Highlight::Punctuation,
+        ),
+        (
+            Language::Bash,
+            "if true; then echo hi; fi\n",
+            "if",
+            Highlight::Keyword,
+        ),
+        (
+            Language::Go,
+            "package main\nfunc f() {}\n",
+            "func",
+            Highlight::Keyword,
+        ),
+        (
+            Language::C,
+            "int main(void) { return 0; }\n",
+            "return",
+            Highlight::Keyword,
+        ),
+        (
+            Language::Cpp,
+            "class A { public: int x; };\n",
+            "class",
+            Highlight::Keyword,
+        ),
+        (
+            Language::Html,
+            "<p class=\"a\">x</p>\n",
+            "p",
+            Highlight::Tag,
+        ),
+        (
+            Language::Css,
+            "a { color: red; }\n",
+            "color",
+            Highlight::Property,
+        ),
+        (
+            Language::Dart,
+            "void main() { print('hi'); }\n",
+            "'hi'",
+            Highlight::String,
+        ),
+    ];
+    for (language, text, span, kind) in cases {
+        let syntax = Syntax::new(language, &Document::from_text(text));
+        assert_eq!(syntax.state(), &SyntaxState::Ready, "{}", language.name());
+        let got = spans(&syntax, text);
+        assert!(
+            got.iter().any(|(t, k)| t == span && *k == kind),
+            "{}: {span:?} as {kind:?} missing from {got:?}",
+            language.name()
+        );
+    }
 }
 
 #[test]

@@ -919,9 +919,10 @@ fn key_press(
     let shift = m.shift;
     // Word-wise motion: Ctrl on Linux and Windows, Option on macOS.
     let word = if os == Os::MacOs { m.alt } else { m.ctrl };
+    // Plain text and languages without line comments: Ctrl+/ does nothing.
     let comment = tab
         .language()
-        .map_or("//", cocode_editor::Language::line_comment);
+        .and_then(cocode_editor::Language::line_comment);
     match key {
         Key::ArrowLeft | Key::ArrowRight if os == Os::MacOs && m.mac_cmd => {
             let motion = if key == Key::ArrowLeft {
@@ -1008,7 +1009,11 @@ fn key_press(
         Key::L if cmd => doc.select_line(),
         Key::D if cmd => doc.add_next_occurrence(),
         Key::K if cmd && shift && writable => doc.delete_lines(),
-        Key::Slash if cmd && writable => doc.toggle_comment(comment),
+        Key::Slash if cmd && writable => {
+            if let Some(token) = comment {
+                doc.toggle_comment(token);
+            }
+        }
         Key::CloseBracket if cmd && writable => doc.indent_lines(),
         Key::OpenBracket if cmd && writable => doc.outdent_lines(),
         Key::Z if cmd && shift && writable => {
