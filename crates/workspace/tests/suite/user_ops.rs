@@ -1,8 +1,6 @@
 //! A person's file operations from the Explorer: through the gate's policy,
 //! never snapshots, never charged to a command running meanwhile.
 
-use std::process::Command;
-
 use cocode_core::WorkspaceErrorCode;
 use cocode_workspace::UserOp;
 use pretty_assertions::assert_eq;
@@ -131,7 +129,7 @@ fn a_persons_operations_while_a_command_runs_are_not_charged_to_it() {
     ws.gate
         .apply_user_op(&UserOp::CreateFile(p("new.txt")))
         .unwrap();
-    let status = Command::new("sh")
+    let status = std::process::Command::new("sh")
         .args(["-c", "echo made > by-command.txt"])
         .current_dir(&ws.workspace.root)
         .status()
