@@ -99,7 +99,7 @@ impl AgentPanel {
             }
             // Agents' commands go to their terminal tabs; saves to their
             // editor tabs.
-            E::Command(_) | E::Saved { .. } | E::UserOpDone { .. } => {}
+            E::Command(_) | E::Saved { .. } | E::UserOpDone { .. } | E::TaskFiles { .. } => {}
         }
     }
 }

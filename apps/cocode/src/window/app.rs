@@ -183,6 +183,9 @@ impl CocodeApp {
                     }
                 }
                 ServiceEvent::UserOpDone { op, result } => self.on_user_op(&op, result),
+                ServiceEvent::TaskFiles { task_id, paths } => {
+                    self.editors.on_task_files(&task_id, &paths);
+                }
                 other => self.agent.on_event(other),
             }
         }

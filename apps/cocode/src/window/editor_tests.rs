@@ -453,7 +453,7 @@ fn search_in_files_streams_results_and_opening_one_selects_the_match_without_wri
     );
     h.get_by_label("3 results in 2 files (3 searched)");
     // Choosing the second line of lib.rs opens it with `alpha` selected.
-    h.get_by_label_contains("pub fn beta() { alpha() }").click();
+    h.get_by_label("    2  pub fn beta() { alpha() }").click();
     run_until(&mut h, "the editor", |h| {
         h.state()
             .editors
@@ -574,4 +574,53 @@ fn open_path(h: &mut Harness<'static, CocodeApp>, root: &Path, rel: &str) -> u32
     });
     h.run_steps(3);
     h.state().editors.active.unwrap()
+}
+
+#[test]
+fn an_open_file_a_running_task_changes_shows_its_edit_and_is_read_only_until_the_task_ends() {
+    let (_dir, root) = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let mut h = harness(Some(root.clone()));
+    let id = open(&mut h, "config.json");
+    h.state_mut().agent.prompt = r#"replace "1" with "2" in config.json"#.into();
+    h.get_by_label("Run task").click();
+    run_until(&mut h, "the approval card", |h| {
+        h.query_by_label_contains("Allow workspace.applyPatch")
+            .is_some()
+    });
+    h.get_by_label("Approve").click();
+    run_until(&mut h, "the completion card", |h| {
+        h.query_by_label_contains("is ready. Accept it as completed?")
+            .is_some()
+    });
+    // The agent's edit is in the buffer, and the tab says who holds it.
+    run_until(&mut h, "the reload", |h| text(h, id) == "{\"a\": 2}\n");
+    run_until(&mut h, "the lock", |h| {
+        h.state()
+            .editors
+            .get(id)
+            .is_some_and(|t| t.held_by.is_some())
+    });
+    let reason = h.state().editors.get(id).unwrap().locked().unwrap();
+    assert!(
+        reason.starts_with("Task task-")
+            && reason.ends_with("is changing this file: read-only until the task ends."),
+        "{reason}"
+    );
+    h.get_by_label(&reason);
+    h.state_mut().editors.get_mut(id).unwrap().focus = true;
+    h.run_steps(2);
+    type_text(&mut h, "typed while locked");
+    assert_eq!(text(&h, id), "{\"a\": 2}\n");
+    h.get_by_label("Accept").click();
+    run_until(&mut h, "the end of the run", |h| {
+        !h.state().agent.running
+            && h.state()
+                .editors
+                .get(id)
+                .is_some_and(|t| t.held_by.is_none())
+    });
+    h.state_mut().editors.get_mut(id).unwrap().focus = true;
+    h.run_steps(2);
+    type_text(&mut h, "x");
+    assert_eq!(text(&h, id), "x{\"a\": 2}\n");
 }

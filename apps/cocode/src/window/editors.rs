@@ -125,6 +125,9 @@ pub struct EditorTab {
     /// A range to select once the text is loaded: line, start and end
     /// columns (chars).
     pub pending_select: Option<(usize, usize, usize)>,
+    /// The running task that has changed this file (the tab is read-only
+    /// until it ends).
+    pub held_by: Option<String>,
 }
 
 impl EditorTab {
@@ -150,7 +153,17 @@ impl EditorTab {
             close_after_save: false,
             drag_anchor: None,
             pending_select: None,
+            held_by: None,
         }
+    }
+
+    /// Why the text cannot be typed into now, if it cannot.
+    pub fn locked(&self) -> Option<String> {
+        self.read_only.clone().or_else(|| {
+            self.held_by.as_ref().map(|task| {
+                format!("Task {task} is changing this file: read-only until the task ends.")
+            })
+        })
     }
 
     pub fn language(&self) -> Option<Language> {
@@ -361,6 +374,18 @@ impl Editors {
         closing
     }
 
+    /// The files a running task has changed: their tabs are read-only
+    /// until it ends (an empty list: no task runs).
+    pub fn on_task_files(&mut self, task_id: &str, paths: &[NormalizedPath]) {
+        for tab in &mut self.tabs {
+            tab.held_by = tab
+                .rel
+                .as_ref()
+                .filter(|rel| paths.contains(rel))
+                .map(|_| task_id.to_owned());
+        }
+    }
+
     /// Whether the tab's text differs from disk.
     pub fn is_dirty(&self, id: u32) -> bool {
         self.get(id)
@@ -424,7 +449,7 @@ impl Editors {
         let docs = Arc::clone(&self.docs);
         let tab = self.get_mut(id)?;
         let rel = tab.rel.clone()?;
-        if tab.read_only.is_some() {
+        if tab.locked().is_some() {
             return None;
         }
         let (version, hash) = docs.with_document(&rel, |d| {

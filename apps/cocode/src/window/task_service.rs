@@ -107,6 +107,12 @@ pub enum ServiceEvent {
         path: NormalizedPath,
         result: Result<(), String>,
     },
+    /// The files a running task has changed so far (empty when no task
+    /// runs): their editor tabs are read-only meanwhile.
+    TaskFiles {
+        task_id: String,
+        paths: Vec<NormalizedPath>,
+    },
     /// A person's file operation finished.
     UserOpDone {
         op: cocode_workspace::UserOp,
@@ -487,6 +493,25 @@ async fn serve(
     queue.deny_all();
 }
 
+/// The paths a task has changed so far (its recorded snapshots).
+async fn files_of(host: &Arc<TaskHost>, task: &TaskId) -> Vec<NormalizedPath> {
+    let ws = Arc::clone(&host.workspace);
+    let id = task.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut paths: Vec<NormalizedPath> = ws
+            .gate
+            .store()
+            .snapshots_of_task(&id)
+            .map(|records| records.iter().map(|r| r.path().clone()).collect())
+            .unwrap_or_default();
+        paths.sort();
+        paths.dedup();
+        paths
+    })
+    .await
+    .unwrap_or_default()
+}
+
 async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDetail> {
     let id = TaskId::new(task_id)?;
     let ws = Arc::clone(&host.workspace);
@@ -576,9 +601,32 @@ async fn run_one(
 ) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let forward_out = out.clone();
+    let files_host = Arc::clone(&host);
     let forward = tokio::spawn(async move {
+        let mut task: Option<TaskId> = None;
         while let Some(p) = rx.recv().await {
+            let files_changed = match &p {
+                Progress::Created(id) => {
+                    task = Some(id.clone());
+                    false
+                }
+                Progress::Agent(AgentEvent::ToolCallUpdate(u)) => matches!(
+                    u.status,
+                    cocode_core::agent::ToolCallStatus::Completed
+                        | cocode_core::agent::ToolCallStatus::Failed
+                ),
+                Progress::Agent(AgentEvent::TurnEnded { .. }) => true,
+                _ => false,
+            };
             forward_out.send(ServiceEvent::Progress(p)).await;
+            if files_changed && let Some(id) = &task {
+                forward_out
+                    .send(ServiceEvent::TaskFiles {
+                        task_id: id.to_string(),
+                        paths: files_of(&files_host, id).await,
+                    })
+                    .await;
+            }
         }
     });
     let approver = WindowApprover {
@@ -590,6 +638,12 @@ async fn run_one(
         .await;
     drop(tx);
     let _ = forward.await;
+    // The task is over: its files are the person's again.
+    out.send(ServiceEvent::TaskFiles {
+        task_id: String::new(),
+        paths: Vec::new(),
+    })
+    .await;
     match result {
         Ok(task) => {
             out.send(ServiceEvent::Finished {

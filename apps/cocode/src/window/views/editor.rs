@@ -122,8 +122,8 @@ fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &mut Vec<Com
             }
         });
     }
-    if let Some(reason) = &tab.read_only {
-        cocode_ui::badge(ui, reason, Tone::Neutral);
+    if let Some(reason) = tab.locked() {
+        cocode_ui::badge(ui, &reason, Tone::Neutral);
     }
     if let Some(notice) = &tab.notice {
         ui.horizontal_wrapped(|ui| {
@@ -151,7 +151,7 @@ fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &mut Vec<Com
     reason = "the bar's two rows and what their buttons do"
 )]
 fn find_bar(ui: &mut Ui, tab: &mut EditorTab, doc: &mut Document) {
-    let read_only = tab.read_only.is_some();
+    let read_only = tab.locked().is_some();
     let Some(find) = &mut tab.find else { return };
     let mut close = false;
     let mut step: Option<bool> = None;
@@ -855,7 +855,7 @@ fn keyboard(
     commands: &mut Vec<Command>,
 ) {
     let events = ui.input(|i| i.events.clone());
-    let writable = tab.read_only.is_none();
+    let writable = tab.locked().is_none();
     let before = doc.version();
     let selection_before = doc.selection().clone();
     for event in events {
@@ -1097,7 +1097,7 @@ pub fn status(editors: &Editors, id: u32) -> Option<Vec<String>> {
         {
             facts.push(reason.clone());
         }
-        if let Some(reason) = &tab.read_only {
+        if let Some(reason) = tab.locked() {
             facts.push(format!("Read-only: {reason}"));
         }
         facts

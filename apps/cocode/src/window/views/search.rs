@@ -88,9 +88,12 @@ pub fn show(ui: &mut Ui, search: &mut Search, root: Option<&Path>, commands: &mu
     let font = TextStyle::Monospace.resolve(ui.style());
     let accent = ui.visuals().selection.bg_fill;
     let normal = ui.visuals().text_color();
-    egui::ScrollArea::vertical()
+    egui::ScrollArea::both()
         .auto_shrink([false, false])
         .show_rows(ui, row_height, rows.len(), |ui, range| {
+            // One row each: long lines scroll sideways instead of wrapping
+            // (the list's rows must keep one height).
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
             for row in &rows[range] {
                 match row {
                     Row::File(f) => {
@@ -104,13 +107,19 @@ pub fn show(ui: &mut Ui, search: &mut Search, root: Option<&Path>, commands: &mu
                         let number =
                             TextFormat::simple(font.clone(), ui.visuals().weak_text_color());
                         job.append(&format!("{:>5}  ", hit.line + 1), 0.0, number);
+                        // Leading indentation is left out of the preview.
+                        let all: Vec<char> = hit.preview.chars().collect();
+                        let skip = all.iter().take_while(|c| c.is_whitespace()).count();
+                        let chars = &all[skip..];
                         let mut at = 0;
-                        let chars: Vec<char> = hit.preview.chars().collect();
                         let plain = TextFormat::simple(font.clone(), normal);
                         let mut marked = plain.clone();
                         marked.background = accent;
                         for &(a, b) in &hit.ranges {
-                            let (a, b) = (a.min(chars.len()), b.min(chars.len()));
+                            let (a, b) = (
+                                a.saturating_sub(skip).min(chars.len()),
+                                b.saturating_sub(skip).min(chars.len()),
+                            );
                             if a < at {
                                 continue;
                             }
