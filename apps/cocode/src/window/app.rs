@@ -1247,7 +1247,10 @@ impl TabViewer for Viewer<'_> {
 
     fn ui(&mut self, ui: &mut egui::Ui, tab: &mut PanelId) {
         match tab {
-            PanelId::Explorer => views::explorer::show(ui, self.workspace, self.commands, self.os),
+            PanelId::Explorer => {
+                let marks = self.editors.marks();
+                views::explorer::show(ui, self.workspace, &marks, self.commands, self.os);
+            }
             PanelId::Welcome => views::editor::welcome(ui, self.workspace.is_some(), self.os),
             PanelId::Search => views::search::show(
                 ui,

@@ -101,6 +101,8 @@ fn a_file_opens_with_the_focus_in_the_text_and_typing_edits_it() {
     key(&mut h, Modifiers::NONE, Key::Enter);
     type_text(&mut h, "y");
     assert_eq!(text(&h, id), "let x;\ny\n");
+    // The Explorer marks the open file with unsaved changes.
+    h.get_by_label("● a.rs");
     // A typed line break ends the step it was typed in.
     key(&mut h, Modifiers::COMMAND, Key::Z);
     assert_eq!(shown(&h, id), "let x;\n|\n");
@@ -601,6 +603,7 @@ fn an_open_file_a_running_task_changes_shows_its_edit_and_is_read_only_until_the
             .is_some_and(|t| t.held_by.is_some())
     });
     let reason = h.state().editors.get(id).unwrap().locked().unwrap();
+    h.get_by_label("  config.json  (task)");
     assert!(
         reason.starts_with("Task task-")
             && reason.ends_with("is changing this file: read-only until the task ends."),
@@ -623,4 +626,119 @@ fn an_open_file_a_running_task_changes_shows_its_edit_and_is_read_only_until_the
     h.run_steps(2);
     type_text(&mut h, "x");
     assert_eq!(text(&h, id), "x{\"a\": 2}\n");
+}
+
+/// Where the end of `line` (0-based) of the editor is on screen: past the
+/// last character, half a row down.
+fn end_of_line(h: &Harness<'static, CocodeApp>, name: &str, line: usize) -> egui::Pos2 {
+    let rect = h.get_by_label(&format!("Editor {name}")).rect();
+    let font = egui::TextStyle::Monospace.resolve(&h.ctx.global_style());
+    let row = h.ctx.fonts_mut(|f| f.row_height(&font));
+    #[expect(clippy::cast_precision_loss, reason = "a small line number")]
+    let y = rect.min.y + row * (line as f32 + 0.5);
+    egui::pos2(rect.max.x - 40.0, y)
+}
+
+fn press(h: &mut Harness<'static, CocodeApp>, at: egui::Pos2, pressed: bool, modifiers: Modifiers) {
+    h.event(Event::PointerMoved(at));
+    h.event(Event::PointerButton {
+        pos: at,
+        button: egui::PointerButton::Primary,
+        pressed,
+        modifiers,
+    });
+}
+
+fn click(h: &mut Harness<'static, CocodeApp>, at: egui::Pos2, modifiers: Modifiers) {
+    // The modifiers are held from before the press until after the release.
+    h.event(Event::ModifiersChanged(modifiers));
+    press(h, at, true, modifiers);
+    h.run_steps(1);
+    press(h, at, false, modifiers);
+    h.run_steps(1);
+    h.event(Event::ModifiersChanged(Modifiers::NONE));
+    h.run_steps(1);
+}
+
+#[test]
+fn the_mouse_places_cursors_selects_words_and_drags_selections() {
+    let (_dir, root) = workspace(&[("m.txt", "alpha beta\ngamma\ndelta epsilon\n")]);
+    let mut h = harness(Some(root));
+    let id = open(&mut h, "m.txt");
+    // A click past the end of a line puts the cursor at its end.
+    let at = end_of_line(&h, "m.txt", 1);
+    click(&mut h, at, Modifiers::NONE);
+    assert_eq!(shown(&h, id), "alpha beta\ngamma|\ndelta epsilon\n");
+    // Alt+click adds a cursor.
+    let at = end_of_line(&h, "m.txt", 0);
+    click(&mut h, at, Modifiers::ALT);
+    assert_eq!(shown(&h, id), "alpha beta|\ngamma¦\ndelta epsilon\n");
+    type_text(&mut h, "!");
+    assert_eq!(text(&h, id), "alpha beta!\ngamma!\ndelta epsilon\n");
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    // A drag from the end of the last line up to the end of the first selects
+    // what lies between.
+    let from = end_of_line(&h, "m.txt", 2);
+    let to = end_of_line(&h, "m.txt", 0);
+    press(&mut h, from, true, Modifiers::NONE);
+    h.run_steps(1);
+    for step in 1..=4 {
+        #[expect(clippy::cast_precision_loss, reason = "four steps")]
+        let t = step as f32 / 4.0;
+        h.event(Event::PointerMoved(from + (to - from) * t));
+        h.run_steps(1);
+    }
+    press(&mut h, to, false, Modifiers::NONE);
+    h.run_steps(2);
+    assert_eq!(shown(&h, id), "alpha beta«|\ngamma\ndelta epsilon»\n");
+    // A double click selects the word under the pointer. The harness's
+    // frames are a quarter second apart, longer than a double click may
+    // take: these four frames are 20 ms apart.
+    let at = end_of_line(&h, "m.txt", 2);
+    let start = h.ctx.input(|i| i.time) + 1.0;
+    for (k, pressed) in [true, false, true, false].into_iter().enumerate() {
+        press(&mut h, at, pressed, Modifiers::NONE);
+        #[expect(clippy::cast_precision_loss, reason = "four frames")]
+        let t = start + 0.02 * k as f64;
+        h.input_mut().time = Some(t);
+        h.step();
+    }
+    h.input_mut().time = None;
+    h.run_steps(1);
+    assert_eq!(shown(&h, id), "alpha beta\ngamma\ndelta «epsilon|»\n");
+}
+
+#[test]
+fn a_save_refused_keeps_the_text_and_says_why() {
+    let (_dir, root) = workspace(&[("w.txt", "disk\n")]);
+    // Another cocode process writes to this folder (it holds the writer lock).
+    let other = cocode_workspace::OpenWorkspace::open(&root).unwrap();
+    let _held = other.lock_for_writing("cocode task run").unwrap();
+    let mut h = harness(Some(root.clone()));
+    let id = open(&mut h, "w.txt");
+    type_text(&mut h, "mine ");
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    run_until(&mut h, "the refusal", |h| {
+        h.state()
+            .editors
+            .get(id)
+            .is_some_and(|t| t.notice.as_ref().is_some_and(|n| n.error))
+    });
+    let notice = h
+        .state()
+        .editors
+        .get(id)
+        .unwrap()
+        .notice
+        .clone()
+        .unwrap()
+        .text;
+    assert!(notice.starts_with("not saved: "), "{notice}");
+    h.get_by_label(&notice);
+    assert_eq!(
+        std::fs::read_to_string(root.join("w.txt")).unwrap(),
+        "disk\n"
+    );
+    assert_eq!(text(&h, id), "mine disk\n");
+    assert!(h.state().editors.is_dirty(id));
 }

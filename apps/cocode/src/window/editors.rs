@@ -374,6 +374,21 @@ impl Editors {
         closing
     }
 
+    /// The Explorer's marks: open files with unsaved changes, and those a
+    /// running task is changing.
+    pub fn marks(&self) -> crate::window::explorer::FileMarks {
+        let mut marks = crate::window::explorer::FileMarks::default();
+        for tab in &self.tabs {
+            if self.is_dirty(tab.id) {
+                marks.dirty.insert(tab.path.clone());
+            }
+            if let Some(task) = &tab.held_by {
+                marks.held.insert(tab.path.clone(), task.clone());
+            }
+        }
+        marks
+    }
+
     /// The files a running task has changed: their tabs are read-only
     /// until it ends (an empty list: no task runs).
     pub fn on_task_files(&mut self, task_id: &str, paths: &[NormalizedPath]) {

@@ -107,6 +107,15 @@ fn list(dir: &Path) -> IoRequest {
     }
 }
 
+/// What the Explorer marks on open files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileMarks {
+    /// Open with unsaved changes.
+    pub dirty: BTreeSet<PathBuf>,
+    /// Being changed by a running task: the task's id.
+    pub held: BTreeMap<PathBuf, String>,
+}
+
 /// A file operation the person started in the Explorer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileAction {

@@ -800,11 +800,16 @@ fn mouse(
             doc.set_selection(Selection::single(Range::new(a, b)));
         }
         response.request_focus();
+    } else if add_cursor {
+        // Alt+click adds (or removes) a cursor; the press must not first
+        // collapse the selection to one cursor.
+        if response.clicked() {
+            response.request_focus();
+            doc.toggle_cursor_at(at);
+        }
     } else if response.drag_started() || response.clicked() {
         response.request_focus();
-        if add_cursor && response.clicked() {
-            doc.toggle_cursor_at(at);
-        } else if modifiers.shift {
+        if modifiers.shift {
             let anchor = doc.selection().primary().anchor;
             doc.set_selection(Selection::single(Range::new(anchor, at)));
             tab.drag_anchor = Some(anchor);

@@ -7,7 +7,9 @@ use cocode_ui::{Tone, icons};
 use egui::{RichText, Ui};
 
 use crate::window::command::Command;
-use crate::window::explorer::{Explorer, FileAction, FilePrompt, FolderState, WorkspaceView};
+use crate::window::explorer::{
+    Explorer, FileAction, FileMarks, FilePrompt, FolderState, WorkspaceView,
+};
 use crate::window::io_worker::EntryKind;
 
 /// One visible row of the tree.
@@ -81,7 +83,13 @@ fn indent(ui: &mut Ui, depth: usize) {
 }
 
 /// Draws the panel.
-pub fn show(ui: &mut Ui, workspace: Option<&WorkspaceView>, commands: &mut Vec<Command>, os: Os) {
+pub fn show(
+    ui: &mut Ui,
+    workspace: Option<&WorkspaceView>,
+    marks: &FileMarks,
+    commands: &mut Vec<Command>,
+    os: Os,
+) {
     let Some(ws) = workspace else {
         cocode_ui::empty_state(
             ui,
@@ -140,12 +148,18 @@ pub fn show(ui: &mut Ui, workspace: Option<&WorkspaceView>, commands: &mut Vec<C
         .auto_shrink([false, false])
         .show_rows(ui, row_height, rows.len(), |ui, range| {
             for row in &rows[range] {
-                show_row(ui, row, selected, commands);
+                show_row(ui, row, selected, marks, commands);
             }
         });
 }
 
-fn show_row(ui: &mut Ui, row: &Row, selected: Option<&Path>, commands: &mut Vec<Command>) {
+fn show_row(
+    ui: &mut Ui,
+    row: &Row,
+    selected: Option<&Path>,
+    marks: &FileMarks,
+    commands: &mut Vec<Command>,
+) {
     match row {
         Row::Entry {
             depth,
@@ -171,7 +185,23 @@ fn show_row(ui: &mut Ui, row: &Row, selected: Option<&Path>, commands: &mut Vec<
                     }
                     EntryKind::File => {
                         let is_selected = selected == Some(path.as_path());
-                        let label = ui.selectable_label(is_selected, format!("  {name}"));
+                        // An open file with unsaved changes shows a dot; one a
+                        // running task is changing says so.
+                        let dot = if marks.dirty.contains(path) {
+                            "●"
+                        } else {
+                            " "
+                        };
+                        let held = marks.held.get(path);
+                        let text = match held {
+                            Some(_) => format!("{dot} {name}  (task)"),
+                            None => format!("{dot} {name}"),
+                        };
+                        let mut label = ui.selectable_label(is_selected, text);
+                        if let Some(task) = held {
+                            label =
+                                label.on_hover_text(format!("Task {task} is changing this file"));
+                        }
                         if label.clicked() {
                             commands.push(Command::OpenFile(path.clone()));
                         }
