@@ -143,6 +143,37 @@ impl Matcher {
         out
     }
 
+    /// `text` with every match replaced (`$1` and `${name}` expand in
+    /// regular-expression mode), and how many were.
+    pub fn replace_in_str(&self, text: &str, with: &str) -> (String, usize) {
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        let mut count = 0;
+        for caps in self.regex.captures_iter(text) {
+            let Some(m) = caps.get(0) else { continue };
+            if m.start() == m.end() {
+                continue;
+            }
+            if self.whole_word {
+                let before = text[..m.start()].chars().next_back();
+                let after = text[m.end()..].chars().next();
+                if before.is_some_and(is_word) || after.is_some_and(is_word) {
+                    continue;
+                }
+            }
+            out.push_str(&text[last..m.start()]);
+            if self.expand {
+                caps.expand(with, &mut out);
+            } else {
+                out.push_str(with);
+            }
+            last = m.end();
+            count += 1;
+        }
+        out.push_str(&text[last..]);
+        (out, count)
+    }
+
     /// The regular expression the query compiled to (for line-oriented
     /// searchers that prefilter with it).
     pub fn pattern(&self) -> &str {

@@ -314,6 +314,36 @@ fn find_next_wraps_and_replace_all_is_one_step() {
     assert_eq!(d.text(), "a=1 b=2 3:c");
 }
 
+#[test]
+fn replacing_in_a_string_counts_and_expands() {
+    let q = |text: &str, word: bool, regex: bool| {
+        SearchQuery {
+            text: text.into(),
+            case_sensitive: true,
+            whole_word: word,
+            regex,
+        }
+        .compile()
+        .unwrap()
+    };
+    assert_eq!(
+        q("cat", false, false).replace_in_str("cat concat 고양이cat\n", "dog"),
+        ("dog condog 고양이dog\n".to_owned(), 3)
+    );
+    assert_eq!(
+        q("cat", true, false).replace_in_str("cat concat cat_x cat.\n", "dog"),
+        ("dog concat cat_x dog.\n".to_owned(), 2)
+    );
+    assert_eq!(
+        q("(\\w+)=(\\d)", false, true).replace_in_str("a=1, b=2", "$2=$1"),
+        ("1=a, 2=b".to_owned(), 2)
+    );
+    assert_eq!(
+        q("x", false, false).replace_in_str("none", "y"),
+        ("none".to_owned(), 0)
+    );
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Type(String),

@@ -2206,6 +2206,19 @@ pub enum UserOp {
     },
     /// A file, link or folder (with everything in it) removed.
     Delete(NormalizedPath),
+    /// New contents for several files at once (replace in files): each
+    /// only while it still has the content the new one was made from; all
+    /// or none.
+    Rewrite(Vec<UserWrite>),
+}
+
+/// One file of a [`UserOp::Rewrite`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserWrite {
+    pub path: NormalizedPath,
+    /// The hash of the content the new bytes were made from.
+    pub expected: ContentHash,
+    pub bytes: Vec<u8>,
 }
 
 impl UserOp {
@@ -2214,6 +2227,7 @@ impl UserOp {
         match self {
             Self::CreateFile(p) | Self::CreateFolder(p) | Self::Delete(p) => vec![p],
             Self::Rename { from, to } => vec![from, to],
+            Self::Rewrite(files) => files.iter().map(|f| &f.path).collect(),
         }
     }
 }
@@ -2229,6 +2243,7 @@ impl Gate {
         let root = self.layout.workspace_root().to_path_buf();
         match op {
             UserOp::CreateFile(path) => self.user_create_file(&mut st, path)?,
+            UserOp::Rewrite(files) => self.user_rewrite(&mut st, files)?,
             UserOp::CreateFolder(path) => {
                 let target = self.policy.resolve("create folder", path)?;
                 self.disk
@@ -2335,6 +2350,73 @@ impl Gate {
             return Err(disk_failed("create", path, &e));
         }
         st.sweep.refresh(&root, &target.path);
+        Ok(())
+    }
+
+    /// New contents for several files, all or none: every file must still
+    /// hold what its new content was made from (checked under the gate's
+    /// lock), all are staged and synced, then all are committed.
+    fn user_rewrite(&self, st: &mut GateState, files: &[UserWrite]) -> Result<(), GateError> {
+        let root = self.layout.workspace_root().to_path_buf();
+        let mut targets = Vec::with_capacity(files.len());
+        for file in files {
+            let target = self.policy.resolve("replace", &file.path)?;
+            if targets.iter().any(|t: &Resolved| t.path == target.path) {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileConflict,
+                    "replace",
+                    &file.path,
+                    "the file is named twice",
+                ));
+            }
+            let now = match self.kind(&target)? {
+                Some(EntryKind::File) => self.read(&target, "replace")?,
+                _ => {
+                    return Err(refuse(
+                        WorkspaceErrorCode::FileNotFound,
+                        "replace",
+                        &file.path,
+                        "not a file any more",
+                    ));
+                }
+            };
+            if ContentHash::of(&now) != file.expected {
+                return Err(refuse(
+                    WorkspaceErrorCode::FileConflict,
+                    "replace",
+                    &file.path,
+                    "the file changed since it was searched; search again",
+                ));
+            }
+            targets.push(target);
+        }
+        let mut staged = Vec::with_capacity(files.len());
+        let cleanup = |staged: &[(Resolved, Staged, String)]| {
+            for (target, _, temp) in staged {
+                let _ = self.disk.unlink(&target.dir, temp);
+            }
+        };
+        for (file, target) in files.iter().zip(&targets) {
+            let temp = format!(".{}.cocode-replace-{}.tmp", target.name, std::process::id());
+            match self
+                .disk
+                .stage(&target.dir, &target.name, &temp, &file.bytes)
+                .and_then(|s| self.disk.sync_staged(&s).map(|()| s))
+            {
+                Ok(s) => staged.push((target.clone(), s, temp)),
+                Err(e) => {
+                    cleanup(&staged);
+                    return Err(disk_failed("replace", &file.path, &e));
+                }
+            }
+        }
+        for (i, (target, s, _)) in staged.iter().enumerate() {
+            if let Err(e) = self.disk.commit(s) {
+                cleanup(&staged[i..]);
+                return Err(disk_failed("replace", &target.path, &e));
+            }
+            st.sweep.refresh(&root, &target.path);
+        }
         Ok(())
     }
 

@@ -17,7 +17,7 @@ pub mod rollback;
 pub mod store;
 pub mod sweep;
 
-pub use gate::{Gate, RecoveryReport, RetentionReport, UserOp};
+pub use gate::{Gate, RecoveryReport, RetentionReport, UserOp, UserWrite};
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};
 pub use layout::Layout;
 pub use leases::LeaseRegistry;

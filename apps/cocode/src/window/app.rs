@@ -163,32 +163,12 @@ impl CocodeApp {
         self.apply_disk_changes();
         self.quick_open.poll();
         self.search.poll();
+        if let Some(plan) = self.search.plan.take() {
+            self.apply_replace_plan(plan);
+        }
         self.apply_bricks();
         self.terminals.poll();
-        let events = self
-            .tasks
-            .as_mut()
-            .map(TaskService::drain)
-            .unwrap_or_default();
-        for event in events {
-            match event {
-                ServiceEvent::Command(command) => {
-                    if let Some(id) = self.terminals.on_command(command) {
-                        self.add_terminal_tab(id);
-                    }
-                }
-                ServiceEvent::Saved { path, result } => {
-                    if let Some(id) = self.editors.on_saved(&path, result) {
-                        self.close_editor_tab(id);
-                    }
-                }
-                ServiceEvent::UserOpDone { op, result } => self.on_user_op(&op, result),
-                ServiceEvent::TaskFiles { task_id, paths } => {
-                    self.editors.on_task_files(&task_id, &paths);
-                }
-                other => self.agent.on_event(other),
-            }
-        }
+        self.apply_service_events();
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
             self.commands.push(Command::ShowOpenFolder);
         }
@@ -390,6 +370,34 @@ impl CocodeApp {
         });
     }
 
+    /// What the task service reported since the last frame.
+    fn apply_service_events(&mut self) {
+        let events = self
+            .tasks
+            .as_mut()
+            .map(TaskService::drain)
+            .unwrap_or_default();
+        for event in events {
+            match event {
+                ServiceEvent::Command(command) => {
+                    if let Some(id) = self.terminals.on_command(command) {
+                        self.add_terminal_tab(id);
+                    }
+                }
+                ServiceEvent::Saved { path, result } => {
+                    if let Some(id) = self.editors.on_saved(&path, result) {
+                        self.close_editor_tab(id);
+                    }
+                }
+                ServiceEvent::UserOpDone { op, result } => self.on_user_op(&op, result),
+                ServiceEvent::TaskFiles { task_id, paths } => {
+                    self.editors.on_task_files(&task_id, &paths);
+                }
+                other => self.agent.on_event(other),
+            }
+        }
+    }
+
     fn apply_io(&mut self) {
         for response in self.io.drain() {
             match response {
@@ -509,6 +517,7 @@ impl CocodeApp {
             | Command::QuitSaving
             | Command::QuickOpen
             | Command::ShowSearch
+            | Command::ReplaceInFiles
             | Command::OpenAt { .. } => self.run_editor(command, ctx),
             Command::FileAction(_)
             | Command::FilePromptName(_)
@@ -776,6 +785,12 @@ impl CocodeApp {
                 self.show_panel(PanelId::Search);
                 self.search.focus = true;
             }
+            Command::ReplaceInFiles => {
+                if let Some(ws) = &self.workspace {
+                    let root = ws.root.clone();
+                    self.search.plan_replace(&root);
+                }
+            }
             Command::OpenAt {
                 path,
                 line,
@@ -865,6 +880,20 @@ impl CocodeApp {
         let Some(ws) = &mut self.workspace else {
             return;
         };
+        if let UserOp::Rewrite(files) = op {
+            self.search.replacing = false;
+            self.search.note = Some(match result {
+                Ok(()) => format!(
+                    "Replaced {} occurrence(s) in {} file(s).",
+                    self.search.pending_occurrences,
+                    files.len()
+                ),
+                Err(message) => format!("Nothing was replaced: {message}"),
+            });
+            let root = ws.root.clone();
+            self.search.start(&root);
+            return;
+        }
         if let Err(message) = result {
             if let Some(p) = &mut ws.prompt {
                 p.busy = false;
@@ -882,7 +911,7 @@ impl CocodeApp {
         }
         match op {
             UserOp::CreateFile(p) => self.open_file(&abs(p)),
-            UserOp::CreateFolder(_) => {}
+            UserOp::CreateFolder(_) | UserOp::Rewrite(_) => {}
             UserOp::Rename { from, to } => {
                 let base = root.clone();
                 self.editors
@@ -894,6 +923,60 @@ impl CocodeApp {
                 }
             }
         }
+    }
+
+    /// A replace-in-files plan arrived: files open with unsaved changes
+    /// stop it (the person's text would be overwritten); otherwise every
+    /// file goes to the gate as one operation.
+    fn apply_replace_plan(&mut self, plan: crate::window::search::ReplacePlan) {
+        let occurrences = plan.occurrences();
+        let Some(ws) = &self.workspace else { return };
+        let root = ws.root.clone();
+        if plan.files.is_empty() {
+            self.search.replacing = false;
+            self.search.note = Some("Nothing to replace.".to_owned());
+            return;
+        }
+        let dirty: Vec<&str> = plan
+            .files
+            .iter()
+            .filter(|f| {
+                self.editors
+                    .by_path(&root.join(&f.path))
+                    .is_some_and(|id| self.editors.is_dirty(id))
+            })
+            .map(|f| f.path.as_str())
+            .collect();
+        if !dirty.is_empty() {
+            self.search.replacing = false;
+            self.search.note = Some(format!(
+                "Nothing was replaced: save or close these first, they have unsaved changes: {}",
+                dirty.join(", ")
+            ));
+            return;
+        }
+        let mut writes = Vec::with_capacity(plan.files.len());
+        for f in plan.files {
+            match rel_path(&root, &root.join(&f.path)) {
+                Ok(path) => writes.push(cocode_workspace::UserWrite {
+                    path,
+                    expected: f.expected,
+                    bytes: f.bytes,
+                }),
+                Err(message) => {
+                    self.search.replacing = false;
+                    self.search.note = Some(format!("Nothing was replaced: {message}"));
+                    return;
+                }
+            }
+        }
+        self.search.pending_occurrences = occurrences;
+        if self.tasks.is_none() {
+            self.start_tasks(root);
+        }
+        self.send_task(ServiceRequest::UserOp(cocode_workspace::UserOp::Rewrite(
+            writes,
+        )));
     }
 
     /// Opens a file of the workspace in an editor tab beside the other

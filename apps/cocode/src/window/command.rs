@@ -67,6 +67,8 @@ pub enum Command {
     QuickOpen,
     /// Show the Search panel with the keyboard in its field.
     ShowSearch,
+    /// Replace every match of the Search panel's query in the folder.
+    ReplaceInFiles,
     /// Open a file with a range of one line selected (a search result).
     OpenAt {
         path: PathBuf,

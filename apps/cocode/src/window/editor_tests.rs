@@ -742,3 +742,95 @@ fn a_save_refused_keeps_the_text_and_says_why() {
     assert_eq!(text(&h, id), "mine disk\n");
     assert!(h.state().editors.is_dirty(id));
 }
+
+#[test]
+fn replace_in_files_asks_then_changes_every_file_through_the_gate_and_open_buffers_follow() {
+    let (_dir, root) = workspace(&[
+        ("a.txt", "cat\n"),
+        ("sub/b.txt", "a cat, a cat\n"),
+        ("c.txt", "dog\n"),
+    ]);
+    let mut h = harness(Some(root.clone()));
+    let open_b = open_path(&mut h, &root, "sub/b.txt");
+    h.state_mut()
+        .run(Command::ShowSearch, &egui::Context::default());
+    h.run_steps(2);
+    type_text(&mut h, "cat");
+    run_until(&mut h, "the search", |h| {
+        matches!(
+            h.state().search.progress,
+            crate::window::search::SearchProgress::Done { .. }
+        )
+    });
+    h.get_by_label("⏵").click();
+    h.run_steps(2);
+    h.get_all(By::new().role(Role::TextInput))
+        .nth(1)
+        .unwrap()
+        .click();
+    h.run_steps(2);
+    type_text(&mut h, "고양이");
+    h.get_by_label("Replace All").click();
+    h.run_steps(2);
+    h.get_by_label("Replace the matches on 2 line(s) in 2 file(s) with “고양이”?");
+    // Nothing changes before the person says yes.
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "cat\n"
+    );
+    h.get_by_label("Replace").click();
+    run_until(&mut h, "the replace", |h| {
+        h.state().search.note.as_deref() == Some("Replaced 3 occurrence(s) in 2 file(s).")
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "고양이\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("sub/b.txt")).unwrap(),
+        "a 고양이, a 고양이\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("c.txt")).unwrap(),
+        "dog\n"
+    );
+    // The open, clean buffer takes the new text; the search runs again and finds nothing.
+    run_until(&mut h, "the reload", |h| {
+        text(h, open_b) == "a 고양이, a 고양이\n"
+    });
+    run_until(&mut h, "the new search", |h| {
+        matches!(
+            h.state().search.progress,
+            crate::window::search::SearchProgress::Done { .. }
+        ) && h.state().search.results.is_empty()
+    });
+}
+
+#[test]
+fn replace_in_files_refuses_while_a_file_has_unsaved_changes() {
+    let (_dir, root) = workspace(&[("a.txt", "cat\n"), ("b.txt", "cat\n")]);
+    let mut h = harness(Some(root.clone()));
+    let id = open_path(&mut h, &root, "b.txt");
+    type_text(&mut h, "my ");
+    h.state_mut().search.query.text = "cat".into();
+    h.state_mut().search.replace_with = "dog".into();
+    h.state_mut().search.start(&root);
+    run_until(&mut h, "the search", |h| {
+        matches!(
+            h.state().search.progress,
+            crate::window::search::SearchProgress::Done { .. }
+        )
+    });
+    h.state_mut()
+        .run(Command::ReplaceInFiles, &egui::Context::default());
+    run_until(&mut h, "the refusal", |h| h.state().search.note.is_some());
+    assert_eq!(
+        h.state().search.note.as_deref(),
+        Some("Nothing was replaced: save or close these first, they have unsaved changes: b.txt")
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "cat\n"
+    );
+    assert_eq!(text(&h, id), "my cat\n");
+}

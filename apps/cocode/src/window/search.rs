@@ -47,6 +47,31 @@ struct Request {
     seq: u64,
     root: PathBuf,
     query: SearchQuery,
+    /// Plan replacing every match with this instead of listing them.
+    replace_with: Option<String>,
+}
+
+/// One file's new content for a replace in files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedWrite {
+    /// The workspace path (`/`-separated).
+    pub path: String,
+    /// The hash of the content the new one was made from.
+    pub expected: cocode_core::snapshot::ContentHash,
+    pub bytes: Vec<u8>,
+    pub occurrences: usize,
+}
+
+/// Every file a replace in files changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplacePlan {
+    pub files: Vec<PlannedWrite>,
+}
+
+impl ReplacePlan {
+    pub fn occurrences(&self) -> usize {
+        self.files.iter().map(|f| f.occurrences).sum()
+    }
 }
 
 #[derive(Debug)]
@@ -63,6 +88,10 @@ enum Answer {
     Failed {
         seq: u64,
         message: String,
+    },
+    Planned {
+        seq: u64,
+        plan: ReplacePlan,
     },
 }
 
@@ -96,12 +125,27 @@ pub enum SearchProgress {
 
 /// The Search panel's state and its worker.
 #[derive(Debug)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent flags of the panel: focus, the replace row shown, its question asked, a replace under way"
+)]
 pub struct Search {
     pub query: SearchQuery,
     pub results: Vec<FileHits>,
     pub progress: SearchProgress,
     /// Give the query field the keyboard focus on the next frame.
     pub focus: bool,
+    /// Replace in files: the replacement, whether its field shows, whether
+    /// "Replace All" waits for the person's yes, and a plan that arrived.
+    pub replace_with: String,
+    pub show_replace: bool,
+    pub confirm: bool,
+    pub replacing: bool,
+    pub plan: Option<ReplacePlan>,
+    /// The last replace's outcome, in words.
+    pub note: Option<String>,
+    /// How many matches the replace under way changes.
+    pub pending_occurrences: usize,
     seq: u64,
     current: Arc<AtomicU64>,
     link: UiEnd<Request, Answer>,
@@ -118,6 +162,16 @@ impl Search {
                 while let Some(request) = worker.requests.blocking_recv() {
                     let seq = request.seq;
                     if live.load(Ordering::SeqCst) != seq {
+                        continue;
+                    }
+                    if let Some(with) = &request.replace_with {
+                        let answer = match plan(&request, with) {
+                            Ok(plan) => Answer::Planned { seq, plan },
+                            Err(message) => Answer::Failed { seq, message },
+                        };
+                        if !worker.events.blocking_send(answer) {
+                            break;
+                        }
                         continue;
                     }
                     let events = &worker.events;
@@ -142,6 +196,13 @@ impl Search {
             results: Vec::new(),
             progress: SearchProgress::Idle,
             focus: false,
+            replace_with: String::new(),
+            show_replace: false,
+            confirm: false,
+            replacing: false,
+            plan: None,
+            note: None,
+            pending_occurrences: 0,
             seq: 0,
             current,
             link: ui,
@@ -167,6 +228,23 @@ impl Search {
             seq: self.seq,
             root: root.to_path_buf(),
             query: self.query.clone(),
+            replace_with: None,
+        });
+    }
+
+    /// Plans replacing every match in `root` (read afresh on the worker);
+    /// the plan arrives in [`Self::plan`].
+    pub fn plan_replace(&mut self, root: &Path) {
+        self.seq += 1;
+        self.current.store(self.seq, Ordering::SeqCst);
+        self.confirm = false;
+        self.replacing = true;
+        self.note = None;
+        self.link.send(Request {
+            seq: self.seq,
+            root: root.to_path_buf(),
+            query: self.query.clone(),
+            replace_with: Some(self.replace_with.clone()),
         });
     }
 
@@ -181,8 +259,14 @@ impl Search {
                     capped,
                 } if seq == self.seq => self.progress = SearchProgress::Done { searched, capped },
                 Answer::Failed { seq, message } if seq == self.seq => {
-                    self.progress = SearchProgress::Failed(message);
+                    if self.replacing {
+                        self.replacing = false;
+                        self.note = Some(message);
+                    } else {
+                        self.progress = SearchProgress::Failed(message);
+                    }
                 }
+                Answer::Planned { seq, plan } if seq == self.seq => self.plan = Some(plan),
                 _ => {}
             }
         }
@@ -192,6 +276,45 @@ impl Search {
     pub fn line_count(&self) -> usize {
         self.results.iter().map(|f| f.lines.len()).sum()
     }
+}
+
+/// The new content of every file with a match, each with the hash of the
+/// content it was made from.
+fn plan(request: &Request, with: &str) -> Result<ReplacePlan, String> {
+    let matcher = request.query.compile().map_err(|e| e.to_string())?;
+    let reader = WorkspaceReader::open(
+        &request.root,
+        NormalizeOptions::native(CaseSensitivity::Sensitive),
+    )
+    .map_err(|e| format!("{e}: {}", request.root.display()))?;
+    let (files, _) = list_files(&request.root);
+    let mut planned = Vec::new();
+    for rel in files {
+        let Ok(path) = reader.normalize("replace", &rel) else {
+            continue;
+        };
+        let Ok(Some(prefix)) = reader.read_prefix("replace", &path, MAX_FILE_BYTES + 1) else {
+            continue;
+        };
+        if prefix.size > MAX_FILE_BYTES
+            || looks_binary(&prefix.bytes[..prefix.bytes.len().min(8192)])
+        {
+            continue;
+        }
+        let Ok(text) = std::str::from_utf8(&prefix.bytes) else {
+            continue;
+        };
+        let (new, occurrences) = matcher.replace_in_str(text, with);
+        if occurrences > 0 {
+            planned.push(PlannedWrite {
+                path: rel,
+                expected: cocode_core::snapshot::ContentHash::of(&prefix.bytes),
+                bytes: new.into_bytes(),
+                occurrences,
+            });
+        }
+    }
+    Ok(ReplacePlan { files: planned })
 }
 
 /// Searches every file; `emit` gets batches (false: the UI is gone).
@@ -320,6 +443,7 @@ mod tests {
                 seq: 1,
                 root: root.to_path_buf(),
                 query: q,
+                replace_with: None,
             },
             &live,
             &mut |files| {
@@ -384,6 +508,39 @@ mod tests {
             ..query("mai")
         };
         assert!(search(&root, word).0.is_empty());
+    }
+
+    #[test]
+    fn a_replace_plan_holds_new_contents_and_what_they_were_made_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("a.txt"), "cat and cat\n").unwrap();
+        std::fs::write(root.join("b.txt"), "dog\n").unwrap();
+        std::fs::write(root.join("c.bin"), b"cat\x00").unwrap();
+        let request = Request {
+            seq: 1,
+            root: root.clone(),
+            query: query("cat"),
+            replace_with: Some("고양이".into()),
+        };
+        let got = plan(&request, "고양이").unwrap();
+        assert_eq!(
+            got,
+            ReplacePlan {
+                files: vec![PlannedWrite {
+                    path: "a.txt".into(),
+                    expected: cocode_core::snapshot::ContentHash::of(b"cat and cat\n"),
+                    bytes: "고양이 and 고양이\n".as_bytes().to_vec(),
+                    occurrences: 2,
+                }]
+            }
+        );
+        assert_eq!(got.occurrences(), 2);
+        // Planning writes nothing.
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).unwrap(),
+            "cat and cat\n"
+        );
     }
 
     #[test]

@@ -145,3 +145,49 @@ fn a_persons_operations_while_a_command_runs_are_not_charged_to_it() {
         )]
     );
 }
+
+#[test]
+fn a_rewrite_replaces_every_file_or_none() {
+    use cocode_core::snapshot::ContentHash;
+    use cocode_workspace::UserWrite;
+    let (_d, ws) = workspace(&[("a.txt", "cat\n"), ("b.txt", "cat cat\n")]);
+    let root = ws.workspace.root.clone();
+    let write = |path: &str, was: &str, now: &str| UserWrite {
+        path: p(path),
+        expected: ContentHash::of(was.as_bytes()),
+        bytes: now.as_bytes().to_vec(),
+    };
+    // One file changed since it was read: nothing is written.
+    let err = ws
+        .gate
+        .apply_user_op(&UserOp::Rewrite(vec![
+            write("a.txt", "cat\n", "dog\n"),
+            write("b.txt", "stale\n", "dog dog\n"),
+        ]))
+        .unwrap_err();
+    assert_eq!(err.code, WorkspaceErrorCode::FileConflict);
+    assert_eq!(err.path, "b.txt");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "cat\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "cat cat\n"
+    );
+    ws.gate
+        .apply_user_op(&UserOp::Rewrite(vec![
+            write("a.txt", "cat\n", "dog\n"),
+            write("b.txt", "cat cat\n", "dog dog\n"),
+        ]))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "dog\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "dog dog\n"
+    );
+    assert!(ws.gate.store().task_ids().unwrap().is_empty());
+}

@@ -16,6 +16,59 @@ enum Row {
     Line(usize, usize),
 }
 
+/// The replacement field, "Replace All" and its question.
+fn replace_row(ui: &mut Ui, search: &mut Search, commands: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        let arrow = if search.show_replace { "⏷" } else { "⏵" };
+        if ui
+            .small_button(arrow)
+            .on_hover_text("Replace in files")
+            .clicked()
+        {
+            search.show_replace = !search.show_replace;
+        }
+        if search.show_replace {
+            ui.add(
+                egui::TextEdit::singleline(&mut search.replace_with)
+                    .hint_text("Replace")
+                    .desired_width(ui.available_width() - 90.0),
+            );
+            let can = !search.results.is_empty() && !search.replacing;
+            if ui
+                .add_enabled(can, egui::Button::new("Replace All"))
+                .clicked()
+            {
+                search.confirm = true;
+            }
+        }
+    });
+    if search.confirm && search.show_replace {
+        let lines = search.line_count();
+        let files = search.results.len();
+        ui.horizontal_wrapped(|ui| {
+            ui.label(format!(
+                "Replace the matches on {lines} line(s) in {files} file(s) with “{}”?",
+                search.replace_with
+            ));
+            if ui.button("Replace").clicked() {
+                commands.push(Command::ReplaceInFiles);
+            }
+            if ui.button("Cancel").clicked() {
+                search.confirm = false;
+            }
+        });
+    }
+    if search.replacing {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("Replacing…");
+        });
+    }
+    if let Some(note) = &search.note {
+        ui.label(note);
+    }
+}
+
 /// Where the search is, in words.
 fn status_line(ui: &mut Ui, search: &Search) {
     match &search.progress {
@@ -73,6 +126,7 @@ pub fn show(ui: &mut Ui, search: &mut Search, root: Option<&Path>, commands: &mu
         ui.toggle_value(&mut search.query.regex, ".*")
             .on_hover_text("Use regular expression");
     });
+    replace_row(ui, search, commands);
     let rerun = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
     if search.query != before || rerun {
         search.start(root);
