@@ -512,6 +512,7 @@ impl CocodeApp {
             | Command::ReopenClosedEditor
             | Command::KeepMine(_)
             | Command::LoadTheirs(_)
+            | Command::ToggleCompare(_)
             | Command::DismissEditorNotice(_)
             | Command::QuitDiscarding
             | Command::QuitSaving
@@ -803,6 +804,7 @@ impl CocodeApp {
                 }
             }
             Command::KeepMine(id) => self.editors.keep_mine(id),
+            Command::ToggleCompare(id) => self.editors.toggle_compare(id),
             Command::LoadTheirs(id) => self.editors.take_theirs(id),
             Command::DismissEditorNotice(id) => {
                 if let Some(tab) = self.editors.get_mut(id) {

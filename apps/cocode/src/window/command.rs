@@ -88,6 +88,8 @@ pub enum Command {
     KeepMine(u32),
     /// Disk conflict: take the text on disk.
     LoadTheirs(u32),
+    /// Disk conflict: show (or hide) the disk's text against the buffer's.
+    ToggleCompare(u32),
     DismissEditorNotice(u32),
     Refresh,
     ResetLayout,

@@ -303,6 +303,25 @@ fn another_programs_edit_to_a_dirty_buffer_raises_the_banner_and_loses_nothing()
             .is_some()
     });
     assert_eq!(text(&h, id), "mine base\n");
+    // Compare shows the disk's text against the buffer's.
+    h.get_by_label("Compare").click();
+    h.run_steps(2);
+    let diff = h
+        .state()
+        .editors
+        .get(id)
+        .unwrap()
+        .conflict
+        .as_ref()
+        .unwrap()
+        .comparison
+        .clone()
+        .unwrap();
+    assert!(
+        diff.contains("-theirs\n") && diff.contains("+mine base\n"),
+        "{diff}"
+    );
+    h.get_by_label("Hide comparison");
     h.get_by_label("Load theirs").click();
     h.run_steps(3);
     assert_eq!(text(&h, id), "theirs\n");

@@ -84,6 +84,9 @@ impl FindBar {
 pub struct DiskConflict {
     /// What is on disk now (`None`: the file was deleted).
     pub theirs: Option<String>,
+    /// The disk's text against the buffer's as a unified diff, while the
+    /// comparison is open (made when it opens).
+    pub comparison: Option<String>,
 }
 
 /// One editor tab.
@@ -553,7 +556,10 @@ impl Editors {
                 tab.conflict = None;
             }
             _ => {
-                tab.conflict = Some(DiskConflict { theirs });
+                tab.conflict = Some(DiskConflict {
+                    theirs,
+                    comparison: None,
+                });
             }
         }
     }
@@ -584,6 +590,27 @@ impl Editors {
                 });
             }
         }
+    }
+
+    /// Opens (or closes) the comparison of a conflict: the disk's text
+    /// against the buffer's.
+    pub fn toggle_compare(&mut self, id: u32) {
+        let docs = Arc::clone(&self.docs);
+        let Some(tab) = self.get_mut(id) else { return };
+        let Some(rel) = tab.rel.clone() else { return };
+        let Some(conflict) = tab.conflict.as_mut() else {
+            return;
+        };
+        if conflict.comparison.take().is_some() {
+            return;
+        }
+        let mine = docs.with_document(&rel, |d| d.text()).unwrap_or_default();
+        conflict.comparison = Some(cocode_workspace::diff::unified(
+            &rel,
+            None,
+            conflict.theirs.as_deref().map(str::as_bytes),
+            Some(mine.as_bytes()),
+        ));
     }
 
     /// "Keep mine": the buffer stays as it is (saving overwrites the disk).

@@ -86,6 +86,9 @@ pub fn show(
     }
     let Some(rel) = tab.rel.clone() else { return };
     banners(ui, tab, dirty, commands);
+    if let Some(diff) = tab.conflict.as_ref().and_then(|c| c.comparison.as_deref()) {
+        compare(ui, tab.id, diff);
+    }
     if tab.find.is_some() {
         docs.with_document(&rel, |doc| find_bar(ui, tab, doc));
     }
@@ -120,6 +123,14 @@ fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &mut Vec<Com
             if conflict.theirs.is_some() && ui.button("Load theirs").clicked() {
                 commands.push(Command::LoadTheirs(tab.id));
             }
+            let label = if conflict.comparison.is_some() {
+                "Hide comparison"
+            } else {
+                "Compare"
+            };
+            if ui.button(label).clicked() {
+                commands.push(Command::ToggleCompare(tab.id));
+            }
         });
     }
     if let Some(reason) = tab.locked() {
@@ -144,6 +155,37 @@ fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &mut Vec<Com
             ui.label("Saving…");
         });
     }
+}
+
+/// The disk's text against the buffer's, as a unified diff with its
+/// lines coloured (removed: only on disk; added: only in the buffer).
+fn compare(ui: &mut Ui, id: u32, diff: &str) {
+    ui.label("On disk (−) against your unsaved text (+):");
+    let font = TextStyle::Monospace.resolve(ui.style());
+    let plain = ui.visuals().text_color();
+    egui::ScrollArea::both()
+        .id_salt(("compare", id))
+        .max_height(ui.available_height() * 0.4)
+        .show(ui, |ui| {
+            let mut job = LayoutJob::default();
+            for line in diff.lines() {
+                let color = if line.starts_with("+++") || line.starts_with("---") {
+                    ui.visuals().weak_text_color()
+                } else if line.starts_with('+') {
+                    Tone::Success.color(Theme::Dark)
+                } else if line.starts_with('-') {
+                    Tone::Danger.color(Theme::Dark)
+                } else if line.starts_with("@@") {
+                    Tone::Neutral.color(Theme::Dark)
+                } else {
+                    plain
+                };
+                job.append(line, 0.0, TextFormat::simple(font.clone(), color));
+                job.append("\n", 0.0, TextFormat::simple(font.clone(), color));
+            }
+            ui.label(job);
+        });
+    ui.separator();
 }
 
 #[expect(
