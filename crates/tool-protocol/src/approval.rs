@@ -20,8 +20,54 @@ pub enum ApprovalDecision {
     Deny,
 }
 
+/// What a card shows of the call it asks about, in full: the change with
+/// its diff, or the command line. For the person's own window only: it is
+/// never serialized (`ApprovalSnapshot` skips it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalPreview {
+    /// File changes, each against the file as it is now.
+    Changes(Vec<ChangePreview>),
+    /// A command and where and how it runs.
+    Command {
+        argv: Vec<String>,
+        cwd: String,
+        confinement: String,
+    },
+    /// The call as it stands cannot work (the reason), or what else there
+    /// is to say.
+    Note(String),
+}
+
+/// One file of a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangePreview {
+    pub path: String,
+    pub kind: ChangeKind,
+    /// A unified diff against the current content (a new file: all added).
+    pub diff: String,
+    /// The path matches the workspace's test patterns: the change is held
+    /// for a person's approval of its own.
+    pub test_file: bool,
+}
+
+/// What a change does to its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeKind {
+    Create,
+    Modify,
+    Delete,
+    Rename { from: String },
+}
+
+/// Computes the preview of a call that waits for approval (the host
+/// knows what its tools would change).
+pub trait ApprovalPreviewer: Send + Sync + 'static {
+    fn preview(&self, tool: &str, arguments: &Map<String, Value>) -> Option<ApprovalPreview>;
+}
+
 /// What the approval UI shows: metadata and a safe summary of the
-/// arguments — never raw file contents.
+/// arguments — never raw file contents when serialized; the window also
+/// gets the in-process `preview`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalSnapshot {
@@ -34,6 +80,8 @@ pub struct ApprovalSnapshot {
     pub tool: String,
     pub safe_argument_summary: Value,
     pub created_at_ms: u64,
+    #[serde(skip)]
+    pub preview: Option<Box<ApprovalPreview>>,
 }
 
 /// Queue notifications.
@@ -123,6 +171,7 @@ pub struct ApprovalInput {
     pub mode: ToolMode,
     pub tool: String,
     pub safe_argument_summary: Value,
+    pub preview: Option<Box<ApprovalPreview>>,
 }
 
 impl ApprovalQueue {
@@ -163,6 +212,7 @@ impl ApprovalQueue {
                 tool: input.tool,
                 safe_argument_summary: input.safe_argument_summary,
                 created_at_ms: now_ms(),
+                preview: input.preview,
             };
             let _ = self.events.send(ApprovalEvent::Requested(snapshot.clone()));
             inner.pending.insert(
@@ -265,6 +315,7 @@ mod tests {
             mode: ToolMode::Agent,
             tool: "workspace.writeFile".into(),
             safe_argument_summary: Value::Null,
+            preview: None,
         }
     }
 

@@ -18,7 +18,10 @@ pub mod types;
 #[cfg(test)]
 mod test_fixtures;
 
-pub use approval::{ApprovalDecision, ApprovalEvent, ApprovalQueue, ApprovalSnapshot};
+pub use approval::{
+    ApprovalDecision, ApprovalEvent, ApprovalPreview, ApprovalPreviewer, ApprovalQueue,
+    ApprovalSnapshot, ChangeKind, ChangePreview,
+};
 pub use durable::{
     DurableOperationStore, InMemoryOperationStore, OperationRecord, OperationState, Resolution,
 };

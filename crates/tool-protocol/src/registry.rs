@@ -220,6 +220,8 @@ pub struct ToolRegistry {
     keys: Mutex<HashMap<String, KeyEntry>>,
     operations: Option<OperationStore>,
     next_trace: AtomicU64,
+    /// Shows what a call waiting for approval would do.
+    previewer: Option<Arc<dyn crate::approval::ApprovalPreviewer>>,
 }
 
 /// The injected durable store with this process's owner id and lease length.
@@ -358,6 +360,7 @@ impl ToolRegistry {
             keys: Mutex::new(HashMap::new()),
             operations: None,
             next_trace: AtomicU64::new(1),
+            previewer: None,
         }
     }
 
@@ -464,6 +467,11 @@ impl ToolRegistry {
 
     pub fn approvals(&self) -> &Arc<ApprovalQueue> {
         &self.approvals
+    }
+
+    /// Sets what computes the preview of calls waiting for approval.
+    pub fn set_previewer(&mut self, previewer: Arc<dyn crate::approval::ApprovalPreviewer>) {
+        self.previewer = Some(previewer);
     }
 
     /// Registers a tool. Its schemas are compiled now, so a broken schema is a
@@ -851,8 +859,10 @@ impl ToolRegistry {
                     &request.arguments,
                     &self.options.safe_argument_names,
                 ),
+                preview: None,
             }),
         };
+        let previewer = self.previewer.clone();
         let approvals = Arc::clone(&self.approvals);
         let handler = Arc::clone(&tool.handler);
         let cx = HandlerContext {
@@ -864,6 +874,20 @@ impl ToolRegistry {
         let arguments = request.arguments.clone();
         let task_cancel = cancel.clone();
         let mut task = tokio::spawn(async move {
+            let approval = match (approval, previewer) {
+                // The preview reads files: on the blocking pool.
+                (Some(mut input), Some(previewer)) => {
+                    let (tool, args) = (input.tool.clone(), arguments.clone());
+                    input.preview =
+                        tokio::task::spawn_blocking(move || previewer.preview(&tool, &args))
+                            .await
+                            .ok()
+                            .flatten()
+                            .map(Box::new);
+                    Some(input)
+                }
+                (approval, _) => approval,
+            };
             if let Some(input) = approval
                 && approvals.request(input, &task_cancel).await != ApprovalDecision::Approve
             {

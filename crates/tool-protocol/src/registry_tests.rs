@@ -970,3 +970,54 @@ fn fingerprints_ignore_key_order_at_every_depth() {
     assert_ne!(fingerprint("t.x", &a), fingerprint("t.x", &b));
     assert_ne!(fingerprint("t.x", &a), fingerprint("t.y", &a));
 }
+
+/// Previews what it is asked about, echoing the tool and one argument.
+struct EchoPreviewer;
+impl crate::approval::ApprovalPreviewer for EchoPreviewer {
+    fn preview(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Option<crate::ApprovalPreview> {
+        Some(crate::ApprovalPreview::Note(format!(
+            "{tool} on {}",
+            arguments["path"].as_str().unwrap_or_default()
+        )))
+    }
+}
+
+#[tokio::test]
+async fn a_call_waiting_for_approval_carries_its_preview_which_is_never_serialized() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let queue = Arc::new(ApprovalQueue::new());
+    let mut reg = ToolRegistry::new(RegistryOptions::default(), Arc::clone(&queue));
+    reg.register(def("workspace.writeFile", false), counting(&runs))
+        .unwrap();
+    reg.set_previewer(Arc::new(EchoPreviewer));
+    let reg = Arc::new(reg);
+    let mut events = queue.subscribe();
+    let r = Arc::clone(&reg);
+    let call = tokio::spawn(async move {
+        r.call(
+            req("c1", "workspace.writeFile", json!({"path": "src/비밀.rs"})),
+            model(),
+            ToolCallOptions::default(),
+        )
+        .await
+    });
+    let snapshot = next_request(&mut events).await;
+    assert_eq!(
+        snapshot.preview.as_deref(),
+        Some(&crate::ApprovalPreview::Note(
+            "workspace.writeFile on src/비밀.rs".into()
+        ))
+    );
+    // The preview stays in the process: a serialized snapshot has none.
+    let json = serde_json::to_value(&snapshot).unwrap();
+    assert!(json.get("preview").is_none(), "{json}");
+    let back: crate::ApprovalSnapshot = serde_json::from_value(json).unwrap();
+    assert_eq!(back.preview, None);
+    queue.resolve(snapshot.id, ApprovalDecision::Approve);
+    assert!(!call.await.unwrap().is_error);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}

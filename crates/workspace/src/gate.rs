@@ -344,6 +344,12 @@ impl Gate {
         self
     }
 
+    /// Whether `path` matches the workspace's test patterns (an agent's
+    /// change to it is held for a person).
+    pub fn is_test_file(&self, path: &NormalizedPath) -> bool {
+        self.tests.is_protected(path)
+    }
+
     pub fn store(&self) -> &HistoryStore {
         &self.store
     }

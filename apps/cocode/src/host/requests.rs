@@ -187,6 +187,8 @@ impl TaskHost {
             mode: ToolMode::Agent,
             tool: "acp.permission".into(),
             safe_argument_summary: json!({"title": title}),
+            // The card shows the agent's own words (the title).
+            preview: None,
         };
         match self.tools.approvals().request(input, cancel).await {
             ApprovalDecision::Approve => {

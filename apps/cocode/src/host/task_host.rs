@@ -222,7 +222,7 @@ impl TaskHost {
             commands: Arc::clone(&commands),
         });
         let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
-        handlers.register(&mut registry)?;
+        handlers.register(&mut registry, &(launcher.agent_confinement(), proxy.port()))?;
         let tools = Arc::new(registry);
         let agent = Arc::new(BuiltInRuntime::new(
             Arc::new(options.providers),

@@ -162,6 +162,97 @@ pub struct HeldEdit {
     pub change: PendingChange,
 }
 
+/// What a call waiting for approval would do, shown on its card: edits as
+/// diffs against the files as they are now (computed exactly as the call
+/// will compute them, without writing), commands with their folder and
+/// confinement.
+pub struct Previewer {
+    pub tools: Arc<WorkspaceTools>,
+    /// How agent commands are confined here, in words.
+    pub confinement: String,
+}
+
+impl std::fmt::Debug for Previewer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Previewer")
+            .field("confinement", &self.confinement)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How agent commands are confined, in words.
+pub fn describe_confinement(confinement: &cocode_core::process::Confinement, port: u16) -> String {
+    use cocode_core::process::Confinement;
+    match confinement {
+        Confinement::Landlock => format!(
+            "Landlock: writes only inside the workspace; network only through the policy proxy (port {port})"
+        ),
+        Confinement::Seatbelt => format!(
+            "Seatbelt: writes only inside the workspace; network only through the policy proxy (port {port})"
+        ),
+        Confinement::Unconfined { reason } => format!(
+            "not confined by the OS ({reason}); network through the policy proxy (port {port})"
+        ),
+    }
+}
+
+impl cocode_tool_protocol::ApprovalPreviewer for Previewer {
+    fn preview(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Option<cocode_tool_protocol::ApprovalPreview> {
+        use cocode_tool_protocol::ApprovalPreview;
+        let t = &self.tools;
+        let args = arguments.clone();
+        let ops = match tool {
+            catalog::WRITE_FILE
+            | catalog::CREATE_FILE
+            | catalog::APPLY_PATCH
+            | catalog::DELETE_FILE => single_edit(tool, args).and_then(|edit| {
+                let path = t.normalize(&edit.path)?;
+                t.prepare(&edit, &path).map(|op| vec![op])
+            }),
+            catalog::APPLY_EDITS => typed::<ApplyEditsArgs>(args)
+                .and_then(|a| t.edit_items(a))
+                .and_then(|items| {
+                    items
+                        .iter()
+                        .map(|e| match &e.to {
+                            Some(to) => Ok(GateOp::Rename {
+                                from: e.path.clone(),
+                                to: to.clone(),
+                            }),
+                            None => t.prepare(&e.edit, &e.path),
+                        })
+                        .collect()
+                }),
+            catalog::RENAME_FILE => typed::<RenameFileArgs>(args).and_then(|a| {
+                Ok(vec![GateOp::Rename {
+                    from: t.normalize(&a.from)?,
+                    to: t.normalize(&a.to)?,
+                }])
+            }),
+            catalog::TERMINAL_RUN => {
+                return typed::<TerminalRunArgs>(args)
+                    .ok()
+                    .map(|a| ApprovalPreview::Command {
+                        argv: a.argv,
+                        cwd: a.cwd.unwrap_or_else(|| ".".to_owned()),
+                        confinement: self.confinement.clone(),
+                    });
+            }
+            _ => return None,
+        };
+        Some(match ops {
+            Ok(ops) => {
+                ApprovalPreview::Changes(ops.iter().flat_map(|op| t.change_previews(op)).collect())
+            }
+            Err(e) => ApprovalPreview::Note(format!("As it stands this call fails: {}", e.message)),
+        })
+    }
+}
+
 /// Everything the handlers reach.
 pub struct WorkspaceTools {
     pub workspace: Arc<OpenWorkspace>,
@@ -1120,11 +1211,71 @@ impl WorkspaceTools {
         })
     }
 
-    /// Registers a handler for every catalog tool this host can serve.
+    /// What `op` would change, file by file, against the files as they are.
+    fn change_previews(&self, op: &GateOp) -> Vec<cocode_tool_protocol::ChangePreview> {
+        use cocode_tool_protocol::{ChangeKind, ChangePreview};
+        let test_file = |p: &NormalizedPath| self.workspace.gate.is_test_file(p);
+        let current = |p: &NormalizedPath| self.read_current(p, "preview").ok().flatten();
+        match op {
+            GateOp::Write { path, bytes } => {
+                let before = current(path);
+                vec![ChangePreview {
+                    path: path.as_str().to_owned(),
+                    kind: if before.is_some() {
+                        ChangeKind::Modify
+                    } else {
+                        ChangeKind::Create
+                    },
+                    diff: cocode_workspace::diff::unified(
+                        path,
+                        None,
+                        before.as_deref(),
+                        Some(bytes),
+                    ),
+                    test_file: test_file(path),
+                }]
+            }
+            GateOp::Delete { path } => {
+                let before = current(path);
+                vec![ChangePreview {
+                    path: path.as_str().to_owned(),
+                    kind: ChangeKind::Delete,
+                    diff: cocode_workspace::diff::unified(path, None, before.as_deref(), None),
+                    test_file: test_file(path),
+                }]
+            }
+            GateOp::Rename { from, to } => {
+                let content = current(from);
+                vec![ChangePreview {
+                    path: to.as_str().to_owned(),
+                    kind: ChangeKind::Rename {
+                        from: from.as_str().to_owned(),
+                    },
+                    diff: cocode_workspace::diff::unified(
+                        to,
+                        Some(from),
+                        content.as_deref(),
+                        content.as_deref(),
+                    ),
+                    test_file: test_file(from) || test_file(to),
+                }]
+            }
+            GateOp::Batch { ops } => ops.iter().flat_map(|o| self.change_previews(o)).collect(),
+        }
+    }
+
+    /// Registers a handler for every catalog tool this host can serve, and
+    /// the previews of calls waiting for approval (`confined`: how agent
+    /// commands are confined here, and the policy proxy's port).
     pub fn register(
         self: &Arc<Self>,
         registry: &mut ToolRegistry,
+        confined: &(cocode_core::process::Confinement, u16),
     ) -> Result<(), RegistrationError> {
+        registry.set_previewer(Arc::new(Previewer {
+            tools: Arc::clone(self),
+            confinement: describe_confinement(&confined.0, confined.1),
+        }));
         for def in served_tools() {
             let tool: &'static str = match def.name.as_str() {
                 catalog::GET_STATUS => catalog::GET_STATUS,

@@ -216,15 +216,20 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
     );
     h.get_by_label("Run task").click();
     run_until(&mut h, "the approval card", |h| {
-        h.query_by_label_contains("Allow workspace.applyPatch")
+        h.query_by_label_contains("Allow the agent to edit a file?")
             .is_some()
     });
+    // The card shows the change it asks about, as a diff against the file.
+    h.get_by_label("config.json");
+    h.get_by_label_contains("-{\"a\": 1}");
+    h.get_by_label_contains("+{\"a\": 2}");
     assert_eq!(
         std::fs::read_to_string(root.join("config.json")).unwrap(),
         "{\"a\": 1}\n",
         "nothing changes before the approval"
     );
-    h.get_by_label("Approve").click();
+    // Enter approves the first card (no text field has the keyboard).
+    h.key_press(Key::Enter);
     run_until(&mut h, "the completion card", |h| {
         h.query_by_label_contains("is ready. Accept it as completed?")
             .is_some()
@@ -388,7 +393,7 @@ fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
     h.run_steps(2);
     h.get_by_label("Run task").click();
     run_until(&mut h, "the approval card", |h| {
-        h.query_by_label_contains("Allow workspace.applyPatch")
+        h.query_by_label_contains("Allow the agent to edit a file?")
             .is_some()
     });
     h.get_by_label("Stop").click();
@@ -452,7 +457,7 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
     h.run_steps(2);
     h.get_by_label("Run task").click();
     run_until(&mut h, "the approval card", |h| {
-        h.query_by_label_contains("Allow workspace.writeFile")
+        h.query_by_label_contains("Allow the agent to write a file?")
             .is_some()
     });
     assert!(
@@ -508,7 +513,8 @@ fn the_picker_offers_the_acp_presets_before_the_folder_has_any_history() {
 #[cfg(target_os = "linux")]
 fn run_approving(h: &mut egui_kittest::Harness<'_, CocodeApp>) {
     run_until(h, "the approval card", |h| {
-        h.query_by_label_contains("Allow terminal.run").is_some()
+        h.query_by_label_contains("Allow the agent to run a command?")
+            .is_some()
     });
     h.get_by_label("Approve").click();
     run_until(h, "the end of the turn", |h| {
@@ -541,10 +547,10 @@ fn a_blocked_host_is_shown_in_the_review_and_allowed_for_a_rerun() {
     h.get_by_label("Run task").click();
     // The card shows the command line the person decides on.
     run_until(&mut h, "the approval card with its command", |h| {
-        h.query_by_label_contains(
-            r#"Allow terminal.run {"argv":["sh","-c","curl -s -o /dev/null http://blocked.example/"]"#,
-        )
-        .is_some()
+        h.query_by_label("sh -c curl -s -o /dev/null http://blocked.example/")
+            .is_some()
+            && h.query_by_label_contains("through the policy proxy (port")
+                .is_some()
     });
     run_approving(&mut h);
     run_until(&mut h, "the task list", |h| {

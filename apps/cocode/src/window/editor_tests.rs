@@ -605,7 +605,7 @@ fn an_open_file_a_running_task_changes_shows_its_edit_and_is_read_only_until_the
     h.state_mut().agent.prompt = r#"replace "1" with "2" in config.json"#.into();
     h.get_by_label("Run task").click();
     run_until(&mut h, "the approval card", |h| {
-        h.query_by_label_contains("Allow workspace.applyPatch")
+        h.query_by_label_contains("Allow the agent to edit a file?")
             .is_some()
     });
     h.get_by_label("Approve").click();

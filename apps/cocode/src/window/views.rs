@@ -1,6 +1,7 @@
 //! Panel views: read state, draw, and return commands.
 
 pub mod agent;
+pub mod diff;
 pub mod editor;
 pub mod explorer;
 pub mod new_from_brick;

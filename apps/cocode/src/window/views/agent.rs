@@ -108,26 +108,121 @@ fn transcript(ui: &mut egui::Ui, transcript: &Transcript) {
         });
 }
 
-/// The pending approvals: one card per tool call, and the task's own.
+/// A tool's name as a person reads it on a card.
+fn tool_words(tool: &str) -> &str {
+    match tool.rsplit('.').next().unwrap_or(tool) {
+        "writeFile" => "write a file",
+        "createFile" => "create a file",
+        "applyPatch" => "edit a file",
+        "deleteFile" => "delete a file",
+        "renameFile" => "rename a file",
+        "applyEdits" => "edit files",
+        "run" => "run a command",
+        "permission" => "go ahead",
+        _ => tool,
+    }
+}
+
+/// What a card shows of its call: the change with its diff, the command
+/// line, or (when nothing more is known) the safe summary of its arguments.
+fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::ApprovalSnapshot) {
+    use cocode_tool_protocol::{ApprovalPreview, ChangeKind};
+    match approval.preview.as_deref() {
+        Some(ApprovalPreview::Changes(changes)) => {
+            for (i, change) in changes.iter().enumerate() {
+                ui.horizontal_wrapped(|ui| {
+                    let what = match &change.kind {
+                        ChangeKind::Create => "new file".to_owned(),
+                        ChangeKind::Modify => "changed".to_owned(),
+                        ChangeKind::Delete => "deleted".to_owned(),
+                        ChangeKind::Rename { from } => format!("renamed from {from}"),
+                    };
+                    ui.strong(&change.path);
+                    ui.label(what);
+                    if change.test_file {
+                        cocode_ui::badge(
+                            ui,
+                            "test file: also held for your approval",
+                            Tone::Warning,
+                        );
+                    }
+                });
+                crate::window::views::diff::show(
+                    ui,
+                    ("approval", approval.id, i),
+                    &change.diff,
+                    220.0,
+                );
+            }
+        }
+        Some(ApprovalPreview::Command {
+            argv,
+            cwd,
+            confinement,
+        }) => {
+            ui.add(egui::Label::new(egui::RichText::new(argv.join(" ")).monospace()).wrap());
+            ui.label(format!("in {cwd}"));
+            ui.weak(confinement);
+        }
+        Some(ApprovalPreview::Note(note)) => {
+            cocode_ui::badge(ui, note, Tone::Warning);
+        }
+        None => match approval
+            .safe_argument_summary
+            .get("title")
+            .and_then(|t| t.as_str())
+        {
+            // An external agent's own question.
+            Some(title) => {
+                ui.label(title);
+            }
+            None => {
+                ui.weak(approval.safe_argument_summary.to_string());
+            }
+        },
+    }
+}
+
+/// The pending approvals: one card per tool call, and the task's own. The
+/// first tool card answers Enter (approve) and Escape (deny) while no text
+/// field has the keyboard.
 fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
-    for approval in &panel.tool_approvals {
+    let keys_free = ui.memory(|m| m.focused().is_none());
+    for (n, approval) in panel.tool_approvals.iter().enumerate() {
         ui.group(|ui| {
-            ui.label(format!(
-                "Allow {} {}?",
-                approval.tool, approval.safe_argument_summary
-            ));
+            ui.label(
+                egui::RichText::new(format!(
+                    "Allow the agent to {}?",
+                    tool_words(&approval.tool)
+                ))
+                .strong(),
+            );
+            approval_preview(ui, approval);
+            let (enter, escape) = if n == 0 && keys_free {
+                ui.input_mut(|i| {
+                    (
+                        i.consume_key(egui::Modifiers::NONE, Key::Enter),
+                        i.consume_key(egui::Modifiers::NONE, Key::Escape),
+                    )
+                })
+            } else {
+                (false, false)
+            };
             ui.horizontal(|ui| {
-                if ui.button("Approve").clicked() {
+                if ui.button("Approve").clicked() || enter {
                     commands.push(Command::ToolDecision {
                         id: approval.id,
                         approve: true,
                     });
                 }
-                if ui.button("Deny").clicked() {
+                if ui.button("Deny").clicked() || escape {
                     commands.push(Command::ToolDecision {
                         id: approval.id,
                         approve: false,
                     });
+                }
+                if n == 0 {
+                    ui.weak("Enter: approve · Esc: deny");
                 }
             });
         });

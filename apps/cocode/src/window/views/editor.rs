@@ -161,30 +161,8 @@ fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &mut Vec<Com
 /// lines coloured (removed: only on disk; added: only in the buffer).
 fn compare(ui: &mut Ui, id: u32, diff: &str) {
     ui.label("On disk (−) against your unsaved text (+):");
-    let font = TextStyle::Monospace.resolve(ui.style());
-    let plain = ui.visuals().text_color();
-    egui::ScrollArea::both()
-        .id_salt(("compare", id))
-        .max_height(ui.available_height() * 0.4)
-        .show(ui, |ui| {
-            let mut job = LayoutJob::default();
-            for line in diff.lines() {
-                let color = if line.starts_with("+++") || line.starts_with("---") {
-                    ui.visuals().weak_text_color()
-                } else if line.starts_with('+') {
-                    Tone::Success.color(Theme::Dark)
-                } else if line.starts_with('-') {
-                    Tone::Danger.color(Theme::Dark)
-                } else if line.starts_with("@@") {
-                    Tone::Neutral.color(Theme::Dark)
-                } else {
-                    plain
-                };
-                job.append(line, 0.0, TextFormat::simple(font.clone(), color));
-                job.append("\n", 0.0, TextFormat::simple(font.clone(), color));
-            }
-            ui.label(job);
-        });
+    let height = ui.available_height() * 0.4;
+    crate::window::views::diff::show(ui, ("compare", id), diff, height);
     ui.separator();
 }
 
