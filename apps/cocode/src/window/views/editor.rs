@@ -1148,26 +1148,31 @@ pub fn welcome(ui: &mut Ui, folder_open: bool, os: Os) {
         "No file is open",
         "Open a file from the Explorer or by name:",
     );
-    egui::Grid::new("welcome-keys")
-        .striped(true)
-        .show(ui, |ui| {
-            for (what, keys) in [
-                ("Save", Shortcut::primary("S")),
-                ("Find / Replace", Shortcut::primary("F")),
-                ("Go to line", Shortcut::primary("G")),
-                ("Next occurrence as a cursor", Shortcut::primary("D")),
-                ("Toggle comment", Shortcut::primary("/")),
-                ("Close editor", Shortcut::primary("W")),
-                ("Reopen closed editor", Shortcut::primary_shift("T")),
-            ] {
-                ui.label(what);
-                ui.label(keys.label(os).to_string());
+    // The keys, centred under the title.
+    ui.vertical_centered(|ui| {
+        egui::Grid::new("welcome-keys")
+            .striped(true)
+            .show(ui, |ui| {
+                for (what, keys) in [
+                    ("Go to file", Shortcut::primary("P")),
+                    ("Search in files", Shortcut::primary_shift("F")),
+                    ("Save", Shortcut::primary("S")),
+                    ("Find / Replace", Shortcut::primary("F")),
+                    ("Go to line", Shortcut::primary("G")),
+                    ("Next occurrence as a cursor", Shortcut::primary("D")),
+                    ("Toggle comment", Shortcut::primary("/")),
+                    ("Close editor", Shortcut::primary("W")),
+                    ("Reopen closed editor", Shortcut::primary_shift("T")),
+                ] {
+                    ui.label(what);
+                    ui.label(keys.label(os).to_string());
+                    ui.end_row();
+                }
+                ui.label("Terminal");
+                ui.label("Ctrl+`");
                 ui.end_row();
-            }
-            ui.label("Terminal");
-            ui.label("Ctrl+`");
-            ui.end_row();
-        });
+            });
+    });
 }
 
 /// "Save changes to … before closing?"
