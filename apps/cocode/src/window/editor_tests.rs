@@ -198,6 +198,14 @@ fn find_steps_through_matches_and_replace_all_is_one_undo_step() {
     h.run_steps(3);
     assert_eq!(shown(&h, id), "«cat|» dog cat\nCat\n");
     h.get_by_label("1 of 2");
+    // Shift+Enter steps back, wrapping to the last match; Enter forward again.
+    h.key_press_modifiers(Modifiers::SHIFT, Key::Enter);
+    h.run_steps(3);
+    assert_eq!(shown(&h, id), "cat dog «cat|»\nCat\n");
+    h.get_by_label("2 of 2");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    assert_eq!(shown(&h, id), "«cat|» dog cat\nCat\n");
     // The second one-line field is the replacement.
     h.get_all(By::new().role(Role::TextInput))
         .nth(1)
