@@ -9,6 +9,7 @@ pub mod args;
 pub mod bricks;
 pub mod check;
 pub mod printable;
+pub mod provider;
 pub mod task;
 
 use std::io::Write as _;
@@ -46,6 +47,15 @@ pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
         CliCommand::Tools { action } => (task::tools_command(action, out), 1),
         CliCommand::Acp { action } => (
             acp::acp_command(
+                action,
+                &cocode_toolchain::vault::KeyringVault,
+                &mut std::io::stdin().lock(),
+                out,
+            ),
+            1,
+        ),
+        CliCommand::Provider { action } => (
+            provider::provider_command(
                 action,
                 &cocode_toolchain::vault::KeyringVault,
                 &mut std::io::stdin().lock(),

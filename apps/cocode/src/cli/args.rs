@@ -84,6 +84,24 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: AcpCommand,
     },
+    /// The built-in agent's model providers: list them, store their API keys.
+    Provider {
+        #[command(subcommand)]
+        action: ProviderCommand,
+    },
+}
+
+/// `cocode provider …`
+#[derive(Debug, Subcommand, PartialEq, Eq)]
+pub enum ProviderCommand {
+    /// The providers, whether each has a key stored (never the key), and
+    /// where each is reached.
+    List,
+    /// Store a provider's API key in the OS credential store; the key is
+    /// read from the first line of standard input.
+    SetKey { name: String },
+    /// Remove a provider's API key from the OS credential store.
+    DeleteKey { name: String },
 }
 
 /// `cocode acp …`
@@ -215,6 +233,7 @@ impl Cli {
                 | CliCommand::Rollback { .. }
                 | CliCommand::Tools { .. }
                 | CliCommand::Acp { .. }
+                | CliCommand::Provider { .. }
                 | CliCommand::New { .. }
                 | CliCommand::Bricks,
             )
