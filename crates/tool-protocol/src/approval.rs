@@ -17,7 +17,16 @@ use crate::types::{ToolMode, ToolSource};
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalDecision {
     Approve,
+    /// Approve, and run this tool without asking for the rest of the task.
+    ApproveForTask,
     Deny,
+}
+
+impl ApprovalDecision {
+    /// Whether the call may run.
+    pub fn approves(self) -> bool {
+        matches!(self, Self::Approve | Self::ApproveForTask)
+    }
 }
 
 /// What a card shows of the call it asks about, in full: the change with

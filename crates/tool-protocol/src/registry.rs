@@ -102,6 +102,58 @@ impl ToolOutput {
     }
 }
 
+/// What asking a person about a call needs (moved into the call's task).
+struct Asking {
+    previewer: Option<Arc<dyn crate::approval::ApprovalPreviewer>>,
+    approvals: Arc<ApprovalQueue>,
+    allowances: Arc<Mutex<std::collections::HashSet<(String, String)>>>,
+    task: Option<String>,
+}
+
+impl Asking {
+    /// Previews the call (on the blocking pool: it reads files), asks, and
+    /// notes an allowance for the rest of the task; an error unless the
+    /// person approved.
+    async fn ask(
+        self,
+        mut input: ApprovalInput,
+        arguments: &Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<(), ToolError> {
+        if let Some(previewer) = self.previewer {
+            let (tool, args) = (input.tool.clone(), arguments.clone());
+            input.preview = tokio::task::spawn_blocking(move || previewer.preview(&tool, &args))
+                .await
+                .ok()
+                .flatten()
+                .map(Box::new);
+        }
+        let tool = input.tool.clone();
+        let decision = self.approvals.request(input, cancel).await;
+        if decision == ApprovalDecision::ApproveForTask
+            && let Some(task) = self.task
+        {
+            self.allowances
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert((task, tool));
+        }
+        if decision.approves() {
+            return Ok(());
+        }
+        if cancel.is_cancelled() {
+            return Err(ToolError::new(
+                ToolErrorCode::Cancelled,
+                "cancelled while waiting for approval",
+            ));
+        }
+        Err(ToolError::new(
+            ToolErrorCode::ApprovalDenied,
+            "a person denied this call",
+        ))
+    }
+}
+
 /// A tool implementation.
 pub trait ToolHandler: Send + Sync + 'static {
     fn call(
@@ -222,6 +274,8 @@ pub struct ToolRegistry {
     next_trace: AtomicU64,
     /// Shows what a call waiting for approval would do.
     previewer: Option<Arc<dyn crate::approval::ApprovalPreviewer>>,
+    /// (task, tool) pairs a person allowed for the rest of the task.
+    allowed_for_task: Arc<Mutex<std::collections::HashSet<(String, String)>>>,
 }
 
 /// The injected durable store with this process's owner id and lease length.
@@ -361,6 +415,7 @@ impl ToolRegistry {
             operations: None,
             next_trace: AtomicU64::new(1),
             previewer: None,
+            allowed_for_task: Arc::default(),
         }
     }
 
@@ -849,6 +904,17 @@ impl ToolRegistry {
                 ));
             }
             PolicyDecision::Allow => None,
+            // A person allowed this tool for the rest of this task.
+            PolicyDecision::Ask
+                if ctx.task_id.as_ref().is_some_and(|task| {
+                    self.allowed_for_task
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .contains(&(task.clone(), request.name.clone()))
+                }) =>
+            {
+                None
+            }
             PolicyDecision::Ask => Some(ApprovalInput {
                 provider_call_id: request.id.clone(),
                 session_id: ctx.session_id.clone(),
@@ -862,8 +928,12 @@ impl ToolRegistry {
                 preview: None,
             }),
         };
-        let previewer = self.previewer.clone();
-        let approvals = Arc::clone(&self.approvals);
+        let asking = Asking {
+            previewer: self.previewer.clone(),
+            approvals: Arc::clone(&self.approvals),
+            allowances: Arc::clone(&self.allowed_for_task),
+            task: ctx.task_id.clone(),
+        };
         let handler = Arc::clone(&tool.handler);
         let cx = HandlerContext {
             call_id: request.id.clone(),
@@ -874,33 +944,8 @@ impl ToolRegistry {
         let arguments = request.arguments.clone();
         let task_cancel = cancel.clone();
         let mut task = tokio::spawn(async move {
-            let approval = match (approval, previewer) {
-                // The preview reads files: on the blocking pool.
-                (Some(mut input), Some(previewer)) => {
-                    let (tool, args) = (input.tool.clone(), arguments.clone());
-                    input.preview =
-                        tokio::task::spawn_blocking(move || previewer.preview(&tool, &args))
-                            .await
-                            .ok()
-                            .flatten()
-                            .map(Box::new);
-                    Some(input)
-                }
-                (approval, _) => approval,
-            };
-            if let Some(input) = approval
-                && approvals.request(input, &task_cancel).await != ApprovalDecision::Approve
-            {
-                if task_cancel.is_cancelled() {
-                    return Err(ToolError::new(
-                        ToolErrorCode::Cancelled,
-                        "cancelled while waiting for approval",
-                    ));
-                }
-                return Err(ToolError::new(
-                    ToolErrorCode::ApprovalDenied,
-                    "a person denied this call",
-                ));
+            if let Some(input) = approval {
+                asking.ask(input, &arguments, &task_cancel).await?;
             }
             if task_cancel.is_cancelled() {
                 return Err(ToolError::new(

@@ -1021,3 +1021,52 @@ async fn a_call_waiting_for_approval_carries_its_preview_which_is_never_serializ
     assert!(!call.await.unwrap().is_error);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_tool_allowed_for_the_task_runs_without_asking_again_in_that_task_only() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let queue = Arc::new(ApprovalQueue::new());
+    let mut reg = ToolRegistry::new(RegistryOptions::default(), Arc::clone(&queue));
+    reg.register(def("workspace.writeFile", false), counting(&runs))
+        .unwrap();
+    reg.register(def("workspace.deleteFile", false), counting(&runs))
+        .unwrap();
+    let reg = Arc::new(reg);
+    let mut events = queue.subscribe();
+    let in_task = |task: &str| ToolCallContext {
+        task_id: Some(task.into()),
+        ..model()
+    };
+    let call = |tool: &'static str, task: &'static str| {
+        let r = Arc::clone(&reg);
+        let ctx = in_task(task);
+        tokio::spawn(async move {
+            r.call(
+                req("c", tool, json!({"path": "a"})),
+                ctx,
+                ToolCallOptions::default(),
+            )
+            .await
+        })
+    };
+    // The first call asks; the person allows the tool for the task.
+    let first = call("workspace.writeFile", "t1");
+    let asked = next_request(&mut events).await;
+    queue.resolve(asked.id, ApprovalDecision::ApproveForTask);
+    assert!(!first.await.unwrap().is_error);
+    // The same tool in the same task runs at once.
+    assert!(!call("workspace.writeFile", "t1").await.unwrap().is_error);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // Another tool, or another task, still asks.
+    for (tool, task) in [
+        ("workspace.deleteFile", "t1"),
+        ("workspace.writeFile", "t2"),
+    ] {
+        let other = call(tool, task);
+        let asked = next_request(&mut events).await;
+        assert_eq!(asked.tool, tool);
+        queue.resolve(asked.id, ApprovalDecision::Deny);
+        assert_eq!(code(&other.await.unwrap()), Some("TOOL_APPROVAL_DENIED"));
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}

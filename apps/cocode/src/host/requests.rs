@@ -191,7 +191,7 @@ impl TaskHost {
             preview: None,
         };
         match self.tools.approvals().request(input, cancel).await {
-            ApprovalDecision::Approve => {
+            ApprovalDecision::Approve | ApprovalDecision::ApproveForTask => {
                 let allow = [
                     PermissionOptionKind::AllowOnce,
                     PermissionOptionKind::AllowAlways,

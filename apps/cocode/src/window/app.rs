@@ -541,8 +541,8 @@ impl CocodeApp {
             Command::AgentBackend(backend) => self.agent.backend = backend,
             Command::RunTask => self.run_task(),
             Command::StopTask => self.send_task(ServiceRequest::Stop),
-            Command::ToolDecision { id, approve } => {
-                self.send_task(ServiceRequest::ToolDecision { id, approve });
+            Command::ToolDecision { id, decision } => {
+                self.send_task(ServiceRequest::ToolDecision { id, decision });
             }
             Command::TaskDecision { approve } => {
                 self.agent.task_approval = None;

@@ -113,7 +113,7 @@ pub enum Command {
     StopTask,
     ToolDecision {
         id: u64,
-        approve: bool,
+        decision: cocode_tool_protocol::ApprovalDecision,
     },
     TaskDecision {
         approve: bool,

@@ -39,7 +39,7 @@ pub enum ServiceRequest {
     StopCommand(u64),
     ToolDecision {
         id: u64,
-        approve: bool,
+        decision: ApprovalDecision,
     },
     TaskDecision {
         approve: bool,
@@ -443,12 +443,7 @@ async fn serve(
             ServiceRequest::StopCommand(id) => {
                 host.commands.stop(id);
             }
-            ServiceRequest::ToolDecision { id, approve } => {
-                let decision = if approve {
-                    ApprovalDecision::Approve
-                } else {
-                    ApprovalDecision::Deny
-                };
+            ServiceRequest::ToolDecision { id, decision } => {
                 queue.resolve(id, decision);
             }
             ServiceRequest::Detail { task_id } => {

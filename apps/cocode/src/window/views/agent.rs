@@ -209,17 +209,28 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
                 (false, false)
             };
             ui.horizontal(|ui| {
-                if ui.button("Approve").clicked() || enter {
+                use cocode_tool_protocol::ApprovalDecision;
+                let mut decide = |decision| {
                     commands.push(Command::ToolDecision {
                         id: approval.id,
-                        approve: true,
+                        decision,
                     });
+                };
+                if ui.button("Approve").clicked() || enter {
+                    decide(ApprovalDecision::Approve);
+                }
+                if ui
+                    .button("Allow for this task")
+                    .on_hover_text(format!(
+                        "Approve, and let the agent {} without asking until this task ends",
+                        tool_words(&approval.tool)
+                    ))
+                    .clicked()
+                {
+                    decide(ApprovalDecision::ApproveForTask);
                 }
                 if ui.button("Deny").clicked() || escape {
-                    commands.push(Command::ToolDecision {
-                        id: approval.id,
-                        approve: false,
-                    });
+                    decide(ApprovalDecision::Deny);
                 }
                 if n == 0 {
                     ui.weak("Enter: approve · Esc: deny");
