@@ -85,34 +85,7 @@ impl Matcher {
     /// Every match in `rope` as char ranges, in order, at most
     /// [`MATCH_LIMIT`]; empty matches are skipped.
     pub fn find_all(&self, rope: &Rope) -> Vec<(usize, usize)> {
-        let text = rope.to_string();
-        let mut out = Vec::new();
-        // Char offsets are counted along the way, never from the start again.
-        let (mut byte_at, mut char_at) = (0usize, 0usize);
-        let mut to_char = |byte: usize| {
-            char_at += text[byte_at..byte].chars().count();
-            byte_at = byte;
-            char_at
-        };
-        for m in self.regex.find_iter(&text) {
-            if m.start() == m.end() {
-                continue;
-            }
-            if self.whole_word {
-                let before = text[..m.start()].chars().next_back();
-                let after = text[m.end()..].chars().next();
-                if before.is_some_and(is_word) || after.is_some_and(is_word) {
-                    continue;
-                }
-            }
-            let a = to_char(m.start());
-            let b = to_char(m.end());
-            out.push((a, b));
-            if out.len() >= MATCH_LIMIT {
-                break;
-            }
-        }
-        out
+        self.find_in_str(&rope.to_string(), MATCH_LIMIT)
     }
 
     /// The matches within one line or string, as char ranges (at most
@@ -124,12 +97,8 @@ impl Matcher {
             if m.start() == m.end() {
                 continue;
             }
-            if self.whole_word {
-                let before = text[..m.start()].chars().next_back();
-                let after = text[m.end()..].chars().next();
-                if before.is_some_and(is_word) || after.is_some_and(is_word) {
-                    continue;
-                }
+            if !self.stands_alone(text, m.start(), m.end()) {
+                continue;
             }
             char_at += text[byte_at..m.start()].chars().count();
             let a = char_at;
@@ -154,12 +123,8 @@ impl Matcher {
             if m.start() == m.end() {
                 continue;
             }
-            if self.whole_word {
-                let before = text[..m.start()].chars().next_back();
-                let after = text[m.end()..].chars().next();
-                if before.is_some_and(is_word) || after.is_some_and(is_word) {
-                    continue;
-                }
+            if !self.stands_alone(text, m.start(), m.end()) {
+                continue;
             }
             out.push_str(&text[last..m.start()]);
             if self.expand {
@@ -172,6 +137,14 @@ impl Matcher {
         }
         out.push_str(&text[last..]);
         (out, count)
+    }
+
+    /// Whether the match `start..end` of `text` counts: always, or in
+    /// whole-word mode only with no letter, digit or `_` on either side.
+    fn stands_alone(&self, text: &str, start: usize, end: usize) -> bool {
+        !self.whole_word
+            || !(text[..start].chars().next_back().is_some_and(is_word)
+                || text[end..].chars().next().is_some_and(is_word))
     }
 
     /// The regular expression the query compiled to (for line-oriented

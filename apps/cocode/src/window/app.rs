@@ -742,13 +742,7 @@ impl CocodeApp {
         match command {
             Command::Save(id) => self.save(id),
             Command::SaveAll => {
-                let ids: Vec<u32> = self
-                    .editors
-                    .tabs
-                    .iter()
-                    .map(|t| t.id)
-                    .filter(|id| self.editors.is_dirty(*id))
-                    .collect();
+                let ids = self.editors.dirty_ids();
                 for id in ids {
                     self.save(id);
                 }
@@ -816,13 +810,7 @@ impl CocodeApp {
                 ctx.request_repaint();
             }
             Command::QuitSaving => {
-                let ids: Vec<u32> = self
-                    .editors
-                    .tabs
-                    .iter()
-                    .map(|t| t.id)
-                    .filter(|id| self.editors.is_dirty(*id))
-                    .collect();
+                let ids = self.editors.dirty_ids();
                 for id in ids {
                     if let Some(tab) = self.editors.get_mut(id) {
                         tab.close_after_save = true;

@@ -404,6 +404,15 @@ impl Editors {
         }
     }
 
+    /// The tabs whose text differs from disk.
+    pub fn dirty_ids(&self) -> Vec<u32> {
+        self.tabs
+            .iter()
+            .map(|t| t.id)
+            .filter(|id| self.is_dirty(*id))
+            .collect()
+    }
+
     /// Whether the tab's text differs from disk.
     pub fn is_dirty(&self, id: u32) -> bool {
         self.get(id)
