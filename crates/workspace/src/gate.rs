@@ -2283,11 +2283,7 @@ impl Gate {
                         "something by that name is already there",
                     ));
                 }
-                if target
-                    .path
-                    .as_str()
-                    .starts_with(&format!("{}/", source.path.as_str()))
-                {
+                if source.path.contains(&target.path) {
                     return Err(refuse(
                         WorkspaceErrorCode::PathInvalid,
                         "rename",

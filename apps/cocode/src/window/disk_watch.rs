@@ -36,10 +36,9 @@ impl std::fmt::Debug for DiskWatch {
 /// Paths cocode's own state and the VCS keep (never shown, never reloaded).
 fn ignored(root: &Path, path: &Path) -> bool {
     path.strip_prefix(root).is_ok_and(|rel| {
-        rel.components().next().is_some_and(|c| {
-            let name = c.as_os_str();
-            name == ".git" || name.to_str().is_some_and(cocode_core::path::is_cocode_name)
-        })
+        rel.components()
+            .next()
+            .is_some_and(|c| crate::window::io_worker::hidden_dir(c.as_os_str()))
     })
 }
 

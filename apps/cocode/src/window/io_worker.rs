@@ -19,7 +19,7 @@ pub const MAX_DIR_ENTRIES: usize = 10_000;
 
 /// Folders never listed: the VCS's and cocode's own state (`.cocode` in
 /// any spelling).
-fn hidden_dir(name: &std::ffi::OsStr) -> bool {
+pub fn hidden_dir(name: &std::ffi::OsStr) -> bool {
     name == ".git" || name.to_str().is_some_and(is_cocode_name)
 }
 

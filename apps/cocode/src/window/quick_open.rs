@@ -196,7 +196,7 @@ pub fn list_files(root: &Path) -> (Vec<String>, usize) {
         .filter_entry(|e| {
             let name = e.file_name();
             !(e.file_type().is_some_and(|t| t.is_dir())
-                && (name == ".git" || name.to_str().is_some_and(cocode_core::path::is_cocode_name)))
+                && crate::window::io_worker::hidden_dir(name))
         })
         .build();
     let mut files = Vec::new();

@@ -205,12 +205,7 @@ fn find_bar(ui: &mut Ui, tab: &mut EditorTab, doc: &mut Document) {
         if (field.has_focus() || field.lost_focus()) && ui.input(|i| i.key_pressed(Key::Escape)) {
             close = true;
         }
-        ui.toggle_value(&mut find.query.case_sensitive, "Aa")
-            .on_hover_text("Match case");
-        ui.toggle_value(&mut find.query.whole_word, "ab")
-            .on_hover_text("Match whole word");
-        ui.toggle_value(&mut find.query.regex, ".*")
-            .on_hover_text("Use regular expression");
+        crate::window::views::search::query_toggles(ui, &mut find.query);
         let status = match find.matcher() {
             Err(cocode_editor::SearchError::Empty) => String::new(),
             Err(e) => e.to_string(),
@@ -533,10 +528,21 @@ fn text_area(
             let primary = selection.primary();
             let primary_line = line_of(rope, primary.head);
             let bracket = matching_bracket(rope, primary.head, 20_000);
+            // Only the matches on the visible lines are painted (and copied).
+            let (shown_from, shown_to) = (
+                doc.rope().line_to_char(first),
+                doc.rope().line_to_char((last + 1).min(lines)),
+            );
             let find_matches: Vec<(usize, usize)> = tab
                 .find
                 .as_mut()
-                .map(|f| f.matches_in(doc).to_vec())
+                .map(|f| {
+                    f.matches_in(doc)
+                        .iter()
+                        .copied()
+                        .filter(|&(a, b)| b >= shown_from && a <= shown_to)
+                        .collect()
+                })
                 .unwrap_or_default();
             let rope = doc.rope();
             let current_line_bg = if theme == Theme::Dark {

@@ -16,6 +16,17 @@ enum Row {
     Line(usize, usize),
 }
 
+/// The case, whole-word and regex toggles of a query (the find bar's and
+/// the Search panel's).
+pub fn query_toggles(ui: &mut Ui, query: &mut cocode_editor::SearchQuery) {
+    ui.toggle_value(&mut query.case_sensitive, "Aa")
+        .on_hover_text("Match case");
+    ui.toggle_value(&mut query.whole_word, "ab")
+        .on_hover_text("Match whole word");
+    ui.toggle_value(&mut query.regex, ".*")
+        .on_hover_text("Use regular expression");
+}
+
 /// The replacement field, "Replace All" and its question.
 fn replace_row(ui: &mut Ui, search: &mut Search, commands: &mut Vec<Command>) {
     ui.horizontal(|ui| {
@@ -118,14 +129,7 @@ pub fn show(ui: &mut Ui, search: &mut Search, root: Option<&Path>, commands: &mu
         field.request_focus();
         search.focus = false;
     }
-    ui.horizontal(|ui| {
-        ui.toggle_value(&mut search.query.case_sensitive, "Aa")
-            .on_hover_text("Match case");
-        ui.toggle_value(&mut search.query.whole_word, "ab")
-            .on_hover_text("Match whole word");
-        ui.toggle_value(&mut search.query.regex, ".*")
-            .on_hover_text("Use regular expression");
-    });
+    ui.horizontal(|ui| query_toggles(ui, &mut search.query));
     replace_row(ui, search, commands);
     let rerun = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
     if search.query != before || rerun {
