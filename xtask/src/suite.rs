@@ -243,16 +243,40 @@ fn install_system_packages() {
     }
     install_python_packages();
     install_npm_packages();
+    install_rust_analyzer();
+}
+
+/// rust-analyzer for the real-server LSP tests: a rustup component.
+fn install_rust_analyzer() {
+    let works = Command::new("rust-analyzer")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if works {
+        return;
+    }
+    println!("test: installing rust-analyzer with rustup");
+    let added = Command::new("rustup")
+        .args(["component", "add", "rust-analyzer"])
+        .status();
+    if !added.is_ok_and(|s| s.success()) {
+        println!("test: rustup could not add rust-analyzer");
+    }
 }
 
 /// Third-party ACP agents the ACP tests drive (pinned): Gemini CLI
 /// (`gemini --acp`), the ACP TypeScript SDK's example agent (run with
-/// `tsx`) and Claude Code's ACP adapter.
-const NPM_PACKAGES: [&str; 4] = [
+/// `tsx`) and Claude Code's ACP adapter; and the language servers the
+/// real-server LSP tests drive: pyright and typescript-language-server
+/// (with TypeScript 5).
+const NPM_PACKAGES: [&str; 7] = [
     "@google/gemini-cli",
     "tsx@4.20.6",
     "@zed-industries/agent-client-protocol@0.4.5",
     "@zed-industries/claude-code-acp@0.16.2",
+    "pyright@1.1.414",
+    "typescript-language-server@5.3.0",
+    "typescript@5.9.3",
 ];
 
 /// The global folder npm installs packages into.

@@ -216,6 +216,24 @@ pub struct WorkspaceConfig {
     /// with a preset's id replaces it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub acp_agents: Vec<AcpAgentEntry>,
+    /// Language servers of this workspace: an entry with a built-in
+    /// server's id replaces its command (an empty command turns it off).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub language_servers: Vec<LanguageServerEntry>,
+}
+
+/// A language server entry of `workspace.json` (or of the person's
+/// `language-servers.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanguageServerEntry {
+    pub id: String,
+    /// Program and arguments (no shell); empty turns the server off.
+    pub command: Vec<String>,
+    /// File extensions it serves (without the dot); empty keeps a built-in
+    /// server's own.
+    #[serde(default)]
+    pub extensions: Vec<String>,
 }
 
 /// An ACP agent entry of `workspace.json`.
@@ -268,6 +286,7 @@ impl Default for WorkspaceConfig {
             test_patterns: default_test_patterns(),
             applied_bricks: Vec::new(),
             acp_agents: Vec::new(),
+            language_servers: Vec::new(),
         }
     }
 }

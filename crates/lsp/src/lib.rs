@@ -1,3 +1,66 @@
-//! cocode-lsp (layer L2): the place of the language-server client (JSON-RPC
-//! over stdio through the launcher, document sync, diagnostics, hover,
-//! completion, definition, semantic tokens); no code yet.
+//! cocode-lsp (layer L2): the language-server client. Servers start through
+//! the launcher (`tool` profile) and speak JSON-RPC over stdio
+//! ([`framing`], [`connection`]); [`LanguageServers`] keeps the open
+//! documents in sync, restarts crashed servers and answers hover,
+//! completion, definition, semantic tokens and diagnostics in character
+//! positions ([`encoding`]).
+
+pub mod connection;
+pub mod encoding;
+pub mod features;
+pub mod framing;
+pub mod registry;
+mod servers;
+
+pub use encoding::{PositionEncoding, TextPos, TextRange};
+pub use features::{Completion, Diagnostic, Edit, FileDiagnostics, HoverText, Location, Severity};
+pub use registry::{ServerRegistry, ServerSpec, find_program, language_id};
+pub use servers::{
+    LanguageServers, LspEvent, LspSetup, MAX_RESTARTS, ServerState, ServerStatus, Timeouts,
+    path_of_uri, uri_of,
+};
+
+/// What can go wrong talking to a language server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LspError {
+    #[error("no language server is set up for {path}")]
+    NoServer { path: String },
+    #[error("{server} is not installed ({program} is not on the PATH) — {install}")]
+    NotInstalled {
+        server: String,
+        program: String,
+        install: String,
+    },
+    #[error("{server} could not start: {message}")]
+    Launch { server: String, message: String },
+    #[error("{server} is stopped: {reason}")]
+    Stopped { server: String, reason: String },
+    #[error("the language server stopped: {reason}")]
+    Closed { reason: String },
+    #[error("the language server did not answer {method} within {after_ms} ms")]
+    Timeout { method: String, after_ms: u64 },
+    #[error("the language server refused {method}: {message} (code {code})")]
+    Server {
+        method: String,
+        code: i64,
+        message: String,
+    },
+    #[error("the language server's answer to {method} is not readable: {message}")]
+    BadResponse { method: String, message: String },
+}
+
+impl LspError {
+    /// A stable code for machines.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NoServer { .. } => "lsp.no_server",
+            Self::NotInstalled { .. } => "lsp.not_installed",
+            Self::Launch { .. } => "lsp.launch_failed",
+            Self::Stopped { .. } => "lsp.stopped",
+            Self::Closed { .. } => "lsp.closed",
+            Self::Timeout { .. } => "lsp.timeout",
+            Self::Server { .. } => "lsp.server_error",
+            Self::BadResponse { .. } => "lsp.bad_response",
+        }
+    }
+}

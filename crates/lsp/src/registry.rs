@@ -1,0 +1,263 @@
+//! Which server speaks for which files, how to start it, and how to get it
+//! when it is not installed.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use cocode_core::workspace::LanguageServerEntry;
+use serde::Serialize;
+
+/// One language server cocode can start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerSpec {
+    /// Stable id (`pyright`), the key of configuration entries.
+    pub id: String,
+    /// Extensions (lower case, no dot) of the files it serves.
+    pub extensions: Vec<String>,
+    /// Program and arguments (no shell).
+    pub command: Vec<String>,
+    /// What a person runs to install it.
+    pub install: String,
+}
+
+/// The protocol's language id of a file.
+pub fn language_id(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "rs" => "rust",
+        "py" | "pyi" => "python",
+        "ts" | "mts" | "cts" => "typescript",
+        "tsx" => "typescriptreact",
+        "js" | "mjs" | "cjs" => "javascript",
+        "jsx" => "javascriptreact",
+        "toml" => "toml",
+        "go" => "go",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
+        "dart" => "dart",
+        _ => return None,
+    })
+}
+
+fn spec(id: &str, extensions: &[&str], command: &[&str], install: &str) -> ServerSpec {
+    ServerSpec {
+        id: id.to_owned(),
+        extensions: extensions.iter().map(|s| (*s).to_owned()).collect(),
+        command: command.iter().map(|s| (*s).to_owned()).collect(),
+        install: install.to_owned(),
+    }
+}
+
+/// The servers of one workspace: the built-in list with the person's and
+/// the workspace's entries applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerRegistry {
+    specs: Vec<ServerSpec>,
+}
+
+impl ServerRegistry {
+    /// The servers cocode knows without configuration.
+    pub fn with_defaults() -> Self {
+        Self {
+            specs: vec![
+                spec(
+                    "rust-analyzer",
+                    &["rs"],
+                    &["rust-analyzer"],
+                    "rustup component add rust-analyzer",
+                ),
+                spec(
+                    "pyright",
+                    &["py", "pyi"],
+                    &["pyright-langserver", "--stdio"],
+                    "npm install -g pyright",
+                ),
+                spec(
+                    "typescript-language-server",
+                    &["ts", "mts", "cts", "tsx", "js", "mjs", "cjs", "jsx"],
+                    &["typescript-language-server", "--stdio"],
+                    "npm install -g typescript-language-server typescript",
+                ),
+                spec(
+                    "taplo",
+                    &["toml"],
+                    &["taplo", "lsp", "stdio"],
+                    "cargo install taplo-cli --locked --features lsp",
+                ),
+                spec(
+                    "gopls",
+                    &["go"],
+                    &["gopls"],
+                    "go install golang.org/x/tools/gopls@latest",
+                ),
+                spec(
+                    "clangd",
+                    &["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx"],
+                    &["clangd"],
+                    "install clangd from your system's packages (apt install clangd)",
+                ),
+                spec(
+                    "dart",
+                    &["dart"],
+                    &["dart", "language-server", "--protocol=lsp"],
+                    "install the Dart SDK (dart.dev/get-dart)",
+                ),
+            ],
+        }
+    }
+
+    /// Applies configuration entries in order (the person's, then the
+    /// workspace's): an entry with a known id replaces its command (an
+    /// empty command turns the server off) and, when given, its
+    /// extensions; a new id adds a server.
+    #[must_use]
+    pub fn with_entries(mut self, entries: &[LanguageServerEntry]) -> Self {
+        for entry in entries {
+            let extensions: Vec<String> = entry
+                .extensions
+                .iter()
+                .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+                .collect();
+            if let Some(known) = self.specs.iter_mut().find(|s| s.id == entry.id) {
+                known.command.clone_from(&entry.command);
+                if !extensions.is_empty() {
+                    known.extensions = extensions;
+                }
+            } else {
+                self.specs.push(ServerSpec {
+                    id: entry.id.clone(),
+                    extensions,
+                    command: entry.command.clone(),
+                    install: format!("install {}", entry.command.first().map_or("", |c| c)),
+                });
+            }
+        }
+        self
+    }
+
+    pub fn specs(&self) -> &[ServerSpec] {
+        &self.specs
+    }
+
+    pub fn get(&self, id: &str) -> Option<&ServerSpec> {
+        self.specs.iter().find(|s| s.id == id)
+    }
+
+    /// The server of a file: the last configured server naming its
+    /// extension, so a workspace's own server wins over a built-in one.
+    pub fn for_path(&self, path: &Path) -> Option<&ServerSpec> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        self.specs
+            .iter()
+            .rev()
+            .find(|s| !s.command.is_empty() && s.extensions.contains(&ext))
+    }
+}
+
+/// Where `program` is found on `path_var` (a `PATH` value); a program
+/// named with a slash is taken as given.
+pub fn find_program(program: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
+    if program.contains('/') || program.contains('\\') {
+        let p = PathBuf::from(program);
+        return is_executable(&p).then_some(p);
+    }
+    std::env::split_paths(path_var?).find_map(|dir| {
+        let candidates = if cfg!(windows) {
+            vec![
+                dir.join(format!("{program}.exe")),
+                dir.join(format!("{program}.cmd")),
+                dir.join(program),
+            ]
+        } else {
+            vec![dir.join(program)]
+        };
+        candidates.into_iter().find(|c| is_executable(c))
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn entry(id: &str, command: &[&str], extensions: &[&str]) -> LanguageServerEntry {
+        LanguageServerEntry {
+            id: id.into(),
+            command: command.iter().map(|s| (*s).to_owned()).collect(),
+            extensions: extensions.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn each_language_finds_its_server() {
+        let r = ServerRegistry::with_defaults();
+        let id = |p: &str| r.for_path(Path::new(p)).map(|s| s.id.as_str());
+        assert_eq!(id("src/main.rs"), Some("rust-analyzer"));
+        assert_eq!(id("a/b.PY"), Some("pyright"));
+        assert_eq!(id("web/app.tsx"), Some("typescript-language-server"));
+        assert_eq!(id("Cargo.toml"), Some("taplo"));
+        assert_eq!(id("x.go"), Some("gopls"));
+        assert_eq!(id("x.hpp"), Some("clangd"));
+        assert_eq!(id("main.dart"), Some("dart"));
+        assert_eq!(id("README.md"), None);
+        assert_eq!(id("Makefile"), None);
+        assert_eq!(language_id(Path::new("a.tsx")), Some("typescriptreact"));
+        assert_eq!(language_id(Path::new("a.pyi")), Some("python"));
+    }
+
+    #[test]
+    fn configuration_replaces_turns_off_and_adds_servers() {
+        let r = ServerRegistry::with_defaults().with_entries(&[
+            entry("pyright", &["basedpyright-langserver", "--stdio"], &[]),
+            entry("taplo", &[], &[]),
+            entry("ruff", &["ruff", "server"], &[".py"]),
+        ]);
+        assert_eq!(
+            r.get("pyright").unwrap().command,
+            vec!["basedpyright-langserver", "--stdio"]
+        );
+        assert_eq!(r.for_path(Path::new("Cargo.toml")), None);
+        // The added server names .py after pyright, so it wins.
+        assert_eq!(r.for_path(Path::new("a.py")).unwrap().id, "ruff");
+        assert_eq!(r.get("ruff").unwrap().install, "install ruff");
+    }
+
+    #[test]
+    #[expect(clippy::disallowed_methods, reason = "builds a fixture folder")]
+    fn programs_are_found_on_the_path_only_when_executable() {
+        let dir = std::env::temp_dir().join(format!("cocode-lsp-find-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let tool = dir.join("some-server");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        let path_var = std::env::join_paths([Path::new("/nonexistent"), dir.as_path()]).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o644)).unwrap();
+            assert_eq!(find_program("some-server", Some(&path_var)), None);
+            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        assert_eq!(
+            find_program("some-server", Some(&path_var)),
+            Some(tool.clone())
+        );
+        assert_eq!(find_program("other-server", Some(&path_var)), None);
+        assert_eq!(find_program("some-server", None), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,1155 @@
+//! The language servers of one workspace: started on demand through the
+//! launcher, fed the open documents, restarted with backoff after a crash
+//! (their documents opened again), and asked for hover, completion,
+//! definitions, semantic tokens and diagnostics.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
+use cocode_core::process::{LaunchIo, LaunchSpec, ProcessLauncher, SandboxProfile};
+use ropey::Rope;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::LspError;
+use crate::connection::{Connection, Notification};
+use crate::encoding::{PositionEncoding, TextPos, char_index, range_to_lsp, text_pos, to_lsp};
+use crate::features::{
+    Completion, Diagnostic, Edit, FileDiagnostics, HoverText, Location, completion_of,
+    decode_tokens, hover_text,
+};
+use crate::registry::{ServerRegistry, ServerSpec, find_program, language_id};
+
+/// How long each step may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub initialize: Duration,
+    pub request: Duration,
+    pub shutdown: Duration,
+    /// The first wait before restarting a crashed server; each further
+    /// crash doubles it (up to a minute).
+    pub restart_base: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            initialize: Duration::from_mins(1),
+            request: Duration::from_secs(10),
+            shutdown: Duration::from_secs(3),
+            restart_base: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Crashes in a row after which a server is left stopped.
+pub const MAX_RESTARTS: u32 = 5;
+
+/// What a server is doing, as the window and `cocode lsp servers` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ServerState {
+    /// Its program is not on the PATH.
+    NotInstalled {
+        install: String,
+    },
+    /// Installed, not started (no file of its language is open).
+    Idle {
+        program: PathBuf,
+    },
+    Starting,
+    Running,
+    /// It crashed and starts again shortly.
+    Restarting {
+        reason: String,
+    },
+    /// It crashed too often, or could not start.
+    Failed {
+        reason: String,
+    },
+}
+
+impl ServerState {
+    /// The words people read.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::NotInstalled { install } => format!("not installed — {install}"),
+            Self::Idle { program } => format!("installed ({})", program.display()),
+            Self::Starting => "starting".into(),
+            Self::Running => "running".into(),
+            Self::Restarting { reason } => format!("restarting ({reason})"),
+            Self::Failed { reason } => format!("stopped: {reason}"),
+        }
+    }
+}
+
+/// A server and its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerStatus {
+    pub id: String,
+    pub extensions: Vec<String>,
+    pub command: Vec<String>,
+    #[serde(flatten)]
+    pub state: ServerState,
+}
+
+/// What listeners hear about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LspEvent {
+    /// The diagnostics of a file changed.
+    Diagnostics(NormalizedPath),
+    /// A server started, stopped, crashed or restarted.
+    Servers,
+}
+
+/// What a server offers, read leniently from its capabilities.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one flag per capability the server offers"
+)]
+struct Caps {
+    encoding: PositionEncoding,
+    /// 0 none, 1 full text, 2 incremental.
+    sync: u8,
+    save_text: bool,
+    hover: bool,
+    completion: bool,
+    triggers: Vec<String>,
+    definition: bool,
+    legend: Option<lsp_types::SemanticTokensLegend>,
+    pull: bool,
+}
+
+/// A started server.
+struct Running {
+    conn: Connection,
+    caps: Caps,
+    /// Documents this server has been sent.
+    opened: Mutex<BTreeSet<NormalizedPath>>,
+    started: Instant,
+}
+
+enum SlotState {
+    Idle,
+    Starting,
+    Running(Arc<Running>),
+    Restarting { reason: String },
+    Failed { reason: String },
+}
+
+struct Slot {
+    start: tokio::sync::Mutex<()>,
+    state: Mutex<SlotState>,
+    crashes: Mutex<u32>,
+}
+
+struct Doc {
+    server: String,
+    language: &'static str,
+    uri: String,
+    version: i32,
+    rope: Rope,
+}
+
+#[derive(Default)]
+struct Reports {
+    pushed: Vec<Diagnostic>,
+    pulled: Vec<Diagnostic>,
+    /// Whether a server has reported on the file since it was opened.
+    reported: bool,
+}
+
+struct Inner {
+    launcher: Arc<dyn ProcessLauncher>,
+    root: PathBuf,
+    root_uri: String,
+    options: NormalizeOptions,
+    path_var: Option<OsString>,
+    registry: ServerRegistry,
+    timeouts: Timeouts,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    docs: Mutex<BTreeMap<NormalizedPath, Doc>>,
+    reports: Mutex<BTreeMap<NormalizedPath, Reports>>,
+    reported: Notify,
+    listener: Box<dyn Fn(LspEvent) + Send + Sync>,
+    closing: std::sync::atomic::AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The `file:` URI of a path.
+pub fn uri_of(path: &Path) -> String {
+    url::Url::from_file_path(path)
+        .map_or_else(|()| format!("file://{}", path.display()), |u| u.to_string())
+}
+
+/// The path of a `file:` URI.
+pub fn path_of_uri(uri: &str) -> Option<PathBuf> {
+    url::Url::parse(uri).ok()?.to_file_path().ok()
+}
+
+/// The language servers of one workspace.
+#[derive(Clone)]
+pub struct LanguageServers {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for LanguageServers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LanguageServers")
+            .field("root", &self.inner.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything a [`LanguageServers`] is made from.
+#[derive(Clone)]
+pub struct LspSetup {
+    pub launcher: Arc<dyn ProcessLauncher>,
+    /// The workspace root (canonical).
+    pub root: PathBuf,
+    pub options: NormalizeOptions,
+    pub registry: ServerRegistry,
+    /// The `PATH` programs are looked up on (this process's).
+    pub path_var: Option<OsString>,
+    pub timeouts: Timeouts,
+}
+
+impl std::fmt::Debug for LspSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LspSetup")
+            .field("root", &self.root)
+            .field("registry", &self.registry)
+            .field("timeouts", &self.timeouts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LanguageServers {
+    /// Servers that tell `listener` what changed (from the runtime's
+    /// threads; it must not block).
+    pub fn new(setup: LspSetup, listener: impl Fn(LspEvent) + Send + Sync + 'static) -> Self {
+        let root_uri = uri_of(&setup.root);
+        Self {
+            inner: Arc::new(Inner {
+                launcher: setup.launcher,
+                root: setup.root,
+                root_uri,
+                options: setup.options,
+                path_var: setup.path_var,
+                registry: setup.registry,
+                timeouts: setup.timeouts,
+                slots: Mutex::default(),
+                docs: Mutex::default(),
+                reports: Mutex::default(),
+                reported: Notify::new(),
+                listener: Box::new(listener),
+                closing: std::sync::atomic::AtomicBool::new(false),
+            }),
+        }
+    }
+
+    pub fn registry(&self) -> &ServerRegistry {
+        &self.inner.registry
+    }
+
+    /// The server of a workspace file, if cocode knows one.
+    pub fn spec_for(&self, path: &NormalizedPath) -> Option<&ServerSpec> {
+        self.inner.registry.for_path(Path::new(path.as_str()))
+    }
+
+    /// Each known server and what it is doing.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.inner
+            .registry
+            .specs()
+            .iter()
+            .map(|spec| ServerStatus {
+                id: spec.id.clone(),
+                extensions: spec.extensions.clone(),
+                command: spec.command.clone(),
+                state: self.inner.state_of(spec),
+            })
+            .collect()
+    }
+
+    /// Opens a document with its server (starting it if needed). A file
+    /// without a server is refused with [`LspError::NoServer`]; the
+    /// document is kept either way once a server is known, so a restart or
+    /// a later install opens it.
+    pub async fn open(
+        &self,
+        path: &NormalizedPath,
+        text: &str,
+        version: i32,
+    ) -> Result<(), LspError> {
+        let spec = self
+            .spec_for(path)
+            .ok_or_else(|| LspError::NoServer {
+                path: path.as_str().to_owned(),
+            })?
+            .clone();
+        let language = language_id(Path::new(path.as_str())).unwrap_or("plaintext");
+        lock(&self.inner.docs).insert(
+            path.clone(),
+            Doc {
+                server: spec.id.clone(),
+                language,
+                uri: uri_of(&self.inner.root.join(path.as_str())),
+                version,
+                rope: Rope::from_str(text),
+            },
+        );
+        lock(&self.inner.reports)
+            .entry(path.clone())
+            .or_default()
+            .reported = false;
+        let server = self.inner.ensure(&spec).await?;
+        self.inner.open_on(&server, path);
+        self.inner.pull(&server, path);
+        Ok(())
+    }
+
+    /// Applies edits, in order, each to the text the previous one left.
+    pub fn change(&self, path: &NormalizedPath, version: i32, edits: &[Edit]) {
+        let server = self.inner.running_for(path);
+        let mut docs = lock(&self.inner.docs);
+        let Some(doc) = docs.get_mut(path) else {
+            return;
+        };
+        doc.version = version;
+        let sent = server.as_ref().filter(|s| lock(&s.opened).contains(path));
+        let mut changes = Vec::new();
+        for e in edits {
+            let start = e.start.min(doc.rope.len_chars());
+            let end = e.end.clamp(start, doc.rope.len_chars());
+            if let Some(s) = sent.filter(|s| s.caps.sync == 2) {
+                let range = crate::encoding::TextRange {
+                    start: text_pos(&doc.rope, start),
+                    end: text_pos(&doc.rope, end),
+                };
+                changes.push(json!({
+                    "range": range_to_lsp(&doc.rope, range, s.caps.encoding),
+                    "text": e.text,
+                }));
+            }
+            doc.rope.remove(start..end);
+            doc.rope.insert(start, &e.text);
+        }
+        let Some(s) = sent.filter(|s| s.caps.sync > 0) else {
+            return;
+        };
+        if s.caps.sync == 1 {
+            changes = vec![json!({ "text": doc.rope.to_string() })];
+        }
+        s.conn.notify(
+            "textDocument/didChange",
+            &json!({
+                "textDocument": { "uri": doc.uri, "version": version },
+                "contentChanges": changes,
+            }),
+        );
+        drop(docs);
+        self.inner.pull(s, path);
+    }
+
+    /// Replaces the whole text (a reload from disk, or a version too old to
+    /// replay as edits).
+    pub fn replace_text(&self, path: &NormalizedPath, version: i32, text: &str) {
+        let len = lock(&self.inner.docs).get(path).map(|d| d.rope.len_chars());
+        if let Some(len) = len {
+            self.change(
+                path,
+                version,
+                &[Edit {
+                    start: 0,
+                    end: len,
+                    text: text.to_owned(),
+                }],
+            );
+        }
+    }
+
+    /// Tells the server the document was saved.
+    pub fn save(&self, path: &NormalizedPath) {
+        let Some(server) = self.inner.running_for(path) else {
+            return;
+        };
+        let docs = lock(&self.inner.docs);
+        let Some(doc) = docs.get(path) else { return };
+        let mut params = json!({ "textDocument": { "uri": doc.uri } });
+        if server.caps.save_text {
+            params["text"] = Value::String(doc.rope.to_string());
+        }
+        server.conn.notify("textDocument/didSave", &params);
+    }
+
+    /// Closes a document; its diagnostics are forgotten.
+    pub fn close(&self, path: &NormalizedPath) {
+        let server = self.inner.running_for(path);
+        let Some(doc) = lock(&self.inner.docs).remove(path) else {
+            return;
+        };
+        if let Some(server) = server
+            && lock(&server.opened).remove(path)
+        {
+            server.conn.notify(
+                "textDocument/didClose",
+                &json!({ "textDocument": { "uri": doc.uri } }),
+            );
+        }
+        if lock(&self.inner.reports).remove(path).is_some() {
+            (self.inner.listener)(LspEvent::Diagnostics(path.clone()));
+        }
+    }
+
+    /// The diagnostics of `paths` (all reported files when empty), in path
+    /// order, errors first within a file.
+    pub fn diagnostics(&self, paths: &[NormalizedPath]) -> Vec<FileDiagnostics> {
+        let reports = lock(&self.inner.reports);
+        reports
+            .iter()
+            .filter(|(p, _)| paths.is_empty() || paths.contains(p))
+            .filter_map(|(path, r)| {
+                let mut diagnostics: Vec<Diagnostic> =
+                    r.pushed.iter().chain(&r.pulled).cloned().collect();
+                if diagnostics.is_empty() {
+                    return None;
+                }
+                diagnostics.sort_by(|a, b| {
+                    (a.range.start, a.severity, &a.message).cmp(&(
+                        b.range.start,
+                        b.severity,
+                        &b.message,
+                    ))
+                });
+                diagnostics.dedup();
+                Some(FileDiagnostics {
+                    path: path.clone(),
+                    diagnostics,
+                })
+            })
+            .collect()
+    }
+
+    /// Waits until a server has reported on each of `paths` (or `timeout`
+    /// passed), then a short quiet moment for follow-up reports; whether
+    /// all reported.
+    pub async fn wait_for_reports(&self, paths: &[NormalizedPath], timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.inner.reported.notified();
+            let all = {
+                let reports = lock(&self.inner.reports);
+                paths
+                    .iter()
+                    .all(|p| reports.get(p).is_some_and(|r| r.reported))
+            };
+            if all {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+        // Servers often publish twice (a quick syntax pass, then types).
+        let quiet = Duration::from_millis(300);
+        loop {
+            let notified = self.inner.reported.notified();
+            let until = (tokio::time::Instant::now() + quiet).min(deadline);
+            if tokio::time::timeout_at(until, notified).await.is_err() {
+                return true;
+            }
+        }
+    }
+
+    /// The hover text at a character position.
+    pub async fn hover(
+        &self,
+        path: &NormalizedPath,
+        pos: TextPos,
+    ) -> Result<Option<HoverText>, LspError> {
+        let Some((server, uri, lsp_pos)) = self.inner.position(path, pos, |s| s.caps.hover) else {
+            return Ok(None);
+        };
+        let result = server
+            .conn
+            .request(
+                "textDocument/hover",
+                json!({ "textDocument": { "uri": uri }, "position": lsp_pos }),
+                self.inner.timeouts.request,
+            )
+            .await?;
+        if result.is_null() {
+            return Ok(None);
+        }
+        let hover: lsp_types::Hover = decode("textDocument/hover", result)?;
+        let docs = lock(&self.inner.docs);
+        let Some(doc) = docs.get(path) else {
+            return Ok(None);
+        };
+        let text = hover_text(&hover, &doc.rope, server.caps.encoding);
+        Ok((!text.text.is_empty()).then_some(text))
+    }
+
+    /// The characters that open the completion list by themselves.
+    pub fn trigger_characters(&self, path: &NormalizedPath) -> Vec<String> {
+        self.inner
+            .running_for(path)
+            .map(|s| s.caps.triggers.clone())
+            .unwrap_or_default()
+    }
+
+    /// The completion list at a character position, sorted as the server
+    /// asked.
+    pub async fn completion(
+        &self,
+        path: &NormalizedPath,
+        pos: TextPos,
+        trigger: Option<char>,
+    ) -> Result<Vec<Completion>, LspError> {
+        let Some((server, uri, lsp_pos)) = self.inner.position(path, pos, |s| s.caps.completion)
+        else {
+            return Ok(Vec::new());
+        };
+        let context = match trigger {
+            Some(c) => json!({ "triggerKind": 2, "triggerCharacter": c.to_string() }),
+            None => json!({ "triggerKind": 1 }),
+        };
+        let result = server
+            .conn
+            .request(
+                "textDocument/completion",
+                json!({ "textDocument": { "uri": uri }, "position": lsp_pos, "context": context }),
+                self.inner.timeouts.request,
+            )
+            .await?;
+        if result.is_null() {
+            return Ok(Vec::new());
+        }
+        let list: lsp_types::CompletionResponse = decode("textDocument/completion", result)?;
+        let items = match list {
+            lsp_types::CompletionResponse::Array(items) => items,
+            lsp_types::CompletionResponse::List(list) => list.items,
+        };
+        let docs = lock(&self.inner.docs);
+        let Some(doc) = docs.get(path) else {
+            return Ok(Vec::new());
+        };
+        let cursor = char_index(&doc.rope, pos);
+        let mut out: Vec<Completion> = items
+            .iter()
+            .map(|item| completion_of(item, &doc.rope, cursor, server.caps.encoding))
+            .collect();
+        out.sort_by(|a, b| a.sort_key().cmp(b.sort_key()));
+        Ok(out)
+    }
+
+    /// Where the symbol at a character position is defined.
+    pub async fn definition(
+        &self,
+        path: &NormalizedPath,
+        pos: TextPos,
+    ) -> Result<Vec<Location>, LspError> {
+        let Some((server, uri, lsp_pos)) = self.inner.position(path, pos, |s| s.caps.definition)
+        else {
+            return Ok(Vec::new());
+        };
+        let result = server
+            .conn
+            .request(
+                "textDocument/definition",
+                json!({ "textDocument": { "uri": uri }, "position": lsp_pos }),
+                self.inner.timeouts.request,
+            )
+            .await?;
+        if result.is_null() {
+            return Ok(Vec::new());
+        }
+        let response: lsp_types::GotoDefinitionResponse =
+            decode("textDocument/definition", result)?;
+        let targets: Vec<(String, lsp_types::Range)> = match response {
+            lsp_types::GotoDefinitionResponse::Scalar(l) => vec![(l.uri.to_string(), l.range)],
+            lsp_types::GotoDefinitionResponse::Array(list) => list
+                .into_iter()
+                .map(|l| (l.uri.to_string(), l.range))
+                .collect(),
+            lsp_types::GotoDefinitionResponse::Link(links) => links
+                .into_iter()
+                .map(|l| (l.target_uri.to_string(), l.target_selection_range))
+                .collect(),
+        };
+        Ok(targets
+            .into_iter()
+            .filter_map(|(uri, range)| {
+                let file = path_of_uri(&uri)?;
+                let rel = self.inner.relative(&file);
+                let rope = self.inner.rope_of(rel.as_ref(), &file)?;
+                Some(Location {
+                    range: crate::encoding::range_from_lsp(&rope, range, server.caps.encoding),
+                    file,
+                    path: rel,
+                })
+            })
+            .collect())
+    }
+
+    /// The semantic tokens of a document and the version they were
+    /// computed for; `None` when its server offers none.
+    pub async fn semantic_tokens(
+        &self,
+        path: &NormalizedPath,
+    ) -> Result<Option<(i32, Vec<cocode_core::services::SemanticToken>)>, LspError> {
+        let Some(server) = self.inner.running_for(path) else {
+            return Ok(None);
+        };
+        let Some(legend) = server.caps.legend.clone() else {
+            return Ok(None);
+        };
+        let Some((uri, version)) = lock(&self.inner.docs)
+            .get(path)
+            .map(|d| (d.uri.clone(), d.version))
+        else {
+            return Ok(None);
+        };
+        let result = server
+            .conn
+            .request(
+                "textDocument/semanticTokens/full",
+                json!({ "textDocument": { "uri": uri } }),
+                self.inner.timeouts.request,
+            )
+            .await?;
+        if result.is_null() {
+            return Ok(None);
+        }
+        let tokens: lsp_types::SemanticTokens = decode("textDocument/semanticTokens/full", result)?;
+        let docs = lock(&self.inner.docs);
+        let Some(doc) = docs.get(path).filter(|d| d.version == version) else {
+            return Ok(None);
+        };
+        Ok(Some((
+            version,
+            decode_tokens(&tokens.data, &legend, &doc.rope, server.caps.encoding),
+        )))
+    }
+
+    /// Starts a stopped server again (after it failed, or once its program
+    /// was installed), with a fresh crash count; its documents are opened
+    /// again.
+    pub async fn restart(&self, id: &str) -> Result<(), LspError> {
+        let Some(spec) = self.inner.registry.get(id).cloned() else {
+            return Err(LspError::Stopped {
+                server: id.to_owned(),
+                reason: "no such server".into(),
+            });
+        };
+        let slot = self.inner.slot(id);
+        let old = {
+            let _starting = slot.start.lock().await;
+            *lock(&slot.crashes) = 0;
+            std::mem::replace(&mut *lock(&slot.state), SlotState::Idle)
+        };
+        if let SlotState::Running(server) = old {
+            server.conn.kill();
+        }
+        self.inner.ensure(&spec).await.map(|_| ())
+    }
+
+    /// Asks every running server to shut down and exit (killing those that
+    /// do not within the shutdown timeout); no restarts follow.
+    pub async fn shutdown(&self) {
+        self.inner
+            .closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let running: Vec<Arc<Running>> = lock(&self.inner.slots)
+            .values()
+            .filter_map(|slot| match &*lock(&slot.state) {
+                SlotState::Running(r) => Some(Arc::clone(r)),
+                _ => None,
+            })
+            .collect();
+        let t = self.inner.timeouts.shutdown;
+        let stops = running.iter().map(|server| async move {
+            let _ = server.conn.request("shutdown", Value::Null, t).await;
+            server.conn.notify("exit", &Value::Null);
+            if tokio::time::timeout(t, server.conn.closed()).await.is_err() {
+                server.conn.kill();
+            }
+        });
+        for stop in stops {
+            stop.await;
+        }
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(method: &str, value: Value) -> Result<T, LspError> {
+    serde_json::from_value(value).map_err(|e| LspError::BadResponse {
+        method: method.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// The parts of a server's capabilities cocode uses, read leniently.
+fn read_capabilities(result: &Value) -> Caps {
+    let caps = &result["capabilities"];
+    let encoding = PositionEncoding::from_name(caps["positionEncoding"].as_str());
+    let (sync, save_text) = match &caps["textDocumentSync"] {
+        Value::Number(n) => (u8::try_from(n.as_u64().unwrap_or(0)).unwrap_or(0), false),
+        Value::Object(o) => (
+            o.get("change")
+                .and_then(Value::as_u64)
+                .and_then(|n| u8::try_from(n).ok())
+                .unwrap_or(0),
+            o.get("save")
+                .and_then(|s| s.get("includeText"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        ),
+        _ => (0, false),
+    };
+    let offered = |v: &Value| !v.is_null() && v != &Value::Bool(false);
+    Caps {
+        encoding,
+        sync: sync.min(2),
+        save_text,
+        hover: offered(&caps["hoverProvider"]),
+        completion: offered(&caps["completionProvider"]),
+        triggers: caps["completionProvider"]["triggerCharacters"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        definition: offered(&caps["definitionProvider"]),
+        legend: serde_json::from_value(caps["semanticTokensProvider"]["legend"].clone()).ok(),
+        pull: offered(&caps["diagnosticProvider"]),
+    }
+}
+
+fn client_capabilities() -> Value {
+    json!({
+        "general": { "positionEncodings": ["utf-8", "utf-16"] },
+        "textDocument": {
+            "synchronization": { "didSave": true, "dynamicRegistration": false },
+            "publishDiagnostics": { "relatedInformation": false, "versionSupport": false },
+            "hover": { "contentFormat": ["markdown", "plaintext"] },
+            "completion": {
+                "contextSupport": true,
+                "completionItem": {
+                    "snippetSupport": false,
+                    "documentationFormat": ["markdown", "plaintext"]
+                }
+            },
+            "definition": { "linkSupport": true },
+            "semanticTokens": {
+                "requests": { "full": true },
+                "tokenTypes": [
+                    "namespace", "type", "class", "enum", "interface", "struct",
+                    "typeParameter", "parameter", "variable", "property", "enumMember",
+                    "event", "function", "method", "macro", "keyword", "modifier",
+                    "comment", "string", "number", "regexp", "operator", "decorator"
+                ],
+                "tokenModifiers": [
+                    "declaration", "definition", "readonly", "static", "deprecated",
+                    "abstract", "async", "modification", "documentation", "defaultLibrary"
+                ],
+                "formats": ["relative"],
+                "overlappingTokenSupport": false,
+                "multilineTokenSupport": false
+            }
+        },
+        "window": { "workDoneProgress": false },
+        "workspace": { "workspaceFolders": true, "configuration": true }
+    })
+}
+
+impl Inner {
+    fn slot(&self, id: &str) -> Arc<Slot> {
+        Arc::clone(lock(&self.slots).entry(id.to_owned()).or_insert_with(|| {
+            Arc::new(Slot {
+                start: tokio::sync::Mutex::new(()),
+                state: Mutex::new(SlotState::Idle),
+                crashes: Mutex::new(0),
+            })
+        }))
+    }
+
+    fn state_of(&self, spec: &ServerSpec) -> ServerState {
+        if let Some(slot) = lock(&self.slots).get(&spec.id) {
+            match &*lock(&slot.state) {
+                SlotState::Idle => {}
+                SlotState::Starting => return ServerState::Starting,
+                SlotState::Running(_) => return ServerState::Running,
+                SlotState::Restarting { reason } => {
+                    return ServerState::Restarting {
+                        reason: reason.clone(),
+                    };
+                }
+                SlotState::Failed { reason } => {
+                    return ServerState::Failed {
+                        reason: reason.clone(),
+                    };
+                }
+            }
+        }
+        match spec
+            .command
+            .first()
+            .and_then(|p| find_program(p, self.path_var.as_deref()))
+        {
+            Some(program) => ServerState::Idle { program },
+            None => ServerState::NotInstalled {
+                install: spec.install.clone(),
+            },
+        }
+    }
+
+    fn relative(&self, file: &Path) -> Option<NormalizedPath> {
+        let rel = file.strip_prefix(&self.root).ok()?;
+        normalize(&rel.to_string_lossy(), self.options).ok()
+    }
+
+    /// The text of a file for converting positions: the open document's,
+    /// else the file on disk.
+    fn rope_of(&self, rel: Option<&NormalizedPath>, file: &Path) -> Option<Rope> {
+        if let Some(rel) = rel
+            && let Some(doc) = lock(&self.docs).get(rel)
+        {
+            return Some(doc.rope.clone());
+        }
+        std::fs::read_to_string(file)
+            .ok()
+            .map(|t| Rope::from_str(&t))
+    }
+
+    fn running_for(&self, path: &NormalizedPath) -> Option<Arc<Running>> {
+        let server = lock(&self.docs).get(path)?.server.clone();
+        let slot = lock(&self.slots).get(&server).cloned()?;
+        let state = lock(&slot.state);
+        match &*state {
+            SlotState::Running(r) if r.conn.ended().is_none() => Some(Arc::clone(r)),
+            _ => None,
+        }
+    }
+
+    /// The running server, the document's URI and the server's position
+    /// of `pos`, when the server offers the feature.
+    fn position(
+        &self,
+        path: &NormalizedPath,
+        pos: TextPos,
+        offers: impl Fn(&Running) -> bool,
+    ) -> Option<(Arc<Running>, String, lsp_types::Position)> {
+        let server = self.running_for(path).filter(|s| offers(s))?;
+        let docs = lock(&self.docs);
+        let doc = docs.get(path)?;
+        let lsp_pos = to_lsp(&doc.rope, pos, server.caps.encoding);
+        Some((Arc::clone(&server), doc.uri.clone(), lsp_pos))
+    }
+
+    /// Sends `didOpen` for a document the server has not been sent.
+    fn open_on(&self, server: &Running, path: &NormalizedPath) {
+        let docs = lock(&self.docs);
+        let Some(doc) = docs.get(path) else { return };
+        if !lock(&server.opened).insert(path.clone()) {
+            return;
+        }
+        server.conn.notify(
+            "textDocument/didOpen",
+            &json!({ "textDocument": {
+                "uri": doc.uri,
+                "languageId": doc.language,
+                "version": doc.version,
+                "text": doc.rope.to_string(),
+            }}),
+        );
+    }
+
+    /// Asks a pull-diagnostics server for a document's report.
+    fn pull(self: &Arc<Self>, server: &Arc<Running>, path: &NormalizedPath) {
+        if !server.caps.pull {
+            return;
+        }
+        let Some(uri) = lock(&self.docs).get(path).map(|d| d.uri.clone()) else {
+            return;
+        };
+        let me = Arc::downgrade(self);
+        let server = Arc::clone(server);
+        let path = path.clone();
+        tokio::spawn(async move {
+            let Some(timeout) = me.upgrade().map(|m| m.timeouts.request) else {
+                return;
+            };
+            let Ok(result) = server
+                .conn
+                .request(
+                    "textDocument/diagnostic",
+                    json!({ "textDocument": { "uri": uri } }),
+                    timeout,
+                )
+                .await
+            else {
+                return;
+            };
+            let Some(me) = me.upgrade() else { return };
+            if result["kind"] != "full" {
+                return;
+            }
+            let Ok(items) =
+                serde_json::from_value::<Vec<lsp_types::Diagnostic>>(result["items"].clone())
+            else {
+                return;
+            };
+            me.store(&path, &items, server.caps.encoding, true);
+        });
+    }
+
+    /// Keeps a report (pushed or pulled) for a workspace file.
+    fn store(
+        &self,
+        path: &NormalizedPath,
+        items: &[lsp_types::Diagnostic],
+        encoding: PositionEncoding,
+        pulled: bool,
+    ) {
+        let rope = self.rope_of(Some(path), &self.root.join(path.as_str()));
+        let converted: Vec<Diagnostic> = rope
+            .map(|rope| {
+                items
+                    .iter()
+                    .map(|d| Diagnostic::from_lsp(d, &rope, encoding))
+                    .collect()
+            })
+            .unwrap_or_default();
+        {
+            let mut reports = lock(&self.reports);
+            let r = reports.entry(path.clone()).or_default();
+            if pulled {
+                r.pulled = converted;
+            } else {
+                r.pushed = converted;
+            }
+            r.reported = true;
+        }
+        self.reported.notify_waiters();
+        (self.listener)(LspEvent::Diagnostics(path.clone()));
+    }
+
+    fn on_notification(&self, server: &Running, note: Notification) {
+        if note.method != "textDocument/publishDiagnostics" {
+            return;
+        }
+        let Ok(params) = serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(note.params)
+        else {
+            tracing::warn!("a language server published diagnostics cocode cannot read");
+            return;
+        };
+        let Some(path) = path_of_uri(params.uri.as_str()).and_then(|f| self.relative(&f)) else {
+            return;
+        };
+        self.store(&path, &params.diagnostics, server.caps.encoding, false);
+    }
+
+    /// The running server of `spec`, started (and its open documents sent)
+    /// if it is not running.
+    async fn ensure(self: &Arc<Self>, spec: &ServerSpec) -> Result<Arc<Running>, LspError> {
+        let slot = self.slot(&spec.id);
+        let _starting = slot.start.lock().await;
+        {
+            let state = lock(&slot.state);
+            match &*state {
+                SlotState::Running(r) if r.conn.ended().is_none() => return Ok(Arc::clone(r)),
+                SlotState::Failed { reason } => {
+                    return Err(LspError::Stopped {
+                        server: spec.id.clone(),
+                        reason: reason.clone(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        *lock(&slot.state) = SlotState::Starting;
+        (self.listener)(LspEvent::Servers);
+        match self.start(spec).await {
+            Ok(server) => {
+                *lock(&slot.state) = SlotState::Running(Arc::clone(&server));
+                (self.listener)(LspEvent::Servers);
+                let paths: Vec<NormalizedPath> = lock(&self.docs)
+                    .iter()
+                    .filter(|(_, d)| d.server == spec.id)
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                for path in &paths {
+                    self.open_on(&server, path);
+                    self.pull(&server, path);
+                }
+                Ok(server)
+            }
+            Err(e) => {
+                *lock(&slot.state) = match &e {
+                    LspError::NotInstalled { .. } => SlotState::Idle,
+                    other => SlotState::Failed {
+                        reason: other.to_string(),
+                    },
+                };
+                (self.listener)(LspEvent::Servers);
+                Err(e)
+            }
+        }
+    }
+
+    async fn start(self: &Arc<Self>, spec: &ServerSpec) -> Result<Arc<Running>, LspError> {
+        let program = spec.command.first().ok_or_else(|| LspError::Stopped {
+            server: spec.id.clone(),
+            reason: "its command is empty".into(),
+        })?;
+        if find_program(program, self.path_var.as_deref()).is_none() {
+            return Err(LspError::NotInstalled {
+                server: spec.id.clone(),
+                program: program.clone(),
+                install: spec.install.clone(),
+            });
+        }
+        let handle = self
+            .launcher
+            .launch(LaunchSpec {
+                argv: spec.command.clone(),
+                cwd: self.root.clone(),
+                env_overrides: BTreeMap::new(),
+                profile: SandboxProfile::Tool,
+                io: LaunchIo::PipedSplit,
+                timeout: None,
+                output_byte_limit: None,
+                extra_writable: Vec::new(),
+                secret_env: BTreeMap::new(),
+                extra_hosts: Vec::new(),
+            })
+            .map_err(|e| LspError::Launch {
+                server: spec.id.clone(),
+                message: e.to_string(),
+            })?;
+        let (conn, mut notes) = Connection::start(handle, self.root_uri.clone());
+        let params = json!({
+            "processId": std::process::id(),
+            "clientInfo": { "name": "cocode", "version": env!("CARGO_PKG_VERSION") },
+            "rootUri": self.root_uri,
+            "rootPath": self.root.to_string_lossy(),
+            "workspaceFolders": [{ "uri": self.root_uri, "name": "workspace" }],
+            "capabilities": client_capabilities(),
+        });
+        let result = match conn
+            .request("initialize", params, self.timeouts.initialize)
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                conn.kill();
+                return Err(e);
+            }
+        };
+        conn.notify("initialized", &json!({}));
+        let running = Arc::new(Running {
+            conn,
+            caps: read_capabilities(&result),
+            opened: Mutex::default(),
+            started: Instant::now(),
+        });
+        let me = Arc::downgrade(self);
+        let weak_server = Arc::downgrade(&running);
+        let id = spec.id.clone();
+        tokio::spawn(async move {
+            while let Some(note) = notes.recv().await {
+                let (Some(me), Some(server)) = (me.upgrade(), weak_server.upgrade()) else {
+                    return;
+                };
+                me.on_notification(&server, note);
+            }
+            if let Some(me) = me.upgrade() {
+                Inner::ended(&me, &id, &weak_server);
+            }
+        });
+        Ok(running)
+    }
+
+    /// A server's output ended: unless cocode is closing, it crashed. Its
+    /// diagnostics go; it restarts after a backoff, or stays stopped after
+    /// too many crashes in a row.
+    fn ended(self: &Arc<Self>, id: &str, server: &Weak<Running>) {
+        let Some(slot) = lock(&self.slots).get(id).cloned() else {
+            return;
+        };
+        let (reason, ran) = {
+            let state = lock(&slot.state);
+            match &*state {
+                SlotState::Running(r) if Weak::ptr_eq(&Arc::downgrade(r), server) => (
+                    r.conn.ended().unwrap_or_else(|| "it stopped".into()),
+                    r.started.elapsed(),
+                ),
+                _ => return,
+            }
+        };
+        let cleared: Vec<NormalizedPath> = {
+            let docs = lock(&self.docs);
+            let mut reports = lock(&self.reports);
+            docs.iter()
+                .filter(|(_, d)| d.server == id)
+                .filter_map(|(p, _)| reports.remove(p).map(|_| p.clone()))
+                .collect()
+        };
+        for p in cleared {
+            (self.listener)(LspEvent::Diagnostics(p));
+        }
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            *lock(&slot.state) = SlotState::Idle;
+            return;
+        }
+        let crashes = {
+            let mut crashes = lock(&slot.crashes);
+            // A server that ran a while before crashing starts a new count.
+            if ran > Duration::from_mins(1) {
+                *crashes = 0;
+            }
+            *crashes += 1;
+            *crashes
+        };
+        if crashes > MAX_RESTARTS {
+            *lock(&slot.state) = SlotState::Failed {
+                reason: format!("{reason} ({crashes} crashes in a row)"),
+            };
+            (self.listener)(LspEvent::Servers);
+            return;
+        }
+        *lock(&slot.state) = SlotState::Restarting {
+            reason: reason.clone(),
+        };
+        (self.listener)(LspEvent::Servers);
+        let wait = self
+            .timeouts
+            .restart_base
+            .saturating_mul(1 << (crashes - 1).min(10))
+            .min(Duration::from_mins(1));
+        let me = Arc::downgrade(self);
+        let Some(spec) = self.registry.get(id).cloned() else {
+            return;
+        };
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            if let Some(me) = me.upgrade()
+                && let Err(e) = me.ensure(&spec).await
+            {
+                tracing::warn!("restarting {}: {e}", spec.id);
+            }
+        });
+    }
+}

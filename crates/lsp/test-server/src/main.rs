@@ -1,0 +1,377 @@
+//! A deterministic language server for the client's protocol tests.
+//!
+//! - Every line containing `ERROR` gets an error diagnostic over that word,
+//!   published on open and on each change.
+//! - Hover answers `hover: <word>`; hovering `crash` ends the process
+//!   (status 3), `sleep` answers after 30 s, `opens` tells how many times
+//!   the document was opened.
+//! - Completion offers `alpha` (a text edit over the typed word), `beta`
+//!   (no range) and `gamma` (with an extra edit adding `import gamma` on
+//!   the first line); `.` triggers it.
+//! - A document containing `CRASH_ON_OPEN` ends the process when opened.
+//! - Definition finds the line `def <word>`.
+//! - Semantic tokens mark each `let` as a keyword.
+//!
+//! `--encoding utf-8` makes it count columns in bytes (when the client
+//! offers it); otherwise it counts UTF-16 code units.
+#![expect(
+    clippy::unwrap_used,
+    clippy::cast_possible_truncation,
+    reason = "a small test peer: its locks are never poisoned, its texts are small"
+)]
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::lsp_types::{
+    CompletionItem, CompletionItemKind, CompletionOptions, CompletionParams, CompletionResponse,
+    CompletionTextEdit, Diagnostic, DiagnosticSeverity, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, GotoDefinitionParams,
+    GotoDefinitionResponse, Hover, HoverContents, HoverParams, HoverProviderCapability,
+    InitializeParams, InitializeResult, Location, MarkupContent, MarkupKind, OneOf, Position,
+    PositionEncodingKind, Range, SemanticToken, SemanticTokenType, SemanticTokens,
+    SemanticTokensFullOptions, SemanticTokensLegend, SemanticTokensOptions, SemanticTokensParams,
+    SemanticTokensResult, SemanticTokensServerCapabilities, ServerCapabilities,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri,
+};
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Units {
+    Utf8,
+    Utf16,
+}
+
+struct Backend {
+    client: Client,
+    want_utf8: bool,
+    units: Mutex<Units>,
+    docs: Mutex<HashMap<String, String>>,
+    opens: Mutex<HashMap<String, u32>>,
+}
+
+fn width(c: char, units: Units) -> u32 {
+    match units {
+        Units::Utf8 => c.len_utf8() as u32,
+        Units::Utf16 => c.len_utf16() as u32,
+    }
+}
+
+/// The byte offset of a position (the server's own conversion).
+fn offset(text: &str, pos: Position, units: Units) -> usize {
+    let mut line_start = 0;
+    for _ in 0..pos.line {
+        match text[line_start..].find('\n') {
+            Some(i) => line_start += i + 1,
+            None => return text.len(),
+        }
+    }
+    let mut counted = 0;
+    for (i, c) in text[line_start..].char_indices() {
+        if counted >= pos.character || c == '\n' {
+            return line_start + i;
+        }
+        counted += width(c, units);
+    }
+    text.len()
+}
+
+/// The position of a byte offset.
+fn position(text: &str, at: usize, units: Units) -> Position {
+    let before = &text[..at];
+    let line = before.matches('\n').count() as u32;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let character = text[start..at].chars().map(|c| width(c, units)).sum();
+    Position { line, character }
+}
+
+fn word_at(text: &str, at: usize) -> &str {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| is_word(*c))
+        .last()
+        .map_or(at, |(i, _)| i);
+    let end = text[at..]
+        .char_indices()
+        .find(|(_, c)| !is_word(*c))
+        .map_or(text.len(), |(i, _)| at + i);
+    &text[start..end]
+}
+
+impl Backend {
+    fn units(&self) -> Units {
+        *self.units.lock().unwrap()
+    }
+
+    fn text(&self, uri: &Uri) -> String {
+        self.docs
+            .lock()
+            .unwrap()
+            .get(uri.as_str())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    async fn publish(&self, uri: Uri) {
+        let text = self.text(&uri);
+        let units = self.units();
+        let diagnostics = text
+            .match_indices("ERROR")
+            .map(|(at, word)| Diagnostic {
+                range: Range {
+                    start: position(&text, at, units),
+                    end: position(&text, at + word.len(), units),
+                },
+                severity: Some(DiagnosticSeverity::ERROR),
+                source: Some("test-server".into()),
+                message: "found ERROR".into(),
+                ..Default::default()
+            })
+            .collect();
+        self.client
+            .publish_diagnostics(uri, diagnostics, None)
+            .await;
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let offered_utf8 = params
+            .capabilities
+            .general
+            .and_then(|g| g.position_encodings)
+            .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
+        let units = if self.want_utf8 && offered_utf8 {
+            Units::Utf8
+        } else {
+            Units::Utf16
+        };
+        *self.units.lock().unwrap() = units;
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(match units {
+                    Units::Utf8 => PositionEncodingKind::UTF8,
+                    Units::Utf16 => PositionEncodingKind::UTF16,
+                }),
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::INCREMENTAL,
+                )),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                completion_provider: Some(CompletionOptions {
+                    trigger_characters: Some(vec![".".into()]),
+                    ..Default::default()
+                }),
+                definition_provider: Some(OneOf::Left(true)),
+                semantic_tokens_provider: Some(
+                    SemanticTokensServerCapabilities::SemanticTokensOptions(
+                        SemanticTokensOptions {
+                            legend: SemanticTokensLegend {
+                                token_types: vec![SemanticTokenType::KEYWORD],
+                                token_modifiers: vec![],
+                            },
+                            full: Some(SemanticTokensFullOptions::Bool(true)),
+                            ..Default::default()
+                        },
+                    ),
+                ),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        if params.text_document.text.contains("CRASH_ON_OPEN") {
+            std::process::exit(4);
+        }
+        let uri = params.text_document.uri;
+        self.docs
+            .lock()
+            .unwrap()
+            .insert(uri.to_string(), params.text_document.text);
+        *self
+            .opens
+            .lock()
+            .unwrap()
+            .entry(uri.to_string())
+            .or_default() += 1;
+        self.publish(uri).await;
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let units = self.units();
+        {
+            let mut docs = self.docs.lock().unwrap();
+            let text = docs.entry(uri.to_string()).or_default();
+            for change in params.content_changes {
+                match change.range {
+                    Some(range) => {
+                        let start = offset(text, range.start, units);
+                        let end = offset(text, range.end, units);
+                        text.replace_range(start..end, &change.text);
+                    }
+                    None => *text = change.text,
+                }
+            }
+        }
+        self.publish(uri).await;
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        self.docs
+            .lock()
+            .unwrap()
+            .remove(params.text_document.uri.as_str());
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let p = params.text_document_position_params;
+        let text = self.text(&p.text_document.uri);
+        let at = offset(&text, p.position, self.units());
+        let word = word_at(&text, at).to_owned();
+        let value = match word.as_str() {
+            "crash" => std::process::exit(3),
+            "sleep" => {
+                tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                "slept".to_owned()
+            }
+            "opens" => format!(
+                "opened {} times",
+                self.opens
+                    .lock()
+                    .unwrap()
+                    .get(p.text_document.uri.as_str())
+                    .copied()
+                    .unwrap_or(0)
+            ),
+            "" => return Ok(None),
+            w => format!("hover: {w}"),
+        };
+        Ok(Some(Hover {
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value,
+            }),
+            range: None,
+        }))
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let p = params.text_document_position;
+        let text = self.text(&p.text_document.uri);
+        let units = self.units();
+        let at = offset(&text, p.position, units);
+        let typed = text[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric())
+            .map(char::len_utf8)
+            .sum::<usize>();
+        let range = Range {
+            start: position(&text, at - typed, units),
+            end: p.position,
+        };
+        Ok(Some(CompletionResponse::Array(vec![
+            CompletionItem {
+                label: "alpha".into(),
+                kind: Some(CompletionItemKind::FUNCTION),
+                text_edit: Some(CompletionTextEdit::Edit(TextEdit {
+                    range,
+                    new_text: "alpha()".into(),
+                })),
+                ..Default::default()
+            },
+            CompletionItem {
+                label: "beta".into(),
+                kind: Some(CompletionItemKind::VARIABLE),
+                ..Default::default()
+            },
+            CompletionItem {
+                label: "gamma".into(),
+                additional_text_edits: Some(vec![TextEdit {
+                    range: Range::default(),
+                    new_text: "import gamma\n".into(),
+                }]),
+                ..Default::default()
+            },
+        ])))
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let p = params.text_document_position_params;
+        let text = self.text(&p.text_document.uri);
+        let units = self.units();
+        let word = word_at(&text, offset(&text, p.position, units));
+        if word.is_empty() {
+            return Ok(None);
+        }
+        let needle = format!("def {word}");
+        Ok(text.find(&needle).map(|at| {
+            let start = at + 4;
+            GotoDefinitionResponse::Scalar(Location {
+                uri: p.text_document.uri.clone(),
+                range: Range {
+                    start: position(&text, start, units),
+                    end: position(&text, start + word.len(), units),
+                },
+            })
+        }))
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        let text = self.text(&params.text_document.uri);
+        let units = self.units();
+        let mut data = Vec::new();
+        let (mut last_line, mut last_start) = (0, 0);
+        for (at, _) in text.match_indices("let") {
+            let pos = position(&text, at, units);
+            let delta_line = pos.line - last_line;
+            let delta_start = if delta_line == 0 {
+                pos.character - last_start
+            } else {
+                pos.character
+            };
+            data.push(SemanticToken {
+                delta_line,
+                delta_start,
+                length: 3,
+                token_type: 0,
+                token_modifiers_bitset: 0,
+            });
+            (last_line, last_start) = (pos.line, pos.character);
+        }
+        Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
+            result_id: None,
+            data,
+        })))
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let want_utf8 = std::env::args().any(|a| a == "utf-8");
+    let (service, socket) = LspService::new(|client| Backend {
+        client,
+        want_utf8,
+        units: Mutex::new(Units::Utf16),
+        docs: Mutex::default(),
+        opens: Mutex::default(),
+    });
+    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        .serve(service)
+        .await;
+}
