@@ -1,6 +1,7 @@
 //! The command line: argument parsing and the headless commands (`task`,
-//! `rollback`, `tools`, `bricks`, `new`, `acp`, `verify`, `doctor`). With no
-//! subcommand, or with `open DIR`, `cocode` opens the window instead.
+//! `rollback`, `tools`, `bricks`, `new`, `acp`, `provider`, `lsp`,
+//! `verify`, `doctor`). With no subcommand, or with `open DIR`, `cocode`
+//! opens the window instead.
 //!
 //! `cli` uses `host`; it never reaches into the window.
 
@@ -8,6 +9,7 @@ pub mod acp;
 pub mod args;
 pub mod bricks;
 pub mod check;
+pub mod lsp;
 pub mod printable;
 pub mod provider;
 pub mod task;
@@ -63,6 +65,7 @@ pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
             ),
             1,
         ),
+        CliCommand::Lsp { action } => (lsp::lsp_command(action, rt, out), 3),
         CliCommand::New { dest, brick, vars } => {
             (bricks::new_workspace(dest, brick, vars, rt, out), 1)
         }

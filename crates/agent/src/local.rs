@@ -13,6 +13,7 @@
 //! | `delete PATH` | `workspace.deleteFile` with the revision it read |
 //! | `run "SHELL LINE"` | `terminal.run` through the platform shell |
 //! | `run the tests` | `terminal.run` with the project's test command |
+//! | `check PATH` / `check the workspace` | `lsp.diagnostics`, then reports what the language servers found |
 //!
 //! and then calls `task.finish`. Quoted text may use `"…"`, `'…'` or `“…”`
 //! with `\"`, `\\` and `\n` escapes. Anything else is answered with what it
@@ -54,6 +55,10 @@ pub enum Intent {
         line: String,
     },
     RunTests,
+    /// The language servers' diagnostics of a file, or of the workspace.
+    Check {
+        path: Option<String>,
+    },
     Unknown,
 }
 
@@ -65,6 +70,7 @@ pub const HELP: &str = "I am the local agent and work offline without a model. I
   • delete PATH\n\
   • run \"SHELL COMMAND\"\n\
   • run the tests\n\
+  • check PATH (or: check the workspace)\n\
 Configure a provider key in Settings → Providers to use a model instead.";
 
 /// Parses one quoted string at the start of `s` (after whitespace);
@@ -157,6 +163,24 @@ pub fn parse(request: &str) -> Intent {
         if let Some(rest) = keyword(text, "delete") {
             let (path, rest) = path_token(rest)?;
             return only_punctuation(rest).then_some(Intent::Delete { path });
+        }
+        if let Some(rest) = keyword(text, "check") {
+            let words: Vec<String> = rest
+                .split_whitespace()
+                .map(|w| w.trim_end_matches(['.', '!']).to_ascii_lowercase())
+                .collect();
+            if matches!(
+                words
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .as_slice(),
+                ["the", "workspace"] | ["everything"] | []
+            ) {
+                return Some(Intent::Check { path: None });
+            }
+            let (path, rest) = path_token(rest)?;
+            return only_punctuation(rest).then_some(Intent::Check { path: Some(path) });
         }
         if let Some(rest) = keyword(text, "run") {
             if let Some((line, rest)) = quoted(rest) {
@@ -403,8 +427,63 @@ fn action(
                 format!("Ran the tests with `{line}`."),
             )
         }
+        Intent::Check { path } => (
+            tools::LSP_DIAGNOSTICS,
+            path.as_ref()
+                .map_or_else(|| json!({}), |p| json!({"path": p})),
+            match path {
+                Some(p) => format!("Asking the language server about {p}."),
+                None => "Asking the language servers about the workspace.".to_owned(),
+            },
+            String::new(),
+        ),
         Intent::Unknown => return Err(say(HELP)),
     })
+}
+
+/// What the language servers found, one line per diagnostic as a compiler
+/// prints it.
+fn describe_diagnostics(report: &Value) -> String {
+    let mut lines = Vec::new();
+    for file in report
+        .pointer("/result/files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let path = file["path"].as_str().unwrap_or("?");
+        for d in file["diagnostics"].as_array().into_iter().flatten() {
+            let message = d["message"]
+                .as_str()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("");
+            lines.push(format!(
+                "{path}:{}:{}: {}: {message}",
+                d["line"],
+                d["column"],
+                d["severity"].as_str().unwrap_or("error"),
+            ));
+        }
+    }
+    for u in report
+        .pointer("/result/unanswered")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        lines.push(format!(
+            "{}: no answer ({})",
+            u["path"].as_str().unwrap_or("?"),
+            u["reason"].as_str().unwrap_or("")
+        ));
+    }
+    if lines.is_empty() {
+        "The language servers found no problems.".to_owned()
+    } else {
+        format!("The language servers found:\n{}", lines.join("\n"))
+    }
 }
 
 /// The next assistant turn for a conversation.
@@ -472,6 +551,10 @@ pub fn next(messages: &[Message]) -> AssistantMessage {
     };
     if !done(tool) {
         return call(messages, tool, arguments, text);
+    }
+    // A check changes nothing: there is nothing to verify or finish.
+    if tool == tools::LSP_DIAGNOSTICS {
+        return say(describe_diagnostics(&result_of(tool)));
     }
     if tool == tools::TERMINAL_RUN {
         let run = result_of(tools::TERMINAL_RUN);
@@ -548,6 +631,15 @@ mod tests {
             ("run tests", Intent::RunTests),
             ("make it faster", Intent::Unknown),
             (r#"replace "" with "x" in a"#, Intent::Unknown),
+            (
+                "check src/main.py.",
+                Intent::Check {
+                    path: Some("src/main.py".into()),
+                },
+            ),
+            ("Check the workspace", Intent::Check { path: None }),
+            ("check", Intent::Check { path: None }),
+            ("check a.py and b.py", Intent::Unknown),
             (r#"replace "a" with "b""#, Intent::Unknown),
             ("run", Intent::Unknown),
             ("renamed things", Intent::Unknown),
@@ -603,6 +695,33 @@ mod tests {
             _ => json!({"isError": false, "result": {}}),
         };
         (body, false)
+    }
+
+    #[test]
+    fn a_check_asks_the_language_servers_and_reports_without_finishing() {
+        let (calls, text) = drive("check main.py", |tool| match tool {
+            tools::LSP_DIAGNOSTICS => (
+                json!({"isError": false, "result": {"files": [{"path": "main.py", "diagnostics": [
+                    {"severity": "error", "line": 2, "column": 7,
+                     "message": "\"x\" is not defined\nmore", "source": "Pyright"}
+                ]}], "checked": 1, "omitted": 0, "unanswered": []}}),
+                false,
+            ),
+            other => ok(other),
+        });
+        let names: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(
+            names,
+            vec![tools::GET_STATUS, tools::LIST_FILES, tools::LSP_DIAGNOSTICS]
+        );
+        assert_eq!(calls[2].1, json!({"path": "main.py"}));
+        assert_eq!(
+            text,
+            "The language servers found:\nmain.py:2:7: error: \"x\" is not defined"
+        );
+        let (calls, text) = drive("check the workspace", ok);
+        assert_eq!(calls[2], (tools::LSP_DIAGNOSTICS.to_owned(), json!({})));
+        assert_eq!(text, "The language servers found no problems.");
     }
 
     #[test]

@@ -185,6 +185,9 @@ impl Connection {
             id,
             done: false,
         };
+        if let Some(reason) = self.ended() {
+            return Err(LspError::Closed { reason });
+        }
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         let reply = tokio::time::timeout(timeout, rx).await;
         match reply {
@@ -356,6 +359,9 @@ async fn pump(mut handle: Box<dyn ProcessHandle>, mut p: Pump) {
         reason.push_str(": ");
         reason.push_str(&tail);
     }
+    // Ended first, then the unanswered requests: a request either sees the
+    // end when it checks after registering, or is here to be answered.
+    let _ = p.ended.send(Some(reason.clone()));
     let unanswered: Vec<_> = p
         .pending
         .lock()
@@ -367,7 +373,6 @@ async fn pump(mut handle: Box<dyn ProcessHandle>, mut p: Pump) {
             reason: reason.clone(),
         }));
     }
-    let _ = p.ended.send(Some(reason));
 }
 
 #[cfg(test)]

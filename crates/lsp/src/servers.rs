@@ -149,6 +149,9 @@ struct Slot {
 }
 
 struct Doc {
+    /// How many openers hold it (the editor, a diagnostics query); it is
+    /// closed with the last.
+    holders: u32,
     server: String,
     language: &'static str,
     uri: String,
@@ -297,20 +300,37 @@ impl LanguageServers {
             })?
             .clone();
         let language = language_id(Path::new(path.as_str())).unwrap_or("plaintext");
-        lock(&self.inner.docs).insert(
-            path.clone(),
-            Doc {
-                server: spec.id.clone(),
-                language,
-                uri: uri_of(&self.inner.root.join(path.as_str())),
-                version,
-                rope: Rope::from_str(text),
-            },
-        );
-        lock(&self.inner.reports)
-            .entry(path.clone())
-            .or_default()
-            .reported = false;
+        let held = {
+            let mut docs = lock(&self.inner.docs);
+            if let Some(doc) = docs.get_mut(path) {
+                doc.holders += 1;
+                (doc.rope != text).then(|| doc.version.max(version - 1) + 1)
+            } else {
+                {
+                    docs.insert(
+                        path.clone(),
+                        Doc {
+                            holders: 1,
+                            server: spec.id.clone(),
+                            language,
+                            uri: uri_of(&self.inner.root.join(path.as_str())),
+                            version,
+                            rope: Rope::from_str(text),
+                        },
+                    );
+                    lock(&self.inner.reports)
+                        .entry(path.clone())
+                        .or_default()
+                        .reported = false;
+                    None
+                }
+            }
+        };
+        // A second opener with other text (the editor's unsaved text): the
+        // newest text wins, as an edit.
+        if let Some(next) = held {
+            self.replace_text(path, next, text);
+        }
         let server = self.inner.ensure(&spec).await?;
         self.inner.open_on(&server, path);
         self.inner.pull(&server, path);
@@ -391,12 +411,22 @@ impl LanguageServers {
         server.conn.notify("textDocument/didSave", &params);
     }
 
-    /// Closes a document; its diagnostics are forgotten.
+    /// Lets go of a document; with its last holder it is closed and its
+    /// diagnostics are forgotten.
     pub fn close(&self, path: &NormalizedPath) {
         let server = self.inner.running_for(path);
-        let Some(doc) = lock(&self.inner.docs).remove(path) else {
-            return;
+        let doc = {
+            let mut docs = lock(&self.inner.docs);
+            let Some(doc) = docs.get_mut(path) else {
+                return;
+            };
+            doc.holders = doc.holders.saturating_sub(1);
+            if doc.holders > 0 {
+                return;
+            }
+            docs.remove(path)
         };
+        let Some(doc) = doc else { return };
         if let Some(server) = server
             && lock(&server.opened).remove(path)
         {
@@ -437,6 +467,21 @@ impl LanguageServers {
                 })
             })
             .collect()
+    }
+
+    /// Which of `paths` a server has reported on since they were opened.
+    pub fn reported(&self, paths: &[NormalizedPath]) -> Vec<NormalizedPath> {
+        let reports = lock(&self.inner.reports);
+        paths
+            .iter()
+            .filter(|p| reports.get(*p).is_some_and(|r| r.reported))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether a document is open.
+    pub fn is_open(&self, path: &NormalizedPath) -> bool {
+        lock(&self.inner.docs).contains_key(path)
     }
 
     /// Waits until a server has reported on each of `paths` (or `timeout`
@@ -790,7 +835,13 @@ impl Inner {
             match &*lock(&slot.state) {
                 SlotState::Idle => {}
                 SlotState::Starting => return ServerState::Starting,
-                SlotState::Running(_) => return ServerState::Running,
+                SlotState::Running(r) => {
+                    // Its end is being handled: it restarts or stops.
+                    return match r.conn.ended() {
+                        None => ServerState::Running,
+                        Some(reason) => ServerState::Restarting { reason },
+                    };
+                }
                 SlotState::Restarting { reason } => {
                     return ServerState::Restarting {
                         reason: reason.clone(),

@@ -413,9 +413,11 @@ pub struct TerminalRunArgs {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LspDiagnosticsArgs {
-    /// The file, relative to the workspace root, with `/` separators
+    /// The file, relative to the workspace root, with `/` separators; omit
+    /// it for every file of the workspace a language server takes
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = PATH_LIMIT))]
-    pub path: String,
+    pub path: Option<String>,
 }
 
 /// `task.finish`.

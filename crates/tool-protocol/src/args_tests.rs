@@ -117,7 +117,7 @@ fn typed() -> Map<&'static str, (Value, Value)> {
         (
             catalog::LSP_DIAGNOSTICS,
             case(&LspDiagnosticsArgs {
-                path: "a.rs".into(),
+                path: Some("a.rs".into()),
             }),
         ),
         (

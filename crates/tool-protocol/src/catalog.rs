@@ -27,6 +27,8 @@ pub const EDIT_BATCH_BYTES_LIMIT: usize = 16 * SOURCE_LIMIT_BYTES;
 pub const LIST_PAGE_LIMIT: u64 = 1000;
 /// The most matches one `search` returns.
 pub const SEARCH_RESULT_LIMIT: u64 = 500;
+/// The most files one whole-workspace `lsp.diagnostics` call checks.
+pub const LSP_QUERY_FILES: usize = 200;
 /// The longest a `terminal.run` command may run, in seconds.
 pub const COMMAND_TIMEOUT_LIMIT_SECS: u64 = 1200;
 /// The default and largest output a `terminal.run` returns, in bytes (the
@@ -316,10 +318,48 @@ pub fn workspace_tools() -> Vec<ToolDefinition> {
         def(
             LSP_DIAGNOSTICS,
             "Diagnostics",
-            "The language server's current diagnostics (errors and warnings) for a file."
-                .to_owned(),
+            format!(
+                "The language servers' diagnostics (errors, warnings, hints) for a file, or \
+                 for the whole workspace when `path` is omitted (at most {LSP_QUERY_FILES} \
+                 files). Lines and columns are 1-based; columns count characters. It \
+                 reads the text as it is now, unsaved editor text included, so call it \
+                 after an edit to see whether the edit type-checks."
+            ),
             input_schema::<LspDiagnosticsArgs>(),
-            None,
+            Some(json!({
+                "type": "object",
+                "required": ["files", "checked", "omitted", "unanswered"],
+                "properties": {
+                    "files": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["path", "diagnostics"],
+                        "properties": {
+                            "path": {"type": "string"},
+                            "diagnostics": {"type": "array", "items": {
+                                "type": "object",
+                                "required": ["severity", "line", "column", "endLine", "endColumn", "message"],
+                                "properties": {
+                                    "severity": {"enum": ["error", "warning", "info", "hint"]},
+                                    "line": {"type": "integer"},
+                                    "column": {"type": "integer"},
+                                    "endLine": {"type": "integer"},
+                                    "endColumn": {"type": "integer"},
+                                    "message": {"type": "string"},
+                                    "source": {"type": "string"},
+                                    "code": {"type": "string"}
+                                }
+                            }}
+                        }
+                    }},
+                    "checked": {"type": "integer"},
+                    "omitted": {"type": "integer"},
+                    "unanswered": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["path", "reason"],
+                        "properties": {"path": {"type": "string"}, "reason": {"type": "string"}}
+                    }}
+                }
+            })),
             READ_ONLY,
         ),
         def(

@@ -89,6 +89,40 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: ProviderCommand,
     },
+    /// Language servers: which are installed, and the diagnostics they
+    /// report for a workspace's files.
+    Lsp {
+        #[command(subcommand)]
+        action: LspCommand,
+    },
+}
+
+/// `cocode lsp …`
+#[derive(Debug, Subcommand, PartialEq, Eq)]
+pub enum LspCommand {
+    /// Each language's server, whether it is installed, and how to install
+    /// it when it is not.
+    Servers {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+    /// Start the servers the files need, wait until they have reported (or
+    /// the timeout), and print one `path:line:column: severity: message
+    /// [source]` line per diagnostic (1-based; columns count characters).
+    /// With no PATH, every file a server takes (up to 200). Exit status: 0
+    /// without errors, 1 with errors, 2 when a file got no answer.
+    Diagnostics {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// Files, relative to the workspace.
+        paths: Vec<String>,
+        /// `text` or `json`.
+        #[arg(long, default_value = "text")]
+        format: String,
+        /// Seconds to wait for the servers' reports.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
 }
 
 /// `cocode provider …`
@@ -234,6 +268,7 @@ impl Cli {
                 | CliCommand::Tools { .. }
                 | CliCommand::Acp { .. }
                 | CliCommand::Provider { .. }
+                | CliCommand::Lsp { .. }
                 | CliCommand::New { .. }
                 | CliCommand::Bricks,
             )

@@ -62,6 +62,11 @@ pub struct TaskHost {
     pub contracts: cocode_core::ContractRegistry,
     /// Agents' commands as they run.
     pub commands: Arc<crate::host::commands::CommandWatch>,
+    /// The workspace's language servers, shared by the editor and agents'
+    /// `lsp.diagnostics`.
+    pub lsp: cocode_lsp::LanguageServers,
+    /// Where the window hears of diagnostics and server states.
+    pub lsp_listener: Arc<crate::host::lsp::LspListener>,
     /// The workspace's writer lock: no other cocode process writes it
     /// while this host lives.
     _writer: cocode_workspace::WriterLock,
@@ -172,6 +177,31 @@ pub fn allowed_hosts(
     cocode_toolchain::allowed::compose_with_history(&ws.workspace.root, user, &changes)
 }
 
+impl WorkspaceTools {
+    /// A tool registry serving these handlers.
+    fn registry(
+        self: &Arc<Self>,
+        confined: &(cocode_core::process::Confinement, u16),
+    ) -> Result<ToolRegistry, cocode_tool_protocol::RegistrationError> {
+        let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
+        self.register(&mut registry, confined)?;
+        Ok(registry)
+    }
+}
+
+/// The external agents of a workspace (the presets, with its own entries).
+fn acp_runtime(
+    config: &cocode_core::workspace::WorkspaceConfig,
+    launcher: Arc<dyn cocode_core::process::ProcessLauncher>,
+    vault: Arc<dyn CredentialVault>,
+) -> cocode_acp::AcpRuntime {
+    let mut agents = cocode_acp::AcpAgentRegistry::with_presets();
+    for entry in config.acp_agents.iter().cloned() {
+        agents.insert(entry);
+    }
+    cocode_acp::AcpRuntime::new(launcher, agents).with_secrets(vault)
+}
+
 impl TaskHost {
     /// Opens `folder`: recovery, the policy proxy, the launcher, the
     /// verification runner, the tool registry and the agent runtime. Must
@@ -211,6 +241,10 @@ impl TaskHost {
         let workspace = Arc::new(ws);
         let tasks = Arc::new(TaskDirectory::default());
         let commands = Arc::new(crate::host::commands::CommandWatch::default());
+        let (lsp, lsp_listener) = crate::host::lsp::for_workspace(
+            &workspace,
+            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+        );
         let handlers = Arc::new(WorkspaceTools {
             workspace: Arc::clone(&workspace),
             leases: Arc::clone(&leases),
@@ -220,10 +254,9 @@ impl TaskHost {
                 as Arc<dyn cocode_core::services::TextDocumentSource>,
             listings: crate::host::tools::Listings::default(),
             commands: Arc::clone(&commands),
+            lsp: Some(lsp.clone()),
         });
-        let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
-        handlers.register(&mut registry, &(launcher.agent_confinement(), proxy.port()))?;
-        let tools = Arc::new(registry);
+        let tools = Arc::new(handlers.registry(&(launcher.agent_confinement(), proxy.port()))?);
         let agent = Arc::new(BuiltInRuntime::new(
             Arc::new(options.providers),
             Arc::clone(&tools),
@@ -231,17 +264,11 @@ impl TaskHost {
             Arc::clone(&options.vault),
             options.limits,
         ));
-        let mut agents = cocode_acp::AcpAgentRegistry::with_presets();
-        for entry in workspace.config.acp_agents.iter().cloned() {
-            agents.insert(entry);
-        }
-        let acp = Arc::new(
-            cocode_acp::AcpRuntime::new(
-                Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
-                agents,
-            )
-            .with_secrets(Arc::clone(&options.vault)),
-        );
+        let acp = Arc::new(acp_runtime(
+            &workspace.config,
+            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            Arc::clone(&options.vault),
+        ));
         let bricks = Arc::new(crate::host::bricks::engine(
             Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>
         )?);
@@ -273,6 +300,8 @@ impl TaskHost {
             documents: options.documents,
             contracts,
             commands,
+            lsp,
+            lsp_listener,
             _writer: writer,
         };
         host.run_retention(RetentionTrigger::AppStart);

@@ -2,8 +2,9 @@
 //! a host use case here — reads from disk, edits through leases and the
 //! gate, commands through the launcher between two sweeps.
 //!
-//! `lsp.diagnostics` is not registered while no language server runs in
-//! the host: a model never sees a tool that can only fail.
+//! `lsp.diagnostics` is registered only when a language server is
+//! installed for the workspace: a model never sees a tool that can only
+//! fail.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +44,9 @@ pub fn served_tools() -> Vec<cocode_tool_protocol::ToolDefinition> {
         .filter(|t| t.name != catalog::LSP_DIAGNOSTICS)
         .collect()
 }
+
+/// How long `lsp.diagnostics` waits for the servers' reports.
+const LSP_TOOL_WAIT: Duration = Duration::from_secs(20);
 
 /// The attempt each running task is on, and the test edits held for it.
 /// The orchestrator writes it; handlers read it to build a `TaskContext`.
@@ -265,6 +269,9 @@ pub struct WorkspaceTools {
     pub listings: Listings,
     /// Agents' commands as they run, for the window.
     pub commands: Arc<crate::host::commands::CommandWatch>,
+    /// The workspace's language servers (the window's own), which
+    /// `lsp.diagnostics` asks.
+    pub lsp: Option<cocode_lsp::LanguageServers>,
 }
 
 /// How many listings `listFiles` keeps for their cursors; an older cursor
@@ -1044,6 +1051,61 @@ impl WorkspaceTools {
         }))
     }
 
+    /// `lsp.diagnostics`: opens the file (or every file a server takes)
+    /// with its server, waits for the reports and returns them.
+    async fn diagnostics(
+        &self,
+        args: cocode_tool_protocol::args::LspDiagnosticsArgs,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some(servers) = &self.lsp else {
+            return Err(ToolError::handler(
+                "LSP_UNAVAILABLE",
+                "no language server runs for this workspace",
+                false,
+            ));
+        };
+        let root = self.workspace.workspace.root.clone();
+        let options = NormalizeOptions::native(self.workspace.workspace.case);
+        let paths = match &args.path {
+            Some(p) => vec![self.normalize(p)?],
+            None => Vec::new(),
+        };
+        if let [path] = paths.as_slice()
+            && servers.spec_for(path).is_none()
+        {
+            return Err(ToolError::handler(
+                "LSP_NO_SERVER",
+                format!("no language server is set up for {}", path.as_str()),
+                false,
+            ));
+        }
+        let (files, omitted) = {
+            let servers = servers.clone();
+            let root = root.clone();
+            tokio::task::spawn_blocking(move || {
+                crate::host::lsp::query_files(&servers, &root, options, &paths)
+            })
+            .await
+            .map_err(|e| ToolError::handler("LSP_FAILED", e.to_string(), true))?
+        };
+        let (found, unanswered) = crate::host::lsp::query_diagnostics(
+            servers,
+            &root,
+            self.documents.as_ref(),
+            &files,
+            LSP_TOOL_WAIT,
+        )
+        .await;
+        ToolOutput::json(&crate::host::lsp::report_json(
+            &crate::host::lsp::DiagnosticsReport {
+                checked: files.len(),
+                omitted,
+                files: found,
+                unanswered,
+            },
+        ))
+    }
+
     fn handler(self: &Arc<Self>, tool: &'static str) -> Arc<dyn ToolHandler> {
         let this = Arc::clone(self);
         Arc::new(
@@ -1080,6 +1142,7 @@ impl WorkspaceTools {
                 self.blocking(move |this| this.search(&args)).await
             }
             catalog::TERMINAL_RUN => self.run_command(typed(args)?, cx).await,
+            catalog::LSP_DIAGNOSTICS => self.diagnostics(typed(args)?).await,
             catalog::TASK_FINISH => {
                 typed::<TaskFinishArgs>(args)?;
                 self.context(&cx)?;
@@ -1293,6 +1356,19 @@ impl WorkspaceTools {
                 _ => continue,
             };
             registry.register(def, self.handler(tool))?;
+        }
+        let installed = self.lsp.as_ref().is_some_and(|servers| {
+            servers
+                .statuses()
+                .iter()
+                .any(|s| !matches!(s.state, cocode_lsp::ServerState::NotInstalled { .. }))
+        });
+        if installed
+            && let Some(def) = catalog::workspace_tools()
+                .into_iter()
+                .find(|t| t.name == catalog::LSP_DIAGNOSTICS)
+        {
+            registry.register(def, self.handler(catalog::LSP_DIAGNOSTICS))?;
         }
         Ok(())
     }

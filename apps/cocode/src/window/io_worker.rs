@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 
 use cocode_core::gate::GateError;
-use cocode_core::path::{
-    CaseSensitivity, NormalizeOptions, NormalizedPath, is_cocode_name, looks_binary,
-};
+use cocode_core::path::{CaseSensitivity, NormalizeOptions, NormalizedPath, looks_binary};
 use cocode_workspace::{FilePrefix, WorkspaceReader};
 use ignore::WalkBuilder;
 
@@ -17,11 +15,7 @@ use crate::window::link::{Coalesce, UiEnd, Waker, link};
 /// Most entries listed for one directory; the rest are counted, not shown.
 pub const MAX_DIR_ENTRIES: usize = 10_000;
 
-/// Folders never listed: the VCS's and cocode's own state (`.cocode` in
-/// any spelling).
-pub fn hidden_dir(name: &std::ffi::OsStr) -> bool {
-    name == ".git" || name.to_str().is_some_and(is_cocode_name)
-}
+pub use crate::host::files::hidden_dir;
 
 /// Which entries a listing includes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

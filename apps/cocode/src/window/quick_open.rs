@@ -6,14 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::thread;
 
-use ignore::WalkBuilder;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use crate::window::link::{Coalesce, UiEnd, Waker, link};
 
 /// Most files indexed; the rest are counted.
-pub const MAX_FILES: usize = 500_000;
+pub use crate::host::files::{MAX_FILES, list_files};
 /// Most results shown.
 pub const MAX_RESULTS: usize = 50;
 
@@ -179,43 +178,6 @@ impl QuickOpen {
             self.selected.checked_sub(1).unwrap_or(self.hits.len() - 1)
         };
     }
-}
-
-/// The files of `root`, gitignore-aware, without `.git/` and `.cocode/`,
-/// as sorted workspace paths; and how many were left out past the cap.
-pub fn list_files(root: &Path) -> (Vec<String>, usize) {
-    let walker = WalkBuilder::new(root)
-        .hidden(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .ignore(true)
-        .parents(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| {
-            let name = e.file_name();
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && crate::window::io_worker::hidden_dir(name))
-        })
-        .build();
-    let mut files = Vec::new();
-    let mut omitted = 0;
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        if files.len() >= MAX_FILES {
-            omitted += 1;
-            continue;
-        }
-        files.push(rel.to_string_lossy().replace('\\', "/"));
-    }
-    files.sort();
-    (files, omitted)
 }
 
 /// The best [`MAX_RESULTS`] files for `query` (fuzzy, smart case, path

@@ -1,0 +1,156 @@
+//! `cocode lsp servers` and `cocode lsp diagnostics`.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use cocode_core::path::{NormalizeOptions, normalize};
+use cocode_lsp::{LanguageServers, ServerState, Severity};
+use cocode_toolchain::{Launcher, WritableRoots};
+use cocode_workspace::OpenWorkspace;
+use tokio::runtime::Handle;
+
+use crate::cli::args::LspCommand;
+use crate::host::lsp::{
+    DiagnosticsReport, diagnostic_lines, language_servers, query_diagnostics, query_files,
+    read_entries, registry, user_config_file,
+};
+
+/// Runs `cocode lsp …`.
+pub fn lsp_command(action: &LspCommand, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
+    match action {
+        LspCommand::Servers { workspace } => servers(workspace, rt, out),
+        LspCommand::Diagnostics {
+            workspace,
+            paths,
+            format,
+            timeout,
+        } => {
+            if format != "text" && format != "json" {
+                bail!("--format “{format}”: use text or json");
+            }
+            diagnostics(
+                workspace,
+                paths,
+                format == "json",
+                Duration::from_secs(*timeout),
+                rt,
+                out,
+            )
+        }
+    }
+}
+
+fn open(dir: &Path, rt: &Handle) -> anyhow::Result<(OpenWorkspace, LanguageServers)> {
+    let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
+    // The person's own entries: a broken file is an error here, not a
+    // silent fallback to the built-in list.
+    let user = match user_config_file() {
+        Some(file) => read_entries(&file)?,
+        None => Vec::new(),
+    };
+    let launcher = {
+        let _entered = rt.enter();
+        Launcher::new(rt.clone(), None, WritableRoots::default())
+    };
+    let servers = language_servers(
+        &ws.workspace.root,
+        NormalizeOptions::native(ws.workspace.case),
+        registry(&ws.config, &user),
+        Arc::new(launcher),
+        Arc::default(),
+    );
+    Ok((ws, servers))
+}
+
+fn servers(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let (_ws, servers) = open(dir, rt)?;
+    for status in servers.statuses() {
+        let files = status
+            .extensions
+            .iter()
+            .map(|e| format!(".{e}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let state = match &status.state {
+            ServerState::Idle { program } => format!("installed: {}", program.display()),
+            other => other.describe(),
+        };
+        let command = if status.command.is_empty() {
+            "(turned off)".to_owned()
+        } else {
+            status.command.join(" ")
+        };
+        writeln!(out, "{}\t{files}\t{command}\t{state}", status.id)?;
+    }
+    Ok(0)
+}
+
+fn diagnostics(
+    dir: &Path,
+    paths: &[String],
+    json: bool,
+    timeout: Duration,
+    rt: &Handle,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let (ws, servers) = open(dir, rt)?;
+    let options = NormalizeOptions::native(ws.workspace.case);
+    let root = ws.workspace.root.clone();
+    let mut wanted = Vec::new();
+    for p in paths {
+        let rel = Path::new(p)
+            .strip_prefix(&root)
+            .map_or_else(|_| p.clone(), |r| r.to_string_lossy().into_owned());
+        wanted.push(normalize(&rel, options).map_err(|e| anyhow::anyhow!("{p}: {e}"))?);
+    }
+    let (files, omitted) = query_files(&servers, &root, options, &wanted);
+    let nothing = cocode_editor::OpenDocuments::new();
+    let (found, unanswered) = rt.block_on(async {
+        let result = query_diagnostics(&servers, &root, &nothing, &files, timeout).await;
+        servers.shutdown().await;
+        result
+    });
+    let report = DiagnosticsReport {
+        checked: files.len(),
+        omitted,
+        files: found,
+        unanswered,
+    };
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&crate::host::lsp::report_json(&report))?
+        )?;
+    } else {
+        for line in diagnostic_lines(&report.files) {
+            writeln!(out, "{line}")?;
+        }
+        let mut err = crate::cli::printable::Printable::new(std::io::stderr());
+        for u in &report.unanswered {
+            writeln!(err, "cocode: {}: {}", u.path, u.reason)?;
+        }
+        if report.omitted > 0 {
+            writeln!(
+                err,
+                "cocode: checked {} files; {} more were left out (name them to check them)",
+                report.checked, report.omitted
+            )?;
+        }
+    }
+    let errors = report
+        .files
+        .iter()
+        .flat_map(|f| &f.diagnostics)
+        .any(|d| d.severity == Severity::Error);
+    Ok(if errors {
+        1
+    } else if report.unanswered.is_empty() {
+        0
+    } else {
+        2
+    })
+}

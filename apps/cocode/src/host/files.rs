@@ -1,0 +1,53 @@
+//! The files of a workspace as people and tools see them: gitignore-aware,
+//! without the VCS's and cocode's own state folders.
+
+use std::path::Path;
+
+use cocode_core::path::is_cocode_name;
+use ignore::WalkBuilder;
+
+/// The most files a listing holds (quick open, search in files, the
+/// language servers' whole-workspace diagnostics).
+pub const MAX_FILES: usize = 500_000;
+
+/// Folders never listed: the VCS's and cocode's own state (`.cocode` in
+/// any spelling).
+pub fn hidden_dir(name: &std::ffi::OsStr) -> bool {
+    name == ".git" || name.to_str().is_some_and(is_cocode_name)
+}
+
+/// The files of `root`, gitignore-aware, without `.git/` and `.cocode/`,
+/// as sorted workspace paths; and how many were left out past the cap.
+pub fn list_files(root: &Path) -> (Vec<String>, usize) {
+    let walker = WalkBuilder::new(root)
+        .hidden(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            let name = e.file_name();
+            !(e.file_type().is_some_and(|t| t.is_dir()) && hidden_dir(name))
+        })
+        .build();
+    let mut files = Vec::new();
+    let mut omitted = 0;
+    for entry in walker.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        if files.len() >= MAX_FILES {
+            omitted += 1;
+            continue;
+        }
+        files.push(rel.to_string_lossy().replace('\\', "/"));
+    }
+    files.sort();
+    (files, omitted)
+}

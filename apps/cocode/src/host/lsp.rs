@@ -1,0 +1,282 @@
+//! The workspace's language servers as the host sets them up: the built-in
+//! list with the person's `language-servers.json` and the workspace's
+//! `language_servers` entries applied, started through the launcher's tool
+//! profile; and the diagnostics query the command line
+//! (`cocode lsp diagnostics`) and agents (`lsp.diagnostics`) share.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
+use cocode_core::process::ProcessLauncher;
+use cocode_core::services::TextDocumentSource;
+use cocode_core::workspace::{LanguageServerEntry, WorkspaceConfig};
+use cocode_lsp::{FileDiagnostics, LanguageServers, LspEvent, LspSetup, ServerRegistry, Timeouts};
+
+/// The person's own language-server entries:
+/// `<config dir>/cocode/language-servers.json`.
+pub fn user_config_file() -> Option<PathBuf> {
+    directories::BaseDirs::new()
+        .map(|d| d.config_dir().join("cocode").join("language-servers.json"))
+}
+
+/// The entries of a `language-servers.json` (none when the file does not
+/// exist; an unreadable file is an error, never silently ignored).
+pub fn read_entries(file: &Path) -> anyhow::Result<Vec<LanguageServerEntry>> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a list of language servers", file.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", file.display())),
+    }
+}
+
+/// The person's entries; a file that cannot be read is logged and left
+/// out (`cocode lsp servers` shows the error).
+pub fn user_entries() -> Vec<LanguageServerEntry> {
+    match user_config_file().map(|f| read_entries(&f)) {
+        Some(Ok(entries)) => entries,
+        Some(Err(e)) => {
+            tracing::warn!("the person's language servers: {e:#}");
+            Vec::new()
+        }
+        None => Vec::new(),
+    }
+}
+
+/// The servers of a workspace: built in, then the person's entries, then
+/// the workspace's.
+pub fn registry(config: &WorkspaceConfig, user: &[LanguageServerEntry]) -> ServerRegistry {
+    ServerRegistry::with_defaults()
+        .with_entries(user)
+        .with_entries(&config.language_servers)
+}
+
+/// Forwards server events to whoever listens (the window, once it opened
+/// the host); nothing listens headless.
+#[derive(Default)]
+pub struct LspListener {
+    listener: Mutex<Option<Listener>>,
+}
+
+type Listener = Box<dyn Fn(LspEvent) + Send + Sync>;
+
+impl std::fmt::Debug for LspListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LspListener")
+    }
+}
+
+impl LspListener {
+    pub fn set(&self, listener: impl Fn(LspEvent) + Send + Sync + 'static) {
+        *self.listener.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(listener));
+    }
+
+    fn hear(&self, event: LspEvent) {
+        if let Some(l) = &*self.listener.lock().unwrap_or_else(PoisonError::into_inner) {
+            l(event);
+        }
+    }
+}
+
+/// The language servers of an open workspace (its entries over the
+/// person's), and where the window will hear from them.
+pub fn for_workspace(
+    ws: &cocode_workspace::OpenWorkspace,
+    launcher: Arc<dyn ProcessLauncher>,
+) -> (LanguageServers, Arc<LspListener>) {
+    let listener = Arc::new(LspListener::default());
+    let servers = language_servers(
+        &ws.workspace.root,
+        NormalizeOptions::native(ws.workspace.case),
+        registry(&ws.config, &user_entries()),
+        launcher,
+        Arc::clone(&listener),
+    );
+    (servers, listener)
+}
+
+/// The language servers of a workspace rooted at `root`.
+pub fn language_servers(
+    root: &Path,
+    options: NormalizeOptions,
+    registry: ServerRegistry,
+    launcher: Arc<dyn ProcessLauncher>,
+    listener: Arc<LspListener>,
+) -> LanguageServers {
+    LanguageServers::new(
+        LspSetup {
+            launcher,
+            root: root.to_path_buf(),
+            options,
+            registry,
+            path_var: std::env::var_os("PATH"),
+            timeouts: Timeouts::default(),
+        },
+        move |e| listener.hear(e),
+    )
+}
+
+/// The most files one whole-workspace query opens.
+pub const MAX_QUERY_FILES: usize = cocode_tool_protocol::catalog::LSP_QUERY_FILES;
+
+/// What a diagnostics query found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiagnosticsReport {
+    pub files: Vec<FileDiagnostics>,
+    /// Files checked.
+    pub checked: usize,
+    /// Files of the workspace left out past [`MAX_QUERY_FILES`].
+    pub omitted: usize,
+    /// Files whose server did not report in time, or could not run, with
+    /// the reason.
+    pub unanswered: Vec<Unanswered>,
+}
+
+/// A file a query got no report for, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Unanswered {
+    pub path: String,
+    pub reason: String,
+}
+
+/// The files a query covers: `paths`, or every workspace file a server
+/// would take (up to [`MAX_QUERY_FILES`]).
+pub fn query_files(
+    servers: &LanguageServers,
+    root: &Path,
+    options: NormalizeOptions,
+    paths: &[NormalizedPath],
+) -> (Vec<NormalizedPath>, usize) {
+    if !paths.is_empty() {
+        return (paths.to_vec(), 0);
+    }
+    let (files, _) = crate::host::files::list_files(root);
+    let mut served: Vec<NormalizedPath> = files
+        .iter()
+        .filter_map(|f| normalize(f, options).ok())
+        .filter(|p| servers.spec_for(p).is_some())
+        .collect();
+    let omitted = served.len().saturating_sub(MAX_QUERY_FILES);
+    served.truncate(MAX_QUERY_FILES);
+    (served, omitted)
+}
+
+/// Opens `files` with their servers (the editor's unsaved text wins over
+/// the disk), waits up to `timeout` for their reports, and reads the
+/// diagnostics; files the query opened are closed again.
+pub async fn query_diagnostics(
+    servers: &LanguageServers,
+    root: &Path,
+    documents: &dyn TextDocumentSource,
+    files: &[NormalizedPath],
+    timeout: Duration,
+) -> (Vec<FileDiagnostics>, Vec<Unanswered>) {
+    let mut opened = Vec::new();
+    let mut unanswered = Vec::new();
+    for path in files {
+        let text = match documents.unsaved_text(path) {
+            Some(text) => text,
+            None => match std::fs::read_to_string(root.join(path.as_str())) {
+                Ok(text) => text,
+                Err(e) => {
+                    unanswered.push(Unanswered {
+                        path: path.as_str().to_owned(),
+                        reason: format!("not readable: {e}"),
+                    });
+                    continue;
+                }
+            },
+        };
+        match servers.open(path, &text, 0).await {
+            Ok(()) => opened.push(path.clone()),
+            Err(e) => unanswered.push(Unanswered {
+                path: path.as_str().to_owned(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    if !servers.wait_for_reports(&opened, timeout).await {
+        let reported = servers.reported(&opened);
+        for p in &opened {
+            if !reported.contains(p) {
+                unanswered.push(Unanswered {
+                    path: p.as_str().to_owned(),
+                    reason: format!("its server did not report within {} s", timeout.as_secs()),
+                });
+            }
+        }
+    }
+    let found = servers.diagnostics(&opened);
+    for p in &opened {
+        servers.close(p);
+    }
+    (found, unanswered)
+}
+
+/// A report as agents and `--format json` read it: 1-based lines and
+/// character columns, severities as words.
+pub fn report_json(report: &DiagnosticsReport) -> serde_json::Value {
+    use serde_json::json;
+    json!({
+        "files": report.files.iter().map(|f| json!({
+            "path": f.path.as_str(),
+            "diagnostics": f.diagnostics.iter().map(|d| {
+                let mut item = json!({
+                    "severity": d.severity.word(),
+                    "line": d.range.start.line + 1,
+                    "column": d.range.start.column + 1,
+                    "endLine": d.range.end.line + 1,
+                    "endColumn": d.range.end.column + 1,
+                    "message": d.message,
+                });
+                if let Some(source) = &d.source {
+                    item["source"] = json!(source);
+                }
+                if let Some(code) = &d.code {
+                    item["code"] = json!(code);
+                }
+                item
+            }).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "checked": report.checked,
+        "omitted": report.omitted,
+        "unanswered": report.unanswered,
+    })
+}
+
+/// A message on one line: its lines joined with "; ".
+pub fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One line per diagnostic: `path:line:column: severity: message [source]`,
+/// line and column 1-based, the column counted in characters.
+pub fn diagnostic_lines(files: &[FileDiagnostics]) -> Vec<String> {
+    files
+        .iter()
+        .flat_map(|f| {
+            f.diagnostics.iter().map(move |d| {
+                let (line, column) = cocode_lsp::features::one_based(d.range.start);
+                let source = d
+                    .source
+                    .as_deref()
+                    .map(|s| format!(" [{s}]"))
+                    .unwrap_or_default();
+                format!(
+                    "{}:{line}:{column}: {}: {}{source}",
+                    f.path.as_str(),
+                    d.severity.word(),
+                    one_line(&d.message)
+                )
+            })
+        })
+        .collect()
+}

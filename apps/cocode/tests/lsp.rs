@@ -1,0 +1,173 @@
+//! Language servers through the real `cocode` binary: `cocode lsp servers`,
+//! `cocode lsp diagnostics` in both formats, and a local-agent task that
+//! calls `lsp.diagnostics` and sees the error pyright reported.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build workspaces and run the binary"
+)]
+#![expect(clippy::unwrap_used, reason = "test helpers")]
+
+use std::process::{Command, Stdio};
+
+use pretty_assertions::assert_eq;
+
+#[path = "../../../tests/support/require.rs"]
+mod peers;
+
+/// Runs `cocode ARGS`; returns (exit code, stdout, stderr).
+fn cocode(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(args)
+        .stdin(Stdio::null())
+        .env("HOME", std::env::temp_dir())
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("cocode-lsp-test-config"),
+        )
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A line with Hangul and an emoji before a type error.
+const MAIN_PY: &str = "s = \"한글🙂\"; n: int = \"text\"\nprint(s)\n";
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.py"), MAIN_PY).unwrap();
+    std::fs::write(dir.path().join("ok.py"), "x: int = 1\n").unwrap();
+    std::fs::write(dir.path().join("notes.md"), "# notes\n").unwrap();
+    dir
+}
+
+#[test]
+fn servers_lists_each_language_and_how_to_install_a_missing_one() {
+    let ws = workspace();
+    // A workspace entry turns taplo off and adds a server that is not
+    // installed.
+    let config = ws.path().join(".cocode/config/workspace.json");
+    let (code, _, _) = cocode(&["lsp", "servers", "--workspace", ws.path().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    json["language_servers"] = serde_json::json!([
+        {"id": "taplo", "command": []},
+        {"id": "zig", "command": ["no-such-zls"], "extensions": ["zig"]}
+    ]);
+    std::fs::write(&config, json.to_string()).unwrap();
+    let (code, out, err) = cocode(&["lsp", "servers", "--workspace", ws.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split('\t').collect()).collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(
+        ids,
+        vec![
+            "rust-analyzer",
+            "pyright",
+            "typescript-language-server",
+            "taplo",
+            "gopls",
+            "clangd",
+            "dart",
+            "zig"
+        ]
+    );
+    let row = |id: &str| rows.iter().find(|r| r[0] == id).unwrap().clone();
+    assert_eq!(row("taplo")[2], "(turned off)");
+    assert_eq!(
+        row("zig"),
+        vec![
+            "zig",
+            ".zig",
+            "no-such-zls",
+            "not installed — install no-such-zls"
+        ]
+    );
+    assert_eq!(row("pyright")[1], ".py .pyi");
+    assert_eq!(row("pyright")[2], "pyright-langserver --stdio");
+    if peers::require_program("pyright-langserver") {
+        assert!(
+            row("pyright")[3].starts_with("installed: "),
+            "{:?}",
+            row("pyright")
+        );
+    }
+}
+
+#[test]
+fn diagnostics_prints_compiler_lines_and_json_in_characters() {
+    if !peers::require_program("pyright-langserver") {
+        return;
+    }
+    let ws = workspace();
+    let dir = ws.path().to_str().unwrap();
+    let (code, out, err) = cocode(&["lsp", "diagnostics", "--workspace", dir, "main.py", "ok.py"]);
+    assert_eq!(code, 1, "errors found: {err}");
+    // Column 21 counts characters: the Hangul and the emoji are one each.
+    assert_eq!(
+        out,
+        "main.py:1:21: error: Type \"Literal['text']\" is not assignable to declared type \"int\"; \
+         \"Literal['text']\" is not assignable to \"int\" [Pyright]\n"
+    );
+    let (code, out, _) = cocode(&[
+        "lsp",
+        "diagnostics",
+        "--workspace",
+        dir,
+        "main.py",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let d = &report["files"][0]["diagnostics"][0];
+    assert_eq!(report["files"][0]["path"], "main.py");
+    assert_eq!(
+        (&d["line"], &d["column"], &d["endLine"], &d["endColumn"]),
+        (&1.into(), &21.into(), &1.into(), &27.into())
+    );
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["code"], "reportAssignmentType");
+    assert_eq!(report["checked"], 1);
+
+    // Fixed, the file has nothing to report and the exit status is 0.
+    std::fs::write(ws.path().join("main.py"), "s = \"한글🙂\"; n: int = 3\n").unwrap();
+    let (code, out, err) = cocode(&["lsp", "diagnostics", "--workspace", dir]);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+
+    // A file no server takes is named with the reason.
+    let (code, out, err) = cocode(&["lsp", "diagnostics", "--workspace", dir, "notes.md"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        "cocode: notes.md: no language server is set up for notes.md\n"
+    );
+}
+
+#[test]
+fn a_local_agent_task_asks_the_language_server_and_sees_its_error() {
+    if !peers::require_program("pyright-langserver") {
+        return;
+    }
+    let ws = workspace();
+    let (_, out, _) = cocode(&[
+        "task",
+        "run",
+        "--workspace",
+        ws.path().to_str().unwrap(),
+        "--prompt",
+        "check main.py",
+    ]);
+    assert!(out.contains("  lsp.diagnostics main.py [done]\n"), "{out}");
+    assert!(
+        out.contains(
+            "The language servers found:\nmain.py:1:21: error: Type \"Literal['text']\" is not \
+             assignable to declared type \"int\"\n"
+        ),
+        "{out}"
+    );
+}
