@@ -14,6 +14,7 @@ pub mod editors;
 pub mod explorer;
 pub mod io_worker;
 pub mod link;
+pub mod lsp;
 pub mod new_brick;
 pub mod open_folder;
 pub mod quick_open;

@@ -274,6 +274,7 @@ async fn harness_with(
                 retry: cocode_agent::RetryPolicy::default(),
                 limits: cocode_agent::LoopLimits::default(),
                 documents: Arc::new(cocode_editor::OpenDocuments::new()),
+                lsp: None,
             },
         )
         .await

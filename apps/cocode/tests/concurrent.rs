@@ -36,6 +36,7 @@ async fn two_tasks_on_one_file_never_interleave_their_edits() {
                 retry: cocode_agent::RetryPolicy::default(),
                 limits: cocode_agent::LoopLimits::default(),
                 documents: Arc::new(cocode_editor::OpenDocuments::new()),
+                lsp: None,
             },
         )
         .await

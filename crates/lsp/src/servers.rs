@@ -181,6 +181,7 @@ struct Inner {
     reported: Notify,
     listener: Box<dyn Fn(LspEvent) + Send + Sync>,
     closing: std::sync::atomic::AtomicBool,
+    runtime: tokio::runtime::Handle,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -223,6 +224,9 @@ pub struct LspSetup {
     /// The `PATH` programs are looked up on (this process's).
     pub path_var: Option<OsString>,
     pub timeouts: Timeouts,
+    /// Where the servers' work runs (the calls that start it may come from
+    /// any thread, the window's included).
+    pub runtime: tokio::runtime::Handle,
 }
 
 impl std::fmt::Debug for LspSetup {
@@ -255,6 +259,7 @@ impl LanguageServers {
                 reported: Notify::new(),
                 listener: Box::new(listener),
                 closing: std::sync::atomic::AtomicBool::new(false),
+                runtime: setup.runtime,
             }),
         }
     }
@@ -938,7 +943,7 @@ impl Inner {
         let me = Arc::downgrade(self);
         let server = Arc::clone(server);
         let path = path.clone();
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             let Some(timeout) = me.upgrade().map(|m| m.timeouts.request) else {
                 return;
             };
@@ -1119,7 +1124,7 @@ impl Inner {
         let me = Arc::downgrade(self);
         let weak_server = Arc::downgrade(&running);
         let id = spec.id.clone();
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             while let Some(note) = notes.recv().await {
                 let (Some(me), Some(server)) = (me.upgrade(), weak_server.upgrade()) else {
                     return;
@@ -1194,7 +1199,7 @@ impl Inner {
         let Some(spec) = self.registry.get(id).cloned() else {
             return;
         };
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             tokio::time::sleep(wait).await;
             if let Some(me) = me.upgrade()
                 && let Err(e) = me.ensure(&spec).await

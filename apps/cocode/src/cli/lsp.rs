@@ -61,6 +61,7 @@ fn open(dir: &Path, rt: &Handle) -> anyhow::Result<(OpenWorkspace, LanguageServe
         registry(&ws.config, &user),
         Arc::new(launcher),
         Arc::default(),
+        rt.clone(),
     );
     Ok((ws, servers))
 }

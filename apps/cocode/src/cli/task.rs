@@ -218,6 +218,7 @@ fn run_task(
                     retry: RetryPolicy::default(),
                     limits: LoopLimits::default(),
                     documents: Arc::new(cocode_editor::OpenDocuments::new()),
+                    lsp: None,
                 },
             )
             .await?,
@@ -399,6 +400,7 @@ fn decide(
                     retry: RetryPolicy::default(),
                     limits: LoopLimits::default(),
                     documents: Arc::new(cocode_editor::OpenDocuments::new()),
+                    lsp: None,
                 },
             )
             .await?,

@@ -71,6 +71,7 @@ fn every_contract_is_registered_once_or_listed_as_unregistered() {
                 retry: cocode_agent::RetryPolicy::default(),
                 limits: cocode_agent::LoopLimits::default(),
                 documents: Arc::new(OpenDocuments::new()),
+                lsp: None,
             },
         ))
         .unwrap();

@@ -82,18 +82,55 @@ impl LspListener {
 }
 
 /// The language servers of an open workspace (its entries over the
-/// person's), and where the window will hear from them.
+/// person's), for a host without a window. Must run inside the runtime.
 pub fn for_workspace(
     ws: &cocode_workspace::OpenWorkspace,
     launcher: Arc<dyn ProcessLauncher>,
-) -> (LanguageServers, Arc<LspListener>) {
-    let listener = Arc::new(LspListener::default());
-    let servers = language_servers(
+) -> LanguageServers {
+    language_servers(
         &ws.workspace.root,
         NormalizeOptions::native(ws.workspace.case),
         registry(&ws.config, &user_entries()),
         launcher,
+        Arc::default(),
+        tokio::runtime::Handle::current(),
+    )
+}
+
+/// The workspace's own entries, read without opening the workspace (the
+/// window shows a folder's servers before cocode keeps any history there);
+/// an unreadable `workspace.json` is logged and left out.
+pub fn workspace_entries(root: &Path) -> Vec<LanguageServerEntry> {
+    let file = cocode_workspace::Layout::new(root).config_file();
+    match std::fs::read_to_string(&file) {
+        Ok(text) => match serde_json::from_str::<WorkspaceConfig>(&text) {
+            Ok(config) => config.language_servers,
+            Err(e) => {
+                tracing::warn!("{}: {e}", file.display());
+                Vec::new()
+            }
+        },
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The language servers of a folder open in the window.
+pub fn for_folder(
+    root: &Path,
+    options: NormalizeOptions,
+    launcher: Arc<dyn ProcessLauncher>,
+    runtime: tokio::runtime::Handle,
+) -> (LanguageServers, Arc<LspListener>) {
+    let listener = Arc::new(LspListener::default());
+    let servers = language_servers(
+        root,
+        options,
+        ServerRegistry::with_defaults()
+            .with_entries(&user_entries())
+            .with_entries(&workspace_entries(root)),
+        launcher,
         Arc::clone(&listener),
+        runtime,
     );
     (servers, listener)
 }
@@ -105,6 +142,7 @@ pub fn language_servers(
     registry: ServerRegistry,
     launcher: Arc<dyn ProcessLauncher>,
     listener: Arc<LspListener>,
+    runtime: tokio::runtime::Handle,
 ) -> LanguageServers {
     LanguageServers::new(
         LspSetup {
@@ -114,6 +152,7 @@ pub fn language_servers(
             registry,
             path_var: std::env::var_os("PATH"),
             timeouts: Timeouts::default(),
+            runtime,
         },
         move |e| listener.hear(e),
     )

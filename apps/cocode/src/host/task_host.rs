@@ -32,6 +32,9 @@ pub struct HostOptions {
     /// The window's open documents (an empty set headless): agents read
     /// unsaved text from it, language servers publish tokens to it.
     pub documents: Arc<OpenDocuments>,
+    /// The window's language servers, which agents' `lsp.diagnostics`
+    /// then shares; `None` headless (the host starts its own).
+    pub lsp: Option<cocode_lsp::LanguageServers>,
 }
 
 impl std::fmt::Debug for HostOptions {
@@ -65,8 +68,6 @@ pub struct TaskHost {
     /// The workspace's language servers, shared by the editor and agents'
     /// `lsp.diagnostics`.
     pub lsp: cocode_lsp::LanguageServers,
-    /// Where the window hears of diagnostics and server states.
-    pub lsp_listener: Arc<crate::host::lsp::LspListener>,
     /// The workspace's writer lock: no other cocode process writes it
     /// while this host lives.
     _writer: cocode_workspace::WriterLock,
@@ -241,10 +242,12 @@ impl TaskHost {
         let workspace = Arc::new(ws);
         let tasks = Arc::new(TaskDirectory::default());
         let commands = Arc::new(crate::host::commands::CommandWatch::default());
-        let (lsp, lsp_listener) = crate::host::lsp::for_workspace(
-            &workspace,
-            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
-        );
+        let lsp = options.lsp.unwrap_or_else(|| {
+            crate::host::lsp::for_workspace(
+                &workspace,
+                Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+            )
+        });
         let handlers = Arc::new(WorkspaceTools {
             workspace: Arc::clone(&workspace),
             leases: Arc::clone(&leases),
@@ -301,7 +304,6 @@ impl TaskHost {
             contracts,
             commands,
             lsp,
-            lsp_listener,
             _writer: writer,
         };
         host.run_retention(RetentionTrigger::AppStart);

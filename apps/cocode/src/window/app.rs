@@ -50,6 +50,8 @@ pub struct CocodeApp {
     /// The person's shells and agents' commands, each a dock tab.
     pub(crate) terminals: Terminals,
     tasks: Option<TaskService>,
+    /// The open folder's language servers.
+    pub(crate) lsp: Option<crate::window::lsp::LspClient>,
     io: IoWorker,
     /// The process's runtime: the task service and the brick worker run on it.
     runtime: tokio::runtime::Handle,
@@ -127,6 +129,7 @@ impl CocodeApp {
             agent: AgentPanel::default(),
             terminals: Terminals::new(runtime.clone(), waker.clone()),
             tasks: None,
+            lsp: None,
             io,
             runtime,
             repaint,
@@ -169,6 +172,7 @@ impl CocodeApp {
         self.apply_bricks();
         self.terminals.poll();
         self.apply_service_events();
+        self.apply_lsp();
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
             self.commands.push(Command::ShowOpenFolder);
         }
@@ -204,7 +208,7 @@ impl CocodeApp {
         egui::Panel::top("menu").show(ui, |ui| {
             egui::MenuBar::new().ui(ui, |ui| self.menu(ui, &mut commands));
         });
-        egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui, &mut commands));
         egui::CentralPanel::default().show(ui, |ui| {
             let mut viewer = Viewer {
                 workspace: self.workspace.as_ref(),
@@ -212,6 +216,7 @@ impl CocodeApp {
                 search: &mut self.search,
                 agent: &self.agent,
                 terminals: &mut self.terminals,
+                lsp: self.lsp.as_ref(),
                 commands: &mut commands,
                 os: self.os,
                 theme: self.theme,
@@ -338,13 +343,24 @@ impl CocodeApp {
         });
     }
 
-    fn status_bar(&self, ui: &mut egui::Ui) {
+    fn status_bar(&self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
         ui.horizontal(|ui| {
             let Some(ws) = &self.workspace else {
                 ui.label("No folder open");
                 return;
             };
             ui.label(ws.root.display().to_string());
+            if let Some(lsp) = &self.lsp {
+                ui.separator();
+                let (errors, warnings) = views::problems::counts(&lsp.problems);
+                if ui
+                    .add(egui::Button::new(format!("⊗ {errors}  ⚠ {warnings}")).frame(false))
+                    .on_hover_text("Problems")
+                    .clicked()
+                {
+                    commands.push(Command::ShowPanel(PanelId::Problems));
+                }
+            }
             if let Some(facts) = self
                 .active_editor()
                 .and_then(|id| views::editor::status(&self.editors, id))
@@ -385,6 +401,11 @@ impl CocodeApp {
                     }
                 }
                 ServiceEvent::Saved { path, result } => {
+                    if result.is_ok()
+                        && let Some(lsp) = &self.lsp
+                    {
+                        lsp.saved(&path);
+                    }
                     if let Some(id) = self.editors.on_saved(&path, result) {
                         self.close_editor_tab(id);
                     }
@@ -472,6 +493,7 @@ impl CocodeApp {
                 None
             }
         };
+        self.start_lsp(&root);
         // A folder that already has cocode history shows its tasks at once;
         // any other folder is left untouched until its first task.
         if root.join(cocode_core::path::COCODE_DIR).is_dir() {
@@ -533,6 +555,7 @@ impl CocodeApp {
             }
             Command::ResetLayout => self.dock = default_layout(),
             Command::ShowPanel(panel) => self.show_panel(panel),
+            Command::Lsp(ask) => self.run_lsp(&ask),
             Command::SetTheme(theme) => {
                 self.theme = theme;
                 cocode_ui::apply_theme(ctx, theme);
@@ -1112,6 +1135,7 @@ impl CocodeApp {
         self.tasks = Some(TaskService::start(
             root,
             Arc::clone(&self.editors.docs),
+            self.lsp.as_ref().map(|l| l.servers.clone()),
             self.waker.clone(),
             &self.runtime,
         ));
@@ -1162,11 +1186,16 @@ impl CocodeApp {
     /// Puts a terminal tab beside the other terminals, or in a new area
     /// below the editor area (where VS Code keeps its panel).
     fn add_terminal_tab(&mut self, id: u32) {
-        let tab = PanelId::Terminal(id);
+        self.add_bottom_tab(PanelId::Terminal(id));
+    }
+
+    /// Puts a tab beside the terminals or Problems, or in a new area below
+    /// the editor area.
+    fn add_bottom_tab(&mut self, tab: PanelId) {
         let beside = self
             .dock
             .iter_all_tabs()
-            .find(|(_, t)| matches!(t, PanelId::Terminal(_)))
+            .find(|(_, t)| matches!(t, PanelId::Terminal(_) | PanelId::Problems))
             .map(|(path, _)| path);
         let editor_area = self
             .dock
@@ -1193,14 +1222,19 @@ impl CocodeApp {
         }
     }
 
-    /// Focuses a panel, re-adding it if the person closed it.
+    /// Focuses a panel, re-adding it if the person closed it (Problems
+    /// below the editors, beside the terminals, as in VS Code).
     fn show_panel(&mut self, panel: PanelId) {
-        match self.dock.find_tab(&panel) {
-            Some(path) => {
-                // The path was just found, so focusing it cannot fail.
-                let _ = self.dock.set_active_tab(path);
+        if self.dock.find_tab(&panel).is_none() {
+            if panel == PanelId::Problems {
+                self.add_bottom_tab(panel);
+            } else {
+                self.dock.push_to_focused_leaf(panel);
             }
-            None => self.dock.push_to_focused_leaf(panel),
+        }
+        if let Some(path) = self.dock.find_tab(&panel) {
+            // The path was just found, so focusing it cannot fail.
+            let _ = self.dock.set_active_tab(path);
         }
     }
 }
@@ -1271,6 +1305,7 @@ struct Viewer<'a> {
     search: &'a mut Search,
     agent: &'a AgentPanel,
     terminals: &'a mut Terminals,
+    lsp: Option<&'a crate::window::lsp::LspClient>,
     commands: &'a mut Vec<Command>,
     os: Os,
     theme: Theme,
@@ -1337,6 +1372,14 @@ impl TabViewer for Viewer<'_> {
             PanelId::Agent => {
                 views::agent::show(ui, self.agent, self.workspace.is_some(), self.commands);
             }
+            PanelId::Problems => views::problems::show(
+                ui,
+                self.lsp.map_or(&[], |l| l.problems.as_slice()),
+                self.lsp.map_or(&[], |l| l.statuses.as_slice()),
+                self.workspace.map(|w| w.root.as_path()),
+                self.theme,
+                self.commands,
+            ),
             PanelId::Terminal(id) => {
                 let id = *id;
                 let focus = self.terminals.focus == Some(id);
@@ -1376,6 +1419,9 @@ impl eframe::App for CocodeApp {
     }
 }
 
+#[path = "app_lsp.rs"]
+mod app_lsp;
+
 #[cfg(test)]
 #[path = "app_tests.rs"]
 mod tests;
@@ -1387,3 +1433,7 @@ mod terminal_tests;
 #[cfg(test)]
 #[path = "editor_tests.rs"]
 mod editor_tests;
+
+#[cfg(test)]
+#[path = "lsp_tests.rs"]
+mod lsp_tests;

@@ -21,10 +21,31 @@ pub enum PanelId {
     Terminal(u32),
     /// An editor tab.
     Editor(u32),
+    /// Every file's diagnostics, and the language servers' states.
+    Problems,
+}
+
+/// What an editor asks of its language server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LspAsk {
+    /// The hover card for char `at` of tab `id`.
+    Hover { id: u32, at: usize },
+    /// The completion list at the primary cursor.
+    Complete { id: u32, trigger: Option<char> },
+    /// Go to the definition of the symbol at char `at`.
+    Definition { id: u32, at: usize },
+    /// Start a stopped server again.
+    Restart(String),
 }
 
 impl PanelId {
-    pub const ALL: [Self; 4] = [Self::Explorer, Self::Search, Self::Welcome, Self::Agent];
+    pub const ALL: [Self; 5] = [
+        Self::Explorer,
+        Self::Search,
+        Self::Welcome,
+        Self::Agent,
+        Self::Problems,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -34,6 +55,7 @@ impl PanelId {
             Self::Agent => "Agent",
             Self::Terminal(_) => "Terminal",
             Self::Editor(_) => "Editor",
+            Self::Problems => "Problems",
         }
     }
 }
@@ -51,6 +73,8 @@ pub enum CloseEditor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
 pub enum Command {
+    /// Ask the language servers (hover, completion, definition).
+    Lsp(LspAsk),
     ShowOpenFolder,
     /// Resolve and open a folder (via the IO thread).
     OpenFolder(PathBuf),

@@ -7,7 +7,7 @@
 //! Explorer, type (and compose Hangul), select, find, save, and see other
 //! programs' edits arrive.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use egui::accesskit::Role;
 use egui::{Event, ImeEvent, Key, Modifiers};
@@ -16,37 +16,9 @@ use egui_kittest::kittest::{By, Queryable};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::window::testing::{harness, run_until};
-
-fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    (dir, root)
-}
-
-/// Opens `name` from the Explorer and waits until its text is in the editor
-/// with the keyboard focus.
-fn open(h: &mut Harness<'static, CocodeApp>, name: &str) -> u32 {
-    let label = format!("  {name}");
-    run_until(h, "the root listing", |h| {
-        h.query_by_label(&label).is_some()
-    });
-    h.get_by_label(&label).click();
-    run_until(h, "the editor", |h| {
-        h.state()
-            .editors
-            .tabs
-            .iter()
-            .any(|t| t.name() == name && t.body == crate::window::editors::TabBody::Text)
-    });
-    h.run_steps(3);
-    h.state().editors.active.unwrap()
-}
+use crate::window::testing::{
+    fixture_workspace as workspace, harness, open_in_editor as open, run_until,
+};
 
 fn text(h: &Harness<'_, CocodeApp>, id: u32) -> String {
     let editors = &h.state().editors;

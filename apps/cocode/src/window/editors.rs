@@ -131,6 +131,49 @@ pub struct EditorTab {
     /// The running task that has changed this file (the tab is read-only
     /// until it ends).
     pub held_by: Option<String>,
+    /// What the language servers report for this file.
+    pub diagnostics: Vec<cocode_lsp::Diagnostic>,
+    /// The pointer rests over this character (since this time, in the
+    /// input's seconds); its hover is asked once it rested long enough.
+    pub hover_wait: Option<(usize, f64)>,
+    /// The hover shown: the character it is for and its text.
+    pub hover: Option<(usize, String)>,
+    /// The completion list, when open.
+    pub completion: Option<CompletionPopup>,
+    /// The characters that open the completion list (the server's).
+    pub triggers: Vec<String>,
+}
+
+/// An open completion list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionPopup {
+    /// Where the word being completed starts (char offset).
+    pub start: usize,
+    /// The server's items (empty until they arrive).
+    pub items: Vec<cocode_lsp::Completion>,
+    /// Whether the server has answered.
+    pub answered: bool,
+    pub selected: usize,
+}
+
+impl CompletionPopup {
+    /// The items matching what was typed since the list opened, best first:
+    /// prefix matches, then those containing it (ignoring case).
+    pub fn visible(&self, typed: &str) -> Vec<usize> {
+        let typed = typed.to_lowercase();
+        let mut prefix = Vec::new();
+        let mut inner = Vec::new();
+        for (i, item) in self.items.iter().enumerate() {
+            let key = item.filter.to_lowercase();
+            if key.starts_with(&typed) {
+                prefix.push(i);
+            } else if key.contains(&typed) {
+                inner.push(i);
+            }
+        }
+        prefix.extend(inner);
+        prefix
+    }
 }
 
 impl EditorTab {
@@ -157,6 +200,11 @@ impl EditorTab {
             drag_anchor: None,
             pending_select: None,
             held_by: None,
+            diagnostics: Vec::new(),
+            hover_wait: None,
+            hover: None,
+            completion: None,
+            triggers: Vec::new(),
         }
     }
 
@@ -214,6 +262,18 @@ impl Editors {
             next_id: 1,
             active: None,
             close_prompt: None,
+        }
+    }
+
+    /// Hands each tab its file's diagnostics.
+    pub fn set_diagnostics(&mut self, problems: &[cocode_lsp::FileDiagnostics]) {
+        for tab in &mut self.tabs {
+            tab.diagnostics = tab
+                .rel
+                .as_ref()
+                .and_then(|rel| problems.iter().find(|f| &f.path == rel))
+                .map(|f| f.diagnostics.clone())
+                .unwrap_or_default();
         }
     }
 

@@ -211,15 +211,19 @@ impl TaskService {
     /// Starts the service for the workspace at `root` on the process's
     /// runtime; `waker` wakes the UI after every event.
     /// `documents` are the window's open documents (agents read unsaved
-    /// text from them, saves write them).
+    /// text from them, saves write them); `lsp` the window's language
+    /// servers, which agents' `lsp.diagnostics` shares.
     pub fn start(
         root: PathBuf,
         documents: Arc<OpenDocuments>,
+        lsp: Option<cocode_lsp::LanguageServers>,
         waker: Waker,
         rt: &tokio::runtime::Handle,
     ) -> Self {
         let (ui, mut worker) = link(waker);
-        rt.spawn(async move { serve(root, documents, worker.events, &mut worker.requests).await });
+        rt.spawn(async move {
+            serve(root, (documents, lsp), worker.events, &mut worker.requests).await;
+        });
         Self { link: ui }
     }
 
@@ -237,7 +241,7 @@ impl TaskService {
 /// Opens the workspace's host; reports why not.
 async fn open_host(
     root: &std::path::Path,
-    documents: Arc<OpenDocuments>,
+    (documents, lsp): (Arc<OpenDocuments>, Option<cocode_lsp::LanguageServers>),
 ) -> Result<(Arc<TaskHost>, LlmProviderRegistry), String> {
     let providers = LlmProviderRegistry::with_presets().map_err(|e| e.to_string())?;
     let options = HostOptions {
@@ -246,6 +250,7 @@ async fn open_host(
         retry: RetryPolicy::default(),
         limits: LoopLimits::default(),
         documents,
+        lsp,
     };
     match TaskHost::open(root, options).await {
         Ok(h) => Ok((Arc::new(h), providers)),
@@ -337,7 +342,7 @@ fn forward_commands(host: &TaskHost, out: &Out) {
 )]
 async fn serve(
     root: PathBuf,
-    documents: Arc<OpenDocuments>,
+    documents: (Arc<OpenDocuments>, Option<cocode_lsp::LanguageServers>),
     out: Out,
     inbox: &mut mpsc::Receiver<ServiceRequest>,
 ) {

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
 
 use crate::window::app::CocodeApp;
 
@@ -49,4 +50,38 @@ pub fn run_until(
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests build fixture workspaces on disk"
+)]
+pub fn fixture_workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    (dir, root)
+}
+
+/// Opens `name` from the Explorer and waits until its text is in the editor
+/// with the keyboard focus.
+pub fn open_in_editor(h: &mut Harness<'static, CocodeApp>, name: &str) -> u32 {
+    let label = format!("  {name}");
+    run_until(h, "the root listing", |h| {
+        h.query_by_label(&label).is_some()
+    });
+    h.get_by_label(&label).click();
+    run_until(h, "the editor", |h| {
+        h.state()
+            .editors
+            .tabs
+            .iter()
+            .any(|t| t.name() == name && t.body == crate::window::editors::TabBody::Text)
+    });
+    h.run_steps(3);
+    h.state().editors.active.unwrap()
 }

@@ -3,9 +3,11 @@
 pub mod agent;
 pub mod diff;
 pub mod editor;
+pub mod editor_lsp;
 pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;
+pub mod problems;
 pub mod quick_open;
 pub mod search;
 pub mod terminal;

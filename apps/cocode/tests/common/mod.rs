@@ -60,6 +60,7 @@ pub async fn open_host(dir: &std::path::Path) -> (TaskHost, Arc<OpenDocuments>) 
             retry: cocode_agent::RetryPolicy::default(),
             limits: cocode_agent::LoopLimits::default(),
             documents: Arc::clone(&documents),
+            lsp: None,
         },
     )
     .await

@@ -73,6 +73,7 @@ fn fixture(command: &[&str], timeouts: Timeouts) -> Fixture {
             options: options(),
             registry,
             path_var: std::env::var_os("PATH"),
+            runtime: tokio::runtime::Handle::current(),
             timeouts,
         },
         move |e| {

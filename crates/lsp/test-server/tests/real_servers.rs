@@ -39,6 +39,7 @@ fn servers(root: &std::path::Path) -> LanguageServers {
             options: options(),
             registry: ServerRegistry::with_defaults(),
             path_var: std::env::var_os("PATH"),
+            runtime: tokio::runtime::Handle::current(),
             timeouts: Timeouts {
                 request: Duration::from_mins(1),
                 ..Timeouts::default()

@@ -16,6 +16,7 @@ use egui::{
 
 use crate::window::command::Command;
 use crate::window::editors::{EditorTab, Editors, FindBar, TabBody};
+use crate::window::views::editor_lsp;
 
 /// Longest part of a line laid out (a minified file's one line).
 const MAX_LAID_OUT_CHARS: usize = 20_000;
@@ -557,6 +558,7 @@ fn text_area(
                 tab.changed_lines.1.clear();
             }
             let mut galleys = Vec::new();
+            let mut caret_at: Option<Pos2> = None;
             for line in first..=last.min(lines.saturating_sub(1)) {
                 let top = geo.line_top(line);
                 let start = line_start(rope, line);
@@ -640,6 +642,22 @@ fn text_area(
                     galley.clone(),
                     Color32::PLACEHOLDER,
                 );
+                for (a, b, severity) in editor_lsp::on_line(tab, doc, start, end) {
+                    let (x0, x1) = if a >= end {
+                        // At the line's end: under one character's width.
+                        let x = x_of(end);
+                        (x, x + char_w)
+                    } else {
+                        (x_of(a), x_of(b.min(end)))
+                    };
+                    editor_lsp::squiggle(
+                        &painter,
+                        geo.origin.x + x0,
+                        geo.origin.x + x1,
+                        top + row - 1.0,
+                        editor_lsp::severity_color(severity, theme),
+                    );
+                }
                 for r in selection.ranges() {
                     if r.head < start || r.head > end {
                         continue;
@@ -654,6 +672,9 @@ fn text_area(
                             .x;
                     }
                     let at = Pos2::new(geo.origin.x + x, top);
+                    if *r == primary {
+                        caret_at = Some(at);
+                    }
                     // Without the focus (the find bar has it) the cursors
                     // stay visible, dimmed.
                     let stroke = if focused {
@@ -712,6 +733,15 @@ fn text_area(
                     font.clone(),
                     color,
                 );
+                if let Some(severity) = editor_lsp::gutter_severity(tab, line) {
+                    editor_lsp::gutter_dot(
+                        &painter,
+                        gutter_rect,
+                        top,
+                        row,
+                        editor_lsp::severity_color(severity, theme),
+                    );
+                }
                 if tab.changed_lines.1.contains(&line) {
                     painter.rect_filled(
                         Rect::from_min_size(
@@ -728,9 +758,16 @@ fn text_area(
                 tab.reveal = false;
             }
             mouse(ui, &response, tab, doc, geo, &galleys, os);
-            (response, geo)
+            let over = response
+                .hover_pos()
+                .filter(|p| p.x >= geo.origin.x)
+                .map(|p| hit(doc, geo, &galleys, p));
+            editor_lsp::pointer(ui, &response, tab, over, commands);
+            (response, geo, caret_at)
         });
-    let (response, geo) = output.inner;
+    let (response, geo, caret) = output.inner;
+    editor_lsp::hover_card(ui, tab, doc, theme);
+    editor_lsp::completion_list(ui, tab, doc, caret, geo.row);
     // Focus handed over this frame: the keys of this frame were meant for
     // whatever had it (Enter in the go-to-line field).
     let just_focused = tab.focus;
@@ -885,14 +922,16 @@ fn keyboard(
     os: Os,
     commands: &mut Vec<Command>,
 ) {
-    let events = ui.input(|i| i.events.clone());
+    let events = editor_lsp::intercept(ui.input(|i| i.events.clone()), tab, doc, commands);
     let writable = tab.locked().is_none();
     let before = doc.version();
     let selection_before = doc.selection().clone();
+    let mut typed = String::new();
     for event in events {
         match event {
             Event::Text(text) if writable && tab.preedit.is_empty() => {
                 doc.insert_text(&text, EditKind::Typing);
+                typed.push_str(&text);
             }
             Event::Ime(ImeEvent::Preedit { text, .. }) => tab.preedit = text,
             Event::Ime(ImeEvent::Commit(text)) => {
@@ -923,8 +962,11 @@ fn keyboard(
             _ => {}
         }
     }
+    let triggers = tab.triggers.clone();
+    editor_lsp::after_keys(tab, doc, &typed, &triggers, commands);
     if doc.version() != before || *doc.selection() != selection_before {
         tab.reveal = true;
+        tab.hover = None;
     }
 }
 

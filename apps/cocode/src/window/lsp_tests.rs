@@ -1,0 +1,132 @@
+//! Language servers in the window, driven as a person would, against a
+//! real pyright: a diagnostic shows in the gutter, in the status bar and
+//! in the Problems panel, and choosing it there moves the cursor to it;
+//! the completion list opens with Ctrl+Space and Enter inserts the choice.
+
+use egui::{Key, Modifiers};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::window::testing::{fixture_workspace, harness, open_in_editor, run_until};
+
+#[path = "../../../../tests/support/require.rs"]
+mod peers;
+
+fn shown(h: &Harness<'_, CocodeApp>, id: u32) -> String {
+    let editors = &h.state().editors;
+    let rel = editors.get(id).unwrap().rel.clone().unwrap();
+    editors
+        .docs
+        .with_document(&rel, |d| {
+            cocode_editor::markup::render(&d.text(), d.selection())
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_diagnostic_shows_in_the_gutter_and_problems_and_choosing_it_moves_the_cursor() {
+    if !peers::require_program("pyright-langserver") {
+        return;
+    }
+    let (_dir, root) = fixture_workspace(&[("main.py", "s = \"한글🙂\"\nn: int = \"text\"\n")]);
+    let mut h = harness(Some(root));
+    let id = open_in_editor(&mut h, "main.py");
+    run_until(&mut h, "pyright's diagnostic", |h| {
+        !h.state().editors.get(id).unwrap().diagnostics.is_empty()
+    });
+    let tab = h.state().editors.get(id).unwrap();
+    assert_eq!(tab.diagnostics.len(), 1);
+    let d = &tab.diagnostics[0];
+    assert_eq!(
+        (d.range.start.line, d.range.start.column, d.range.end.column),
+        (1, 9, 15)
+    );
+    assert_eq!(
+        views::editor_lsp::gutter_severity(tab, 1),
+        Some(cocode_lsp::Severity::Error)
+    );
+    assert_eq!(views::editor_lsp::gutter_severity(tab, 0), None);
+    // The status bar counts it and opens the Problems panel.
+    h.get_by_label("⊗ 1  ⚠ 0").click();
+    h.run_steps(3);
+    // Its row names the place 1-based, in characters.
+    let row = h
+        .query_all_by_label_contains("is not assignable to declared type")
+        .next()
+        .expect("the problem's row");
+    row.click();
+    assert!(h.query_by_label_contains("  Pyright  [2:10]").is_some());
+    run_until(&mut h, "the cursor on the problem", |h| {
+        shown(h, id).contains("«\"text\"|»")
+    });
+    assert_eq!(shown(&h, id), "s = \"한글🙂\"\nn: int = «\"text\"|»\n");
+}
+
+#[test]
+fn the_completion_list_opens_with_ctrl_space_and_enter_inserts_the_choice() {
+    if !peers::require_program("pyright-langserver") {
+        return;
+    }
+    let (_dir, root) = fixture_workspace(&[("main.py", "import os\nos.pa")]);
+    let mut h = harness(Some(root));
+    let id = open_in_editor(&mut h, "main.py");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::End);
+    h.run_steps(2);
+    // The server must have the document before it is asked.
+    run_until(&mut h, "the server", |h| {
+        h.state().lsp.as_ref().is_some_and(|l| {
+            l.statuses
+                .iter()
+                .any(|s| s.id == "pyright" && s.state == cocode_lsp::ServerState::Running)
+        })
+    });
+    h.key_press_modifiers(Modifiers::CTRL, Key::Space);
+    run_until(&mut h, "the completion list", |h| {
+        h.state()
+            .editors
+            .get(id)
+            .unwrap()
+            .completion
+            .as_ref()
+            .is_some_and(|c| c.answered && !c.items.is_empty())
+    });
+    assert!(h.query_by_label("Enter: insert · Esc: close").is_some());
+    // Down to "path" among what matches "pa", then Enter.
+    let steps = {
+        let popup = h
+            .state()
+            .editors
+            .get(id)
+            .unwrap()
+            .completion
+            .clone()
+            .unwrap();
+        let visible = popup.visible("pa");
+        visible
+            .iter()
+            .position(|&i| popup.items[i].label == "path")
+            .unwrap_or_else(|| {
+                panic!(
+                    "path is not offered: {} — {:?}",
+                    shown(&h, id),
+                    popup
+                        .items
+                        .iter()
+                        .map(|c| c.label.as_str())
+                        .take(20)
+                        .collect::<Vec<_>>()
+                )
+            })
+    };
+    for _ in 0..steps {
+        h.key_press(Key::ArrowDown);
+        h.run_steps(1);
+    }
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    assert_eq!(shown(&h, id), "import os\nos.path|");
+    assert!(h.state().editors.get(id).unwrap().completion.is_none());
+    assert!(h.query_by_label("Enter: insert · Esc: close").is_none());
+}
