@@ -96,6 +96,9 @@ pub fn show(
     if tab.go_to_line.is_some() {
         docs.with_document(&rel, |doc| go_to_line_bar(ui, tab, doc));
     }
+    // A language server's semantic tokens for this version, over the
+    // tree-sitter colours.
+    let tokens = docs.tokens(&rel).unwrap_or_default();
     docs.with_document(&rel, |doc| {
         if let Some(syntax) = &mut tab.syntax {
             syntax.sync(doc);
@@ -105,7 +108,7 @@ pub fn show(
                     .request_repaint_after(std::time::Duration::from_millis(100));
             }
         }
-        text_area(ui, tab, doc, theme, os, commands);
+        text_area(ui, tab, doc, (theme, &tokens), os, commands);
     });
 }
 
@@ -386,9 +389,8 @@ fn line_job(
     doc: &Document,
     tab: &EditorTab,
     line: usize,
-    font: &FontId,
-    theme: Theme,
-    spans: &[(std::ops::Range<usize>, Highlight)],
+    (font, theme): (&FontId, Theme),
+    (spans, semantic): (&[(std::ops::Range<usize>, Highlight)], &[SemanticSpan]),
     preedit_at: Option<usize>,
 ) -> LayoutJob {
     let rope = doc.rope();
@@ -438,6 +440,9 @@ fn line_job(
     if at < text.len() {
         pieces.push((at, text.len(), None));
     }
+    if !semantic.is_empty() {
+        pieces = overlay(&text, pieces, semantic);
+    }
     let format_of = |kind: Option<Highlight>| {
         let mut f = base.clone();
         if let Some(kind) = kind {
@@ -466,6 +471,42 @@ fn line_job(
     job
 }
 
+/// A language server's token on a line: char columns and its colour.
+type SemanticSpan = (usize, usize, Highlight);
+
+/// Lays a language server's tokens (char columns of the line) over the
+/// tree-sitter pieces (byte ranges of the line's text).
+fn overlay(
+    text: &str,
+    pieces: Vec<(usize, usize, Option<Highlight>)>,
+    semantic: &[SemanticSpan],
+) -> Vec<(usize, usize, Option<Highlight>)> {
+    let mut kinds: Vec<Option<Highlight>> = vec![None; text.len()];
+    for (a, b, kind) in pieces {
+        kinds[a..b].fill(kind);
+    }
+    let byte_of = |col: usize| text.char_indices().nth(col).map_or(text.len(), |(b, _)| b);
+    for &(from, to, kind) in semantic {
+        let (a, b) = (byte_of(from), byte_of(to));
+        if a < b {
+            kinds[a..b].fill(Some(kind));
+        }
+    }
+    let mut out: Vec<(usize, usize, Option<Highlight>)> = Vec::new();
+    let mut start = 0;
+    for (i, _) in text
+        .char_indices()
+        .skip(1)
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        if i == text.len() || kinds[i] != kinds[start] {
+            out.push((start, i, kinds[start]));
+            start = i;
+        }
+    }
+    out
+}
+
 fn append_preedit(job: &mut LayoutJob, preedit: &str, base: &TextFormat) {
     let mut f = base.clone();
     f.underline = Stroke::new(1.0, base.color);
@@ -480,7 +521,7 @@ fn text_area(
     ui: &mut Ui,
     tab: &mut EditorTab,
     doc: &mut Document,
-    theme: Theme,
+    (theme, tokens): (Theme, &[cocode_core::services::SemanticToken]),
     os: Os,
     commands: &mut Vec<Command>,
 ) {
@@ -565,7 +606,23 @@ fn text_area(
                 let end = line_end(rope, line);
                 let preedit_at = (!tab.preedit.is_empty() && line == primary_line && focused)
                     .then(|| primary.head - start);
-                let job = line_job(doc, tab, line, &font, theme, &spans, preedit_at);
+                let semantic: Vec<SemanticSpan> = tokens
+                    .iter()
+                    .filter(|t| t.line as usize == line)
+                    .filter_map(|t| {
+                        let kind = editor_lsp::semantic_highlight(&t.token_type)?;
+                        let from = t.start_char as usize;
+                        Some((from, from + t.length as usize, kind))
+                    })
+                    .collect();
+                let job = line_job(
+                    doc,
+                    tab,
+                    line,
+                    (&font, theme),
+                    (&spans, &semantic),
+                    preedit_at,
+                );
                 let galley = ui.fonts_mut(|f| f.layout_job(job));
                 tab.content_width = tab.content_width.max(galley.size().x);
                 let x_of = |pos: usize| -> f32 {
@@ -1270,4 +1327,37 @@ pub fn quit_prompt(ctx: &egui::Context, files: usize, commands: &mut Vec<Command
             }
         });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn semantic_tokens_recolour_the_tree_sitter_pieces_they_cover() {
+        // "let 한 = f(x);" — tree-sitter: `let` keyword, `f` a variable;
+        // the server says `f` is a function and `한` a parameter.
+        let text = "let 한 = f(x);";
+        let f = text.find('f').unwrap();
+        let pieces = vec![
+            (0, 3, Some(Highlight::Keyword)),
+            (3, f, None),
+            (f, f + 1, Some(Highlight::Variable)),
+            (f + 1, text.len(), None),
+        ];
+        let semantic = [(4, 5, Highlight::Variable), (8, 9, Highlight::Function)];
+        let han = text.find('한').unwrap();
+        assert_eq!(
+            overlay(text, pieces, &semantic),
+            vec![
+                (0, 3, Some(Highlight::Keyword)),
+                (3, han, None),
+                (han, han + 3, Some(Highlight::Variable)),
+                (han + 3, f, None),
+                (f, f + 1, Some(Highlight::Function)),
+                (f + 1, text.len(), None),
+            ]
+        );
+    }
 }

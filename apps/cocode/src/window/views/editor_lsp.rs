@@ -17,6 +17,24 @@ pub const HOVER_AFTER: f64 = 0.5;
 /// Rows of the completion list shown at once.
 const LIST_ROWS: usize = 10;
 
+/// The colour kind of a semantic token type (the protocol's standard
+/// names; others as tree-sitter names them).
+pub fn semantic_highlight(token_type: &str) -> Option<cocode_editor::Highlight> {
+    use cocode_editor::Highlight;
+    Some(match token_type {
+        "class" | "struct" | "enum" | "interface" | "type" | "typeParameter" | "builtinType"
+        | "typeAlias" | "selfTypeKeyword" => Highlight::Type,
+        "namespace" | "module" => Highlight::Module,
+        "parameter" | "variable" | "selfKeyword" => Highlight::Variable,
+        "property" => Highlight::Property,
+        "enumMember" | "macro" | "constant" | "boolean" => Highlight::Constant,
+        "decorator" | "attribute" | "derive" => Highlight::Attribute,
+        "regexp" => Highlight::String,
+        "lifetime" => Highlight::Label,
+        other => return Highlight::of_capture(other),
+    })
+}
+
 pub fn severity_color(severity: Severity, theme: Theme) -> Color32 {
     match severity {
         Severity::Error => Tone::Danger.color(theme),
