@@ -51,13 +51,14 @@ fn a_diagnostic_shows_in_the_gutter_and_problems_and_choosing_it_moves_the_curso
     // The status bar counts it and opens the Problems panel.
     h.get_by_label("⊗ 1  ⚠ 0").click();
     h.run_steps(3);
-    // Its row names the place 1-based, in characters.
+    // Its row names the place 1-based, in characters, then the message.
+    assert!(h.query_by_label("1 in all, 1 file").is_some());
     let row = h
-        .query_all_by_label_contains("is not assignable to declared type")
+        .query_all_by_label_contains("[2:10]  Type \"Literal['text']\" is not assignable")
         .next()
         .expect("the problem's row");
+    assert!(h.query_by_label_contains("· Pyright").is_some());
     row.click();
-    assert!(h.query_by_label_contains("  Pyright  [2:10]").is_some());
     run_until(&mut h, "the cursor on the problem", |h| {
         shown(h, id).contains("«\"text\"|»")
     });

@@ -40,7 +40,11 @@ pub fn show(
     ui.horizontal(|ui| {
         ui.strong(format!("{errors} errors"));
         ui.label(format!("{warnings} warnings"));
-        ui.weak(format!("{total} in all, {} files", problems.len()));
+        let files = problems.len();
+        ui.weak(format!(
+            "{total} in all, {files} {}",
+            if files == 1 { "file" } else { "files" }
+        ));
     });
     for s in servers {
         let trouble = match &s.state {
@@ -81,11 +85,11 @@ pub fn show(
                                     d.severity.word(),
                                 );
                                 let text = format!(
-                                    "{}{}  [{line}:{column}]",
+                                    "[{line}:{column}]  {}{}",
                                     crate::host::lsp::one_line(&d.message),
                                     d.source
                                         .as_deref()
-                                        .map(|s| format!("  {s}"))
+                                        .map(|s| format!("  · {s}"))
                                         .unwrap_or_default(),
                                 );
                                 if ui
