@@ -73,6 +73,13 @@ impl std::fmt::Debug for Connection {
     }
 }
 
+impl Drop for Connection {
+    /// Nobody can talk to the server any more: its process group ends.
+    fn drop(&mut self) {
+        let _ = self.kill.send(true);
+    }
+}
+
 /// Removes a request from the pending table when its caller stops waiting
 /// (a timeout, or the caller dropped the future) and tells the server it
 /// may stop working on it.

@@ -462,3 +462,31 @@ async fn shutdown_stops_servers_without_a_restart_and_close_forgets_diagnostics(
         ServerState::Idle { .. }
     ));
 }
+
+/// Processes whose command line holds `tag`.
+#[cfg(target_os = "linux")]
+fn processes_tagged(tag: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(tag))
+                && std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| !s.contains(") Z "))
+        })
+        .count()
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_servers_ends_their_processes() {
+    let tag = format!("tag-{}-{}", std::process::id(), line!());
+    let f = fixture(&[SERVER, &tag], quick());
+    f.servers.open(&path("a.txt"), "x\n", 1).await.unwrap();
+    assert_eq!(processes_tagged(&tag), 1);
+    drop(f);
+    eventually("the server's end", || {
+        (processes_tagged(&tag) == 0).then_some(())
+    })
+    .await;
+}
