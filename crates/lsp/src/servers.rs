@@ -298,44 +298,58 @@ impl LanguageServers {
         text: &str,
         version: i32,
     ) -> Result<(), LspError> {
+        self.hold(path, text, version)?;
+        self.attach(path).await
+    }
+
+    /// The synchronous half of [`Self::open`]: the document is held (and
+    /// edits made from now on are kept) before any server runs. A second
+    /// holder with other text (the editor's unsaved text) makes the newest
+    /// text win, as an edit.
+    pub fn hold(&self, path: &NormalizedPath, text: &str, version: i32) -> Result<(), LspError> {
+        let spec = self.spec_for(path).ok_or_else(|| LspError::NoServer {
+            path: path.as_str().to_owned(),
+        })?;
+        let language = language_id(Path::new(path.as_str())).unwrap_or("plaintext");
+        let newer = {
+            let mut docs = lock(&self.inner.docs);
+            if let Some(doc) = docs.get_mut(path) {
+                doc.holders += 1;
+                (doc.rope != text).then(|| doc.version.max(version - 1) + 1)
+            } else {
+                docs.insert(
+                    path.clone(),
+                    Doc {
+                        holders: 1,
+                        server: spec.id.clone(),
+                        language,
+                        uri: uri_of(&self.inner.root.join(path.as_str())),
+                        version,
+                        rope: Rope::from_str(text),
+                    },
+                );
+                lock(&self.inner.reports)
+                    .entry(path.clone())
+                    .or_default()
+                    .reported = false;
+                None
+            }
+        };
+        if let Some(next) = newer {
+            self.replace_text(path, next, text);
+        }
+        Ok(())
+    }
+
+    /// The asynchronous half of [`Self::open`]: starts the held document's
+    /// server if needed and sends it the document as it is now.
+    pub async fn attach(&self, path: &NormalizedPath) -> Result<(), LspError> {
         let spec = self
             .spec_for(path)
             .ok_or_else(|| LspError::NoServer {
                 path: path.as_str().to_owned(),
             })?
             .clone();
-        let language = language_id(Path::new(path.as_str())).unwrap_or("plaintext");
-        let held = {
-            let mut docs = lock(&self.inner.docs);
-            if let Some(doc) = docs.get_mut(path) {
-                doc.holders += 1;
-                (doc.rope != text).then(|| doc.version.max(version - 1) + 1)
-            } else {
-                {
-                    docs.insert(
-                        path.clone(),
-                        Doc {
-                            holders: 1,
-                            server: spec.id.clone(),
-                            language,
-                            uri: uri_of(&self.inner.root.join(path.as_str())),
-                            version,
-                            rope: Rope::from_str(text),
-                        },
-                    );
-                    lock(&self.inner.reports)
-                        .entry(path.clone())
-                        .or_default()
-                        .reported = false;
-                    None
-                }
-            }
-        };
-        // A second opener with other text (the editor's unsaved text): the
-        // newest text wins, as an edit.
-        if let Some(next) = held {
-            self.replace_text(path, next, text);
-        }
         let server = self.inner.ensure(&spec).await?;
         self.inner.open_on(&server, path);
         self.inner.pull(&server, path);

@@ -58,6 +58,8 @@ pub struct LspClient {
     /// Every file's diagnostics, for the Problems panel and the editors.
     pub problems: Vec<FileDiagnostics>,
     pub statuses: Vec<ServerStatus>,
+    /// The tabs handed their diagnostics last (a new tab gets its file's).
+    tabs_seen: Vec<u32>,
 }
 
 impl std::fmt::Debug for LspClient {
@@ -110,6 +112,7 @@ impl LspClient {
             tokens_due: BTreeMap::new(),
             problems: Vec::new(),
             statuses: Vec::new(),
+            tabs_seen: Vec::new(),
         }
     }
 
@@ -118,11 +121,15 @@ impl LspClient {
     /// returns the answers that arrived.
     pub fn poll(&mut self, editors: &mut Editors) -> Vec<LspReply> {
         self.sync(editors);
+        let tabs: Vec<u32> = editors.tabs.iter().map(|t| t.id).collect();
         if self.heard.swap(false, Ordering::SeqCst) {
             self.problems = self.servers.diagnostics(&[]);
             self.statuses = self.servers.statuses();
             editors.set_diagnostics(&self.problems);
+        } else if tabs != self.tabs_seen {
+            editors.set_diagnostics(&self.problems);
         }
+        self.tabs_seen = tabs;
         self.request_tokens(&editors.docs);
         self.replies.try_iter().collect()
     }
@@ -154,10 +161,15 @@ impl LspClient {
             match (self.synced.get(rel).copied(), edits, text) {
                 (None, _, Some(text)) => {
                     self.synced.insert(rel.clone(), version);
+                    // Held now, so the next frame's edits are kept even
+                    // before the server runs.
+                    if self.servers.hold(rel, &text, version).is_err() {
+                        continue;
+                    }
                     let servers = self.servers.clone();
                     let path = rel.clone();
                     self.runtime.spawn(async move {
-                        if let Err(e) = servers.open(&path, &text, version).await {
+                        if let Err(e) = servers.attach(&path).await {
                             tracing::info!("{}: {e}", path.as_str());
                         }
                     });

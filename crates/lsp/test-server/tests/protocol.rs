@@ -490,3 +490,29 @@ async fn dropping_the_servers_ends_their_processes() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_made_before_the_server_runs_reach_it() {
+    let f = fixture(&[SERVER], quick());
+    let a = path("a.txt");
+    // The editor holds the document at once and keeps typing while the
+    // server starts.
+    f.servers.hold(&a, "x ERROR\n", 1).unwrap();
+    f.servers.change(
+        &a,
+        2,
+        &[Edit {
+            start: 0,
+            end: 0,
+            text: "한🙂".into(),
+        }],
+    );
+    f.servers.attach(&a).await.unwrap();
+    assert!(
+        f.servers
+            .wait_for_reports(std::slice::from_ref(&a), Duration::from_secs(20))
+            .await
+    );
+    assert_eq!(ranges(&f.servers, &a), vec![range(0, 4, 9)]);
+    f.servers.shutdown().await;
+}
