@@ -17,24 +17,13 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::window::testing::{
-    fixture_workspace as workspace, harness, open_in_editor as open, run_until,
+    fixture_workspace as workspace, harness, open_in_editor as open, run_until, shown,
 };
 
 fn text(h: &Harness<'_, CocodeApp>, id: u32) -> String {
     let editors = &h.state().editors;
     let rel = editors.get(id).unwrap().rel.clone().unwrap();
     editors.docs.with_document(&rel, |d| d.text()).unwrap()
-}
-
-fn shown(h: &Harness<'_, CocodeApp>, id: u32) -> String {
-    let editors = &h.state().editors;
-    let rel = editors.get(id).unwrap().rel.clone().unwrap();
-    editors
-        .docs
-        .with_document(&rel, |d| {
-            cocode_editor::markup::render(&d.text(), d.selection())
-        })
-        .unwrap()
 }
 
 fn type_text(h: &mut Harness<'static, CocodeApp>, text: &str) {

@@ -4,26 +4,14 @@
 //! the completion list opens with Ctrl+Space and Enter inserts the choice.
 
 use egui::{Key, Modifiers};
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::window::testing::{fixture_workspace, harness, open_in_editor, run_until};
+use crate::window::testing::{fixture_workspace, harness, open_in_editor, run_until, shown};
 
 #[path = "../../../../tests/support/require.rs"]
 mod peers;
-
-fn shown(h: &Harness<'_, CocodeApp>, id: u32) -> String {
-    let editors = &h.state().editors;
-    let rel = editors.get(id).unwrap().rel.clone().unwrap();
-    editors
-        .docs
-        .with_document(&rel, |d| {
-            cocode_editor::markup::render(&d.text(), d.selection())
-        })
-        .unwrap()
-}
 
 #[test]
 fn a_diagnostic_shows_in_the_gutter_and_problems_and_choosing_it_moves_the_cursor() {

@@ -85,3 +85,16 @@ pub fn open_in_editor(h: &mut Harness<'static, CocodeApp>, name: &str) -> u32 {
     h.run_steps(3);
     h.state().editors.active.unwrap()
 }
+
+/// The text of tab `id` in selection markup (`|` the cursor, `«…»` a
+/// selection).
+pub fn shown(h: &Harness<'_, CocodeApp>, id: u32) -> String {
+    let editors = &h.state().editors;
+    let rel = editors.get(id).unwrap().rel.clone().unwrap();
+    editors
+        .docs
+        .with_document(&rel, |d| {
+            cocode_editor::markup::render(&d.text(), d.selection())
+        })
+        .unwrap()
+}

@@ -49,6 +49,14 @@ fn servers(root: &std::path::Path) -> LanguageServers {
     )
 }
 
+/// Characters `from..to` of one line.
+fn on_line(line: u32, from: u32, to: u32) -> TextRange {
+    TextRange {
+        start: TextPos { line, column: from },
+        end: TextPos { line, column: to },
+    }
+}
+
 /// The character column of `needle` in `line`.
 fn column(line: &str, needle: &str) -> u32 {
     let byte = line.find(needle).unwrap();
@@ -101,19 +109,7 @@ async fn pyright_reports_fixes_hovers_defines_and_completes() {
     let errors = errors_after(&servers, &p, "the type error", |d| !d.is_empty()).await;
     assert_eq!(errors.len(), 1, "{errors:?}");
     let start = column(line0, "\"text\"");
-    assert_eq!(
-        errors[0].range,
-        TextRange {
-            start: TextPos {
-                line: 0,
-                column: start
-            },
-            end: TextPos {
-                line: 0,
-                column: start + 6
-            },
-        }
-    );
+    assert_eq!(errors[0].range, on_line(0, start, start + 6));
     assert!(errors[0].message.contains("int"), "{}", errors[0].message);
     assert_eq!(errors[0].source.as_deref(), Some("Pyright"));
 
@@ -190,19 +186,7 @@ async fn typescript_language_server_reports_fixes_and_hovers() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     // TypeScript reports the assignment at the declared name.
     let start = column(line0, "n: number");
-    assert_eq!(
-        errors[0].range,
-        TextRange {
-            start: TextPos {
-                line: 0,
-                column: start
-            },
-            end: TextPos {
-                line: 0,
-                column: start + 1
-            },
-        }
-    );
+    assert_eq!(errors[0].range, on_line(0, start, start + 1));
     assert!(
         errors[0]
             .message
@@ -273,19 +257,7 @@ async fn rust_analyzer_reports_a_syntax_error_and_answers_hover_and_definition()
     assert_eq!(semicolon, 27);
     let first = &errors[0];
     assert_eq!(first.message, "Syntax Error: expected expression");
-    assert_eq!(
-        first.range,
-        TextRange {
-            start: TextPos {
-                line: 2,
-                column: semicolon
-            },
-            end: TextPos {
-                line: 2,
-                column: semicolon
-            },
-        }
-    );
+    assert_eq!(first.range, on_line(2, semicolon, semicolon));
     let call = TextPos { line: 3, column: 5 };
     // Syntax errors come from the parse alone; names resolve once the
     // server has loaded the crate, which takes a while on a busy machine.
