@@ -8,6 +8,7 @@ pub mod backend;
 pub mod bootstrap;
 pub mod bricks;
 pub mod commands;
+pub mod crash;
 pub mod files;
 pub mod log;
 pub mod lsp;

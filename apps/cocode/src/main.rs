@@ -14,14 +14,46 @@ fn main() -> ExitCode {
     unsafe {
         cocode::host::secrets::seal();
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("COCODE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    let window = matches!(cli.command, None | Some(CliCommand::Open { .. }));
+    let data = cocode::host::crash::data_dir();
+    if let Some(data) = &data {
+        cocode::host::crash::install_hook(
+            cocode::host::crash::crash_dir(data),
+            cocode::host::secrets::values(),
+        );
+    }
+    // The window also logs to a file a day in the data folder; commands
+    // log to stderr only.
+    let (file_log, _flush) = match (&data, window) {
+        (Some(data), true) => {
+            match cocode::host::crash::log_writer(&cocode::host::crash::log_dir(data)) {
+                Ok((writer, guard)) => (Some(writer), Some(guard)),
+                Err(e) => {
+                    eprintln!("cocode: no log file: {e}");
+                    (None, None)
+                }
+            }
+        }
+        _ => (None, None),
+    };
+    {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let filter =
+            tracing_subscriber::EnvFilter::try_from_env("COCODE_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new(if window { "info" } else { "warn" })
+            });
+        tracing_subscriber::registry()
+            .with(filter)
+            .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+            .with(file_log.map(|w| {
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_writer(w)
+            }))
+            .init();
+    }
     // The one runtime of the process: the command line blocks on it, the
     // window's workers spawn onto it.
     let runtime = match cocode::host::runtime::build() {

@@ -9,6 +9,7 @@ pub mod agent;
 pub mod app;
 pub mod brick_service;
 pub mod command;
+pub mod crash_notice;
 pub mod disk_watch;
 pub mod editors;
 pub mod explorer;

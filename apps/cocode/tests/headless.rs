@@ -111,6 +111,8 @@ fn doctor_reports_each_check_and_a_clean_history() {
         "hosts held for a person",
         "credential store",
         "policy proxy",
+        "logs",
+        "crash reports",
         "blocked paths",
         "history",
     ]);
@@ -144,6 +146,15 @@ fn doctor_reports_each_check_and_a_clean_history() {
         }
     }
     assert!(text.contains("policy proxy: self-test passed"), "{text}");
+    let data = cocode::host::crash::data_dir().unwrap();
+    assert!(
+        text.contains(&format!(
+            "\nlogs: {} (the window's, a file a day, the last 7 kept)\ncrash reports: {}",
+            data.join("logs").display(),
+            data.join("crashes").display()
+        )),
+        "{text}"
+    );
     assert!(text.contains("history: 0 problem(s)"), "{text}");
     assert!(text.contains("\nblocked paths: none\n"), "{text}");
     assert_eq!(code, 0);

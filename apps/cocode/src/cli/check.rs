@@ -16,6 +16,32 @@ use crate::host::task_host::write_exceptions;
 use cocode_workspace::{HistoryIntegrityChecker, IntegrityReport, OpenWorkspace};
 use tokio::runtime::Handle;
 
+/// Where the window's logs and the crash reports are.
+fn own_files(out: &mut dyn Write) -> anyhow::Result<()> {
+    let Some(data) = crate::host::crash::data_dir() else {
+        writeln!(out, "logs: no per-user data folder on this system")?;
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "logs: {} (the window's, a file a day, the last 7 kept)",
+        crate::host::crash::log_dir(&data).display()
+    )?;
+    let crashes = crate::host::crash::crash_dir(&data);
+    let unseen = crate::host::crash::unseen(&crashes).len();
+    writeln!(
+        out,
+        "crash reports: {}{}",
+        crashes.display(),
+        match unseen {
+            0 => String::new(),
+            1 => " (1 not yet shown)".to_owned(),
+            n => format!(" ({n} not yet shown)"),
+        }
+    )?;
+    Ok(())
+}
+
 /// Runs self-verification over the whole workspace and prints one JSON
 /// record per line, then the verdict. Exit code 0 pass, 1 fail, 2 when the
 /// records cannot complete a task.
@@ -78,6 +104,7 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
             writeln!(out, "policy proxy: self-test FAILED — {e}")?;
         }
     }
+    own_files(out)?;
     // Recovery (as any start of cocode runs it) finds the paths an
     // interrupted operation left in neither their old nor their new state —
     // unless another process writes the workspace now: its journals are

@@ -47,6 +47,14 @@ pub fn var(name: &str) -> Option<String> {
     }
 }
 
+/// The values of the secrets sealed at start (for scrubbing crash reports).
+pub fn values() -> Vec<String> {
+    SEALED
+        .get()
+        .map(|sealed| sealed.names().filter_map(|n| sealed.var(n)).collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

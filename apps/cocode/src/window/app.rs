@@ -15,6 +15,7 @@ use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
 use crate::window::agent::AgentPanel;
 use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
 use crate::window::command::{CloseEditor, Command, PanelId};
+use crate::window::crash_notice::CrashNotice;
 use crate::window::disk_watch::DiskWatch;
 use crate::window::editors::Editors;
 use crate::window::explorer::{Explorer, WorkspaceView};
@@ -52,6 +53,8 @@ pub struct CocodeApp {
     tasks: Option<TaskService>,
     /// The open folder's language servers.
     pub(crate) lsp: Option<crate::window::lsp::LspClient>,
+    /// Crash reports of earlier runs, announced once.
+    pub(crate) crash_notice: Option<CrashNotice>,
     io: IoWorker,
     /// The process's runtime: the task service and the brick worker run on it.
     runtime: tokio::runtime::Handle,
@@ -130,6 +133,8 @@ impl CocodeApp {
             terminals: Terminals::new(runtime.clone(), waker.clone()),
             tasks: None,
             lsp: None,
+            crash_notice: crate::host::crash::data_dir()
+                .and_then(|d| CrashNotice::scan(&crate::host::crash::crash_dir(&d))),
             io,
             runtime,
             repaint,
@@ -208,6 +213,11 @@ impl CocodeApp {
         egui::Panel::top("menu").show(ui, |ui| {
             egui::MenuBar::new().ui(ui, |ui| self.menu(ui, &mut commands));
         });
+        if let Some(notice) = &self.crash_notice {
+            egui::Panel::top("crash-notice").show(ui, |ui| {
+                crate::window::crash_notice::show(ui, notice, &mut commands);
+            });
+        }
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui, &mut commands));
         egui::CentralPanel::default().show(ui, |ui| {
             let mut viewer = Viewer {
@@ -556,6 +566,8 @@ impl CocodeApp {
             Command::ResetLayout => self.dock = default_layout(),
             Command::ShowPanel(panel) => self.show_panel(panel),
             Command::Lsp(ask) => self.run_lsp(&ask),
+            Command::OpenCrashFolder => self.end_crash_notice(true),
+            Command::DismissCrashNotice => self.end_crash_notice(false),
             Command::SetTheme(theme) => {
                 self.theme = theme;
                 cocode_ui::apply_theme(ctx, theme);

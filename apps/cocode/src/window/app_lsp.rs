@@ -13,6 +13,50 @@ use crate::window::editors::Notice;
 use crate::window::lsp::{LspClient, LspReply};
 
 impl CocodeApp {
+    /// Stops announcing the crash reports (the folder shown first when
+    /// `open`, with the system's file manager).
+    pub(super) fn end_crash_notice(&mut self, open: bool) {
+        let Some(notice) = self.crash_notice.take() else {
+            return;
+        };
+        if open {
+            let argv = match self.os {
+                cocode_platform::Os::MacOs => vec!["open".to_owned()],
+                cocode_platform::Os::Windows => vec!["explorer".to_owned()],
+                cocode_platform::Os::Linux => vec!["xdg-open".to_owned()],
+            };
+            let launcher = Launcher::new(self.runtime.clone(), None, WritableRoots::default());
+            let mut argv = argv;
+            argv.push(notice.dir.display().to_string());
+            let spec = cocode_core::process::LaunchSpec {
+                argv,
+                cwd: notice.dir.clone(),
+                env_overrides: std::collections::BTreeMap::new(),
+                profile: cocode_core::process::SandboxProfile::Tool,
+                io: cocode_core::process::LaunchIo::Piped,
+                timeout: Some(std::time::Duration::from_secs(30)),
+                output_byte_limit: Some(4096),
+                extra_writable: Vec::new(),
+                secret_env: std::collections::BTreeMap::new(),
+                extra_hosts: Vec::new(),
+            };
+            let _entered = self.runtime.enter();
+            match cocode_core::process::ProcessLauncher::launch(&launcher, spec) {
+                Ok(mut child) => {
+                    self.runtime.spawn(async move {
+                        let _ = child.wait().await;
+                    });
+                }
+                Err(e) => tracing::warn!("showing {}: {e}", notice.dir.display()),
+            }
+        }
+        self.runtime.spawn_blocking(move || {
+            if let Err(e) = crate::host::crash::mark_seen(&notice.dir, &notice.reports) {
+                tracing::warn!("noting the crash reports as seen: {e}");
+            }
+        });
+    }
+
     /// The folder's language servers (none start until a file of their
     /// language opens).
     pub(super) fn start_lsp(&mut self, root: &Path) {

@@ -702,3 +702,32 @@ fn one_runtime_serves_the_workspace_and_the_brick_dialog() {
         assert!(names.iter().any(|n| n == "cocode-worker"), "{names:?}");
     }
 }
+
+#[test]
+fn a_crash_report_of_an_earlier_run_is_announced_once() {
+    let data = tempfile::tempdir().unwrap();
+    let crashes = crate::host::crash::crash_dir(data.path());
+    // A panic of an earlier run, with a key in its message.
+    crate::host::crash::install_hook(crashes.clone(), Vec::new());
+    let _ = std::panic::catch_unwind(|| panic!("lost with sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUVWX"));
+    let _ = std::panic::take_hook();
+    let reports = crate::host::crash::unseen(&crashes);
+    assert_eq!(reports.len(), 1);
+    let text = std::fs::read_to_string(&reports[0]).unwrap();
+    assert!(text.contains("message: lost with [redacted]\n"), "{text}");
+
+    let mut h = crate::window::testing::harness_with(None, |app| {
+        app.crash_notice = CrashNotice::scan(&crashes);
+    });
+    h.run_steps(2);
+    let said = format!("A crash report was saved in {}.", crashes.display());
+    assert!(h.query_by_label("cocode stopped unexpectedly").is_some());
+    assert!(h.query_by_label(&said).is_some());
+    h.get_by_label("Dismiss").click();
+    run_until(&mut h, "the reports marked seen", |_| {
+        crate::host::crash::unseen(&crashes).is_empty()
+    });
+    assert!(h.query_by_label(&said).is_none());
+    // The next start is quiet.
+    assert_eq!(CrashNotice::scan(&crashes), None);
+}

@@ -75,6 +75,10 @@ pub enum CloseEditor {
 pub enum Command {
     /// Ask the language servers (hover, completion, definition).
     Lsp(LspAsk),
+    /// Show the crash reports' folder (and stop announcing them).
+    OpenCrashFolder,
+    /// Stop announcing the crash reports.
+    DismissCrashNotice,
     ShowOpenFolder,
     /// Resolve and open a folder (via the IO thread).
     OpenFolder(PathBuf),

@@ -21,8 +21,18 @@ pub fn runtime() -> tokio::runtime::Handle {
 
 /// A harness around the whole app, 1200×800, dark theme, Linux conventions.
 pub fn harness(folder: Option<PathBuf>) -> Harness<'static, CocodeApp> {
+    harness_with(folder, |_| {})
+}
+
+/// [`harness`] with the app prepared first (state a start would read from
+/// the person's folders, such as crash reports).
+pub fn harness_with(
+    folder: Option<PathBuf>,
+    prepare: impl FnOnce(&mut CocodeApp),
+) -> Harness<'static, CocodeApp> {
     let mut app = CocodeApp::new(folder, runtime()).expect("io thread starts");
     app.os = cocode_platform::Os::Linux;
+    prepare(&mut app);
     Harness::builder()
         .with_size(egui::vec2(1200.0, 800.0))
         .with_os(egui::os::OperatingSystem::Nix)
