@@ -1,4 +1,7 @@
 //! The `cocode` executable: the window, or a headless command.
+// A release build on Windows is a GUI program: no console window opens
+// behind the app; commands attach to the terminal that started them.
+#![cfg_attr(all(windows, not(debug_assertions)), windows_subsystem = "windows")]
 
 use std::process::ExitCode;
 
@@ -14,6 +17,9 @@ fn main() -> ExitCode {
     unsafe {
         cocode::host::secrets::seal();
     }
+    // Before anything prints (`--help`, a parse error): started from a
+    // terminal, the output goes there; double-clicked, nothing happens.
+    cocode_platform::console::attach_parent_console();
     let cli = Cli::parse();
     let window = matches!(cli.command, None | Some(CliCommand::Open { .. }));
     let data = cocode::host::crash::data_dir();

@@ -2,6 +2,7 @@
 //! family and the primary shortcut modifier with its labels — and keeping
 //! the process's own secrets from other processes ([`seal`]).
 
+pub mod console;
 pub mod seal;
 
 use std::fmt;
