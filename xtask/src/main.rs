@@ -10,6 +10,7 @@ mod bench;
 mod boundaries;
 mod cross;
 mod fuzz;
+mod icons;
 mod layers;
 mod modules;
 mod screenshot;
@@ -64,6 +65,9 @@ enum Command {
         #[arg(long)]
         no_install: bool,
     },
+    /// Render the application icon (`assets/icon/cocode.svg`) into its PNG,
+    /// `.ico` and `.icns` files.
+    Icons,
     /// Start the release app under Xvfb and save a screenshot.
     Screenshot {
         /// Folder to open.
@@ -104,6 +108,7 @@ fn run(command: Command) -> Result<bool> {
             }
             fuzz::run(&root, seconds)
         }
+        Command::Icons => icons::run(&root),
         Command::Screenshot { workspace, out } => {
             screenshot::run(&root, workspace, &out).map(|()| true)
         }

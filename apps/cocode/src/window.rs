@@ -62,7 +62,8 @@ fn open(folder: Option<&Path>, runtime: tokio::runtime::Handle) -> anyhow::Resul
             .with_title("cocode")
             .with_app_id("cocode")
             .with_inner_size([1280.0, 800.0])
-            .with_min_inner_size([480.0, 320.0]),
+            .with_min_inner_size([480.0, 320.0])
+            .with_icon(window_icon()),
         ..Default::default()
     };
     eframe::run_native(
@@ -75,4 +76,50 @@ fn open(folder: Option<&Path>, runtime: tokio::runtime::Handle) -> anyhow::Resul
         }),
     )
     .map_err(|e| anyhow::anyhow!("the window could not start: {e}"))
+}
+
+/// The application icon (`assets/icon`, rendered by `cargo xtask icons`),
+/// for the title bar and the task switcher.
+fn window_icon() -> std::sync::Arc<egui::IconData> {
+    const PNG: &[u8] = include_bytes!("../../../assets/icon/png/128.png");
+    let icon = decode_png(PNG).unwrap_or_else(|e| {
+        tracing::warn!("the window icon is not readable: {e}");
+        egui::IconData::default()
+    });
+    std::sync::Arc::new(icon)
+}
+
+/// An RGBA icon from a PNG.
+pub fn decode_png(bytes: &[u8]) -> Result<egui::IconData, String> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::ALPHA);
+    let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
+    let size = reader
+        .output_buffer_size()
+        .ok_or("the image is too large")?;
+    let mut rgba = vec![0; size];
+    let info = reader.next_frame(&mut rgba).map_err(|e| e.to_string())?;
+    if info.color_type != png::ColorType::Rgba || info.bit_depth != png::BitDepth::Eight {
+        return Err("the image is not 8-bit RGBA".to_owned());
+    }
+    rgba.truncate(info.buffer_size());
+    Ok(egui::IconData {
+        rgba,
+        width: info.width,
+        height: info.height,
+    })
+}
+
+#[cfg(test)]
+mod icon_tests {
+    #[test]
+    fn the_window_icon_is_the_committed_128_pixel_png() {
+        let icon = super::window_icon();
+        assert_eq!((icon.width, icon.height), (128, 128));
+        assert_eq!(icon.rgba.len(), 128 * 128 * 4);
+        // The tile's dark blue at its centre-left edge, transparent corners.
+        let at = |x: usize, y: usize| &icon.rgba[(y * 128 + x) * 4..(y * 128 + x) * 4 + 4];
+        assert_eq!(at(0, 0)[3], 0);
+        assert_eq!(at(8, 64), &[0x1E, 0x24, 0x30, 0xFF]);
+    }
 }
