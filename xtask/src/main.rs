@@ -9,6 +9,7 @@
 mod bench;
 mod boundaries;
 mod cross;
+mod dist;
 mod fuzz;
 mod icons;
 mod layers;
@@ -65,6 +66,9 @@ enum Command {
         #[arg(long)]
         no_install: bool,
     },
+    /// Build the packages this machine can build into `dist/` under the
+    /// target folder (here: the Linux tarball with its install script).
+    Dist,
     /// Render the application icon (`assets/icon/cocode.svg`) into its PNG,
     /// `.ico` and `.icns` files.
     Icons,
@@ -109,6 +113,7 @@ fn run(command: Command) -> Result<bool> {
             fuzz::run(&root, seconds)
         }
         Command::Icons => icons::run(&root),
+        Command::Dist => dist::run(&root),
         Command::Screenshot { workspace, out } => {
             screenshot::run(&root, workspace, &out).map(|()| true)
         }

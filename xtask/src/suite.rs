@@ -17,7 +17,7 @@ use crate::{boundaries, cross, layers};
 /// Debian packages the test suites and the app need at run time:
 /// a virtual X server for the window smoke test, X11/GL client libraries
 /// for eframe (glow through Mesa), tools to inspect and capture windows.
-pub const APT_PACKAGES: [&str; 20] = [
+pub const APT_PACKAGES: [&str; 21] = [
     // The policy proxy's tests drive real curl through it.
     "curl",
     // The proxy benches' peer.
@@ -43,6 +43,8 @@ pub const APT_PACKAGES: [&str; 20] = [
     "libegl-mesa0",
     "libgl1-mesa-dri",
     "ca-certificates",
+    // The tarball's desktop entry is checked with desktop-file-validate.
+    "desktop-file-utils",
 ];
 
 /// Seconds each fuzz target runs in the suite (a smoke run; `cargo xtask

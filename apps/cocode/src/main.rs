@@ -71,7 +71,7 @@ fn main() -> ExitCode {
     };
     let handle = runtime.handle().clone();
     match &cli.command {
-        Some(CliCommand::Open { dir }) => cocode::window::run(Some(dir), handle),
+        Some(CliCommand::Open { dir }) => cocode::window::run(dir.as_deref(), handle),
         None => cocode::window::run(None, handle),
         Some(command) => cocode::cli::run(command, &handle),
     }

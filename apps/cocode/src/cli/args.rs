@@ -19,8 +19,9 @@ pub struct Cli {
 pub enum CliCommand {
     /// Open a folder in the window.
     Open {
-        /// The folder to open.
-        dir: PathBuf,
+        /// The folder to open (none: the window with no folder, as a
+        /// desktop launcher starts it).
+        dir: Option<PathBuf>,
     },
     /// Run self-verification over a workspace and print the records and the verdict.
     Verify {
@@ -259,7 +260,7 @@ impl Cli {
     /// The folder the window should open with, if any.
     pub fn folder(&self) -> Option<&PathBuf> {
         match &self.command {
-            Some(CliCommand::Open { dir }) => Some(dir),
+            Some(CliCommand::Open { dir }) => dir.as_ref(),
             Some(
                 CliCommand::Verify { .. }
                 | CliCommand::Doctor { .. }
@@ -291,7 +292,10 @@ mod tests {
         );
         let open = Cli::try_parse_from(["cocode", "open", "/tmp/x"]).unwrap();
         assert_eq!(open.folder(), Some(&PathBuf::from("/tmp/x")));
-        assert!(Cli::try_parse_from(["cocode", "open"]).is_err());
+        assert_eq!(
+            Cli::try_parse_from(["cocode", "open"]).unwrap().folder(),
+            None
+        );
         assert!(Cli::try_parse_from(["cocode", "frobnicate"]).is_err());
         assert_eq!(
             Cli::try_parse_from(["cocode", "verify", "--workspace", "ws"])

@@ -1,0 +1,131 @@
+use super::*;
+use pretty_assertions::assert_eq;
+
+/// Every file and folder below `dir`, relative, sorted.
+fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[path = "../../tests/support/require.rs"]
+mod require;
+
+#[test]
+fn the_tarball_installs_into_a_home_and_uninstalls_leaving_nothing() {
+    let root = crate::repo_root().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // A stand-in for the release binary: the scripts are what is tested.
+    let fake = work.path().join("cocode");
+    std::fs::write(&fake, "#!/bin/sh\necho \"cocode $*\"\n").unwrap();
+    let staged = stage(&root, &fake, work.path(), "cocode-test").unwrap();
+    let home = work.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(home.join(".profile"), "# the person's own file\n").unwrap();
+    let before = tree(&home);
+
+    let out = Command::new("sh")
+        .arg(staged.join("install.sh"))
+        .env("HOME", &home)
+        .env_remove("PREFIX")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prefix = home.join(".local");
+    let installed = tree(&home);
+    for expected in [
+        ".local/bin/cocode",
+        ".local/share/applications/cocode.desktop",
+        ".local/share/icons/hicolor/16x16/apps/cocode.png",
+        ".local/share/icons/hicolor/512x512/apps/cocode.png",
+        ".local/share/cocode/uninstall.sh",
+        ".local/share/cocode/installed",
+    ] {
+        assert!(
+            installed.contains(&expected.to_owned()),
+            "{expected}: {installed:?}"
+        );
+    }
+    let ran = Command::new(prefix.join("bin/cocode"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "cocode --version\n");
+    let entry = std::fs::read_to_string(prefix.join("share/applications/cocode.desktop")).unwrap();
+    assert!(
+        entry.contains(&format!(
+            "\nExec={} open %f\n",
+            prefix.join("bin/cocode").display()
+        )),
+        "{entry}"
+    );
+    assert!(entry.contains("\nMimeType=inode/directory;\n"));
+    if require::require_program("desktop-file-validate") {
+        let checked = Command::new("desktop-file-validate")
+            .arg(prefix.join("share/applications/cocode.desktop"))
+            .output()
+            .unwrap();
+        assert!(
+            checked.status.success() && checked.stdout.is_empty(),
+            "{}{}",
+            String::from_utf8_lossy(&checked.stdout),
+            String::from_utf8_lossy(&checked.stderr)
+        );
+    }
+
+    let out = Command::new("sh")
+        .arg(prefix.join("share/cocode/uninstall.sh"))
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tree(&home), before);
+}
+
+#[test]
+fn an_existing_folder_of_the_person_stays_after_uninstall() {
+    let root = crate::repo_root().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fake = work.path().join("cocode");
+    std::fs::write(&fake, "#!/bin/sh\n").unwrap();
+    let staged = stage(&root, &fake, work.path(), "cocode-test").unwrap();
+    let prefix = work.path().join("prefix");
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    std::fs::write(prefix.join("bin/mine"), "").unwrap();
+    let status = Command::new("sh")
+        .arg(staged.join("install.sh"))
+        .env("PREFIX", &prefix)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = Command::new("sh")
+        .arg(prefix.join("share/cocode/uninstall.sh"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(tree(&prefix), vec!["bin".to_owned(), "bin/mine".to_owned()]);
+}
+
+#[test]
+fn the_version_is_the_workspaces() {
+    let root = crate::repo_root().unwrap();
+    assert_eq!(version(&root).unwrap(), env!("CARGO_PKG_VERSION"));
+}
