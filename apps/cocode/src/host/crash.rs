@@ -170,6 +170,8 @@ pub fn log_writer(
     ),
     String,
 > {
+    // Made first: the appender prunes old files as it starts.
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let appender = tracing_appender::rolling::Builder::new()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
         .filename_prefix("cocode")
