@@ -94,6 +94,9 @@ pub struct ServerStatus {
     pub id: String,
     pub extensions: Vec<String>,
     pub command: Vec<String>,
+    /// Open documents waiting on it (a missing server with documents is
+    /// one the person needs).
+    pub documents: usize,
     #[serde(flatten)]
     pub state: ServerState,
 }
@@ -275,6 +278,10 @@ impl LanguageServers {
 
     /// Each known server and what it is doing.
     pub fn statuses(&self) -> Vec<ServerStatus> {
+        let held: Vec<String> = lock(&self.inner.docs)
+            .values()
+            .map(|d| d.server.clone())
+            .collect();
         self.inner
             .registry
             .specs()
@@ -283,6 +290,7 @@ impl LanguageServers {
                 id: spec.id.clone(),
                 extensions: spec.extensions.clone(),
                 command: spec.command.clone(),
+                documents: held.iter().filter(|s| **s == spec.id).count(),
                 state: self.inner.state_of(spec),
             })
             .collect()

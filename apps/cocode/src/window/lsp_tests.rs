@@ -119,3 +119,30 @@ fn the_completion_list_opens_with_ctrl_space_and_enter_inserts_the_choice() {
     assert!(h.state().editors.get(id).unwrap().completion.is_none());
     assert!(h.query_by_label("Enter: insert · Esc: close").is_none());
 }
+
+#[test]
+fn a_missing_server_that_an_open_file_needs_says_how_to_install_it() {
+    let (_dir, root) = fixture_workspace(&[
+        ("main.zig", "const x = 1;\n"),
+        (
+            ".cocode/config/workspace.json",
+            r#"{"version": 1, "language_servers": [{"id": "zig", "command": ["no-such-zls"], "extensions": ["zig"]}]}"#,
+        ),
+    ]);
+    let mut h = harness(Some(root));
+    open_in_editor(&mut h, "main.zig");
+    run_until(&mut h, "the server's state", |h| {
+        h.state()
+            .lsp
+            .as_ref()
+            .is_some_and(|l| l.statuses.iter().any(|s| s.id == "zig" && s.documents == 1))
+    });
+    h.get_by_label("⊗ 0  ⚠ 0").click();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label(
+            "zig is not installed, so open files get no diagnostics — install no-such-zls"
+        )
+        .is_some()
+    );
+}

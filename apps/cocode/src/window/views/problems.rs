@@ -48,6 +48,13 @@ pub fn show(
     });
     for s in servers {
         let trouble = match &s.state {
+            ServerState::NotInstalled { install } if s.documents > 0 => Some((
+                format!(
+                    "{} is not installed, so open files get no diagnostics — {install}",
+                    s.id
+                ),
+                false,
+            )),
             ServerState::Failed { reason } => Some((format!("{} stopped: {reason}", s.id), true)),
             ServerState::Restarting { reason } => {
                 Some((format!("{} is restarting ({reason})", s.id), false))
