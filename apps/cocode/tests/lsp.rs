@@ -171,3 +171,30 @@ fn a_local_agent_task_asks_the_language_server_and_sees_its_error() {
         "{out}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_link_out_of_the_workspace_is_never_read_for_a_server() {
+    if !peers::require_program("pyright-langserver") {
+        return;
+    }
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    // A file outside whose error would name what it holds.
+    std::fs::write(outside.path().join("secret.py"), "print(SECRET_NAME_123)\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.py"), ws.path().join("leak.py"))
+        .unwrap();
+    let (code, out, err) = cocode(&[
+        "lsp",
+        "diagnostics",
+        "--workspace",
+        ws.path().to_str().unwrap(),
+        "leak.py",
+    ]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.starts_with("cocode: leak.py: not readable (WORKSPACE_"),
+        "{err}"
+    );
+    assert!(!err.contains("SECRET_NAME_123"));
+}

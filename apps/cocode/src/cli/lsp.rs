@@ -15,7 +15,7 @@ use tokio::runtime::Handle;
 use crate::cli::args::LspCommand;
 use crate::host::lsp::{
     DiagnosticsReport, diagnostic_lines, language_servers, query_diagnostics, query_files,
-    read_entries, registry, user_config_file,
+    query_texts, read_entries, registry, user_config_file,
 };
 
 /// Runs `cocode lsp …`.
@@ -108,9 +108,11 @@ fn diagnostics(
         wanted.push(normalize(&rel, options).map_err(|e| anyhow::anyhow!("{p}: {e}"))?);
     }
     let (files, omitted) = query_files(&servers, &root, options, &wanted);
-    let nothing = cocode_editor::OpenDocuments::new();
+    let reader = cocode_workspace::WorkspaceReader::open(&root, options)
+        .with_context(|| format!("reading {}", root.display()))?;
+    let texts = query_texts(&reader, &cocode_editor::OpenDocuments::new(), &files);
     let (found, unanswered) = rt.block_on(async {
-        let result = query_diagnostics(&servers, &root, &nothing, &files, timeout).await;
+        let result = query_diagnostics(&servers, texts, timeout).await;
         servers.shutdown().await;
         result
     });

@@ -203,33 +203,54 @@ pub fn query_files(
     (served, omitted)
 }
 
-/// Opens `files` with their servers (the editor's unsaved text wins over
-/// the disk), waits up to `timeout` for their reports, and reads the
-/// diagnostics; files the query opened are closed again.
-pub async fn query_diagnostics(
-    servers: &LanguageServers,
-    root: &Path,
+/// The texts a query sends: the editor's unsaved text, else the file read
+/// through the workspace's safe read path (a link out of the workspace, a
+/// folder or a FIFO is refused with its code, never followed).
+pub fn query_texts(
+    reader: &cocode_workspace::WorkspaceReader,
     documents: &dyn TextDocumentSource,
     files: &[NormalizedPath],
+) -> Vec<(NormalizedPath, Result<String, String>)> {
+    files
+        .iter()
+        .map(|path| {
+            let text = match documents.unsaved_text(path) {
+                Some(text) => Ok(text),
+                None => match reader.read("lsp.diagnostics", path) {
+                    Ok(Some(bytes)) => {
+                        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())
+                    }
+                    Ok(None) => Err("no such file".to_owned()),
+                    Err(e) => Err(format!("not readable ({}): {}", e.code.as_str(), e.message)),
+                },
+            };
+            (path.clone(), text)
+        })
+        .collect()
+}
+
+/// Opens the files with their servers, waits up to `timeout` for their
+/// reports, and reads the diagnostics; files the query opened are let go
+/// again.
+pub async fn query_diagnostics(
+    servers: &LanguageServers,
+    texts: Vec<(NormalizedPath, Result<String, String>)>,
     timeout: Duration,
 ) -> (Vec<FileDiagnostics>, Vec<Unanswered>) {
     let mut opened = Vec::new();
     let mut unanswered = Vec::new();
-    for path in files {
-        let text = match documents.unsaved_text(path) {
-            Some(text) => text,
-            None => match std::fs::read_to_string(root.join(path.as_str())) {
-                Ok(text) => text,
-                Err(e) => {
-                    unanswered.push(Unanswered {
-                        path: path.as_str().to_owned(),
-                        reason: format!("not readable: {e}"),
-                    });
-                    continue;
-                }
-            },
+    for (path, text) in texts {
+        let text = match text {
+            Ok(text) => text,
+            Err(reason) => {
+                unanswered.push(Unanswered {
+                    path: path.as_str().to_owned(),
+                    reason,
+                });
+                continue;
+            }
         };
-        match servers.open(path, &text, 0).await {
+        match servers.open(&path, &text, 0).await {
             Ok(()) => opened.push(path.clone()),
             Err(e) => unanswered.push(Unanswered {
                 path: path.as_str().to_owned(),

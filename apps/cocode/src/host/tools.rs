@@ -1079,26 +1079,27 @@ impl WorkspaceTools {
                 false,
             ));
         }
-        let (files, omitted) = {
+        let (texts, omitted) = {
             let servers = servers.clone();
-            let root = root.clone();
+            let documents = Arc::clone(&self.documents);
             tokio::task::spawn_blocking(move || {
-                crate::host::lsp::query_files(&servers, &root, options, &paths)
+                let (files, omitted) =
+                    crate::host::lsp::query_files(&servers, &root, options, &paths);
+                let reader = cocode_workspace::WorkspaceReader::open(&root, options)
+                    .map_err(|e| e.to_string())?;
+                let texts = crate::host::lsp::query_texts(&reader, documents.as_ref(), &files);
+                Ok::<_, String>((texts, omitted))
             })
             .await
             .map_err(|e| ToolError::handler("LSP_FAILED", e.to_string(), true))?
+            .map_err(|e| ToolError::handler("LSP_FAILED", e, true))?
         };
-        let (found, unanswered) = crate::host::lsp::query_diagnostics(
-            servers,
-            &root,
-            self.documents.as_ref(),
-            &files,
-            LSP_TOOL_WAIT,
-        )
-        .await;
+        let checked = texts.len();
+        let (found, unanswered) =
+            crate::host::lsp::query_diagnostics(servers, texts, LSP_TOOL_WAIT).await;
         ToolOutput::json(&crate::host::lsp::report_json(
             &crate::host::lsp::DiagnosticsReport {
-                checked: files.len(),
+                checked,
                 omitted,
                 files: found,
                 unanswered,

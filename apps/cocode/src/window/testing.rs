@@ -21,7 +21,8 @@ pub fn runtime() -> tokio::runtime::Handle {
 
 /// A harness around the whole app, 1200×800, dark theme, Linux conventions.
 pub fn harness(folder: Option<PathBuf>) -> Harness<'static, CocodeApp> {
-    harness_with(folder, |_| {})
+    // Crash reports this machine's person may have are not the test's.
+    harness_with(folder, |app| app.crash_notice = None)
 }
 
 /// [`harness`] with the app prepared first (state a start would read from
