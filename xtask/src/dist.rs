@@ -2,7 +2,8 @@
 //! `dist/` under the target folder (`CARGO_TARGET_DIR` honoured). Here: the
 //! portable Linux tarball — the release binary, the desktop entry, the
 //! icons in the hicolor sizes, and an install script for the person's own
-//! `~/.local` with its uninstaller.
+//! `~/.local` with its uninstaller — and a `.deb` (`dpkg-deb`) installing
+//! the same into `/usr`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,7 +62,97 @@ pub fn stage(root: &Path, binary: &Path, out: &Path, name: &str) -> Result<PathB
     Ok(dir)
 }
 
-/// Builds the release binary and the tarball; prints the package's path.
+/// The runtime libraries the window needs on Debian and Ubuntu (the
+/// README's list).
+const DEB_DEPENDS: &str = "libc6, libx11-6, libx11-xcb1, libxcursor1, libxi6, libxkbcommon-x11-0, libegl1, libgl1-mesa-dri";
+
+/// Debian's name of this machine's architecture.
+fn deb_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    }
+}
+
+/// Builds `cocode_<version>_<arch>.deb` in `out` around `binary`: the
+/// program in `/usr/bin`, the desktop entry and the hicolor icons in
+/// `/usr/share`; its path.
+pub fn deb(root: &Path, binary: &Path, out: &Path, version: &str) -> Result<PathBuf> {
+    let name = format!("cocode_{version}_{}", deb_arch());
+    let dir = out.join(&name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    let copy = |from: &Path, to: &Path| -> Result<()> {
+        std::fs::create_dir_all(to.parent().context("a parent folder")?)?;
+        std::fs::copy(from, to).with_context(|| format!("copying {}", from.display()))?;
+        Ok(())
+    };
+    copy(binary, &dir.join("usr/bin/cocode"))?;
+    copy(
+        &root.join("assets/linux/cocode.desktop"),
+        &dir.join("usr/share/applications/cocode.desktop"),
+    )?;
+    for size in crate::icons::SIZES {
+        copy(
+            &root.join(format!("assets/icon/png/{size}.png")),
+            &dir.join(format!(
+                "usr/share/icons/hicolor/{size}x{size}/apps/cocode.png"
+            )),
+        )?;
+    }
+    copy(
+        &root.join("assets/icon/cocode.svg"),
+        &dir.join("usr/share/icons/hicolor/scalable/apps/cocode.svg"),
+    )?;
+    let size_kib = std::fs::metadata(binary)?.len().div_ceil(1024) + 256;
+    std::fs::create_dir_all(dir.join("DEBIAN"))?;
+    std::fs::write(
+        dir.join("DEBIAN/control"),
+        format!(
+            "Package: cocode\n\
+             Version: {version}\n\
+             Section: devel\n\
+             Priority: optional\n\
+             Architecture: {arch}\n\
+             Maintainer: cocode maintainers <maintainers@cocode.invalid>\n\
+             Installed-Size: {size_kib}\n\
+             Depends: {DEB_DEPENDS}\n\
+             Description: Agentic Development Environment\n \
+             Edit code, run terminals and delegate tasks to agents in one window;\n \
+             every agent edit is recorded and reversible, and agents write only\n \
+             where allowed and reach only allowed hosts.\n",
+            arch = deb_arch()
+        ),
+    )?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(
+            dir.join("usr/bin/cocode"),
+            std::fs::Permissions::from_mode(0o755),
+        )?;
+    }
+    let deb = out.join(format!("{name}.deb"));
+    let built = Command::new("dpkg-deb")
+        .args(["--root-owner-group", "--build"])
+        .arg(&dir)
+        .arg(&deb)
+        .output()
+        .context("dpkg-deb (install the dpkg package)")?;
+    if !built.status.success() {
+        bail!(
+            "dist: dpkg-deb failed: {}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+    }
+    std::fs::remove_dir_all(&dir)?;
+    Ok(deb)
+}
+
+/// Builds the release binary, the tarball and the `.deb`; prints their
+/// paths.
 pub fn run(root: &Path) -> Result<bool> {
     if !cfg!(target_os = "linux") {
         bail!(
@@ -94,6 +185,8 @@ pub fn run(root: &Path) -> Result<bool> {
         bail!("dist: tar failed");
     }
     println!("dist: {}", tarball.display());
+    let deb = deb(root, &target.join("release/cocode"), &out, &version)?;
+    println!("dist: {}", deb.display());
     Ok(true)
 }
 

@@ -129,3 +129,66 @@ fn the_version_is_the_workspaces() {
     let root = crate::repo_root().unwrap();
     assert_eq!(version(&root).unwrap(), env!("CARGO_PKG_VERSION"));
 }
+
+#[test]
+fn the_deb_holds_the_program_entry_and_icons_with_its_dependencies() {
+    if !require::require_program("dpkg-deb") {
+        return;
+    }
+    let root = crate::repo_root().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fake = work.path().join("cocode");
+    std::fs::write(&fake, "#!/bin/sh\n").unwrap();
+    let deb = deb(&root, &fake, work.path(), "0.1.0").unwrap();
+    assert_eq!(
+        deb.file_name().unwrap().to_str().unwrap(),
+        format!("cocode_0.1.0_{}.deb", deb_arch())
+    );
+    let field = |name: &str| {
+        let out = Command::new("dpkg-deb")
+            .args(["--field"])
+            .arg(&deb)
+            .arg(name)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    assert_eq!(field("Package"), "cocode");
+    assert_eq!(field("Version"), "0.1.0");
+    assert_eq!(field("Depends"), DEB_DEPENDS);
+    let listed = Command::new("dpkg-deb")
+        .arg("--contents")
+        .arg(&deb)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    for path in [
+        "./usr/bin/cocode",
+        "./usr/share/applications/cocode.desktop",
+        "./usr/share/icons/hicolor/48x48/apps/cocode.png",
+        "./usr/share/icons/hicolor/scalable/apps/cocode.svg",
+    ] {
+        let line = listed
+            .lines()
+            .find(|l| l.ends_with(path))
+            .unwrap_or_else(|| panic!("{path} missing:\n{listed}"));
+        assert!(line.contains("root/root"), "{line}");
+        if path.ends_with("bin/cocode") {
+            assert!(line.starts_with("-rwxr-xr-x"), "{line}");
+        }
+    }
+    // The staging folder is gone; only the package is left.
+    let mut left: Vec<String> = std::fs::read_dir(work.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        vec![
+            "cocode".to_owned(),
+            format!("cocode_0.1.0_{}.deb", deb_arch())
+        ]
+    );
+}
