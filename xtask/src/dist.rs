@@ -23,41 +23,60 @@ pub fn version(root: &Path) -> Result<String> {
         .context("the workspace's package version")
 }
 
-/// Lays out the tarball's folder `out/<name>/` from `binary`; its path.
-pub fn stage(root: &Path, binary: &Path, out: &Path, name: &str) -> Result<PathBuf> {
-    let dir = out.join(name);
+/// An empty folder at `dir` (an earlier one removed).
+fn fresh(dir: &Path) -> Result<()> {
     if dir.exists() {
-        std::fs::remove_dir_all(&dir)?;
+        std::fs::remove_dir_all(dir)?;
     }
-    let copy = |from: &Path, to: &Path| -> Result<()> {
-        std::fs::create_dir_all(to.parent().context("a parent folder")?)?;
-        std::fs::copy(from, to).with_context(|| format!("copying {}", from.display()))?;
-        Ok(())
-    };
-    copy(binary, &dir.join("bin/cocode"))?;
+    std::fs::create_dir_all(dir)?;
+    Ok(())
+}
+
+fn copy(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to.parent().context("a parent folder")?)?;
+    std::fs::copy(from, to).with_context(|| format!("copying {}", from.display()))?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
+
+/// What every package installs, below `prefix` as a Unix prefix lays it
+/// out: `bin/cocode`, the desktop entry and the hicolor icons in `share/`.
+fn lay_out(root: &Path, binary: &Path, prefix: &Path) -> Result<()> {
+    copy(binary, &prefix.join("bin/cocode"))?;
+    #[cfg(unix)]
+    make_executable(&prefix.join("bin/cocode"))?;
     copy(
         &root.join("assets/linux/cocode.desktop"),
-        &dir.join("share/applications/cocode.desktop"),
+        &prefix.join("share/applications/cocode.desktop"),
     )?;
     for size in crate::icons::SIZES {
         copy(
             &root.join(format!("assets/icon/png/{size}.png")),
-            &dir.join(format!("share/icons/hicolor/{size}x{size}/apps/cocode.png")),
+            &prefix.join(format!("share/icons/hicolor/{size}x{size}/apps/cocode.png")),
         )?;
     }
     copy(
         &root.join("assets/icon/cocode.svg"),
-        &dir.join("share/icons/hicolor/scalable/apps/cocode.svg"),
-    )?;
+        &prefix.join("share/icons/hicolor/scalable/apps/cocode.svg"),
+    )
+}
+
+/// Lays out the tarball's folder `out/<name>/` from `binary`, with the
+/// install and uninstall scripts; its path.
+pub fn stage(root: &Path, binary: &Path, out: &Path, name: &str) -> Result<PathBuf> {
+    let dir = out.join(name);
+    fresh(&dir)?;
+    lay_out(root, binary, &dir)?;
     for script in ["install.sh", "uninstall.sh"] {
         copy(&root.join("assets/linux").join(script), &dir.join(script))?;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        for exe in ["bin/cocode", "install.sh", "uninstall.sh"] {
-            std::fs::set_permissions(dir.join(exe), std::fs::Permissions::from_mode(0o755))?;
-        }
+        #[cfg(unix)]
+        make_executable(&dir.join(script))?;
     }
     Ok(dir)
 }
@@ -81,31 +100,8 @@ fn deb_arch() -> &'static str {
 pub fn deb(root: &Path, binary: &Path, out: &Path, version: &str) -> Result<PathBuf> {
     let name = format!("cocode_{version}_{}", deb_arch());
     let dir = out.join(&name);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)?;
-    }
-    let copy = |from: &Path, to: &Path| -> Result<()> {
-        std::fs::create_dir_all(to.parent().context("a parent folder")?)?;
-        std::fs::copy(from, to).with_context(|| format!("copying {}", from.display()))?;
-        Ok(())
-    };
-    copy(binary, &dir.join("usr/bin/cocode"))?;
-    copy(
-        &root.join("assets/linux/cocode.desktop"),
-        &dir.join("usr/share/applications/cocode.desktop"),
-    )?;
-    for size in crate::icons::SIZES {
-        copy(
-            &root.join(format!("assets/icon/png/{size}.png")),
-            &dir.join(format!(
-                "usr/share/icons/hicolor/{size}x{size}/apps/cocode.png"
-            )),
-        )?;
-    }
-    copy(
-        &root.join("assets/icon/cocode.svg"),
-        &dir.join("usr/share/icons/hicolor/scalable/apps/cocode.svg"),
-    )?;
+    fresh(&dir)?;
+    lay_out(root, binary, &dir.join("usr"))?;
     let size_kib = std::fs::metadata(binary)?.len().div_ceil(1024) + 256;
     std::fs::create_dir_all(dir.join("DEBIAN"))?;
     std::fs::write(
@@ -126,14 +122,6 @@ pub fn deb(root: &Path, binary: &Path, out: &Path, version: &str) -> Result<Path
             arch = deb_arch()
         ),
     )?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(
-            dir.join("usr/bin/cocode"),
-            std::fs::Permissions::from_mode(0o755),
-        )?;
-    }
     let deb = out.join(format!("{name}.deb"));
     let built = Command::new("dpkg-deb")
         .args(["--root-owner-group", "--build"])

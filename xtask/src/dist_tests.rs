@@ -21,14 +21,21 @@ fn tree(dir: &Path) -> Vec<String> {
 #[path = "../../tests/support/require.rs"]
 mod require;
 
-#[test]
-fn the_tarball_installs_into_a_home_and_uninstalls_leaving_nothing() {
+/// A work folder with a stand-in for the release binary (`script` is its
+/// shell body: the packaging is what is tested) and the tarball's folder
+/// staged around it.
+fn staged(script: &str) -> (tempfile::TempDir, PathBuf) {
     let root = crate::repo_root().unwrap();
     let work = tempfile::tempdir().unwrap();
-    // A stand-in for the release binary: the scripts are what is tested.
     let fake = work.path().join("cocode");
-    std::fs::write(&fake, "#!/bin/sh\necho \"cocode $*\"\n").unwrap();
-    let staged = stage(&root, &fake, work.path(), "cocode-test").unwrap();
+    std::fs::write(&fake, format!("#!/bin/sh\n{script}")).unwrap();
+    let dir = stage(&root, &fake, work.path(), "cocode-test").unwrap();
+    (work, dir)
+}
+
+#[test]
+fn the_tarball_installs_into_a_home_and_uninstalls_leaving_nothing() {
+    let (work, staged) = staged("echo \"cocode $*\"\n");
     let home = work.path().join("home");
     std::fs::create_dir(&home).unwrap();
     std::fs::write(home.join(".profile"), "# the person's own file\n").unwrap();
@@ -102,11 +109,7 @@ fn the_tarball_installs_into_a_home_and_uninstalls_leaving_nothing() {
 
 #[test]
 fn an_existing_folder_of_the_person_stays_after_uninstall() {
-    let root = crate::repo_root().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let fake = work.path().join("cocode");
-    std::fs::write(&fake, "#!/bin/sh\n").unwrap();
-    let staged = stage(&root, &fake, work.path(), "cocode-test").unwrap();
+    let (work, staged) = staged("");
     let prefix = work.path().join("prefix");
     std::fs::create_dir_all(prefix.join("bin")).unwrap();
     std::fs::write(prefix.join("bin/mine"), "").unwrap();

@@ -3,7 +3,7 @@
 //! semantic tokens through [`SemanticTokenSink`].
 
 use std::collections::BTreeMap;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use cocode_core::path::NormalizedPath;
 use cocode_core::services::{SemanticToken, SemanticTokenSink, TextDocumentSource};
@@ -14,7 +14,8 @@ use crate::document::Document;
 struct Entry {
     doc: Document,
     /// Tokens for `doc`'s version at the time they were published.
-    tokens: Option<(i32, Vec<SemanticToken>)>,
+    /// Sorted by line, shared with the frames that draw them.
+    tokens: Option<(i32, Arc<[SemanticToken]>)>,
 }
 
 /// The open documents, by workspace path.
@@ -124,12 +125,12 @@ impl OpenDocuments {
     }
 
     /// The semantic tokens of the document's current version, if a server
-    /// published them.
-    pub fn tokens(&self, path: &NormalizedPath) -> Option<Vec<SemanticToken>> {
+    /// published them, in line order (shared, not copied).
+    pub fn tokens(&self, path: &NormalizedPath) -> Option<Arc<[SemanticToken]>> {
         let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
         let entry = entries.get(path)?;
         match &entry.tokens {
-            Some((version, tokens)) if *version == entry.doc.version() => Some(tokens.clone()),
+            Some((version, tokens)) if *version == entry.doc.version() => Some(Arc::clone(tokens)),
             _ => None,
         }
     }
@@ -158,12 +159,13 @@ impl SemanticTokenSink for OpenDocuments {
     /// Keeps tokens computed for the document's current version; tokens for
     /// another version (the person typed meanwhile) or a closed document are
     /// dropped, since their positions no longer fit the text.
-    fn publish(&self, path: &NormalizedPath, version: i32, tokens: Vec<SemanticToken>) {
+    fn publish(&self, path: &NormalizedPath, version: i32, mut tokens: Vec<SemanticToken>) {
+        tokens.sort_by_key(|t| (t.line, t.start_char));
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = entries.get_mut(path)
             && entry.doc.version() == version
         {
-            entry.tokens = Some((version, tokens));
+            entry.tokens = Some((version, tokens.into()));
         }
     }
 }
@@ -226,7 +228,7 @@ mod tests {
         let p = path("a.rs");
         docs.open(p.clone(), "fn x() {}\n");
         docs.publish(&p, 0, vec![token(0)]);
-        assert_eq!(docs.tokens(&p), Some(vec![token(0)]));
+        assert_eq!(docs.tokens(&p), Some(vec![token(0)].into()));
         docs.with_document(&p, |d| {
             d.apply(
                 &ChangeSet::single(Change::insert(0, "\n")).unwrap(),
@@ -238,8 +240,11 @@ mod tests {
         docs.publish(&p, 0, vec![token(0)]);
         assert_eq!(docs.tokens(&p), None);
         docs.publish(&p, 1, vec![token(1)]);
-        assert_eq!(docs.tokens(&p), Some(vec![token(1)]));
+        assert_eq!(docs.tokens(&p), Some(vec![token(1)].into()));
         docs.publish(&path("closed.rs"), 0, vec![token(0)]);
         assert_eq!(docs.tokens(&path("closed.rs")), None);
+        // Kept in line order, whatever order the server sent.
+        docs.publish(&p, 1, vec![token(7), token(2)]);
+        assert_eq!(docs.tokens(&p), Some(vec![token(2), token(7)].into()));
     }
 }

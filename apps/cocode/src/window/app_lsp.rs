@@ -86,13 +86,6 @@ impl CocodeApp {
     pub(super) fn apply_lsp(&mut self) {
         let Some(lsp) = &mut self.lsp else { return };
         let replies = lsp.poll(&mut self.editors);
-        for tab in &mut self.editors.tabs {
-            if let Some(rel) = &tab.rel
-                && tab.triggers.is_empty()
-            {
-                tab.triggers = lsp.servers.trigger_characters(rel);
-            }
-        }
         for reply in replies {
             self.on_lsp_reply(reply);
         }

@@ -14,7 +14,7 @@ use cocode_core::path::NormalizedPath;
 use cocode_core::services::SemanticTokenSink as _;
 use cocode_editor::{ChangeSet, OpenDocuments};
 use cocode_lsp::{
-    Completion, Edit, FileDiagnostics, LanguageServers, Location, ServerStatus, TextPos,
+    Completion, Edit, FileDiagnostics, LanguageServers, Location, LspEvent, ServerStatus, TextPos,
 };
 
 use crate::window::editors::{Editors, TabBody};
@@ -40,6 +40,23 @@ pub enum LspReply {
     },
 }
 
+/// What the servers said since the last frame.
+#[derive(Debug)]
+struct Heard {
+    diagnostics: AtomicBool,
+    servers: AtomicBool,
+}
+
+impl Default for Heard {
+    /// Both set: the first frame reads everything.
+    fn default() -> Self {
+        Self {
+            diagnostics: AtomicBool::new(true),
+            servers: AtomicBool::new(true),
+        }
+    }
+}
+
 /// How long typing rests before semantic tokens are asked again.
 const TOKENS_AFTER: Duration = Duration::from_millis(300);
 
@@ -48,7 +65,7 @@ pub struct LspClient {
     pub servers: LanguageServers,
     runtime: tokio::runtime::Handle,
     waker: Waker,
-    heard: Arc<AtomicBool>,
+    heard: Arc<Heard>,
     replies: mpsc::Receiver<LspReply>,
     send: mpsc::Sender<LspReply>,
     /// The version each open document was last sent at.
@@ -93,11 +110,14 @@ impl LspClient {
         runtime: tokio::runtime::Handle,
         waker: Waker,
     ) -> Self {
-        let heard = Arc::new(AtomicBool::new(true));
-        let flag = Arc::clone(&heard);
+        let heard = Arc::new(Heard::default());
+        let flags = Arc::clone(&heard);
         let wake = waker.clone();
-        listener.set(move |_| {
-            flag.store(true, Ordering::SeqCst);
+        listener.set(move |event| {
+            match event {
+                LspEvent::Diagnostics(_) => flags.diagnostics.store(true, Ordering::SeqCst),
+                LspEvent::Servers => flags.servers.store(true, Ordering::SeqCst),
+            }
             wake.wake();
         });
         let (send, replies) = mpsc::channel();
@@ -117,17 +137,29 @@ impl LspClient {
     }
 
     /// One frame's work: brings the servers' documents in step with the
-    /// editors, refreshes the Problems list when a server reported, and
-    /// returns the answers that arrived.
+    /// editors, refreshes the Problems list when a server reported (and the
+    /// servers' states, which look at the PATH, only when one started or
+    /// stopped), and returns the answers that arrived.
     pub fn poll(&mut self, editors: &mut Editors) -> Vec<LspReply> {
         self.sync(editors);
         let tabs: Vec<u32> = editors.tabs.iter().map(|t| t.id).collect();
-        if self.heard.swap(false, Ordering::SeqCst) {
+        let new_tabs = tabs != self.tabs_seen;
+        if self.heard.diagnostics.swap(false, Ordering::SeqCst) {
             self.problems = self.servers.diagnostics(&[]);
+            editors.set_diagnostics(&self.problems);
+        } else if new_tabs {
+            editors.set_diagnostics(&self.problems);
+        }
+        let servers_changed = self.heard.servers.swap(false, Ordering::SeqCst);
+        if servers_changed {
             self.statuses = self.servers.statuses();
-            editors.set_diagnostics(&self.problems);
-        } else if tabs != self.tabs_seen {
-            editors.set_diagnostics(&self.problems);
+        }
+        if servers_changed || new_tabs {
+            for tab in &mut editors.tabs {
+                if let Some(rel) = &tab.rel {
+                    tab.triggers = self.servers.trigger_characters(rel);
+                }
+            }
         }
         self.tabs_seen = tabs;
         self.request_tokens(&editors.docs);

@@ -98,7 +98,7 @@ pub fn show(
     }
     // A language server's semantic tokens for this version, over the
     // tree-sitter colours.
-    let tokens = docs.tokens(&rel).unwrap_or_default();
+    let tokens = docs.tokens(&rel);
     docs.with_document(&rel, |doc| {
         if let Some(syntax) = &mut tab.syntax {
             syntax.sync(doc);
@@ -108,7 +108,14 @@ pub fn show(
                     .request_repaint_after(std::time::Duration::from_millis(100));
             }
         }
-        text_area(ui, tab, doc, (theme, &tokens), os, commands);
+        text_area(
+            ui,
+            tab,
+            doc,
+            (theme, tokens.as_deref().unwrap_or(&[])),
+            os,
+            commands,
+        );
     });
 }
 
@@ -606,9 +613,12 @@ fn text_area(
                 let end = line_end(rope, line);
                 let preedit_at = (!tab.preedit.is_empty() && line == primary_line && focused)
                     .then(|| primary.head - start);
-                let semantic: Vec<SemanticSpan> = tokens
+                // The tokens are in line order: this line's are found by
+                // bisection, not by a scan per line.
+                let from = tokens.partition_point(|t| (t.line as usize) < line);
+                let to = tokens.partition_point(|t| (t.line as usize) <= line);
+                let semantic: Vec<SemanticSpan> = tokens[from..to.max(from)]
                     .iter()
-                    .filter(|t| t.line as usize == line)
                     .filter_map(|t| {
                         let kind = editor_lsp::semantic_highlight(&t.token_type)?;
                         let from = t.start_char as usize;
