@@ -130,7 +130,7 @@ struct Caps {
 
 /// A started server.
 struct Running {
-    conn: Connection,
+    conn: Arc<Connection>,
     caps: Caps,
     /// Documents this server has been sent.
     opened: Mutex<BTreeSet<NormalizedPath>>,
@@ -139,10 +139,15 @@ struct Running {
 
 enum SlotState {
     Idle,
-    Starting,
+    /// Its connection, once the process runs (shutdown ends it too).
+    Starting(Option<Arc<Connection>>),
     Running(Arc<Running>),
-    Restarting { reason: String },
-    Failed { reason: String },
+    Restarting {
+        reason: String,
+    },
+    Failed {
+        reason: String,
+    },
 }
 
 struct Slot {
@@ -741,23 +746,29 @@ impl LanguageServers {
         self.inner
             .closing
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        let running: Vec<Arc<Running>> = lock(&self.inner.slots)
-            .values()
-            .filter_map(|slot| match &*lock(&slot.state) {
-                SlotState::Running(r) => Some(Arc::clone(r)),
-                _ => None,
-            })
-            .collect();
-        let t = self.inner.timeouts.shutdown;
-        let stops = running.iter().map(|server| async move {
-            let _ = server.conn.request("shutdown", Value::Null, t).await;
-            server.conn.notify("exit", &Value::Null);
-            if tokio::time::timeout(t, server.conn.closed()).await.is_err() {
-                server.conn.kill();
+        let mut running: Vec<Arc<Connection>> = Vec::new();
+        let mut starting: Vec<Arc<Connection>> = Vec::new();
+        for slot in lock(&self.inner.slots).values() {
+            match &*lock(&slot.state) {
+                SlotState::Running(r) => running.push(Arc::clone(&r.conn)),
+                SlotState::Starting(Some(conn)) => starting.push(Arc::clone(conn)),
+                _ => {}
             }
-        });
-        for stop in stops {
-            stop.await;
+        }
+        let t = self.inner.timeouts.shutdown;
+        // A server still starting has nothing to save: it is ended.
+        for conn in &starting {
+            conn.kill();
+        }
+        for conn in &running {
+            let _ = conn.request("shutdown", Value::Null, t).await;
+            conn.notify("exit", &Value::Null);
+            if tokio::time::timeout(t, conn.closed()).await.is_err() {
+                conn.kill();
+            }
+        }
+        for conn in &starting {
+            let _ = tokio::time::timeout(t, conn.closed()).await;
         }
     }
 }
@@ -861,7 +872,7 @@ impl Inner {
         if let Some(slot) = lock(&self.slots).get(&spec.id) {
             match &*lock(&slot.state) {
                 SlotState::Idle => {}
-                SlotState::Starting => return ServerState::Starting,
+                SlotState::Starting(_) => return ServerState::Starting,
                 SlotState::Running(r) => {
                     // Its end is being handled: it restarts or stops.
                     return match r.conn.ended() {
@@ -1057,7 +1068,7 @@ impl Inner {
                 _ => {}
             }
         }
-        *lock(&slot.state) = SlotState::Starting;
+        *lock(&slot.state) = SlotState::Starting(None);
         (self.listener)(LspEvent::Servers);
         match self.start(spec).await {
             Ok(server) => {
@@ -1118,6 +1129,10 @@ impl Inner {
                 message: e.to_string(),
             })?;
         let (conn, mut notes) = Connection::start(handle, self.root_uri.clone());
+        let conn = Arc::new(conn);
+        if let SlotState::Starting(starting) = &mut *lock(&self.slot(&spec.id).state) {
+            *starting = Some(Arc::clone(&conn));
+        }
         let params = json!({
             "processId": std::process::id(),
             "clientInfo": { "name": "cocode", "version": env!("CARGO_PKG_VERSION") },
@@ -1136,6 +1151,13 @@ impl Inner {
                 return Err(e);
             }
         };
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            conn.kill();
+            return Err(LspError::Stopped {
+                server: spec.id.clone(),
+                reason: "cocode is closing".into(),
+            });
+        }
         conn.notify("initialized", &json!({}));
         let running = Arc::new(Running {
             conn,

@@ -77,6 +77,8 @@ pub struct LspClient {
     pub statuses: Vec<ServerStatus>,
     /// The tabs handed their diagnostics last (a new tab gets its file's).
     tabs_seen: Vec<u32>,
+    /// Stopping was already asked for (the drop need not wait).
+    shut_down: bool,
 }
 
 impl std::fmt::Debug for LspClient {
@@ -133,6 +135,7 @@ impl LspClient {
             problems: Vec::new(),
             statuses: Vec::new(),
             tabs_seen: Vec::new(),
+            shut_down: false,
         }
     }
 
@@ -337,9 +340,33 @@ impl LspClient {
     }
 
     /// Stops the servers (the window closes or another folder opens).
-    pub fn shutdown(&self) {
+    /// Stops the servers without waiting (another folder opens).
+    pub fn shutdown(mut self) {
+        self.shut_down = true;
         let servers = self.servers.clone();
         self.runtime.spawn(async move { servers.shutdown().await });
+    }
+}
+
+/// How long closing the window waits for the servers to stop.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+impl Drop for LspClient {
+    /// The window closes: the servers are asked to shut down and exit, and
+    /// the close waits for them (a few seconds at most; the stubborn are
+    /// killed). Servers such as rust-analyzer do not end when their input
+    /// closes, so leaving it to the process's end would leave them running.
+    fn drop(&mut self) {
+        if self.shut_down {
+            return;
+        }
+        let (done, stopped) = mpsc::channel();
+        let servers = self.servers.clone();
+        self.runtime.spawn(async move {
+            servers.shutdown().await;
+            let _ = done.send(());
+        });
+        let _ = stopped.recv_timeout(STOP_WAIT);
     }
 }
 

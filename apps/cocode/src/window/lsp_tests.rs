@@ -146,3 +146,45 @@ fn a_missing_server_that_an_open_file_needs_says_how_to_install_it() {
         .is_some()
     );
 }
+
+/// This process's children whose command line holds `name`.
+fn children_named(name: &str) -> usize {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            // pid (comm) state ppid …
+            let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+            let mut fields = after.split_whitespace();
+            let state = fields.next().unwrap_or("Z");
+            let ppid = fields.next().unwrap_or("");
+            ppid == me
+                && state != "Z"
+                && std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(name))
+        })
+        .count()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn closing_the_window_stops_its_language_servers() {
+    if !peers::require_program("pyright-langserver") {
+        return;
+    }
+    let (_dir, root) = fixture_workspace(&[("main.py", "x: int = 1\n")]);
+    let mut h = harness(Some(root));
+    open_in_editor(&mut h, "main.py");
+    run_until(&mut h, "pyright running", |h| {
+        h.state().lsp.as_ref().is_some_and(|l| {
+            l.statuses
+                .iter()
+                .any(|s| s.id == "pyright" && s.state == cocode_lsp::ServerState::Running)
+        })
+    });
+    assert_eq!(children_named("pyright"), 1);
+    drop(h);
+    assert_eq!(children_named("pyright"), 0);
+}

@@ -516,3 +516,22 @@ async fn edits_made_before_the_server_runs_reach_it() {
     assert_eq!(ranges(&f.servers, &a), vec![range(0, 4, 9)]);
     f.servers.shutdown().await;
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_a_server_still_starting() {
+    let tag = format!("tag-{}-{}", std::process::id(), line!());
+    // A server that never answers `initialize`.
+    let script = format!("sleep 600; echo {tag}");
+    let f = fixture(&["sh", "-c", &script], quick());
+    let servers = f.servers.clone();
+    let opening = tokio::spawn(async move { servers.open(&path("a.txt"), "x\n", 1).await });
+    eventually("the server's start", || {
+        (processes_tagged(&tag) == 1).then_some(())
+    })
+    .await;
+    assert_eq!(state(&f.servers, "test"), ServerState::Starting);
+    f.servers.shutdown().await;
+    assert_eq!(processes_tagged(&tag), 0);
+    assert!(opening.await.unwrap().is_err());
+}
