@@ -148,6 +148,7 @@ fn a_missing_server_that_an_open_file_needs_says_how_to_install_it() {
 }
 
 /// This process's children whose command line holds `name`.
+#[cfg(target_os = "linux")]
 fn children_named(name: &str) -> usize {
     let me = std::process::id().to_string();
     std::fs::read_dir("/proc")
