@@ -14,6 +14,7 @@ pub mod log;
 pub mod lsp;
 pub mod orchestrator;
 pub mod progress;
+pub mod provider_settings;
 pub mod records;
 pub mod requests;
 pub mod review;

@@ -18,6 +18,7 @@ pub mod link;
 pub mod lsp;
 pub mod new_brick;
 pub mod open_folder;
+pub mod providers;
 pub mod quick_open;
 pub mod search;
 pub mod task_service;
@@ -25,6 +26,8 @@ pub mod terminals;
 pub mod transcript;
 pub mod views;
 
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) mod loopback;
 #[cfg(test)]
 pub(crate) mod testing;
 

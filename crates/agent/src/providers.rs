@@ -200,7 +200,7 @@ pub enum RegistryBuildError {
 }
 
 /// The providers on offer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LlmProviderRegistry {
     providers: Vec<ProviderConfig>,
 }

@@ -15,8 +15,8 @@ use std::task::{Context, Poll};
 use async_trait::async_trait;
 use cocode_core::agent::{
     AgentBackendKind, AgentCapabilities, AgentError, AgentEvent, AgentProvider, AgentRuntime,
-    AgentSession, EventStream, RequestCompletion, SessionRequest, SessionTarget, ToolCallStatus,
-    ToolCallUpdate, TurnEndReason, UserTurn,
+    AgentSession, EventStream, RequestCompletion, SessionRequest, SessionTarget, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, TurnEndReason, UserTurn,
 };
 use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::{CancelReason, RequestId};
@@ -65,7 +65,9 @@ impl Default for LoopLimits {
 
 /// The built-in agent backend.
 pub struct BuiltInRuntime {
-    providers: Arc<LlmProviderRegistry>,
+    /// Replaced whole when the person changes a provider's settings;
+    /// sessions already started keep the one they started with.
+    providers: Mutex<Arc<LlmProviderRegistry>>,
     tools: Arc<ToolRegistry>,
     transport: Transport,
     keys: Arc<dyn CredentialVault>,
@@ -75,7 +77,7 @@ pub struct BuiltInRuntime {
 impl std::fmt::Debug for BuiltInRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BuiltInRuntime")
-            .field("providers", &self.providers)
+            .field("providers", &self.providers())
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -92,12 +94,31 @@ impl BuiltInRuntime {
         limits: LoopLimits,
     ) -> Self {
         Self {
-            providers,
+            providers: Mutex::new(providers),
             tools,
             transport,
             keys,
             limits,
         }
+    }
+
+    /// The providers new sessions use.
+    pub fn providers(&self) -> Arc<LlmProviderRegistry> {
+        Arc::clone(
+            &self
+                .providers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Replaces the providers (a base URL the person changed); sessions
+    /// already started go on with the ones they started with.
+    pub fn set_providers(&self, providers: Arc<LlmProviderRegistry>) {
+        *self
+            .providers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = providers;
     }
 
     fn key_for(&self, provider: &ProviderConfig) -> Result<Option<Secret>, AgentError> {
@@ -158,7 +179,7 @@ impl AgentRuntime for BuiltInRuntime {
     }
 
     async fn describe_providers(&self) -> Vec<AgentProvider> {
-        self.providers
+        self.providers()
             .providers()
             .iter()
             .map(|p| AgentProvider {
@@ -174,10 +195,10 @@ impl AgentRuntime for BuiltInRuntime {
         &self,
         req: SessionRequest,
     ) -> Result<Box<dyn AgentSession>, AgentError> {
+        let providers = self.providers();
         let (provider, model) = match &req.target {
             SessionTarget::Local => {
-                let local = self
-                    .providers
+                let local = providers
                     .providers()
                     .iter()
                     .find(|p| p.adapter == AdapterKind::Local)
@@ -185,7 +206,7 @@ impl AgentRuntime for BuiltInRuntime {
                 (local, String::new())
             }
             SessionTarget::Provider { provider, model } => (
-                self.providers
+                providers
                     .get(provider)
                     .ok_or_else(|| config_error(&format!("unknown provider {provider}")))?,
                 model.clone(),
@@ -480,6 +501,32 @@ fn locations(arguments: &serde_json::Map<String, Value>) -> Vec<String> {
         .collect()
 }
 
+/// The most characters of a call's arguments or result an event carries
+/// for the transcript (the model still gets all of it).
+const SHOWN_CHARS: usize = 16 * 1024;
+
+/// `text`, cut to [`SHOWN_CHARS`] with a note saying so.
+fn shown_text(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!(
+            "{}\n… ({} more characters not shown)",
+            &text[..end],
+            text[end..].chars().count()
+        ),
+    }
+}
+
+/// A result as a person reads it: the error with its code, the text, or
+/// the structured result as indented JSON.
+fn result_text(result: &ToolCallResult) -> String {
+    match (&result.error, &result.structured_content) {
+        (Some(error), _) => format!("{}: {}", error.code, error.message),
+        (None, Some(structured)) => serde_json::to_string_pretty(structured).unwrap_or_default(),
+        (None, None) => stringify_tool_content(&result.content),
+    }
+}
+
 /// The JSON text a provider receives for a result: the structured result or
 /// the text, or the error with `code`, `message`, `retryable`, `details`.
 pub fn result_json(result: &ToolCallResult) -> String {
@@ -566,16 +613,20 @@ async fn run_calls(
             .tools
             .resolve_provider_name(&call.provider_name)
             .map_or_else(|| call.provider_name.clone(), str::to_owned);
-        let update = |status| {
+        let update = |status, content| {
             AgentEvent::ToolCallUpdate(ToolCallUpdate {
                 call_id: call.id.clone(),
                 title: Some(name.clone()),
                 status,
                 locations: locations(&call.arguments),
-                content: Vec::new(),
+                content,
             })
         };
-        shared.emit(update(ToolCallStatus::InProgress));
+        let input = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+        shared.emit(update(
+            ToolCallStatus::InProgress,
+            vec![ToolCallContent::Input(shown_text(&input))],
+        ));
         let result = if cancel.is_cancelled() {
             ToolCallResult::failure(
                 call.id.clone(),
@@ -600,7 +651,10 @@ async fn run_calls(
             }
             Some(_) => ToolCallStatus::Failed,
         };
-        shared.emit(update(status));
+        shared.emit(update(
+            status,
+            vec![ToolCallContent::Text(shown_text(&result_text(&result)))],
+        ));
         finished |= name == TASK_FINISH && !result.is_error;
         results.push(ToolResultMessage {
             call_id: call.id.clone(),

@@ -120,7 +120,10 @@ pub struct ToolCallUpdate {
 /// Something a tool call shows in the transcript.
 #[derive(Clone, PartialEq, Eq)]
 pub enum ToolCallContent {
+    /// What the call returned, as text.
     Text(String),
+    /// The call's arguments as the model sent them (JSON text).
+    Input(String),
     /// A file change; `old_text` is `None` for a new file.
     Diff {
         path: String,
@@ -129,9 +132,7 @@ pub enum ToolCallContent {
     },
     /// A command's terminal; its output arrives as
     /// [`AgentEvent::TerminalOutput`] with the same id.
-    Terminal {
-        terminal_id: String,
-    },
+    Terminal { terminal_id: String },
 }
 
 impl fmt::Debug for ToolCallContent {
@@ -139,6 +140,7 @@ impl fmt::Debug for ToolCallContent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Text(t) => f.debug_tuple("Text").field(&t.chars().count()).finish(),
+            Self::Input(t) => f.debug_tuple("Input").field(&t.chars().count()).finish(),
             Self::Diff {
                 path,
                 old_text,

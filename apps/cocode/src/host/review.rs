@@ -48,33 +48,38 @@ pub struct TaskDetail {
     pub held_hosts: std::collections::BTreeMap<String, String>,
 }
 
+/// One snapshot as the review and the transcript show it: its change as a
+/// diff (cut past [`DIFF_LIMIT_CHARS`]).
+pub fn snapshot_row(ws: &OpenWorkspace, s: &cocode_core::EditSnapshot) -> SnapshotRow {
+    let store = ws.gate.store();
+    let parts = s.parts();
+    let mut diff = store
+        .diff_between(&parts.path, parts.base.as_ref(), parts.result.as_ref())
+        .unwrap_or_else(|e| format!("(the diff cannot be shown: {e})"));
+    if diff.chars().count() > DIFF_LIMIT_CHARS {
+        diff = diff.chars().take(DIFF_LIMIT_CHARS).collect::<String>() + "\n… (diff cut)";
+    }
+    if let Some(from) = &parts.previous_path {
+        diff = format!("renamed from {from}\n{diff}");
+    }
+    SnapshotRow {
+        seq: parts.seq.0,
+        attempt: parts.attempt_no.0,
+        kind: s.kind().phrase().to_owned(),
+        origin: parts.origin.phrase().to_owned(),
+        path: parts.path.to_string(),
+        diff,
+    }
+}
+
 /// Loads everything the review view shows about `id`.
 pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
     let task = load_task_record(ws, id)?;
     let store = ws.gate.store();
     let snapshots = store
         .snapshots_of_task(id)?
-        .into_iter()
-        .map(|s| {
-            let parts = s.parts();
-            let mut diff = store
-                .diff_between(&parts.path, parts.base.as_ref(), parts.result.as_ref())
-                .unwrap_or_else(|e| format!("(the diff cannot be shown: {e})"));
-            if diff.chars().count() > DIFF_LIMIT_CHARS {
-                diff = diff.chars().take(DIFF_LIMIT_CHARS).collect::<String>() + "\n… (diff cut)";
-            }
-            if let Some(from) = &parts.previous_path {
-                diff = format!("renamed from {from}\n{diff}");
-            }
-            SnapshotRow {
-                seq: parts.seq.0,
-                attempt: parts.attempt_no.0,
-                kind: s.kind().phrase().to_owned(),
-                origin: parts.origin.phrase().to_owned(),
-                path: parts.path.to_string(),
-                diff,
-            }
-        })
+        .iter()
+        .map(|s| snapshot_row(ws, s))
         .collect();
     let checks = task
         .verification_log()

@@ -2,7 +2,6 @@
 //! workspace's tasks. The task service's events fill it; `views::agent`
 //! draws it.
 
-use crate::host::progress::print_progress;
 use crate::window::transcript::Transcript;
 
 /// The backends the composer offers (`local` needs no key).
@@ -15,13 +14,56 @@ pub const BACKENDS: &[&str] = &[
     "lmstudio",
 ];
 
+/// An agent error that ended a task, and what the person can do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: String,
+    pub kind: FailureKind,
+}
+
+/// What a failure calls for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Trying again can work (the provider was busy or unreachable).
+    Retryable,
+    /// The key or the provider's settings need the person (Providers).
+    Setup,
+    /// Neither: the transcript says what happened.
+    Other,
+}
+
+impl Failure {
+    pub fn of(code: &str) -> Self {
+        let kind = match code {
+            "PROVIDER_UNAVAILABLE"
+            | "PROVIDER_RATE_LIMITED"
+            | "PROVIDER_NETWORK"
+            | "PROVIDER_TIMEOUT"
+            | "PROVIDER_INVALID_RESPONSE"
+            | "PROVIDER_INVALID_TOOL_CALL" => FailureKind::Retryable,
+            "PROVIDER_AUTH" | "PROVIDER_CONFIG" | "PROVIDER_BAD_REQUEST" => FailureKind::Setup,
+            c if c.starts_with("CREDENTIAL_VAULT_") => FailureKind::Setup,
+            _ => FailureKind::Other,
+        };
+        Self {
+            code: code.to_owned(),
+            kind,
+        }
+    }
+}
+
 /// The Agent panel's state; the task service fills it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentPanel {
     pub prompt: String,
     pub backend: String,
+    /// The chosen provider's model (`None`: its default).
+    pub model: Option<String>,
+    /// What the last run was: (prompt, backend, model), for Retry.
+    pub last_run: Option<(String, String, Option<String>)>,
+    /// How the last run failed, when an agent error ended it.
+    pub failure: Option<Failure>,
     pub transcript: Transcript,
-    streaming: bool,
     pub running: bool,
     pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
     pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
@@ -43,8 +85,10 @@ impl Default for AgentPanel {
         Self {
             prompt: String::new(),
             backend: "local".to_owned(),
+            model: None,
+            last_run: None,
+            failure: None,
             transcript: Transcript::default(),
-            streaming: false,
             running: false,
             tool_approvals: Vec::new(),
             task_approval: None,
@@ -67,21 +111,17 @@ impl AgentPanel {
     pub(crate) fn on_event(&mut self, event: crate::window::task_service::ServiceEvent) {
         use crate::window::task_service::ServiceEvent as E;
         match event {
-            E::Progress(p) => {
-                let mut buf = Vec::new();
-                let _ = print_progress(&p, &mut buf, &mut self.streaming);
-                self.transcript.push(&String::from_utf8_lossy(&buf));
-            }
+            E::Progress(p) => self.transcript.apply(&p),
+            E::Changes { call_id, rows } => self.transcript.attach_changes(&call_id, &rows),
             E::ToolApproval(s) => self.tool_approvals.push(s),
             E::ToolApprovalGone(id) => self.tool_approvals.retain(|a| a.id != id),
             E::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
-            E::Finished { summary } => {
-                if self.streaming {
-                    self.transcript.end_line();
-                    self.streaming = false;
-                }
-                self.transcript.push(&summary);
-                self.transcript.push("\n");
+            E::Finished {
+                summary,
+                agent_error,
+            } => {
+                self.failure = agent_error.map(|code| Failure::of(&code));
+                self.transcript.push_end(&summary);
                 self.running = false;
                 self.task_approval = None;
             }

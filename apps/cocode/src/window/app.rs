@@ -14,7 +14,7 @@ use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
 
 use crate::window::agent::AgentPanel;
 use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
-use crate::window::command::{CloseEditor, Command, PanelId};
+use crate::window::command::{CloseEditor, Command, PanelId, ProviderAction};
 use crate::window::crash_notice::CrashNotice;
 use crate::window::disk_watch::DiskWatch;
 use crate::window::editors::Editors;
@@ -23,6 +23,7 @@ use crate::window::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter};
 use crate::window::link::Waker;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::open_folder::OpenFolderDialog;
+use crate::window::providers::{ProviderRequest, ProviderSetup, ProvidersPanel};
 use crate::window::quick_open::QuickOpen;
 use crate::window::search::Search;
 use crate::window::task_service::{ServiceEvent, ServiceRequest, TaskService};
@@ -48,6 +49,13 @@ pub struct CocodeApp {
     pub(crate) theme: Theme,
     pub(crate) os: Os,
     pub(crate) agent: AgentPanel,
+    /// Settings → Providers, and its worker (started on the first frame).
+    pub(crate) providers: ProvidersPanel,
+    /// Where provider keys and settings live.
+    pub(crate) provider_setup: ProviderSetup,
+    /// The providers as the person last changed them in this window (a
+    /// task service started later gets them too).
+    provider_registry: Option<cocode_agent::LlmProviderRegistry>,
     /// The person's shells and agents' commands, each a dock tab.
     pub(crate) terminals: Terminals,
     tasks: Option<TaskService>,
@@ -107,6 +115,16 @@ const REOPEN_EDITOR: KeyboardShortcut =
 impl CocodeApp {
     /// Builds the app; `folder` (canonical) opens immediately.
     pub fn new(folder: Option<PathBuf>, runtime: tokio::runtime::Handle) -> std::io::Result<Self> {
+        Self::with_keys(folder, runtime, ProviderSetup::system())
+    }
+
+    /// [`Self::new`] with provider keys and settings kept where `keys`
+    /// says (tests keep them away from the person's).
+    pub fn with_keys(
+        folder: Option<PathBuf>,
+        runtime: tokio::runtime::Handle,
+        keys: ProviderSetup,
+    ) -> std::io::Result<Self> {
         let repaint = Arc::new(OnceLock::<egui::Context>::new());
         let wake = Arc::clone(&repaint);
         let waker = Waker::new(move || {
@@ -130,6 +148,9 @@ impl CocodeApp {
             theme: Theme::default(),
             os: Os::current(),
             agent: AgentPanel::default(),
+            providers: ProvidersPanel::default(),
+            provider_setup: keys,
+            provider_registry: None,
             terminals: Terminals::new(runtime.clone(), waker.clone()),
             tasks: None,
             lsp: None,
@@ -177,6 +198,7 @@ impl CocodeApp {
         self.apply_bricks();
         self.terminals.poll();
         self.apply_service_events();
+        self.apply_providers();
         self.apply_lsp();
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
             self.commands.push(Command::ShowOpenFolder);
@@ -225,6 +247,7 @@ impl CocodeApp {
                 editors: &mut self.editors,
                 search: &mut self.search,
                 agent: &self.agent,
+                providers: &self.providers,
                 terminals: &mut self.terminals,
                 lsp: self.lsp.as_ref(),
                 commands: &mut commands,
@@ -396,6 +419,105 @@ impl CocodeApp {
         });
     }
 
+    /// The Agent panel's and the Providers page's commands.
+    fn run_agent_command(&mut self, command: Command) {
+        match command {
+            Command::AgentPrompt(text) => self.agent.prompt = text,
+            Command::RunTask => self.run_task(),
+            Command::CloseTask => self.agent.detail = None,
+            Command::ToolDecision { id, decision } => {
+                self.send_task(ServiceRequest::ToolDecision { id, decision });
+            }
+            Command::TaskDecision { approve } => {
+                self.agent.task_approval = None;
+                self.send_task(ServiceRequest::TaskDecision { approve });
+            }
+            Command::ShowTask(task_id) => {
+                self.send_task(ServiceRequest::Detail { task_id });
+            }
+            Command::RetryTask { local } => {
+                if let Some((prompt, backend, model)) = self.agent.last_run.clone() {
+                    let run = if local {
+                        "local".clone_into(&mut self.agent.backend);
+                        self.agent.model = None;
+                        (prompt, "local".to_owned(), None)
+                    } else {
+                        (prompt, backend, model)
+                    };
+                    self.start_run(run);
+                }
+            }
+            Command::AgentBackend(backend) => {
+                self.agent.model = self.providers.row(&backend).and_then(|r| r.model.clone());
+                self.agent.backend = backend;
+            }
+            Command::AgentModel(model) => {
+                self.providers.send(ProviderRequest::SetModel {
+                    id: self.agent.backend.clone(),
+                    model: model.clone(),
+                });
+                self.agent.model = model;
+            }
+            Command::ProviderKeyDraft { id, text } => {
+                self.providers
+                    .key_drafts
+                    .insert(id, crate::window::providers::KeyDraft(text));
+            }
+            Command::ProviderUrlDraft { id, text } => {
+                self.providers.url_drafts.insert(id, text);
+            }
+            Command::Provider(action) => self.provider_action(action),
+            _ => {}
+        }
+    }
+
+    /// Starts the Providers worker once; hands a changed set of providers
+    /// to the task service.
+    fn apply_providers(&mut self) {
+        self.providers.start(
+            self.provider_setup.clone(),
+            self.waker.clone(),
+            &self.runtime,
+        );
+        let had_rows = !self.providers.rows.is_empty();
+        if let Some(registry) = self.providers.drain() {
+            self.send_task(ServiceRequest::Providers(registry.clone()));
+            self.provider_registry = Some(registry);
+        }
+        if !had_rows && self.agent.model.is_none() {
+            // The remembered model of the chosen provider, once known.
+            self.agent.model = self
+                .providers
+                .row(&self.agent.backend)
+                .and_then(|r| r.model.clone());
+        }
+    }
+
+    /// Carries out a Providers page action; a typed key leaves its draft
+    /// here and goes straight to the worker.
+    fn provider_action(&mut self, action: ProviderAction) {
+        let request = match action {
+            ProviderAction::SaveKey { id, session_only } => {
+                let key = self.providers.key_drafts.remove(&id).unwrap_or_default();
+                ProviderRequest::SetKey {
+                    id,
+                    key: cocode_core::services::Secret::new(key.0),
+                    session_only,
+                }
+            }
+            ProviderAction::DeleteKey(id) => ProviderRequest::DeleteKey { id },
+            ProviderAction::SaveUrl { id, reset } => {
+                let typed = self.providers.url_drafts.remove(&id);
+                ProviderRequest::SetBaseUrl {
+                    id,
+                    url: if reset { None } else { typed },
+                }
+            }
+            ProviderAction::Models(id) => ProviderRequest::Models { id },
+        };
+        self.providers.send(request);
+    }
+
     /// What the task service reported since the last frame.
     fn apply_service_events(&mut self) {
         let events = self
@@ -516,7 +638,7 @@ impl CocodeApp {
         });
     }
 
-    fn run(&mut self, command: Command, ctx: &egui::Context) {
+    pub(crate) fn run(&mut self, command: Command, ctx: &egui::Context) {
         match command {
             Command::ShowOpenFolder
             | Command::PickerBrowse(_)
@@ -572,21 +694,19 @@ impl CocodeApp {
                 self.theme = theme;
                 cocode_ui::apply_theme(ctx, theme);
             }
-            Command::AgentPrompt(text) => self.agent.prompt = text,
-            Command::AgentBackend(backend) => self.agent.backend = backend,
-            Command::RunTask => self.run_task(),
+            Command::AgentPrompt(_)
+            | Command::ToolDecision { .. }
+            | Command::TaskDecision { .. }
+            | Command::ShowTask(_)
+            | Command::RunTask
+            | Command::CloseTask
+            | Command::RetryTask { .. }
+            | Command::AgentBackend(_)
+            | Command::AgentModel(_)
+            | Command::ProviderKeyDraft { .. }
+            | Command::ProviderUrlDraft { .. }
+            | Command::Provider(_) => self.run_agent_command(command),
             Command::StopTask => self.send_task(ServiceRequest::Stop),
-            Command::ToolDecision { id, decision } => {
-                self.send_task(ServiceRequest::ToolDecision { id, decision });
-            }
-            Command::TaskDecision { approve } => {
-                self.agent.task_approval = None;
-                self.send_task(ServiceRequest::TaskDecision { approve });
-            }
-            Command::ShowTask(task_id) => {
-                self.send_task(ServiceRequest::Detail { task_id });
-            }
-            Command::CloseTask => self.agent.detail = None,
             Command::RollbackTask(task_id) => {
                 self.agent.error = None;
                 self.agent.note = None;
@@ -598,6 +718,9 @@ impl CocodeApp {
                 self.agent.running = true;
                 self.agent.detail = None;
                 self.agent.transcript.clear();
+                self.agent.transcript.push_note(&format!(
+                    "allowed {host}; running task {task_id}'s prompt again"
+                ));
                 self.send_task(ServiceRequest::AllowAndRerun { task_id, host });
             }
             Command::FocusTerminal
@@ -605,7 +728,7 @@ impl CocodeApp {
             | Command::CloseTerminal { .. }
             | Command::CancelCloseTerminal
             | Command::StopAgentCommand(_)
-            | Command::AskOpenLink(_)
+            | Command::AskOpenLink { .. }
             | Command::OpenLink
             | Command::CancelOpenLink => self.run_terminal(command, ctx),
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
@@ -672,9 +795,11 @@ impl CocodeApp {
             }
             Command::CancelCloseTerminal => self.terminals.close_prompt = None,
             Command::StopAgentCommand(id) => self.send_task(ServiceRequest::StopCommand(id)),
-            Command::AskOpenLink(url) => self.terminals.link_prompt = Some(url),
+            Command::AskOpenLink { url, from_agent } => {
+                self.terminals.link_prompt = Some((url, from_agent));
+            }
             Command::OpenLink => {
-                if let Some(url) = self.terminals.link_prompt.take() {
+                if let Some((url, _)) = self.terminals.link_prompt.take() {
                     self.terminals.open_link(&url);
                 }
             }
@@ -1148,9 +1273,15 @@ impl CocodeApp {
             root,
             Arc::clone(&self.editors.docs),
             self.lsp.as_ref().map(|l| l.servers.clone()),
+            self.provider_setup.clone(),
             self.waker.clone(),
             &self.runtime,
         ));
+        // Providers changed in this window before the service started win
+        // over the settings file it reads (which may not be kept at all).
+        if let Some(registry) = self.provider_registry.clone() {
+            self.send_task(ServiceRequest::Providers(registry));
+        }
     }
 
     /// Starts the workspace's task service if needed and runs the prompt.
@@ -1161,12 +1292,27 @@ impl CocodeApp {
         if self.tasks.is_none() {
             self.start_tasks(root);
         }
+        let run = (
+            self.agent.prompt.trim().to_owned(),
+            self.agent.backend.clone(),
+            self.agent.model.clone(),
+        );
+        self.start_run(run);
+    }
+
+    /// Runs `(prompt, backend, model)` as a new task.
+    fn start_run(&mut self, (prompt, backend, model): (String, String, Option<String>)) {
         self.agent.error = None;
+        self.agent.failure = None;
+        self.agent.detail = None;
         self.agent.running = true;
         self.agent.transcript.clear();
+        self.agent.transcript.push_user(&prompt);
+        self.agent.last_run = Some((prompt.clone(), backend.clone(), model.clone()));
         self.send_task(ServiceRequest::Run {
-            prompt: self.agent.prompt.trim().to_owned(),
-            backend: self.agent.backend.clone(),
+            prompt,
+            backend,
+            model,
         });
     }
 
@@ -1199,6 +1345,22 @@ impl CocodeApp {
     /// below the editor area (where VS Code keeps its panel).
     fn add_terminal_tab(&mut self, id: u32) {
         self.add_bottom_tab(PanelId::Terminal(id));
+    }
+
+    /// Puts a tab in the editor area (beside the open files).
+    fn add_editor_area_tab(&mut self, tab: PanelId) {
+        let area = self
+            .dock
+            .iter_all_tabs()
+            .find(|(p, t)| {
+                matches!(t, PanelId::Editor(_) | PanelId::Welcome)
+                    && p.surface == egui_dock::SurfaceIndex::main()
+            })
+            .map(|(p, _)| p.node);
+        match area {
+            Some(node) => self.dock.main_surface_mut()[node].append_tab(tab),
+            None => self.dock.push_to_focused_leaf(tab),
+        }
     }
 
     /// Puts a tab beside the terminals or Problems, or in a new area below
@@ -1238,10 +1400,11 @@ impl CocodeApp {
     /// below the editors, beside the terminals, as in VS Code).
     fn show_panel(&mut self, panel: PanelId) {
         if self.dock.find_tab(&panel).is_none() {
-            if panel == PanelId::Problems {
-                self.add_bottom_tab(panel);
-            } else {
-                self.dock.push_to_focused_leaf(panel);
+            match panel {
+                PanelId::Problems => self.add_bottom_tab(panel),
+                // Settings open where files do, as in VS Code.
+                PanelId::Providers => self.add_editor_area_tab(panel),
+                _ => self.dock.push_to_focused_leaf(panel),
             }
         }
         if let Some(path) = self.dock.find_tab(&panel) {
@@ -1316,6 +1479,7 @@ struct Viewer<'a> {
     editors: &'a mut Editors,
     search: &'a mut Search,
     agent: &'a AgentPanel,
+    providers: &'a ProvidersPanel,
     terminals: &'a mut Terminals,
     lsp: Option<&'a crate::window::lsp::LspClient>,
     commands: &'a mut Vec<Command>,
@@ -1382,8 +1546,15 @@ impl TabViewer for Viewer<'_> {
                 views::editor::show(ui, self.editors, *id, self.theme, self.os, self.commands);
             }
             PanelId::Agent => {
-                views::agent::show(ui, self.agent, self.workspace.is_some(), self.commands);
+                views::agent::show(
+                    ui,
+                    self.agent,
+                    self.providers,
+                    self.workspace.is_some(),
+                    self.commands,
+                );
             }
+            PanelId::Providers => views::providers::show(ui, self.providers, self.commands),
             PanelId::Problems => views::problems::show(
                 ui,
                 self.lsp.map_or(&[], |l| l.problems.as_slice()),

@@ -197,6 +197,22 @@ fn a_closed_panel_comes_back_from_the_view_menu() {
     );
 }
 
+/// Scrolls the transcript up until a label containing `text` is in sight
+/// (the transcript lays out only what is in sight).
+fn scroll_transcript_up_to(h: &mut egui_kittest::Harness<'_, CocodeApp>, text: &str) {
+    for _ in 0..20 {
+        if h.query_by_label_contains(text).is_some() {
+            return;
+        }
+        h.query_all_by_label_contains("status: ")
+            .next()
+            .expect("a status line in sight")
+            .scroll_up();
+        h.run_steps(2);
+    }
+    h.get_by_label_contains(text);
+}
+
 #[test]
 fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
     let dir = tempfile::tempdir().unwrap();
@@ -219,8 +235,9 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
         h.query_by_label_contains("Allow the agent to edit a file?")
             .is_some()
     });
-    // The card shows the change it asks about, as a diff against the file.
-    h.get_by_label("config.json");
+    // The card shows the change it asks about, as a diff against the file
+    // (the transcript's cards of the calls name the file too).
+    assert!(h.query_all_by_label("config.json").count() >= 2);
     h.get_by_label_contains("-{\"a\": 1}");
     h.get_by_label_contains("+{\"a\": 2}");
     assert_eq!(
@@ -240,17 +257,6 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
         std::fs::read_to_string(root.join("config.json")).unwrap(),
         "{\"a\": 2}\n"
     );
-    let transcript = h.state().agent.transcript.text();
-    assert!(
-        transcript.contains("verify parse check: passed"),
-        "{transcript}"
-    );
-    assert!(
-        transcript
-            .lines()
-            .any(|l| l.ends_with(": completed: a person approved it")),
-        "{transcript}"
-    );
     run_until(&mut h, "the task list", |h| {
         h.state()
             .agent
@@ -258,12 +264,26 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
             .first()
             .is_some_and(|t| t.state == "completed: a person approved it")
     });
+    // The transcript as entries: the person's message, the tool call with
+    // its arguments, result and diff, the verification, the end.
+    let id = h.state().agent.tasks[0].id.clone();
+    let folder = root.file_name().unwrap().to_str().unwrap();
+    let transcript = h
+        .state()
+        .agent
+        .transcript
+        .text()
+        .replace(&id, "TASK")
+        .replace(folder, "FOLDER");
+    insta::assert_snapshot!(transcript);
+    // The tool call's card shows its diff in the window, above the
+    // verification: scrolled up to, since the transcript follows its end.
+    scroll_transcript_up_to(&mut h, "+{\"a\": 2}");
     // Idle again: no repaint loop once the run is over.
     let frames = h.try_run().expect("no continuous repaint when idle");
     assert!(frames <= 3, "{frames} frames after the run");
 
     // Review: the task's change and its diff, then a rollback to the start.
-    let id = h.state().agent.tasks[0].id.clone();
     h.get_by_label_contains(&format!("{id}  completed: a person approved it"))
         .click();
     run_until(&mut h, "the task detail", |h| {

@@ -23,6 +23,9 @@ pub enum PanelId {
     Editor(u32),
     /// Every file's diagnostics, and the language servers' states.
     Problems,
+    /// Settings → Providers: keys, addresses and models of the built-in
+    /// agent's providers.
+    Providers,
 }
 
 /// What an editor asks of its language server.
@@ -39,12 +42,13 @@ pub enum LspAsk {
 }
 
 impl PanelId {
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Explorer,
         Self::Search,
         Self::Welcome,
         Self::Agent,
         Self::Problems,
+        Self::Providers,
     ];
 
     pub fn title(self) -> &'static str {
@@ -56,8 +60,27 @@ impl PanelId {
             Self::Terminal(_) => "Terminal",
             Self::Editor(_) => "Editor",
             Self::Problems => "Problems",
+            Self::Providers => "Providers",
         }
     }
+}
+
+/// What the Providers page asks of its worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderAction {
+    /// Store the typed key (`session_only`: keep it in memory instead).
+    SaveKey {
+        id: String,
+        session_only: bool,
+    },
+    DeleteKey(String),
+    /// Use the typed address (`reset`: the preset's again).
+    SaveUrl {
+        id: String,
+        reset: bool,
+    },
+    /// Fetch the model list (test the connection).
+    Models(String),
 }
 
 /// What to do with unsaved changes when an editor tab closes.
@@ -137,6 +160,26 @@ pub enum Command {
     /// The Agent panel's prompt changed.
     AgentPrompt(String),
     AgentBackend(String),
+    /// Run the last task's prompt again as a new task (`local`: with the
+    /// local agent).
+    RetryTask {
+        local: bool,
+    },
+    /// The composer's model for the chosen provider (`None`: its default).
+    AgentModel(Option<String>),
+    /// A key being typed on the Providers page.
+    ProviderKeyDraft {
+        id: String,
+        text: String,
+    },
+    /// An address being typed on the Providers page.
+    ProviderUrlDraft {
+        id: String,
+        text: String,
+    },
+    /// Work for the Providers page's worker (the typed key is taken from
+    /// its draft when the command is applied, never carried here).
+    Provider(ProviderAction),
     RunTask,
     StopTask,
     ToolDecision {
@@ -168,8 +211,12 @@ pub enum Command {
     CancelCloseTerminal,
     /// Stop an agent's command (from its terminal tab).
     StopAgentCommand(u64),
-    /// Ask before opening a link from a terminal in the browser.
-    AskOpenLink(String),
+    /// Ask before opening a link in the browser: one a terminal printed
+    /// (`from_agent` false) or one in an agent's message.
+    AskOpenLink {
+        url: String,
+        from_agent: bool,
+    },
     OpenLink,
     CancelOpenLink,
     Quit,

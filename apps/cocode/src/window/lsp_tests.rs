@@ -10,8 +10,7 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::window::testing::{fixture_workspace, harness, open_in_editor, run_until, shown};
 
-#[path = "../../../../tests/support/require.rs"]
-mod peers;
+use crate::window::testing::peers;
 
 #[test]
 fn a_diagnostic_shows_in_the_gutter_and_problems_and_choosing_it_moves_the_cursor() {

@@ -15,7 +15,9 @@ use cocode_core::task::CompletionModePolicy;
 use cocode_core::{DelegatedTask, PendingApprovalKind, TaskId};
 use cocode_editor::OpenDocuments;
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent, ApprovalSnapshot};
-use cocode_toolchain::vault::KeyringVault;
+use cocode_toolchain::vault::LayeredVault;
+
+use crate::window::providers::ProviderSetup;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -23,7 +25,7 @@ use crate::host::commands::CommandEvent;
 use crate::host::orchestrator::{
     Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
 };
-use crate::host::review::{RollbackOutcome, TaskDetail};
+use crate::host::review::{RollbackOutcome, SnapshotRow, TaskDetail};
 use crate::host::task_host::{HostOptions, TaskHost};
 use crate::window::link::{Coalesce, Events, UiEnd, Waker, link};
 
@@ -33,7 +35,11 @@ pub enum ServiceRequest {
     Run {
         prompt: String,
         backend: String,
+        /// The provider's model (`None`: its default).
+        model: Option<String>,
     },
+    /// The providers changed (a base URL): new tasks use these.
+    Providers(LlmProviderRegistry),
     Stop,
     /// Stop one agent command (from its terminal tab).
     StopCommand(u64),
@@ -86,6 +92,8 @@ pub enum ServiceEvent {
     },
     Finished {
         summary: String,
+        /// The stable code of the agent error that ended the task.
+        agent_error: Option<String>,
     },
     Tasks(Vec<TaskRow>),
     /// The external (ACP) agents the workspace can run: (id, name).
@@ -112,6 +120,12 @@ pub enum ServiceEvent {
     TaskFiles {
         task_id: String,
         paths: Vec<NormalizedPath>,
+    },
+    /// The changes recorded while a tool call ran (`call_id`; empty when
+    /// they came at the end of a turn), with their diffs.
+    Changes {
+        call_id: String,
+        rows: Vec<SnapshotRow>,
     },
     /// A person's file operation finished.
     UserOpDone {
@@ -217,12 +231,19 @@ impl TaskService {
         root: PathBuf,
         documents: Arc<OpenDocuments>,
         lsp: Option<cocode_lsp::LanguageServers>,
+        keys: ProviderSetup,
         waker: Waker,
         rt: &tokio::runtime::Handle,
     ) -> Self {
         let (ui, mut worker) = link(waker);
         rt.spawn(async move {
-            serve(root, (documents, lsp), worker.events, &mut worker.requests).await;
+            serve(
+                root,
+                (documents, lsp, keys),
+                worker.events,
+                &mut worker.requests,
+            )
+            .await;
         });
         Self { link: ui }
     }
@@ -241,11 +262,21 @@ impl TaskService {
 /// Opens the workspace's host; reports why not.
 async fn open_host(
     root: &std::path::Path,
-    (documents, lsp): (Arc<OpenDocuments>, Option<cocode_lsp::LanguageServers>),
+    (documents, lsp, keys): HostParts,
 ) -> Result<(Arc<TaskHost>, LlmProviderRegistry), String> {
-    let providers = LlmProviderRegistry::with_presets().map_err(|e| e.to_string())?;
+    // The person's provider settings (a file read: off the runtime's
+    // workers); a settings file that cannot be used leaves the presets,
+    // and the Providers page says why.
+    let setup = keys.clone();
+    let providers = tokio::task::spawn_blocking(move || setup.load().1)
+        .await
+        .map_err(|e| e.to_string())?;
     let options = HostOptions {
-        vault: Arc::new(KeyringVault),
+        // Keys kept for this session only come first, then the store's.
+        vault: Arc::new(LayeredVault {
+            run: Arc::clone(&keys.session),
+            store: Arc::clone(&keys.store),
+        }),
         providers: providers.clone(),
         retry: RetryPolicy::default(),
         limits: LoopLimits::default(),
@@ -336,17 +367,24 @@ fn forward_commands(host: &TaskHost, out: &Out) {
     });
 }
 
+/// What the host is opened with besides its folder.
+type HostParts = (
+    Arc<OpenDocuments>,
+    Option<cocode_lsp::LanguageServers>,
+    ProviderSetup,
+);
+
 #[expect(
     clippy::too_many_lines,
     reason = "the service's one request loop, a branch per request"
 )]
 async fn serve(
     root: PathBuf,
-    documents: (Arc<OpenDocuments>, Option<cocode_lsp::LanguageServers>),
+    documents: HostParts,
     out: Out,
     inbox: &mut mpsc::Receiver<ServiceRequest>,
 ) {
-    let (host, providers) = match open_host(&root, documents).await {
+    let (host, mut providers) = match open_host(&root, documents).await {
         Ok(opened) => opened,
         Err(why) => return refuse_all(why, &out, inbox).await,
     };
@@ -382,13 +420,25 @@ async fn serve(
     let mut running: Option<tokio::task::JoinHandle<()>> = None;
     while let Some(request) = inbox.recv().await {
         match request {
-            ServiceRequest::Run { prompt, backend } => {
+            ServiceRequest::Providers(registry) => {
+                host.agent.set_providers(Arc::new(registry.clone()));
+                providers = registry;
+            }
+            ServiceRequest::Run {
+                prompt,
+                backend,
+                model,
+            } => {
                 if running.as_ref().is_some_and(|h| !h.is_finished()) {
                     out.send(ServiceEvent::Error("a task is already running".into()))
                         .await;
                     continue;
                 }
-                let backend = match crate::host::backend::backend_of(&backend, None, &providers) {
+                let backend = match crate::host::backend::backend_of(
+                    &backend,
+                    model.as_deref(),
+                    &providers,
+                ) {
                     Ok(b) => b,
                     Err(e) => {
                         out.send(ServiceEvent::Error(format!("{e:#}"))).await;
@@ -494,19 +544,26 @@ async fn serve(
 }
 
 /// The paths a task has changed so far (its recorded snapshots).
-async fn files_of(host: &Arc<TaskHost>, task: &TaskId) -> Vec<NormalizedPath> {
+/// The files task `task` has changed so far, and the snapshots recorded
+/// after sequence number `after` as rows with their diffs.
+async fn changes_of(
+    host: &Arc<TaskHost>,
+    task: &TaskId,
+    after: u64,
+) -> (Vec<NormalizedPath>, Vec<SnapshotRow>) {
     let ws = Arc::clone(&host.workspace);
     let id = task.clone();
     tokio::task::spawn_blocking(move || {
-        let mut paths: Vec<NormalizedPath> = ws
-            .gate
-            .store()
-            .snapshots_of_task(&id)
-            .map(|records| records.iter().map(|r| r.path().clone()).collect())
-            .unwrap_or_default();
+        let records = ws.gate.store().snapshots_of_task(&id).unwrap_or_default();
+        let mut paths: Vec<NormalizedPath> = records.iter().map(|r| r.path().clone()).collect();
         paths.sort();
         paths.dedup();
-        paths
+        let rows = records
+            .iter()
+            .filter(|r| r.parts().seq.0 > after)
+            .map(|r| crate::host::review::snapshot_row(&ws, r))
+            .collect();
+        (paths, rows)
     })
     .await
     .unwrap_or_default()
@@ -604,26 +661,36 @@ async fn run_one(
     let files_host = Arc::clone(&host);
     let forward = tokio::spawn(async move {
         let mut task: Option<TaskId> = None;
+        // The last snapshot shown in the transcript.
+        let mut shown_seq = 0;
         while let Some(p) = rx.recv().await {
-            let files_changed = match &p {
+            let ended_call = match &p {
                 Progress::Created(id) => {
                     task = Some(id.clone());
-                    false
+                    None
                 }
                 Progress::Agent(AgentEvent::ToolCallUpdate(u)) => matches!(
                     u.status,
                     cocode_core::agent::ToolCallStatus::Completed
                         | cocode_core::agent::ToolCallStatus::Failed
-                ),
-                Progress::Agent(AgentEvent::TurnEnded { .. }) => true,
-                _ => false,
+                )
+                .then(|| u.call_id.clone()),
+                Progress::Agent(AgentEvent::TurnEnded { .. }) => Some(String::new()),
+                _ => None,
             };
             forward_out.send(ServiceEvent::Progress(p)).await;
-            if files_changed && let Some(id) = &task {
+            if let (Some(call_id), Some(id)) = (ended_call, &task) {
+                let (paths, rows) = changes_of(&files_host, id, shown_seq).await;
+                if let Some(last) = rows.last() {
+                    shown_seq = last.seq;
+                    forward_out
+                        .send(ServiceEvent::Changes { call_id, rows })
+                        .await;
+                }
                 forward_out
                     .send(ServiceEvent::TaskFiles {
                         task_id: id.to_string(),
-                        paths: files_of(&files_host, id).await,
+                        paths,
                     })
                     .await;
             }
@@ -646,8 +713,13 @@ async fn run_one(
     .await;
     match result {
         Ok(task) => {
+            let agent_error = match task.terminal_reason() {
+                Some(cocode_core::task::TerminalReason::AgentError { code }) => Some(code.clone()),
+                _ => None,
+            };
             out.send(ServiceEvent::Finished {
                 summary: format!("task {}: {}", task.task_id(), describe_end(&task)),
+                agent_error,
             })
             .await;
         }

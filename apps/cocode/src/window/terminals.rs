@@ -130,7 +130,9 @@ pub struct Terminals {
     /// The terminal that last had the keyboard focus.
     pub last_used: Option<u32>,
     /// A link waiting for the person's yes before it opens in the browser.
-    pub link_prompt: Option<String>,
+    /// A link waiting for the person's word, and whether an agent's
+    /// message holds it (otherwise a terminal printed it).
+    pub link_prompt: Option<(String, bool)>,
     /// A busy terminal waiting for the person's yes before it closes.
     pub close_prompt: Option<u32>,
     /// Why the last link could not be opened (shown in the status bar).

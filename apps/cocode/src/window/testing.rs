@@ -9,6 +9,12 @@ use egui_kittest::kittest::Queryable as _;
 
 use crate::window::app::CocodeApp;
 
+/// Test peers (language servers, the Secret Service): present, or the
+/// skip recorded for `cargo xtask test`.
+#[path = "../../../../tests/support/require.rs"]
+pub mod peers;
+use crate::window::providers::ProviderSetup;
+
 /// The runtime every harness of this test process shares, built the way
 /// `main` builds the app's one runtime.
 pub fn runtime() -> tokio::runtime::Handle {
@@ -31,7 +37,17 @@ pub fn harness_with(
     folder: Option<PathBuf>,
     prepare: impl FnOnce(&mut CocodeApp),
 ) -> Harness<'static, CocodeApp> {
-    let mut app = CocodeApp::new(folder, runtime()).expect("io thread starts");
+    harness_keys(folder, ProviderSetup::in_memory(), prepare)
+}
+
+/// [`harness_with`] with provider keys and settings where `keys` says
+/// (the others keep them in memory, away from the person's).
+pub fn harness_keys(
+    folder: Option<PathBuf>,
+    keys: ProviderSetup,
+    prepare: impl FnOnce(&mut CocodeApp),
+) -> Harness<'static, CocodeApp> {
+    let mut app = CocodeApp::with_keys(folder, runtime(), keys).expect("io thread starts");
     app.os = cocode_platform::Os::Linux;
     prepare(&mut app);
     Harness::builder()

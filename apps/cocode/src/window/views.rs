@@ -8,6 +8,8 @@ pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;
 pub mod problems;
+pub mod providers;
 pub mod quick_open;
 pub mod search;
 pub mod terminal;
+pub mod transcript;

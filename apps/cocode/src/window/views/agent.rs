@@ -6,14 +6,18 @@ use cocode_core::PendingApprovalKind;
 use cocode_ui::Tone;
 use egui::Key;
 
-use crate::window::agent::{AgentPanel, BACKENDS};
-use crate::window::command::Command;
-use crate::window::transcript::Transcript;
+use crate::window::agent::{AgentPanel, BACKENDS, Failure, FailureKind};
+use crate::window::command::{Command, PanelId, ProviderAction};
+use crate::window::providers::ProvidersPanel;
+use crate::window::transcript::tool_words;
 
-/// Draws the panel.
+/// Draws the panel: the backend and model on top with the task list, the
+/// composer and the pending approvals at the bottom, and the conversation
+/// (or the review of the chosen task) in between.
 pub fn show(
     ui: &mut egui::Ui,
     panel: &AgentPanel,
+    providers: &ProvidersPanel,
     has_workspace: bool,
     commands: &mut Vec<Command>,
 ) {
@@ -21,10 +25,87 @@ pub fn show(
         ui.label("Open a folder to delegate tasks to an agent.");
         return;
     }
-    backend_row(ui, panel, commands);
+    backend_row(ui, panel, providers, commands);
+    task_list(ui, panel, commands);
+    egui::Panel::bottom("agent-composer")
+        .resizable(false)
+        .show(ui, |ui| {
+            approval_cards(ui, panel, commands);
+            if let Some(failure) = panel.failure.as_ref().filter(|_| !panel.running) {
+                failure_card(ui, failure, commands);
+            }
+            if let Some(error) = &panel.error {
+                cocode_ui::badge(ui, error, Tone::Danger);
+            }
+            if let Some(note) = &panel.note {
+                ui.label(note);
+            }
+            composer(ui, panel, commands);
+        });
+    egui::CentralPanel::default().show(ui, |ui| match &panel.detail {
+        Some(detail) => {
+            if ui.button("← Back to the conversation").clicked() {
+                commands.push(Command::CloseTask);
+            }
+            egui::ScrollArea::vertical()
+                .id_salt("agent-task-detail")
+                .auto_shrink([false, false])
+                .show(ui, |ui| task_detail(ui, detail, panel.running, commands));
+        }
+        None if panel.transcript.entries().is_empty() => {
+            ui.weak("Describe a task below; the conversation with the agent shows here.");
+        }
+        None => {
+            let height = ui.available_height();
+            crate::window::views::transcript::show(ui, &panel.transcript, height, commands);
+        }
+    });
+}
+
+/// What the person can do about the error that ended the last task.
+fn failure_card(ui: &mut egui::Ui, failure: &Failure, commands: &mut Vec<Command>) {
+    egui::Frame::group(ui.style()).show(ui, |ui| {
+        ui.set_width(ui.available_width());
+        let text = match failure.kind {
+            FailureKind::Retryable => format!(
+                "The provider could not answer ({}). Trying again may work.",
+                failure.code
+            ),
+            FailureKind::Setup => format!(
+                "The provider is not set up for this ({}): check its key, address and model.",
+                failure.code
+            ),
+            FailureKind::Other => format!("The agent stopped on an error ({}).", failure.code),
+        };
+        cocode_ui::badge(ui, &text, Tone::Danger);
+        ui.horizontal_wrapped(|ui| match failure.kind {
+            FailureKind::Retryable | FailureKind::Other => {
+                if ui.button("Retry").clicked() {
+                    commands.push(Command::RetryTask { local: false });
+                }
+            }
+            FailureKind::Setup => {
+                if ui.button("Open Providers").clicked() {
+                    commands.push(Command::ShowPanel(PanelId::Providers));
+                }
+                if ui.button("Use the local agent and retry").clicked() {
+                    commands.push(Command::RetryTask { local: true });
+                }
+            }
+        });
+    });
+}
+
+/// The prompt and Run/Stop; Ctrl+Enter (Cmd+Enter) runs.
+fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
     let mut prompt = panel.prompt.clone();
-    let field = ui.add(
+    let id = ui.make_persistent_id("agent-prompt");
+    // Taken before the field sees it (a multiline field would keep Enter).
+    let submit = ui.memory(|m| m.has_focus(id))
+        && ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Enter));
+    ui.add(
         egui::TextEdit::multiline(&mut prompt)
+            .id(id)
             .desired_rows(3)
             .desired_width(f32::INFINITY)
             .hint_text("What should the agent do?"),
@@ -32,8 +113,6 @@ pub fn show(
     if prompt != panel.prompt {
         commands.push(Command::AgentPrompt(prompt.clone()));
     }
-    let submit =
-        field.has_focus() && ui.input(|i| i.modifiers.command && i.key_pressed(Key::Enter));
     ui.horizontal(|ui| {
         let can_run = !panel.running && !prompt.trim().is_empty();
         if ui
@@ -49,78 +128,37 @@ pub fn show(
         {
             commands.push(Command::StopTask);
         }
+        ui.weak("Ctrl+Enter runs");
     });
-    if let Some(error) = &panel.error {
-        cocode_ui::badge(ui, error, Tone::Danger);
-    }
-    if let Some(note) = &panel.note {
-        ui.label(note);
-    }
-    approval_cards(ui, panel, commands);
-    ui.separator();
-    transcript(ui, &panel.transcript);
-    ui.separator();
-    ui.label(egui::RichText::new("Tasks").strong());
-    egui::ScrollArea::vertical()
-        .id_salt("agent-tasks")
+}
+
+/// The workspace's tasks, newest first; a click opens its review.
+fn task_list(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
+    egui::CollapsingHeader::new(format!("Tasks ({})", panel.tasks.len()))
+        .id_salt("agent-tasks-header")
+        .default_open(true)
         .show(ui, |ui| {
-            if panel.tasks.is_empty() {
-                ui.label("No tasks in this workspace yet.");
-            }
-            for row in &panel.tasks {
-                let selected = panel.detail.as_ref().is_some_and(|d| d.id == row.id);
-                let text = format!("{}  {}  {}", row.id, row.state, row.prompt);
-                if ui.selectable_label(selected, text).clicked() {
-                    commands.push(if selected {
-                        Command::CloseTask
-                    } else {
-                        Command::ShowTask(row.id.clone())
-                    });
-                }
-            }
-            if let Some(detail) = &panel.detail {
-                task_detail(ui, detail, panel.running, commands);
-            }
+            egui::ScrollArea::vertical()
+                .id_salt("agent-tasks")
+                .max_height(120.0)
+                .auto_shrink([false, true])
+                .show(ui, |ui| {
+                    if panel.tasks.is_empty() {
+                        ui.label("No tasks in this workspace yet.");
+                    }
+                    for row in &panel.tasks {
+                        let selected = panel.detail.as_ref().is_some_and(|d| d.id == row.id);
+                        let text = format!("{}  {}  {}", row.id, row.state, row.prompt);
+                        if ui.selectable_label(selected, text).clicked() {
+                            commands.push(if selected {
+                                Command::CloseTask
+                            } else {
+                                Command::ShowTask(row.id.clone())
+                            });
+                        }
+                    }
+                });
         });
-}
-
-/// The transcript: only the rows in sight are laid out, unwrapped (long
-/// lines scroll sideways, as in a terminal), and it follows the end while
-/// the agent writes.
-fn transcript(ui: &mut egui::Ui, transcript: &Transcript) {
-    let row_height = ui.text_style_height(&egui::TextStyle::Monospace);
-    let dropped = transcript.dropped();
-    let rows = transcript.rows() + usize::from(dropped > 0);
-    egui::ScrollArea::both()
-        .id_salt("agent-transcript")
-        .max_height(ui.available_height() * 0.4)
-        .auto_shrink([false, true])
-        .stick_to_bottom(true)
-        .show_rows(ui, row_height, rows, |ui, range| {
-            for i in range {
-                let text = match (dropped > 0, i) {
-                    (true, 0) => format!("… {dropped} earlier lines are not kept"),
-                    (true, i) => transcript.row(i - 1).to_owned(),
-                    (false, i) => transcript.row(i).to_owned(),
-                };
-                ui.add(egui::Label::new(egui::RichText::new(text).monospace()).extend());
-            }
-        });
-}
-
-/// A tool's name as a person reads it on a card.
-fn tool_words(tool: &str) -> &str {
-    match tool.rsplit('.').next().unwrap_or(tool) {
-        "writeFile" => "write a file",
-        "createFile" => "create a file",
-        "applyPatch" => "edit a file",
-        "deleteFile" => "delete a file",
-        "renameFile" => "rename a file",
-        "applyEdits" => "edit files",
-        "run" => "run a command",
-        "permission" => "go ahead",
-        _ => tool,
-    }
 }
 
 /// What a card shows of its call: the change with its diff, the command
@@ -348,10 +386,16 @@ fn task_detail(
         });
 }
 
-/// The backend picker (presets and the workspace's ACP agents) and the
-/// running indicator.
-fn backend_row(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
-    ui.horizontal(|ui| {
+/// The backend picker (presets and the workspace's ACP agents), the
+/// provider's model, the way to the Providers page, and the running
+/// indicator.
+fn backend_row(
+    ui: &mut egui::Ui,
+    panel: &AgentPanel,
+    providers: &ProvidersPanel,
+    commands: &mut Vec<Command>,
+) {
+    ui.horizontal_wrapped(|ui| {
         ui.label("Backend");
         let mut backend = panel.backend.clone();
         let acp_label = |id: &str, name: &str| format!("{name} (ACP: {id})");
@@ -367,7 +411,7 @@ fn backend_row(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command
             .unwrap_or_else(|| backend.clone());
         egui::ComboBox::from_id_salt("agent-backend")
             .selected_text(shown)
-            .width(220.0)
+            .width(180.0)
             .height(480.0)
             .show_ui(ui, |ui| {
                 for b in BACKENDS {
@@ -383,9 +427,64 @@ fn backend_row(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command
         if backend != panel.backend {
             commands.push(Command::AgentBackend(backend));
         }
+        if ui
+            .button("Providers…")
+            .on_hover_text("Keys, addresses and models of the built-in agent's providers")
+            .clicked()
+        {
+            commands.push(Command::ShowPanel(PanelId::Providers));
+        }
         if panel.running {
             ui.spinner();
             ui.label("Running");
         }
     });
+    if let Some(row) = providers.row(&panel.backend).filter(|r| r.id != "local") {
+        ui.horizontal(|ui| {
+            ui.label("Model");
+            model_picker(ui, panel, providers, &row.id, commands);
+        });
+    }
+}
+
+/// The chosen provider's models (fetched, or the preset's); "default" is
+/// the provider's first preset model.
+fn model_picker(
+    ui: &mut egui::Ui,
+    panel: &AgentPanel,
+    providers: &ProvidersPanel,
+    provider: &str,
+    commands: &mut Vec<Command>,
+) {
+    let mut models = providers.models_of(provider);
+    if let Some(m) = &panel.model
+        && !models.contains(m)
+    {
+        models.insert(0, m.clone());
+    }
+    let mut model = panel.model.clone();
+    egui::ComboBox::from_id_salt("agent-model")
+        .selected_text(model.as_deref().unwrap_or("default model"))
+        .width(180.0)
+        .height(480.0)
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut model, None, "default model");
+            for m in &models {
+                ui.selectable_value(&mut model, Some(m.clone()), m);
+            }
+        });
+    if model != panel.model {
+        commands.push(Command::AgentModel(model));
+    }
+    if !providers.models.contains_key(provider)
+        && !providers.fetching.contains(provider)
+        && ui
+            .small_button("⟳")
+            .on_hover_text("Fetch the provider's model list")
+            .clicked()
+    {
+        commands.push(Command::Provider(ProviderAction::Models(
+            provider.to_owned(),
+        )));
+    }
 }

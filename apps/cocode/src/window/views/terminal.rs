@@ -130,10 +130,14 @@ pub fn show(
 /// The terminals' questions: open a link in the browser, end a running
 /// program by closing its tab.
 pub fn prompts(ctx: &egui::Context, terminals: &Terminals, commands: &mut Vec<Command>) {
-    if let Some(url) = &terminals.link_prompt {
+    if let Some((url, from_agent)) = &terminals.link_prompt {
         let modal = egui::Modal::new(egui::Id::new("terminal-link")).show(ctx, |ui| {
             ui.heading("Open this link?");
-            ui.label("A program in the terminal printed this link:");
+            ui.label(if *from_agent {
+                "The agent's message links here:"
+            } else {
+                "A program in the terminal printed this link:"
+            });
             ui.label(egui::RichText::new(url.as_str()).monospace());
             ui.horizontal(|ui| {
                 if ui.button("Open in Browser").clicked() || ui.input(|i| i.key_pressed(Key::Enter))
@@ -870,7 +874,10 @@ fn select_with_mouse(
             session.select(SelectionKind::Word, row, col, right);
         } else if response.clicked() {
             if link_modifier && let Some(url) = session.link_at(row, col) {
-                commands.push(Command::AskOpenLink(url));
+                commands.push(Command::AskOpenLink {
+                    url,
+                    from_agent: false,
+                });
             } else if held.shift && session.selection_text().is_some() {
                 session.extend_selection(row, col, right);
             } else {

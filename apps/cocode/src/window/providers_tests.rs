@@ -1,0 +1,469 @@
+//! Settings → Providers and the built-in agent's providers in the window,
+//! against a loopback server speaking the OpenAI-compatible wire format: an
+//! address and a key set on the page, the model list fetched with the key,
+//! a task run with the picked model that uses the key and shows it nowhere;
+//! a refused key and a busy provider as typed failures with their way
+//! out; and the key landing in a real Secret Service (a child process in
+//! a private D-Bus session with gnome-keyring, as the vault's tests do).
+//! Linux only: the agent's commands run confined, and the Secret Service
+//! is Linux's.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build fixture workspaces and read what landed on disk"
+)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use cocode_core::ProviderId;
+use cocode_core::services::{CredentialVault, Secret};
+use cocode_toolchain::vault::SessionVault;
+use egui::Key;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use pretty_assertions::assert_eq;
+
+use crate::window::app::CocodeApp;
+use crate::window::command::{Command, PanelId};
+use crate::window::loopback::{Answer, Loopback, openai_answer};
+use crate::window::providers::{KeyState, ProviderSetup};
+use crate::window::testing::{fixture_workspace, harness_keys, run_until};
+
+use crate::window::testing::peers;
+
+const KEY: &str = "sk-loopback-7f3a9c";
+
+fn openai(h: &Harness<'_, CocodeApp>) -> Option<KeyState> {
+    h.state().providers.row("openai").map(|r| r.key.clone())
+}
+
+/// Opens the Providers page from the Agent panel, points `OpenAI` at
+/// `base_url` and stores `key`, as a person types them.
+fn set_up_openai(h: &mut Harness<'static, CocodeApp>, base_url: &str, key: &str) {
+    run_until(h, "the providers", |h| openai(h).is_some());
+    h.get_by_label("Providers…").click();
+    run_until(h, "the Providers page", |h| {
+        h.query_by_label("OpenAI address").is_some()
+    });
+    let field = h.get_by_label("OpenAI address");
+    field.click();
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("OpenAI address").type_text(base_url);
+    h.run_steps(2);
+    h.key_press(Key::Enter);
+    run_until(h, "the new address", |h| {
+        h.state()
+            .providers
+            .notes
+            .get("openai")
+            .is_some_and(|(t, ok)| *ok && t == &format!("new tasks use {base_url}"))
+    });
+    h.get_by_label("OpenAI API key").click();
+    h.run_steps(2);
+    h.get_by_label("OpenAI API key").type_text(key);
+    h.run_steps(2);
+    // The typed key is not shown (a password field).
+    assert!(h.query_by_label_contains(key).is_none());
+    h.key_press(Key::Enter);
+    run_until(h, "the stored key", |h| {
+        openai(h).is_some_and(|k| k != KeyState::Missing)
+    });
+    assert!(
+        h.state().providers.key_drafts.is_empty(),
+        "the typed key does not stay in the page"
+    );
+}
+
+/// Picks a backend and a model in the composer's pickers.
+fn pick(h: &mut Harness<'static, CocodeApp>, backend: &str, model: &str) {
+    let combo = |h: &Harness<'static, CocodeApp>, n: usize| {
+        let pickers: Vec<_> = h
+            .query_all_by_role(egui::accesskit::Role::ComboBox)
+            .collect();
+        assert!(pickers.len() > n, "the composer's pickers");
+        pickers[n].click();
+    };
+    combo(h, 0);
+    h.run_steps(2);
+    h.get_by_label(backend).click();
+    h.run_steps(2);
+    combo(h, 1);
+    h.run_steps(2);
+    if h.query_by_label(model).is_none() {
+        // The click that closed the backend's list may not open this one.
+        combo(h, 1);
+        h.run_steps(2);
+    }
+    h.get_by_label(model).click();
+    h.run_steps(2);
+    assert_eq!(
+        (
+            h.state().agent.backend.as_str(),
+            h.state().agent.model.as_deref()
+        ),
+        (backend, Some(model))
+    );
+}
+
+fn type_prompt_and_run(h: &mut Harness<'static, CocodeApp>, prompt: &str) {
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text(prompt);
+    h.run_steps(2);
+    h.get_by_label("Run task").click();
+}
+
+/// Approves each named card with Enter, then accepts completion when
+/// asked; returns when the run is over.
+fn approve_with_enter(h: &mut Harness<'static, CocodeApp>, cards: &[&str]) {
+    for what in cards {
+        run_until(h, what, |h| {
+            h.query_by_label_contains(&format!("Allow the agent to {what}?"))
+                .is_some()
+        });
+        h.key_press(Key::Enter);
+        h.run_steps(2);
+    }
+    run_until(h, "the end of the turn", |h| {
+        !h.state().agent.running
+            || h.query_by_label_contains("Accept it as completed?")
+                .is_some()
+    });
+    if h.query_by_label_contains("Accept it as completed?")
+        .is_some()
+    {
+        h.get_by_label("Accept").click();
+        run_until(h, "the end of the run", |h| !h.state().agent.running);
+    }
+}
+
+/// Every file under `dir` that holds `needle`.
+fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path)
+                .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_nowhere() {
+    let server = Loopback::start(vec![
+        // Test connection.
+        Answer::Json(
+            200,
+            r#"{"data":[{"id":"m-small"},{"id":"m-large"}]}"#.into(),
+        ),
+        // The task: a write, a command, then finish.
+        openai_answer(
+            "I will **write** `out.txt`.",
+            &[(
+                "c1",
+                "workspace__writeFile",
+                r#"{"path":"out.txt","content":"hi\n"}"#,
+            )],
+        ),
+        openai_answer(
+            "Now the environment.",
+            &[("c2", "terminal__run", r#"{"argv":["env"]}"#)],
+        ),
+        openai_answer(
+            "",
+            &[("c3", "task__finish", r#"{"summary":"wrote out.txt"}"#)],
+        ),
+    ]);
+    let (_dir, root) = fixture_workspace(&[("README.md", "# 안녕\n")]);
+    let settings_dir = tempfile::tempdir().unwrap();
+    let settings_file = settings_dir.path().join("providers.json");
+    let store = Arc::new(SessionVault::default());
+    let keys = ProviderSetup {
+        store: Arc::clone(&store) as Arc<dyn CredentialVault>,
+        session: Arc::new(SessionVault::default()),
+        settings_file: Some(settings_file.clone()),
+    };
+    let mut h = harness_keys(Some(root.clone()), keys, |app| app.crash_notice = None);
+    set_up_openai(&mut h, &server.base_url, KEY);
+    assert_eq!(openai(&h), Some(KeyState::Stored));
+    let openai_id = ProviderId::new("openai").unwrap();
+    assert_eq!(
+        store
+            .get(&openai_id)
+            .unwrap()
+            .map(|s| s.expose().to_owned()),
+        Some(KEY.to_owned())
+    );
+    h.get_by_label("Test the connection to OpenAI").click();
+    run_until(&mut h, "the model list", |h| {
+        h.state().providers.models.contains_key("openai")
+    });
+    assert_eq!(
+        h.state().providers.models["openai"],
+        Ok(vec!["m-small".to_owned(), "m-large".to_owned()])
+    );
+    h.get_by_label("connected: 2 model(s) offered");
+
+    // The composer uses it: the provider, then a model from its list.
+    h.state_mut().run(
+        Command::ShowPanel(PanelId::Agent),
+        &egui::Context::default(),
+    );
+    h.run_steps(2);
+    pick(&mut h, "openai", "m-large");
+    run_until(&mut h, "the model remembered", |_| {
+        std::fs::read_to_string(&settings_file).is_ok_and(|s| s.contains("m-large"))
+    });
+    let settings = std::fs::read_to_string(&settings_file).unwrap();
+    assert_eq!(
+        settings,
+        format!(
+            "{{\n  \"providers\": {{\n    \"openai\": {{\n      \"base_url\": \"{}\",\n      \"model\": \"m-large\"\n    }}\n  }}\n}}\n",
+            server.base_url
+        )
+    );
+    type_prompt_and_run(&mut h, "write out.txt");
+    approve_with_enter(&mut h, &["write a file", "run a command"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("out.txt")).unwrap(),
+        "hi\n"
+    );
+    let seen = server.seen();
+    assert_eq!(
+        seen.iter()
+            .map(|s| format!("{} {}", s.method, s.path))
+            .collect::<Vec<_>>(),
+        vec![
+            "GET /v1/models",
+            "POST /v1/chat/completions",
+            "POST /v1/chat/completions",
+            "POST /v1/chat/completions",
+        ]
+    );
+    for s in &seen {
+        assert_eq!(s.headers["authorization"], format!("Bearer {KEY}"));
+    }
+    let first: serde_json::Value = serde_json::from_str(&seen[1].body).unwrap();
+    assert_eq!(first["model"], "m-large");
+    assert_transcript_without_key(&h, &[&root, settings_dir.path()]);
+}
+
+/// The transcript shows the agent's Markdown, the call, its diff and the
+/// command's output; the key is nowhere in it, in the task's records, in
+/// the settings, or in the command's environment.
+fn assert_transcript_without_key(h: &Harness<'static, CocodeApp>, dirs: &[&Path]) {
+    let transcript = h.state().agent.transcript.text();
+    assert!(
+        transcript.contains("  I will **write** `out.txt`."),
+        "{transcript}"
+    );
+    assert!(transcript.contains("    +hi"), "{transcript}");
+    assert!(
+        transcript.contains("PATH="),
+        "the command's environment: {transcript}"
+    );
+    assert!(!transcript.contains(KEY), "{transcript}");
+    for dir in dirs {
+        assert_eq!(files_holding(dir, KEY), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
+    // 401, then three 503 (the first try and the transport's two retries),
+    // then an answer for the person's Retry.
+    let busy = || Answer::Json(503, r#"{"error":{"message":"overloaded"}}"#.into());
+    let server = Loopback::start(vec![
+        Answer::Json(401, r#"{"error":{"message":"bad key"}}"#.into()),
+        busy(),
+        busy(),
+        busy(),
+        openai_answer(
+            "",
+            &[("c1", "task__finish", r#"{"summary":"nothing to do"}"#)],
+        ),
+    ]);
+    let (_dir, root) = fixture_workspace(&[("a.txt", "a\n")]);
+    let keys = ProviderSetup::in_memory();
+    keys.store
+        .set(
+            &ProviderId::new("openai").unwrap(),
+            &Secret::new("sk-wrong"),
+        )
+        .unwrap();
+    let mut h = harness_keys(Some(root), keys, |app| app.crash_notice = None);
+    run_until(&mut h, "the providers", |h| openai(h).is_some());
+    let ctx = egui::Context::default();
+    h.state_mut().run(
+        Command::ProviderUrlDraft {
+            id: "openai".into(),
+            text: server.base_url.clone(),
+        },
+        &ctx,
+    );
+    h.state_mut().run(
+        Command::Provider(crate::window::command::ProviderAction::SaveUrl {
+            id: "openai".into(),
+            reset: false,
+        }),
+        &ctx,
+    );
+    run_until(&mut h, "the new address", |h| {
+        h.state()
+            .providers
+            .notes
+            .get("openai")
+            .is_some_and(|(_, ok)| *ok)
+    });
+    h.state_mut()
+        .run(Command::AgentBackend("openai".into()), &ctx);
+    h.state_mut()
+        .run(Command::AgentModel(Some("m".into())), &ctx);
+    // Ctrl+Enter in the composer runs it.
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text("do nothing");
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Enter);
+    h.run_steps(2);
+    assert_eq!(h.state().agent.prompt, "do nothing", "no new line typed");
+    run_until(&mut h, "the refused key", |h| {
+        !h.state().agent.running && h.query_by_label("Open Providers").is_some()
+    });
+    h.get_by_label_contains("not set up for this (PROVIDER_AUTH)");
+    h.get_by_label("Use the local agent and retry");
+    assert!(h.query_by_label("Retry").is_none());
+    h.get_by_label("Open Providers").click();
+    run_until(&mut h, "the Providers page", |h| {
+        h.query_by_label("OpenAI API key").is_some()
+    });
+
+    // Run again: the provider is busy past the transport's retries.
+    h.state_mut().run(Command::RunTask, &ctx);
+    run_until(&mut h, "the busy provider", |h| {
+        !h.state().agent.running && h.query_by_label("Retry").is_some()
+    });
+    h.get_by_label_contains("could not answer (PROVIDER_UNAVAILABLE)");
+    h.get_by_label("Retry").click();
+    run_until(&mut h, "the retried task's end", |h| {
+        h.query_by_label_contains("Accept it as completed?")
+            .is_some()
+    });
+    h.get_by_label("Accept").click();
+    run_until(&mut h, "the retried task", |h| {
+        h.state().agent.tasks.len() == 3 && !h.state().agent.running
+    });
+    assert_eq!(
+        h.state().agent.tasks[0].state,
+        "completed: a person approved it"
+    );
+    assert_eq!(h.state().agent.failure, None);
+    assert_eq!(server.seen().len(), 5);
+}
+
+/// The child side of the Secret Service test; a no-op unless the parent
+/// set the scenario.
+#[test]
+fn keyring_child() {
+    let Ok(base_url) = std::env::var("COCODE_KEYRING_CHILD_URL") else {
+        return;
+    };
+    let (_dir, root) = fixture_workspace(&[("a.txt", "a\n")]);
+    let settings_dir = tempfile::tempdir().unwrap();
+    let keys = ProviderSetup {
+        settings_file: Some(settings_dir.path().join("providers.json")),
+        ..ProviderSetup::system()
+    };
+    let mut h = harness_keys(Some(root), keys, |app| app.crash_notice = None);
+    set_up_openai(&mut h, &base_url, KEY);
+    println!(
+        "page {}",
+        openai(&h).map(|k| k.phrase()).unwrap_or_default()
+    );
+    let stored = cocode_toolchain::vault::KeyringVault
+        .get(&ProviderId::new("openai").unwrap())
+        .map(|s| s.map(|s| s.expose().to_owned()));
+    println!("store {}", stored.ok().flatten().unwrap_or_default());
+    let ctx = egui::Context::default();
+    h.state_mut()
+        .run(Command::AgentBackend("openai".into()), &ctx);
+    h.state_mut()
+        .run(Command::AgentModel(Some("m".into())), &ctx);
+    type_prompt_and_run(&mut h, "finish");
+    run_until(&mut h, "the end of the turn", |h| {
+        !h.state().agent.running
+            || h.query_by_label_contains("Accept it as completed?")
+                .is_some()
+    });
+    if h.query_by_label_contains("Accept it as completed?")
+        .is_some()
+    {
+        h.get_by_label("Accept").click();
+    }
+    run_until(&mut h, "the end of the task", |h| {
+        !h.state().agent.running && !h.state().agent.tasks.is_empty()
+    });
+    println!("task {}", h.state().agent.tasks[0].state);
+}
+
+#[test]
+fn a_key_set_on_the_page_lands_in_a_real_secret_service_and_the_next_task_uses_it() {
+    if !(peers::require_program("dbus-run-session")
+        && peers::require_program("gnome-keyring-daemon"))
+    {
+        return;
+    }
+    let server = Loopback::start(vec![openai_answer(
+        "",
+        &[("c1", "task__finish", r#"{"summary":"nothing to do"}"#)],
+    )]);
+    let home = tempfile::tempdir().unwrap();
+    let runtime = home.path().join("runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::set_permissions(
+        &runtime,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let script = "echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null\n\
+                  \"$EXE\" --exact window::providers::tests::keyring_child --nocapture --test-threads=1 --quiet \
+                  | grep -E '^(page|store|task) '";
+    let out = std::process::Command::new("dbus-run-session")
+        .args(["--", "bash", "-c", script])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("EXE", exe)
+        .env("COCODE_KEYRING_CHILD_URL", &server.base_url)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "page key stored in the credential store\nstore {KEY}\ntask completed: a person approved it\n"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].headers["authorization"], format!("Bearer {KEY}"));
+}
