@@ -45,6 +45,17 @@ fn a_task_the_agent_left_unfinished() {
     );
 }
 
+/// A task whose agent ended its turn unfinished, waiting for the person's
+/// reply (`awaiting_approval` with `pending_approval_kind: reply`).
+#[test]
+fn a_task_waiting_for_a_reply() {
+    let task: DelegatedTask = round_trip("task_awaiting_reply.json");
+    assert_eq!(
+        (task.status().as_str(), task.pending_approval_kind()),
+        ("awaiting_approval", cocode_core::PendingApprovalKind::Reply)
+    );
+}
+
 /// Records written before `agent_ended_unfinished` existed ended such
 /// tasks as `stopped` by `user_stopped`; they still load as they are.
 #[test]

@@ -1505,3 +1505,78 @@ fn a_blocked_path_is_listed_by_doctor_and_released_by_abandon() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "x\n");
 }
+
+/// `cocode task run` with `input` on its standard input.
+fn run_with_input(ws: &Path, prompt: &str, extra: &[&str], input: &str) -> (i32, String) {
+    use std::io::Write as _;
+    let mut args = vec![
+        "task",
+        "run",
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--prompt",
+        prompt,
+    ];
+    args.extend_from_slice(extra);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("HOME", std::env::temp_dir())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn an_interactive_run_reads_the_persons_reply_and_the_agent_goes_on_with_it() {
+    let ws = workspace(&[("notes.txt", "n\n")]);
+    // The local agent does not understand the first prompt and ends its
+    // turn; the reply tells it what to do, in the same task.
+    let (code, out) = run_with_input(
+        ws.path(),
+        "tidy things up",
+        &["--interactive", "--yes"],
+        "create out.txt with \"hi\"\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("out.txt")).unwrap(),
+        "hi"
+    );
+    assert!(out.contains("I am the local agent"), "{out}");
+    assert!(
+        out.lines().any(|l| l == "you: create out.txt with \"hi\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("status: running → waiting for a person"),
+        "{out}"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(shown["task"]["status"], "completed");
+    assert_eq!(
+        shown["task"]["attempt_no"], 0,
+        "the reply is the same attempt"
+    );
+
+    // An empty reply ends the task as a run without a person would.
+    let ws = workspace(&[("notes.txt", "n\n")]);
+    let (code, out) = run_with_input(ws.path(), "tidy things up", &["--interactive"], "\n");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        only_task(ws.path())["task"]["terminal_reason"],
+        serde_json::json!({"reason": "agent_ended_unfinished"})
+    );
+}

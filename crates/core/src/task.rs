@@ -81,6 +81,9 @@ pub enum PendingApprovalKind {
     Completion,
     /// The agent tried to change an existing test file; the edit is held.
     TestChange,
+    /// The agent ended its turn without finishing and a person is there to
+    /// answer it: their reply, "finish and verify", or stop.
+    Reply,
 }
 
 /// How a task may complete.
@@ -218,6 +221,13 @@ pub enum TaskEvent {
     },
     /// Found non-terminal when the app started: the session is gone.
     AppRestarted,
+    /// The agent ended its turn without finishing, and a person can answer
+    /// (the window, `task run --interactive`).
+    AwaitReply,
+    /// The person answered the agent: its next turn starts.
+    UserReplied,
+    /// The person asked to verify the attempt as it stands.
+    FinishRequested,
 }
 
 /// The kind of an event, without payload (for tables and errors).
@@ -241,10 +251,13 @@ pub enum TaskEventKind {
     AttemptTimedOut,
     AppRestarted,
     AgentEndedUnfinished,
+    AwaitReply,
+    UserReplied,
+    FinishRequested,
 }
 
 impl TaskEventKind {
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 20] = [
         Self::Start,
         Self::UserStop,
         Self::AgentTurnEnded,
@@ -262,6 +275,9 @@ impl TaskEventKind {
         Self::AttemptTimedOut,
         Self::AppRestarted,
         Self::AgentEndedUnfinished,
+        Self::AwaitReply,
+        Self::UserReplied,
+        Self::FinishRequested,
     ];
 }
 
@@ -285,6 +301,9 @@ impl TaskEvent {
             Self::AttemptTimedOut { .. } => TaskEventKind::AttemptTimedOut,
             Self::AppRestarted => TaskEventKind::AppRestarted,
             Self::AgentEndedUnfinished => TaskEventKind::AgentEndedUnfinished,
+            Self::AwaitReply => TaskEventKind::AwaitReply,
+            Self::UserReplied => TaskEventKind::UserReplied,
+            Self::FinishRequested => TaskEventKind::FinishRequested,
         }
     }
 }
@@ -796,14 +815,34 @@ impl TaskTransition {
             // the next retry, and once the budget is gone the task fails with
             // its verification verdict. On the first attempt nothing was
             // verified, so the task fails with its own reason.
-            (S::Running, _, TaskEvent::AgentEndedUnfinished) if task.retry_count > 0 => {
+            // A person who answers nothing (an empty reply, the end of
+            // input) leaves the turn as unfinished as the agent did: 25.
+            (S::Running, _, TaskEvent::AgentEndedUnfinished)
+            | (S::AwaitingApproval, P::Reply, TaskEvent::AgentEndedUnfinished)
+                if task.retry_count > 0 =>
+            {
                 Self::spend_retry(task, ctx)
             }
-            (S::Running, _, TaskEvent::AgentEndedUnfinished) => end(
+            (S::Running, _, TaskEvent::AgentEndedUnfinished)
+            | (S::AwaitingApproval, P::Reply, TaskEvent::AgentEndedUnfinished) => end(
                 S::Failed,
                 TerminalReason::AgentEndedUnfinished,
                 Some(CancelReason::TaskFailed),
             ),
+            // 22: the agent ended its turn unfinished and a person can
+            // answer: the task waits for them.
+            (S::Running, _, TaskEvent::AwaitReply) => Next::To {
+                status: S::AwaitingApproval,
+                pending: P::Reply,
+                effects: vec![],
+            },
+            // 23: the person's reply starts the agent's next turn (the
+            // same attempt).
+            (S::AwaitingApproval, P::Reply, TaskEvent::UserReplied) => to(S::Running, vec![]),
+            // 24: "finish and verify": the attempt is verified as it stands.
+            (S::AwaitingApproval, P::Reply, TaskEvent::FinishRequested) => {
+                to(S::SelfVerifying, vec![])
+            }
             // The app restarted while the task was live: its session is gone.
             (status, _, TaskEvent::AppRestarted) if !status.is_terminal() => {
                 end(S::Failed, TerminalReason::AppRestarted, None)

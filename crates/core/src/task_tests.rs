@@ -61,13 +61,15 @@ fn nothing_applies(task: &mut DelegatedTask) {
     }
 }
 
-/// The ten states of the table: nine statuses, `awaiting_approval` split by kind.
-const STATES: [(TaskStatus, PendingApprovalKind); 10] = [
+/// The eleven states of the table: nine statuses, `awaiting_approval` split
+/// by kind.
+const STATES: [(TaskStatus, PendingApprovalKind); 11] = [
     (S::Queued, P::None),
     (S::Running, P::None),
     (S::SelfVerifying, P::None),
     (S::AwaitingApproval, P::TestChange),
     (S::AwaitingApproval, P::Completion),
+    (S::AwaitingApproval, P::Reply),
     (S::Completed, P::None),
     (S::Failed, P::None),
     (S::RolledBack, P::None),
@@ -90,6 +92,10 @@ fn task_in(state: (TaskStatus, PendingApprovalKind), mode: CompletionMode) -> De
         (S::AwaitingApproval, P::TestChange) => {
             step(&mut t, TaskEvent::Start);
             step(&mut t, TaskEvent::TestEditHeld);
+        }
+        (S::AwaitingApproval, P::Reply) => {
+            step(&mut t, TaskEvent::Start);
+            step(&mut t, TaskEvent::AwaitReply);
         }
         (S::AwaitingApproval, _) => {
             t = task_in((S::SelfVerifying, P::None), CompletionMode::HumanApproval);
@@ -170,6 +176,9 @@ fn prepare(kind: TaskEventKind, task: &mut DelegatedTask) -> TaskEvent {
         TaskEventKind::AttemptTimedOut => TaskEvent::AttemptTimedOut { at: Timestamp(9) },
         TaskEventKind::AppRestarted => TaskEvent::AppRestarted,
         TaskEventKind::AgentEndedUnfinished => TaskEvent::AgentEndedUnfinished,
+        TaskEventKind::AwaitReply => TaskEvent::AwaitReply,
+        TaskEventKind::UserReplied => TaskEvent::UserReplied,
+        TaskEventKind::FinishRequested => TaskEvent::FinishRequested,
     }
 }
 
@@ -208,6 +217,10 @@ fn allowed(
         (S::Running, _, E::AttemptTimedOut, _) => (S::SelfVerifying, P::None),             // 19
         (S::SelfVerifying, _, E::VerdictIncomplete, V) => (S::AwaitingApproval, P::Completion), // 20
         (S::Running, _, E::AgentEndedUnfinished, _) => (S::Failed, P::None), // 21, first attempt
+        (S::Running, _, E::AwaitReply, _) => (S::AwaitingApproval, P::Reply), // 22
+        (S::AwaitingApproval, P::Reply, E::UserReplied, _) => (S::Running, P::None), // 23
+        (S::AwaitingApproval, P::Reply, E::FinishRequested, _) => (S::SelfVerifying, P::None), // 24
+        (S::AwaitingApproval, P::Reply, E::AgentEndedUnfinished, _) => (S::Failed, P::None), // 25, first attempt
         (_, _, E::AppRestarted, _) if live => (S::Failed, P::None),
         _ => return None,
     })
@@ -259,7 +272,7 @@ fn every_status_and_event_pair_is_decided_as_the_table_says() {
             }
         }
     }
-    assert_eq!(decided, 2 * 10 * 17);
+    assert_eq!(decided, 2 * 11 * 20);
 }
 
 #[test]
@@ -361,6 +374,94 @@ fn an_agent_that_ends_its_turn_unfinished_fails_the_task_without_a_person_stoppi
         vec![
             TransitionEffect::CancelSession(CancelReason::TaskFailed),
             TransitionEffect::ReleaseLeases
+        ]
+    );
+}
+
+#[test]
+fn a_person_answers_an_agent_that_waits_for_a_reply() {
+    let mut t = task_in((S::Running, P::None), CompletionMode::SelfVerification);
+    let tr = step(&mut t, TaskEvent::AwaitReply);
+    assert_eq!(
+        (tr.from, tr.to, t.pending_approval_kind(), tr.effects),
+        (S::Running, S::AwaitingApproval, P::Reply, vec![])
+    );
+    // Approving or rejecting is not an answer to the agent.
+    for event in [TaskEvent::Approve, TaskEvent::Reject] {
+        let before = t.clone();
+        assert!(TaskTransition::apply(&mut t, &event, &ctx()).is_err());
+        assert_eq!(t, before);
+    }
+    let tr = step(&mut t, TaskEvent::UserReplied);
+    assert_eq!(
+        (
+            tr.from,
+            tr.to,
+            tr.effects,
+            t.attempt_no(),
+            t.pending_approval_kind()
+        ),
+        (
+            S::AwaitingApproval,
+            S::Running,
+            vec![],
+            AttemptNo(0),
+            P::None
+        ),
+        "the reply goes on in the same attempt"
+    );
+    step(&mut t, TaskEvent::AwaitReply);
+    let tr = step(&mut t, TaskEvent::FinishRequested);
+    assert_eq!((tr.from, tr.to), (S::AwaitingApproval, S::SelfVerifying));
+
+    // Stopping while it waits cancels the session; nothing is held.
+    let mut t = task_in(
+        (S::AwaitingApproval, P::Reply),
+        CompletionMode::HumanApproval,
+    );
+    let tr = step(&mut t, TaskEvent::UserStop);
+    assert_eq!(
+        (tr.to, tr.effects),
+        (
+            S::Stopped,
+            vec![
+                TransitionEffect::CancelSession(CancelReason::UserStopped),
+                TransitionEffect::ReleaseLeases
+            ]
+        )
+    );
+    // No answer at all is an unfinished turn: on the first attempt the task
+    // fails as it does without a person.
+    let mut t = task_in(
+        (S::AwaitingApproval, P::Reply),
+        CompletionMode::SelfVerification,
+    );
+    let tr = step(&mut t, TaskEvent::AgentEndedUnfinished);
+    assert_eq!(
+        (tr.to, t.terminal_reason()),
+        (S::Failed, Some(&TerminalReason::AgentEndedUnfinished))
+    );
+}
+
+#[test]
+fn no_answer_on_a_retry_spends_the_next_retry() {
+    let mut t = task_in(
+        (S::SelfVerifying, P::None),
+        CompletionMode::SelfVerification,
+    );
+    failing(&mut t, FailureClass::CodeDefect);
+    step(&mut t, TaskEvent::VerdictFail);
+    step(&mut t, TaskEvent::AwaitReply);
+    let tr = step(&mut t, TaskEvent::AgentEndedUnfinished);
+    assert_eq!(
+        (tr.from, tr.to, t.retry_count(), t.pending_approval_kind()),
+        (S::AwaitingApproval, S::Running, 2, P::None)
+    );
+    assert_eq!(
+        tr.effects,
+        vec![
+            TransitionEffect::BeginAttempt(AttemptNo(2)),
+            TransitionEffect::SendFailureSummary
         ]
     );
 }

@@ -35,6 +35,7 @@ impl PendingApprovalKind {
             Self::None => None,
             Self::Completion => Some("approve it as completed"),
             Self::TestChange => Some("approve a change to a test file"),
+            Self::Reply => Some("your reply to the agent"),
         }
     }
 }

@@ -60,6 +60,7 @@ fn every_status_and_reason_reads_as_words() {
         &[
             PendingApprovalKind::Completion,
             PendingApprovalKind::TestChange,
+            PendingApprovalKind::Reply,
         ],
         |k| k.phrase().unwrap_or_default().to_owned(),
     );

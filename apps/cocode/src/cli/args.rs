@@ -215,6 +215,11 @@ pub enum TaskCommand {
         pass_env: Vec<String>,
         #[command(flatten)]
         approvals: ApprovalFlags,
+        /// When the agent ends its turn without finishing, read your reply
+        /// from standard input (one line; an empty line or the end of input
+        /// ends the task as it would without a reply).
+        #[arg(long)]
+        interactive: bool,
     },
     /// List the workspace's tasks, newest first.
     List {

@@ -21,7 +21,9 @@ use tokio::sync::mpsc;
 
 use crate::cli::args::{ApprovalFlags, TaskCommand, ToolsCommand};
 use crate::host::backend::backend_of;
-use crate::host::orchestrator::{Decision, TaskApprover, TaskOrchestrator, TaskSpec, describe_end};
+use crate::host::orchestrator::{
+    Decision, Reply, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
+};
 use crate::host::progress::print_progress;
 use crate::host::records::{load_all, load_task_record};
 use crate::host::task_host::{HostOptions, TaskHost};
@@ -38,9 +40,10 @@ fn ask_terminal(question: &str) -> bool {
         && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
-/// Task-level approvals of a headless run.
+/// Task-level approvals of a headless run, and (with `--interactive`) the
+/// person's replies read from standard input.
 #[derive(Debug, Clone, Copy)]
-struct FlagApprover(ApprovalFlags);
+struct FlagApprover(ApprovalFlags, bool);
 
 #[async_trait::async_trait]
 impl TaskApprover for FlagApprover {
@@ -64,6 +67,23 @@ impl TaskApprover for FlagApprover {
             Decision::Approve
         } else {
             Decision::Reject
+        }
+    }
+
+    fn converses(&self) -> bool {
+        self.1
+    }
+
+    async fn reply(&self, _task: &DelegatedTask) -> Reply {
+        eprint!("your reply (an empty line ends the task): ");
+        let line = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line).map(|_| line)
+        })
+        .await;
+        match line {
+            Ok(Ok(line)) if !line.trim().is_empty() => Reply::Message(line.trim().to_owned()),
+            _ => Reply::End,
         }
     }
 }
@@ -177,7 +197,7 @@ fn run_task(
     base_url: Option<&str>,
     api_key_env: Option<&str>,
     pass_env: &[String],
-    flags: ApprovalFlags,
+    (flags, interactive): (ApprovalFlags, bool),
     rt: &Handle,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
@@ -241,7 +261,7 @@ fn run_task(
             )?;
         }
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let approver = FlagApprover(flags);
+        let approver = FlagApprover(flags, interactive);
         let spec = TaskSpec {
             prompt: prompt.to_owned(),
             backend: backend_choice,
@@ -424,6 +444,7 @@ pub fn task_command(action: &TaskCommand, rt: &Handle, out: &mut dyn Write) -> a
             api_key_env,
             pass_env,
             approvals,
+            interactive,
         } => run_task(
             workspace,
             prompt,
@@ -433,7 +454,7 @@ pub fn task_command(action: &TaskCommand, rt: &Handle, out: &mut dyn Write) -> a
             base_url.as_deref(),
             api_key_env.as_deref(),
             pass_env,
-            *approvals,
+            (*approvals, *interactive),
             rt,
             out,
         ),

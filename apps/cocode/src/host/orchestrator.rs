@@ -52,21 +52,49 @@ pub enum Decision {
     Defer,
 }
 
+/// A person's answer to an agent that ended its turn without finishing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// Their message: the agent's next turn, in the same attempt.
+    Message(String),
+    /// Verify the attempt as it stands.
+    FinishAndVerify,
+    /// No answer: the turn stays unfinished, as without a person.
+    End,
+}
+
 /// Answers task-level approvals (a person may take their time: the run
 /// waits without blocking a thread).
 #[async_trait::async_trait]
 pub trait TaskApprover: Send + Sync {
     async fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision;
+
+    /// Whether a person is there to answer the agent when it ends its turn
+    /// unfinished (the window, `task run --interactive`). Without one the
+    /// task ends as unfinished.
+    fn converses(&self) -> bool {
+        false
+    }
+
+    /// The person's answer to the agent (asked only when [`Self::converses`]).
+    async fn reply(&self, _task: &DelegatedTask) -> Reply {
+        Reply::End
+    }
 }
 
 /// What a run reports while it goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {
     Created(TaskId),
-    Status { from: TaskStatus, to: TaskStatus },
+    Status {
+        from: TaskStatus,
+        to: TaskStatus,
+    },
     Agent(AgentEvent),
     Verification(VerificationRecord),
     Note(String),
+    /// The person's reply to the agent.
+    Reply(String),
 }
 
 /// Why a run could not be carried out (the task record says how it ended).
@@ -78,6 +106,14 @@ pub enum OrchestratorError {
     Persist(String),
     #[error("{0}")]
     Setup(String),
+}
+
+/// An agent error's stable code (its words when it has none).
+fn code_of(e: cocode_core::agent::AgentError) -> String {
+    match e {
+        cocode_core::agent::AgentError::Backend { code, .. } => code,
+        other => format!("{other}"),
+    }
 }
 
 pub(crate) fn now() -> Timestamp {
@@ -276,10 +312,6 @@ impl Run<'_> {
         request: SessionRequest,
         spec: &TaskSpec,
     ) -> Result<bool, OrchestratorError> {
-        let code_of = |e: cocode_core::agent::AgentError| match e {
-            cocode_core::agent::AgentError::Backend { code, .. } => code,
-            other => format!("{other}"),
-        };
         let runtime = self
             .host
             .contracts
@@ -550,6 +582,45 @@ impl Run<'_> {
 
     /// The agent finished its attempt: a test edit held during the turn is
     /// decided first, then the attempt is verified.
+    /// Waits for the person's answer to the agent and acts on it. The wait
+    /// does not count against the attempt's time.
+    async fn converse(&mut self) -> Result<(), OrchestratorError> {
+        let asked = Instant::now();
+        let reply = tokio::select! {
+            r = self.approver.reply(&self.task) => r,
+            () = self.stop.cancelled() => {
+                self.apply(TaskEvent::UserStop).await?;
+                return Ok(());
+            }
+        };
+        self.attempt_started += asked.elapsed();
+        match reply {
+            Reply::Message(text) => {
+                self.apply(TaskEvent::UserReplied).await?;
+                self.say(Progress::Reply(text.clone()));
+                self.turn_sweep_begin().await;
+                if let Some(session) = &self.session
+                    && let Err(e) = session.send(UserTurn { text }).await
+                {
+                    self.say(Progress::Note(format!("the reply could not be sent: {e}")));
+                    self.apply(TaskEvent::AgentError { code: code_of(e) })
+                        .await?;
+                }
+            }
+            Reply::FinishAndVerify => {
+                self.apply(TaskEvent::FinishRequested).await?;
+                while let Ok(edit) = self.held.try_recv() {
+                    self.on_held(edit).await?;
+                }
+                self.verify().await?;
+            }
+            Reply::End => {
+                self.apply(TaskEvent::AgentEndedUnfinished).await?;
+            }
+        }
+        Ok(())
+    }
+
     async fn attempt_done(&mut self) -> Result<(), OrchestratorError> {
         while let Ok(edit) = self.held.try_recv() {
             self.on_held(edit).await?;
@@ -613,7 +684,12 @@ impl Run<'_> {
                     "the agent ended its turn ({}) without finishing the attempt",
                     reason.phrase()
                 )));
-                self.apply(TaskEvent::AgentEndedUnfinished).await?;
+                if self.approver.converses() {
+                    self.apply(TaskEvent::AwaitReply).await?;
+                    self.converse().await?;
+                } else {
+                    self.apply(TaskEvent::AgentEndedUnfinished).await?;
+                }
             }
             AgentEvent::Failed { code, .. } => {
                 self.apply(TaskEvent::AgentError { code }).await?;
@@ -751,6 +827,8 @@ impl Run<'_> {
                     };
                     self.say(Progress::Agent(event.clone()));
                     self.on_event(event, &mut calls_in_flight).await?;
+                    // A person's reply may have taken a while: not idleness.
+                    last_event = Instant::now();
                 }
             }
         }
@@ -935,7 +1013,11 @@ pub fn fail_interrupted(
         .into_iter()
         .flatten()
     {
-        let live = !task.status().is_terminal() && task.status() != TaskStatus::AwaitingApproval;
+        // A completion or a held test change can still be decided later; a
+        // reply to an agent whose session is gone cannot.
+        let live = !task.status().is_terminal()
+            && (task.status() != TaskStatus::AwaitingApproval
+                || task.pending_approval_kind() == PendingApprovalKind::Reply);
         if !live || crate::host::records::runner_alive(ws, task.task_id()) {
             continue;
         }

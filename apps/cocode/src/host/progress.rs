@@ -80,5 +80,6 @@ pub fn print_progress(
             format!("  verify {}: {}", r.method().phrase(), r.outcome().phrase()),
         ),
         Progress::Note(text) => line(out, format!("  {text}")),
+        Progress::Reply(text) => line(out, format!("you: {text}")),
     }
 }

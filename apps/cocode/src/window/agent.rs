@@ -63,6 +63,9 @@ pub struct AgentPanel {
     pub last_run: Option<(String, String, Option<String>)>,
     /// How the last run failed, when an agent error ended it.
     pub failure: Option<Failure>,
+    /// The running task's agent ended its turn unfinished and waits for
+    /// the person's reply.
+    pub awaiting_reply: Option<cocode_core::TaskId>,
     pub transcript: Transcript,
     pub running: bool,
     pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
@@ -88,6 +91,7 @@ impl Default for AgentPanel {
             model: None,
             last_run: None,
             failure: None,
+            awaiting_reply: None,
             transcript: Transcript::default(),
             running: false,
             tool_approvals: Vec::new(),
@@ -116,11 +120,13 @@ impl AgentPanel {
             E::ToolApproval(s) => self.tool_approvals.push(s),
             E::ToolApprovalGone(id) => self.tool_approvals.retain(|a| a.id != id),
             E::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
+            E::AwaitingReply { task_id } => self.awaiting_reply = Some(task_id),
             E::Finished {
                 summary,
                 agent_error,
             } => {
                 self.failure = agent_error.map(|code| Failure::of(&code));
+                self.awaiting_reply = None;
                 self.transcript.push_end(&summary);
                 self.running = false;
                 self.task_approval = None;

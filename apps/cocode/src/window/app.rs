@@ -12,6 +12,7 @@ use cocode_ui::Theme;
 use egui::{Key, KeyboardShortcut, Modifiers};
 use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
 
+use crate::host::orchestrator::Reply;
 use crate::window::agent::AgentPanel;
 use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
 use crate::window::command::{CloseEditor, Command, PanelId, ProviderAction};
@@ -425,6 +426,15 @@ impl CocodeApp {
             Command::AgentPrompt(text) => self.agent.prompt = text,
             Command::RunTask => self.run_task(),
             Command::CloseTask => self.agent.detail = None,
+            Command::SendReply => {
+                let text = std::mem::take(&mut self.agent.prompt).trim().to_owned();
+                if self.agent.awaiting_reply.take().is_some() && !text.is_empty() {
+                    self.send_task(ServiceRequest::Reply(Reply::Message(text)));
+                }
+            }
+            Command::FinishAndVerify if self.agent.awaiting_reply.take().is_some() => {
+                self.send_task(ServiceRequest::Reply(Reply::FinishAndVerify));
+            }
             Command::ToolDecision { id, decision } => {
                 self.send_task(ServiceRequest::ToolDecision { id, decision });
             }
@@ -695,6 +705,8 @@ impl CocodeApp {
                 cocode_ui::apply_theme(ctx, theme);
             }
             Command::AgentPrompt(_)
+            | Command::SendReply
+            | Command::FinishAndVerify
             | Command::ToolDecision { .. }
             | Command::TaskDecision { .. }
             | Command::ShowTask(_)
@@ -1289,11 +1301,15 @@ impl CocodeApp {
         let Some(root) = self.workspace_root().cloned() else {
             return;
         };
+        if self.agent.prompt.trim().is_empty() || self.agent.running {
+            return;
+        }
         if self.tasks.is_none() {
             self.start_tasks(root);
         }
+        // The message moves from the composer into the conversation.
         let run = (
-            self.agent.prompt.trim().to_owned(),
+            std::mem::take(&mut self.agent.prompt).trim().to_owned(),
             self.agent.backend.clone(),
             self.agent.model.clone(),
         );

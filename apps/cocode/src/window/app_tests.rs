@@ -345,19 +345,32 @@ fn a_task_left_running_by_an_earlier_session_is_failed_when_the_folder_opens() {
     });
     TaskTransition::apply(&mut task, &TaskEvent::Start, &TransitionContext::default()).unwrap();
     crate::host::records::save_task_record(&ws, &task).unwrap();
+    // A task whose agent waited for a reply: nobody can answer it now.
+    let mut waiting = DelegatedTask::new(NewTask {
+        task_id: TaskId::new("task-waiting").unwrap(),
+        prompt: "asked a question".into(),
+        backend: TaskBackend::Local,
+        completion_mode: CompletionMode::HumanApproval,
+        created_at: Timestamp::from_millis(2),
+    });
+    for event in [TaskEvent::Start, TaskEvent::AwaitReply] {
+        TaskTransition::apply(&mut waiting, &event, &TransitionContext::default()).unwrap();
+    }
+    crate::host::records::save_task_record(&ws, &waiting).unwrap();
     drop(ws);
 
     let mut h = harness(Some(root));
     run_until(&mut h, "the task list", |h| {
-        h.state()
-            .agent
-            .tasks
-            .first()
-            .is_some_and(|t| t.state == "failed: cocode restarted while it ran")
+        h.state().agent.tasks.len() == 2
+            && h.state()
+                .agent
+                .tasks
+                .iter()
+                .all(|t| t.state == "failed: cocode restarted while it ran")
     });
     assert_eq!(
         h.state().agent.note.as_deref(),
-        Some("1 task(s) were interrupted when cocode last stopped and are marked failed")
+        Some("2 task(s) were interrupted when cocode last stopped and are marked failed")
     );
     // The status bar says how agent commands are confined on this machine.
     let (confinement, port) = h.state().agent.sandbox.clone().unwrap();

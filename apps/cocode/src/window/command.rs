@@ -160,6 +160,10 @@ pub enum Command {
     /// The Agent panel's prompt changed.
     AgentPrompt(String),
     AgentBackend(String),
+    /// Send the composer's text as the reply the agent waits for.
+    SendReply,
+    /// Verify the waiting task's attempt as it stands.
+    FinishAndVerify,
     /// Run the last task's prompt again as a new task (`local`: with the
     /// local agent).
     RetryTask {

@@ -306,33 +306,8 @@ fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
         )
         .unwrap();
     let mut h = harness_keys(Some(root), keys, |app| app.crash_notice = None);
-    run_until(&mut h, "the providers", |h| openai(h).is_some());
+    use_openai(&mut h, &server.base_url, "m");
     let ctx = egui::Context::default();
-    h.state_mut().run(
-        Command::ProviderUrlDraft {
-            id: "openai".into(),
-            text: server.base_url.clone(),
-        },
-        &ctx,
-    );
-    h.state_mut().run(
-        Command::Provider(crate::window::command::ProviderAction::SaveUrl {
-            id: "openai".into(),
-            reset: false,
-        }),
-        &ctx,
-    );
-    run_until(&mut h, "the new address", |h| {
-        h.state()
-            .providers
-            .notes
-            .get("openai")
-            .is_some_and(|(_, ok)| *ok)
-    });
-    h.state_mut()
-        .run(Command::AgentBackend("openai".into()), &ctx);
-    h.state_mut()
-        .run(Command::AgentModel(Some("m".into())), &ctx);
     // Ctrl+Enter in the composer runs it.
     h.get_by_role(egui::accesskit::Role::MultilineTextInput)
         .click();
@@ -342,7 +317,13 @@ fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
     h.run_steps(2);
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Enter);
     h.run_steps(2);
-    assert_eq!(h.state().agent.prompt, "do nothing", "no new line typed");
+    // The message moved from the composer into the conversation, without
+    // a new line.
+    assert_eq!(h.state().agent.prompt, "");
+    assert_eq!(
+        h.state().agent.transcript.entries().front(),
+        Some(&crate::window::transcript::Entry::User("do nothing".into()))
+    );
     run_until(&mut h, "the refused key", |h| {
         !h.state().agent.running && h.query_by_label("Open Providers").is_some()
     });
@@ -355,6 +336,8 @@ fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
     });
 
     // Run again: the provider is busy past the transport's retries.
+    h.state_mut()
+        .run(Command::AgentPrompt("do nothing".into()), &ctx);
     h.state_mut().run(Command::RunTask, &ctx);
     run_until(&mut h, "the busy provider", |h| {
         !h.state().agent.running && h.query_by_label("Retry").is_some()
@@ -466,4 +449,117 @@ fn a_key_set_on_the_page_lands_in_a_real_secret_service_and_the_next_task_uses_i
     let seen = server.seen();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].headers["authorization"], format!("Bearer {KEY}"));
+}
+
+/// Points `OpenAI` at `base_url` with a stored key and picks it with
+/// `model` in the composer, through the app's commands.
+fn use_openai(h: &mut Harness<'static, CocodeApp>, base_url: &str, model: &str) {
+    run_until(h, "the providers", |h| openai(h).is_some());
+    let ctx = egui::Context::default();
+    h.state_mut().run(
+        Command::ProviderUrlDraft {
+            id: "openai".into(),
+            text: base_url.to_owned(),
+        },
+        &ctx,
+    );
+    h.state_mut().run(
+        Command::Provider(crate::window::command::ProviderAction::SaveUrl {
+            id: "openai".into(),
+            reset: false,
+        }),
+        &ctx,
+    );
+    run_until(h, "the new address", |h| {
+        h.state()
+            .providers
+            .notes
+            .get("openai")
+            .is_some_and(|(_, ok)| *ok)
+    });
+    h.state_mut()
+        .run(Command::AgentBackend("openai".into()), &ctx);
+    h.state_mut()
+        .run(Command::AgentModel(Some(model.into())), &ctx);
+}
+
+#[test]
+fn an_agent_that_asks_a_question_waits_for_the_reply_and_goes_on_with_the_whole_conversation() {
+    let server = Loopback::start(vec![
+        openai_answer("Which file should get the greeting?", &[]),
+        openai_answer(
+            "Writing it.",
+            &[(
+                "c1",
+                "workspace__writeFile",
+                r#"{"path":"greeting.txt","content":"안녕\n"}"#,
+            )],
+        ),
+        openai_answer(
+            "",
+            &[("c2", "task__finish", r#"{"summary":"greeting written"}"#)],
+        ),
+    ]);
+    let (_dir, root) = fixture_workspace(&[("a.txt", "a\n")]);
+    let keys = ProviderSetup::in_memory();
+    keys.store
+        .set(&ProviderId::new("openai").unwrap(), &Secret::new(KEY))
+        .unwrap();
+    let mut h = harness_keys(Some(root.clone()), keys, |app| app.crash_notice = None);
+    use_openai(&mut h, &server.base_url, "m");
+    type_prompt_and_run(&mut h, "write a greeting");
+    run_until(&mut h, "the question", |h| {
+        h.state().agent.awaiting_reply.is_some()
+    });
+    h.get_by_label("The agent ended its turn without finishing and waits for your reply.");
+    assert!(h.state().agent.running, "the task is not over");
+    let field = h.get_by_role(egui::accesskit::Role::MultilineTextInput);
+    field.click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text("greeting.txt, please");
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Enter);
+    h.run_steps(2);
+    // The focus leaves the field so that Enter answers the approval card.
+    h.get_by_label("Tasks (0)").click();
+    approve_with_enter(&mut h, &["write a file"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("greeting.txt")).unwrap(),
+        "안녕\n"
+    );
+    let seen = server.seen();
+    assert_eq!(seen.len(), 3);
+    let second: serde_json::Value = serde_json::from_str(&seen[1].body).unwrap();
+    let said: Vec<(String, String)> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or_default().to_owned(),
+                m["content"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            ("user".to_owned(), "write a greeting".to_owned()),
+            (
+                "assistant".to_owned(),
+                "Which file should get the greeting?".to_owned()
+            ),
+            ("user".to_owned(), "greeting.txt, please".to_owned()),
+        ],
+        "the agent goes on with the whole conversation"
+    );
+    let transcript = h.state().agent.transcript.text();
+    assert!(
+        transcript.contains("agent:\n  Which file should get the greeting?\n")
+            && transcript.contains("you:\n  greeting.txt, please\n"),
+        "{transcript}"
+    );
+    assert_eq!(h.state().agent.tasks.len(), 1, "one task, two turns");
 }

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::host::commands::CommandEvent;
 use crate::host::orchestrator::{
-    Decision, Progress, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
+    Decision, Progress, Reply, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
 };
 use crate::host::review::{RollbackOutcome, SnapshotRow, TaskDetail};
 use crate::host::task_host::{HostOptions, TaskHost};
@@ -50,6 +50,8 @@ pub enum ServiceRequest {
     TaskDecision {
         approve: bool,
     },
+    /// The person's answer to an agent waiting for a reply.
+    Reply(Reply),
     /// Load a task's review detail.
     Detail {
         task_id: String,
@@ -89,6 +91,11 @@ pub enum ServiceEvent {
     TaskApproval {
         task_id: TaskId,
         kind: PendingApprovalKind,
+    },
+    /// The agent ended its turn unfinished: the task waits for the
+    /// person's reply.
+    AwaitingReply {
+        task_id: TaskId,
     },
     Finished {
         summary: String,
@@ -171,17 +178,29 @@ impl Coalesce for ServiceEvent {
     }
 }
 
+/// What the running task waits for from the person: a decision on a
+/// task-level approval, or a reply to the agent.
+#[derive(Debug, Default)]
+struct Waits {
+    decision: Mutex<Option<oneshot::Sender<Decision>>>,
+    reply: Mutex<Option<oneshot::Sender<Reply>>>,
+}
+
 /// Task-level approvals answered by a person in the window.
 struct WindowApprover {
     out: Out,
-    waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>>,
+    waiting: Arc<Waits>,
 }
 
 #[async_trait::async_trait]
 impl TaskApprover for WindowApprover {
     async fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision {
         let (tx, rx) = oneshot::channel();
-        *self.waiting.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        *self
+            .waiting
+            .decision
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(tx);
         self.out
             .send(ServiceEvent::TaskApproval {
                 task_id: task.task_id().clone(),
@@ -189,6 +208,25 @@ impl TaskApprover for WindowApprover {
             })
             .await;
         rx.await.unwrap_or(Decision::Defer)
+    }
+
+    fn converses(&self) -> bool {
+        true
+    }
+
+    async fn reply(&self, task: &DelegatedTask) -> Reply {
+        let (tx, rx) = oneshot::channel();
+        *self
+            .waiting
+            .reply
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        self.out
+            .send(ServiceEvent::AwaitingReply {
+                task_id: task.task_id().clone(),
+            })
+            .await;
+        rx.await.unwrap_or(Reply::End)
     }
 }
 
@@ -415,7 +453,7 @@ async fn serve(
     forward_approvals(&host, &out);
     forward_commands(&host, &out);
     let queue = Arc::clone(host.tools.approvals());
-    let waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>> = Arc::new(Mutex::new(None));
+    let waiting: Arc<Waits> = Arc::new(Waits::default());
     let mut stop = CancellationToken::new();
     let mut running: Option<tokio::task::JoinHandle<()>> = None;
     while let Some(request) = inbox.recv().await {
@@ -523,8 +561,19 @@ async fn serve(
                     out.send(ServiceEvent::Detail(d)).await;
                 }
             }
+            ServiceRequest::Reply(reply) => {
+                if let Some(tx) = waiting
+                    .reply
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                {
+                    let _ = tx.send(reply);
+                }
+            }
             ServiceRequest::TaskDecision { approve } => {
                 if let Some(tx) = waiting
+                    .decision
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .take()
@@ -590,7 +639,7 @@ fn start_run(
     host: &Arc<TaskHost>,
     spec: TaskSpec,
     out: &Out,
-    waiting: &Arc<Mutex<Option<oneshot::Sender<Decision>>>>,
+    waiting: &Arc<Waits>,
 ) -> (CancellationToken, tokio::task::JoinHandle<()>) {
     let stop = CancellationToken::new();
     let run = tokio::spawn(run_one(
@@ -653,7 +702,7 @@ async fn run_one(
     host: Arc<TaskHost>,
     spec: TaskSpec,
     out: Out,
-    waiting: Arc<Mutex<Option<oneshot::Sender<Decision>>>>,
+    waiting: Arc<Waits>,
     stop: CancellationToken,
 ) {
     let (tx, mut rx) = mpsc::unbounded_channel();

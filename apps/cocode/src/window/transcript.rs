@@ -254,6 +254,7 @@ impl Transcript {
                 }));
             }
             Progress::Note(text) => self.push(Entry::Note(text.clone())),
+            Progress::Reply(text) => self.push(Entry::User(text.clone())),
             Progress::Agent(event) => self.apply_agent(event),
         }
     }

@@ -96,22 +96,60 @@ fn failure_card(ui: &mut egui::Ui, failure: &Failure, commands: &mut Vec<Command
     });
 }
 
-/// The prompt and Run/Stop; Ctrl+Enter (Cmd+Enter) runs.
+/// The prompt and Run/Stop; Ctrl+Enter (Cmd+Enter) runs. While the agent
+/// waits for a reply, the same field answers it: Reply, Finish & verify,
+/// Stop.
 fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
     let mut prompt = panel.prompt.clone();
     let id = ui.make_persistent_id("agent-prompt");
     // Taken before the field sees it (a multiline field would keep Enter).
     let submit = ui.memory(|m| m.has_focus(id))
         && ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Enter));
+    let replying = panel.awaiting_reply.is_some();
+    if replying {
+        cocode_ui::badge(
+            ui,
+            "The agent ended its turn without finishing and waits for your reply.",
+            Tone::Info,
+        );
+    }
     ui.add(
         egui::TextEdit::multiline(&mut prompt)
             .id(id)
             .desired_rows(3)
             .desired_width(f32::INFINITY)
-            .hint_text("What should the agent do?"),
+            .hint_text(if replying {
+                "Reply to the agent…"
+            } else {
+                "What should the agent do?"
+            }),
     );
     if prompt != panel.prompt {
         commands.push(Command::AgentPrompt(prompt.clone()));
+    }
+    if replying {
+        ui.horizontal(|ui| {
+            let can_reply = !prompt.trim().is_empty();
+            if ui
+                .add_enabled(can_reply, egui::Button::new("Reply"))
+                .clicked()
+                || (submit && can_reply)
+            {
+                commands.push(Command::SendReply);
+            }
+            if ui
+                .button("Finish & verify")
+                .on_hover_text("Verify the work as it stands")
+                .clicked()
+            {
+                commands.push(Command::FinishAndVerify);
+            }
+            if ui.button("Stop").clicked() {
+                commands.push(Command::StopTask);
+            }
+            ui.weak("Ctrl+Enter replies");
+        });
+        return;
     }
     ui.horizontal(|ui| {
         let can_run = !panel.running && !prompt.trim().is_empty();
