@@ -92,6 +92,40 @@ pub struct RawAssistant {
     pub invalid_content: Option<String>,
     pub tool_calls: Vec<RawToolCall>,
     pub stop_reason: Option<String>,
+    /// Tokens the provider counted for this request, when it says.
+    pub usage: Option<Usage>,
+}
+
+/// Tokens one request used, as the provider reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// The prompt, cached parts included.
+    pub input: u64,
+    pub output: u64,
+}
+
+impl Usage {
+    /// `usage` of an `OpenAI`-compatible response or chunk.
+    pub fn of_openai(usage: &Value) -> Option<Self> {
+        let count = |k: &str| usage.get(k).and_then(Value::as_u64);
+        Some(Self {
+            input: count("prompt_tokens")?,
+            output: count("completion_tokens").unwrap_or(0),
+        })
+    }
+
+    /// `usage` of an Anthropic message (input, cache writes and cache
+    /// reads together).
+    pub fn of_anthropic(usage: &Value) -> Option<Self> {
+        let count = |k: &str| usage.get(k).and_then(Value::as_u64);
+        let input = count("input_tokens")?
+            + count("cache_creation_input_tokens").unwrap_or(0)
+            + count("cache_read_input_tokens").unwrap_or(0);
+        Some(Self {
+            input,
+            output: count("output_tokens").unwrap_or(0),
+        })
+    }
 }
 
 /// Checks a decoded response before the loop sees it.

@@ -107,7 +107,11 @@ impl ProviderConfig {
             requires_key: true,
             models: vec!["gpt-4.1".into()],
             catalog: CatalogKind::OpenAiModels,
-            options: openai::ServerOptions::default(),
+            // OpenAI reports a stream's token counts when asked.
+            options: openai::ServerOptions {
+                include_usage: true,
+                ..openai::ServerOptions::default()
+            },
             max_tokens: default_max_tokens(),
         }
     }

@@ -490,6 +490,12 @@ async fn ask(
         .transport
         .stream(&spec, decoder, body, cancel, &mut observer)
         .await?;
+    if let Some(usage) = raw.usage {
+        shared.emit(AgentEvent::TokenUsage {
+            input: usage.input,
+            output: usage.output,
+        });
+    }
     validate(raw)
 }
 

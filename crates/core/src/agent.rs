@@ -269,6 +269,11 @@ pub enum AgentEvent {
         used: u64,
         size: u64,
     },
+    /// Tokens one model request used, as the provider reported them.
+    TokenUsage {
+        input: u64,
+        output: u64,
+    },
     TurnEnded {
         reason: TurnEndReason,
     },

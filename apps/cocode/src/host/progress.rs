@@ -55,6 +55,9 @@ pub fn print_progress(
             line(out, format!("agent error {code}: {message}"))
         }
         Progress::Agent(AgentEvent::ModeChanged(mode)) => line(out, format!("  mode: {mode}")),
+        Progress::Agent(AgentEvent::TokenUsage { input, output }) => {
+            line(out, format!("  tokens: {input} in, {output} out"))
+        }
         Progress::Agent(AgentEvent::TerminalOutput {
             terminal_id,
             output,

@@ -110,8 +110,8 @@ impl Loopback {
 }
 
 /// An OpenAI-compatible streamed answer: `text`, then tool `calls`
-/// (id, provider name, JSON arguments); it ends the turn when there are
-/// no calls.
+/// (id, provider name, JSON arguments), then its token counts (1,200 in,
+/// 30 out); it ends the turn when there are no calls.
 pub fn openai_answer(text: &str, calls: &[(&str, &str, &str)]) -> Answer {
     use serde_json::{Value, json};
     let chunk = |delta: Value, finish: Value| {
@@ -135,6 +135,12 @@ pub fn openai_answer(text: &str, calls: &[(&str, &str, &str)]) -> Answer {
         "tool_calls"
     };
     out.push(chunk(json!({}), json!(finish)));
+    // The counts OpenAI sends last when asked (`stream_options`).
+    out.push(
+        json!({"id":"c1","object":"chat.completion.chunk","model":"m","choices":[],
+               "usage":{"prompt_tokens":1200,"completion_tokens":30,"total_tokens":1230}})
+        .to_string(),
+    );
     out.push("[DONE]".to_owned());
     Answer::Sse(out)
 }

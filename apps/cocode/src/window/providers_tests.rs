@@ -259,6 +259,13 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
     }
     let first: serde_json::Value = serde_json::from_str(&seen[1].body).unwrap();
     assert_eq!(first["model"], "m-large");
+    assert_eq!(
+        first["stream_options"],
+        serde_json::json!({"include_usage": true})
+    );
+    // Three requests, each counted; the panel adds them up.
+    assert_eq!(h.state().agent.transcript.tokens(), (3_600, 90));
+    h.get_by_label("This task: 3,600 tokens in · 90 out");
     assert_transcript_without_key(&h, &[&root, settings_dir.path()]);
 }
 

@@ -116,6 +116,11 @@ pub enum Entry {
         code: String,
         message: String,
     },
+    /// Tokens one model request used.
+    Usage {
+        input: u64,
+        output: u64,
+    },
     /// How the task ended, in words.
     Ended(String),
 }
@@ -143,7 +148,10 @@ impl Entry {
             Self::Terminal(t) => t.output.len(),
             Self::Plan(steps) => steps.iter().map(|(s, _)| s.len()).sum(),
             Self::Failure { code, message } => code.len() + message.len(),
-            Self::Verification(_) | Self::Status { .. } | Self::Retry { .. } => 0,
+            Self::Verification(_)
+            | Self::Status { .. }
+            | Self::Retry { .. }
+            | Self::Usage { .. } => 0,
         }
     }
 }
@@ -160,6 +168,8 @@ pub struct Transcript {
     bytes: usize,
     /// The agent's context window: (used, size) tokens, as last reported.
     context: Option<(u64, u64)>,
+    /// Tokens used so far in this conversation: (input, output).
+    tokens: (u64, u64),
 }
 
 impl Transcript {
@@ -179,6 +189,12 @@ impl Transcript {
     /// The agent's context window use: (used, size) tokens.
     pub fn context(&self) -> Option<(u64, u64)> {
         self.context
+    }
+
+    /// Tokens used so far in this conversation (input, output), as the
+    /// provider reported them.
+    pub fn tokens(&self) -> (u64, u64) {
+        self.tokens
     }
 
     /// The person's message.
@@ -283,6 +299,14 @@ impl Transcript {
             }
             AgentEvent::ModeChanged(mode) => self.push(Entry::Note(format!("mode: {mode}"))),
             AgentEvent::ContextUsage { used, size } => self.context = Some((*used, *size)),
+            AgentEvent::TokenUsage { input, output } => {
+                self.tokens.0 += input;
+                self.tokens.1 += output;
+                self.push(Entry::Usage {
+                    input: *input,
+                    output: *output,
+                });
+            }
             AgentEvent::TurnEnded { .. } => self.open = false,
             AgentEvent::TransportClosed { reason } => {
                 self.push(Entry::Note(format!(
@@ -507,6 +531,24 @@ pub fn tool_words(tool: &str) -> &str {
     }
 }
 
+/// A count with thousands grouped: `12,345`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Tokens in words: `1,234 tokens in · 56 out`.
+pub fn tokens_line(input: u64, output: u64) -> String {
+    format!("{} tokens in · {} out", grouped(input), grouped(output))
+}
+
 /// A verification record in one line.
 pub fn verification_line(v: &VerificationEntry) -> String {
     let mut line = format!("verify {}: {}", v.method, v.outcome);
@@ -607,6 +649,9 @@ fn entry_text(out: &mut String, e: &Entry) {
         }
         Entry::Failure { code, message } => {
             let _ = writeln!(out, "agent error {code}: {message}");
+        }
+        Entry::Usage { input, output } => {
+            let _ = writeln!(out, "{}", tokens_line(*input, *output));
         }
     }
 }
@@ -778,6 +823,21 @@ mod tests {
             t.entries().iter().map(Entry::weight).sum::<usize>(),
             "the weights stay true"
         );
+    }
+
+    #[test]
+    fn token_counts_are_shown_per_request_and_added_up() {
+        let mut t = Transcript::default();
+        for (input, output) in [(1_234, 56), (98_765, 4_321)] {
+            t.apply(&agent(AgentEvent::TokenUsage { input, output }));
+        }
+        assert_eq!(t.tokens(), (99_999, 4_377));
+        assert_eq!(
+            t.text(),
+            "1,234 tokens in · 56 out\n98,765 tokens in · 4,321 out\n"
+        );
+        assert_eq!(grouped(1_000_000), "1,000,000");
+        assert_eq!(grouped(999), "999");
     }
 
     #[test]

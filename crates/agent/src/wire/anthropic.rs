@@ -143,11 +143,34 @@ pub struct Decoder {
     role: Option<String>,
     blocks: BTreeMap<u64, Block>,
     stop_reason: Option<String>,
+    usage: Option<crate::conversation::Usage>,
     started: bool,
     stopped: bool,
 }
 
 impl Decoder {
+    /// The stop reason, and the token counts so far (the output count is
+    /// cumulative; the input stays as `message_start` said unless repeated).
+    fn on_message_delta(&mut self, value: &Value) {
+        if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
+            self.stop_reason = Some(reason.to_owned());
+        }
+        if let Some(output) = value
+            .pointer("/usage/output_tokens")
+            .and_then(Value::as_u64)
+        {
+            let usage = self.usage.get_or_insert_default();
+            usage.output = output;
+            if let Some(input) = value
+                .pointer("/usage/input_tokens")
+                .and_then(Value::as_u64)
+                .filter(|i| *i > 0)
+            {
+                usage.input = input;
+            }
+        }
+    }
+
     fn index(value: &Value) -> Result<u64, ProviderError> {
         value
             .get("index")
@@ -168,6 +191,9 @@ impl StreamDecoder for Decoder {
                     .pointer("/message/role")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
+                self.usage = value
+                    .pointer("/message/usage")
+                    .and_then(crate::conversation::Usage::of_anthropic);
             }
             "content_block_start" => {
                 let value = parse_data(data)?;
@@ -243,12 +269,7 @@ impl StreamDecoder for Decoder {
                     }
                 }
             }
-            "message_delta" => {
-                let value = parse_data(data)?;
-                if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(reason.to_owned());
-                }
-            }
+            "message_delta" => self.on_message_delta(&parse_data(data)?),
             "message_stop" => self.stopped = true,
             // ping, content_block_stop and event types added later carry nothing
             // this client needs.
@@ -271,6 +292,7 @@ impl StreamDecoder for Decoder {
         let mut raw = RawAssistant {
             role: self.role,
             stop_reason: self.stop_reason,
+            usage: self.usage,
             ..RawAssistant::default()
         };
         for block in self.blocks.into_values() {
@@ -309,6 +331,9 @@ pub fn decode_body(body: &Value) -> Result<RawAssistant, ProviderError> {
             .get("stop_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        usage: body
+            .get("usage")
+            .and_then(crate::conversation::Usage::of_anthropic),
         ..RawAssistant::default()
     };
     let Some(content) = body.get("content").and_then(Value::as_array) else {
@@ -372,7 +397,8 @@ mod tests {
         let (deltas, raw) = feed(&[
             (
                 "message_start",
-                json!({"type":"message_start","message":{"role":"assistant","content":[]}}),
+                json!({"type":"message_start","message":{"role":"assistant","content":[],
+                       "usage":{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":1}}}),
             ),
             (
                 "content_block_start",
@@ -400,7 +426,10 @@ mod tests {
                 json!({"index":1,"delta":{"type":"input_json_delta","partial_json":"th\":\"a.rs\"}"}}),
             ),
             ("ping", json!({})),
-            ("message_delta", json!({"delta":{"stop_reason":"tool_use"}})),
+            (
+                "message_delta",
+                json!({"delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":7}}),
+            ),
             ("message_stop", json!({})),
         ]);
         assert_eq!(
@@ -427,6 +456,12 @@ mod tests {
                     arguments: r#"{"path":"a.rs"}"#.into(),
                 }],
                 stop_reason: Some("tool_use".into()),
+                // message_start's input (cache reads too), message_delta's
+                // cumulative output.
+                usage: Some(crate::conversation::Usage {
+                    input: 15,
+                    output: 7,
+                }),
             }
         );
     }

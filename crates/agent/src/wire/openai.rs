@@ -37,6 +37,11 @@ pub struct ServerOptions {
     /// `max_tokens`, when the server needs one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Ask for the token counts at the end of the stream
+    /// (`stream_options.include_usage`; not every compatible server takes
+    /// the field, so only where it is known to).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_usage: bool,
 }
 
 /// What one request carries.
@@ -98,6 +103,9 @@ pub fn request(parts: &RequestParts<'_>) -> HttpRequestSpec {
         }
     }
     let mut body = json!({"model": parts.model, "messages": messages, "stream": true});
+    if parts.options.include_usage {
+        body["stream_options"] = json!({"include_usage": true});
+    }
     if !parts.tools.is_empty() {
         body["tools"] = Value::Array(parts.tools.to_vec());
     }
@@ -216,6 +224,7 @@ pub struct Decoder {
     invalid_content: Option<String>,
     calls: BTreeMap<u64, PartialCall>,
     finish_reason: Option<String>,
+    usage: Option<crate::conversation::Usage>,
     done: bool,
 }
 
@@ -225,6 +234,12 @@ impl Decoder {
             return Err(stream_error(chunk));
         }
         let mut out = Vec::new();
+        if let Some(usage) = chunk
+            .get("usage")
+            .and_then(crate::conversation::Usage::of_openai)
+        {
+            self.usage = Some(usage);
+        }
         let Some(choice) = chunk
             .get("choices")
             .and_then(Value::as_array)
@@ -359,6 +374,7 @@ impl StreamDecoder for Decoder {
                 })
                 .collect(),
             stop_reason: self.finish_reason,
+            usage: self.usage,
         })
     }
 }
@@ -386,6 +402,9 @@ pub fn decode_body(body: &Value) -> Result<RawAssistant, ProviderError> {
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        usage: body
+            .get("usage")
+            .and_then(crate::conversation::Usage::of_openai),
         ..RawAssistant::default()
     };
     match message.get("content") {
@@ -498,6 +517,7 @@ mod tests {
                 data_policy: Some(DataPolicy::Zdr),
                 context_size: Some(32768),
                 max_tokens: None,
+                include_usage: true,
             },
             ..base
         });
@@ -506,6 +526,7 @@ mod tests {
             json!({"data_collection":"deny","zdr":true})
         );
         assert_eq!(tuned.body["options"], json!({"num_ctx":32768}));
+        assert_eq!(tuned.body["stream_options"], json!({"include_usage": true}));
         assert_eq!(
             tuned.headers,
             vec![("authorization", "Bearer k".to_owned())]

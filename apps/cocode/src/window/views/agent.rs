@@ -476,6 +476,14 @@ fn backend_row(
             ui.spinner();
             ui.label("Running");
         }
+        let (input, output) = panel.transcript.tokens();
+        if input + output > 0 {
+            ui.weak(format!(
+                "This task: {}",
+                crate::window::transcript::tokens_line(input, output)
+            ))
+            .on_hover_text("As the provider reported them");
+        }
     });
     if let Some(row) = providers.row(&panel.backend).filter(|r| r.id != "local") {
         ui.horizontal(|ui| {

@@ -190,6 +190,16 @@ fn entry_card(ui: &mut Ui, entry: &Entry, n: usize, markdown: &mut CommonMarkCac
                 ui.add(egui::Label::new(message).wrap());
             });
         }
+        Entry::Usage { input, output } => {
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(crate::window::transcript::tokens_line(*input, *output))
+                        .small()
+                        .weak(),
+                )
+                .wrap(),
+            );
+        }
         Entry::Ended(text) => {
             ui.add(egui::Label::new(egui::RichText::new(text).strong()).wrap());
         }
