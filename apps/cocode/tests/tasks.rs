@@ -45,6 +45,11 @@ fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 fn run(ws: &Path, prompt: &str, extra: &[&str]) -> (i32, String) {
+    cocode(&run_args(ws, prompt, extra))
+}
+
+/// `task run` in `ws` with `prompt` and the `extra` flags.
+fn run_args<'a>(ws: &'a Path, prompt: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "task",
         "run",
@@ -54,7 +59,7 @@ fn run(ws: &Path, prompt: &str, extra: &[&str]) -> (i32, String) {
         prompt,
     ];
     args.extend_from_slice(extra);
-    cocode(&args)
+    args
 }
 
 /// The (path, origin) of each snapshot in a `task show` answer.
@@ -1509,17 +1514,8 @@ fn a_blocked_path_is_listed_by_doctor_and_released_by_abandon() {
 /// `cocode task run` with `input` on its standard input.
 fn run_with_input(ws: &Path, prompt: &str, extra: &[&str], input: &str) -> (i32, String) {
     use std::io::Write as _;
-    let mut args = vec![
-        "task",
-        "run",
-        "--workspace",
-        ws.to_str().unwrap(),
-        "--prompt",
-        prompt,
-    ];
-    args.extend_from_slice(extra);
     let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
-        .args(&args)
+        .args(run_args(ws, prompt, extra))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -5,6 +5,8 @@
 
 use super::*;
 use crate::window::new_brick::BrickDialogChange;
+#[cfg(unix)]
+use crate::window::testing::accept_completion;
 use crate::window::testing::{harness, run_until};
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
@@ -498,17 +500,7 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
         "nothing before the approval"
     );
     h.get_by_label("Approve").click();
-    run_until(&mut h, "the end of the turn", |h| {
-        !h.state().agent.running
-            || h.query_by_label_contains("Accept it as completed?")
-                .is_some()
-    });
-    if h.query_by_label_contains("Accept it as completed?")
-        .is_some()
-    {
-        h.get_by_label("Accept").click();
-        run_until(&mut h, "the end of the run", |h| !h.state().agent.running);
-    }
+    accept_completion(&mut h);
     assert_eq!(
         std::fs::read_to_string(root.join("out.txt")).unwrap(),
         "from the window"
@@ -541,26 +533,16 @@ fn the_picker_offers_the_acp_presets_before_the_folder_has_any_history() {
     );
 }
 
-/// Runs the typed prompt, approves its command and accepts completion when
-/// asked; returns when the run is over.
+/// Runs the typed prompt, approves its command (with the card's button)
+/// and accepts completion when asked; returns when the run is over.
 #[cfg(target_os = "linux")]
-fn run_approving(h: &mut egui_kittest::Harness<'_, CocodeApp>) {
+fn run_approving(h: &mut egui_kittest::Harness<'static, CocodeApp>) {
     run_until(h, "the approval card", |h| {
         h.query_by_label_contains("Allow the agent to run a command?")
             .is_some()
     });
     h.get_by_label("Approve").click();
-    run_until(h, "the end of the turn", |h| {
-        !h.state().agent.running
-            || h.query_by_label_contains("Accept it as completed?")
-                .is_some()
-    });
-    if h.query_by_label_contains("Accept it as completed?")
-        .is_some()
-    {
-        h.get_by_label("Accept").click();
-        run_until(h, "the end of the run", |h| !h.state().agent.running);
-    }
+    accept_completion(h);
 }
 
 #[cfg(target_os = "linux")]

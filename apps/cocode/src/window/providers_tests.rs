@@ -27,7 +27,9 @@ use crate::window::app::CocodeApp;
 use crate::window::command::{Command, PanelId};
 use crate::window::loopback::{Answer, Loopback, openai_answer};
 use crate::window::providers::{KeyState, ProviderSetup};
-use crate::window::testing::{fixture_workspace, harness_keys, run_until};
+use crate::window::testing::{
+    accept_completion, approve_and_accept, fixture_workspace, harness_keys, run_until, type_prompt,
+};
 
 use crate::window::testing::peers;
 
@@ -107,37 +109,8 @@ fn pick(h: &mut Harness<'static, CocodeApp>, backend: &str, model: &str) {
 }
 
 fn type_prompt_and_run(h: &mut Harness<'static, CocodeApp>, prompt: &str) {
-    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
-        .click();
-    h.run_steps(2);
-    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
-        .type_text(prompt);
-    h.run_steps(2);
+    type_prompt(h, prompt);
     h.get_by_label("Run task").click();
-}
-
-/// Approves each named card with Enter, then accepts completion when
-/// asked; returns when the run is over.
-fn approve_with_enter(h: &mut Harness<'static, CocodeApp>, cards: &[&str]) {
-    for what in cards {
-        run_until(h, what, |h| {
-            h.query_by_label_contains(&format!("Allow the agent to {what}?"))
-                .is_some()
-        });
-        h.key_press(Key::Enter);
-        h.run_steps(2);
-    }
-    run_until(h, "the end of the turn", |h| {
-        !h.state().agent.running
-            || h.query_by_label_contains("Accept it as completed?")
-                .is_some()
-    });
-    if h.query_by_label_contains("Accept it as completed?")
-        .is_some()
-    {
-        h.get_by_label("Accept").click();
-        run_until(h, "the end of the run", |h| !h.state().agent.running);
-    }
 }
 
 /// Every file under `dir` that holds `needle`.
@@ -237,7 +210,7 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
         )
     );
     type_prompt_and_run(&mut h, "write out.txt");
-    approve_with_enter(&mut h, &["write a file", "run a command"]);
+    approve_and_accept(&mut h, &["write a file", "run a command"]);
     assert_eq!(
         std::fs::read_to_string(root.join("out.txt")).unwrap(),
         "hi\n"
@@ -316,12 +289,7 @@ fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
     use_openai(&mut h, &server.base_url, "m");
     let ctx = egui::Context::default();
     // Ctrl+Enter in the composer runs it.
-    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
-        .click();
-    h.run_steps(2);
-    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
-        .type_text("do nothing");
-    h.run_steps(2);
+    type_prompt(&mut h, "do nothing");
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Enter);
     h.run_steps(2);
     // The message moved from the composer into the conversation, without
@@ -396,16 +364,7 @@ fn keyring_child() {
     h.state_mut()
         .run(Command::AgentModel(Some("m".into())), &ctx);
     type_prompt_and_run(&mut h, "finish");
-    run_until(&mut h, "the end of the turn", |h| {
-        !h.state().agent.running
-            || h.query_by_label_contains("Accept it as completed?")
-                .is_some()
-    });
-    if h.query_by_label_contains("Accept it as completed?")
-        .is_some()
-    {
-        h.get_by_label("Accept").click();
-    }
+    accept_completion(&mut h);
     run_until(&mut h, "the end of the task", |h| {
         !h.state().agent.running && !h.state().agent.tasks.is_empty()
     });
@@ -520,17 +479,12 @@ fn an_agent_that_asks_a_question_waits_for_the_reply_and_goes_on_with_the_whole_
     });
     h.get_by_label("The agent ended its turn without finishing and waits for your reply.");
     assert!(h.state().agent.running, "the task is not over");
-    let field = h.get_by_role(egui::accesskit::Role::MultilineTextInput);
-    field.click();
-    h.run_steps(2);
-    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
-        .type_text("greeting.txt, please");
-    h.run_steps(2);
+    type_prompt(&mut h, "greeting.txt, please");
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Enter);
     h.run_steps(2);
     // The focus leaves the field so that Enter answers the approval card.
     h.get_by_label("Tasks (0)").click();
-    approve_with_enter(&mut h, &["write a file"]);
+    approve_and_accept(&mut h, &["write a file"]);
     assert_eq!(
         std::fs::read_to_string(root.join("greeting.txt")).unwrap(),
         "안녕\n"

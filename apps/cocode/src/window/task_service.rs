@@ -192,22 +192,31 @@ struct WindowApprover {
     waiting: Arc<Waits>,
 }
 
+impl WindowApprover {
+    /// Leaves the answer's sender in `slot`, tells the window, and waits;
+    /// `nobody` when the run is gone before an answer.
+    async fn wait_for<T>(
+        &self,
+        slot: &Mutex<Option<oneshot::Sender<T>>>,
+        asked: ServiceEvent,
+        nobody: T,
+    ) -> T {
+        let (tx, rx) = oneshot::channel();
+        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        self.out.send(asked).await;
+        rx.await.unwrap_or(nobody)
+    }
+}
+
 #[async_trait::async_trait]
 impl TaskApprover for WindowApprover {
     async fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision {
-        let (tx, rx) = oneshot::channel();
-        *self
-            .waiting
-            .decision
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(tx);
-        self.out
-            .send(ServiceEvent::TaskApproval {
-                task_id: task.task_id().clone(),
-                kind,
-            })
-            .await;
-        rx.await.unwrap_or(Decision::Defer)
+        let asked = ServiceEvent::TaskApproval {
+            task_id: task.task_id().clone(),
+            kind,
+        };
+        self.wait_for(&self.waiting.decision, asked, Decision::Defer)
+            .await
     }
 
     fn converses(&self) -> bool {
@@ -215,18 +224,10 @@ impl TaskApprover for WindowApprover {
     }
 
     async fn reply(&self, task: &DelegatedTask) -> Reply {
-        let (tx, rx) = oneshot::channel();
-        *self
-            .waiting
-            .reply
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(tx);
-        self.out
-            .send(ServiceEvent::AwaitingReply {
-                task_id: task.task_id().clone(),
-            })
-            .await;
-        rx.await.unwrap_or(Reply::End)
+        let asked = ServiceEvent::AwaitingReply {
+            task_id: task.task_id().clone(),
+        };
+        self.wait_for(&self.waiting.reply, asked, Reply::End).await
     }
 }
 

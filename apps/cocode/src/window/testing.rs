@@ -125,3 +125,46 @@ pub fn shown(h: &Harness<'_, CocodeApp>, id: u32) -> String {
         })
         .unwrap()
 }
+
+/// Clicks the Agent panel's prompt field and types `text` into it.
+#[cfg(target_os = "linux")]
+pub fn type_prompt(h: &mut Harness<'static, CocodeApp>, text: &str) {
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text(text);
+    h.run_steps(2);
+}
+
+/// Waits for the end of the agent's turn and accepts completion when the
+/// task asks; returns when the run is over.
+#[cfg(unix)]
+pub fn accept_completion(h: &mut Harness<'static, CocodeApp>) {
+    run_until(h, "the end of the turn", |h| {
+        !h.state().agent.running
+            || h.query_by_label_contains("Accept it as completed?")
+                .is_some()
+    });
+    if h.query_by_label_contains("Accept it as completed?")
+        .is_some()
+    {
+        h.get_by_label("Accept").click();
+        run_until(h, "the end of the run", |h| !h.state().agent.running);
+    }
+}
+
+/// Approves each named card ("Allow the agent to WHAT?") with Enter as it
+/// comes, then accepts completion when asked.
+#[cfg(target_os = "linux")]
+pub fn approve_and_accept(h: &mut Harness<'static, CocodeApp>, cards: &[&str]) {
+    for what in cards {
+        run_until(h, what, |h| {
+            h.query_by_label_contains(&format!("Allow the agent to {what}?"))
+                .is_some()
+        });
+        h.key_press(egui::Key::Enter);
+        h.run_steps(2);
+    }
+    accept_completion(h);
+}
