@@ -580,8 +580,6 @@ impl Run<'_> {
         self.ask().await
     }
 
-    /// The agent finished its attempt: a test edit held during the turn is
-    /// decided first, then the attempt is verified.
     /// Waits for the person's answer to the agent and acts on it. The wait
     /// does not count against the attempt's time.
     async fn converse(&mut self) -> Result<(), OrchestratorError> {
@@ -621,6 +619,8 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The agent finished its attempt: a test edit held during the turn is
+    /// decided first, then the attempt is verified.
     async fn attempt_done(&mut self) -> Result<(), OrchestratorError> {
         while let Ok(edit) = self.held.try_recv() {
             self.on_held(edit).await?;

@@ -1415,6 +1415,10 @@ impl CocodeApp {
     /// Focuses a panel, re-adding it if the person closed it (Problems
     /// below the editors, beside the terminals, as in VS Code).
     fn show_panel(&mut self, panel: PanelId) {
+        if panel == PanelId::Providers {
+            // A credential store may have come (or gone) since the last look.
+            self.providers.send(ProviderRequest::Refresh);
+        }
         if self.dock.find_tab(&panel).is_none() {
             match panel {
                 PanelId::Problems => self.add_bottom_tab(panel),

@@ -305,7 +305,10 @@ struct Worker {
     setup: ProviderSetup,
     settings: ProviderSettings,
     registry: LlmProviderRegistry,
+    /// Why the settings file could not be used (reported once).
     settings_error: Option<String>,
+    /// The settings file could not be used: it is never overwritten.
+    settings_unusable: bool,
     transport: Option<Transport>,
 }
 
@@ -317,6 +320,7 @@ impl Worker {
             setup,
             settings,
             registry,
+            settings_unusable: settings_error.is_some(),
             settings_error,
         }
     }
@@ -532,6 +536,12 @@ impl Worker {
     /// Saves `settings` (off the runtime's workers) and keeps them.
     async fn save(&mut self, settings: ProviderSettings) -> Result<(), String> {
         if let Some(file) = self.setup.settings_file.clone() {
+            if self.settings_unusable {
+                return Err(format!(
+                    "{} could not be read, so it is left as it is: fix or remove it first",
+                    file.display()
+                ));
+            }
             let copy = settings.clone();
             tokio::task::spawn_blocking(move || copy.save(&file))
                 .await

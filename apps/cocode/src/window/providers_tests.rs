@@ -524,3 +524,65 @@ fn an_agent_that_asks_a_question_waits_for_the_reply_and_goes_on_with_the_whole_
     );
     assert_eq!(h.state().agent.tasks.len(), 1, "one task, two turns");
 }
+
+#[test]
+fn a_settings_file_that_cannot_be_read_is_reported_and_never_overwritten() {
+    let (_dir, root) = fixture_workspace(&[("a.txt", "a\n")]);
+    let settings_dir = tempfile::tempdir().unwrap();
+    let file = settings_dir.path().join("providers.json");
+    std::fs::write(&file, "{ not json").unwrap();
+    let keys = ProviderSetup {
+        settings_file: Some(file.clone()),
+        ..ProviderSetup::in_memory()
+    };
+    let mut h = harness_keys(Some(root), keys, |app| app.crash_notice = None);
+    run_until(&mut h, "the providers and the report", |h| {
+        openai(h).is_some() && h.state().providers.notes.contains_key("")
+    });
+    let (text, ok) = h.state().providers.notes[""].clone();
+    assert!(!ok);
+    assert!(
+        text.starts_with(&format!("{} is not provider settings", file.display()))
+            && text.ends_with("; the presets are used"),
+        "{text}"
+    );
+    // A new address is refused: the file stays as the person left it and
+    // the preset stays in use.
+    let ctx = egui::Context::default();
+    h.state_mut().run(
+        Command::ProviderUrlDraft {
+            id: "openai".into(),
+            text: "http://127.0.0.1:9/v1".into(),
+        },
+        &ctx,
+    );
+    h.state_mut().run(
+        Command::Provider(crate::window::command::ProviderAction::SaveUrl {
+            id: "openai".into(),
+            reset: false,
+        }),
+        &ctx,
+    );
+    run_until(&mut h, "the refusal", |h| {
+        h.state().providers.notes.contains_key("openai")
+    });
+    assert_eq!(
+        h.state().providers.notes["openai"],
+        (
+            format!(
+                "{} could not be read, so it is left as it is: fix or remove it first",
+                file.display()
+            ),
+            false
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
+    assert_eq!(
+        h.state()
+            .providers
+            .row("openai")
+            .and_then(|r| r.base_url.clone())
+            .as_deref(),
+        Some("https://api.openai.com/v1")
+    );
+}
