@@ -21,6 +21,22 @@ fn tree(dir: &Path) -> Vec<String> {
 #[path = "../../tests/support/require.rs"]
 mod require;
 
+/// Runs `sh script` with `vars` set (and no `PREFIX` unless given); it
+/// must succeed.
+fn run_sh(script: &Path, vars: &[(&str, &Path)]) {
+    let mut command = Command::new("sh");
+    command.arg(script).env_remove("PREFIX");
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A work folder with a stand-in for the release binary (`script` is its
 /// shell body: the packaging is what is tested) and the tarball's folder
 /// staged around it.
@@ -41,17 +57,7 @@ fn the_tarball_installs_into_a_home_and_uninstalls_leaving_nothing() {
     std::fs::write(home.join(".profile"), "# the person's own file\n").unwrap();
     let before = tree(&home);
 
-    let out = Command::new("sh")
-        .arg(staged.join("install.sh"))
-        .env("HOME", &home)
-        .env_remove("PREFIX")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_sh(&staged.join("install.sh"), &[("HOME", &home)]);
     let prefix = home.join(".local");
     let installed = tree(&home);
     for expected in [
@@ -94,15 +100,9 @@ fn the_tarball_installs_into_a_home_and_uninstalls_leaving_nothing() {
         );
     }
 
-    let out = Command::new("sh")
-        .arg(prefix.join("share/cocode/uninstall.sh"))
-        .env("HOME", &home)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_sh(
+        &prefix.join("share/cocode/uninstall.sh"),
+        &[("HOME", &home)],
     );
     assert_eq!(tree(&home), before);
 }
@@ -113,17 +113,8 @@ fn an_existing_folder_of_the_person_stays_after_uninstall() {
     let prefix = work.path().join("prefix");
     std::fs::create_dir_all(prefix.join("bin")).unwrap();
     std::fs::write(prefix.join("bin/mine"), "").unwrap();
-    let status = Command::new("sh")
-        .arg(staged.join("install.sh"))
-        .env("PREFIX", &prefix)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let status = Command::new("sh")
-        .arg(prefix.join("share/cocode/uninstall.sh"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    run_sh(&staged.join("install.sh"), &[("PREFIX", &prefix)]);
+    run_sh(&prefix.join("share/cocode/uninstall.sh"), &[]);
     assert_eq!(tree(&prefix), vec!["bin".to_owned(), "bin/mine".to_owned()]);
 }
 

@@ -484,11 +484,8 @@ impl CocodeApp {
     /// Starts the Providers worker once; hands a changed set of providers
     /// to the task service.
     fn apply_providers(&mut self) {
-        self.providers.start(
-            self.provider_setup.clone(),
-            self.waker.clone(),
-            &self.runtime,
-        );
+        self.providers
+            .start(&self.provider_setup, &self.waker, &self.runtime);
         let had_rows = !self.providers.rows.is_empty();
         if let Some(registry) = self.providers.drain() {
             self.send_task(ServiceRequest::Providers(registry.clone()));

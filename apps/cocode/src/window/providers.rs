@@ -167,9 +167,9 @@ impl ProvidersPanel {
     }
 
     /// Starts the worker (once).
-    pub fn start(&mut self, setup: ProviderSetup, waker: Waker, rt: &Handle) {
+    pub fn start(&mut self, setup: &ProviderSetup, waker: &Waker, rt: &Handle) {
         if self.service.is_none() {
-            self.service = Some(ProviderService::spawn(setup, waker, rt));
+            self.service = Some(ProviderService::spawn(setup.clone(), waker.clone(), rt));
         }
     }
 

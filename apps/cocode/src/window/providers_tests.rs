@@ -417,15 +417,14 @@ fn a_key_set_on_the_page_lands_in_a_real_secret_service_and_the_next_task_uses_i
     assert_eq!(seen[0].headers["authorization"], format!("Bearer {KEY}"));
 }
 
-/// Points `OpenAI` at `base_url` with a stored key and picks it with
-/// `model` in the composer, through the app's commands.
-fn use_openai(h: &mut Harness<'static, CocodeApp>, base_url: &str, model: &str) {
-    run_until(h, "the providers", |h| openai(h).is_some());
+/// Types `url` as `OpenAI`'s address and uses it, through the app's
+/// commands (the page's field and button send the same).
+fn send_openai_address(h: &mut Harness<'static, CocodeApp>, url: &str) {
     let ctx = egui::Context::default();
     h.state_mut().run(
         Command::ProviderUrlDraft {
             id: "openai".into(),
-            text: base_url.to_owned(),
+            text: url.to_owned(),
         },
         &ctx,
     );
@@ -436,6 +435,13 @@ fn use_openai(h: &mut Harness<'static, CocodeApp>, base_url: &str, model: &str) 
         }),
         &ctx,
     );
+}
+
+/// Points `OpenAI` at `base_url` (its key stored beforehand) and picks it
+/// with `model` in the composer, through the app's commands.
+fn use_openai(h: &mut Harness<'static, CocodeApp>, base_url: &str, model: &str) {
+    run_until(h, "the providers", |h| openai(h).is_some());
+    send_openai_address(h, base_url);
     run_until(h, "the new address", |h| {
         h.state()
             .providers
@@ -443,6 +449,7 @@ fn use_openai(h: &mut Harness<'static, CocodeApp>, base_url: &str, model: &str) 
             .get("openai")
             .is_some_and(|(_, ok)| *ok)
     });
+    let ctx = egui::Context::default();
     h.state_mut()
         .run(Command::AgentBackend("openai".into()), &ctx);
     h.state_mut()
@@ -548,21 +555,7 @@ fn a_settings_file_that_cannot_be_read_is_reported_and_never_overwritten() {
     );
     // A new address is refused: the file stays as the person left it and
     // the preset stays in use.
-    let ctx = egui::Context::default();
-    h.state_mut().run(
-        Command::ProviderUrlDraft {
-            id: "openai".into(),
-            text: "http://127.0.0.1:9/v1".into(),
-        },
-        &ctx,
-    );
-    h.state_mut().run(
-        Command::Provider(crate::window::command::ProviderAction::SaveUrl {
-            id: "openai".into(),
-            reset: false,
-        }),
-        &ctx,
-    );
+    send_openai_address(&mut h, "http://127.0.0.1:9/v1");
     run_until(&mut h, "the refusal", |h| {
         h.state().providers.notes.contains_key("openai")
     });
