@@ -306,36 +306,145 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Every node's row and column agree with its bytes in `text`, and the root
+/// spans all of it.
+fn check_positions(tree: &tree_sitter::Tree, text: &str) -> Result<(), TestCaseError> {
+    let point = |byte: usize| {
+        let before = &text[..byte];
+        let row = before.matches('\n').count();
+        let column = byte - before.rfind('\n').map_or(0, |i| i + 1);
+        tree_sitter::Point { row, column }
+    };
+    let root = tree.root_node();
+    prop_assert_eq!(root.end_byte(), text.len());
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        prop_assert!(
+            text.is_char_boundary(node.start_byte()) && text.is_char_boundary(node.end_byte())
+        );
+        prop_assert_eq!(
+            node.start_position(),
+            point(node.start_byte()),
+            "start of {}",
+            node.kind()
+        );
+        prop_assert_eq!(
+            node.end_position(),
+            point(node.end_byte()),
+            "end of {}",
+            node.kind()
+        );
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+}
+
+/// Applies `ops` to `doc`, syncing `syntax` after every `sync_every`th.
+fn apply(doc: &mut Document, syntax: &mut Syntax, ops: &[Op], sync_every: usize) {
+    let motions = [
+        Motion::Left,
+        Motion::Right,
+        Motion::Up,
+        Motion::Down,
+        Motion::WordRight,
+        Motion::LineEnd,
+    ];
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            Op::Type(t) => doc.insert_text(t, EditKind::Typing),
+            Op::Newline => doc.newline(),
+            Op::Backspace => doc.backspace(),
+            Op::Move(m) => doc.move_cursors(motions[usize::from(*m)], false),
+            Op::Undo => {
+                doc.undo();
+            }
+            Op::Redo => {
+                doc.redo();
+            }
+            Op::DeleteLines => doc.delete_lines(),
+        }
+        if i.is_multiple_of(sync_every) {
+            syntax.sync(doc);
+        }
+    }
+    syntax.sync(doc);
+}
+
+const MAIN: &str = "fn main() {\n    let x = \"a\";\n}\n";
+
+/// Tree-sitter recovers from errors starting from the old tree, so an edited
+/// tree of broken text may group the error differently from a fresh parse
+/// (this sequence shows it with tree-sitter alone). Its positions still
+/// agree with the text, and undoing back to valid code gives the fresh tree.
+#[test]
+fn broken_text_may_recover_differently_but_undo_restores_the_fresh_tree() {
+    let mut doc = Document::from_text(MAIN);
+    let mut syntax = Syntax::new(Language::Rust, &doc);
+    let ops = [
+        Op::Move(3),
+        Op::Type("\"".into()),
+        Op::Move(3),
+        Op::Type("a".into()),
+        Op::Type("\"".into()),
+    ];
+    apply(&mut doc, &mut syntax, &ops, 1);
+    let text = doc.text();
+    assert_eq!(text, "fn main() {\n\"    let x = \"a\";\n}a\"\n");
+    let edited = syntax.tree().unwrap().root_node().to_sexp();
+    assert_ne!(edited, fresh_sexp(Language::Rust, &text));
+    assert!(edited.contains("ERROR"));
+    check_positions(syntax.tree().unwrap(), &text).unwrap();
+    while doc.undo() {}
+    syntax.sync(&doc);
+    assert_eq!(doc.text(), MAIN);
+    assert_eq!(
+        syntax.tree().unwrap().root_node().to_sexp(),
+        fresh_sexp(Language::Rust, MAIN)
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// After any edits, the incrementally kept tree equals a fresh parse.
+    /// After any edits the incrementally kept tree agrees with the text
+    /// everywhere; it equals a fresh parse whenever the text has no syntax
+    /// error, and again once every edit is undone.
     #[test]
-    fn the_incremental_tree_equals_a_fresh_parse(
+    fn the_incremental_tree_follows_every_edit(
         ops in proptest::collection::vec(op(), 1..30),
         sync_every in 1usize..4,
     ) {
-        let mut doc = Document::from_text("fn main() {\n    let x = \"a\";\n}\n");
+        let mut doc = Document::from_text(MAIN);
         let mut syntax = Syntax::new(Language::Rust, &doc);
-        let motions = [Motion::Left, Motion::Right, Motion::Up, Motion::Down, Motion::WordRight, Motion::LineEnd];
-        for (i, op) in ops.iter().enumerate() {
-            match op {
-                Op::Type(t) => doc.insert_text(t, EditKind::Typing),
-                Op::Newline => doc.newline(),
-                Op::Backspace => doc.backspace(),
-                Op::Move(m) => doc.move_cursors(motions[usize::from(*m)], false),
-                Op::Undo => { doc.undo(); }
-                Op::Redo => { doc.redo(); }
-                Op::DeleteLines => doc.delete_lines(),
-            }
-            if i % sync_every == 0 {
+        apply(&mut doc, &mut syntax, &ops, sync_every);
+        let text = doc.text();
+        check_positions(syntax.tree().unwrap(), &text)?;
+        let fresh = fresh_sexp(Language::Rust, &text);
+        if !fresh.contains("ERROR") && !fresh.contains("MISSING") {
+            prop_assert_eq!(syntax.tree().unwrap().root_node().to_sexp(), fresh);
+        }
+        let mut undone = 0usize;
+        while doc.undo() {
+            undone += 1;
+            if undone.is_multiple_of(sync_every) {
                 syntax.sync(&doc);
             }
         }
         syntax.sync(&doc);
+        prop_assert_eq!(doc.text(), MAIN);
         prop_assert_eq!(
             syntax.tree().unwrap().root_node().to_sexp(),
-            fresh_sexp(Language::Rust, &doc.text())
+            fresh_sexp(Language::Rust, MAIN)
         );
     }
 }
