@@ -172,6 +172,17 @@ fn now() -> Timestamp {
     Timestamp::from_millis(ms)
 }
 
+/// An acquisition waiting for another task's lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseWait {
+    /// The task waiting.
+    pub task: TaskId,
+    /// The first of its paths in conflict.
+    pub path: NormalizedPath,
+    /// The task it waits for.
+    pub holder: TaskId,
+}
+
 /// The lease registry of one open workspace.
 pub struct LeaseRegistry {
     inner: Arc<Inner>,
@@ -229,6 +240,33 @@ impl LeaseRegistry {
     /// counts only after this.
     pub fn startup_sweep_completed(&self) -> bool {
         self.startup_sweep_completed.load(Ordering::Acquire)
+    }
+
+    /// The acquisitions waiting, in arrival order, each with the first of
+    /// its paths in conflict and the task it waits for (the holder of a
+    /// lease over it, or an earlier waiter for it).
+    pub fn waits(&self) -> Vec<LeaseWait> {
+        let st = self.inner.lock();
+        let mut out = Vec::new();
+        let pending: Vec<&Waiter> = st.waiters.iter().filter(|w| w.outcome.is_none()).collect();
+        for (i, w) in pending.iter().enumerate() {
+            let held = st.held.iter().find_map(|h| {
+                conflict(&w.paths, &h.paths).map(|path| (path, h.lease.task_id.clone()))
+            });
+            let ahead = || {
+                pending[..i].iter().find_map(|e| {
+                    conflict(&w.paths, &e.paths).map(|path| (path, e.ctx.task_id.clone()))
+                })
+            };
+            if let Some((path, holder)) = held.or_else(ahead) {
+                out.push(LeaseWait {
+                    task: w.ctx.task_id.clone(),
+                    path,
+                    holder,
+                });
+            }
+        }
+        out
     }
 
     /// How many acquisitions are waiting.

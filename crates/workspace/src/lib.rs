@@ -20,7 +20,7 @@ pub mod sweep;
 pub use gate::{Gate, RecoveryReport, RetentionReport, UserOp, UserWrite};
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};
 pub use layout::Layout;
-pub use leases::LeaseRegistry;
+pub use leases::{LeaseRegistry, LeaseWait};
 pub use open::{OpenError, OpenWorkspace, WriterLock};
 pub use policy::{PathPolicy, Resolved, TestPatterns};
 pub use read::{FilePrefix, WorkspaceReader};

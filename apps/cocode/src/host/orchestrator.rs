@@ -97,6 +97,11 @@ pub enum Progress {
     Reply(String),
 }
 
+/// The agent session a task's run uses (tool approvals name it).
+pub fn session_of(task: &TaskId) -> String {
+    format!("{}-s0", task.as_str())
+}
+
 /// Why a run could not be carried out (the task record says how it ended).
 #[derive(Debug, thiserror::Error)]
 pub enum OrchestratorError {
@@ -868,7 +873,7 @@ impl TaskOrchestrator {
         if let Err(e) = self.host.refresh_hosts() {
             tracing::warn!("the allowed hosts stay as they were: {e:#}");
         }
-        let session_id = SessionId::new(format!("{}-s0", task_id.as_str()))
+        let session_id = SessionId::new(session_of(&task_id))
             .map_err(|e| OrchestratorError::Setup(e.to_string()))?;
         let task = DelegatedTask::new(NewTask {
             task_id: task_id.clone(),

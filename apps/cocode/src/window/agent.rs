@@ -52,6 +52,163 @@ impl Failure {
     }
 }
 
+/// One conversation with an agent: one task, its transcript and what it
+/// waits for. Several run at once, each in its own tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    /// The number the task service tags this conversation's reports with.
+    pub id: u64,
+    /// Its task, once created.
+    pub task: Option<cocode_core::TaskId>,
+    pub transcript: Transcript,
+    pub running: bool,
+    /// What the run was: (prompt, backend, model), for Retry.
+    pub last_run: Option<(String, String, Option<String>)>,
+    /// How the run failed, when an agent error ended it.
+    pub failure: Option<Failure>,
+    /// The agent ended its turn unfinished and waits for the person.
+    pub awaiting_reply: Option<cocode_core::TaskId>,
+    pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
+    /// "waiting for task X's lease on path", while it does.
+    pub lease_wait: Option<String>,
+    /// Why the run could not start or broke off.
+    pub error: Option<String>,
+}
+
+/// Where a conversation stands, for its tab and its row in the task list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Nothing asked yet.
+    New,
+    Running,
+    /// A tool call or the task itself waits for the person's approval.
+    NeedsApproval,
+    /// The agent waits for the person's reply.
+    WaitsForReply,
+    /// The task waits for another task's lease.
+    WaitsForLease,
+    Failed,
+    Ended,
+}
+
+impl Standing {
+    /// The badge's words and tone.
+    pub fn badge(self) -> (&'static str, cocode_ui::Tone) {
+        use cocode_ui::Tone;
+        match self {
+            Self::New => ("new", Tone::Neutral),
+            Self::Running => ("running", Tone::Info),
+            Self::NeedsApproval => ("needs approval", Tone::Warning),
+            Self::WaitsForReply => ("waits for you", Tone::Warning),
+            Self::WaitsForLease => ("waiting for a lease", Tone::Warning),
+            Self::Failed => ("failed", Tone::Danger),
+            Self::Ended => ("ended", Tone::Success),
+        }
+    }
+}
+
+impl Conversation {
+    fn new(id: u64) -> Self {
+        Self {
+            id,
+            task: None,
+            transcript: Transcript::default(),
+            running: false,
+            last_run: None,
+            failure: None,
+            awaiting_reply: None,
+            task_approval: None,
+            lease_wait: None,
+            error: None,
+        }
+    }
+
+    /// Nothing was asked in it yet.
+    pub fn is_fresh(&self) -> bool {
+        self.last_run.is_none() && !self.running
+    }
+
+    /// The tab's title: the start of what was asked.
+    pub fn title(&self) -> String {
+        match &self.last_run {
+            None => "New task".to_owned(),
+            Some((prompt, ..)) => {
+                let first = prompt.lines().next().unwrap_or_default();
+                let mut title: String = first.chars().take(24).collect();
+                if first.chars().count() > 24 {
+                    title.push('…');
+                }
+                title
+            }
+        }
+    }
+
+    /// The agent session its task runs in (tool approvals name it).
+    pub fn session(&self) -> Option<String> {
+        self.task
+            .as_ref()
+            .map(crate::host::orchestrator::session_of)
+    }
+
+    /// Where it stands; `approvals` tool calls of it wait for the person.
+    pub fn standing(&self, approvals: usize) -> Standing {
+        if self.running {
+            if approvals > 0 || self.task_approval.is_some() {
+                Standing::NeedsApproval
+            } else if self.awaiting_reply.is_some() {
+                Standing::WaitsForReply
+            } else if self.lease_wait.is_some() {
+                Standing::WaitsForLease
+            } else {
+                Standing::Running
+            }
+        } else if self.last_run.is_none() {
+            Standing::New
+        } else if self.failure.is_some() || self.error.is_some() {
+            Standing::Failed
+        } else {
+            Standing::Ended
+        }
+    }
+
+    fn on_event(&mut self, event: crate::window::task_service::RunEvent) {
+        use crate::host::orchestrator::Progress;
+        use crate::window::task_service::RunEvent as R;
+        match event {
+            R::Progress(p) => {
+                if let Progress::Created(id) = &p {
+                    self.task = Some(id.clone());
+                }
+                self.transcript.apply(&p);
+            }
+            R::Changes { call_id, rows } => self.transcript.attach_changes(&call_id, &rows),
+            R::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
+            R::AwaitingReply { task_id } => self.awaiting_reply = Some(task_id),
+            R::LeaseWait(wait) => self.lease_wait = wait,
+            R::Finished {
+                summary,
+                agent_error,
+            } => {
+                self.failure = agent_error.map(|code| Failure::of(&code));
+                self.transcript.push_end(&summary);
+                self.end();
+            }
+            R::Failed(why) => {
+                self.transcript.push_note(&why);
+                self.error = Some(why);
+                self.end();
+            }
+        }
+    }
+
+    fn end(&mut self) {
+        self.running = false;
+        self.awaiting_reply = None;
+        self.task_approval = None;
+        self.lease_wait = None;
+    }
+}
+
 /// The Agent panel's state; the task service fills it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentPanel {
@@ -59,17 +216,13 @@ pub struct AgentPanel {
     pub backend: String,
     /// The chosen provider's model (`None`: its default).
     pub model: Option<String>,
-    /// What the last run was: (prompt, backend, model), for Retry.
-    pub last_run: Option<(String, String, Option<String>)>,
-    /// How the last run failed, when an agent error ended it.
-    pub failure: Option<Failure>,
-    /// The running task's agent ended its turn unfinished and waits for
-    /// the person's reply.
-    pub awaiting_reply: Option<cocode_core::TaskId>,
-    pub transcript: Transcript,
-    pub running: bool,
+    /// The conversations, in tab order; at least one.
+    pub conversations: Vec<Conversation>,
+    /// The tab shown.
+    pub active: usize,
+    next_conversation: u64,
+    /// Tool calls of every running task waiting for the person.
     pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
-    pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
     pub tasks: Vec<crate::window::task_service::TaskRow>,
     /// External (ACP) agents of the workspace: (id, name); offered as
     /// backends `acp:<id>`.
@@ -89,13 +242,10 @@ impl Default for AgentPanel {
             prompt: String::new(),
             backend: "local".to_owned(),
             model: None,
-            last_run: None,
-            failure: None,
-            awaiting_reply: None,
-            transcript: Transcript::default(),
-            running: false,
+            conversations: vec![Conversation::new(1)],
+            active: 0,
+            next_conversation: 2,
             tool_approvals: Vec::new(),
-            task_approval: None,
             tasks: Vec::new(),
             // The presets until the workspace's task service reports its
             // own list (a folder without history starts no service).
@@ -112,25 +262,144 @@ impl Default for AgentPanel {
 }
 
 impl AgentPanel {
+    /// The conversation shown.
+    pub fn current(&self) -> &Conversation {
+        &self.conversations[self.active.min(self.conversations.len() - 1)]
+    }
+
+    pub fn current_mut(&mut self) -> &mut Conversation {
+        let i = self.active.min(self.conversations.len() - 1);
+        &mut self.conversations[i]
+    }
+
+    /// How many tasks run now.
+    pub fn running(&self) -> usize {
+        self.conversations.iter().filter(|c| c.running).count()
+    }
+
+    /// The tool approvals of `conv`: those of its task's session, and (in
+    /// the tab shown) any whose session no conversation claims, so that
+    /// none is hidden.
+    pub fn approvals_of(
+        &self,
+        conv: &Conversation,
+    ) -> Vec<&cocode_tool_protocol::ApprovalSnapshot> {
+        let sessions: Vec<Option<String>> = self
+            .conversations
+            .iter()
+            .map(Conversation::session)
+            .collect();
+        let mine = conv.session();
+        let shown = conv.id == self.current().id;
+        self.tool_approvals
+            .iter()
+            .filter(|a| {
+                let owned = sessions.iter().flatten().any(|s| *s == a.session_id);
+                mine.as_ref().is_some_and(|s| *s == a.session_id) || (shown && !owned)
+            })
+            .collect()
+    }
+
+    /// Where `conv` stands, its tool approvals counted.
+    pub fn standing(&self, conv: &Conversation) -> Standing {
+        conv.standing(self.approvals_of(conv).len())
+    }
+
+    /// The conversation a new task goes in: the one shown while nothing was
+    /// asked in it, otherwise a new tab (shown).
+    pub fn conversation_for_run(&mut self) -> &mut Conversation {
+        if !self.current().is_fresh() {
+            self.new_conversation();
+        }
+        self.current_mut()
+    }
+
+    /// Opens an empty conversation and shows it.
+    pub fn new_conversation(&mut self) {
+        let id = self.next_conversation;
+        self.next_conversation += 1;
+        self.conversations.push(Conversation::new(id));
+        self.active = self.conversations.len() - 1;
+        self.detail = None;
+    }
+
+    /// Shows tab `index`.
+    pub fn show_conversation(&mut self, index: usize) {
+        if index < self.conversations.len() {
+            self.active = index;
+            self.detail = None;
+        }
+    }
+
+    /// Closes tab `index` unless its task runs; the last tab becomes a
+    /// new, empty one.
+    pub fn close_conversation(&mut self, index: usize) {
+        if self.conversations.get(index).is_none_or(|c| c.running) {
+            return;
+        }
+        self.conversations.remove(index);
+        if self.conversations.is_empty() {
+            self.new_conversation();
+        }
+        if self.active >= index && self.active > 0 {
+            self.active -= 1;
+        }
+        self.active = self.active.min(self.conversations.len() - 1);
+    }
+
+    /// What the person's answer or stop in the tab shown asks of the task
+    /// service (a reply takes the composer's text); `None` when the tab's
+    /// task waits for no such thing.
+    pub(crate) fn request_for(
+        &mut self,
+        command: &crate::window::command::Command,
+    ) -> Option<crate::window::task_service::ServiceRequest> {
+        use crate::host::orchestrator::Reply;
+        use crate::window::command::Command;
+        use crate::window::task_service::ServiceRequest;
+        let text = match command {
+            Command::SendReply => std::mem::take(&mut self.prompt).trim().to_owned(),
+            _ => String::new(),
+        };
+        let conv = self.current_mut();
+        let id = conv.id;
+        match command {
+            Command::SendReply if !text.is_empty() => {
+                conv.awaiting_reply.take()?;
+                Some(ServiceRequest::Reply {
+                    conv: id,
+                    reply: Reply::Message(text),
+                })
+            }
+            Command::FinishAndVerify => {
+                conv.awaiting_reply.take()?;
+                Some(ServiceRequest::Reply {
+                    conv: id,
+                    reply: Reply::FinishAndVerify,
+                })
+            }
+            Command::TaskDecision { approve } => {
+                conv.task_approval.take()?;
+                Some(ServiceRequest::TaskDecision {
+                    conv: id,
+                    approve: *approve,
+                })
+            }
+            Command::StopTask if conv.running => Some(ServiceRequest::Stop(id)),
+            _ => None,
+        }
+    }
+
     pub(crate) fn on_event(&mut self, event: crate::window::task_service::ServiceEvent) {
         use crate::window::task_service::ServiceEvent as E;
         match event {
-            E::Progress(p) => self.transcript.apply(&p),
-            E::Changes { call_id, rows } => self.transcript.attach_changes(&call_id, &rows),
+            E::Run { conv, event } => {
+                if let Some(c) = self.conversations.iter_mut().find(|c| c.id == conv) {
+                    c.on_event(event);
+                }
+            }
             E::ToolApproval(s) => self.tool_approvals.push(s),
             E::ToolApprovalGone(id) => self.tool_approvals.retain(|a| a.id != id),
-            E::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
-            E::AwaitingReply { task_id } => self.awaiting_reply = Some(task_id),
-            E::Finished {
-                summary,
-                agent_error,
-            } => {
-                self.failure = agent_error.map(|code| Failure::of(&code));
-                self.awaiting_reply = None;
-                self.transcript.push_end(&summary);
-                self.running = false;
-                self.task_approval = None;
-            }
             E::Tasks(rows) => self.tasks = rows,
             E::AcpAgents(agents) => self.acp_agents = agents,
             E::Detail(d) => self.detail = Some(d),
@@ -139,13 +408,80 @@ impl AgentPanel {
                 confinement,
                 proxy_port,
             } => self.sandbox = Some((confinement, proxy_port)),
-            E::Error(e) => {
-                self.error = Some(e);
-                self.running = false;
-            }
+            E::Error(e) => self.error = Some(e),
             // Agents' commands go to their terminal tabs; saves to their
             // editor tabs.
             E::Command(_) | E::Saved { .. } | E::UserOpDone { .. } | E::TaskFiles { .. } => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn asked(panel: &mut AgentPanel, prompt: &str) -> u64 {
+        let conv = panel.conversation_for_run();
+        conv.last_run = Some((prompt.to_owned(), "local".to_owned(), None));
+        conv.running = true;
+        conv.id
+    }
+
+    fn titles(panel: &AgentPanel) -> Vec<String> {
+        panel
+            .conversations
+            .iter()
+            .map(Conversation::title)
+            .collect()
+    }
+
+    #[test]
+    fn runs_fill_the_fresh_tab_then_open_new_ones_and_running_tabs_stay_open() {
+        let mut panel = AgentPanel::default();
+        assert_eq!(titles(&panel), vec!["New task"]);
+        assert_eq!(asked(&mut panel, "first"), 1);
+        assert_eq!(
+            asked(&mut panel, "a second task with a long first line\nmore"),
+            2
+        );
+        assert_eq!(titles(&panel), vec!["first", "a second task with a lon…"]);
+        assert_eq!((panel.active, panel.running()), (1, 2));
+        // A running task's tab does not close.
+        panel.close_conversation(0);
+        assert_eq!(panel.conversations.len(), 2);
+        panel.on_event(crate::window::task_service::ServiceEvent::Run {
+            conv: 1,
+            event: crate::window::task_service::RunEvent::Failed("no such backend".into()),
+        });
+        assert_eq!(panel.standing(&panel.conversations[0]), Standing::Failed);
+        assert_eq!(panel.running(), 1);
+        panel.close_conversation(0);
+        assert_eq!(titles(&panel), vec!["a second task with a lon…"]);
+        assert_eq!(panel.active, 0);
+        // Reports for a closed conversation are dropped.
+        panel.on_event(crate::window::task_service::ServiceEvent::Run {
+            conv: 1,
+            event: crate::window::task_service::RunEvent::LeaseWait(Some("x".into())),
+        });
+        assert_eq!(panel.current().lease_wait, None);
+        panel.on_event(crate::window::task_service::ServiceEvent::Run {
+            conv: 2,
+            event: crate::window::task_service::RunEvent::LeaseWait(Some(
+                "waiting for task t's lease on a.txt".into(),
+            )),
+        });
+        assert_eq!(panel.standing(panel.current()), Standing::WaitsForLease);
+        // "+ New" opens an empty tab beside it; closing the last one leaves
+        // an empty one.
+        panel.new_conversation();
+        assert_eq!(
+            titles(&panel),
+            vec!["a second task with a lon…", "New task"]
+        );
+        assert_eq!(panel.standing(panel.current()), Standing::New);
+        panel.close_conversation(1);
+        assert_eq!(panel.active, 0);
+        assert_eq!(panel.conversations.len(), 1);
     }
 }

@@ -12,7 +12,6 @@ use cocode_ui::Theme;
 use egui::{Key, KeyboardShortcut, Modifiers};
 use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
 
-use crate::host::orchestrator::Reply;
 use crate::window::agent::AgentPanel;
 use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
 use crate::window::command::{CloseEditor, Command, PanelId, ProviderAction};
@@ -408,9 +407,16 @@ impl CocodeApp {
                 ui.separator();
                 cocode_ui::badge(ui, notice, cocode_ui::Tone::Warning);
             }
-            if self.agent.running {
-                ui.separator();
-                ui.label("Task running");
+            match self.agent.running() {
+                0 => {}
+                1 => {
+                    ui.separator();
+                    ui.label("1 task running");
+                }
+                n => {
+                    ui.separator();
+                    ui.label(format!("{n} tasks running"));
+                }
             }
             if let Some((confinement, port)) = &self.agent.sandbox {
                 ui.separator();
@@ -426,27 +432,49 @@ impl CocodeApp {
             Command::AgentPrompt(text) => self.agent.prompt = text,
             Command::RunTask => self.run_task(),
             Command::CloseTask => self.agent.detail = None,
-            Command::SendReply => {
-                let text = std::mem::take(&mut self.agent.prompt).trim().to_owned();
-                if self.agent.awaiting_reply.take().is_some() && !text.is_empty() {
-                    self.send_task(ServiceRequest::Reply(Reply::Message(text)));
+            Command::SendReply
+            | Command::FinishAndVerify
+            | Command::TaskDecision { .. }
+            | Command::StopTask => {
+                if let Some(request) = self.agent.request_for(&command) {
+                    self.send_task(request);
                 }
-            }
-            Command::FinishAndVerify if self.agent.awaiting_reply.take().is_some() => {
-                self.send_task(ServiceRequest::Reply(Reply::FinishAndVerify));
             }
             Command::ToolDecision { id, decision } => {
                 self.send_task(ServiceRequest::ToolDecision { id, decision });
             }
-            Command::TaskDecision { approve } => {
-                self.agent.task_approval = None;
-                self.send_task(ServiceRequest::TaskDecision { approve });
+            Command::RollbackTask(task_id) => {
+                self.agent.error = None;
+                self.agent.note = None;
+                self.send_task(ServiceRequest::Rollback { task_id });
             }
+            Command::AllowAndRerun { task_id, host } => {
+                self.agent.error = None;
+                self.agent.note = None;
+                let conv = self.agent.conversation_for_run();
+                conv.running = true;
+                conv.transcript.push_note(&format!(
+                    "allowed {host}; running task {task_id}'s prompt again"
+                ));
+                let conv = conv.id;
+                self.agent.detail = None;
+                self.send_task(ServiceRequest::AllowAndRerun {
+                    conv,
+                    task_id,
+                    host,
+                });
+            }
+            Command::NewConversation => self.agent.new_conversation(),
+            Command::ShowConversation(i) => self.agent.show_conversation(i),
+            Command::CloseConversation(i) => self.agent.close_conversation(i),
             Command::ShowTask(task_id) => {
                 self.send_task(ServiceRequest::Detail { task_id });
             }
             Command::RetryTask { local } => {
-                if let Some((prompt, backend, model)) = self.agent.last_run.clone() {
+                let conv = self.agent.current();
+                if let Some((prompt, backend, model)) = conv.last_run.clone()
+                    && !conv.running
+                {
                     let run = if local {
                         "local".clone_into(&mut self.agent.backend);
                         self.agent.model = None;
@@ -454,7 +482,9 @@ impl CocodeApp {
                     } else {
                         (prompt, backend, model)
                     };
-                    self.start_run(run);
+                    // Again in the same tab.
+                    let conv = self.agent.current().id;
+                    self.start_run(conv, run);
                 }
             }
             Command::AgentBackend(backend) => {
@@ -710,28 +740,17 @@ impl CocodeApp {
             | Command::RunTask
             | Command::CloseTask
             | Command::RetryTask { .. }
+            | Command::NewConversation
+            | Command::ShowConversation(_)
+            | Command::CloseConversation(_)
             | Command::AgentBackend(_)
             | Command::AgentModel(_)
             | Command::ProviderKeyDraft { .. }
             | Command::ProviderUrlDraft { .. }
-            | Command::Provider(_) => self.run_agent_command(command),
-            Command::StopTask => self.send_task(ServiceRequest::Stop),
-            Command::RollbackTask(task_id) => {
-                self.agent.error = None;
-                self.agent.note = None;
-                self.send_task(ServiceRequest::Rollback { task_id });
-            }
-            Command::AllowAndRerun { task_id, host } => {
-                self.agent.error = None;
-                self.agent.note = None;
-                self.agent.running = true;
-                self.agent.detail = None;
-                self.agent.transcript.clear();
-                self.agent.transcript.push_note(&format!(
-                    "allowed {host}; running task {task_id}'s prompt again"
-                ));
-                self.send_task(ServiceRequest::AllowAndRerun { task_id, host });
-            }
+            | Command::Provider(_)
+            | Command::StopTask
+            | Command::RollbackTask(_)
+            | Command::AllowAndRerun { .. } => self.run_agent_command(command),
             Command::FocusTerminal
             | Command::NewTerminal
             | Command::CloseTerminal { .. }
@@ -1298,7 +1317,7 @@ impl CocodeApp {
         let Some(root) = self.workspace_root().cloned() else {
             return;
         };
-        if self.agent.prompt.trim().is_empty() || self.agent.running {
+        if self.agent.prompt.trim().is_empty() {
             return;
         }
         if self.tasks.is_none() {
@@ -1310,19 +1329,27 @@ impl CocodeApp {
             self.agent.backend.clone(),
             self.agent.model.clone(),
         );
-        self.start_run(run);
+        let conv = self.agent.conversation_for_run().id;
+        self.start_run(conv, run);
     }
 
-    /// Runs `(prompt, backend, model)` as a new task.
-    fn start_run(&mut self, (prompt, backend, model): (String, String, Option<String>)) {
+    /// Runs `(prompt, backend, model)` as a new task in conversation
+    /// `conv` (which starts over).
+    fn start_run(&mut self, conv: u64, (prompt, backend, model): (String, String, Option<String>)) {
         self.agent.error = None;
-        self.agent.failure = None;
         self.agent.detail = None;
-        self.agent.running = true;
-        self.agent.transcript.clear();
-        self.agent.transcript.push_user(&prompt);
-        self.agent.last_run = Some((prompt.clone(), backend.clone(), model.clone()));
+        let Some(c) = self.agent.conversations.iter_mut().find(|c| c.id == conv) else {
+            return;
+        };
+        c.failure = None;
+        c.error = None;
+        c.task = None;
+        c.running = true;
+        c.transcript.clear();
+        c.transcript.push_user(&prompt);
+        c.last_run = Some((prompt.clone(), backend.clone(), model.clone()));
         self.send_task(ServiceRequest::Run {
+            conv,
             prompt,
             backend,
             model,

@@ -7,6 +7,8 @@ use super::*;
 use crate::window::new_brick::BrickDialogChange;
 #[cfg(unix)]
 use crate::window::testing::accept_completion;
+#[cfg(target_os = "linux")]
+use crate::window::testing::{approve_and_accept, type_prompt};
 use crate::window::testing::{harness, run_until};
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
@@ -254,7 +256,9 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
             .is_some()
     });
     h.get_by_label("Accept").click();
-    run_until(&mut h, "the end of the run", |h| !h.state().agent.running);
+    run_until(&mut h, "the end of the run", |h| {
+        !h.state().agent.current().running
+    });
     assert_eq!(
         std::fs::read_to_string(root.join("config.json")).unwrap(),
         "{\"a\": 2}\n"
@@ -270,14 +274,8 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
     // its arguments, result and diff, the verification, the end.
     let id = h.state().agent.tasks[0].id.clone();
     let folder = root.file_name().unwrap().to_str().unwrap();
-    let transcript = h
-        .state()
-        .agent
-        .transcript
-        .text()
-        .replace(&id, "TASK")
-        .replace(folder, "FOLDER");
-    insta::assert_snapshot!(transcript);
+    let transcript = h.state().agent.current().transcript.text();
+    insta::assert_snapshot!(transcript.replace(&id, "TASK").replace(folder, "FOLDER"));
     // The tool call's card shows its diff in the window, above the
     // verification: scrolled up to, since the transcript follows its end.
     scroll_transcript_up_to(&mut h, "+{\"a\": 2}");
@@ -433,9 +431,9 @@ fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
     });
     h.get_by_label("Stop").click();
     run_until(&mut h, "the stopped task", |h| {
-        !h.state().agent.running && h.state().agent.tool_approvals.is_empty()
+        !h.state().agent.current().running && h.state().agent.tool_approvals.is_empty()
     });
-    let transcript = h.state().agent.transcript.text();
+    let transcript = h.state().agent.current().transcript.text();
     assert!(
         transcript
             .lines()
@@ -505,7 +503,7 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
         std::fs::read_to_string(root.join("out.txt")).unwrap(),
         "from the window"
     );
-    let transcript = h.state().agent.transcript.text();
+    let transcript = h.state().agent.current().transcript.text();
     assert!(transcript.contains("written"), "{transcript}");
     assert!(
         transcript
@@ -568,8 +566,8 @@ fn a_blocked_host_is_shown_in_the_review_and_allowed_for_a_rerun() {
                 .is_some()
     });
     run_approving(&mut h);
-    run_until(&mut h, "the task list", |h| {
-        h.state().agent.tasks.len() == 1
+    run_until(&mut h, "the task list after the task", |h| {
+        h.state().agent.tasks.len() == 1 && h.state().agent.running() == 0
     });
     let first = h.state().agent.tasks[0].clone();
     h.get_by_label_contains(&format!("{}  ", first.id)).click();
@@ -745,4 +743,170 @@ fn a_crash_report_of_an_earlier_run_is_announced_once() {
     assert!(h.query_by_label(&said).is_none());
     // The next start is quiet.
     assert_eq!(CrashNotice::scan(&crashes), None);
+}
+
+/// The paths of the approval cards of conversation tab `tab`.
+#[cfg(target_os = "linux")]
+fn card_paths(agent: &AgentPanel, tab: usize) -> Vec<String> {
+    agent
+        .approvals_of(&agent.conversations[tab])
+        .into_iter()
+        .flat_map(|a| match a.preview.as_deref() {
+            Some(cocode_tool_protocol::ApprovalPreview::Changes(c)) => {
+                c.iter().map(|c| c.path.clone()).collect()
+            }
+            _ => vec![format!("{:?}", a.preview)],
+        })
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn two_tasks_run_at_once_each_in_its_own_tab_with_its_own_approvals() {
+    use crate::window::agent::Standing;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), "{\"a\": 1}\n").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "draft\n").unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  notes.txt"));
+    h.get_by_label("New task");
+    // The first task waits for the person on its edit.
+    type_prompt(&mut h, r#"replace "1" with "2" in config.json"#);
+    h.get_by_label("Run task").click();
+    run_until(&mut h, "the first card", |h| {
+        h.query_by_label_contains("Allow the agent to edit a file?")
+            .is_some()
+    });
+    // A second task starts meanwhile, in a tab of its own.
+    type_prompt(&mut h, r#"replace "draft" with "final" in notes.txt"#);
+    h.get_by_label("Run task").click();
+    run_until(&mut h, "the second task's card", |h| {
+        h.state().agent.conversations.len() == 2 && h.state().agent.tool_approvals.len() == 2
+    });
+    h.run_steps(2);
+    let agent = &h.state().agent;
+    assert_eq!(agent.active, 1);
+    assert_eq!(agent.running(), 2);
+    let standings: Vec<Standing> = agent
+        .conversations
+        .iter()
+        .map(|c| agent.standing(c))
+        .collect();
+    assert_eq!(
+        standings,
+        vec![Standing::NeedsApproval, Standing::NeedsApproval]
+    );
+    // Each tab shows its own card only; the status bar counts both tasks.
+    h.get_by_label("2 tasks running");
+    h.get_by_label(r#"replace "1" with "2" in …"#);
+    h.get_by_label(r#"replace "draft" with "fi…"#);
+    assert_eq!(
+        h.query_all_by_label("Allow the agent to edit a file?")
+            .count(),
+        1
+    );
+    assert_eq!(card_paths(agent, 1), vec!["notes.txt"]);
+    assert_eq!(card_paths(agent, 0), vec!["config.json"]);
+    // The second task is approved and ends; the first still waits.
+    h.get_by_label("Tasks (2)").click();
+    h.run_steps(2);
+    approve_and_accept(&mut h, &["edit a file"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "final\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("config.json")).unwrap(),
+        "{\"a\": 1}\n"
+    );
+    assert_eq!(h.state().agent.running(), 1);
+    h.get_by_label("1 task running");
+    // Back in the first tab, its card is there and is answered.
+    h.get_by_label(r#"replace "1" with "2" in …"#).click();
+    h.run_steps(2);
+    assert_eq!(h.state().agent.active, 0);
+    assert_eq!(
+        h.query_all_by_label("Allow the agent to edit a file?")
+            .count(),
+        1
+    );
+    approve_and_accept(&mut h, &["edit a file"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("config.json")).unwrap(),
+        "{\"a\": 2}\n"
+    );
+    run_until(&mut h, "both tasks in the list, ended", |h| {
+        h.state().agent.tasks.len() == 2 && h.state().agent.running() == 0
+    });
+    let agent = &h.state().agent;
+    for conv in &agent.conversations {
+        assert_eq!(agent.standing(conv), Standing::Ended);
+        assert!(
+            conv.transcript
+                .text()
+                .lines()
+                .any(|l| l.ends_with(": completed: a person approved it")),
+            "{}",
+            conv.transcript.text()
+        );
+    }
+}
+
+#[test]
+fn an_approval_card_takes_the_focus_keeps_it_on_its_buttons_and_escape_denies() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), "{\"a\": 1}\n").unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  config.json"));
+    h.state_mut().agent.prompt = r#"replace "1" with "2" in config.json"#.into();
+    h.run_steps(2);
+    h.get_by_label("Run task").click();
+    run_until(&mut h, "the approval card", |h| {
+        h.query_by_label_contains("Allow the agent to edit a file?")
+            .is_some()
+    });
+    h.run_steps(2);
+    let focused = |h: &egui_kittest::Harness<'static, CocodeApp>| {
+        ["Approve", "Allow for this task", "Deny"]
+            .into_iter()
+            .find(|b| h.get_by_label(b).is_focused())
+    };
+    assert_eq!(focused(&h), Some("Approve"));
+    // Tab goes round the card's buttons and never leaves them.
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        h.key_press(Key::Tab);
+        h.run_steps(2);
+        seen.push(focused(&h));
+    }
+    h.key_press_modifiers(Modifiers::SHIFT, Key::Tab);
+    h.run_steps(2);
+    seen.push(focused(&h));
+    assert_eq!(
+        seen,
+        vec![
+            Some("Allow for this task"),
+            Some("Deny"),
+            Some("Approve"),
+            Some("Allow for this task"),
+            Some("Approve"),
+        ]
+    );
+    // Escape denies: the card goes and the file stays.
+    h.key_press(Key::Escape);
+    run_until(&mut h, "the card answered", |h| {
+        h.state().agent.tool_approvals.is_empty()
+    });
+    h.get_by_label("Stop").click();
+    run_until(&mut h, "the end of the task", |h| {
+        h.state().agent.running() == 0
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("config.json")).unwrap(),
+        "{\"a\": 1}\n"
+    );
+    let transcript = h.state().agent.current().transcript.text();
+    assert!(transcript.contains("denied"), "{transcript}");
 }

@@ -184,8 +184,17 @@ pub enum Command {
     /// Work for the Providers page's worker (the typed key is taken from
     /// its draft when the command is applied, never carried here).
     Provider(ProviderAction),
+    /// Run the composer's text as a new task (in the tab shown while
+    /// nothing was asked in it, otherwise in a new tab).
     RunTask,
+    /// Stop the task of the tab shown.
     StopTask,
+    /// Open an empty conversation tab.
+    NewConversation,
+    /// Show conversation tab N.
+    ShowConversation(usize),
+    /// Close conversation tab N (not while its task runs).
+    CloseConversation(usize),
     ToolDecision {
         id: u64,
         decision: cocode_tool_protocol::ApprovalDecision,

@@ -604,7 +604,7 @@ fn an_open_file_a_running_task_changes_shows_its_edit_and_is_read_only_until_the
     assert_eq!(text(&h, id), "{\"a\": 2}\n");
     h.get_by_label("Accept").click();
     run_until(&mut h, "the end of the run", |h| {
-        !h.state().agent.running
+        !h.state().agent.current().running
             && h.state()
                 .editors
                 .get(id)

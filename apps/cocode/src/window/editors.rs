@@ -251,6 +251,8 @@ pub struct Editors {
     pub active: Option<u32>,
     /// "Save changes?" asked before closing this tab.
     pub close_prompt: Option<u32>,
+    /// The files each running task has changed (by task id).
+    task_files: std::collections::BTreeMap<String, Vec<NormalizedPath>>,
 }
 
 impl Editors {
@@ -262,6 +264,7 @@ impl Editors {
             next_id: 1,
             active: None,
             close_prompt: None,
+            task_files: std::collections::BTreeMap::new(),
         }
     }
 
@@ -331,6 +334,12 @@ impl Editors {
                     // Another tab of this window had it: share its text.
                     tracing::debug!(path = rel.as_str(), "document already open");
                 }
+                // A file a running task changed stays read-only here too.
+                tab.held_by = self
+                    .task_files
+                    .iter()
+                    .find(|(_, paths)| paths.contains(&rel))
+                    .map(|(task, _)| task.clone());
                 tab.rel = Some(rel);
                 tab.body = TabBody::Text;
                 let id = tab.id;
@@ -452,15 +461,21 @@ impl Editors {
         marks
     }
 
-    /// The files a running task has changed: their tabs are read-only
-    /// until it ends (an empty list: no task runs).
+    /// The files running task `task_id` has changed (empty once it ended):
+    /// their tabs are read-only until it ends.
     pub fn on_task_files(&mut self, task_id: &str, paths: &[NormalizedPath]) {
+        if paths.is_empty() {
+            self.task_files.remove(task_id);
+        } else {
+            self.task_files.insert(task_id.to_owned(), paths.to_vec());
+        }
         for tab in &mut self.tabs {
-            tab.held_by = tab
-                .rel
-                .as_ref()
-                .filter(|rel| paths.contains(rel))
-                .map(|_| task_id.to_owned());
+            tab.held_by = tab.rel.as_ref().and_then(|rel| {
+                self.task_files
+                    .iter()
+                    .find(|(_, paths)| paths.contains(rel))
+                    .map(|(task, _)| task.clone())
+            });
         }
     }
 

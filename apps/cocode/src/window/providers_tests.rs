@@ -237,7 +237,7 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
         serde_json::json!({"include_usage": true})
     );
     // Three requests, each counted; the panel adds them up.
-    assert_eq!(h.state().agent.transcript.tokens(), (3_600, 90));
+    assert_eq!(h.state().agent.current().transcript.tokens(), (3_600, 90));
     h.get_by_label("This task: 3,600 tokens in · 90 out");
     assert_transcript_without_key(&h, &[&root, settings_dir.path()]);
 }
@@ -246,7 +246,7 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
 /// command's output; the key is nowhere in it, in the task's records, in
 /// the settings, or in the command's environment.
 fn assert_transcript_without_key(h: &Harness<'static, CocodeApp>, dirs: &[&Path]) {
-    let transcript = h.state().agent.transcript.text();
+    let transcript = h.state().agent.current().transcript.text();
     assert!(
         transcript.contains("  I will **write** `out.txt`."),
         "{transcript}"
@@ -296,11 +296,11 @@ fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
     // a new line.
     assert_eq!(h.state().agent.prompt, "");
     assert_eq!(
-        h.state().agent.transcript.entries().front(),
+        h.state().agent.current().transcript.entries().front(),
         Some(&crate::window::transcript::Entry::User("do nothing".into()))
     );
     run_until(&mut h, "the refused key", |h| {
-        !h.state().agent.running && h.query_by_label("Open Providers").is_some()
+        !h.state().agent.current().running && h.query_by_label("Open Providers").is_some()
     });
     h.get_by_label_contains("not set up for this (PROVIDER_AUTH)");
     h.get_by_label("Use the local agent and retry");
@@ -315,7 +315,7 @@ fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
         .run(Command::AgentPrompt("do nothing".into()), &ctx);
     h.state_mut().run(Command::RunTask, &ctx);
     run_until(&mut h, "the busy provider", |h| {
-        !h.state().agent.running && h.query_by_label("Retry").is_some()
+        !h.state().agent.current().running && h.query_by_label("Retry").is_some()
     });
     h.get_by_label_contains("could not answer (PROVIDER_UNAVAILABLE)");
     h.get_by_label("Retry").click();
@@ -325,13 +325,13 @@ fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
     });
     h.get_by_label("Accept").click();
     run_until(&mut h, "the retried task", |h| {
-        h.state().agent.tasks.len() == 3 && !h.state().agent.running
+        h.state().agent.tasks.len() == 3 && !h.state().agent.current().running
     });
     assert_eq!(
         h.state().agent.tasks[0].state,
         "completed: a person approved it"
     );
-    assert_eq!(h.state().agent.failure, None);
+    assert_eq!(h.state().agent.current().failure, None);
     assert_eq!(server.seen().len(), 5);
 }
 
@@ -366,7 +366,7 @@ fn keyring_child() {
     type_prompt_and_run(&mut h, "finish");
     accept_completion(&mut h);
     run_until(&mut h, "the end of the task", |h| {
-        !h.state().agent.running && !h.state().agent.tasks.is_empty()
+        !h.state().agent.current().running && !h.state().agent.tasks.is_empty()
     });
     println!("task {}", h.state().agent.tasks[0].state);
 }
@@ -482,15 +482,15 @@ fn an_agent_that_asks_a_question_waits_for_the_reply_and_goes_on_with_the_whole_
     use_openai(&mut h, &server.base_url, "m");
     type_prompt_and_run(&mut h, "write a greeting");
     run_until(&mut h, "the question", |h| {
-        h.state().agent.awaiting_reply.is_some()
+        h.state().agent.current().awaiting_reply.is_some()
     });
     h.get_by_label("The agent ended its turn without finishing and waits for your reply.");
-    assert!(h.state().agent.running, "the task is not over");
+    assert!(h.state().agent.current().running, "the task is not over");
     type_prompt(&mut h, "greeting.txt, please");
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Enter);
     h.run_steps(2);
     // The focus leaves the field so that Enter answers the approval card.
-    h.get_by_label("Tasks (0)").click();
+    h.get_by_label("Tasks (1)").click();
     approve_and_accept(&mut h, &["write a file"]);
     assert_eq!(
         std::fs::read_to_string(root.join("greeting.txt")).unwrap(),
@@ -523,7 +523,7 @@ fn an_agent_that_asks_a_question_waits_for_the_reply_and_goes_on_with_the_whole_
         ],
         "the agent goes on with the whole conversation"
     );
-    let transcript = h.state().agent.transcript.text();
+    let transcript = h.state().agent.current().transcript.text();
     assert!(
         transcript.contains("agent:\n  Which file should get the greeting?\n")
             && transcript.contains("you:\n  greeting.txt, please\n"),

@@ -3,8 +3,11 @@
 //! sends requests and drains events; every event wakes the UI once, so the
 //! frame never waits and nothing repaints while idle.
 //!
-//! The window runs one task at a time; the host itself allows several.
+//! Several tasks run at once, each in its own conversation: the window
+//! numbers conversations and the service tags what each run reports with
+//! its number.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -32,7 +35,9 @@ use crate::window::link::{Coalesce, Events, UiEnd, Waker, link};
 /// What the UI asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServiceRequest {
+    /// Run a task in conversation `conv`.
     Run {
+        conv: u64,
         prompt: String,
         backend: String,
         /// The provider's model (`None`: its default).
@@ -40,7 +45,8 @@ pub enum ServiceRequest {
     },
     /// The providers changed (a base URL): new tasks use these.
     Providers(LlmProviderRegistry),
-    Stop,
+    /// Stop conversation `conv`'s task.
+    Stop(u64),
     /// Stop one agent command (from its terminal tab).
     StopCommand(u64),
     ToolDecision {
@@ -48,10 +54,14 @@ pub enum ServiceRequest {
         decision: ApprovalDecision,
     },
     TaskDecision {
+        conv: u64,
         approve: bool,
     },
     /// The person's answer to an agent waiting for a reply.
-    Reply(Reply),
+    Reply {
+        conv: u64,
+        reply: Reply,
+    },
     /// Load a task's review detail.
     Detail {
         task_id: String,
@@ -61,8 +71,9 @@ pub enum ServiceRequest {
         task_id: String,
     },
     /// Allow a host the proxy refused for a task, then run the task's
-    /// prompt again as a new task.
+    /// prompt again as a new task in conversation `conv`.
     AllowAndRerun {
+        conv: u64,
         task_id: String,
         host: String,
     },
@@ -82,12 +93,10 @@ pub struct TaskRow {
     pub prompt: String,
 }
 
-/// What the service reports.
+/// What one conversation's run reports.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ServiceEvent {
+pub enum RunEvent {
     Progress(Progress),
-    ToolApproval(ApprovalSnapshot),
-    ToolApprovalGone(u64),
     TaskApproval {
         task_id: TaskId,
         kind: PendingApprovalKind,
@@ -102,6 +111,29 @@ pub enum ServiceEvent {
         /// The stable code of the agent error that ended the task.
         agent_error: Option<String>,
     },
+    /// The run could not start, or broke off outside the agent.
+    Failed(String),
+    /// The changes recorded while a tool call ran (`call_id`; empty when
+    /// they came at the end of a turn), with their diffs.
+    Changes {
+        call_id: String,
+        rows: Vec<SnapshotRow>,
+    },
+    /// The task waits for another task's lease, in words ("waiting for
+    /// task X's lease on path"); `None` once it no longer waits.
+    LeaseWait(Option<String>),
+}
+
+/// What the service reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServiceEvent {
+    /// Conversation `conv`'s run.
+    Run {
+        conv: u64,
+        event: RunEvent,
+    },
+    ToolApproval(ApprovalSnapshot),
+    ToolApprovalGone(u64),
     Tasks(Vec<TaskRow>),
     /// The external (ACP) agents the workspace can run: (id, name).
     AcpAgents(Vec<(String, String)>),
@@ -122,17 +154,11 @@ pub enum ServiceEvent {
         path: NormalizedPath,
         result: Result<(), String>,
     },
-    /// The files a running task has changed so far (empty when no task
-    /// runs): their editor tabs are read-only meanwhile.
+    /// The files a running task has changed so far (empty once it
+    /// ended): their editor tabs are read-only meanwhile.
     TaskFiles {
         task_id: String,
         paths: Vec<NormalizedPath>,
-    },
-    /// The changes recorded while a tool call ran (`call_id`; empty when
-    /// they came at the end of a turn), with their diffs.
-    Changes {
-        call_id: String,
-        rows: Vec<SnapshotRow>,
     },
     /// A person's file operation finished.
     UserOpDone {
@@ -156,9 +182,15 @@ impl Coalesce for ServiceEvent {
     fn merge(&mut self, next: Self) -> Option<Self> {
         match (self, next) {
             (
-                Self::Progress(Progress::Agent(AgentEvent::MessageDelta(text))),
-                Self::Progress(Progress::Agent(AgentEvent::MessageDelta(more))),
-            ) => {
+                Self::Run {
+                    conv,
+                    event: RunEvent::Progress(Progress::Agent(AgentEvent::MessageDelta(text))),
+                },
+                Self::Run {
+                    conv: next_conv,
+                    event: RunEvent::Progress(Progress::Agent(AgentEvent::MessageDelta(more))),
+                },
+            ) if *conv == next_conv => {
                 text.push_str(&more);
                 None
             }
@@ -188,6 +220,7 @@ struct Waits {
 
 /// Task-level approvals answered by a person in the window.
 struct WindowApprover {
+    conv: u64,
     out: Out,
     waiting: Arc<Waits>,
 }
@@ -198,12 +231,17 @@ impl WindowApprover {
     async fn wait_for<T>(
         &self,
         slot: &Mutex<Option<oneshot::Sender<T>>>,
-        asked: ServiceEvent,
+        asked: RunEvent,
         nobody: T,
     ) -> T {
         let (tx, rx) = oneshot::channel();
         *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
-        self.out.send(asked).await;
+        self.out
+            .send(ServiceEvent::Run {
+                conv: self.conv,
+                event: asked,
+            })
+            .await;
         rx.await.unwrap_or(nobody)
     }
 }
@@ -211,7 +249,7 @@ impl WindowApprover {
 #[async_trait::async_trait]
 impl TaskApprover for WindowApprover {
     async fn decide(&self, task: &DelegatedTask, kind: PendingApprovalKind) -> Decision {
-        let asked = ServiceEvent::TaskApproval {
+        let asked = RunEvent::TaskApproval {
             task_id: task.task_id().clone(),
             kind,
         };
@@ -224,7 +262,7 @@ impl TaskApprover for WindowApprover {
     }
 
     async fn reply(&self, task: &DelegatedTask) -> Reply {
-        let asked = ServiceEvent::AwaitingReply {
+        let asked = RunEvent::AwaitingReply {
             task_id: task.task_id().clone(),
         };
         self.wait_for(&self.waiting.reply, asked, Reply::End).await
@@ -454,74 +492,53 @@ async fn serve(
     forward_approvals(&host, &out);
     forward_commands(&host, &out);
     let queue = Arc::clone(host.tools.approvals());
-    let waiting: Arc<Waits> = Arc::new(Waits::default());
-    let mut stop = CancellationToken::new();
-    let mut running: Option<tokio::task::JoinHandle<()>> = None;
+    let mut runs: HashMap<u64, RunSlot> = HashMap::new();
     while let Some(request) = inbox.recv().await {
+        runs.retain(|_, r| !r.handle.is_finished());
         match request {
             ServiceRequest::Providers(registry) => {
                 host.agent.set_providers(Arc::new(registry.clone()));
                 providers = registry;
             }
             ServiceRequest::Run {
+                conv,
                 prompt,
                 backend,
                 model,
             } => {
-                if running.as_ref().is_some_and(|h| !h.is_finished()) {
-                    out.send(ServiceEvent::Error("a task is already running".into()))
-                        .await;
-                    continue;
-                }
-                let backend = match crate::host::backend::backend_of(
-                    &backend,
-                    model.as_deref(),
-                    &providers,
-                ) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        out.send(ServiceEvent::Error(format!("{e:#}"))).await;
-                        continue;
-                    }
-                };
-                let spec = TaskSpec {
+                let backend =
+                    crate::host::backend::backend_of(&backend, model.as_deref(), &providers);
+                let spec = backend.map(|backend| TaskSpec {
                     prompt,
                     backend,
                     completion_mode: CompletionModePolicy::decide(
                         host.workspace.config.completion_mode,
                     ),
-                };
-                let started = start_run(&host, spec, &out, &waiting);
-                (stop, running) = (started.0, Some(started.1));
+                });
+                start_run(&host, conv, spec, &out, &mut runs).await;
             }
             ServiceRequest::AllowAndRerun {
+                conv,
                 task_id,
                 host: allowed,
             } => {
-                if running.as_ref().is_some_and(|h| !h.is_finished()) {
-                    out.send(ServiceEvent::Error("a task is already running".into()))
-                        .await;
-                    continue;
-                }
                 let spec = match host.allow_host(&allowed) {
                     Ok(()) => rerun_spec(&host, &task_id).await,
                     Err(e) => Err(e),
                 };
-                let spec = match spec {
-                    Ok(spec) => spec,
-                    Err(e) => {
-                        out.send(ServiceEvent::Error(format!("{e:#}"))).await;
-                        continue;
-                    }
-                };
-                out.send(ServiceEvent::Note(format!(
-                    "{allowed} is allowed from now on (workspace.json); running the task again"
-                )))
-                .await;
-                let started = start_run(&host, spec, &out, &waiting);
-                (stop, running) = (started.0, Some(started.1));
+                if spec.is_ok() {
+                    out.send(ServiceEvent::Note(format!(
+                        "{allowed} is allowed from now on (workspace.json); running the task again"
+                    )))
+                    .await;
+                }
+                start_run(&host, conv, spec, &out, &mut runs).await;
             }
-            ServiceRequest::Stop => stop.cancel(),
+            ServiceRequest::Stop(conv) => {
+                if let Some(run) = runs.get(&conv) {
+                    run.stop.cancel();
+                }
+            }
             ServiceRequest::Save { path } => {
                 out.send(save_of(&host, path).await).await;
             }
@@ -548,9 +565,9 @@ async fn serve(
                 .await;
             }
             ServiceRequest::Rollback { task_id } => {
-                if running.as_ref().is_some_and(|h| !h.is_finished()) {
+                if !runs.is_empty() {
                     out.send(ServiceEvent::Error(
-                        "stop the running task before a rollback".into(),
+                        "stop the running tasks before a rollback".into(),
                     ))
                     .await;
                     continue;
@@ -562,23 +579,13 @@ async fn serve(
                     out.send(ServiceEvent::Detail(d)).await;
                 }
             }
-            ServiceRequest::Reply(reply) => {
-                if let Some(tx) = waiting
-                    .reply
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take()
-                {
+            ServiceRequest::Reply { conv, reply } => {
+                if let Some(tx) = runs.get(&conv).and_then(|r| r.waiting.take_reply()) {
                     let _ = tx.send(reply);
                 }
             }
-            ServiceRequest::TaskDecision { approve } => {
-                if let Some(tx) = waiting
-                    .decision
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take()
-                {
+            ServiceRequest::TaskDecision { conv, approve } => {
+                if let Some(tx) = runs.get(&conv).and_then(|r| r.waiting.take_decision()) {
                     let _ = tx.send(if approve {
                         Decision::Approve
                     } else {
@@ -588,9 +595,34 @@ async fn serve(
             }
         }
     }
-    // The window closed: deny what still waits and stop the run.
-    stop.cancel();
+    // The window closed: deny what still waits and stop the runs.
+    for run in runs.values() {
+        run.stop.cancel();
+    }
     queue.deny_all();
+}
+
+/// A conversation's run under way.
+struct RunSlot {
+    stop: CancellationToken,
+    handle: tokio::task::JoinHandle<()>,
+    waiting: Arc<Waits>,
+}
+
+impl Waits {
+    fn take_reply(&self) -> Option<oneshot::Sender<Reply>> {
+        self.reply
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    fn take_decision(&self) -> Option<oneshot::Sender<Decision>> {
+        self.decision
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
 }
 
 /// The paths a task has changed so far (its recorded snapshots).
@@ -635,22 +667,51 @@ async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDe
     Ok(detail)
 }
 
-/// Starts a run of `spec`; its stop token and its task.
-fn start_run(
+/// Starts a run of `spec` in conversation `conv`, unless it cannot start
+/// (the conversation says why).
+async fn start_run(
     host: &Arc<TaskHost>,
-    spec: TaskSpec,
+    conv: u64,
+    spec: anyhow::Result<TaskSpec>,
     out: &Out,
-    waiting: &Arc<Waits>,
-) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    runs: &mut HashMap<u64, RunSlot>,
+) {
+    let failed = |why: String| ServiceEvent::Run {
+        conv,
+        event: RunEvent::Failed(why),
+    };
+    if runs.contains_key(&conv) {
+        out.send(failed("this conversation's task is still running".into()))
+            .await;
+        return;
+    }
+    let spec = match spec {
+        Ok(spec) => spec,
+        Err(e) => {
+            out.send(failed(format!("{e:#}"))).await;
+            return;
+        }
+    };
     let stop = CancellationToken::new();
-    let run = tokio::spawn(run_one(
+    let waiting = Arc::new(Waits::default());
+    let handle = tokio::spawn(run_one(
         Arc::clone(host),
         spec,
-        out.clone(),
-        Arc::clone(waiting),
+        WindowApprover {
+            conv,
+            out: out.clone(),
+            waiting: Arc::clone(&waiting),
+        },
         stop.clone(),
     ));
-    (stop, run)
+    runs.insert(
+        conv,
+        RunSlot {
+            stop,
+            handle,
+            waiting,
+        },
+    );
 }
 
 /// The spec of a new run of an earlier task (same prompt, backend and
@@ -699,16 +760,52 @@ async fn rollback_of(host: &Arc<TaskHost>, task_id: &str) -> ServiceEvent {
     }
 }
 
+/// How often a running task's lease waits are looked at.
+const LEASE_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Tells conversation `conv` when its task waits for another task's lease
+/// (and when it no longer does), until `done`.
+async fn watch_leases(
+    leases: Arc<cocode_workspace::LeaseRegistry>,
+    conv: u64,
+    task: TaskId,
+    out: Out,
+    done: CancellationToken,
+) {
+    let mut shown: Option<String> = None;
+    loop {
+        let wait = leases
+            .waits()
+            .into_iter()
+            .find(|w| w.task == task)
+            .map(|w| format!("waiting for task {}'s lease on {}", w.holder, w.path));
+        if wait != shown {
+            shown.clone_from(&wait);
+            let event = RunEvent::LeaseWait(wait);
+            if !out.send(ServiceEvent::Run { conv, event }).await {
+                return;
+            }
+        }
+        tokio::select! {
+            () = done.cancelled() => return,
+            () = tokio::time::sleep(LEASE_POLL) => {}
+        }
+    }
+}
+
 async fn run_one(
     host: Arc<TaskHost>,
     spec: TaskSpec,
-    out: Out,
-    waiting: Arc<Waits>,
+    approver: WindowApprover,
     stop: CancellationToken,
 ) {
+    let (conv, out) = (approver.conv, approver.out.clone());
+    let tagged = move |event| ServiceEvent::Run { conv, event };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let forward_out = out.clone();
     let files_host = Arc::clone(&host);
+    let watching = CancellationToken::new();
+    let watch_done = watching.clone();
     let forward = tokio::spawn(async move {
         let mut task: Option<TaskId> = None;
         // The last snapshot shown in the transcript.
@@ -717,6 +814,13 @@ async fn run_one(
             let ended_call = match &p {
                 Progress::Created(id) => {
                     task = Some(id.clone());
+                    tokio::spawn(watch_leases(
+                        Arc::clone(&files_host.leases),
+                        conv,
+                        id.clone(),
+                        forward_out.clone(),
+                        watch_done.clone(),
+                    ));
                     None
                 }
                 Progress::Agent(AgentEvent::ToolCallUpdate(u)) => matches!(
@@ -728,13 +832,20 @@ async fn run_one(
                 Progress::Agent(AgentEvent::TurnEnded { .. }) => Some(String::new()),
                 _ => None,
             };
-            forward_out.send(ServiceEvent::Progress(p)).await;
+            let created = matches!(p, Progress::Created(_));
+            forward_out.send(tagged(RunEvent::Progress(p))).await;
+            if created {
+                // The new task joins the list.
+                forward_out
+                    .send(ServiceEvent::Tasks(rows_off_thread(&files_host).await))
+                    .await;
+            }
             if let (Some(call_id), Some(id)) = (ended_call, &task) {
                 let (paths, rows) = changes_of(&files_host, id, shown_seq).await;
                 if let Some(last) = rows.last() {
                     shown_seq = last.seq;
                     forward_out
-                        .send(ServiceEvent::Changes { call_id, rows })
+                        .send(tagged(RunEvent::Changes { call_id, rows }))
                         .await;
                 }
                 forward_out
@@ -745,38 +856,40 @@ async fn run_one(
                     .await;
             }
         }
+        task
     });
-    let approver = WindowApprover {
-        out: out.clone(),
-        waiting,
-    };
     let result = TaskOrchestrator::new(Arc::clone(&host))
         .run(spec, &approver, &tx, stop)
         .await;
     drop(tx);
-    let _ = forward.await;
+    let task = forward.await.ok().flatten();
+    watching.cancel();
     // The task is over: its files are the person's again.
-    out.send(ServiceEvent::TaskFiles {
-        task_id: String::new(),
-        paths: Vec::new(),
-    })
-    .await;
-    match result {
+    if let Some(id) = task {
+        out.send(ServiceEvent::TaskFiles {
+            task_id: id.to_string(),
+            paths: Vec::new(),
+        })
+        .await;
+    }
+    let event = match result {
         Ok(task) => {
             let agent_error = match task.terminal_reason() {
                 Some(cocode_core::task::TerminalReason::AgentError { code }) => Some(code.clone()),
                 _ => None,
             };
-            out.send(ServiceEvent::Finished {
+            RunEvent::Finished {
                 summary: format!("task {}: {}", task.task_id(), describe_end(&task)),
                 agent_error,
-            })
-            .await;
+            }
         }
-        Err(e) => {
-            out.send(ServiceEvent::Error(e.to_string())).await;
-        }
-    }
+        Err(e) => RunEvent::Failed(e.to_string()),
+    };
+    out.send(tagged(event)).await;
     out.send(ServiceEvent::Tasks(rows_off_thread(&host).await))
         .await;
 }
+
+#[cfg(test)]
+#[path = "task_service_tests.rs"]
+mod tests;

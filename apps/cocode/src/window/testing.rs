@@ -142,7 +142,7 @@ pub fn type_prompt(h: &mut Harness<'static, CocodeApp>, text: &str) {
 #[cfg(unix)]
 pub fn accept_completion(h: &mut Harness<'static, CocodeApp>) {
     run_until(h, "the end of the turn", |h| {
-        !h.state().agent.running
+        !h.state().agent.current().running
             || h.query_by_label_contains("Accept it as completed?")
                 .is_some()
     });
@@ -150,7 +150,9 @@ pub fn accept_completion(h: &mut Harness<'static, CocodeApp>) {
         .is_some()
     {
         h.get_by_label("Accept").click();
-        run_until(h, "the end of the run", |h| !h.state().agent.running);
+        run_until(h, "the end of the run", |h| {
+            !h.state().agent.current().running
+        });
     }
 }
 

@@ -8,13 +8,21 @@ use std::time::Duration;
 
 use cocode_core::gate::{EditLockRegistry, GateOp, LeaseError, WorkspaceFileGate, with_leases};
 use cocode_core::path::NormalizedPath;
-use cocode_workspace::LeaseRegistry;
+use cocode_workspace::{LeaseRegistry, LeaseWait};
 use pretty_assertions::assert_eq;
 
 use super::common::*;
 
 fn paths(v: &[&str]) -> Vec<NormalizedPath> {
     v.iter().map(|s| p(s)).collect()
+}
+
+fn wait(task: &str, path: &str, holder: &str) -> LeaseWait {
+    LeaseWait {
+        task: ctx(task, 0).task_id,
+        path: p(path),
+        holder: ctx(holder, 0).task_id,
+    }
 }
 
 /// Starts an acquisition on its own task; its receiver fires when granted.
@@ -71,6 +79,13 @@ async fn conflicting_requests_are_served_in_arrival_order_and_independent_ones_p
     let (release_2, hold_2) = tokio::sync::oneshot::channel();
     let w2 = spawn_acquire(&registry, "w2", &["e.txt", "d/x.txt"], &log, hold_2);
     until("w2 waiting", || registry.waiting() == 2).await;
+    assert_eq!(
+        registry.waits(),
+        vec![
+            wait("w1", "d/x.txt", "holder"),
+            wait("w2", "d/x.txt", "holder")
+        ]
+    );
     // e.txt is free, but w2 may not overtake w1 and holds nothing while waiting.
     let (release_3, hold_3) = tokio::sync::oneshot::channel();
     let w3 = spawn_acquire(&registry, "w3", &["f.txt"], &log, hold_3);
@@ -81,6 +96,7 @@ async fn conflicting_requests_are_served_in_arrival_order_and_independent_ones_p
     until("w1's lease", granted(3)).await;
     assert_eq!(*log.lock().unwrap(), vec!["holder", "w3", "w1"]);
     assert_eq!(registry.waiting(), 1, "w2 still waits behind w1");
+    assert_eq!(registry.waits(), vec![wait("w2", "d/x.txt", "w1")]);
     release_1.send(()).unwrap();
     until("w2's lease", granted(4)).await;
     assert_eq!(*log.lock().unwrap(), vec!["holder", "w3", "w1", "w2"]);

@@ -6,7 +6,7 @@ use cocode_core::PendingApprovalKind;
 use cocode_ui::Tone;
 use egui::Key;
 
-use crate::window::agent::{AgentPanel, BACKENDS, Failure, FailureKind};
+use crate::window::agent::{AgentPanel, BACKENDS, Failure, FailureKind, Standing};
 use crate::window::command::{Command, PanelId, ProviderAction};
 use crate::window::providers::ProvidersPanel;
 use crate::window::transcript::tool_words;
@@ -27,14 +27,19 @@ pub fn show(
     }
     backend_row(ui, panel, providers, commands);
     task_list(ui, panel, commands);
+    conversation_tabs(ui, panel, commands);
+    let conv = panel.current();
     egui::Panel::bottom("agent-composer")
         .resizable(false)
         .show(ui, |ui| {
             approval_cards(ui, panel, commands);
-            if let Some(failure) = panel.failure.as_ref().filter(|_| !panel.running) {
+            if let Some(failure) = conv.failure.as_ref().filter(|_| !conv.running) {
                 failure_card(ui, failure, commands);
             }
-            if let Some(error) = &panel.error {
+            if let Some(wait) = &conv.lease_wait {
+                cocode_ui::badge(ui, &format!("This task is {wait}."), Tone::Warning);
+            }
+            for error in [&conv.error, &panel.error].into_iter().flatten() {
                 cocode_ui::badge(ui, error, Tone::Danger);
             }
             if let Some(note) = &panel.note {
@@ -50,16 +55,52 @@ pub fn show(
             egui::ScrollArea::vertical()
                 .id_salt("agent-task-detail")
                 .auto_shrink([false, false])
-                .show(ui, |ui| task_detail(ui, detail, panel.running, commands));
+                .show(ui, |ui| {
+                    task_detail(ui, detail, panel.running() > 0, commands);
+                });
         }
-        None if panel.transcript.entries().is_empty() => {
+        None if conv.transcript.entries().is_empty() => {
             ui.weak("Describe a task below; the conversation with the agent shows here.");
         }
         None => {
             let height = ui.available_height();
-            crate::window::views::transcript::show(ui, &panel.transcript, height, commands);
+            crate::window::views::transcript::show(ui, &conv.transcript, height, commands);
         }
     });
+}
+
+/// One tab per conversation, each with a badge saying where its task
+/// stands; "+ New" opens an empty one, × closes one whose task is not running.
+fn conversation_tabs(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
+    ui.horizontal_wrapped(|ui| {
+        for (i, conv) in panel.conversations.iter().enumerate() {
+            let shown = i == panel.active && panel.detail.is_none();
+            let tab = ui.selectable_label(shown, conv.title());
+            if tab.clicked() {
+                commands.push(Command::ShowConversation(i));
+            }
+            let (words, tone) = panel.standing(conv).badge();
+            cocode_ui::badge(ui, words, tone);
+            if !conv.running
+                && panel.conversations.len() > 1
+                && ui
+                    .small_button("×")
+                    .on_hover_text("Close this conversation (its task stays in the list)")
+                    .clicked()
+            {
+                commands.push(Command::CloseConversation(i));
+            }
+            ui.separator();
+        }
+        if ui
+            .small_button("+ New")
+            .on_hover_text("A new conversation; the running tasks go on")
+            .clicked()
+        {
+            commands.push(Command::NewConversation);
+        }
+    });
+    ui.separator();
 }
 
 /// What the person can do about the error that ended the last task.
@@ -105,7 +146,8 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
     // Taken before the field sees it (a multiline field would keep Enter).
     let submit = ui.memory(|m| m.has_focus(id))
         && ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, Key::Enter));
-    let replying = panel.awaiting_reply.is_some();
+    let conv = panel.current();
+    let replying = conv.awaiting_reply.is_some();
     if replying {
         cocode_ui::badge(
             ui,
@@ -152,16 +194,19 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
         return;
     }
     ui.horizontal(|ui| {
-        let can_run = !panel.running && !prompt.trim().is_empty();
-        if ui
+        let can_run = !prompt.trim().is_empty();
+        let run = ui
             .add_enabled(can_run, egui::Button::new("Run task"))
-            .clicked()
-            || (submit && can_run)
-        {
+            .on_hover_text(if conv.is_fresh() {
+                "Run it in this conversation"
+            } else {
+                "Run it as a new task in a new conversation tab"
+            });
+        if run.clicked() || (submit && can_run) {
             commands.push(Command::RunTask);
         }
         if ui
-            .add_enabled(panel.running, egui::Button::new("Stop"))
+            .add_enabled(conv.running, egui::Button::new("Stop"))
             .clicked()
         {
             commands.push(Command::StopTask);
@@ -181,19 +226,50 @@ fn task_list(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>)
                 .max_height(120.0)
                 .auto_shrink([false, true])
                 .show(ui, |ui| {
-                    if panel.tasks.is_empty() {
+                    if panel.tasks.is_empty() && panel.running() == 0 {
                         ui.label("No tasks in this workspace yet.");
+                    }
+                    // Tasks created since the list was read.
+                    for conv in &panel.conversations {
+                        if let Some(task) = &conv.task
+                            && conv.running
+                            && !panel.tasks.iter().any(|r| r.id == task.as_str())
+                        {
+                            ui.horizontal(|ui| {
+                                let (words, tone) = panel.standing(conv).badge();
+                                cocode_ui::badge(ui, words, tone);
+                                ui.label(format!("{task}  {}", conv.title()));
+                            });
+                        }
                     }
                     for row in &panel.tasks {
                         let selected = panel.detail.as_ref().is_some_and(|d| d.id == row.id);
-                        let text = format!("{}  {}  {}", row.id, row.state, row.prompt);
-                        if ui.selectable_label(selected, text).clicked() {
-                            commands.push(if selected {
-                                Command::CloseTask
-                            } else {
-                                Command::ShowTask(row.id.clone())
-                            });
-                        }
+                        // A task of a conversation shows where it stands now.
+                        let live = panel
+                            .conversations
+                            .iter()
+                            .find(|c| c.task.as_ref().is_some_and(|t| t.as_str() == row.id))
+                            .map(|c| panel.standing(c))
+                            .filter(|s| *s != Standing::Ended && *s != Standing::Failed);
+                        ui.horizontal(|ui| {
+                            // A live badge stands for the recorded state.
+                            let text = match live {
+                                Some(standing) => {
+                                    let (words, tone) = standing.badge();
+                                    cocode_ui::badge(ui, words, tone);
+                                    format!("{}  {}", row.id, row.prompt)
+                                }
+                                None => format!("{}  {}  {}", row.id, row.state, row.prompt),
+                            };
+                            let row_button = egui::Button::selectable(selected, text.as_str());
+                            if ui.add(row_button.truncate()).on_hover_text(&text).clicked() {
+                                commands.push(if selected {
+                                    Command::CloseTask
+                                } else {
+                                    Command::ShowTask(row.id.clone())
+                                });
+                            }
+                        });
                     }
                 });
         });
@@ -259,12 +335,16 @@ fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::Approval
     }
 }
 
-/// The pending approvals: one card per tool call, and the task's own. The
-/// first tool card answers Enter (approve) and Escape (deny) while no text
-/// field has the keyboard.
+/// The pending approvals of the tab shown: one card per tool call, and the
+/// task's own. The first tool card answers Enter (approve) and Escape
+/// (deny) while nothing has the keyboard. When it appears with nothing
+/// focused, Approve takes the focus, and while the focus is on its
+/// buttons it stays there: Tab and Shift+Tab go round Approve, Allow for
+/// this task and Deny, Enter presses the focused one, Escape denies.
 fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
-    let keys_free = ui.memory(|m| m.focused().is_none());
-    for (n, approval) in panel.tool_approvals.iter().enumerate() {
+    let focused = ui.memory(egui::Memory::focused);
+    let conv = panel.current();
+    for (n, approval) in panel.approvals_of(conv).into_iter().enumerate() {
         ui.group(|ui| {
             ui.label(
                 egui::RichText::new(format!(
@@ -274,15 +354,24 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
                 .strong(),
             );
             approval_preview(ui, approval);
-            let (enter, escape) = if n == 0 && keys_free {
-                ui.input_mut(|i| {
+            // The first card's buttons, as the last frame drew them.
+            let buttons_key = egui::Id::new(("approval-buttons", approval.id));
+            let buttons: Option<[egui::Id; 3]> = ui.data(|d| d.get_temp(buttons_key));
+            let in_card = buttons
+                .zip(focused)
+                .and_then(|(ids, f)| ids.iter().position(|id| *id == f).map(|at| (ids, at)));
+            let (enter, escape) = match (n, in_card) {
+                (0, Some(_)) => (
+                    false,
+                    ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::Escape)),
+                ),
+                (0, None) if focused.is_none() => ui.input_mut(|i| {
                     (
                         i.consume_key(egui::Modifiers::NONE, Key::Enter),
                         i.consume_key(egui::Modifiers::NONE, Key::Escape),
                     )
-                })
-            } else {
-                (false, false)
+                }),
+                _ => (false, false),
             };
             ui.horizontal(|ui| {
                 use cocode_tool_protocol::ApprovalDecision;
@@ -292,29 +381,30 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
                         decision,
                     });
                 };
-                if ui.button("Approve").clicked() || enter {
+                let approve = ui.button("Approve");
+                let allow = ui.button("Allow for this task").on_hover_text(format!(
+                    "Approve, and let the agent {} without asking until this task ends",
+                    tool_words(&approval.tool)
+                ));
+                let deny = ui.button("Deny");
+                if approve.clicked() || enter {
                     decide(ApprovalDecision::Approve);
                 }
-                if ui
-                    .button("Allow for this task")
-                    .on_hover_text(format!(
-                        "Approve, and let the agent {} without asking until this task ends",
-                        tool_words(&approval.tool)
-                    ))
-                    .clicked()
-                {
+                if allow.clicked() {
                     decide(ApprovalDecision::ApproveForTask);
                 }
-                if ui.button("Deny").clicked() || escape {
+                if deny.clicked() || escape {
                     decide(ApprovalDecision::Deny);
                 }
                 if n == 0 {
                     ui.weak("Enter: approve · Esc: deny");
+                    trap_focus(ui, [approve.id, allow.id, deny.id], in_card, focused);
+                    ui.data_mut(|d| d.insert_temp(buttons_key, [approve.id, allow.id, deny.id]));
                 }
             });
         });
     }
-    if let Some((task, kind)) = &panel.task_approval {
+    if let Some((task, kind)) = &conv.task_approval {
         ui.group(|ui| {
             ui.label(match kind {
                 PendingApprovalKind::TestChange => {
@@ -332,6 +422,55 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
             });
         });
     }
+}
+
+/// Keeps the keyboard on a card's buttons: the first time they show with
+/// nothing focused the first one takes the focus; while one of them has
+/// it (`in_card`: the ids of the last frame and which one), Tab and
+/// Shift+Tab go round them and egui's own focus moves and Escape are held
+/// off.
+fn trap_focus(
+    ui: &mut egui::Ui,
+    ids: [egui::Id; 3],
+    in_card: Option<([egui::Id; 3], usize)>,
+    focused: Option<egui::Id>,
+) {
+    let shown_key = egui::Id::new("approval-card-shown");
+    let first_time = ui.data(|d| d.get_temp::<egui::Id>(shown_key)) != Some(ids[0]);
+    if first_time {
+        ui.data_mut(|d| d.insert_temp(shown_key, ids[0]));
+        if focused.is_none() {
+            ui.memory_mut(|m| m.request_focus(ids[0]));
+        }
+        return;
+    }
+    let Some((_, at)) = in_card else { return };
+    // Shift+Tab first: a key asked for without Shift matches it too.
+    let (back, forward) = ui.input_mut(|i| {
+        (
+            i.consume_key(egui::Modifiers::SHIFT, Key::Tab),
+            i.consume_key(egui::Modifiers::NONE, Key::Tab),
+        )
+    });
+    let next = if forward {
+        (at + 1) % ids.len()
+    } else if back {
+        (at + ids.len() - 1) % ids.len()
+    } else {
+        at
+    };
+    let filter = egui::EventFilter {
+        tab: true,
+        horizontal_arrows: true,
+        vertical_arrows: true,
+        escape: true,
+    };
+    ui.memory_mut(|m| {
+        if next != at {
+            m.request_focus(ids[next]);
+        }
+        m.set_focus_lock_filter(ids[next], filter);
+    });
 }
 
 /// A task's review: state, checks, snapshots with their diffs, rollback.
@@ -472,11 +611,10 @@ fn backend_row(
         {
             commands.push(Command::ShowPanel(PanelId::Providers));
         }
-        if panel.running {
+        if panel.current().running {
             ui.spinner();
-            ui.label("Running");
         }
-        let (input, output) = panel.transcript.tokens();
+        let (input, output) = panel.current().transcript.tokens();
         if input + output > 0 {
             ui.weak(format!(
                 "This task: {}",
