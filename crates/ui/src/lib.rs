@@ -8,4 +8,4 @@ mod widgets;
 
 pub use fonts::{FONT_LICENSE, MONO_FONT_NAME, UI_FONT_NAME, font_definitions, install_fonts};
 pub use theme::{Theme, Tone, apply_theme};
-pub use widgets::{badge, empty_state, section_header};
+pub use widgets::{badge, badge_text, empty_state, section_header};

@@ -14,8 +14,15 @@ fn theme_of(ui: &Ui) -> Theme {
 
 /// A short coloured label (a status, a marker).
 pub fn badge(ui: &mut Ui, text: &str, tone: Tone) -> Response {
-    let color = tone.color(theme_of(ui));
-    ui.label(RichText::new(text).small().strong().color(color))
+    ui.label(badge_text(ui, text, tone))
+}
+
+/// A badge's text, to put inside another widget (a tab, a button).
+pub fn badge_text(ui: &Ui, text: &str, tone: Tone) -> RichText {
+    RichText::new(text)
+        .small()
+        .strong()
+        .color(tone.color(theme_of(ui)))
 }
 
 /// A bold header above a section of a panel.

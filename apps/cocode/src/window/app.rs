@@ -451,8 +451,13 @@ impl CocodeApp {
             Command::AllowAndRerun { task_id, host } => {
                 self.agent.error = None;
                 self.agent.note = None;
+                // The re-run's tab is named after the task's prompt; a
+                // Retry there uses the backend picked now.
+                let prompt = self.agent.detail.as_ref().map(|d| d.prompt.clone());
+                let picked = (self.agent.backend.clone(), self.agent.model.clone());
                 let conv = self.agent.conversation_for_run();
                 conv.running = true;
+                conv.last_run = prompt.map(|p| (p, picked.0, picked.1));
                 conv.transcript.push_note(&format!(
                     "allowed {host}; running task {task_id}'s prompt again"
                 ));

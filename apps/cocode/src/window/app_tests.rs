@@ -799,8 +799,8 @@ fn two_tasks_run_at_once_each_in_its_own_tab_with_its_own_approvals() {
     );
     // Each tab shows its own card only; the status bar counts both tasks.
     h.get_by_label("2 tasks running");
-    h.get_by_label(r#"replace "1" with "2" in …"#);
-    h.get_by_label(r#"replace "draft" with "fi…"#);
+    h.get_by_label_contains(r#"replace "1" with "2" in …"#);
+    h.get_by_label_contains(r#"replace "draft" with "fi…"#);
     assert_eq!(
         h.query_all_by_label("Allow the agent to edit a file?")
             .count(),
@@ -823,9 +823,12 @@ fn two_tasks_run_at_once_each_in_its_own_tab_with_its_own_approvals() {
     assert_eq!(h.state().agent.running(), 1);
     h.get_by_label("1 task running");
     // Back in the first tab, its card is there and is answered.
-    h.get_by_label(r#"replace "1" with "2" in …"#).click();
+    h.get_by_label_contains(r#"replace "1" with "2" in …"#)
+        .click();
     h.run_steps(2);
     assert_eq!(h.state().agent.active, 0);
+    // Its card takes the keyboard, though a card stood in the same place.
+    assert!(h.get_by_label("Approve").is_focused());
     assert_eq!(
         h.query_all_by_label("Allow the agent to edit a file?")
             .count(),

@@ -69,18 +69,33 @@ pub fn show(
     });
 }
 
-/// One tab per conversation, each with a badge saying where its task
-/// stands; "+ New" opens an empty one, × closes one whose task is not running.
+/// One tab per conversation, its badge inside it saying where its task
+/// stands (so a tab wraps to the next line whole); "+ New" opens an empty
+/// one, × closes one whose task is not running.
 fn conversation_tabs(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
     ui.horizontal_wrapped(|ui| {
+        if ui
+            .small_button("+ New")
+            .on_hover_text("A new conversation; the running tasks go on")
+            .clicked()
+        {
+            commands.push(Command::NewConversation);
+        }
         for (i, conv) in panel.conversations.iter().enumerate() {
+            ui.separator();
             let shown = i == panel.active && panel.detail.is_none();
-            let tab = ui.selectable_label(shown, conv.title());
-            if tab.clicked() {
+            let title = egui::RichText::new(conv.title());
+            let tab = match panel.standing(conv) {
+                Standing::New => egui::Button::selectable(shown, title),
+                standing => {
+                    let (words, tone) = standing.badge();
+                    let badge = cocode_ui::badge_text(ui, words, tone);
+                    egui::Button::selectable(shown, (title, badge))
+                }
+            };
+            if ui.add(tab).clicked() {
                 commands.push(Command::ShowConversation(i));
             }
-            let (words, tone) = panel.standing(conv).badge();
-            cocode_ui::badge(ui, words, tone);
             if !conv.running
                 && panel.conversations.len() > 1
                 && ui
@@ -90,14 +105,6 @@ fn conversation_tabs(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<C
             {
                 commands.push(Command::CloseConversation(i));
             }
-            ui.separator();
-        }
-        if ui
-            .small_button("+ New")
-            .on_hover_text("A new conversation; the running tasks go on")
-            .clicked()
-        {
-            commands.push(Command::NewConversation);
         }
     });
     ui.separator();
@@ -398,7 +405,8 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
                 }
                 if n == 0 {
                     ui.weak("Enter: approve · Esc: deny");
-                    trap_focus(ui, [approve.id, allow.id, deny.id], in_card, focused);
+                    let ids = [approve.id, allow.id, deny.id];
+                    trap_focus(ui, approval.id, ids, in_card, focused);
                     ui.data_mut(|d| d.insert_temp(buttons_key, [approve.id, allow.id, deny.id]));
                 }
             });
@@ -424,21 +432,24 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
     }
 }
 
-/// Keeps the keyboard on a card's buttons: the first time they show with
-/// nothing focused the first one takes the focus; while one of them has
+/// Keeps the keyboard on a card's buttons: the first time card `card`
+/// shows with nothing focused its first button takes the focus; while one of them has
 /// it (`in_card`: the ids of the last frame and which one), Tab and
 /// Shift+Tab go round them and egui's own focus moves and Escape are held
 /// off.
 fn trap_focus(
     ui: &mut egui::Ui,
+    card: u64,
     ids: [egui::Id; 3],
     in_card: Option<([egui::Id; 3], usize)>,
     focused: Option<egui::Id>,
 ) {
+    // By the approval's number: every card's buttons sit in the same
+    // place and so have the same ids.
     let shown_key = egui::Id::new("approval-card-shown");
-    let first_time = ui.data(|d| d.get_temp::<egui::Id>(shown_key)) != Some(ids[0]);
+    let first_time = ui.data(|d| d.get_temp::<u64>(shown_key)) != Some(card);
     if first_time {
-        ui.data_mut(|d| d.insert_temp(shown_key, ids[0]));
+        ui.data_mut(|d| d.insert_temp(shown_key, card));
         if focused.is_none() {
             ui.memory_mut(|m| m.request_focus(ids[0]));
         }
