@@ -415,8 +415,13 @@ fn the_sandbox_badge_names_the_confinement_and_the_proxy_port() {
     assert!(hover.contains("(no Landlock)"), "{hover}");
 }
 
-#[test]
-fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
+/// A workspace holding `config.json`, and a task replacing its "1" run up
+/// to its edit's approval card.
+fn config_edit_at_its_card() -> (
+    tempfile::TempDir,
+    PathBuf,
+    egui_kittest::Harness<'static, CocodeApp>,
+) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.json"), "{\"a\": 1}\n").unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
@@ -429,6 +434,12 @@ fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
         h.query_by_label_contains("Allow the agent to edit a file?")
             .is_some()
     });
+    (dir, root, h)
+}
+
+#[test]
+fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
+    let (_dir, root, mut h) = config_edit_at_its_card();
     h.get_by_label("Stop").click();
     run_until(&mut h, "the stopped task", |h| {
         !h.state().agent.current().running && h.state().agent.tool_approvals.is_empty()
@@ -858,18 +869,7 @@ fn two_tasks_run_at_once_each_in_its_own_tab_with_its_own_approvals() {
 
 #[test]
 fn an_approval_card_takes_the_focus_keeps_it_on_its_buttons_and_escape_denies() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("config.json"), "{\"a\": 1}\n").unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let mut h = harness(Some(root.clone()));
-    run_until(&mut h, "the root listing", |h| loaded(h, "  config.json"));
-    h.state_mut().agent.prompt = r#"replace "1" with "2" in config.json"#.into();
-    h.run_steps(2);
-    h.get_by_label("Run task").click();
-    run_until(&mut h, "the approval card", |h| {
-        h.query_by_label_contains("Allow the agent to edit a file?")
-            .is_some()
-    });
+    let (_dir, root, mut h) = config_edit_at_its_card();
     h.run_steps(2);
     let focused = |h: &egui_kittest::Harness<'static, CocodeApp>| {
         ["Approve", "Allow for this task", "Deny"]

@@ -1,6 +1,6 @@
 //! A model provider on 127.0.0.1 for the window's tests: it answers in
-//! the OpenAI-compatible wire format from a script and keeps what it was
-//! sent.
+//! the OpenAI-compatible or Anthropic wire format from a script and keeps
+//! what it was sent.
 #![expect(
     clippy::unwrap_used,
     reason = "test support: a loopback socket that cannot be made fails the test"
@@ -21,6 +21,8 @@ pub struct Seen {
 pub enum Answer {
     /// An event stream of these `data:` payloads.
     Sse(Vec<String>),
+    /// An event stream of named events: (`event:`, `data:`).
+    Events(Vec<(String, String)>),
     /// A status with a JSON body.
     Json(u16, String),
 }
@@ -85,6 +87,16 @@ impl Loopback {
                         }
                         out
                     }
+                    Some(Answer::Events(events)) => {
+                        let mut out = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_owned();
+                        for (name, data) in events {
+                            let _ = std::fmt::Write::write_fmt(
+                                &mut out,
+                                format_args!("event: {name}\ndata: {data}\n\n"),
+                            );
+                        }
+                        out
+                    }
                     Some(Answer::Json(code, body)) => format!(
                         "HTTP/1.1 {code} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                         body.len()
@@ -143,4 +155,56 @@ pub fn openai_answer(text: &str, calls: &[(&str, &str, &str)]) -> Answer {
     );
     out.push("[DONE]".to_owned());
     Answer::Sse(out)
+}
+
+/// An Anthropic streamed answer: `text`, then tool `calls` (id, provider
+/// name, JSON arguments), with its token counts (900 in, 20 out); it ends
+/// the turn when there are no calls.
+pub fn anthropic_answer(text: &str, calls: &[(&str, &str, &str)]) -> Answer {
+    use serde_json::json;
+    let mut out = vec![(
+        "message_start",
+        json!({"type":"message_start","message":{"role":"assistant","content":[],
+               "usage":{"input_tokens":900,"output_tokens":1}}}),
+    )];
+    let mut index = 0;
+    if !text.is_empty() {
+        out.push((
+            "content_block_start",
+            json!({"index":index,"content_block":{"type":"text","text":""}}),
+        ));
+        out.push((
+            "content_block_delta",
+            json!({"index":index,"delta":{"type":"text_delta","text":text}}),
+        ));
+        out.push(("content_block_stop", json!({ "index": index })));
+        index += 1;
+    }
+    for (id, name, args) in calls {
+        out.push((
+            "content_block_start",
+            json!({"index":index,"content_block":{"type":"tool_use","id":id,"name":name,"input":{}}}),
+        ));
+        out.push((
+            "content_block_delta",
+            json!({"index":index,"delta":{"type":"input_json_delta","partial_json":args}}),
+        ));
+        out.push(("content_block_stop", json!({ "index": index })));
+        index += 1;
+    }
+    let stop = if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    out.push((
+        "message_delta",
+        json!({"delta":{"stop_reason":stop},"usage":{"output_tokens":20}}),
+    ));
+    out.push(("message_stop", json!({})));
+    Answer::Events(
+        out.into_iter()
+            .map(|(name, data)| (name.to_owned(), data.to_string()))
+            .collect(),
+    )
 }

@@ -25,7 +25,7 @@ use pretty_assertions::assert_eq;
 
 use crate::window::app::CocodeApp;
 use crate::window::command::{Command, PanelId};
-use crate::window::loopback::{Answer, Loopback, openai_answer};
+use crate::window::loopback::{Answer, Loopback, anthropic_answer, openai_answer};
 use crate::window::providers::{KeyState, ProviderSetup};
 use crate::window::testing::{
     accept_completion, approve_and_accept, fixture_workspace, harness_keys, run_until, type_prompt,
@@ -43,33 +43,50 @@ fn openai(h: &Harness<'_, CocodeApp>) -> Option<KeyState> {
 /// `base_url` and stores `key`, as a person types them.
 fn set_up_openai(h: &mut Harness<'static, CocodeApp>, base_url: &str, key: &str) {
     run_until(h, "the providers", |h| openai(h).is_some());
+    set_up(h, ("openai", "OpenAI"), base_url, key);
+}
+
+/// Opens the Providers page from the Agent panel, points provider `id`
+/// (`name` on the page) at `base_url` and stores `key`, as a person types
+/// them.
+fn set_up(
+    h: &mut Harness<'static, CocodeApp>,
+    (id, name): (&str, &str),
+    base_url: &str,
+    key: &str,
+) {
     h.get_by_label("Providers…").click();
+    let address = format!("{name} address");
     run_until(h, "the Providers page", |h| {
-        h.query_by_label("OpenAI address").is_some()
+        h.query_by_label(&address).is_some()
     });
-    let field = h.get_by_label("OpenAI address");
+    let field = h.get_by_label(&address);
     field.click();
     h.run_steps(2);
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
-    h.get_by_label("OpenAI address").type_text(base_url);
+    h.get_by_label(&address).type_text(base_url);
     h.run_steps(2);
     h.key_press(Key::Enter);
     run_until(h, "the new address", |h| {
         h.state()
             .providers
             .notes
-            .get("openai")
+            .get(id)
             .is_some_and(|(t, ok)| *ok && t == &format!("new tasks use {base_url}"))
     });
-    h.get_by_label("OpenAI API key").click();
+    let key_field = format!("{name} API key");
+    h.get_by_label(&key_field).click();
     h.run_steps(2);
-    h.get_by_label("OpenAI API key").type_text(key);
+    h.get_by_label(&key_field).type_text(key);
     h.run_steps(2);
     // The typed key is not shown (a password field).
     assert!(h.query_by_label_contains(key).is_none());
     h.key_press(Key::Enter);
     run_until(h, "the stored key", |h| {
-        openai(h).is_some_and(|k| k != KeyState::Missing)
+        h.state()
+            .providers
+            .row(id)
+            .is_some_and(|r| r.key != KeyState::Missing)
     });
     assert!(
         h.state().providers.key_drafts.is_empty(),
@@ -578,4 +595,87 @@ fn a_settings_file_that_cannot_be_read_is_reported_and_never_overwritten() {
             .as_deref(),
         Some("https://api.openai.com/v1")
     );
+}
+
+#[test]
+fn a_task_runs_on_anthropics_wire_with_the_key_set_on_the_page() {
+    let server = Loopback::start(vec![
+        anthropic_answer(
+            "I will **write** `out.txt`.",
+            &[(
+                "toolu_1",
+                "workspace__writeFile",
+                r#"{"path":"out.txt","content":"hi\n"}"#,
+            )],
+        ),
+        anthropic_answer(
+            "Done.",
+            &[("toolu_2", "task__finish", r#"{"summary":"wrote out.txt"}"#)],
+        ),
+    ]);
+    // Anthropic's address has no `/v1`: requests go to `/v1/messages`.
+    let address = server.base_url.trim_end_matches("/v1").to_owned();
+    let (_dir, root) = fixture_workspace(&[("README.md", "# 안녕\n")]);
+    let settings_dir = tempfile::tempdir().unwrap();
+    let keys = ProviderSetup {
+        store: Arc::new(SessionVault::default()),
+        session: Arc::new(SessionVault::default()),
+        settings_file: Some(settings_dir.path().join("providers.json")),
+    };
+    let mut h = harness_keys(Some(root.clone()), keys, |app| app.crash_notice = None);
+    run_until(&mut h, "the providers", |h| openai(h).is_some());
+    set_up(&mut h, ("anthropic", "Anthropic"), &address, KEY);
+    h.state_mut().run(
+        Command::ShowPanel(PanelId::Agent),
+        &egui::Context::default(),
+    );
+    h.run_steps(2);
+    h.query_all_by_role(egui::accesskit::Role::ComboBox)
+        .next()
+        .unwrap()
+        .click();
+    h.run_steps(2);
+    h.get_by_label("anthropic").click();
+    h.run_steps(2);
+    assert_eq!(h.state().agent.backend, "anthropic");
+    type_prompt_and_run(&mut h, "write out.txt");
+    approve_and_accept(&mut h, &["write a file"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("out.txt")).unwrap(),
+        "hi\n"
+    );
+    let seen = server.seen();
+    assert_eq!(
+        seen.iter()
+            .map(|s| format!("{} {}", s.method, s.path))
+            .collect::<Vec<_>>(),
+        vec!["POST /v1/messages", "POST /v1/messages"]
+    );
+    for s in &seen {
+        assert_eq!(s.headers["x-api-key"], KEY);
+        assert!(s.headers.contains_key("anthropic-version"));
+    }
+    // The second request carries the write's result back to the model.
+    let second: serde_json::Value = serde_json::from_str(&seen[1].body).unwrap();
+    let answered: Vec<serde_json::Value> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["tool_use_id"].clone())
+        .collect();
+    assert_eq!(answered, vec![serde_json::json!("toolu_1")]);
+    // Two requests, each counted as the provider reported them.
+    assert_eq!(h.state().agent.current().transcript.tokens(), (1_800, 40));
+    let transcript = h.state().agent.current().transcript.text();
+    assert!(
+        transcript.contains("  I will **write** `out.txt`."),
+        "{transcript}"
+    );
+    assert!(transcript.contains("    +hi"), "{transcript}");
+    assert!(!transcript.contains(KEY), "{transcript}");
+    for dir in [root.as_path(), settings_dir.path()] {
+        assert_eq!(files_holding(dir, KEY), Vec::<String>::new());
+    }
 }

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
@@ -494,7 +495,9 @@ async fn serve(
     let queue = Arc::clone(host.tools.approvals());
     let mut runs: HashMap<u64, RunSlot> = HashMap::new();
     while let Some(request) = inbox.recv().await {
-        runs.retain(|_, r| !r.handle.is_finished());
+        // A run that told its end is over for the window, though its task
+        // may still be refreshing the list.
+        runs.retain(|_, r| !r.ended.load(Ordering::Acquire) && !r.handle.is_finished());
         match request {
             ServiceRequest::Providers(registry) => {
                 host.agent.set_providers(Arc::new(registry.clone()));
@@ -607,6 +610,8 @@ struct RunSlot {
     stop: CancellationToken,
     handle: tokio::task::JoinHandle<()>,
     waiting: Arc<Waits>,
+    /// Set right before the run tells the window how it ended.
+    ended: Arc<AtomicBool>,
 }
 
 impl Waits {
@@ -625,7 +630,6 @@ impl Waits {
     }
 }
 
-/// The paths a task has changed so far (its recorded snapshots).
 /// The files task `task` has changed so far, and the snapshots recorded
 /// after sequence number `after` as rows with their diffs.
 async fn changes_of(
@@ -676,24 +680,25 @@ async fn start_run(
     out: &Out,
     runs: &mut HashMap<u64, RunSlot>,
 ) {
-    let failed = |why: String| ServiceEvent::Run {
-        conv,
-        event: RunEvent::Failed(why),
-    };
     if runs.contains_key(&conv) {
-        out.send(failed("this conversation's task is still running".into()))
-            .await;
+        // The window starts runs only in conversations without one.
+        out.send(ServiceEvent::Error(
+            "this conversation's task is still running".into(),
+        ))
+        .await;
         return;
     }
     let spec = match spec {
         Ok(spec) => spec,
         Err(e) => {
-            out.send(failed(format!("{e:#}"))).await;
+            let event = RunEvent::Failed(format!("{e:#}"));
+            out.send(ServiceEvent::Run { conv, event }).await;
             return;
         }
     };
     let stop = CancellationToken::new();
     let waiting = Arc::new(Waits::default());
+    let ended = Arc::new(AtomicBool::new(false));
     let handle = tokio::spawn(run_one(
         Arc::clone(host),
         spec,
@@ -702,7 +707,7 @@ async fn start_run(
             out: out.clone(),
             waiting: Arc::clone(&waiting),
         },
-        stop.clone(),
+        (stop.clone(), Arc::clone(&ended)),
     ));
     runs.insert(
         conv,
@@ -710,6 +715,7 @@ async fn start_run(
             stop,
             handle,
             waiting,
+            ended,
         },
     );
 }
@@ -793,11 +799,13 @@ async fn watch_leases(
     }
 }
 
+/// Runs one task; `ended` is set right before the window hears how it
+/// ended.
 async fn run_one(
     host: Arc<TaskHost>,
     spec: TaskSpec,
     approver: WindowApprover,
-    stop: CancellationToken,
+    (stop, ended): (CancellationToken, Arc<AtomicBool>),
 ) {
     let (conv, out) = (approver.conv, approver.out.clone());
     let tagged = move |event| ServiceEvent::Run { conv, event };
@@ -885,6 +893,7 @@ async fn run_one(
         }
         Err(e) => RunEvent::Failed(e.to_string()),
     };
+    ended.store(true, Ordering::Release);
     out.send(tagged(event)).await;
     out.send(ServiceEvent::Tasks(rows_off_thread(&host).await))
         .await;

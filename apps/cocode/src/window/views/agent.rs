@@ -64,7 +64,10 @@ pub fn show(
         }
         None => {
             let height = ui.available_height();
-            crate::window::views::transcript::show(ui, &conv.transcript, height, commands);
+            // Each conversation keeps its own scroll place.
+            ui.push_id(("conversation", conv.id), |ui| {
+                crate::window::views::transcript::show(ui, &conv.transcript, height, commands);
+            });
         }
     });
 }
