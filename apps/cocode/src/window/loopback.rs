@@ -119,6 +119,14 @@ impl Loopback {
     pub fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
+
+    /// The requests received, each as "METHOD path".
+    pub fn requests(&self) -> Vec<String> {
+        self.seen()
+            .iter()
+            .map(|s| format!("{} {}", s.method, s.path))
+            .collect()
+    }
 }
 
 /// An OpenAI-compatible streamed answer: `text`, then tool `calls`

@@ -234,9 +234,7 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
     );
     let seen = server.seen();
     assert_eq!(
-        seen.iter()
-            .map(|s| format!("{} {}", s.method, s.path))
-            .collect::<Vec<_>>(),
+        server.requests(),
         vec![
             "GET /v1/models",
             "POST /v1/chat/completions",
@@ -646,9 +644,7 @@ fn a_task_runs_on_anthropics_wire_with_the_key_set_on_the_page() {
     );
     let seen = server.seen();
     assert_eq!(
-        seen.iter()
-            .map(|s| format!("{} {}", s.method, s.path))
-            .collect::<Vec<_>>(),
+        server.requests(),
         vec!["POST /v1/messages", "POST /v1/messages"]
     );
     for s in &seen {
