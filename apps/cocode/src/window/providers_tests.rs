@@ -94,8 +94,9 @@ fn set_up(
     );
 }
 
-/// Picks a backend and a model in the composer's pickers.
-fn pick(h: &mut Harness<'static, CocodeApp>, backend: &str, model: &str) {
+/// Picks a backend, and a model when given (else its default), in the
+/// composer's pickers.
+fn pick(h: &mut Harness<'static, CocodeApp>, backend: &str, model: Option<&str>) {
     let combo = |h: &Harness<'static, CocodeApp>, n: usize| {
         let pickers: Vec<_> = h
             .query_all_by_role(egui::accesskit::Role::ComboBox)
@@ -107,6 +108,10 @@ fn pick(h: &mut Harness<'static, CocodeApp>, backend: &str, model: &str) {
     h.run_steps(2);
     h.get_by_label(backend).click();
     h.run_steps(2);
+    let Some(model) = model else {
+        assert_eq!(h.state().agent.backend, backend);
+        return;
+    };
     combo(h, 1);
     h.run_steps(2);
     if h.query_by_label(model).is_none() {
@@ -122,6 +127,19 @@ fn pick(h: &mut Harness<'static, CocodeApp>, backend: &str, model: &str) {
             h.state().agent.model.as_deref()
         ),
         (backend, Some(model))
+    );
+}
+
+/// Asks for "write out.txt", approves `cards` with Enter, accepts the
+/// task, and finds `hi` written.
+fn write_out_txt(h: &mut Harness<'static, CocodeApp>, root: &Path, cards: &[&str]) {
+    type_prompt_and_run(h, "write out.txt");
+    approve_and_accept(h, cards);
+    assert_eq!(
+        std::fs::read_to_string(root.join("out.txt"))
+            .ok()
+            .as_deref(),
+        Some("hi\n")
     );
 }
 
@@ -214,7 +232,7 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
         &egui::Context::default(),
     );
     h.run_steps(2);
-    pick(&mut h, "openai", "m-large");
+    pick(&mut h, "openai", Some("m-large"));
     run_until(&mut h, "the model remembered", |_| {
         std::fs::read_to_string(&settings_file).is_ok_and(|s| s.contains("m-large"))
     });
@@ -226,12 +244,7 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
             server.base_url
         )
     );
-    type_prompt_and_run(&mut h, "write out.txt");
-    approve_and_accept(&mut h, &["write a file", "run a command"]);
-    assert_eq!(
-        std::fs::read_to_string(root.join("out.txt")).unwrap(),
-        "hi\n"
-    );
+    write_out_txt(&mut h, &root, &["write a file", "run a command"]);
     let seen = server.seen();
     assert_eq!(
         server.requests(),
@@ -628,20 +641,8 @@ fn a_task_runs_on_anthropics_wire_with_the_key_set_on_the_page() {
         &egui::Context::default(),
     );
     h.run_steps(2);
-    h.query_all_by_role(egui::accesskit::Role::ComboBox)
-        .next()
-        .unwrap()
-        .click();
-    h.run_steps(2);
-    h.get_by_label("anthropic").click();
-    h.run_steps(2);
-    assert_eq!(h.state().agent.backend, "anthropic");
-    type_prompt_and_run(&mut h, "write out.txt");
-    approve_and_accept(&mut h, &["write a file"]);
-    assert_eq!(
-        std::fs::read_to_string(root.join("out.txt")).unwrap(),
-        "hi\n"
-    );
+    pick(&mut h, "anthropic", None);
+    write_out_txt(&mut h, &root, &["write a file"]);
     let seen = server.seen();
     assert_eq!(
         server.requests(),
