@@ -335,11 +335,7 @@ impl Editors {
                     tracing::debug!(path = rel.as_str(), "document already open");
                 }
                 // A file a running task changed stays read-only here too.
-                tab.held_by = self
-                    .task_files
-                    .iter()
-                    .find(|(_, paths)| paths.contains(&rel))
-                    .map(|(task, _)| task.clone());
+                tab.held_by = holder(&self.task_files, &rel);
                 tab.rel = Some(rel);
                 tab.body = TabBody::Text;
                 let id = tab.id;
@@ -470,12 +466,10 @@ impl Editors {
             self.task_files.insert(task_id.to_owned(), paths.to_vec());
         }
         for tab in &mut self.tabs {
-            tab.held_by = tab.rel.as_ref().and_then(|rel| {
-                self.task_files
-                    .iter()
-                    .find(|(_, paths)| paths.contains(rel))
-                    .map(|(task, _)| task.clone())
-            });
+            tab.held_by = tab
+                .rel
+                .as_ref()
+                .and_then(|rel| holder(&self.task_files, rel));
         }
     }
 
@@ -705,4 +699,16 @@ impl Editors {
             tab.disk_hash = conflict.theirs.map(|t| content_hash([t.as_bytes()]));
         }
     }
+}
+
+/// The running task (of `task_files`, each task's changed files) that
+/// changed `rel`.
+fn holder(
+    task_files: &std::collections::BTreeMap<String, Vec<NormalizedPath>>,
+    rel: &NormalizedPath,
+) -> Option<String> {
+    task_files
+        .iter()
+        .find(|(_, paths)| paths.contains(rel))
+        .map(|(task, _)| task.clone())
 }
