@@ -748,14 +748,31 @@ impl LanguageServers {
             .store(true, std::sync::atomic::Ordering::SeqCst);
         let mut running: Vec<Arc<Connection>> = Vec::new();
         let mut starting: Vec<Arc<Connection>> = Vec::new();
-        for slot in lock(&self.inner.slots).values() {
-            match &*lock(&slot.state) {
-                SlotState::Running(r) => running.push(Arc::clone(&r.conn)),
-                SlotState::Starting(Some(conn)) => starting.push(Arc::clone(conn)),
-                _ => {}
+        let t = self.inner.timeouts.shutdown;
+        let slots: Vec<Arc<Slot>> = lock(&self.inner.slots).values().cloned().collect();
+        for slot in slots {
+            // A server being launched has no connection yet: wait (at most
+            // the shutdown timeout) for it to get one, or to fail.
+            let deadline = Instant::now() + t;
+            loop {
+                let launching = match &*lock(&slot.state) {
+                    SlotState::Running(r) => {
+                        running.push(Arc::clone(&r.conn));
+                        false
+                    }
+                    SlotState::Starting(Some(conn)) => {
+                        starting.push(Arc::clone(conn));
+                        false
+                    }
+                    SlotState::Starting(None) => Instant::now() < deadline,
+                    _ => false,
+                };
+                if !launching {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }
-        let t = self.inner.timeouts.shutdown;
         // A server still starting has nothing to save: it is ended.
         for conn in &starting {
             conn.kill();
@@ -1132,6 +1149,15 @@ impl Inner {
         let conn = Arc::new(conn);
         if let SlotState::Starting(starting) = &mut *lock(&self.slot(&spec.id).state) {
             *starting = Some(Arc::clone(&conn));
+        }
+        // A shutdown that gave up waiting for this connection has not
+        // ended it.
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            conn.kill();
+            return Err(LspError::Stopped {
+                server: spec.id.clone(),
+                reason: "cocode is closing".into(),
+            });
         }
         let params = json!({
             "processId": std::process::id(),
