@@ -847,6 +847,75 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
     );
 }
 
+/// An agent reads a path before it creates the file there (Gemini CLI
+/// does): a missing file inside the workspace reads as empty, as ACP
+/// clients answer; a path outside stays refused, whether or not it exists.
+#[cfg(unix)]
+#[test]
+fn an_acp_agent_reading_a_missing_file_gets_empty_content_but_outside_stays_refused() {
+    let ws = workspace(&[("a.txt", "alpha\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (code, out) = run(
+        ws.path(),
+        "read new/file.txt",
+        &["--backend", "acp:scripted", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nread: \n"), "{out}");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("there.txt"), "secret\n").unwrap();
+    for name in ["there.txt", "absent.txt"] {
+        let prompt = format!("read {}", outside.path().join(name).display());
+        let (_, out) = run(ws.path(), &prompt, &["--backend", "acp:scripted", "--yes"]);
+        assert!(
+            out.contains("read failed: WORKSPACE_PATH_INVALID"),
+            "{name}: {out}"
+        );
+        assert!(!out.contains("secret"), "{out}");
+    }
+}
+
+/// An agent that gives up after a refusal (Codex ends its turn as
+/// `cancelled` without being asked to) ends the task at once, saying why,
+/// instead of waiting for the idle limit.
+#[cfg(unix)]
+#[test]
+fn an_acp_agent_that_cancels_its_own_turn_after_a_refusal_ends_the_task_with_the_reason() {
+    let ws = workspace(&[("a.txt", "alpha\n")]);
+    with_scripted_acp_agent(ws.path());
+    // Were the turn's end ignored, the idle limit would end the task.
+    let path = ws.path().join(".cocode/config/workspace.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["limits"]["idle_limit_secs"] = 20.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let started = std::time::Instant::now();
+    let (code, out) = run(
+        ws.path(),
+        "giveup",
+        &["--backend", "acp:scripted", "--deny-all"],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "it waited for the idle limit: {out}"
+    );
+    assert!(out.contains("refused; giving up"), "{out}");
+    assert!(
+        out.contains("the agent cancelled its own turn after a refusal (TOOL_APPROVAL_DENIED)"),
+        "{out}"
+    );
+    assert!(!out.contains("idle"), "{out}");
+    // Verified (nothing changed), then refused by `--deny-all`.
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("status: running → verifying its work\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(": rejected: a person rejected its result\n"),
+        "{out}"
+    );
+}
+
 /// An external agent that writes files with its own I/O (not through
 /// `fs/write_text_file`): the turn is swept, the writes are recorded as the
 /// task's observed snapshots — also those made before a command it runs —

@@ -45,21 +45,42 @@ pub fn gemini() -> AcpAgentConfig {
     )
 }
 
-/// Claude Code through its ACP adapter.
-pub fn claude_code() -> AcpAgentConfig {
-    preset(
-        "claude-code",
-        "Claude Code",
-        &["claude-code-acp"],
+/// A Claude adapter: its settings file lives inside its state folder
+/// (`CLAUDE_CONFIG_DIR`), not beside it as `~/.claude.json`, where a
+/// confined agent may not write.
+fn claude_adapter(agent: &str, display_name: &str, program: &str) -> AcpAgentConfig {
+    let mut entry = preset(
+        agent,
+        display_name,
+        &[program],
         "api.anthropic.com",
         "ANTHROPIC_API_KEY",
         "~/.claude",
         // The adapter reads its key from the environment without a login.
         None,
+    );
+    entry
+        .env
+        .insert("CLAUDE_CONFIG_DIR".into(), "~/.claude".into());
+    entry
+}
+
+/// Claude through its current ACP adapter (`claude-agent-acp`).
+pub fn claude() -> AcpAgentConfig {
+    claude_adapter("claude", "Claude", "claude-agent-acp")
+}
+
+/// Claude Code through the older ACP adapter (`claude-code-acp`), kept for
+/// people who have it installed.
+pub fn claude_code() -> AcpAgentConfig {
+    claude_adapter(
+        "claude-code",
+        "Claude Code (older adapter)",
+        "claude-code-acp",
     )
 }
 
-/// Codex through its ACP adapter.
+/// Codex through its ACP adapter, logged in with the `OpenAI` key.
 pub fn codex() -> AcpAgentConfig {
     preset(
         "codex",
@@ -68,8 +89,66 @@ pub fn codex() -> AcpAgentConfig {
         "api.openai.com",
         "OPENAI_API_KEY",
         "~/.codex",
-        None,
+        Some("openai-api-key"),
     )
+}
+
+/// The npm package that provides each preset's program.
+const NPM_PACKAGES: [(&str, &str); 4] = [
+    ("gemini", "@google/gemini-cli"),
+    ("claude-agent-acp", "@agentclientprotocol/claude-agent-acp"),
+    ("claude-code-acp", "@zed-industries/claude-code-acp"),
+    ("codex-acp", "@zed-industries/codex-acp"),
+];
+
+/// Whether an agent's program is installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Program {
+    /// Found at this path.
+    Installed(PathBuf),
+    /// Not found on `PATH`; the command that installs it, when known.
+    Missing { install: Option<String> },
+}
+
+impl std::fmt::Display for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Installed(path) => write!(f, "installed: {}", path.display()),
+            Self::Missing {
+                install: Some(install),
+            } => write!(f, "not installed — {install}"),
+            Self::Missing { install: None } => f.write_str("not installed"),
+        }
+    }
+}
+
+/// Whether `agent`'s program is on `path_var` (a `PATH` value), or how to
+/// install it.
+pub fn program(agent: &AcpAgentConfig, path_var: Option<&std::ffi::OsStr>) -> Program {
+    let Some(first) = agent.command.first() else {
+        return Program::Missing { install: None };
+    };
+    if let Some(found) = cocode_platform::programs::find_program(first, path_var) {
+        return Program::Installed(found);
+    }
+    let name = Path::new(first)
+        .file_name()
+        .map_or_else(|| first.clone(), |n| n.to_string_lossy().into_owned());
+    Program::Missing {
+        install: NPM_PACKAGES
+            .iter()
+            .find(|(program, _)| *program == name)
+            .map(|(_, package)| format!("npm install -g {package}")),
+    }
+}
+
+/// `value` with a leading `~/` taken against `home` (entries name state
+/// folders and settings paths that way).
+pub fn expand_home(value: &str, home: Option<&Path>) -> String {
+    match (value.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
+        _ => value.to_owned(),
+    }
 }
 
 /// The credential-store entry holding an agent's secret variable `name`
@@ -100,10 +179,10 @@ pub struct AcpAgentRegistry {
 }
 
 impl AcpAgentRegistry {
-    /// The presets: Gemini CLI, Claude Code, Codex.
+    /// The presets: Gemini CLI, Claude (current and older adapter), Codex.
     pub fn with_presets() -> Self {
         let mut r = Self::default();
-        for a in [gemini(), claude_code(), codex()] {
+        for a in [gemini(), claude(), claude_code(), codex()] {
             r.insert(a);
         }
         r
@@ -140,6 +219,59 @@ mod tests {
         custom.command = vec!["my-gemini".into()];
         r.insert(custom);
         assert_eq!(r.get(&id("gemini")).unwrap().command, vec!["my-gemini"]);
-        assert_eq!(r.agents().count(), 3);
+        assert_eq!(r.agents().count(), 4);
+    }
+
+    #[test]
+    fn a_missing_presets_program_names_its_npm_package_and_a_custom_one_says_only_missing() {
+        let empty = tempfile::tempdir().unwrap();
+        let path = Some(empty.path().as_os_str());
+        let hints: Vec<String> = AcpAgentRegistry::with_presets()
+            .agents()
+            .map(|a| format!("{}: {}", a.id, program(a, path)))
+            .collect();
+        assert_eq!(
+            hints,
+            vec![
+                "claude: not installed — npm install -g @agentclientprotocol/claude-agent-acp",
+                "claude-code: not installed — npm install -g @zed-industries/claude-code-acp",
+                "codex: not installed — npm install -g @zed-industries/codex-acp",
+                "gemini: not installed — npm install -g @google/gemini-cli",
+            ]
+        );
+        let mut custom = gemini();
+        custom.command = vec!["my-agent".into()];
+        assert_eq!(program(&custom, path).to_string(), "not installed");
+        custom.command = Vec::new();
+        assert_eq!(program(&custom, path), Program::Missing { install: None });
+    }
+
+    #[cfg(unix)]
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test makes a program to find"
+    )]
+    fn an_installed_program_is_found_on_the_path() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let gemini_bin = dir.path().join("gemini");
+        std::fs::write(&gemini_bin, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&gemini_bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            program(&gemini(), Some(dir.path().as_os_str())),
+            Program::Installed(gemini_bin)
+        );
+    }
+
+    #[test]
+    fn home_is_expanded_only_in_a_leading_tilde_slash() {
+        let home = Some(Path::new("/home/u"));
+        assert_eq!(expand_home("~/.claude", home), "/home/u/.claude");
+        assert_eq!(expand_home("~/.claude", None), "~/.claude");
+        assert_eq!(expand_home("a~/b", home), "a~/b");
+        assert_eq!(expand_home("~user/x", home), "~user/x");
+        assert_eq!(claude().env["CLAUDE_CONFIG_DIR"], "~/.claude");
+        assert_eq!(codex().auth_method.as_deref(), Some("openai-api-key"));
     }
 }

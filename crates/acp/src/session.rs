@@ -139,32 +139,40 @@ impl AcpRuntime {
                     false,
                 )
             })?;
+        // `~` is the agent's home: the one its entry sets, or the person's.
+        let agent_home = agent.env.get("HOME").map(PathBuf::from).or_else(home);
+        let env_overrides = agent
+            .env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    crate::registry::expand_home(v, agent_home.as_deref()),
+                )
+            })
+            .collect();
         let spec = LaunchSpec {
             argv: agent.command.clone(),
             cwd: req.workspace_root.clone(),
-            env_overrides: agent.env.clone(),
+            env_overrides,
             profile: SandboxProfile::Agent {
                 task_id: req.task_id.clone(),
             },
             io: LaunchIo::PipedSplit,
             timeout: None,
             output_byte_limit: None,
-            // `~` is the agent's home: the one its entry sets, or the person's.
-            extra_writable: crate::registry::state_paths(
-                agent,
-                agent
-                    .env
-                    .get("HOME")
-                    .map(PathBuf::from)
-                    .or_else(home)
-                    .as_deref(),
-            ),
+            extra_writable: crate::registry::state_paths(agent, agent_home.as_deref()),
             secret_env,
             // The agent's own model API, for its process alone (not for the
             // commands it runs through the host).
             extra_hosts,
         };
         Ok((spec, secret_problems, auth_method))
+    }
+
+    /// Every configured agent.
+    pub fn agents(&self) -> impl Iterator<Item = &AcpAgentConfig> {
+        self.agents.agents()
     }
 
     /// The configured agent `id`.
@@ -1048,6 +1056,31 @@ async fn connect(
     }
 }
 
+/// An agent's error on one line, as a person reads it: its message, then
+/// the detail its data carries (a string, or an object's `details` or
+/// `message`), else the data as compact JSON.
+fn error_text(e: &agent_client_protocol::Error) -> String {
+    let detail = match &e.data {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        Some(data) => Some(
+            ["details", "message"]
+                .iter()
+                .find_map(|k| data.get(k).and_then(serde_json::Value::as_str))
+                .map_or_else(|| data.to_string(), str::to_owned),
+        ),
+    };
+    let message = if e.message.is_empty() {
+        e.code.value().to_string()
+    } else {
+        e.message.clone()
+    };
+    match detail {
+        Some(d) if !d.is_empty() && d != message => format!("{message}: {d}"),
+        _ => message,
+    }
+}
+
 /// Selects a login method the agent lists (`authenticate`).
 async fn authenticate(
     cx: &ConnectionTo<Agent>,
@@ -1105,7 +1138,7 @@ async fn handshake(
                     false,
                 )
             } else {
-                backend("ACP_INITIALIZE_FAILED", text, false)
+                backend("ACP_INITIALIZE_FAILED", error_text(&e), false)
             };
             return Err(error);
         }
@@ -1129,9 +1162,11 @@ async fn handshake(
         .await
     {
         Ok(s) => s.session_id,
-        // An agent that wants a login says how; cocode stores no ACP agent's
-        // token, so the person logs in with the agent's own command.
-        Err(e) if !init.auth_methods.is_empty() => {
+        // An agent that wants a login says how (the protocol's
+        // `auth_required` error); cocode stores no ACP agent's token, so
+        // the person logs in with the agent's own command. Any other
+        // failure keeps its own cause.
+        Err(e) if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED => {
             let methods: Vec<String> = init
                 .auth_methods
                 .iter()
@@ -1149,14 +1184,18 @@ async fn handshake(
                 .collect();
             return Err(backend(
                 "ACP_AUTH_REQUIRED",
-                format!(
-                    "the agent needs a login first: {} ({e})",
-                    methods.join("; ")
-                ),
+                if methods.is_empty() {
+                    format!("the agent needs a login first ({e})")
+                } else {
+                    format!(
+                        "the agent needs a login first: {} ({e})",
+                        methods.join("; ")
+                    )
+                },
                 false,
             ));
         }
-        Err(e) => return Err(backend("ACP_SESSION_FAILED", e.to_string(), false)),
+        Err(e) => return Err(backend("ACP_SESSION_FAILED", error_text(&e), false)),
     };
     let capabilities = AgentCapabilities {
         load_session: init.agent_capabilities.load_session,
@@ -1219,7 +1258,7 @@ async fn run_protocol(
                         *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
                         shared.emit(AgentEvent::Failed {
                             code: "ACP_PROMPT_FAILED".into(),
-                            message: e.to_string(),
+                            message: error_text(&e),
                         });
                         continue 'commands;
                     }

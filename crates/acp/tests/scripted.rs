@@ -424,6 +424,25 @@ async fn an_agent_that_needs_a_login_names_its_methods() {
     );
 }
 
+/// A `session/new` failure that is not the protocol's `auth_required`
+/// keeps its own cause, even from an agent that lists logins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_fails_for_another_reason_is_not_called_a_missing_login() {
+    let f = fixture(&["broken"]).await;
+    let Err(err) = f.runtime.start_session(request(&f.root)).await else {
+        panic!("a broken agent started")
+    };
+    let AgentError::Backend { code, message, .. } = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(code, "ACP_SESSION_FAILED", "{message}");
+    assert!(message.contains("Internal error"), "{message}");
+    assert!(
+        message.contains("EACCES: permission denied, open '/home/u/.claude.json'"),
+        "{message}"
+    );
+}
+
 /// The Gemini CLI preset against the real `gemini` (npm `@google/gemini-cli`,
 /// installed by `cargo xtask test`): with no key it completes `initialize`
 /// and names its login methods instead of starting a session.

@@ -12,9 +12,10 @@ pub mod framing;
 pub mod registry;
 mod servers;
 
+pub use cocode_platform::programs::find_program;
 pub use encoding::{PositionEncoding, TextPos, TextRange};
 pub use features::{Completion, Diagnostic, Edit, FileDiagnostics, HoverText, Location, Severity};
-pub use registry::{ServerRegistry, ServerSpec, find_program, language_id};
+pub use registry::{ServerRegistry, ServerSpec, language_id};
 pub use servers::{
     LanguageServers, LspEvent, LspSetup, MAX_RESTARTS, ServerState, ServerStatus, Timeouts,
     path_of_uri, uri_of,

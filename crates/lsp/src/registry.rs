@@ -1,8 +1,7 @@
 //! Which server speaks for which files, how to start it, and how to get it
 //! when it is not installed.
 
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cocode_core::workspace::LanguageServerEntry;
 use serde::Serialize;
@@ -154,42 +153,6 @@ impl ServerRegistry {
     }
 }
 
-/// Where `program` is found on `path_var` (a `PATH` value); a program
-/// named with a slash is taken as given.
-pub fn find_program(program: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
-    if program.contains('/') || program.contains('\\') {
-        let p = PathBuf::from(program);
-        return is_executable(&p).then_some(p);
-    }
-    std::env::split_paths(path_var?).find_map(|dir| {
-        let candidates = if cfg!(windows) {
-            vec![
-                dir.join(format!("{program}.exe")),
-                dir.join(format!("{program}.cmd")),
-                dir.join(program),
-            ]
-        } else {
-            vec![dir.join(program)]
-        };
-        candidates.into_iter().find(|c| is_executable(c))
-    })
-}
-
-fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        meta.is_file() && meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        meta.is_file()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,29 +198,5 @@ mod tests {
         // The added server names .py after pyright, so it wins.
         assert_eq!(r.for_path(Path::new("a.py")).unwrap().id, "ruff");
         assert_eq!(r.get("ruff").unwrap().install, "install ruff");
-    }
-
-    #[test]
-    #[expect(clippy::disallowed_methods, reason = "builds a fixture folder")]
-    fn programs_are_found_on_the_path_only_when_executable() {
-        let dir = std::env::temp_dir().join(format!("cocode-lsp-find-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let tool = dir.join("some-server");
-        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
-        let path_var = std::env::join_paths([Path::new("/nonexistent"), dir.as_path()]).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o644)).unwrap();
-            assert_eq!(find_program("some-server", Some(&path_var)), None);
-            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        assert_eq!(
-            find_program("some-server", Some(&path_var)),
-            Some(tool.clone())
-        );
-        assert_eq!(find_program("other-server", Some(&path_var)), None);
-        assert_eq!(find_program("some-server", None), None);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -23,7 +23,8 @@ use crate::features::{
     Completion, Diagnostic, Edit, FileDiagnostics, HoverText, Location, completion_of,
     decode_tokens, hover_text,
 };
-use crate::registry::{ServerRegistry, ServerSpec, find_program, language_id};
+use crate::registry::{ServerRegistry, ServerSpec, language_id};
+use cocode_platform::programs::find_program;
 
 /// How long each step may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,10 @@
 //! cocode-platform (layer L0): platform conventions — the operating-system
-//! family and the primary shortcut modifier with its labels — and keeping
+//! family and the primary shortcut modifier with its labels, finding an
+//! installed program ([`programs`]) — and keeping
 //! the process's own secrets from other processes ([`seal`]).
 
 pub mod console;
+pub mod programs;
 pub mod seal;
 
 use std::fmt;

@@ -262,24 +262,83 @@ mod linux {
     /// after fork.
     pub(crate) struct Prepared {
         ruleset: Mutex<Option<RulesetCreated>>,
+        /// A second descriptor of the same ruleset, for the rules only the
+        /// child can add (its private pseudo-terminals).
+        ruleset_fd: Option<OwnedFd>,
         filter: BpfProgram,
+    }
+
+    /// `struct landlock_path_beneath_attr` (packed, as the kernel has it).
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
     }
 
     impl Prepared {
         /// Runs in the child between fork and exec: Landlock first (it sets
-        /// `no_new_privs`, which the filter needs), then the filter.
-        pub(crate) fn restrict(&self) -> std::io::Result<()> {
+        /// `no_new_privs`, which the filter needs), then the filter. With
+        /// `private_ptys` (the launch's mount namespace has a devpts
+        /// instance of its own on `/dev/pts` and `/dev/ptmx`), the command
+        /// may open and use pseudo-terminals there: only its own exist.
+        pub(crate) fn restrict(&self, private_ptys: bool) -> std::io::Result<()> {
             let ruleset = self
                 .ruleset
                 .lock()
                 .map_err(|_| std::io::Error::other("landlock ruleset lock"))?
                 .take()
                 .ok_or_else(|| std::io::Error::other("landlock ruleset already used"))?;
+            if private_ptys && let Some(fd) = &self.ruleset_fd {
+                use std::os::fd::AsRawFd as _;
+                // The mount made them after the ruleset was built, so the
+                // rules are added here, by raw calls (no allocation).
+                grant_ptys(fd.as_raw_fd());
+            }
             ruleset
                 .restrict_self()
                 .map(drop)
                 .map_err(std::io::Error::other)?;
             seccompiler::apply_filter(&self.filter).map_err(std::io::Error::other)
+        }
+    }
+
+    /// Lets the command open, read, write and configure `/dev/ptmx` and
+    /// the terminals below `/dev/pts`. Without the device-ioctl right
+    /// (kernels before Landlock ABI 5 do not know it) the rule is added
+    /// without it; a failure leaves the terminals refused.
+    #[expect(
+        unsafe_code,
+        reason = "runs between fork and exec: open and landlock_add_rule on stack memory"
+    )]
+    fn grant_ptys(ruleset: std::os::fd::RawFd) {
+        let with_ioctl = (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev).bits();
+        let without = (AccessFs::ReadFile | AccessFs::WriteFile).bits();
+        for path in [c"/dev/pts", c"/dev/ptmx"] {
+            // SAFETY: a NUL-terminated path, a packed struct on the stack
+            // that outlives the call, descriptors this process owns.
+            unsafe {
+                let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+                if fd < 0 {
+                    continue;
+                }
+                for access in [with_ioctl, without] {
+                    let attr = PathBeneathAttr {
+                        allowed_access: access,
+                        parent_fd: fd,
+                    };
+                    let added = libc::syscall(
+                        libc::SYS_landlock_add_rule,
+                        ruleset,
+                        1, // LANDLOCK_RULE_PATH_BENEATH
+                        &raw const attr,
+                        0,
+                    );
+                    if added == 0 {
+                        break;
+                    }
+                }
+                libc::close(fd);
+            }
         }
     }
 
@@ -337,8 +396,10 @@ mod linux {
             .map_err(sandbox_err)?
             .add_rule(NetPort::new(proxy_port, AccessNet::ConnectTcp))
             .map_err(sandbox_err)?;
+        let ruleset_fd = ruleset.try_clone().ok().and_then(Into::into);
         Ok(Prepared {
             ruleset: Mutex::new(Some(ruleset)),
+            ruleset_fd,
             filter: socket_filter()?,
         })
     }

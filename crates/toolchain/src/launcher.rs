@@ -227,7 +227,7 @@ impl Launcher {
                 channel: theirs.as_raw_fd(),
             };
             channel = Some((ours, theirs));
-            crate::reaper::PidNamespace::prepare(Some(net), &self.hidden(plan))
+            crate::reaper::PidNamespace::prepare(Some(net), &self.hidden(plan), true)
         } else {
             None
         };
@@ -255,7 +255,11 @@ impl Launcher {
                     namespace.enter()?;
                 }
                 if let Some(ruleset) = &ruleset {
-                    ruleset.restrict()?;
+                    ruleset.restrict(
+                        namespace
+                            .as_ref()
+                            .is_some_and(crate::reaper::PidNamespace::private_ptys),
+                    )?;
                 }
                 Ok(())
             });

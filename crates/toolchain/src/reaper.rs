@@ -30,7 +30,9 @@
 //! hands it to cocode, whose proxy serves it: no other address answers. And
 //! a mount namespace where the person's own sockets (`confine::hidden_sockets`:
 //! the D-Bus session bus, ssh and gpg agents, displays, container engines)
-//! are covered, so a command cannot reach them with the person's rights.
+//! are covered, so a command cannot reach them with the person's rights,
+//! and a devpts instance of its own is mounted, so it can use
+//! pseudo-terminals (an agent's shell) without seeing the person's.
 //!
 //! Where namespaces are not allowed (user namespaces switched off), launches
 //! run as before, in their process group, and `cocode doctor` says so.
@@ -68,6 +70,11 @@ pub(crate) struct PidNamespace {
     /// Namespaces unshared besides those the fields ask for (the probe asks
     /// for every kind a launch may use).
     extra: libc::c_int,
+    /// Give the command a devpts instance of its own (in its mount
+    /// namespace): its pseudo-terminals, and none of the person's.
+    ptys: bool,
+    /// Set in the child once that instance is mounted.
+    private_ptys: std::sync::atomic::AtomicBool,
 }
 
 /// A launch's network namespace: nothing but loopback, where a listener on
@@ -85,6 +92,7 @@ impl PidNamespace {
     pub(crate) fn prepare(
         net: Option<NetNamespace>,
         hide: &[crate::confine::Hidden],
+        ptys: bool,
     ) -> Option<Self> {
         use std::os::unix::ffi::OsStrExt as _;
         let hide = hide
@@ -110,6 +118,8 @@ impl PidNamespace {
             net,
             hide,
             extra: 0,
+            ptys,
+            private_ptys: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -131,7 +141,7 @@ impl PidNamespace {
                 } else {
                     0
                 }
-                | if self.hide.is_empty() {
+                | if self.hide.is_empty() && !self.ptys {
                     0
                 } else {
                     libc::CLONE_NEWNS
@@ -145,7 +155,7 @@ impl PidNamespace {
                 write_file(c"/proc/self/uid_map", uid_map)?;
                 write_file(c"/proc/self/gid_map", gid_map)?;
             }
-            if !self.hide.is_empty() {
+            if !self.hide.is_empty() || self.ptys {
                 self.cover()?;
             }
             if let Some(net) = &self.net {
@@ -209,8 +219,34 @@ impl PidNamespace {
                     return Err(std::io::Error::last_os_error());
                 }
             }
+            if self.ptys {
+                // A devpts instance of its own, its `ptmx` over `/dev/ptmx`:
+                // the command's terminals are the only ones it can see.
+                let private = libc::mount(
+                    c"devpts".as_ptr(),
+                    c"/dev/pts".as_ptr(),
+                    c"devpts".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NOEXEC,
+                    c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+                ) == 0
+                    && libc::mount(
+                        c"/dev/pts/ptmx".as_ptr(),
+                        c"/dev/ptmx".as_ptr(),
+                        none,
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ) == 0;
+                self.private_ptys
+                    .store(private, std::sync::atomic::Ordering::Relaxed);
+            }
             Ok(())
         }
+    }
+
+    /// Whether the command got its own devpts instance (read in the child
+    /// after [`Self::enter`]).
+    pub(crate) fn private_ptys(&self) -> bool {
+        self.private_ptys.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The keeper: waits for the namespace's init (or for cocode's end, then
@@ -473,7 +509,7 @@ unsafe fn close_all_but(keep: &mut [RawFd]) {
 pub fn available() -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let Some(mut ns) = PidNamespace::prepare(None, &[]) else {
+        let Some(mut ns) = PidNamespace::prepare(None, &[], false) else {
             return false;
         };
         // Every kind of namespace a launch may ask for.

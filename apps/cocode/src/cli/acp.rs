@@ -63,6 +63,7 @@ pub fn acp_command(
 ) -> anyhow::Result<u8> {
     match action {
         AcpCommand::List { workspace } => {
+            let path_var = std::env::var_os("PATH");
             for agent in agents(workspace)?.agents() {
                 writeln!(
                     out,
@@ -70,6 +71,11 @@ pub fn acp_command(
                     agent.id,
                     agent.display_name,
                     agent.command.join(" ")
+                )?;
+                writeln!(
+                    out,
+                    "  program: {}",
+                    cocode_acp::registry::program(agent, path_var.as_deref())
                 )?;
                 for name in &agent.secret_env {
                     let state = match cocode_acp::registry::secret_account(&agent.id, name) {
@@ -154,7 +160,11 @@ mod tests {
         };
         let listed = run(&list(), &vault, "").unwrap();
         assert!(
-            listed.contains("gemini\tGemini CLI\tgemini --acp\n  secret GEMINI_API_KEY: not stored\n  model hosts: generativelanguage.googleapis.com\n"),
+            listed.contains("gemini\tGemini CLI\tgemini --acp\n  program: "),
+            "{listed}"
+        );
+        assert!(
+            listed.contains("\n  secret GEMINI_API_KEY: not stored\n  model hosts: generativelanguage.googleapis.com\n"),
             "{listed}"
         );
         let set = |name: &str| AcpCommand::SetSecret {

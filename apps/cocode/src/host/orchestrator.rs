@@ -205,6 +205,10 @@ struct Run<'a> {
         mpsc::UnboundedSender<RequestChunk>,
         mpsc::UnboundedReceiver<RequestChunk>,
     ),
+    /// cocode asked the agent to cancel its turn (a stop, a time limit).
+    cancel_asked: bool,
+    /// The code of the last request cocode refused the agent, if any.
+    last_refusal: Option<String>,
 }
 
 /// Output of a running request.
@@ -293,6 +297,7 @@ impl Run<'_> {
                 self.host.tasks.release_held(self.task.task_id());
             }
             TransitionEffect::CancelSession(reason) => {
+                self.cancel_asked = true;
                 if let Some(session) = &self.session {
                     session
                         .cancel(*reason)
@@ -636,6 +641,31 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The agent's turn ended as cancelled. The cancel cocode asked for
+    /// (a stop, a limit) already moved the task on; an agent that gives up
+    /// on its own (Codex does after a refused permission) has ended its
+    /// turn, and the task moves on instead of waiting for the idle limit.
+    async fn turn_cancelled(&mut self) -> Result<(), OrchestratorError> {
+        if std::mem::take(&mut self.cancel_asked) {
+            return Ok(());
+        }
+        let note = match self.last_refusal.take() {
+            Some(code) => format!("the agent cancelled its own turn after a refusal ({code})"),
+            None => "the agent cancelled its own turn".to_owned(),
+        };
+        self.say(Progress::Note(note));
+        if self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.capabilities().finish_tool)
+        {
+            self.apply(TaskEvent::AgentEndedUnfinished).await?;
+            Ok(())
+        } else {
+            self.attempt_done().await
+        }
+    }
+
     /// Acts on one session event.
     async fn on_event(
         &mut self,
@@ -671,7 +701,7 @@ impl Run<'_> {
             }
             AgentEvent::TurnEnded {
                 reason: TurnEndReason::Cancelled,
-            } => {}
+            } => self.turn_cancelled().await?,
             // An agent without `task.finish` (an external one) cannot
             // say it is done: the end of its turn is the end of the
             // attempt.
@@ -764,6 +794,9 @@ impl Run<'_> {
             }
         };
         self.request_tokens.remove(&id);
+        if let RequestCompletion::Refused { code } = &completion {
+            self.last_refusal = Some(code.clone());
+        }
         if let Some(session) = &self.session
             && let Err(e) = session.complete(id, completion).await
         {
@@ -898,6 +931,8 @@ impl TaskOrchestrator {
             request_tokens: BTreeMap::new(),
             request_tasks: HashMap::new(),
             request_output: mpsc::unbounded_channel(),
+            cancel_asked: false,
+            last_refusal: None,
         };
         run.persist()?;
         self.host

@@ -101,6 +101,17 @@ impl TaskHost {
                 let result = self
                     .call_tool(task, session, catalog::READ_FILE, args, cancel, None)
                     .await;
+                // A missing file inside the workspace reads as empty, as
+                // ACP clients answer (an agent reads a path before it
+                // creates the file); the trace keeps the read as a miss.
+                // Outside the workspace the refusal stands.
+                if result
+                    .error
+                    .as_ref()
+                    .is_some_and(|e| e.code == "WORKSPACE_FILE_NOT_FOUND")
+                {
+                    return RequestCompletion::Success(json!({"content": ""}));
+                }
                 if result.is_error {
                     return failure(&result);
                 }

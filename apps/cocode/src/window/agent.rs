@@ -224,9 +224,9 @@ pub struct AgentPanel {
     /// Tool calls of every running task waiting for the person.
     pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
     pub tasks: Vec<crate::window::task_service::TaskRow>,
-    /// External (ACP) agents of the workspace: (id, name); offered as
-    /// backends `acp:<id>`.
-    pub acp_agents: Vec<(String, String)>,
+    /// External (ACP) agents of the workspace, offered as backends
+    /// `acp:<id>`.
+    pub acp_agents: Vec<crate::window::task_service::AcpAgentRow>,
     /// The task whose review detail is open.
     pub detail: Option<crate::host::review::TaskDetail>,
     pub note: Option<String>,
@@ -248,10 +248,15 @@ impl Default for AgentPanel {
             tool_approvals: Vec::new(),
             tasks: Vec::new(),
             // The presets until the workspace's task service reports its
-            // own list (a folder without history starts no service).
+            // own list, with whether each is installed (a folder without
+            // history starts no service).
             acp_agents: cocode_acp::AcpAgentRegistry::with_presets()
                 .agents()
-                .map(|a| (a.id.to_string(), a.display_name.clone()))
+                .map(|a| crate::window::task_service::AcpAgentRow {
+                    id: a.id.to_string(),
+                    name: a.display_name.clone(),
+                    missing: None,
+                })
                 .collect(),
             detail: None,
             note: None,

@@ -486,7 +486,7 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
             .agent
             .acp_agents
             .iter()
-            .any(|(id, _)| id == "scripted")
+            .any(|a| a.id == "scripted")
     });
     h.get_by_role(egui::accesskit::Role::ComboBox).click();
     h.run_steps(2);
@@ -523,6 +523,56 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
                 || l.ends_with(": completed: verification passed")),
         "{transcript}"
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_acp_agent_that_is_not_installed_says_so_and_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("keep.txt"), "k\n").unwrap();
+    drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
+    let config_path = root.join(".cocode/config/workspace.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    // The Codex preset's id, with a program no machine has.
+    config["acp_agents"] = serde_json::json!([{
+        "id": "codex",
+        "display_name": "Codex",
+        "command": ["codex-acp-not-here", "--flag"],
+    }, {
+        "id": "absent",
+        "display_name": "Absent agent",
+        "command": ["/no/such/agent-program"],
+    }]);
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let mut h = harness(Some(root));
+    run_until(&mut h, "the workspace's agents", |h| {
+        h.state().agent.acp_agents.iter().any(|a| a.id == "absent")
+    });
+    let codex = h
+        .state()
+        .agent
+        .acp_agents
+        .iter()
+        .find(|a| a.id == "codex")
+        .cloned();
+    assert_eq!(
+        codex,
+        Some(crate::window::task_service::AcpAgentRow {
+            id: "codex".into(),
+            name: "Codex".into(),
+            missing: Some("not installed".into()),
+        }),
+        "a custom program has no known package"
+    );
+    h.get_by_role(egui::accesskit::Role::ComboBox).click();
+    h.run_steps(2);
+    h.get_by_label("Absent agent (ACP: absent) — not installed")
+        .click();
+    h.run_steps(2);
+    assert_eq!(h.state().agent.backend, "acp:absent");
+    h.get_by_label("Absent agent is not installed");
 }
 
 #[test]

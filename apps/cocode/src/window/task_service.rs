@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
-use cocode_core::agent::{AgentEvent, AgentRuntime as _};
+use cocode_core::agent::AgentEvent;
 use cocode_core::path::NormalizedPath;
 use cocode_core::task::CompletionModePolicy;
 use cocode_core::{DelegatedTask, PendingApprovalKind, TaskId};
@@ -137,7 +137,7 @@ pub enum ServiceEvent {
     ToolApprovalGone(u64),
     Tasks(Vec<TaskRow>),
     /// The external (ACP) agents the workspace can run: (id, name).
-    AcpAgents(Vec<(String, String)>),
+    AcpAgents(Vec<AcpAgentRow>),
     Detail(TaskDetail),
     /// How agent commands are confined here and the policy proxy's port,
     /// for the status bar.
@@ -405,14 +405,33 @@ async fn save_of(host: &Arc<TaskHost>, path: NormalizedPath) -> ServiceEvent {
     ServiceEvent::Saved { path, result }
 }
 
-/// The workspace's external agents, for the backend picker.
-async fn acp_agents(host: &TaskHost) -> ServiceEvent {
+/// An external agent in the backend picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcpAgentRow {
+    pub id: String,
+    pub name: String,
+    /// Set when its program is not installed: how to install it
+    /// ("not installed — npm install -g …").
+    pub missing: Option<String>,
+}
+
+/// The workspace's external agents, for the backend picker, with whether
+/// each program is installed (looked up here, off the UI thread).
+fn acp_agents(host: &TaskHost) -> ServiceEvent {
+    let path_var = std::env::var_os("PATH");
     ServiceEvent::AcpAgents(
         host.acp
-            .describe_providers()
-            .await
-            .into_iter()
-            .map(|p| (p.id.as_str().to_owned(), p.display_name))
+            .agents()
+            .map(|a| AcpAgentRow {
+                id: a.id.to_string(),
+                name: a.display_name.clone(),
+                missing: match cocode_acp::registry::program(a, path_var.as_deref()) {
+                    cocode_acp::registry::Program::Installed(_) => None,
+                    missing @ cocode_acp::registry::Program::Missing { .. } => {
+                        Some(missing.to_string())
+                    }
+                },
+            })
             .collect(),
     )
 }
@@ -489,7 +508,7 @@ async fn serve(
     .await;
     out.send(ServiceEvent::Tasks(rows_off_thread(&host).await))
         .await;
-    out.send(acp_agents(&host).await).await;
+    out.send(acp_agents(&host)).await;
     forward_approvals(&host, &out);
     forward_commands(&host, &out);
     let queue = Arc::clone(host.tools.approvals());

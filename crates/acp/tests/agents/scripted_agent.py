@@ -7,6 +7,8 @@ word of a prompt picks the scenario:
   read PATH            fs/read_text_file, then say what it read
   write PATH TEXT      a tool call around fs/write_text_file
   permission           session/request_permission, then say the outcome
+  giveup               ask permission; refused, end the turn as cancelled
+                       (Codex does so)
   run LINE             terminal/create with a whole shell line, wait_for_exit,
                        output, release; say the exit status and output
   watch LINE           terminal/create with a shell line, poll terminal/output
@@ -22,7 +24,9 @@ word of a prompt picks the scenario:
 
 argv[1] == "v2" answers initialize with protocol version 2; "auth" lists a
 browser login and an API-key login and refuses session/new until
-`authenticate` selected the API-key login with SCRIPTED_API_KEY set.
+`authenticate` selected the API-key login with SCRIPTED_API_KEY set;
+"broken" lists the same logins but fails session/new with an internal
+error (a settings file it cannot write).
 """
 
 import json
@@ -143,6 +147,21 @@ def prompt(message, cwd):
             say(session, "permission: " + outcome["outcome"])
         if cancelled:
             stop = "cancelled"
+    elif scenario == "giveup":
+        answer = call("session/request_permission", {
+            "sessionId": session,
+            "toolCall": {"toolCallId": "call-4", "title": "Run make"},
+            "options": [
+                {"optionId": "approved", "name": "Yes", "kind": "allow_once"},
+                {"optionId": "abort", "name": "No, and tell Codex what to do differently", "kind": "reject_once"},
+            ],
+        })
+        outcome = answer["result"]["outcome"]
+        if outcome.get("optionId") == "approved":
+            say(session, "allowed")
+        else:
+            say(session, "refused; giving up")
+            stop = "cancelled"
     elif scenario in ("run", "kill"):
         if scenario == "run":
             create = {"sessionId": session, "command": text[len("run "):], "cwd": cwd}
@@ -221,7 +240,7 @@ def main():
                 "authMethods": [{"id": "login", "name": "Log in with a browser",
                                  "description": "opens the login page"},
                                 {"id": "api-key", "name": "API key",
-                                 "description": "uses SCRIPTED_API_KEY"}] if MODE == "auth" else [],
+                                 "description": "uses SCRIPTED_API_KEY"}] if MODE in ("auth", "broken") else [],
             }})
         elif method == "authenticate":
             if message["params"]["methodId"] == "api-key" and os.environ.get("SCRIPTED_API_KEY"):
@@ -229,6 +248,10 @@ def main():
                 send({"id": message["id"], "result": {}})
             else:
                 send({"id": message["id"], "error": {"code": -32000, "message": "no key"}})
+        elif method == "session/new" and MODE == "broken":
+            send({"id": message["id"], "error": {
+                "code": -32603, "message": "Internal error",
+                "data": {"details": "EACCES: permission denied, open '/home/u/.claude.json'"}}})
         elif method == "session/new" and MODE == "auth" and not authenticated:
             send({"id": message["id"], "error": {"code": -32000, "message": "Authentication required"}})
         elif method == "session/new":

@@ -467,3 +467,73 @@ print("runtime", sorted(os.listdir("{runtime}")))
     // Outside the command nothing changed.
     assert!(bus_path.exists() && agent_path.exists());
 }
+
+/// An agent's own shell needs a pseudo-terminal (Gemini CLI's shell tool
+/// runs in one): a command gets a devpts instance of its own, where it can
+/// open terminals, and cannot see or write the person's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_gets_pseudo_terminals_of_its_own_and_none_of_the_persons() {
+    if !landlock() || !namespaces() || !require("python3") {
+        return;
+    }
+    // The person's terminal: a pseudo-terminal this process holds open.
+    let (mut leader, mut follower) = (-1, -1);
+    #[expect(unsafe_code, reason = "openpty fills two descriptors")]
+    // SAFETY: out-pointers to two ints; no name, termios or size given.
+    let opened = unsafe {
+        libc::openpty(
+            &raw mut leader,
+            &raw mut follower,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    let persons = std::fs::read_link(format!("/proc/self/fd/{follower}")).unwrap();
+    assert!(persons.starts_with("/dev/pts/"), "{}", persons.display());
+    let (_base, ws) = out_workspace();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws));
+    let script = r"
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    print('hello from a terminal', os.isatty(0), flush=True)
+    os._exit(0)
+out = b''
+while True:
+    try:
+        chunk = os.read(fd, 1024)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+os.waitpid(pid, 0)
+os.close(fd)
+print(out.decode().strip())
+print(sorted(os.listdir('/dev/pts')))
+try:
+    with open(sys.argv[1], 'w') as t:
+        t.write('typed by a command')
+    print('wrote the persons terminal')
+except OSError as e:
+    print('the persons terminal:', e.strerror)
+";
+    let target = persons.to_string_lossy().into_owned();
+    let (status, out) = run(&l, spec(&["python3", "-c", script, &target], agent(), &ws)).await;
+    assert_eq!(
+        (status, out.as_str()),
+        (
+            ExitStatus::Code(0),
+            "hello from a terminal True\n['ptmx']\nthe persons terminal: Permission denied\n"
+        )
+    );
+    #[expect(unsafe_code, reason = "closing the descriptors openpty gave")]
+    // SAFETY: both descriptors are this test's own.
+    unsafe {
+        libc::close(leader);
+        libc::close(follower);
+    }
+}

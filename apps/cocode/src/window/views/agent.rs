@@ -589,16 +589,17 @@ fn backend_row(
     ui.horizontal_wrapped(|ui| {
         ui.label("Backend");
         let mut backend = panel.backend.clone();
-        let acp_label = |id: &str, name: &str| format!("{name} (ACP: {id})");
+        let acp_label = |a: &crate::window::task_service::AcpAgentRow| {
+            let installed = if a.missing.is_some() {
+                " — not installed"
+            } else {
+                ""
+            };
+            format!("{} (ACP: {}){installed}", a.name, a.id)
+        };
         let shown = backend
             .strip_prefix("acp:")
-            .and_then(|id| {
-                panel
-                    .acp_agents
-                    .iter()
-                    .find(|(a, _)| a == id)
-                    .map(|(a, n)| acp_label(a, n))
-            })
+            .and_then(|id| panel.acp_agents.iter().find(|a| a.id == id).map(acp_label))
             .unwrap_or_else(|| backend.clone());
         egui::ComboBox::from_id_salt("agent-backend")
             .selected_text(shown)
@@ -611,8 +612,12 @@ fn backend_row(
                 if !panel.acp_agents.is_empty() {
                     ui.separator();
                 }
-                for (id, name) in &panel.acp_agents {
-                    ui.selectable_value(&mut backend, format!("acp:{id}"), acp_label(id, name));
+                for a in &panel.acp_agents {
+                    let choice =
+                        ui.selectable_value(&mut backend, format!("acp:{}", a.id), acp_label(a));
+                    if let Some(missing) = &a.missing {
+                        choice.on_hover_text(missing);
+                    }
                 }
             });
         if backend != panel.backend {
@@ -637,6 +642,17 @@ fn backend_row(
             .on_hover_text("As the provider reported them");
         }
     });
+    if let Some(agent) = panel
+        .backend
+        .strip_prefix("acp:")
+        .and_then(|id| panel.acp_agents.iter().find(|a| a.id == id))
+        && let Some(missing) = &agent.missing
+    {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!("{} is {missing}", agent.name),
+        );
+    }
     if let Some(row) = providers.row(&panel.backend).filter(|r| r.id != "local") {
         ui.horizontal(|ui| {
             ui.label("Model");
