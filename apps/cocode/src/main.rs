@@ -29,30 +29,37 @@ fn main() -> ExitCode {
             cocode::host::secrets::values(),
         );
     }
-    // The window also logs to a file a day in the data folder; commands
-    // log to stderr only.
-    let (file_log, _flush) = match (&data, window) {
-        (Some(data), true) => {
-            match cocode::host::crash::log_writer(&cocode::host::crash::log_dir(data)) {
-                Ok((writer, guard)) => (Some(writer), Some(guard)),
-                Err(e) => {
+    // Every process logs to a file a day in the data folder. Library logs
+    // go to stderr only from the window or when COCODE_LOG asks for them,
+    // so a command's output is its own (and colour only on a terminal).
+    let (file_log, _flush) = match &data {
+        Some(data) => match cocode::host::crash::log_writer(&cocode::host::crash::log_dir(data)) {
+            Ok((writer, guard)) => (Some(writer), Some(guard)),
+            Err(e) => {
+                if window {
                     eprintln!("cocode: no log file: {e}");
-                    (None, None)
                 }
+                (None, None)
             }
-        }
-        _ => (None, None),
+        },
+        None => (None, None),
     };
     {
+        use std::io::IsTerminal as _;
         use tracing_subscriber::layer::SubscriberExt as _;
         use tracing_subscriber::util::SubscriberInitExt as _;
+        let asked = std::env::var_os("COCODE_LOG").is_some();
         let filter =
             tracing_subscriber::EnvFilter::try_from_env("COCODE_LOG").unwrap_or_else(|_| {
                 tracing_subscriber::EnvFilter::new(if window { "info" } else { "warn" })
             });
         tracing_subscriber::registry()
             .with(filter)
-            .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+            .with((window || asked).then(|| {
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(std::io::stderr().is_terminal())
+                    .with_writer(std::io::stderr)
+            }))
             .with(file_log.map(|w| {
                 tracing_subscriber::fmt::layer()
                     .with_ansi(false)

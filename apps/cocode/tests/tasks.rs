@@ -847,6 +847,145 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
     );
 }
 
+/// The processes whose working folder is `root`.
+#[cfg(target_os = "linux")]
+fn processes_in(root: &Path) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            std::fs::read_link(e.path().join("cwd"))
+                .is_ok_and(|c| c == root)
+                .then_some(pid)
+        })
+        .collect()
+}
+
+/// Ctrl-C (`SIGINT`) and `SIGTERM` of `task run` stop the task: the agent
+/// is asked to cancel, and one that ignores it is killed after its grace
+/// with every process it started; the task is saved as stopped.
+#[cfg(target_os = "linux")]
+#[test]
+fn interrupting_task_run_stops_the_task_and_leaves_no_agent_process() {
+    use std::io::BufRead as _;
+    for (signal, prompt) in [("-INT", "stubborn"), ("-TERM", "hang")] {
+        let ws = workspace(&[("a.txt", "alpha\n")]);
+        with_scripted_acp_agent(ws.path());
+        let root = ws.path().canonicalize().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
+            .args(run_args(
+                &root,
+                prompt,
+                &["--backend", "acp:scripted", "--yes"],
+            ))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("HOME", std::env::temp_dir())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut seen = String::new();
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("→ running") {
+                break;
+            }
+        }
+        // The agent is up and in its turn.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while processes_in(&root).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(!processes_in(&root).is_empty(), "no agent ran: {seen}");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let killed = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let rest: Vec<String> = lines.map(Result::unwrap).collect();
+        let status = child.wait().unwrap();
+        let out = format!("{seen}{}", rest.join("\n"));
+        assert_eq!(status.code(), Some(1), "{signal}: {out}");
+        assert!(
+            out.ends_with(": stopped: a person stopped it"),
+            "{signal}: {out}"
+        );
+        assert_eq!(processes_in(&root), Vec::<u32>::new(), "{signal}: {out}");
+    }
+}
+
+/// An agent that cannot reach its model says nothing for minutes: after
+/// 15 quiet seconds the run says so, with the places the proxy refused
+/// and the setting that allows an agent's model API.
+#[cfg(unix)]
+#[test]
+fn a_quiet_agent_is_reported_with_the_hosts_the_proxy_refused_it() {
+    let ws = workspace(&[("a.txt", "alpha\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (_, out) = run(
+        ws.path(),
+        "offline http://127.0.0.1:9/v1/messages 17",
+        &["--backend", "acp:scripted", "--yes"],
+    );
+    let told = "  no word from the agent for 15 s; it is still running; the proxy refused it 127.0.0.1:9 (an external agent's own model API belongs in model_hosts of its acp_agents entry)\ngave up on the model\n";
+    assert!(out.contains(told), "{out}");
+    assert!(
+        out.contains("blocked hosts: 127.0.0.1:9 (the agent's own model API: model_hosts of its entry “scripted” in acp_agents; its commands: allowed_hosts; both in .cocode/config/workspace.json)\n"),
+        "{out}"
+    );
+}
+
+/// Library logs (here the launcher's warning about a state folder it
+/// cannot make) go to the log file, not into `task run`'s output.
+#[cfg(unix)]
+#[test]
+fn library_warnings_go_to_the_log_file_not_to_the_output_of_task_run() {
+    let ws = workspace(&[("a.txt", "alpha\n")]);
+    with_scripted_acp_agent(ws.path());
+    let path = ws.path().join(".cocode/config/workspace.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["acp_agents"][0]["state_dirs"] = serde_json::json!(["/proc/cocode-no-such-state"]);
+    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(run_args(
+            ws.path(),
+            "env HOME",
+            &["--backend", "acp:scripted", "--yes"],
+        ))
+        .stdin(Stdio::null())
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env_remove("COCODE_LOG")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(stderr, "", "{stdout}");
+    assert!(
+        !stdout.contains("WARN") && !stdout.contains('\u{1b}'),
+        "{stdout}"
+    );
+    let logs = home.path().join("data/cocode/logs");
+    let logged: String = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(
+        logged.contains("WARN") && logged.contains("/proc/cocode-no-such-state"),
+        "{logged}"
+    );
+    assert!(!logged.contains('\u{1b}'), "{logged}");
+}
+
 /// An agent reads a path before it creates the file there (Gemini CLI
 /// does): a missing file inside the workspace reads as empty, as ACP
 /// clients answer; a path outside stays refused, whether or not it exists.
@@ -1092,7 +1231,7 @@ fn a_run_names_the_hosts_the_proxy_refused() {
         &["--yes"],
     );
     assert!(
-        out.contains("blocked hosts: blocked.example (allow them in allowed_hosts of .cocode/config/workspace.json)"),
+        out.contains("blocked hosts: blocked.example:80 (allow them in allowed_hosts of .cocode/config/workspace.json)"),
         "{out}"
     );
 }
@@ -1124,7 +1263,7 @@ fn a_host_a_task_wrote_into_a_lockfile_stays_refused_until_a_person_allows_it() 
     );
     assert!(
         out.contains(&format!(
-            "blocked hosts: 127.0.0.1 (allow them in allowed_hosts of .cocode/config/workspace.json)\n  127.0.0.1: named in go.sum by an edit of task {writer}: allowed only once a person allows it\n"
+            "blocked hosts: 127.0.0.1:80 (allow them in allowed_hosts of .cocode/config/workspace.json)\n  127.0.0.1: named in go.sum by an edit of task {writer}: allowed only once a person allows it\n"
         )),
         "{out}"
     );

@@ -42,27 +42,49 @@ type Body = BoxBody<Bytes, hyper::Error>;
 /// Hosts refused per task, each once, in memory.
 #[derive(Debug, Default)]
 pub struct BlockedHostLog {
-    by_task: Mutex<BTreeMap<TaskId, BTreeSet<String>>>,
+    by_task: Mutex<BTreeMap<TaskId, BTreeSet<Place>>>,
 }
 
+/// A refused host and the port asked for (none when only a Host header
+/// named it).
+type Place = (String, Option<u16>);
+
 impl BlockedHostLog {
-    fn record(&self, task: &TaskId, host: &str) {
+    fn record(&self, task: &TaskId, host: &str, port: Option<u16>) {
         self.by_task
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(task.clone())
             .or_default()
-            .insert(host.to_owned());
+            .insert((host.to_owned(), port));
     }
 
-    /// The hosts refused for a task, sorted.
-    pub fn hosts(&self, task: &TaskId) -> Vec<String> {
+    fn refused(&self, task: &TaskId) -> BTreeSet<Place> {
         self.by_task
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(task)
-            .map(|s| s.iter().cloned().collect())
+            .cloned()
             .unwrap_or_default()
+    }
+
+    /// The hosts refused for a task, sorted.
+    pub fn hosts(&self, task: &TaskId) -> Vec<String> {
+        let names: BTreeSet<String> = self.refused(task).into_iter().map(|(h, _)| h).collect();
+        names.into_iter().collect()
+    }
+
+    /// The places refused for a task as `host:port` (the form an entry's
+    /// `model_hosts` or `allowed_hosts` takes), sorted.
+    pub fn places(&self, task: &TaskId) -> Vec<String> {
+        self.refused(task)
+            .into_iter()
+            .map(|(h, p)| match p {
+                Some(p) if h.contains(':') => format!("[{h}]:{p}"),
+                Some(p) => format!("{h}:{p}"),
+                None => h,
+            })
+            .collect()
     }
 }
 
@@ -257,6 +279,11 @@ impl PolicyProxy {
     pub fn blocked_hosts(&self, task: &TaskId) -> Vec<String> {
         self.shared.blocked.hosts(task)
     }
+
+    /// … as `host:port`, the form `model_hosts` and `allowed_hosts` take.
+    pub fn blocked_places(&self, task: &TaskId) -> Vec<String> {
+        self.shared.blocked.places(task)
+    }
 }
 
 /// (launch id, token) from a proxy URL's user info.
@@ -340,8 +367,13 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     }
 }
 
-fn refuse(shared: &Shared, task: &TaskId, refused: &HostRefused, shown: &str) -> Response<Body> {
-    shared.blocked.record(task, shown);
+fn refuse(
+    shared: &Shared,
+    task: &TaskId,
+    refused: &HostRefused,
+    (shown, port): (&str, u16),
+) -> Response<Body> {
+    shared.blocked.record(task, shown, Some(port));
     full(
         StatusCode::FORBIDDEN,
         format!("cocode blocked {shown}: {refused}\n"),
@@ -383,10 +415,11 @@ async fn open_upstream(
 fn upstream_failed(
     shared: &Shared,
     task: &TaskId,
+    port: u16,
     (status, refused, detail): (StatusCode, Option<HostRefused>, String),
 ) -> Response<Body> {
     match refused {
-        Some(r) => refuse(shared, task, &r, &detail),
+        Some(r) => refuse(shared, task, &r, (&detail, port)),
         None => full(status, format!("cocode proxy: {detail}\n")),
     }
 }
@@ -412,7 +445,7 @@ async fn connect_tunnel(
     let idle = shared.tunnel_idle;
     let mut server = match open_upstream(shared, extra, authority.host(), port).await {
         Ok(s) => s,
-        Err(e) => return upstream_failed(shared, task, e),
+        Err(e) => return upstream_failed(shared, task, port, e),
     };
     tokio::spawn(async move {
         let Ok(upgraded) = hyper::upgrade::on(req).await else {
@@ -499,7 +532,7 @@ async fn forward(
                 || "an unreadable Host header".to_owned(),
                 |h| h.host().to_owned(),
             );
-            shared.blocked.record(task, &shown);
+            shared.blocked.record(task, &shown, None);
             return full(
                 StatusCode::FORBIDDEN,
                 format!(
@@ -511,7 +544,7 @@ async fn forward(
     }
     let stream = match open_upstream(shared, extra, authority.host(), port).await {
         Ok(s) => s,
-        Err(e) => return upstream_failed(shared, task, e),
+        Err(e) => return upstream_failed(shared, task, port, e),
     };
     let Ok((mut sender, conn)) = hyper::client::conn::http1::Builder::new()
         .preserve_header_case(true)

@@ -175,11 +175,18 @@ fn pass_secrets(
 fn print_blocked(host: &TaskHost, task: &DelegatedTask, out: &mut dyn Write) -> anyhow::Result<()> {
     let blocked = host.proxy.blocked_hosts(task.task_id());
     if !blocked.is_empty() {
-        writeln!(
-            out,
-            "blocked hosts: {} (allow them in allowed_hosts of .cocode/config/workspace.json)",
-            blocked.join(", ")
-        )?;
+        let places = host.proxy.blocked_places(task.task_id()).join(", ");
+        if let TaskBackend::Acp { agent_id } = task.backend() {
+            writeln!(
+                out,
+                "blocked hosts: {places} (the agent's own model API: model_hosts of its entry “{agent_id}” in acp_agents; its commands: allowed_hosts; both in .cocode/config/workspace.json)"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "blocked hosts: {places} (allow them in allowed_hosts of .cocode/config/workspace.json)"
+            )?;
+        }
         for (name, why) in host.held_reasons(&blocked) {
             writeln!(out, "  {name}: {why}")?;
         }
@@ -267,16 +274,12 @@ fn run_task(
             backend: backend_choice,
             completion_mode: mode,
         };
+        let stop = tokio_util::sync::CancellationToken::new();
+        let interrupts = tokio::spawn(stop_on_interrupt(stop.clone()));
         let running = async move {
-            let result = orchestrator
-                .run(
-                    spec,
-                    &approver,
-                    &tx,
-                    tokio_util::sync::CancellationToken::new(),
-                )
-                .await;
+            let result = orchestrator.run(spec, &approver, &tx, stop).await;
             drop(tx);
+            interrupts.abort();
             result
         };
         let printing = async {
@@ -296,6 +299,44 @@ fn run_task(
         writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
         anyhow::Ok(exit_code(&task))
     })
+}
+
+/// Ctrl-C or `SIGTERM` stops the task as a person's stop does: the agent
+/// is asked to cancel, given its grace, then ended with every process it
+/// started, and the task is saved as stopped. A second one ends cocode at
+/// once (the launcher's keepers end every agent process with it).
+async fn stop_on_interrupt(stop: tokio_util::sync::CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut interrupt), Ok(mut terminate)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        eprintln!("stopping the task (interrupt again to quit at once)");
+        stop.cancel();
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        std::process::exit(130);
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("stopping the task (interrupt again to quit at once)");
+            stop.cancel();
+        }
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(130);
+        }
+    }
 }
 
 fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::Result<u8> {

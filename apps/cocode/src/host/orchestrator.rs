@@ -211,6 +211,9 @@ struct Run<'a> {
     last_refusal: Option<String>,
 }
 
+/// How long an agent may be quiet before the person is told so.
+const QUIET: Duration = Duration::from_secs(15);
+
 /// Output of a running request.
 type RequestChunk = (RequestId, Vec<u8>);
 
@@ -806,6 +809,25 @@ impl Run<'_> {
         }
     }
 
+    /// What to say when the agent has been quiet for [`QUIET`]: and which
+    /// places the proxy refused it, with the setting that allows each kind.
+    fn quiet_note(&self) -> String {
+        let mut note = format!(
+            "no word from the agent for {} s; it is still running",
+            QUIET.as_secs()
+        );
+        let refused = self.host.proxy.blocked_places(self.task.task_id());
+        if !refused.is_empty() {
+            let _ = write!(note, "; the proxy refused it {}", refused.join(", "));
+            if matches!(self.task.backend(), TaskBackend::Acp { .. }) {
+                note.push_str(
+                    " (an external agent's own model API belongs in model_hosts of its acp_agents entry)",
+                );
+            }
+        }
+        note
+    }
+
     /// Pumps session events until the task is terminal or waits for a person.
     async fn pump(&mut self) -> Result<(), OrchestratorError> {
         let limits = self.host.workspace.config.limits;
@@ -815,6 +837,8 @@ impl Run<'_> {
         let mut events = session.events();
         let mut last_event = Instant::now();
         let mut calls_in_flight: BTreeSet<String> = BTreeSet::new();
+        // Said once per silence: the agent has been quiet for a while.
+        let mut quiet_told = false;
         loop {
             if self.task.status().is_terminal()
                 || self.task.status() == TaskStatus::AwaitingApproval
@@ -826,8 +850,14 @@ impl Run<'_> {
                 .saturating_sub(self.attempt_started.elapsed());
             // Time spent inside tool calls (approval waits, long commands)
             // is not idleness.
-            let idle_left = if calls_in_flight.is_empty() && self.requests.is_empty() {
+            let waiting_on_agent = calls_in_flight.is_empty() && self.requests.is_empty();
+            let idle_left = if waiting_on_agent {
                 limits.idle_limit().saturating_sub(last_event.elapsed())
+            } else {
+                Duration::MAX
+            };
+            let quiet_left = if waiting_on_agent && !quiet_told {
+                QUIET.saturating_sub(last_event.elapsed())
             } else {
                 Duration::MAX
             };
@@ -848,6 +878,10 @@ impl Run<'_> {
                 () = tokio::time::sleep(idle_left) => {
                     self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::Idle)).await?;
                 }
+                () = tokio::time::sleep(quiet_left) => {
+                    quiet_told = true;
+                    self.say(Progress::Note(self.quiet_note()));
+                }
                 Some((id, chunk)) = self.request_output.1.recv() => {
                     if let Some(session) = &self.session {
                         session.request_output(&id, &chunk);
@@ -859,6 +893,7 @@ impl Run<'_> {
                 }
                 event = events.next() => {
                     last_event = Instant::now();
+                    quiet_told = false;
                     let Some(event) = event else {
                         self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::TransportClosed)).await?;
                         continue;

@@ -9,6 +9,9 @@ word of a prompt picks the scenario:
   permission           session/request_permission, then say the outcome
   giveup               ask permission; refused, end the turn as cancelled
                        (Codex does so)
+  offline URL SECS     fetch URL through the proxy (as a model call), then
+                       stay quiet for SECS seconds and end the turn
+                       (Codex does so)
   run LINE             terminal/create with a whole shell line, wait_for_exit,
                        output, release; say the exit status and output
   watch LINE           terminal/create with a shell line, poll terminal/output
@@ -147,6 +150,15 @@ def prompt(message, cwd):
             say(session, "permission: " + outcome["outcome"])
         if cancelled:
             stop = "cancelled"
+    elif scenario == "offline":
+        import urllib.request
+        try:
+            urllib.request.urlopen(words[1], timeout=5)
+            say(session, "reached the model")
+        except Exception as e:
+            log(f"the model is unreachable: {e}")
+        time.sleep(float(words[2]))
+        say(session, "gave up on the model")
     elif scenario == "giveup":
         answer = call("session/request_permission", {
             "sessionId": session,
