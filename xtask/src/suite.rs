@@ -268,14 +268,16 @@ fn install_rust_analyzer() {
 
 /// Third-party ACP agents the ACP tests drive (pinned): Gemini CLI
 /// (`gemini --acp`), the ACP TypeScript SDK's example agent (run with
-/// `tsx`) and Claude Code's ACP adapter; and the language servers the
-/// real-server LSP tests drive: pyright and typescript-language-server
+/// `tsx`), both Claude ACP adapters and Codex's; and the language servers
+/// the real-server LSP tests drive: pyright and typescript-language-server
 /// (with TypeScript 5).
-const NPM_PACKAGES: [&str; 7] = [
-    "@google/gemini-cli",
+const NPM_PACKAGES: [&str; 9] = [
+    "@google/gemini-cli@0.61.0",
     "tsx@4.20.6",
     "@zed-industries/agent-client-protocol@0.4.5",
     "@zed-industries/claude-code-acp@0.16.2",
+    "@agentclientprotocol/claude-agent-acp@0.49.0",
+    "@zed-industries/codex-acp@0.16.0",
     "pyright@1.1.414",
     "typescript-language-server@5.3.0",
     "typescript@5.9.3",

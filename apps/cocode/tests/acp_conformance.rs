@@ -38,6 +38,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 const NOTES: &str = "line one of notes\n";
+const PLAN: &str = "the plan\n";
 
 /// What to ask an agent for each scenario.
 #[derive(Debug, Default, Clone, Copy)]
@@ -159,12 +160,18 @@ fn sdk_example(_root: &Path) -> Option<Subject> {
     })
 }
 
-/// Claude Code's ACP adapter (npm `@zed-industries/claude-code-acp`)
-/// against a loopback fake of the Anthropic Messages API, reached through
+/// A Claude ACP adapter from its preset, started from an empty home folder,
+/// against a loopback fake of the Anthropic Messages API reached through
 /// the policy proxy. Its key is a declared secret variable.
-fn claude_code(root: &Path) -> Option<Subject> {
-    if !on_path("claude-code-acp") {
-        missing("Claude Code's ACP adapter (npm @zed-industries/claude-code-acp)");
+fn claude_adapter(
+    root: &Path,
+    preset: &cocode_acp::AcpAgentConfig,
+    package: &str,
+    prompts: Prompts,
+) -> Option<Subject> {
+    let program = preset.command[0].clone();
+    if !on_path(&program) {
+        missing(&format!("{} (npm {package})", preset.display_name));
         return None;
     }
     let mut peer = std::process::Command::new("python3")
@@ -183,42 +190,72 @@ fn claude_code(root: &Path) -> Option<Subject> {
         .unwrap()
         .parse()
         .unwrap();
+    // An empty home: the preset makes its state folder and keeps its
+    // settings inside it (`CLAUDE_CONFIG_DIR=~/.claude`).
     let home = tempfile::tempdir().unwrap();
+    let mut entry = serde_json::to_value(preset).unwrap();
+    for (name, value) in [
+        ("HOME", home.path().to_string_lossy().into_owned()),
+        ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}")),
+        ("IS_SANDBOX", "1".into()),
+        ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("DISABLE_ERROR_REPORTING", "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+    ] {
+        entry["env"][name] = json!(value);
+    }
+    // Its model API: reachable through the proxy by the agent's own
+    // process alone.
+    entry["model_hosts"] = json!([format!("127.0.0.1:{port}")]);
     Some(Subject {
-        entry: json!({
-            "command": ["claude-code-acp"],
-            "env": {
-                "HOME": home.path(),
-                // Its settings file inside its state folder (else it is
-                // `~/.claude.json`, beside the folder, where a command may
-                // not write).
-                "CLAUDE_CONFIG_DIR": home.path().join(".claude"),
-                "ANTHROPIC_BASE_URL": format!("http://127.0.0.1:{port}"),
-                "IS_SANDBOX": "1",
-                "CLAUDE_CODE_MAX_RETRIES": "0",
-                "DISABLE_AUTOUPDATER": "1",
-                "DISABLE_TELEMETRY": "1",
-                "DISABLE_ERROR_REPORTING": "1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"
-            },
-            "secret_env": ["ANTHROPIC_API_KEY"],
-            // Where it keeps its state (the preset's folder).
-            "state_dirs": ["~/.claude"],
-            // Its model API: reachable through the proxy by the agent's
-            // own process alone.
-            "model_hosts": [format!("127.0.0.1:{port}")],
-        }),
+        entry,
         secrets: vec![("ANTHROPIC_API_KEY", "sk-ant-loopback")],
-        prompts: Prompts {
+        prompts,
+        peer: Some(peer),
+        _home: Some(home),
+    })
+}
+
+/// Claude through its current ACP adapter, the `claude` preset (npm
+/// `@agentclientprotocol/claude-agent-acp`). It reads, writes and runs
+/// commands with its own tools, in its own confined process (no `fs/*` or
+/// `terminal/*` requests), and asks permission before writing.
+fn claude_agent(root: &Path) -> Option<Subject> {
+    claude_adapter(
+        root,
+        &cocode_acp::registry::claude(),
+        "@agentclientprotocol/claude-agent-acp",
+        Prompts {
+            read: "read notes.txt",
+            terminal: "run echo hi",
+            permission: (
+                "remove docs/plan.txt",
+                Shows::Says("result:"),
+                Shows::CallFailed,
+            ),
+            slow: "slow",
+            ..Prompts::default()
+        },
+    )
+}
+
+/// Claude Code's older ACP adapter, the `claude-code` preset (npm
+/// `@zed-industries/claude-code-acp`).
+fn claude_code(root: &Path) -> Option<Subject> {
+    claude_adapter(
+        root,
+        &cocode_acp::registry::claude_code(),
+        "@zed-industries/claude-code-acp",
+        Prompts {
             read: "read notes.txt",
             write: ("write out.txt", "written by the agent\n"),
             terminal: "run echo hi",
             permission: ("write out.txt", Shows::Says("result:"), Shows::CallFailed),
             slow: "slow",
         },
-        peer: Some(peer),
-        _home: Some(home),
-    })
+    )
 }
 
 struct Harness {
@@ -242,6 +279,8 @@ async fn harness_with(
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("notes.txt"), NOTES).unwrap();
+    std::fs::create_dir(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/plan.txt"), PLAN).unwrap();
     let subject = setup(&root)?;
     // The agent is configured in workspace.json, as a person would.
     drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
@@ -510,6 +549,21 @@ async fn runs_a_terminal_command(h: Harness) {
     assert!(said(&events).contains("hi"), "{events:?}");
 }
 
+/// An agent that reads with its own tools: no host request, the content
+/// in its answer.
+async fn reads_a_file_with_its_own_tools(h: Harness) {
+    let events = h.turn(h.subject.prompts.read, Interrupt::None).await;
+    assert!(requests(&events).is_empty(), "{events:?}");
+    assert!(said(&events).contains(NOTES.trim_end()), "{events:?}");
+}
+
+/// An agent that runs commands in its own (confined) process.
+async fn runs_a_command_in_its_own_process(h: Harness) {
+    let events = h.turn(h.subject.prompts.terminal, Interrupt::None).await;
+    assert!(requests(&events).is_empty(), "{events:?}");
+    assert!(said(&events).contains("result: hi"), "{events:?}");
+}
+
 async fn permission(h: Harness, allow: bool) {
     let (prompt, allowed, refused) = h.subject.prompts.permission;
     h.approve.store(allow, Ordering::SeqCst);
@@ -534,6 +588,11 @@ async fn permission(h: Harness, allow: bool) {
     }
     if !allow {
         assert!(!h.root.join("out.txt").exists(), "a refusal wrote nothing");
+        assert_eq!(
+            std::fs::read_to_string(h.root.join("docs/plan.txt")).unwrap(),
+            PLAN,
+            "a refusal removed nothing"
+        );
         if let Shows::Says(other) = allowed {
             assert!(!said(&events).contains(other), "{events:?}");
         }
@@ -612,6 +671,20 @@ conformance!(
     super::sdk_example,
     [
         initializes_and_starts_a_session,
+        a_permission_allowed,
+        a_permission_refused,
+        cancels_mid_turn,
+        dying_mid_turn_closes_the_transport,
+    ]
+);
+
+conformance!(
+    claude_agent_adapter,
+    super::claude_agent,
+    [
+        initializes_and_starts_a_session,
+        reads_a_file_with_its_own_tools,
+        runs_a_command_in_its_own_process,
         a_permission_allowed,
         a_permission_refused,
         cancels_mid_turn,

@@ -6,6 +6,7 @@ person's prompt (the first user message):
 
   "read notes.txt"   -> Read of WS/notes.txt
   "write out.txt"    -> Write of WS/out.txt with "written by the agent\n"
+  "remove docs/plan.txt" -> Bash `rm docs/plan.txt` (asks permission)
   "run echo hi"      -> Bash `echo hi`
   "slow"             -> answers nothing for 120 s (for cancel and death tests)
 
@@ -58,6 +59,8 @@ def plan(body):
 
     if "read notes.txt" in prompt:
         return tool("Read", {"file_path": f"{WS}/notes.txt"})
+    if "remove docs/plan.txt" in prompt:
+        return tool("Bash", {"command": "rm docs/plan.txt", "timeout": 60000, "description": "Remove the plan"})
     if "write out.txt" in prompt:
         return tool("Write", {"file_path": f"{WS}/out.txt", "content": "written by the agent\n"})
     if "run echo hi" in prompt:
