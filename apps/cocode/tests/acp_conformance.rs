@@ -160,22 +160,11 @@ fn sdk_example(_root: &Path) -> Option<Subject> {
     })
 }
 
-/// A Claude ACP adapter from its preset, started from an empty home folder,
-/// against a loopback fake of the Anthropic Messages API reached through
-/// the policy proxy. Its key is a declared secret variable.
-fn claude_adapter(
-    root: &Path,
-    preset: &cocode_acp::AcpAgentConfig,
-    package: &str,
-    prompts: Prompts,
-) -> Option<Subject> {
-    let program = preset.command[0].clone();
-    if !on_path(&program) {
-        missing(&format!("{} (npm {package})", preset.display_name));
-        return None;
-    }
+/// Starts a loopback fake of a model API (`script` in the agents folder);
+/// its port.
+fn fake_model(script: &str, root: &Path) -> (std::process::Child, u16) {
     let mut peer = std::process::Command::new("python3")
-        .arg(agents_dir().join("fake_anthropic.py"))
+        .arg(agents_dir().join(script))
         .arg(root)
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -190,6 +179,97 @@ fn claude_adapter(
         .unwrap()
         .parse()
         .unwrap();
+    (peer, port)
+}
+
+/// Gemini CLI from its preset (npm `@google/gemini-cli`), started from an
+/// empty home folder, against a loopback fake of the Gemini API reached
+/// through the policy proxy; its key is the declared secret, which selects
+/// the preset's API-key login. It writes through the host (reading a new
+/// file's path first), and reads and runs commands with its own tools, the
+/// commands in a pseudo-terminal.
+fn gemini(root: &Path) -> Option<Subject> {
+    let preset = cocode_acp::registry::gemini();
+    if !on_path(&preset.command[0]) {
+        missing("Gemini CLI (npm @google/gemini-cli)");
+        return None;
+    }
+    let (peer, port) = fake_model("fake_gemini.py", root);
+    let home = tempfile::tempdir().unwrap();
+    let mut entry = serde_json::to_value(&preset).unwrap();
+    entry["env"]["HOME"] = json!(home.path());
+    entry["env"]["GOOGLE_GEMINI_BASE_URL"] = json!(format!("http://127.0.0.1:{port}"));
+    entry["model_hosts"] = json!([format!("127.0.0.1:{port}")]);
+    Some(Subject {
+        entry,
+        secrets: vec![("GEMINI_API_KEY", "gemini-loopback-key")],
+        prompts: Prompts {
+            read: "read notes.txt",
+            write: ("create out.txt", "made by gemini\n"),
+            terminal: "run echo hi",
+            permission: (
+                "create out.txt",
+                Shows::Says("result: Successfully"),
+                Shows::Says("was canceled by the user"),
+            ),
+            slow: "slow",
+        },
+        peer: Some(peer),
+        _home: Some(home),
+    })
+}
+
+/// Codex from its preset (npm `@zed-industries/codex-acp`), started from an
+/// empty home folder, against a loopback fake of the `OpenAI` Responses API
+/// reached through the policy proxy; its key is the declared secret, which
+/// selects the preset's `openai-api-key` login. It runs commands in its own
+/// process and asks permission for those it does not trust.
+fn codex(root: &Path) -> Option<Subject> {
+    let preset = cocode_acp::registry::codex();
+    if !on_path(&preset.command[0]) {
+        missing("Codex's ACP adapter (npm @zed-industries/codex-acp)");
+        return None;
+    }
+    let (peer, port) = fake_model("fake_openai.py", root);
+    let home = tempfile::tempdir().unwrap();
+    let mut entry = serde_json::to_value(&preset).unwrap();
+    entry["env"]["HOME"] = json!(home.path());
+    let mut command = preset.command.clone();
+    command.extend([
+        "-c".to_owned(),
+        format!("openai_base_url=\"http://127.0.0.1:{port}/v1\""),
+    ]);
+    entry["command"] = json!(command);
+    entry["model_hosts"] = json!([format!("127.0.0.1:{port}")]);
+    Some(Subject {
+        entry,
+        secrets: vec![("OPENAI_API_KEY", "sk-openai-loopback")],
+        prompts: Prompts {
+            terminal: "run echo hi",
+            permission: ("run make", Shows::Says("result:"), Shows::Nothing),
+            slow: "slow",
+            ..Prompts::default()
+        },
+        peer: Some(peer),
+        _home: Some(home),
+    })
+}
+
+/// A Claude ACP adapter from its preset, started from an empty home folder,
+/// against a loopback fake of the Anthropic Messages API reached through
+/// the policy proxy. Its key is a declared secret variable.
+fn claude_adapter(
+    root: &Path,
+    preset: &cocode_acp::AcpAgentConfig,
+    package: &str,
+    prompts: Prompts,
+) -> Option<Subject> {
+    let program = preset.command[0].clone();
+    if !on_path(&program) {
+        missing(&format!("{} (npm {package})", preset.display_name));
+        return None;
+    }
+    let (peer, port) = fake_model("fake_anthropic.py", root);
     // An empty home: the preset makes its state folder and keeps its
     // settings inside it (`CLAUDE_CONFIG_DIR=~/.claude`).
     let home = tempfile::tempdir().unwrap();
@@ -679,6 +759,33 @@ conformance!(
 );
 
 conformance!(
+    gemini_cli,
+    super::gemini,
+    [
+        initializes_and_starts_a_session,
+        reads_a_file_with_its_own_tools,
+        writes_a_file_through_the_gate,
+        runs_a_command_in_its_own_process,
+        a_permission_allowed,
+        a_permission_refused,
+        cancels_mid_turn,
+        dying_mid_turn_closes_the_transport,
+    ]
+);
+
+conformance!(
+    codex_adapter,
+    super::codex,
+    [
+        initializes_and_starts_a_session,
+        runs_a_command_in_its_own_process,
+        a_permission_allowed,
+        cancels_mid_turn,
+        dying_mid_turn_closes_the_transport,
+    ]
+);
+
+conformance!(
     claude_agent_adapter,
     super::claude_agent,
     [
@@ -723,4 +830,59 @@ async fn claude_code_reaches_its_model_only_as_a_declared_model_host() {
     assert!(requests(&events).is_empty(), "{events:?}");
     let blocked = h.host.proxy.blocked_hosts(&h.task);
     assert!(blocked.contains(&"127.0.0.1".to_owned()), "{blocked:?}");
+}
+
+/// Codex ends its turn as `cancelled` after a refused permission: under
+/// `--deny-all`, `cocode task run` with the Codex preset (from an empty
+/// home) ends the task within a minute, naming the refusal.
+#[test]
+fn codex_under_deny_all_ends_the_task_promptly_with_the_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), NOTES).unwrap();
+    let Some(subject) = codex(&root) else {
+        return;
+    };
+    drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
+    let config_path = root.join(".cocode/config/workspace.json");
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    // The preset's own id: this entry replaces it.
+    let mut entry = subject.entry.clone();
+    entry["id"] = json!("codex");
+    config["acp_agents"] = json!([entry]);
+    std::fs::write(&config_path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(["task", "run", "--workspace"])
+        .arg(&root)
+        .args([
+            "--prompt",
+            "run make",
+            "--backend",
+            "acp:codex",
+            "--deny-all",
+            "--pass-env",
+            "OPENAI_API_KEY",
+        ])
+        .env("OPENAI_API_KEY", "sk-openai-loopback")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        started.elapsed() < Duration::from_mins(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("the agent cancelled its own turn after a refusal (TOOL_APPROVAL_DENIED)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with(": rejected: a person rejected its result\n"),
+        "{stdout}"
+    );
+    drop(subject);
 }

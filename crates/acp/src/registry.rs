@@ -80,12 +80,22 @@ pub fn claude_code() -> AcpAgentConfig {
     )
 }
 
-/// Codex through its ACP adapter, logged in with the `OpenAI` key.
+/// Codex through its ACP adapter, logged in with the `OpenAI` key. Its own
+/// sandbox (bubblewrap) cannot nest inside cocode's confinement, which
+/// already holds the agent and everything it runs, so Codex runs commands
+/// without it — and asks before any command it does not know to be safe,
+/// so a person (or `--deny-all`) decides.
 pub fn codex() -> AcpAgentConfig {
     preset(
         "codex",
         "Codex",
-        &["codex-acp"],
+        &[
+            "codex-acp",
+            "-c",
+            "sandbox_mode=\"danger-full-access\"",
+            "-c",
+            "approval_policy=\"untrusted\"",
+        ],
         "api.openai.com",
         "OPENAI_API_KEY",
         "~/.codex",
