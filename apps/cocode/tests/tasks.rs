@@ -986,6 +986,96 @@ fn library_warnings_go_to_the_log_file_not_to_the_output_of_task_run() {
     assert!(!logged.contains('\u{1b}'), "{logged}");
 }
 
+/// Runs `task run` on a terminal (a pseudo-terminal driven by Python),
+/// answering `answer` to each question; returns the exit code, the output
+/// and the questions asked.
+#[cfg(unix)]
+fn run_on_a_terminal(
+    ws: &Path,
+    prompt: &str,
+    extra: &[&str],
+    answer: &str,
+) -> (i32, String, Vec<String>) {
+    let driver = r#"
+import os, pty, sys, json
+answer = sys.argv[1]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+out, questions, pending = b"", [], b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+    pending += chunk
+    while b"[y/N] " in pending:
+        asked, pending = pending.split(b"[y/N] ", 1)
+        questions.append(asked.decode(errors="replace").splitlines()[-1].strip())
+        os.write(fd, (answer + "\n").encode())
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"code": os.waitstatus_to_exitcode(status), "out": out.decode(errors="replace"), "questions": questions}))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", driver, answer, env!("CARGO_BIN_EXE_cocode")])
+        .args(run_args(ws, prompt, extra))
+        .env("HOME", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (
+        i32::try_from(v["code"].as_i64().unwrap()).unwrap(),
+        v["out"].as_str().unwrap().replace("\r\n", "\n"),
+        v["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q.as_str().unwrap().to_owned())
+            .collect(),
+    )
+}
+
+/// An external agent asks permission to write a file, then writes it
+/// through the host: on a terminal the person is asked once for that
+/// action (not again for the write), then once whether to accept the
+/// task — and the verification results come before that question.
+#[cfg(unix)]
+#[test]
+fn interactive_task_run_asks_once_per_action() {
+    let ws = workspace(&[("a.txt", "alpha\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (code, out, questions) = run_on_a_terminal(
+        ws.path(),
+        "permitwrite out.txt hello",
+        &["--backend", "acp:scripted"],
+        "y",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("out.txt")).unwrap(),
+        "hello"
+    );
+    assert_eq!(questions.len(), 2, "{questions:#?}\n{out}");
+    assert!(
+        questions[0].starts_with("Allow acp.permission ") && questions[0].contains("Write out.txt"),
+        "{questions:#?}"
+    );
+    assert!(
+        questions[1].ends_with("is ready. Accept it as completed?"),
+        "{questions:#?}"
+    );
+    let asked = out.find("Accept it as completed?").unwrap();
+    let verified = out.find("verify parse check").unwrap();
+    assert!(
+        verified < asked,
+        "verification came after the question:\n{out}"
+    );
+}
+
 /// An agent reads a path before it creates the file there (Gemini CLI
 /// does): a missing file inside the workspace reads as empty, as ACP
 /// clients answer; a path outside stays refused, whether or not it exists.

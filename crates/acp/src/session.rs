@@ -985,10 +985,19 @@ async fn connect(
                     .title
                     .clone()
                     .unwrap_or_else(|| r.tool_call.tool_call_id.0.to_string());
+                let locations = r
+                    .tool_call
+                    .fields
+                    .locations
+                    .iter()
+                    .flatten()
+                    .map(|l| on_permission.relative(&l.path))
+                    .collect();
                 on_permission.request(
                     AgentRequestKind::Permission {
                         title,
                         options: options.clone(),
+                        locations,
                     },
                     Pending::Permission { responder, options },
                 );

@@ -277,7 +277,8 @@ async fn permission(answer: RequestCompletion) -> Vec<String> {
             options: vec![
                 ("allow".into(), PermissionOptionKind::AllowOnce),
                 ("reject".into(), PermissionOptionKind::RejectOnce)
-            ]
+            ],
+            locations: vec!["danger.txt".into()],
         }
     );
     session.complete(request.id, answer).await.unwrap();

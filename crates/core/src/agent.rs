@@ -228,6 +228,9 @@ pub enum AgentRequestKind {
     Permission {
         title: String,
         options: Vec<(String, PermissionOptionKind)>,
+        /// Workspace-relative paths the action touches (its tool call's
+        /// locations), as the agent named them.
+        locations: Vec<String>,
     },
 }
 

@@ -187,6 +187,10 @@ pub struct ToolCallOptions {
     pub cancel: CancellationToken,
     /// Output streamed by the handler while it runs (commands).
     pub output: Option<OutputSink>,
+    /// A person already approved this very action (an external agent's
+    /// permission request that named it): the policy still decides, but
+    /// the person is not asked a second time.
+    pub approved_by_person: bool,
 }
 
 /// Registry configuration.
@@ -904,6 +908,7 @@ impl ToolRegistry {
                 ));
             }
             PolicyDecision::Allow => None,
+            PolicyDecision::Ask if options.approved_by_person => None,
             // A person allowed this tool for the rest of this task.
             PolicyDecision::Ask
                 if ctx.task_id.as_ref().is_some_and(|task| {

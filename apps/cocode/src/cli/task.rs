@@ -40,10 +40,23 @@ fn ask_terminal(question: &str) -> bool {
         && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
+/// A question for the person, asked on the terminal by the run's printer
+/// once everything said before it is printed; the answer comes back.
+type Ask = (String, tokio::sync::oneshot::Sender<bool>);
+
+/// Asks `question` through the printer; no answer is a no.
+async fn ask_in_order(asks: &mpsc::UnboundedSender<Ask>, question: String) -> bool {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    if asks.send((question, answer)).is_err() {
+        return false;
+    }
+    answered.await.unwrap_or(false)
+}
+
 /// Task-level approvals of a headless run, and (with `--interactive`) the
 /// person's replies read from standard input.
-#[derive(Debug, Clone, Copy)]
-struct FlagApprover(ApprovalFlags, bool);
+#[derive(Debug, Clone)]
+struct FlagApprover(ApprovalFlags, bool, mpsc::UnboundedSender<Ask>);
 
 #[async_trait::async_trait]
 impl TaskApprover for FlagApprover {
@@ -63,7 +76,8 @@ impl TaskApprover for FlagApprover {
             }
             _ => format!("Task {} is ready. Accept it as completed?", task.task_id()),
         };
-        if ask_terminal(&question) {
+        // After what came before it (the verification results).
+        if ask_in_order(&self.2, question).await {
             Decision::Approve
         } else {
             Decision::Reject
@@ -89,7 +103,7 @@ impl TaskApprover for FlagApprover {
 }
 
 /// Answers the tool approval queue for the whole run.
-fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags) {
+fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags, asks: mpsc::UnboundedSender<Ask>) {
     let queue = Arc::clone(host.tools.approvals());
     let mut events = queue.subscribe();
     tokio::spawn(async move {
@@ -106,10 +120,7 @@ fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags) {
                     "Allow {} {}?",
                     snapshot.tool, snapshot.safe_argument_summary
                 );
-                let yes = tokio::task::spawn_blocking(move || ask_terminal(&question))
-                    .await
-                    .unwrap_or(false);
-                if yes {
+                if ask_in_order(&asks, question).await {
                     ApprovalDecision::Approve
                 } else {
                     ApprovalDecision::Deny
@@ -259,7 +270,8 @@ fn run_task(
             }
         };
         pass_secrets(&host, &backend_choice, pass_env, &passed)?;
-        answer_tool_approvals(&host, flags);
+        let (asks, mut questions) = mpsc::unbounded_channel::<Ask>();
+        answer_tool_approvals(&host, flags, asks.clone());
         let orchestrator = TaskOrchestrator::new(Arc::clone(&host));
         for id in orchestrator.fail_interrupted()? {
             writeln!(
@@ -268,7 +280,7 @@ fn run_task(
             )?;
         }
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let approver = FlagApprover(flags, interactive);
+        let approver = FlagApprover(flags, interactive, asks);
         let spec = TaskSpec {
             prompt: prompt.to_owned(),
             backend: backend_choice,
@@ -282,16 +294,7 @@ fn run_task(
             interrupts.abort();
             result
         };
-        let printing = async {
-            let mut streaming = false;
-            while let Some(p) = rx.recv().await {
-                print_progress(&p, out, &mut streaming)?;
-            }
-            if streaming {
-                writeln!(out)?;
-            }
-            anyhow::Ok(())
-        };
+        let printing = print_run(&mut rx, &mut questions, out);
         let (task, printed) = tokio::join!(running, printing);
         printed?;
         let task = task?;
@@ -299,6 +302,42 @@ fn run_task(
         writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
         anyhow::Ok(exit_code(&task))
     })
+}
+
+/// Prints a run's progress until it ends. A question is asked once
+/// everything said before it is printed, so it never cuts into the output.
+async fn print_run(
+    rx: &mut mpsc::UnboundedReceiver<crate::host::orchestrator::Progress>,
+    questions: &mut mpsc::UnboundedReceiver<Ask>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let mut streaming = false;
+    loop {
+        tokio::select! {
+            biased;
+            p = rx.recv() => match p {
+                Some(p) => print_progress(&p, out, &mut streaming)?,
+                None => break,
+            },
+            Some((question, answer)) = questions.recv() => {
+                while let Ok(p) = rx.try_recv() {
+                    print_progress(&p, out, &mut streaming)?;
+                }
+                if std::mem::take(&mut streaming) {
+                    writeln!(out)?;
+                }
+                out.flush()?;
+                let yes = tokio::task::spawn_blocking(move || ask_terminal(&question))
+                    .await
+                    .unwrap_or(false);
+                let _ = answer.send(yes);
+            }
+        }
+    }
+    if streaming {
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 /// Ctrl-C or `SIGTERM` stops the task as a person's stop does: the agent

@@ -52,7 +52,7 @@ impl TaskHost {
         tool: &str,
         arguments: Value,
         cancel: &CancellationToken,
-        output: Option<OutputSink>,
+        (output, approved_by_person): (Option<OutputSink>, bool),
     ) -> ToolCallResult {
         let arguments = match arguments {
             Value::Object(map) => map,
@@ -73,6 +73,7 @@ impl TaskHost {
         let options = ToolCallOptions {
             cancel: cancel.child_token(),
             output,
+            approved_by_person,
             ..ToolCallOptions::default()
         };
         self.tools.call(request, ctx, options).await
@@ -88,50 +89,32 @@ impl TaskHost {
         cancel: &CancellationToken,
         output: Option<OutputSink>,
     ) -> RequestCompletion {
-        let (tool, arguments) = match kind {
+        let (tool, arguments, granted) = match kind {
             AgentRequestKind::FileRead { path, line, limit } => {
-                let mut args = json!({"path": path});
-                if line.is_some() || limit.is_some() {
-                    let start = line.unwrap_or(1).max(1);
-                    args["startLine"] = json!(start);
-                    if let Some(limit) = limit {
-                        args["endLine"] = json!(start.saturating_add(limit.max(1)) - 1);
-                    }
-                }
-                let result = self
-                    .call_tool(task, session, catalog::READ_FILE, args, cancel, None)
+                return self
+                    .read_for_agent((task, session), &path, (line, limit), cancel)
                     .await;
-                // A missing file inside the workspace reads as empty, as
-                // ACP clients answer (an agent reads a path before it
-                // creates the file); the trace keeps the read as a miss.
-                // Outside the workspace the refusal stands.
-                if result
-                    .error
-                    .as_ref()
-                    .is_some_and(|e| e.code == "WORKSPACE_FILE_NOT_FOUND")
-                {
-                    return RequestCompletion::Success(json!({"content": ""}));
-                }
-                if result.is_error {
-                    return failure(&result);
-                }
-                let content = result
-                    .structured_content
-                    .as_ref()
-                    .and_then(|v| v.get("content"))
-                    .cloned()
-                    .unwrap_or_else(|| json!(""));
-                return RequestCompletion::Success(json!({"content": content}));
             }
-            AgentRequestKind::FileEdit(FileEditOp::Write { path, content }) => (
-                catalog::WRITE_FILE,
-                json!({"path": path, "content": content}),
-            ),
+            AgentRequestKind::FileEdit(FileEditOp::Write { path, content }) => {
+                let granted = self.tasks.take_grant(task, Grant::Edit(&path).key());
+                (
+                    catalog::WRITE_FILE,
+                    json!({"path": path, "content": content}),
+                    granted,
+                )
+            }
             AgentRequestKind::FileEdit(FileEditOp::Delete { path }) => {
-                (catalog::DELETE_FILE, json!({"path": path}))
+                let granted = self.tasks.take_grant(task, Grant::Edit(&path).key());
+                (catalog::DELETE_FILE, json!({"path": path}), granted)
             }
             AgentRequestKind::FileEdit(FileEditOp::Rename { from, to }) => {
-                (catalog::RENAME_FILE, json!({"from": from, "to": to}))
+                let granted = self.tasks.take_grant(task, Grant::Edit(&from).key())
+                    && self.tasks.take_grant(task, Grant::Edit(&to).key());
+                (
+                    catalog::RENAME_FILE,
+                    json!({"from": from, "to": to}),
+                    granted,
+                )
             }
             AgentRequestKind::Command {
                 argv,
@@ -158,8 +141,18 @@ impl TaskHost {
                             .collect(),
                     );
                 }
+                let granted = self
+                    .tasks
+                    .take_grant(task, Grant::Run(&shell_line(&argv)).key());
                 let result = self
-                    .call_tool(task, session, catalog::TERMINAL_RUN, args, cancel, output)
+                    .call_tool(
+                        task,
+                        session,
+                        catalog::TERMINAL_RUN,
+                        args,
+                        cancel,
+                        (output, granted),
+                    )
                     .await;
                 if result.is_error {
                     return failure(&result);
@@ -168,12 +161,18 @@ impl TaskHost {
                     result.structured_content.unwrap_or_else(|| json!({})),
                 );
             }
-            AgentRequestKind::Permission { title, options } => {
-                return self.permission(session, &title, &options, cancel).await;
+            AgentRequestKind::Permission {
+                title,
+                options,
+                locations,
+            } => {
+                return self
+                    .permission((task, session), (&title, &locations), &options, cancel)
+                    .await;
             }
         };
         let result = self
-            .call_tool(task, session, tool, arguments, cancel, None)
+            .call_tool(task, session, tool, arguments, cancel, (None, granted))
             .await;
         if result.is_error {
             failure(&result)
@@ -182,12 +181,65 @@ impl TaskHost {
         }
     }
 
+    /// `fs/read_text_file`: a file's text, or a range of its lines. A
+    /// missing file inside the workspace reads as empty, as ACP clients
+    /// answer (an agent reads a path before it creates the file); the
+    /// trace keeps the read as a miss. Outside the workspace the refusal
+    /// stands.
+    async fn read_for_agent(
+        &self,
+        (task, session): (&TaskId, &SessionId),
+        path: &str,
+        (line, limit): (Option<u32>, Option<u32>),
+        cancel: &CancellationToken,
+    ) -> RequestCompletion {
+        let mut args = json!({"path": path});
+        if line.is_some() || limit.is_some() {
+            let start = line.unwrap_or(1).max(1);
+            args["startLine"] = json!(start);
+            if let Some(limit) = limit {
+                args["endLine"] = json!(start.saturating_add(limit.max(1)) - 1);
+            }
+        }
+        let result = self
+            .call_tool(
+                task,
+                session,
+                catalog::READ_FILE,
+                args,
+                cancel,
+                (None, false),
+            )
+            .await;
+        if result
+            .error
+            .as_ref()
+            .is_some_and(|e| e.code == "WORKSPACE_FILE_NOT_FOUND")
+        {
+            return RequestCompletion::Success(json!({"content": ""}));
+        }
+        if result.is_error {
+            return failure(&result);
+        }
+        let content = result
+            .structured_content
+            .as_ref()
+            .and_then(|v| v.get("content"))
+            .cloned()
+            .unwrap_or_else(|| json!(""));
+        RequestCompletion::Success(json!({"content": content}))
+    }
+
     /// An agent's permission request goes to the same approval queue as
-    /// tool calls; an approval picks the agent's narrowest allow option.
+    /// tool calls; an approval picks the agent's narrowest allow option
+    /// ("Always allow" when the person allowed it for the task). The
+    /// action it names — the files of its locations, or the command its
+    /// title shows — is then not asked about again when the agent carries
+    /// it out through the host: one question per action.
     async fn permission(
         &self,
-        session: &SessionId,
-        title: &str,
+        (task, session): (&TaskId, &SessionId),
+        (title, locations): (&str, &[String]),
         options: &[(String, PermissionOptionKind)],
         cancel: &CancellationToken,
     ) -> RequestCompletion {
@@ -201,16 +253,27 @@ impl TaskHost {
             // The card shows the agent's own words (the title).
             preview: None,
         };
-        match self.tools.approvals().request(input, cancel).await {
+        let decision = self.tools.approvals().request(input, cancel).await;
+        match decision {
             ApprovalDecision::Approve | ApprovalDecision::ApproveForTask => {
-                let allow = [
+                let mut order = [
                     PermissionOptionKind::AllowOnce,
                     PermissionOptionKind::AllowAlways,
-                ]
-                .iter()
-                .find_map(|kind| options.iter().find(|(_, k)| k == kind));
+                ];
+                if decision == ApprovalDecision::ApproveForTask {
+                    order.reverse();
+                }
+                let allow = order
+                    .iter()
+                    .find_map(|kind| options.iter().find(|(_, k)| k == kind));
                 match allow {
-                    Some((id, _)) => RequestCompletion::Success(json!({"optionId": id})),
+                    Some((id, _)) => {
+                        for path in locations {
+                            self.tasks.grant(task, Grant::Edit(path).key());
+                        }
+                        self.tasks.grant(task, Grant::Run(title).key());
+                        RequestCompletion::Success(json!({"optionId": id}))
+                    }
                     None => RequestCompletion::Refused {
                         code: "ACP_NO_ALLOW_OPTION".into(),
                     },
@@ -220,5 +283,31 @@ impl TaskHost {
                 code: "TOOL_APPROVAL_DENIED".into(),
             },
         }
+    }
+}
+
+/// An action a person approved through an agent's permission request.
+enum Grant<'a> {
+    /// A change of this workspace-relative path.
+    Edit(&'a str),
+    /// This command line.
+    Run(&'a str),
+}
+
+impl Grant<'_> {
+    fn key(&self) -> String {
+        match self {
+            Self::Edit(path) => format!("edit:{path}"),
+            Self::Run(line) => format!("run:{}", line.trim()),
+        }
+    }
+}
+
+/// The command line an agent's terminal runs, as its permission request
+/// would show it (`sh -c LINE` gives LINE).
+fn shell_line(argv: &[String]) -> String {
+    match argv {
+        [shell, flag, line] if flag == "-c" && shell.ends_with("sh") => line.clone(),
+        _ => argv.join(" "),
     }
 }

@@ -58,6 +58,10 @@ pub struct TaskDirectory {
     /// Tasks whose agent writes files itself during its turn (an external
     /// agent): the workspace is swept around each turn.
     turn_sweeps: Mutex<std::collections::BTreeSet<TaskId>>,
+    /// Actions a person approved through an external agent's permission
+    /// request: the host request that carries one out is not asked about
+    /// again (see `requests`). They end with the task.
+    person_grants: Mutex<std::collections::BTreeSet<(TaskId, String)>>,
 }
 
 impl TaskDirectory {
@@ -68,6 +72,10 @@ impl TaskDirectory {
     pub fn remove(&self, task: &TaskId) {
         self.lock().remove(task);
         self.release_held(task);
+        self.person_grants
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(t, _)| t != task);
         self.listeners
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -76,6 +84,22 @@ impl TaskDirectory {
 
     /// Where the test edits `task`'s agent makes are reported when the gate
     /// holds them.
+    /// Notes that a person approved the action `key` of `task`'s agent.
+    pub fn grant(&self, task: &TaskId, key: String) {
+        self.person_grants
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert((task.clone(), key));
+    }
+
+    /// Whether a person approved the action `key` already (used once).
+    pub fn take_grant(&self, task: &TaskId, key: String) -> bool {
+        self.person_grants
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(task.clone(), key))
+    }
+
     /// Marks whether `task`'s agent is in a swept turn.
     pub fn set_turn_swept(&self, task: &TaskId, swept: bool) {
         let mut set = self

@@ -7,6 +7,8 @@ word of a prompt picks the scenario:
   read PATH            fs/read_text_file, then say what it read
   write PATH TEXT      a tool call around fs/write_text_file
   permission           session/request_permission, then say the outcome
+  permitwrite PATH TEXT  ask permission to write PATH (its location), then
+                       write it with fs/write_text_file
   giveup               ask permission; refused, end the turn as cancelled
                        (Codex does so)
   offline URL SECS     fetch URL through the proxy (as a model call), then
@@ -137,7 +139,8 @@ def prompt(message, cwd):
                          "status": "pending"})
         answer = call("session/request_permission", {
             "sessionId": session,
-            "toolCall": {"toolCallId": "call-2", "title": "Run rm"},
+            "toolCall": {"toolCallId": "call-2", "title": "Run rm",
+                         "locations": [{"path": os.path.join(cwd, "danger.txt")}]},
             "options": [
                 {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
                 {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
@@ -159,6 +162,24 @@ def prompt(message, cwd):
             log(f"the model is unreachable: {e}")
         time.sleep(float(words[2]))
         say(session, "gave up on the model")
+    elif scenario == "permitwrite":
+        path = os.path.join(cwd, words[1])
+        answer = call("session/request_permission", {
+            "sessionId": session,
+            "toolCall": {"toolCallId": "call-5", "title": "Write " + words[1], "kind": "edit",
+                         "locations": [{"path": path}]},
+            "options": [
+                {"optionId": "once", "name": "Allow once", "kind": "allow_once"},
+                {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
+                {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+            ],
+        })
+        if answer["result"]["outcome"].get("optionId") in ("once", "always"):
+            written = call("fs/write_text_file", {"sessionId": session, "path": path, "content": words[2]})
+            say(session, "written" if "result" in written else
+                "write failed: " + written["error"].get("data", {}).get("code", "?"))
+        else:
+            say(session, "not allowed")
     elif scenario == "giveup":
         answer = call("session/request_permission", {
             "sessionId": session,
