@@ -102,6 +102,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
             "scoping (no abstract Unix sockets, no signals to processes outside a command)",
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode)",
             "the person's sockets (session bus, ssh and gpg agents, displays, container engines) hidden from agent commands",
+            "pseudo-terminals of its own per agent command (a private devpts; none of the person's)",
             "cocode's own environment sealed (undumpable, keys taken out)",
             "network (a namespace per agent command with only loopback and the proxy in it; no other address answers)",
         ]);
@@ -139,6 +140,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): active",
             "network (a namespace per agent command with only loopback and the proxy in it; no other address answers): active",
             "the person's sockets (session bus, ssh and gpg agents, displays, container engines) hidden from agent commands: active",
+            "pseudo-terminals of its own per agent command (a private devpts; none of the person's): active",
             // A test process is not sealed; the `cocode` executable is.
             "cocode's own environment sealed (undumpable, keys taken out): not active",
         ] {

@@ -271,6 +271,10 @@ fn protection_lines(
             state(protections.pid_namespace)
         ));
         lines.push(format!(
+            "pseudo-terminals of its own per agent command (a private devpts; none of the person's): {}",
+            state(protections.pid_namespace && confined)
+        ));
+        lines.push(format!(
             "cocode's own environment sealed (undumpable, keys taken out): {}",
             state(undumpable)
         ));
