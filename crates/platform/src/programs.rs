@@ -40,12 +40,12 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-#[cfg(test)]
+// The test makes executable files with Unix modes.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    #[cfg(unix)]
     #[test]
     #[expect(clippy::disallowed_methods, reason = "builds a fixture folder")]
     fn a_program_is_found_only_where_it_is_an_executable_file() {
