@@ -1014,7 +1014,7 @@ while True:
     pending += chunk
     while b"[y/N] " in pending:
         asked, pending = pending.split(b"[y/N] ", 1)
-        questions.append(asked.decode(errors="replace").splitlines()[-1].strip())
+        questions.append(asked.decode(errors="replace").splitlines()[-1].strip() + " [y/N]")
         os.write(fd, (answer + "\n").encode())
 _, status = os.waitpid(pid, 0)
 print(json.dumps({"code": os.waitstatus_to_exitcode(status), "out": out.decode(errors="replace"), "questions": questions}))
@@ -1060,12 +1060,12 @@ fn interactive_task_run_asks_once_per_action() {
         "hello"
     );
     assert_eq!(questions.len(), 2, "{questions:#?}\n{out}");
-    assert!(
-        questions[0].starts_with("Allow acp.permission ") && questions[0].contains("Write out.txt"),
+    assert_eq!(
+        questions[0], "The agent asks: Write out.txt — y: Allow once, n: Reject? [y/N]",
         "{questions:#?}"
     );
     assert!(
-        questions[1].ends_with("is ready. Accept it as completed?"),
+        questions[1].ends_with("is ready. Accept it as completed? [y/N]"),
         "{questions:#?}"
     );
     let asked = out.find("Accept it as completed?").unwrap();

@@ -34,8 +34,9 @@ use agent_client_protocol::{Agent, Client, Lines, Responder, V1};
 use async_trait::async_trait;
 use cocode_core::agent::{
     AgentBackendKind, AgentCapabilities, AgentError, AgentEvent, AgentProvider, AgentRequest,
-    AgentRequestKind, AgentRuntime, AgentSession, EventStream, FileEditOp, PermissionOptionKind,
-    RequestCompletion, SessionRequest, SessionTarget, TurnEndReason, UserTurn,
+    AgentRequestKind, AgentRuntime, AgentSession, EventStream, FileEditOp, PermissionOption,
+    PermissionOptionKind, RequestCompletion, SessionRequest, SessionTarget, TurnEndReason,
+    UserTurn,
 };
 use cocode_core::output::OutputBuffer;
 use cocode_core::process::{LaunchIo, LaunchSpec, ProcessHandle, ProcessLauncher, SandboxProfile};
@@ -974,11 +975,17 @@ async fn connect(
             async move |r: acp::RequestPermissionRequest,
                         responder: Responder<acp::RequestPermissionResponse, V1>,
                         _cx: ConnectionTo<Agent>| {
-                let options: Vec<(String, PermissionOptionKind)> = r
+                let offered: Vec<PermissionOption> = r
                     .options
                     .iter()
-                    .map(|o| (o.option_id.0.to_string(), permission_kind(o.kind)))
+                    .map(|o| PermissionOption {
+                        id: o.option_id.0.to_string(),
+                        name: o.name.clone(),
+                        kind: permission_kind(o.kind),
+                    })
                     .collect();
+                let options: Vec<(String, PermissionOptionKind)> =
+                    offered.iter().map(|o| (o.id.clone(), o.kind)).collect();
                 let title = r
                     .tool_call
                     .fields
@@ -996,7 +1003,7 @@ async fn connect(
                 on_permission.request(
                     AgentRequestKind::Permission {
                         title,
-                        options: options.clone(),
+                        options: offered,
                         locations,
                     },
                     Pending::Permission { responder, options },

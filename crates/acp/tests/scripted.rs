@@ -16,8 +16,8 @@ use std::time::Duration;
 use cocode_acp::{AcpAgentConfig, AcpAgentRegistry, AcpRuntime};
 use cocode_core::agent::{
     AgentError, AgentEvent, AgentRequestKind, AgentRuntime, AgentSession, FileEditOp,
-    PermissionOptionKind, RequestCompletion, SessionRequest, SessionTarget, ToolCallStatus,
-    TurnEndReason, UserTurn,
+    PermissionOption, PermissionOptionKind, RequestCompletion, SessionRequest, SessionTarget,
+    ToolCallStatus, TurnEndReason, UserTurn,
 };
 use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::{AcpAgentId, CancelReason, SessionId, TaskId};
@@ -275,8 +275,16 @@ async fn permission(answer: RequestCompletion) -> Vec<String> {
         AgentRequestKind::Permission {
             title: "Run rm".into(),
             options: vec![
-                ("allow".into(), PermissionOptionKind::AllowOnce),
-                ("reject".into(), PermissionOptionKind::RejectOnce)
+                PermissionOption {
+                    id: "allow".into(),
+                    name: "Allow".into(),
+                    kind: PermissionOptionKind::AllowOnce
+                },
+                PermissionOption {
+                    id: "reject".into(),
+                    name: "Reject".into(),
+                    kind: PermissionOptionKind::RejectOnce
+                },
             ],
             locations: vec!["danger.txt".into()],
         }

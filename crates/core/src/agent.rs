@@ -203,6 +203,15 @@ pub enum PermissionOptionKind {
     RejectAlways,
 }
 
+/// One answer an agent offers to its permission request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PermissionOption {
+    pub id: String,
+    /// The agent's own words ("Allow once", "Always allow", "Reject").
+    pub name: String,
+    pub kind: PermissionOptionKind,
+}
+
 /// A host request payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentRequestKind {
@@ -227,7 +236,8 @@ pub enum AgentRequestKind {
     },
     Permission {
         title: String,
-        options: Vec<(String, PermissionOptionKind)>,
+        /// As the agent offers them, in its order.
+        options: Vec<PermissionOption>,
         /// Workspace-relative paths the action touches (its tool call's
         /// locations), as the agent named them.
         locations: Vec<String>,

@@ -115,6 +115,13 @@ fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags, asks: mpsc::Unbo
                 ApprovalDecision::Approve
             } else if flags.deny_all {
                 ApprovalDecision::Deny
+            } else if let Some(question) = agent_question(&snapshot.safe_argument_summary) {
+                // An external agent's own question, with its own answers.
+                if ask_in_order(&asks, question).await {
+                    ApprovalDecision::Approve
+                } else {
+                    ApprovalDecision::Deny
+                }
             } else {
                 let question = format!(
                     "Allow {} {}?",
@@ -129,6 +136,28 @@ fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags, asks: mpsc::Unbo
             queue.resolve(snapshot.id, decision);
         }
     });
+}
+
+/// An external agent's permission request as a question in its own words:
+/// `The agent asks: Writing to out.txt — y: Allow once, n: Reject?` (the
+/// first allowing and the first refusing answer it offers).
+fn agent_question(summary: &serde_json::Value) -> Option<String> {
+    let title = summary.get("title")?.as_str()?;
+    let options = summary.get("options")?.as_array()?;
+    let named = |kinds: &[&str]| {
+        options.iter().find_map(|o| {
+            let kind = o.get("kind")?.as_str()?;
+            kinds
+                .contains(&kind)
+                .then(|| o.get("name")?.as_str().map(str::to_owned))
+                .flatten()
+        })
+    };
+    let allow = named(&["allow_once", "allow_always"]).unwrap_or_else(|| "allow".to_owned());
+    let reject = named(&["reject_once", "reject_always"]).unwrap_or_else(|| "refuse".to_owned());
+    Some(format!(
+        "The agent asks: {title} — y: {allow}, n: {reject}?"
+    ))
 }
 
 /// Exit code of a finished run: 0 completed, 3 awaiting approval, 1 otherwise.

@@ -4,7 +4,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cocode_core::agent::{AgentRequestKind, FileEditOp, PermissionOptionKind, RequestCompletion};
+use cocode_core::agent::{
+    AgentRequestKind, FileEditOp, PermissionOption, PermissionOptionKind, RequestCompletion,
+};
 use cocode_core::{SessionId, TaskId};
 use cocode_tool_protocol::approval::ApprovalInput;
 use cocode_tool_protocol::catalog;
@@ -240,7 +242,7 @@ impl TaskHost {
         &self,
         (task, session): (&TaskId, &SessionId),
         (title, locations): (&str, &[String]),
-        options: &[(String, PermissionOptionKind)],
+        options: &[PermissionOption],
         cancel: &CancellationToken,
     ) -> RequestCompletion {
         let input = ApprovalInput {
@@ -249,7 +251,9 @@ impl TaskHost {
             source: ToolSource::Acp,
             mode: ToolMode::Agent,
             tool: "acp.permission".into(),
-            safe_argument_summary: json!({"title": title}),
+            // The agent's own words: its question and its answers, which
+            // the card and the terminal offer as they come.
+            safe_argument_summary: json!({"title": title, "options": options}),
             // The card shows the agent's own words (the title).
             preview: None,
         };
@@ -265,9 +269,9 @@ impl TaskHost {
                 }
                 let allow = order
                     .iter()
-                    .find_map(|kind| options.iter().find(|(_, k)| k == kind));
+                    .find_map(|kind| options.iter().find(|o| o.kind == *kind));
                 match allow {
-                    Some((id, _)) => {
+                    Some(PermissionOption { id, .. }) => {
                         for path in locations {
                             self.tasks.grant(task, Grant::Edit(path).key());
                         }

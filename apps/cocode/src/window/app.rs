@@ -560,6 +560,30 @@ impl CocodeApp {
         self.providers.send(request);
     }
 
+    /// When the window closes: every running task is stopped as a
+    /// person's stop is (the agent asked to cancel, then ended with every
+    /// process it started), and the window waits for them, at most
+    /// `limit`, so each is saved as stopped rather than found interrupted
+    /// at the next start. Whatever is left ends with the process (the
+    /// launcher's keepers).
+    pub fn stop_running_tasks(&mut self, limit: std::time::Duration) {
+        let running: Vec<u64> = self
+            .agent
+            .conversations
+            .iter()
+            .filter(|c| c.running)
+            .map(|c| c.id)
+            .collect();
+        for conv in &running {
+            self.send_task(ServiceRequest::Stop(*conv));
+        }
+        let deadline = std::time::Instant::now() + limit;
+        while self.agent.running() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            self.apply_service_events();
+        }
+    }
+
     /// What the task service reported since the last frame.
     fn apply_service_events(&mut self) {
         let events = self
@@ -1648,6 +1672,10 @@ impl TabViewer for Viewer<'_> {
 impl eframe::App for CocodeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         CocodeApp::ui(self, ui);
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        self.stop_running_tasks(std::time::Duration::from_secs(5));
     }
 }
 

@@ -458,13 +458,12 @@ fn stop_ends_a_task_waiting_for_an_approval_and_withdraws_the_card() {
     );
 }
 
+/// A workspace whose `workspace.json` configures the scripted ACP agent.
 #[cfg(unix)]
-#[test]
-fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
+fn scripted_acp_workspace() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     std::fs::write(root.join("keep.txt"), "k\n").unwrap();
-    // The agent is configured in workspace.json.
     drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../crates/acp/tests/agents/scripted_agent.py")
@@ -479,9 +478,13 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
         "command": ["python3", script],
     }]);
     std::fs::write(&config_path, config.to_string()).unwrap();
+    (dir, root)
+}
 
-    let mut h = harness(Some(root.clone()));
-    run_until(&mut h, "the workspace's agents", |h| {
+/// Picks the scripted agent in the backend picker and runs `prompt`.
+#[cfg(unix)]
+fn run_scripted_agent(h: &mut egui_kittest::Harness<'_, CocodeApp>, prompt: &str) {
+    run_until(h, "the workspace's agents", |h| {
         h.state()
             .agent
             .acp_agents
@@ -497,9 +500,83 @@ fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
         .click();
     h.run_steps(2);
     h.get_by_role(egui::accesskit::Role::MultilineTextInput)
-        .type_text("write out.txt from the window");
+        .type_text(prompt);
     h.run_steps(2);
     h.get_by_label("Run task").click();
+}
+
+/// An external agent's permission request shows its own question and its
+/// own answers; the write it then makes is not asked about again.
+#[cfg(unix)]
+#[test]
+fn an_acp_agents_permission_card_offers_its_own_answers_and_asks_once() {
+    let (_dir, root) = scripted_acp_workspace();
+    let mut h = harness(Some(root.clone()));
+    run_scripted_agent(&mut h, "permitwrite out.txt from the card");
+    run_until(&mut h, "the agent's question", |h| {
+        h.query_by_label("Write out.txt").is_some()
+    });
+    for answer in ["Allow once", "Always allow", "Reject"] {
+        h.get_by_label(answer);
+    }
+    assert!(h.query_by_label("Approve").is_none());
+    h.get_by_label("Allow once").click();
+    accept_completion(&mut h);
+    assert_eq!(
+        std::fs::read_to_string(root.join("out.txt")).unwrap(),
+        "from the card"
+    );
+    let transcript = h.state().agent.current().transcript.text();
+    assert!(transcript.contains("written"), "{transcript}");
+    assert!(
+        !transcript.contains("write a file"),
+        "the write was asked about again: {transcript}"
+    );
+}
+
+/// Closing the window stops a running external agent's task as a person's
+/// stop would: the task is saved as stopped and no agent process is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn closing_the_window_stops_a_running_agent_and_saves_its_task_as_stopped() {
+    let (_dir, root) = scripted_acp_workspace();
+    let mut h = harness(Some(root.clone()));
+    run_scripted_agent(&mut h, "stubborn");
+    run_until(&mut h, "the agent thinking", |h| {
+        h.state()
+            .agent
+            .current()
+            .transcript
+            .text()
+            .contains("thinking")
+    });
+    let agents = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == root))
+            .count()
+    };
+    assert!(agents() > 0, "the agent runs in the workspace");
+    h.state_mut()
+        .stop_running_tasks(std::time::Duration::from_secs(10));
+    assert_eq!(h.state().agent.running(), 0);
+    let transcript = h.state().agent.current().transcript.text();
+    assert!(
+        transcript
+            .lines()
+            .any(|l| l.ends_with(": stopped: a person stopped it")),
+        "{transcript}"
+    );
+    assert_eq!(agents(), 0, "an agent process was left");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_acp_agent_of_the_workspace_is_picked_and_run_from_the_agent_panel() {
+    let (_dir, root) = scripted_acp_workspace();
+    let mut h = harness(Some(root.clone()));
+    run_scripted_agent(&mut h, "write out.txt from the window");
     run_until(&mut h, "the approval card", |h| {
         h.query_by_label_contains("Allow the agent to write a file?")
             .is_some()

@@ -345,6 +345,39 @@ fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::Approval
     }
 }
 
+/// A card's three buttons (approve, allow for the task, deny): an external
+/// agent's own words for its answers when it offered them ("Allow once",
+/// "Always allow", "Reject"; the first of each kind), else cocode's.
+fn button_labels(approval: &cocode_tool_protocol::ApprovalSnapshot) -> [String; 3] {
+    let mut labels = [
+        "Approve".to_owned(),
+        "Allow for this task".to_owned(),
+        "Deny".to_owned(),
+    ];
+    let mut named = [false; 3];
+    let offered = approval
+        .safe_argument_summary
+        .get("options")
+        .and_then(serde_json::Value::as_array);
+    for option in offered.into_iter().flatten() {
+        let text = |key: &str| option.get(key).and_then(serde_json::Value::as_str);
+        let (Some(name), Some(kind)) = (text("name"), text("kind")) else {
+            continue;
+        };
+        let slot = match kind {
+            "allow_once" => 0,
+            "allow_always" => 1,
+            "reject_once" | "reject_always" => 2,
+            _ => continue,
+        };
+        if !named[slot] && !name.trim().is_empty() {
+            named[slot] = true;
+            name.clone_into(&mut labels[slot]);
+        }
+    }
+    labels
+}
+
 /// The pending approvals of the tab shown: one card per tool call, and the
 /// task's own. The first tool card answers Enter (approve) and Escape
 /// (deny) while nothing has the keyboard. When it appears with nothing
@@ -391,12 +424,13 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
                         decision,
                     });
                 };
-                let approve = ui.button("Approve");
-                let allow = ui.button("Allow for this task").on_hover_text(format!(
+                let [approve_label, allow_label, deny_label] = button_labels(approval);
+                let approve = ui.button(approve_label);
+                let allow = ui.button(allow_label).on_hover_text(format!(
                     "Approve, and let the agent {} without asking until this task ends",
                     tool_words(&approval.tool)
                 ));
-                let deny = ui.button("Deny");
+                let deny = ui.button(deny_label);
                 if approve.clicked() || enter {
                     decide(ApprovalDecision::Approve);
                 }
