@@ -182,6 +182,38 @@ fn fake_model(script: &str, root: &Path) -> (std::process::Child, u16) {
     (peer, port)
 }
 
+/// A preset under test: started from an empty home folder (its `HOME`),
+/// with a loopback fake of its model API (`script`) as its only model host,
+/// reachable through the proxy by the agent's own process alone, and its
+/// key as a declared secret. The fake's port comes back with it (for the
+/// agent's base-URL setting). `None` (a failure under CI) when the
+/// preset's program is not installed.
+fn from_preset(
+    root: &Path,
+    (preset, package): (&cocode_acp::AcpAgentConfig, &str),
+    script: &str,
+    secret: (&'static str, &'static str),
+    prompts: Prompts,
+) -> Option<(Subject, u16)> {
+    if !on_path(&preset.command[0]) {
+        missing(&format!("{} (npm {package})", preset.display_name));
+        return None;
+    }
+    let (peer, port) = fake_model(script, root);
+    let home = tempfile::tempdir().unwrap();
+    let mut entry = serde_json::to_value(preset).unwrap();
+    entry["env"]["HOME"] = json!(home.path());
+    entry["model_hosts"] = json!([format!("127.0.0.1:{port}")]);
+    let subject = Subject {
+        entry,
+        secrets: vec![secret],
+        prompts,
+        peer: Some(peer),
+        _home: Some(home),
+    };
+    Some((subject, port))
+}
+
 /// Gemini CLI from its preset (npm `@google/gemini-cli`), started from an
 /// empty home folder, against a loopback fake of the Gemini API reached
 /// through the policy proxy; its key is the declared secret, which selects
@@ -189,21 +221,12 @@ fn fake_model(script: &str, root: &Path) -> (std::process::Child, u16) {
 /// file's path first), and reads and runs commands with its own tools, the
 /// commands in a pseudo-terminal.
 fn gemini(root: &Path) -> Option<Subject> {
-    let preset = cocode_acp::registry::gemini();
-    if !on_path(&preset.command[0]) {
-        missing("Gemini CLI (npm @google/gemini-cli)");
-        return None;
-    }
-    let (peer, port) = fake_model("fake_gemini.py", root);
-    let home = tempfile::tempdir().unwrap();
-    let mut entry = serde_json::to_value(&preset).unwrap();
-    entry["env"]["HOME"] = json!(home.path());
-    entry["env"]["GOOGLE_GEMINI_BASE_URL"] = json!(format!("http://127.0.0.1:{port}"));
-    entry["model_hosts"] = json!([format!("127.0.0.1:{port}")]);
-    Some(Subject {
-        entry,
-        secrets: vec![("GEMINI_API_KEY", "gemini-loopback-key")],
-        prompts: Prompts {
+    let (mut subject, port) = from_preset(
+        root,
+        (&cocode_acp::registry::gemini(), "@google/gemini-cli"),
+        "fake_gemini.py",
+        ("GEMINI_API_KEY", "gemini-loopback-key"),
+        Prompts {
             read: "read notes.txt",
             write: ("create out.txt", "made by gemini\n"),
             terminal: "run echo hi",
@@ -214,9 +237,9 @@ fn gemini(root: &Path) -> Option<Subject> {
             ),
             slow: "slow",
         },
-        peer: Some(peer),
-        _home: Some(home),
-    })
+    )?;
+    subject.entry["env"]["GOOGLE_GEMINI_BASE_URL"] = json!(format!("http://127.0.0.1:{port}"));
+    Some(subject)
 }
 
 /// Codex from its preset (npm `@zed-industries/codex-acp`), started from an
@@ -226,33 +249,25 @@ fn gemini(root: &Path) -> Option<Subject> {
 /// process and asks permission for those it does not trust.
 fn codex(root: &Path) -> Option<Subject> {
     let preset = cocode_acp::registry::codex();
-    if !on_path(&preset.command[0]) {
-        missing("Codex's ACP adapter (npm @zed-industries/codex-acp)");
-        return None;
-    }
-    let (peer, port) = fake_model("fake_openai.py", root);
-    let home = tempfile::tempdir().unwrap();
-    let mut entry = serde_json::to_value(&preset).unwrap();
-    entry["env"]["HOME"] = json!(home.path());
-    let mut command = preset.command.clone();
-    command.extend([
-        "-c".to_owned(),
-        format!("openai_base_url=\"http://127.0.0.1:{port}/v1\""),
-    ]);
-    entry["command"] = json!(command);
-    entry["model_hosts"] = json!([format!("127.0.0.1:{port}")]);
-    Some(Subject {
-        entry,
-        secrets: vec![("OPENAI_API_KEY", "sk-openai-loopback")],
-        prompts: Prompts {
+    let (mut subject, port) = from_preset(
+        root,
+        (&preset, "@zed-industries/codex-acp"),
+        "fake_openai.py",
+        ("OPENAI_API_KEY", "sk-openai-loopback"),
+        Prompts {
             terminal: "run echo hi",
             permission: ("run make", Shows::Says("result:"), Shows::Nothing),
             slow: "slow",
             ..Prompts::default()
         },
-        peer: Some(peer),
-        _home: Some(home),
-    })
+    )?;
+    let mut command = preset.command;
+    command.extend([
+        "-c".to_owned(),
+        format!("openai_base_url=\"http://127.0.0.1:{port}/v1\""),
+    ]);
+    subject.entry["command"] = json!(command);
+    Some(subject)
 }
 
 /// A Claude ACP adapter from its preset, started from an empty home folder,
@@ -264,18 +279,16 @@ fn claude_adapter(
     package: &str,
     prompts: Prompts,
 ) -> Option<Subject> {
-    let program = preset.command[0].clone();
-    if !on_path(&program) {
-        missing(&format!("{} (npm {package})", preset.display_name));
-        return None;
-    }
-    let (peer, port) = fake_model("fake_anthropic.py", root);
-    // An empty home: the preset makes its state folder and keeps its
-    // settings inside it (`CLAUDE_CONFIG_DIR=~/.claude`).
-    let home = tempfile::tempdir().unwrap();
-    let mut entry = serde_json::to_value(preset).unwrap();
+    let (mut subject, port) = from_preset(
+        root,
+        (preset, package),
+        "fake_anthropic.py",
+        ("ANTHROPIC_API_KEY", "sk-ant-loopback"),
+        prompts,
+    )?;
+    // The preset keeps its settings inside its state folder
+    // (`CLAUDE_CONFIG_DIR=~/.claude`).
     for (name, value) in [
-        ("HOME", home.path().to_string_lossy().into_owned()),
         ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}")),
         ("IS_SANDBOX", "1".into()),
         ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
@@ -284,18 +297,9 @@ fn claude_adapter(
         ("DISABLE_ERROR_REPORTING", "1".into()),
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
     ] {
-        entry["env"][name] = json!(value);
+        subject.entry["env"][name] = json!(value);
     }
-    // Its model API: reachable through the proxy by the agent's own
-    // process alone.
-    entry["model_hosts"] = json!([format!("127.0.0.1:{port}")]);
-    Some(Subject {
-        entry,
-        secrets: vec![("ANTHROPIC_API_KEY", "sk-ant-loopback")],
-        prompts,
-        peer: Some(peer),
-        _home: Some(home),
-    })
+    Some(subject)
 }
 
 /// Claude through its current ACP adapter, the `claude` preset (npm

@@ -21,7 +21,8 @@ import json
 import sys
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from fake_server import serve
 
 WS = sys.argv[1]
 
@@ -95,48 +96,21 @@ def stream(model, blocks, stop):
     return "".join(out).encode()
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, body, content_type="application/json"):
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def handle_any(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = {}
-        path = self.path.split("?")[0]
-        if path == "/v1/messages" and isinstance(body, dict):
-            blocks, stop = plan(body)
-            model = body.get("model", "claude-fake")
-            if body.get("stream"):
-                self.reply(stream(model, blocks, stop), "text/event-stream")
-            else:
-                self.reply(json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": model,
-                                       "content": blocks, "stop_reason": stop, "stop_sequence": None,
-                                       "usage": {"input_tokens": 10, "output_tokens": 10}}).encode())
-        elif path == "/v1/messages/count_tokens":
-            self.reply(b'{"input_tokens": 10}')
-        elif path == "/v1/models":
-            self.reply(b'{"data": [], "has_more": false}')
-        else:
-            self.reply(b"{}")
-
-    do_POST = do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = handle_any
+def route(method, path, headers, body):
+    if path == "/v1/messages" and isinstance(body, dict):
+        blocks, stop = plan(body)
+        model = body.get("model", "claude-fake")
+        if body.get("stream"):
+            return 200, "text/event-stream", stream(model, blocks, stop)
+        return 200, "application/json", json.dumps({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": blocks,
+            "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 10}}).encode()
+    if path == "/v1/messages/count_tokens":
+        return 200, "application/json", b'{"input_tokens": 10}'
+    if path == "/v1/models":
+        return 200, "application/json", b'{"data": [], "has_more": false}'
+    return 200, "application/json", b"{}"
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-print(f"listening {server.server_address[1]}", flush=True)
-server.serve_forever()
+serve(route)

@@ -20,7 +20,8 @@ and other paths get plausible bodies. Usage: fake_gemini.py WORKSPACE
 import json
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from fake_server import serve
 
 WS = sys.argv[1]
 
@@ -78,45 +79,18 @@ def answer(parts):
     }
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, body, content_type="application/json"):
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def handle_any(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = {}
-        path = self.path.split("?")[0]
-        log(f"{self.command} {path}")
-        if path.endswith(":streamGenerateContent"):
-            data = json.dumps(answer(plan(body)))
-            self.reply(f"data: {data}\r\n\r\n".encode(), "text/event-stream")
-        elif path.endswith(":generateContent"):
-            self.reply(json.dumps(answer(plan(body))).encode())
-        elif path.endswith(":countTokens"):
-            self.reply(b'{"totalTokens": 10}')
-        elif path.endswith(":embedContent") or path.endswith(":batchEmbedContents"):
-            self.reply(b'{"embeddings": []}')
-        else:
-            self.reply(b"{}")
-
-    do_POST = do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = handle_any
+def route(method, path, headers, body):
+    log(f"{method} {path}")
+    if path.endswith(":streamGenerateContent"):
+        data = json.dumps(answer(plan(body)))
+        return 200, "text/event-stream", f"data: {data}\r\n\r\n".encode()
+    if path.endswith(":generateContent"):
+        return 200, "application/json", json.dumps(answer(plan(body))).encode()
+    if path.endswith(":countTokens"):
+        return 200, "application/json", b'{"totalTokens": 10}'
+    if path.endswith(":embedContent") or path.endswith(":batchEmbedContents"):
+        return 200, "application/json", b'{"embeddings": []}'
+    return 200, "application/json", b"{}"
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-print(f"listening {server.server_address[1]}", flush=True)
-server.serve_forever()
+serve(route)

@@ -19,7 +19,8 @@ import json
 import sys
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from fake_server import serve
 
 WS = sys.argv[1]
 
@@ -93,45 +94,16 @@ def stream(items):
     return "".join(out).encode()
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, body, content_type="application/json"):
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def handle_any(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = {}
-        path = self.path.split("?")[0]
-        log(f"{self.command} {path}")
-        if self.headers.get("Upgrade"):
-            # No WebSocket transport here: the client falls back to HTTPS.
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        elif path.endswith("/responses") and isinstance(body, dict):
-            self.reply(stream(plan(body)), "text/event-stream")
-        elif path.endswith("/models"):
-            self.reply(b'{"object": "list", "data": [], "models": []}')
-        else:
-            self.reply(b"{}")
-
-    do_POST = do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = handle_any
+def route(method, path, headers, body):
+    log(f"{method} {path}")
+    if headers.get("Upgrade"):
+        # No WebSocket transport here: the client falls back to HTTPS.
+        return 404, "text/plain", b""
+    if path.endswith("/responses") and isinstance(body, dict):
+        return 200, "text/event-stream", stream(plan(body))
+    if path.endswith("/models"):
+        return 200, "application/json", b'{"object": "list", "data": [], "models": []}'
+    return 200, "application/json", b"{}"
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-print(f"listening {server.server_address[1]}", flush=True)
-server.serve_forever()
+serve(route)
