@@ -93,6 +93,9 @@ fn missing(what: &str) -> bool {
 #[path = "../../../tests/support/require.rs"]
 mod peers;
 
+#[path = "../../../tests/support/processes.rs"]
+mod processes;
+
 fn npm_root() -> Option<PathBuf> {
     let out = std::process::Command::new("npm")
         .args(["root", "-g"])
@@ -100,11 +103,6 @@ fn npm_root() -> Option<PathBuf> {
         .ok()?;
     let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     root.is_dir().then_some(root)
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }
 
 fn agents_dir() -> PathBuf {
@@ -139,7 +137,7 @@ fn sdk_example(_root: &Path) -> Option<Subject> {
     let agent = npm_root()
         .map(|r| r.join("@zed-industries/agent-client-protocol/typescript/examples/agent.ts"))
         .filter(|p| p.is_file());
-    let (Some(agent), true) = (agent, on_path("tsx")) else {
+    let (Some(agent), true) = (agent, peers::on_path("tsx")) else {
         missing("the ACP SDK example agent (npm @zed-industries/agent-client-protocol, tsx)");
         return None;
     };
@@ -195,7 +193,7 @@ fn from_preset(
     secret: (&'static str, &'static str),
     prompts: Prompts,
 ) -> Option<(Subject, u16)> {
-    if !on_path(&preset.command[0]) {
+    if !peers::on_path(&preset.command[0]) {
         missing(&format!("{} (npm {package})", preset.display_name));
         return None;
     }
@@ -456,21 +454,13 @@ impl Harness {
     /// Kills every process running in the workspace (the agent and its
     /// children), as a crash would.
     fn kill_agent(&self) {
-        let mut killed = 0;
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-                continue;
-            };
-            if pid != std::process::id()
-                && std::fs::read_link(entry.path().join("cwd")).is_ok_and(|c| c == self.root)
-            {
-                let _ = std::process::Command::new("kill")
-                    .args(["-9", &pid.to_string()])
-                    .status();
-                killed += 1;
-            }
+        let agents = processes::in_folder(&self.root);
+        assert!(!agents.is_empty(), "no agent process ran in the workspace");
+        for pid in agents {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
         }
-        assert!(killed > 0, "no agent process ran in the workspace");
     }
 
     /// One turn, requests completed by the host; an interrupt two seconds

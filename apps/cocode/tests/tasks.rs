@@ -847,20 +847,9 @@ fn an_acp_agent_reads_through_the_host_and_a_denied_write_changes_nothing() {
     );
 }
 
-/// The processes whose working folder is `root`.
 #[cfg(target_os = "linux")]
-fn processes_in(root: &Path) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
-            std::fs::read_link(e.path().join("cwd"))
-                .is_ok_and(|c| c == root)
-                .then_some(pid)
-        })
-        .collect()
-}
+#[path = "../../../tests/support/processes.rs"]
+mod processes;
 
 /// Ctrl-C (`SIGINT`) and `SIGTERM` of `task run` stop the task: the agent
 /// is asked to cancel, and one that ignores it is killed after its grace
@@ -897,10 +886,13 @@ fn interrupting_task_run_stops_the_task_and_leaves_no_agent_process() {
         }
         // The agent is up and in its turn.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while processes_in(&root).is_empty() && std::time::Instant::now() < deadline {
+        while processes::in_folder(&root).is_empty() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        assert!(!processes_in(&root).is_empty(), "no agent ran: {seen}");
+        assert!(
+            !processes::in_folder(&root).is_empty(),
+            "no agent ran: {seen}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(500));
         let killed = Command::new("kill")
             .args([signal, &child.id().to_string()])
@@ -915,7 +907,11 @@ fn interrupting_task_run_stops_the_task_and_leaves_no_agent_process() {
             out.ends_with(": stopped: a person stopped it"),
             "{signal}: {out}"
         );
-        assert_eq!(processes_in(&root), Vec::<u32>::new(), "{signal}: {out}");
+        assert_eq!(
+            processes::in_folder(&root),
+            Vec::<u32>::new(),
+            "{signal}: {out}"
+        );
     }
 }
 

@@ -115,18 +115,16 @@ fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags, asks: mpsc::Unbo
                 ApprovalDecision::Approve
             } else if flags.deny_all {
                 ApprovalDecision::Deny
-            } else if let Some(question) = agent_question(&snapshot.safe_argument_summary) {
-                // An external agent's own question, with its own answers.
-                if ask_in_order(&asks, question).await {
-                    ApprovalDecision::Approve
-                } else {
-                    ApprovalDecision::Deny
-                }
             } else {
-                let question = format!(
-                    "Allow {} {}?",
-                    snapshot.tool, snapshot.safe_argument_summary
-                );
+                // An external agent's own question, with its own answers;
+                // else the tool and what it is called with.
+                let question =
+                    agent_question(&snapshot.safe_argument_summary).unwrap_or_else(|| {
+                        format!(
+                            "Allow {} {}?",
+                            snapshot.tool, snapshot.safe_argument_summary
+                        )
+                    });
                 if ask_in_order(&asks, question).await {
                     ApprovalDecision::Approve
                 } else {

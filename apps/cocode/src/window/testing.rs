@@ -13,6 +13,11 @@ use crate::window::app::CocodeApp;
 /// skip recorded for `cargo xtask test`.
 #[path = "../../../../tests/support/require.rs"]
 pub mod peers;
+
+/// The processes working in a folder (the agents a test started).
+#[cfg(target_os = "linux")]
+#[path = "../../../../tests/support/processes.rs"]
+pub mod processes;
 use crate::window::providers::ProviderSetup;
 
 /// The runtime every harness of this test process shares, built the way
