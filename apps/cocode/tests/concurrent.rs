@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cocode::host::orchestrator::{Decision, TaskApprover, TaskOrchestrator, TaskSpec};
 use cocode::host::task_host::{HostOptions, TaskHost};
-use cocode_core::path::{NormalizeOptions, normalize};
+use cocode_core::path::normalize;
 use cocode_core::task::TaskBackend;
 use cocode_core::{CompletionMode, ContentHash, DelegatedTask, PendingApprovalKind, TaskStatus};
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent};
@@ -99,11 +99,7 @@ async fn two_tasks_on_one_file_never_interleave_their_edits() {
     let content = std::fs::read(dir.path().join("shared.txt")).unwrap();
     let text = String::from_utf8_lossy(&content);
     assert!(text == "ALPHA beta\n" || text == "alpha BETA\n", "{text}");
-    let path = normalize(
-        "shared.txt",
-        NormalizeOptions::native(host.workspace.workspace.case),
-    )
-    .unwrap();
+    let path = normalize("shared.txt", host.workspace.workspace.options()).unwrap();
     let history = host.workspace.gate.store().path_history(&path).unwrap();
     assert_eq!(history.len(), 1, "{history:?}");
     let parts = history[0].parts();

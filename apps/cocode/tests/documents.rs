@@ -8,7 +8,7 @@
 mod common;
 
 use cocode_core::agent::{AgentRequestKind, RequestCompletion};
-use cocode_core::path::{NormalizeOptions, normalize};
+use cocode_core::path::normalize;
 use cocode_core::{SessionId, TaskId};
 use cocode_editor::{Change, ChangeSet, EditKind, OpenDocuments};
 use cocode_tool_protocol::catalog;
@@ -35,11 +35,7 @@ async fn agents_read_the_unsaved_text_and_cannot_edit_under_it() {
     std::fs::write(dir.path().join("notes.txt"), "on disk\n").unwrap();
     let (host, documents) = open_host(dir.path()).await;
     approve_everything(&host);
-    let path = normalize(
-        "notes.txt",
-        NormalizeOptions::native(host.workspace.workspace.case),
-    )
-    .unwrap();
+    let path = normalize("notes.txt", host.workspace.workspace.options()).unwrap();
 
     // Open but unchanged: the disk is read.
     documents.open(path.clone(), "on disk\n");
@@ -104,7 +100,7 @@ async fn a_person_saves_an_open_document_unless_an_agent_edit_holds_it() {
     std::fs::create_dir(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/lib.rs"), "fn a() {}\r\n").unwrap();
     let (host, documents) = open_host(dir.path()).await;
-    let options = NormalizeOptions::native(host.workspace.workspace.case);
+    let options = host.workspace.workspace.options();
     let path = normalize("src/lib.rs", options).unwrap();
     assert_eq!(
         host.save_user_file(&path),

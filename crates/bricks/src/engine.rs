@@ -200,6 +200,7 @@ fn folder_name(destination: &Path) -> Result<String, String> {
         .ok_or_else(|| format!("{} does not end in a folder name", destination.display()))?;
     let options = cocode_core::NormalizeOptions {
         case: cocode_core::CaseSensitivity::Sensitive,
+        unicode: cocode_core::UnicodeSensitivity::Insensitive,
         style: cocode_core::PathStyle::Windows,
     };
     match cocode_core::path::normalize(name, options) {

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cocode_core::path::{CaseSensitivity, NormalizeOptions, PathStyle, normalize};
+use cocode_core::path::{
+    CaseSensitivity, NormalizeOptions, PathStyle, UnicodeSensitivity, normalize,
+};
 use cocode_core::services::{BrickVariable, BrickVariableKind};
 use minijinja::{Environment, UndefinedBehavior, Value};
 
@@ -200,6 +202,7 @@ fn safe_path(rendered: &str) -> Result<String, String> {
     }
     let options = NormalizeOptions {
         case: CaseSensitivity::Sensitive,
+        unicode: UnicodeSensitivity::Insensitive,
         style: PathStyle::Windows,
     };
     let normalized = normalize(rendered, options).map_err(|e| e.to_string())?;

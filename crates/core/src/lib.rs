@@ -25,6 +25,7 @@ pub use ids::{
 };
 pub use path::{
     CaseSensitivity, NormalizeOptions, NormalizedPath, PathInvalid, PathKey, PathStyle,
+    UnicodeSensitivity,
 };
 pub use registry::{CONTRACTS, ContractId, ContractRegistry, RegistryError};
 pub use snapshot::{ContentHash, EditSnapshot, SnapshotKind, SnapshotOrigin};

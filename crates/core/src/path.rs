@@ -42,6 +42,31 @@ pub enum CaseSensitivity {
     Insensitive,
 }
 
+/// Whether the workspace volume treats names that differ only in Unicode
+/// normalization (`é` composed, NFC, and `e` + U+0301, NFD) as one name.
+/// Measured once when the workspace opens, like the case rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnicodeSensitivity {
+    /// Two spellings are two files (ext4, btrfs, NTFS): a path keeps the
+    /// form it was given, so each of two twins is reached by its own name.
+    Sensitive,
+    /// The volume folds normalization (APFS, HFS+): paths compose to NFC.
+    Insensitive,
+}
+
+impl UnicodeSensitivity {
+    /// What the platform's usual volumes do, for callers with no workspace
+    /// to measure (macOS folds; Linux and Windows do not).
+    pub const fn native() -> Self {
+        if cfg!(target_os = "macos") {
+            Self::Insensitive
+        } else {
+            Self::Sensitive
+        }
+    }
+}
+
 /// Which file-name rules apply on top of the portable ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PathStyle {
@@ -68,13 +93,22 @@ impl PathStyle {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NormalizeOptions {
     pub case: CaseSensitivity,
+    pub unicode: UnicodeSensitivity,
     pub style: PathStyle,
 }
 
 impl NormalizeOptions {
+    /// The platform's name rules with a measured case rule and the
+    /// platform's usual Unicode rule.
     pub const fn native(case: CaseSensitivity) -> Self {
+        Self::measured(case, UnicodeSensitivity::native())
+    }
+
+    /// The platform's name rules with both measured rules of a volume.
+    pub const fn measured(case: CaseSensitivity, unicode: UnicodeSensitivity) -> Self {
         Self {
             case,
+            unicode,
             style: PathStyle::native(),
         }
     }
@@ -109,18 +143,21 @@ impl PathInvalid {
 }
 
 /// A normalized, workspace-relative path: `/`-separated, no empty, `.` or
-/// `..` segments, NFC, lower-cased when the workspace is case-insensitive.
+/// `..` segments, composed to NFC when the volume folds Unicode forms, and
+/// lower-cased when it folds case.
 ///
-/// On a case-insensitive volume the path is its lower-cased form (so two
-/// spellings of one file are one path), and it also remembers the spelling
-/// it was given, which names a file or folder that does not exist yet (an
-/// agent creating `src/MyWidget.rs` gets exactly that name). Equality,
-/// ordering, hashing, keys and persistence use the folded form only.
+/// On a folding volume the path is its folded form (so two spellings of one
+/// file are one path), and it also remembers the spelling it was given,
+/// which names a file or folder that does not exist yet (an agent creating
+/// `src/MyWidget.rs` gets exactly that name). Equality, ordering, hashing,
+/// keys and persistence use the folded form only. On a volume that folds
+/// neither, the path is the name as given: an NFC `café` and an NFD `café`
+/// are two files there, and two paths here.
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct NormalizedPath {
     key: String,
-    /// The NFC spelling as given, when case folding changed it.
+    /// The spelling as given, when folding changed it.
     spelled: Option<Box<str>>,
 }
 
@@ -165,9 +202,9 @@ impl NormalizedPath {
         self.key.rsplit('/').next().unwrap_or(&self.key)
     }
 
-    /// The path as it was given (only the case can differ from
-    /// [`Self::as_str`]; a path read back from a record has no other
-    /// spelling).
+    /// The path as it was given (only the case and the Unicode form can
+    /// differ from [`Self::as_str`]; a path read back from a record has no
+    /// other spelling).
     pub fn spelled(&self) -> &str {
         self.spelled.as_deref().unwrap_or(&self.key)
     }
@@ -214,13 +251,14 @@ impl fmt::Debug for NormalizedPath {
 impl TryFrom<String> for NormalizedPath {
     type Error = PathInvalid;
 
-    /// Accepts only text that is already normalized (portable rules, no case
+    /// Accepts only text that is already normalized (portable rules, no
     /// fold applied): persisted records are checked, never rewritten.
     fn try_from(value: String) -> Result<Self, Self::Error> {
         let normalized = normalize(
             &value,
             NormalizeOptions {
                 case: CaseSensitivity::Sensitive,
+                unicode: UnicodeSensitivity::Sensitive,
                 style: PathStyle::Posix,
             },
         )?;
@@ -288,16 +326,19 @@ pub fn normalize(rel: &str, options: NormalizeOptions) -> Result<NormalizedPath,
         return Err(PathInvalid::Empty);
     }
     let joined = segments.join("/");
-    let nfc: String = joined.nfc().collect();
-    let (folded, spelled) = match options.case {
-        CaseSensitivity::Sensitive => (nfc, None),
-        CaseSensitivity::Insensitive => {
-            // Lower-casing can change the NFC form of a few characters; re-compose.
-            let folded: String = nfc.to_lowercase().nfc().collect();
-            let spelled = (folded != nfc).then(|| nfc.into_boxed_str());
-            (folded, spelled)
-        }
+    let folded = match (options.unicode, options.case) {
+        (UnicodeSensitivity::Sensitive, CaseSensitivity::Sensitive) => joined.clone(),
+        (UnicodeSensitivity::Sensitive, CaseSensitivity::Insensitive) => joined.to_lowercase(),
+        (UnicodeSensitivity::Insensitive, CaseSensitivity::Sensitive) => joined.nfc().collect(),
+        // Lower-casing can change the NFC form of a few characters; re-compose.
+        (UnicodeSensitivity::Insensitive, CaseSensitivity::Insensitive) => joined
+            .nfc()
+            .collect::<String>()
+            .to_lowercase()
+            .nfc()
+            .collect(),
     };
+    let spelled = (folded != joined).then(|| joined.into_boxed_str());
     if options.style == PathStyle::Windows {
         for segment in spelled.as_deref().unwrap_or(&folded).split('/') {
             check_windows_segment(segment)?;

@@ -4,14 +4,22 @@ use proptest::prelude::*;
 
 const POSIX: NormalizeOptions = NormalizeOptions {
     case: CaseSensitivity::Sensitive,
+    unicode: UnicodeSensitivity::Sensitive,
+    style: PathStyle::Posix,
+};
+const POSIX_NFC: NormalizeOptions = NormalizeOptions {
+    case: CaseSensitivity::Sensitive,
+    unicode: UnicodeSensitivity::Insensitive,
     style: PathStyle::Posix,
 };
 const POSIX_FOLD: NormalizeOptions = NormalizeOptions {
     case: CaseSensitivity::Insensitive,
+    unicode: UnicodeSensitivity::Insensitive,
     style: PathStyle::Posix,
 };
 const WINDOWS: NormalizeOptions = NormalizeOptions {
     case: CaseSensitivity::Insensitive,
+    unicode: UnicodeSensitivity::Sensitive,
     style: PathStyle::Windows,
 };
 
@@ -60,11 +68,30 @@ fn dots_inside_names_are_not_parent_segments() {
 }
 
 #[test]
-fn unicode_is_composed_to_nfc() {
+fn unicode_is_composed_to_nfc_only_where_the_volume_folds_it() {
     // "한" as conjoining jamo (NFD) and "é" as e + combining acute.
     let nfd = "\u{1112}\u{1161}\u{11AB}/e\u{301}.txt";
-    assert_eq!(ok(nfd, POSIX), "\u{D55C}/\u{E9}.txt");
-    assert_eq!(normalize(nfd, POSIX), normalize("한/é.txt", POSIX));
+    let nfc = "\u{D55C}/\u{E9}.txt";
+    assert_eq!(ok(nfd, POSIX_NFC), nfc);
+    assert_eq!(normalize(nfd, POSIX_NFC), normalize("한/é.txt", POSIX_NFC));
+    // The folded path remembers the form it was given, for a new file.
+    assert_eq!(normalize(nfd, POSIX_NFC).unwrap().spelled(), nfd);
+    assert_eq!(ok(nfd, POSIX_FOLD), nfc);
+    // Where NFC and NFD names are two files, they are two paths.
+    assert_eq!(ok(nfd, POSIX), nfd);
+    assert_eq!(ok(nfc, POSIX), nfc);
+    assert_ne!(normalize(nfd, POSIX), normalize(nfc, POSIX));
+    assert_ne!(
+        normalize(nfd, POSIX).unwrap().key(),
+        normalize(nfc, POSIX).unwrap().key()
+    );
+    // Case folding there keeps the form too.
+    assert_eq!(ok("E\u{301}.TXT", WINDOWS), "e\u{301}.txt");
+    // Both forms are accepted back from records as they are.
+    for text in [nfd, nfc] {
+        let back: NormalizedPath = serde_json::from_value(serde_json::json!(text)).unwrap();
+        assert_eq!(back.as_str(), text);
+    }
 }
 
 #[test]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::path::{CaseSensitivity, NormalizeOptions, PathStyle, normalize};
+use crate::path::{CaseSensitivity, NormalizeOptions, PathStyle, UnicodeSensitivity, normalize};
 use pretty_assertions::assert_eq;
 
 fn path(p: &str) -> NormalizedPath {
@@ -7,6 +7,7 @@ fn path(p: &str) -> NormalizedPath {
         p,
         NormalizeOptions {
             case: CaseSensitivity::Sensitive,
+            unicode: UnicodeSensitivity::Sensitive,
             style: PathStyle::Posix,
         },
     )

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::gate::EditLease;
-use crate::path::{CaseSensitivity, NormalizedPath};
+use crate::path::{CaseSensitivity, NormalizeOptions, NormalizedPath, UnicodeSensitivity};
 use crate::task::CompletionMode;
 use crate::verification::VerificationLimits;
 
@@ -298,11 +298,21 @@ pub struct Workspace {
     pub root: PathBuf,
     /// Measured by probing the volume when the workspace opened.
     pub case: CaseSensitivity,
+    /// Measured the same way: whether NFC and NFD names are one file.
+    pub unicode: UnicodeSensitivity,
     pub allowed_hosts: AllowedHosts,
     /// Resolved exceptions only: one that could not be resolved is left out.
     pub write_exceptions: Vec<WriteException>,
     pub edit_locks: BTreeMap<NormalizedPath, EditLease>,
     pub applied_bricks: Vec<AppliedBrick>,
+}
+
+impl Workspace {
+    /// How this workspace's paths are normalized: the platform's name rules
+    /// with the volume's measured case and Unicode rules.
+    pub const fn options(&self) -> NormalizeOptions {
+        NormalizeOptions::measured(self.case, self.unicode)
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cocode_core::gate::StoreError;
-use cocode_core::path::{CaseSensitivity, NormalizeOptions};
+use cocode_core::path::{CaseSensitivity, NormalizeOptions, UnicodeSensitivity};
 use cocode_core::workspace::{
     AllowedHosts, WORKSPACE_CONFIG_VERSION, Workspace, WorkspaceConfig, WriteException,
 };
@@ -72,9 +72,10 @@ impl OpenWorkspace {
         let store = HistoryStore::new(layout.clone());
         store.create_layout()?;
         let case = probe_case(&layout)?;
+        let unicode = probe_unicode(&layout)?;
         let config = load_or_create_config(&store, &layout)?;
         let write_exceptions = resolve_exceptions(&config.write_exceptions);
-        let options = NormalizeOptions::native(case);
+        let options = NormalizeOptions::measured(case, unicode);
         let policy = PathPolicy::new(
             &root,
             options,
@@ -88,6 +89,7 @@ impl OpenWorkspace {
         let workspace = Workspace {
             root,
             case,
+            unicode,
             allowed_hosts: AllowedHosts {
                 user: config.allowed_hosts.clone(),
                 ..AllowedHosts::default()
@@ -169,6 +171,24 @@ pub fn probe_case(layout: &Layout) -> Result<CaseSensitivity, StoreError> {
         CaseSensitivity::Insensitive
     } else {
         CaseSensitivity::Sensitive
+    })
+}
+
+/// Measures whether the volume folds Unicode normalization: creates a probe
+/// file whose name holds a composed `é` (NFC) in `.cocode/` and looks for
+/// the decomposed spelling (`e` + U+0301, NFD).
+pub fn probe_unicode(layout: &Layout) -> Result<UnicodeSensitivity, StoreError> {
+    let stem = format!("nf-probe-{}", std::process::id());
+    let composed = layout.cocode_dir().join(format!("{stem}-\u{e9}"));
+    let decomposed = layout.cocode_dir().join(format!("{stem}-e\u{301}"));
+    HistoryStore::remove_state_file(&composed)?;
+    HistoryStore::create_probe(&composed)?;
+    let folded = decomposed.symlink_metadata().is_ok();
+    HistoryStore::remove_state_file(&composed)?;
+    Ok(if folded {
+        UnicodeSensitivity::Insensitive
+    } else {
+        UnicodeSensitivity::Sensitive
     })
 }
 

@@ -12,8 +12,11 @@ use std::path::{Component, Path, PathBuf};
 
 use cocode_core::error::WorkspaceErrorCode;
 use cocode_core::gate::GateError;
-use cocode_core::path::{CaseSensitivity, NormalizeOptions, NormalizedPath, normalize};
+use cocode_core::path::{
+    CaseSensitivity, NormalizeOptions, NormalizedPath, UnicodeSensitivity, normalize,
+};
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use unicode_normalization::UnicodeNormalization;
 
 /// A workspace path resolved to its real location below the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +102,7 @@ impl PathPolicy {
                 "the workspace's .cocode folder belongs to cocode",
             ));
         }
-        let lexical = self.on_disk(path);
+        let lexical = self.on_disk(operation, path)?;
         let parent = lexical.parent().unwrap_or(&self.root);
         let name = lexical.file_name().map_or_else(
             || path.file_name().to_owned(),
@@ -204,7 +207,7 @@ impl PathPolicy {
         if path.is_in_cocode_dir() {
             return Err(outside("the workspace's .cocode folder belongs to cocode"));
         }
-        let real = match self.on_disk(path).canonicalize() {
+        let real = match self.on_disk(operation, path)?.canonicalize() {
             Ok(real) => real,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
@@ -231,23 +234,57 @@ impl PathPolicy {
 }
 
 impl PathPolicy {
-    /// Where `path` is on disk. On a case-insensitive volume each segment
-    /// names the entry already there in the case it has on disk (an edit of
-    /// `readme.md` keeps `README.md` spelled as it is), and a segment with
-    /// no entry yet — and everything below it — takes the spelling the
-    /// path was given (a new `src/MyWidget.rs` is created with that name,
-    /// not lower-cased).
-    fn on_disk(&self, path: &NormalizedPath) -> PathBuf {
-        if self.options.case == CaseSensitivity::Sensitive {
-            return path.segments().fold(self.root.clone(), |p, s| p.join(s));
-        }
+    /// Where `path` is on disk: each segment names the entry already there
+    /// as it is spelled on disk, and a segment with no entry yet — and
+    /// everything below it — takes the spelling the path was given (a new
+    /// `src/MyWidget.rs` is created with that name).
+    ///
+    /// - On a volume that folds case or Unicode forms, the entry is the one
+    ///   whose folded name is the segment's (an edit of `readme.md` keeps
+    ///   `README.md` spelled as it is).
+    /// - On a volume that folds neither, an entry named exactly as given
+    ///   wins, so each of an NFC and an NFD twin is reached by its own name.
+    ///   A name that is not plain ASCII and has no exact entry reaches the
+    ///   one entry spelled in another Unicode form (a model writes `é`
+    ///   composed; a file made on a Mac has it decomposed). Two or more
+    ///   such entries are a conflict, never a guess.
+    fn on_disk(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<PathBuf, GateError> {
+        let folds = self.options.case == CaseSensitivity::Insensitive
+            || self.options.unicode == UnicodeSensitivity::Insensitive;
         let mut current = self.root.clone();
         let mut existing = true;
         for (key, spelled) in path.segments().zip(path.spelled_segments()) {
-            let found = if existing {
-                entry_named(&current, key, self.options)
-            } else {
+            let found = if !existing {
                 None
+            } else if folds {
+                entry_named(&current, key, self.options)
+            } else if current.join(key).symlink_metadata().is_ok() {
+                Some(key.into())
+            } else if key.is_ascii() {
+                None
+            } else {
+                let twins = entries_composing_to(&current, key);
+                if twins.len() > 1 {
+                    let names: Vec<String> = twins
+                        .iter()
+                        .map(|n| format!("{:?}", n.to_string_lossy()))
+                        .collect();
+                    return Err(refuse(
+                        WorkspaceErrorCode::FileConflict,
+                        operation,
+                        path.as_str(),
+                        &format!(
+                            "{} entries are named {key:?} in different Unicode forms ({}); name one exactly as it is spelled on disk",
+                            twins.len(),
+                            names.join(", ")
+                        ),
+                    ));
+                }
+                twins.into_iter().next()
             };
             if let Some(real) = found {
                 current.push(real);
@@ -256,7 +293,7 @@ impl PathPolicy {
                 current.push(spelled);
             }
         }
-        current
+        Ok(current)
     }
 }
 
@@ -271,6 +308,23 @@ fn entry_named(dir: &Path, key: &str, options: NormalizeOptions) -> Option<std::
                 .and_then(|n| normalize(n, options).ok())
                 .is_some_and(|p| p.as_str() == key)
         })
+}
+
+/// The entries of `dir` whose names compose (NFC) to the same text as
+/// `name` does, in the order the folder lists them.
+fn entries_composing_to(dir: &Path, name: &str) -> Vec<std::ffi::OsString> {
+    let wanted: String = name.nfc().collect();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| {
+            n.to_str()
+                .is_some_and(|n| !n.is_ascii() && n.nfc().eq(wanted.chars()))
+        })
+        .collect()
 }
 
 /// Canonicalizes the longest existing prefix of `path` and appends the rest.

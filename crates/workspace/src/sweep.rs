@@ -19,7 +19,8 @@ use std::time::SystemTime;
 
 use cocode_core::gate::StoreError;
 use cocode_core::path::{
-    COCODE_DIR, CaseSensitivity, NormalizeOptions, NormalizedPath, PathStyle, normalize,
+    COCODE_DIR, CaseSensitivity, NormalizeOptions, NormalizedPath, PathStyle, UnicodeSensitivity,
+    normalize,
 };
 use cocode_core::snapshot::{ContentHash, PathTransition};
 
@@ -103,6 +104,7 @@ impl StatCache {
     fn options(&self) -> NormalizeOptions {
         self.options.unwrap_or(NormalizeOptions {
             case: CaseSensitivity::Sensitive,
+            unicode: UnicodeSensitivity::native(),
             style: PathStyle::native(),
         })
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use cocode_core::path::{NormalizeOptions, normalize};
+use cocode_core::path::normalize;
 use cocode_lsp::{LanguageServers, ServerState, Severity};
 use cocode_toolchain::{Launcher, WritableRoots};
 use cocode_workspace::OpenWorkspace;
@@ -57,7 +57,7 @@ fn open(dir: &Path, rt: &Handle) -> anyhow::Result<(OpenWorkspace, LanguageServe
     };
     let servers = language_servers(
         &ws.workspace.root,
-        NormalizeOptions::native(ws.workspace.case),
+        ws.workspace.options(),
         registry(&ws.config, &user),
         Arc::new(launcher),
         Arc::default(),
@@ -98,7 +98,7 @@ fn diagnostics(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     let (ws, servers) = open(dir, rt)?;
-    let options = NormalizeOptions::native(ws.workspace.case);
+    let options = ws.workspace.options();
     let root = ws.workspace.root.clone();
     let mut wanted = Vec::new();
     for p in paths {

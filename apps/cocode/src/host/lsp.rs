@@ -89,7 +89,7 @@ pub fn for_workspace(
 ) -> LanguageServers {
     language_servers(
         &ws.workspace.root,
-        NormalizeOptions::native(ws.workspace.case),
+        ws.workspace.options(),
         registry(&ws.config, &user_entries()),
         launcher,
         Arc::default(),

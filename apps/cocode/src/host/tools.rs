@@ -15,7 +15,7 @@ use cocode_core::gate::{
     EditLockRegistry, GateError, GateOp, GateOutcome, PendingChange, TaskContext,
     WorkspaceFileGate, with_leases,
 };
-use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
+use cocode_core::path::{NormalizedPath, normalize};
 use cocode_core::process::{ExitStatus, LaunchIo, LaunchSpec, ProcessLauncher, SandboxProfile};
 use cocode_core::services::TextDocumentSource;
 use cocode_core::snapshot::EditSnapshot;
@@ -423,7 +423,7 @@ impl WorkspaceTools {
     }
 
     fn normalize(&self, raw: &str) -> Result<NormalizedPath, ToolError> {
-        normalize(raw, NormalizeOptions::native(self.workspace.workspace.case))
+        normalize(raw, self.workspace.workspace.options())
             .map_err(|e| invalid(format!("{raw:?}: {e}")))
     }
 
@@ -1089,7 +1089,7 @@ impl WorkspaceTools {
             ));
         };
         let root = self.workspace.workspace.root.clone();
-        let options = NormalizeOptions::native(self.workspace.workspace.case);
+        let options = self.workspace.workspace.options();
         let paths = match &args.path {
             Some(p) => vec![self.normalize(p)?],
             None => Vec::new(),

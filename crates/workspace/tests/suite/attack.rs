@@ -225,7 +225,6 @@ fn a_folder_swapped_for_a_symlink_between_check_and_read_is_refused() {
 #[test]
 fn reads_stay_inside_the_workspace_and_out_of_cocode() {
     use WorkspaceErrorCode as C;
-    use cocode_core::path::NormalizeOptions;
     use cocode_workspace::WorkspaceReader;
     let (d, ws) = workspace(&[("real/a.txt", "A"), ("dir/b.txt", "B")]);
     let root = ws.workspace.root.clone();
@@ -246,7 +245,7 @@ fn reads_stay_inside_the_workspace_and_out_of_cocode() {
         0,
     )
     .unwrap();
-    let reader = WorkspaceReader::open(&root, NormalizeOptions::native(ws.workspace.case)).unwrap();
+    let reader = WorkspaceReader::open(&root, ws.workspace.options()).unwrap();
     let read = |raw: &str| {
         reader
             .normalize("read", raw)

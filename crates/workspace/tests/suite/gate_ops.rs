@@ -315,9 +315,13 @@ fn config_is_created_on_first_open_and_a_broken_one_is_left_alone() {
     let default: cocode_core::workspace::WorkspaceConfig =
         serde_json::from_slice(&std::fs::read(&config_file).unwrap()).unwrap();
     assert_eq!(default, cocode_core::workspace::WorkspaceConfig::default());
+    // The volumes here fold neither case nor Unicode forms.
     assert_eq!(
-        ws.workspace.case,
-        cocode_core::path::CaseSensitivity::Sensitive
+        ws.workspace.options(),
+        cocode_core::path::NormalizeOptions::measured(
+            cocode_core::path::CaseSensitivity::Sensitive,
+            cocode_core::path::UnicodeSensitivity::Sensitive
+        )
     );
     drop(ws);
     std::fs::write(&config_file, b"{ not json").unwrap();
@@ -332,7 +336,9 @@ fn config_is_created_on_first_open_and_a_broken_one_is_left_alone() {
 #[test]
 fn on_a_case_insensitive_volume_new_names_keep_their_spelling_and_old_ones_theirs() {
     use cocode_core::gate::GateOp;
-    use cocode_core::path::{CaseSensitivity, NormalizeOptions, PathStyle, normalize};
+    use cocode_core::path::{
+        CaseSensitivity, NormalizeOptions, PathStyle, UnicodeSensitivity, normalize,
+    };
     use cocode_workspace::{Gate, HistoryStore, Layout, PathPolicy, TestPatterns};
 
     let dir = tempfile::tempdir().unwrap();
@@ -343,6 +349,7 @@ fn on_a_case_insensitive_volume_new_names_keep_their_spelling_and_old_ones_their
     // The gate as a case-insensitive volume (macOS, Windows) opens it.
     let options = NormalizeOptions {
         case: CaseSensitivity::Insensitive,
+        unicode: UnicodeSensitivity::Insensitive,
         style: PathStyle::native(),
     };
     let layout = Layout::new(&root);

@@ -219,3 +219,116 @@ fn large_files_a_command_changes_are_recorded_and_restored_byte_for_byte() {
         );
     }
 }
+
+#[test]
+fn nfc_and_nfd_twins_are_two_files_each_reached_and_swept_by_its_own_name() {
+    let nfc = "caf\u{e9}.txt";
+    let nfd = "cafe\u{301}.txt";
+    let (_d, ws) = workspace(&[(nfc, "composed\n"), (nfd, "decomposed\n")]);
+    let root = ws.workspace.root.clone();
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
+    let c = ctx("t1", 1);
+    // Each name reads its own file.
+    for (name, text) in [(nfc, "composed\n"), (nfd, "decomposed\n")] {
+        let bytes = ws.gate.read_file("readFile", &p(name)).unwrap().unwrap();
+        assert_eq!(String::from_utf8(bytes).unwrap(), text);
+    }
+    // A gate write to the NFD name changes that file only, recorded by it.
+    let records = apply(&ws, &c, write(nfd, b"gate\n"));
+    assert_eq!(
+        summary(&records),
+        vec![("modify".to_owned(), nfd.to_owned(), "gate".to_owned())]
+    );
+    assert_eq!(
+        (read(nfc), read(nfd)),
+        ("composed\n".into(), "gate\n".into())
+    );
+    // A command changing the NFD file: the sweep names the NFD file.
+    ws.gate.begin_sweep().unwrap();
+    sh(&root, &format!("echo command > '{nfd}'"));
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&observed),
+        vec![("modify".to_owned(), nfd.to_owned(), "observed".to_owned())]
+    );
+    assert_eq!(read(nfc), "composed\n");
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(
+        (read(nfc), read(nfd)),
+        ("composed\n".into(), "decomposed\n".into())
+    );
+    ws.gate.flush().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+}
+
+#[test]
+fn a_name_in_another_unicode_form_reaches_the_one_file_there_and_two_are_a_conflict() {
+    // Only the NFD spelling exists (a file made on a Mac); the agent names
+    // it composed, as models write text.
+    let (_d, ws) = workspace(&[("cafe\u{301}.txt", "decomposed\n")]);
+    let c = ctx("t1", 1);
+    let bytes = ws
+        .gate
+        .read_file("readFile", &p("caf\u{e9}.txt"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(bytes, b"decomposed\n");
+    let records = apply(&ws, &c, write("caf\u{e9}.txt", b"edited\n"));
+    assert_eq!(
+        summary(&records),
+        vec![(
+            "modify".to_owned(),
+            "cafe\u{301}.txt".to_owned(),
+            "gate".to_owned()
+        )]
+    );
+    assert_eq!(
+        tree(&ws.workspace.root),
+        files(&[("cafe\u{301}.txt", "edited\n")])
+    );
+    // "ệ" spelled two other ways (decomposed, and ê + dot below): a third
+    // spelling matches both, so it is refused, naming the conflict.
+    let root = &ws.workspace.root;
+    put(root, "e\u{323}\u{302}.txt", b"one\n");
+    put(root, "\u{ea}\u{323}.txt", b"two\n");
+    let err = ws
+        .gate
+        .read_file("readFile", &p("\u{1ec7}.txt"))
+        .unwrap_err();
+    assert_eq!(
+        err.code,
+        cocode_core::error::WorkspaceErrorCode::FileConflict
+    );
+    assert!(
+        err.message.contains("different Unicode forms"),
+        "{}",
+        err.message
+    );
+    let outcome = cocode_core::gate::WorkspaceFileGate::apply(
+        &ws.gate,
+        &c,
+        write("\u{1ec7}.txt", b"three\n"),
+    );
+    assert_eq!(
+        outcome.unwrap_err().code,
+        cocode_core::error::WorkspaceErrorCode::FileConflict
+    );
+    // Each exact name still works.
+    assert_eq!(
+        ws.gate
+            .read_file("readFile", &p("\u{ea}\u{323}.txt"))
+            .unwrap()
+            .unwrap(),
+        b"two\n"
+    );
+    assert_eq!(
+        tree(root),
+        files(&[
+            ("cafe\u{301}.txt", "edited\n"),
+            ("e\u{323}\u{302}.txt", "one\n"),
+            ("\u{ea}\u{323}.txt", "two\n"),
+        ])
+    );
+}
