@@ -288,6 +288,42 @@ pub(crate) enum EntryKind {
     Other,
 }
 
+/// Opens `path` for reading only if it is a regular file (`None` when
+/// nothing is there): a link in the last place is not followed, and a FIFO
+/// or a device that replaced the file is refused without blocking.
+pub(crate) fn open_regular_file(path: &Path) -> io::Result<Option<File>> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{FileType, Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let st = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        Ok(Some(File::from(fd)))
+    }
+    #[cfg(not(unix))]
+    {
+        match fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_file() => File::open(path).map(Some),
+            Ok(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// Everything `file` holds, read without asking its size first: two reads
 /// for a small file (the content, then the end), where `fs::read` adds a
 /// `statx` and an `lseek`.

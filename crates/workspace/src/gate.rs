@@ -1342,11 +1342,15 @@ impl Gate {
     pub fn begin_sweep(&self) -> Result<crate::sweep::SweepStats, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
-        self.scan(&mut st)
+        self.scan(&mut st, crate::sweep::IgnoreRules::OnDisk)
     }
 
     /// One stat-cache scan; stored blobs are noted for the next barrier.
-    fn scan(&self, st: &mut GateState) -> Result<crate::sweep::SweepStats, GateError> {
+    fn scan(
+        &self,
+        st: &mut GateState,
+        rules: crate::sweep::IgnoreRules,
+    ) -> Result<crate::sweep::SweepStats, GateError> {
         let store = &self.store;
         let mut stored = Vec::new();
         let stats = st
@@ -1354,6 +1358,7 @@ impl Gate {
             .scan(
                 self.layout.workspace_root(),
                 &self.sweep_limits,
+                rules,
                 &mut |bytes| {
                     let (_, path) = store.put_blob(bytes)?;
                     stored.extend(path);
@@ -1395,7 +1400,9 @@ impl Gate {
         let mut st = self.lock();
         self.prepare(&mut st)?;
         let before = st.sweep.clone();
-        self.scan(&mut st)?;
+        // Judged by the ignore rules in force before: a `.gitignore` written
+        // meanwhile hides nothing.
+        self.scan(&mut st, crate::sweep::IgnoreRules::AsKept)?;
         let changes = before.changes_to(&st.sweep);
         if changes.is_empty() {
             return Ok(Vec::new());

@@ -16,6 +16,7 @@ pub mod retention;
 pub mod rollback;
 pub mod store;
 pub mod sweep;
+mod sweep_rules;
 
 pub use gate::{Gate, RecoveryReport, RetentionReport, UserOp, UserWrite};
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};

@@ -7,7 +7,9 @@
 //! `origin: observed` snapshots.
 //!
 //! Correctness never depends on file-system events: every scan stats every
-//! file (gitignore-aware, `.git/` and `.cocode/` excluded). A file is hashed
+//! file (gitignore-aware, `.git/` and `.cocode/` excluded; the scan after a
+//! command judges by the ignore rules kept before it, see
+//! [`IgnoreRules`]). A file is hashed
 //! again when its stat changed, when its mtime is not older than the scan
 //! that recorded it (a write within the same clock tick can keep size and
 //! mtime — git's "racy clean" rule), or when the watcher saw it change.
@@ -23,6 +25,8 @@ use cocode_core::path::{
     normalize,
 };
 use cocode_core::snapshot::{ContentHash, PathTransition};
+
+use crate::sweep_rules::{KeptRules, Matchers};
 
 /// Size and count limits of a scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +70,27 @@ struct Entry {
     racy: bool,
 }
 
+/// Which ignore rules decide what a scan looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IgnoreRules {
+    /// The ignore files as they are now (a scan before a command or a
+    /// turn); they are kept for the scan after it.
+    OnDisk,
+    /// The rules the last [`Self::OnDisk`] scan kept (the scan after a
+    /// command or a turn): a `.gitignore` the command wrote hides nothing
+    /// it did. The first scan of a cache reads the rules on disk.
+    AsKept,
+}
+
+/// A regular file's content; nothing for anything else (a FIFO or a
+/// device swapped in after the walk saw a file is never opened blocking).
+fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    crate::disk::open_regular_file(path)
+        .ok()
+        .flatten()
+        .and_then(|file| crate::disk::read_all(file).ok())
+}
+
 /// Paths a file-system watcher saw change since the last scan.
 pub type DirtySet = Arc<Mutex<BTreeSet<PathBuf>>>;
 
@@ -74,6 +99,8 @@ pub type DirtySet = Arc<Mutex<BTreeSet<PathBuf>>>;
 pub struct StatCache {
     entries: BTreeMap<NormalizedPath, Entry>,
     populated: bool,
+    /// The ignore rules the last scan by the rules on disk read.
+    kept: KeptRules,
     options: Option<NormalizeOptions>,
     dirty: Option<DirtySet>,
 }
@@ -144,82 +171,107 @@ impl StatCache {
     }
 
     /// Brings the cache up to date with the tree, calling `store_blob` with
-    /// the content of every file it hashes.
+    /// the content of every file it hashes. `rules` says which ignore rules
+    /// decide what the scan looks at.
     pub fn scan(
         &mut self,
         root: &Path,
         limits: &SweepLimits,
+        rules: IgnoreRules,
         store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
     ) -> Result<SweepStats, StoreError> {
         let started = SystemTime::now();
         let dirty = self.take_dirty(root);
         let mut stats = SweepStats::default();
         let mut next = BTreeMap::new();
-        let walker = ignore::WalkBuilder::new(root)
-            .hidden(false)
-            .parents(false)
-            .git_global(false)
-            .require_git(false)
-            .follow_links(false)
-            .filter_entry(|e| {
-                let name = e.file_name().to_string_lossy();
-                !(e.depth() == 1 && (name.eq_ignore_ascii_case(COCODE_DIR) || name == ".git"))
-            })
-            .build();
-        for entry in walker {
-            let Ok(entry) = entry else { continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
+        // The rules as they are now are read folder by folder as the walk
+        // enters it (parents before children), and kept for the next scan.
+        let mut kept = match rules {
+            IgnoreRules::AsKept if self.populated => None,
+            _ => Some(KeptRules::default()),
+        };
+        let mut matchers = match &kept {
+            Some(_) => Matchers::new(root),
+            None => self.kept.matchers(root),
+        };
+        let mut folders = vec![PathBuf::new()];
+        'walk: while let Some(rel) = folders.pop() {
+            if let Some(kept) = kept.as_mut() {
+                kept.keep_folder(root, &rel, &mut matchers);
             }
-            let Ok(rel) = entry.path().strip_prefix(root) else {
+            let Ok(listing) = std::fs::read_dir(root.join(&rel)) else {
                 continue;
             };
-            let Ok(path) = normalize(&rel.to_string_lossy(), self.options()) else {
-                continue;
-            };
-            let Ok(meta) = entry.path().symlink_metadata() else {
-                continue;
-            };
-            if meta.len() > limits.max_file_bytes {
-                stats.skipped_large += 1;
-                continue;
+            for entry in listing.flatten() {
+                let name = entry.file_name();
+                if rel.as_os_str().is_empty()
+                    && (name.to_string_lossy().eq_ignore_ascii_case(COCODE_DIR) || name == ".git")
+                {
+                    continue;
+                }
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let full = entry.path();
+                if kind.is_dir() {
+                    if !matchers.ignores(&full, true) {
+                        folders.push(rel.join(&name));
+                    }
+                    continue;
+                }
+                if !kind.is_file() || matchers.ignores(&full, false) {
+                    continue;
+                }
+                let Ok(path) = normalize(&rel.join(&name).to_string_lossy(), self.options()) else {
+                    continue;
+                };
+                let Ok(meta) = full.symlink_metadata() else {
+                    continue;
+                };
+                if meta.len() > limits.max_file_bytes {
+                    stats.skipped_large += 1;
+                    continue;
+                }
+                if next.len() >= limits.max_files {
+                    stats.truncated = true;
+                    break 'walk;
+                }
+                stats.files += 1;
+                let (len, mtime, ino) = (meta.len(), meta.modified().ok(), ino_of(&meta));
+                if let Some(old) = self.entries.get(&path)
+                    && !old.racy
+                    && !dirty.contains(&path)
+                    && (old.len, old.mtime, old.ino) == (len, mtime, ino)
+                {
+                    next.insert(path, *old);
+                    continue;
+                }
+                let Some(bytes) = read_regular(&full) else {
+                    continue;
+                };
+                stats.hashed += 1;
+                let hash = ContentHash::of(&bytes);
+                if self.entries.get(&path).map(|e| e.hash) != Some(hash) {
+                    store_blob(&bytes)?;
+                }
+                let racy = mtime.is_none_or(|m| m >= started);
+                next.insert(
+                    path,
+                    Entry {
+                        len,
+                        mtime,
+                        ino,
+                        hash,
+                        racy,
+                    },
+                );
             }
-            if next.len() >= limits.max_files {
-                stats.truncated = true;
-                break;
-            }
-            stats.files += 1;
-            let (len, mtime, ino) = (meta.len(), meta.modified().ok(), ino_of(&meta));
-            if let Some(old) = self.entries.get(&path)
-                && !old.racy
-                && !dirty.contains(&path)
-                && (old.len, old.mtime, old.ino) == (len, mtime, ino)
-            {
-                next.insert(path, *old);
-                continue;
-            }
-            let Ok(bytes) = std::fs::read(entry.path()) else {
-                continue;
-            };
-            stats.hashed += 1;
-            let hash = ContentHash::of(&bytes);
-            if self.entries.get(&path).map(|e| e.hash) != Some(hash) {
-                store_blob(&bytes)?;
-            }
-            let racy = mtime.is_none_or(|m| m >= started);
-            next.insert(
-                path,
-                Entry {
-                    len,
-                    mtime,
-                    ino,
-                    hash,
-                    racy,
-                },
-            );
         }
         self.keep_unmet(root, limits, started, &mut next, &mut stats, store_blob)?;
         self.entries = next;
+        if let Some(kept) = kept {
+            self.kept = kept;
+        }
         self.populated = true;
         Ok(stats)
     }
@@ -253,7 +305,7 @@ impl StatCache {
                 next.insert(path.clone(), *old);
                 continue;
             }
-            let Ok(bytes) = std::fs::read(&full) else {
+            let Some(bytes) = read_regular(&full) else {
                 next.insert(path.clone(), *old);
                 continue;
             };
@@ -293,7 +345,7 @@ impl StatCache {
     pub fn refresh(&mut self, root: &Path, path: &NormalizedPath) {
         if self.populated {
             let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
-            let hash = std::fs::read(&full).ok().map(|b| ContentHash::of(&b));
+            let hash = read_regular(&full).map(|b| ContentHash::of(&b));
             self.put(path, full.symlink_metadata().ok(), hash);
         }
     }

@@ -171,15 +171,23 @@ fn a_new_gitignore_does_not_hide_a_commands_changes_as_deletions() {
     let observed = ws.gate.end_sweep(&c).unwrap();
     assert_eq!(
         summary(&observed),
-        vec![(
-            "modify".to_owned(),
-            "sub/x.txt".to_owned(),
-            "observed".to_owned()
-        )]
+        vec![
+            (
+                "create".to_owned(),
+                "sub/.gitignore".to_owned(),
+                "observed".to_owned()
+            ),
+            (
+                "modify".to_owned(),
+                "sub/x.txt".to_owned(),
+                "observed".to_owned()
+            )
+        ]
     );
     ws.gate
         .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
         .unwrap();
+    assert!(!ws.workspace.root.join("sub/.gitignore").exists());
     assert_eq!(
         std::fs::read_to_string(ws.workspace.root.join("sub/x.txt")).unwrap(),
         "x\n"
@@ -331,4 +339,79 @@ fn a_name_in_another_unicode_form_reaches_the_one_file_there_and_two_are_a_confl
             ("\u{ea}\u{323}.txt", "two\n"),
         ])
     );
+}
+
+#[test]
+fn a_file_hidden_by_an_ignore_rule_the_command_wrote_is_recorded_and_rolled_back() {
+    let (_d, ws) = workspace(&[
+        ("sub/x.txt", "x\n"),
+        (".gitignore", "ignored/\n"),
+        ("ignored/old.log", "log\n"),
+    ]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    // New files, each hidden by a rule the same command added: a new
+    // nested `.gitignore`, a new `.ignore`, and a line appended to the
+    // root's. The already ignored folder stays ignored.
+    sh(
+        &root,
+        "printf 'secret.txt\\n' > sub/.gitignore && echo s > sub/secret.txt && \
+         printf '*.tmp\\n' > .ignore && echo t > note.tmp && \
+         printf '*.hidden\\n' >> .gitignore && echo h > a.hidden && \
+         echo more >> ignored/old.log",
+    );
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    let want: Vec<(String, String, String)> = [
+        ("modify", ".gitignore"),
+        ("create", ".ignore"),
+        ("create", "a.hidden"),
+        ("create", "note.tmp"),
+        ("create", "sub/.gitignore"),
+        ("create", "sub/secret.txt"),
+    ]
+    .iter()
+    .map(|(k, p)| ((*k).to_owned(), (*p).to_owned(), "observed".to_owned()))
+    .collect();
+    assert_eq!(summary(&observed), want);
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(
+        tree(&root),
+        files(&[
+            (".gitignore", "ignored/\n"),
+            ("ignored/old.log", "log\nmore\n"),
+            ("sub/x.txt", "x\n"),
+        ])
+    );
+    // The next command is judged by the rules now on disk again.
+    ws.gate.begin_sweep().unwrap();
+    sh(&root, "echo again >> ignored/old.log");
+    assert_eq!(ws.gate.end_sweep(&c).unwrap(), vec![]);
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_named_like_ignore_files_or_files_never_block_a_sweep() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    sh(
+        &root,
+        "mkfifo .gitignore .ignore pipe && mkdir d && mkfifo d/.gitignore && echo b > d/b.txt",
+    );
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&observed),
+        vec![(
+            "create".to_owned(),
+            "d/b.txt".to_owned(),
+            "observed".to_owned()
+        )]
+    );
+    // And a scan by the rules on disk, which reads the ignore files.
+    ws.gate.begin_sweep().unwrap();
+    assert_eq!(ws.gate.end_sweep(&c).unwrap(), vec![]);
 }
