@@ -5,6 +5,7 @@
 pub mod diff;
 mod disk;
 pub mod gate;
+pub mod ignore_rules;
 pub mod integrity;
 pub mod layout;
 pub mod leases;
@@ -16,9 +17,9 @@ pub mod retention;
 pub mod rollback;
 pub mod store;
 pub mod sweep;
-mod sweep_rules;
 
 pub use gate::{Gate, RecoveryReport, RetentionReport, UserOp, UserWrite};
+pub use ignore_rules::IgnoreFilter;
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};
 pub use layout::Layout;
 pub use leases::{LeaseRegistry, LeaseWait};

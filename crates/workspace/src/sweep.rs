@@ -26,7 +26,7 @@ use cocode_core::path::{
 };
 use cocode_core::snapshot::{ContentHash, PathTransition};
 
-use crate::sweep_rules::{KeptRules, Matchers};
+use crate::ignore_rules::{KeptRules, Matchers};
 
 /// Size and count limits of a scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +197,7 @@ impl StatCache {
         let mut folders = vec![PathBuf::new()];
         'walk: while let Some(rel) = folders.pop() {
             if let Some(kept) = kept.as_mut() {
-                kept.keep_folder(root, &rel, &mut matchers);
+                kept.keep_folder(&rel, &mut matchers);
             }
             let Ok(listing) = std::fs::read_dir(root.join(&rel)) else {
                 continue;

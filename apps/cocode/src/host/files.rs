@@ -1,9 +1,11 @@
-//! The files of a workspace as people and tools see them: gitignore-aware,
+//! The files of a workspace as people and tools see them: gitignore-aware
+//! (the ignore files read by [`IgnoreFilter`], never blocking on a FIFO),
 //! without the VCS's and cocode's own state folders.
 
 use std::path::Path;
 
 use cocode_core::path::is_cocode_name;
+use cocode_workspace::IgnoreFilter;
 use ignore::WalkBuilder;
 
 /// The most files a listing holds (quick open, search in files, the
@@ -19,18 +21,14 @@ pub fn hidden_dir(name: &std::ffi::OsStr) -> bool {
 /// The files of `root`, gitignore-aware, without `.git/` and `.cocode/`,
 /// as sorted workspace paths; and how many were left out past the cap.
 pub fn list_files(root: &Path) -> (Vec<String>, usize) {
+    let rules = IgnoreFilter::with_parents_of(root);
     let walker = WalkBuilder::new(root)
-        .hidden(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .ignore(true)
-        .parents(true)
-        .require_git(false)
+        .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|e| {
-            let name = e.file_name();
-            !(e.file_type().is_some_and(|t| t.is_dir()) && hidden_dir(name))
+        .filter_entry(move |e| {
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            let hidden = is_dir && hidden_dir(e.file_name());
+            !hidden && (e.depth() == 0 || !rules.ignores(e.path(), is_dir))
         })
         .build();
     let mut files = Vec::new();

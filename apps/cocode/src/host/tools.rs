@@ -710,14 +710,15 @@ impl WorkspaceTools {
             Some(p) => self.real_folder("list", p)?,
         };
         let mut files = Vec::new();
+        let rules = cocode_workspace::IgnoreFilter::with_parents_of(&dir);
         let walker = ignore::WalkBuilder::new(&dir)
-            .hidden(false)
-            .require_git(false)
-            .filter_entry(|e| {
-                let name = e.file_name().to_string_lossy();
-                !(e.depth() > 0
-                    && e.file_type().is_some_and(|t| t.is_dir())
-                    && (name == ".git" || cocode_core::path::is_cocode_name(&name)))
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(move |e| {
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                e.depth() == 0
+                    || !((is_dir && crate::host::files::hidden_dir(e.file_name()))
+                        || rules.ignores(e.path(), is_dir))
             })
             .build();
         for entry in walker.flatten() {

@@ -7,7 +7,7 @@ use std::thread;
 
 use cocode_core::gate::GateError;
 use cocode_core::path::{CaseSensitivity, NormalizeOptions, NormalizedPath, looks_binary};
-use cocode_workspace::{FilePrefix, WorkspaceReader};
+use cocode_workspace::{FilePrefix, IgnoreFilter, WorkspaceReader};
 use ignore::WalkBuilder;
 
 use crate::window::link::{Coalesce, UiEnd, Waker, link};
@@ -261,21 +261,16 @@ fn resolve_folder(path: &Path) -> Result<PathBuf, String> {
 pub fn list_dir(dir: &Path, filter: ListFilter) -> Result<Listing, String> {
     // Surface an unreadable directory as an error instead of an empty list.
     std::fs::read_dir(dir).map_err(|e| format!("{e}: {}", dir.display()))?;
-    let respect_ignores = filter == ListFilter::Workspace;
+    let rules = (filter == ListFilter::Workspace).then(|| IgnoreFilter::with_parents_of(dir));
     let walker = WalkBuilder::new(dir)
         .max_depth(Some(1))
-        .hidden(false)
-        .git_ignore(respect_ignores)
-        .git_exclude(respect_ignores)
-        .git_global(false)
-        .ignore(respect_ignores)
-        .parents(respect_ignores)
-        .require_git(false)
+        .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|e| {
-            !(e.depth() == 1
-                && e.file_type().is_some_and(|t| t.is_dir())
-                && hidden_dir(e.file_name()))
+        .filter_entry(move |e| {
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            e.depth() == 0
+                || !((is_dir && hidden_dir(e.file_name()))
+                    || rules.as_ref().is_some_and(|r| r.ignores(e.path(), is_dir)))
         })
         .build();
     let mut entries = Vec::new();

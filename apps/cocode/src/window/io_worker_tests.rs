@@ -108,6 +108,49 @@ fn symlinks_are_listed_but_not_followed() {
     );
 }
 
+/// A command can make FIFOs where ignore files belong; opened blocking, one
+/// hung the Explorer's worker (and every listing) for good.
+#[cfg(unix)]
+#[test]
+fn fifos_named_like_ignore_files_never_block_a_listing() {
+    let dir = fixture();
+    let root = dir.path();
+    for fifo in [".ignore", "src/.gitignore"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join(fifo))
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
+    let src = list_dir(&root.join("src"), ListFilter::Workspace).unwrap();
+    assert_eq!(
+        names(&src),
+        vec![
+            ("nested".to_owned(), EntryKind::Dir),
+            (".gitignore".to_owned(), EntryKind::Other),
+            ("main.rs".to_owned(), EntryKind::File)
+        ]
+    );
+    let (files, omitted) = crate::host::files::list_files(root);
+    assert_eq!(
+        (files, omitted),
+        (
+            vec![
+                ".env.example".to_owned(),
+                ".gitignore".to_owned(),
+                "B2.txt".to_owned(),
+                "README.md".to_owned(),
+                "b.txt".to_owned(),
+                "src/main.rs".to_owned(),
+                "src/nested/.gitignore".to_owned(),
+                "src/nested/kept.txt".to_owned(),
+                "안녕하세요.md".to_owned(),
+            ],
+            0
+        )
+    );
+}
+
 fn rel(s: &str) -> NormalizedPath {
     serde_json::from_value(serde_json::Value::from(s)).unwrap()
 }

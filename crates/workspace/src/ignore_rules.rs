@@ -1,18 +1,24 @@
-//! The ignore rules a sweep judges by.
+//! Ignore rules, read without following links or blocking.
 //!
-//! A scan before a command reads the workspace's ignore files as they are
-//! and keeps their contents here. The scan after the command judges by
-//! those kept rules, not by the files as the command left them: a command
-//! that writes a `.gitignore` naming a file it creates cannot hide that
-//! file from the record.
+//! Every listing of the workspace (the sweep, agents' `listFiles`, the
+//! Explorer, quick open, search) judges by these rules. Ignore files are
+//! read here, not by the `ignore` crate's walker, which opens them
+//! blocking: a FIFO a command named `.gitignore` hung every walk.
+//!
+//! A sweep's scan before a command keeps the contents it read
+//! ([`KeptRules`]). The scan after the command judges by those kept rules,
+//! not by the files as the command left them: a command that writes a
+//! `.gitignore` naming a file it creates cannot hide that file from the
+//! record.
 //!
 //! The precedence is the `ignore` crate's, which the scan before uses:
 //! `.ignore` files before `.gitignore` files, each kind from the deepest
 //! folder up (the first pattern that decides, ignoring or re-including,
 //! wins), then `.git/info/exclude`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -32,15 +38,12 @@ pub(crate) struct KeptRules {
 impl KeptRules {
     /// Keeps the ignore files of `rel` (a folder below `root`) as they are
     /// now, and adds them to `matchers`.
-    pub(crate) fn keep_folder(&mut self, root: &Path, rel: &Path, matchers: &mut Matchers) {
-        let dir = root.join(rel);
-        let files = IGNORE_FILES.map(|name| read_small(&dir.join(name)));
+    pub(crate) fn keep_folder(&mut self, rel: &Path, matchers: &mut Matchers) {
+        let (files, exclude) = matchers.read_folder(rel);
         if rel.as_os_str().is_empty() {
-            self.exclude = read_small(&root.join(".git/info/exclude"));
-            matchers.exclude = self.exclude.as_ref().map(|c| compile(root, c));
+            self.exclude = exclude;
         }
         if files.iter().any(Option::is_some) {
-            matchers.add(rel, &files);
             self.folders.insert(rel.to_path_buf(), files);
         }
     }
@@ -75,6 +78,21 @@ impl Matchers {
         }
     }
 
+    /// Reads the ignore files of `rel` (a folder below the root) as they
+    /// are now and adds them; returns their contents (and, for the root,
+    /// `.git/info/exclude`).
+    fn read_folder(&mut self, rel: &Path) -> ([Option<Vec<u8>>; 2], Option<Vec<u8>>) {
+        let dir = self.root.join(rel);
+        let files = IGNORE_FILES.map(|name| read_small(&dir.join(name)));
+        let mut exclude = None;
+        if rel.as_os_str().is_empty() {
+            exclude = read_small(&self.root.join(".git/info/exclude"));
+            self.exclude = exclude.as_ref().map(|c| compile(&self.root, c));
+        }
+        self.add(rel, &files);
+        (files, exclude)
+    }
+
     fn add(&mut self, rel: &Path, files: &[Option<Vec<u8>>; 2]) {
         let folder = self.root.join(rel);
         for (kind, content) in files.iter().enumerate() {
@@ -105,6 +123,59 @@ impl Matchers {
         self.exclude
             .as_ref()
             .is_some_and(|m| m.matched(path, is_dir).is_ignore())
+    }
+}
+
+/// The ignore rules of a tree as they are on disk, for a walker's entry
+/// filter: a folder's files are read the first time the walk asks about
+/// something in it (a walk meets folders before what they hold).
+#[derive(Debug)]
+pub struct IgnoreFilter {
+    state: Mutex<FilterState>,
+}
+
+#[derive(Debug)]
+struct FilterState {
+    read: BTreeSet<PathBuf>,
+    matchers: Matchers,
+}
+
+impl IgnoreFilter {
+    /// The rules of `root` and the folders below it.
+    pub fn new(root: &Path) -> Self {
+        Self {
+            state: Mutex::new(FilterState {
+                read: BTreeSet::new(),
+                matchers: Matchers::new(root),
+            }),
+        }
+    }
+
+    /// The rules of every folder from the file system's root down, as git
+    /// tools apply a parent folder's `.gitignore` to a folder inside it.
+    pub fn with_parents_of(dir: &Path) -> Self {
+        Self::new(dir.ancestors().last().unwrap_or(dir))
+    }
+
+    /// Whether the rules ignore `path` (absolute; anything outside the
+    /// filter's root is not ignored).
+    pub fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let FilterState { read, matchers } = &mut *state;
+        let Ok(rel) = path.strip_prefix(&matchers.root) else {
+            return false;
+        };
+        let folders: Vec<PathBuf> = rel.ancestors().skip(1).map(Path::to_path_buf).collect();
+        for folder in folders.into_iter().rev() {
+            if !read.contains(&folder) {
+                matchers.read_folder(&folder);
+                read.insert(folder);
+            }
+        }
+        matchers.ignores(path, is_dir)
     }
 }
 
