@@ -826,18 +826,16 @@ async fn claude_code_reaches_its_model_only_as_a_declared_model_host() {
     assert!(blocked.contains(&"127.0.0.1".to_owned()), "{blocked:?}");
 }
 
-/// Codex ends its turn as `cancelled` after a refused permission: under
-/// `--deny-all`, `cocode task run` with the Codex preset (from an empty
-/// home) ends the task within a minute, naming the refusal.
-#[test]
-fn codex_under_deny_all_ends_the_task_promptly_with_the_refusal() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    std::fs::write(root.join("notes.txt"), NOTES).unwrap();
-    let Some(subject) = codex(&root) else {
-        return;
-    };
-    drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
+/// `cocode task run` in `root` with the Codex preset's entry replaced by
+/// `subject`'s, with `prompt` and an approval flag; its exit code and
+/// output, and how long it took.
+fn codex_task_run(
+    root: &Path,
+    subject: &Subject,
+    prompt: &str,
+    approval: &str,
+) -> (Option<i32>, String, Duration) {
+    drop(cocode_workspace::OpenWorkspace::open(root).unwrap());
     let config_path = root.join(".cocode/config/workspace.json");
     let mut config: Value =
         serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
@@ -849,13 +847,13 @@ fn codex_under_deny_all_ends_the_task_promptly_with_the_refusal() {
     let started = std::time::Instant::now();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cocode"))
         .args(["task", "run", "--workspace"])
-        .arg(&root)
+        .arg(root)
         .args([
             "--prompt",
-            "run make",
+            prompt,
             "--backend",
             "acp:codex",
-            "--deny-all",
+            approval,
             "--pass-env",
             "OPENAI_API_KEY",
         ])
@@ -863,20 +861,93 @@ fn codex_under_deny_all_ends_the_task_promptly_with_the_refusal() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        started.elapsed() < Duration::from_mins(1),
-        "{stdout}{}",
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    (out.status.code(), shown, started.elapsed())
+}
+
+/// Codex ends its turn as `cancelled` after a refused permission: under
+/// `--deny-all`, `cocode task run` with the Codex preset (from an empty
+/// home) ends the task within a minute, naming the refusal.
+#[test]
+fn codex_under_deny_all_ends_the_task_promptly_with_the_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), NOTES).unwrap();
+    let Some(subject) = codex(&root) else {
+        return;
+    };
+    let (code, shown, took) = codex_task_run(&root, &subject, "run make", "--deny-all");
+    assert!(took < Duration::from_mins(1), "{shown}");
+    assert_eq!(code, Some(1), "{shown}");
     assert!(
-        stdout.contains("the agent cancelled its own turn after a refusal (TOOL_APPROVAL_DENIED)"),
-        "{stdout}"
+        shown.contains("the agent cancelled its own turn after a refusal (TOOL_APPROVAL_DENIED)"),
+        "{shown}"
     );
     assert!(
-        stdout.ends_with(": rejected: a person rejected its result\n"),
-        "{stdout}"
+        shown.contains(": rejected: a person rejected its result\n"),
+        "{shown}"
+    );
+    drop(subject);
+}
+
+/// Codex writes files in its own process (its shell, not the client's
+/// file methods): the turn's sweep records both changes as the task's
+/// observed snapshots, and `cocode rollback` restores the files byte for
+/// byte.
+#[test]
+fn codexs_own_file_writes_are_recorded_and_rolled_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), NOTES).unwrap();
+    std::fs::create_dir(root.join("docs")).unwrap();
+    let Some(subject) = codex(&root) else {
+        return;
+    };
+    let (code, shown, _) = codex_task_run(&root, &subject, "write files", "--yes");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("the agent changed 2 file(s) itself; recorded with the task"),
+        "{shown}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("docs/made.txt")).unwrap(),
+        "made by codex\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        format!("{NOTES}more\n")
+    );
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cocode"))
+            .args(args)
+            .args(["--workspace", root.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let list = cli(&["task", "list"]);
+    let id = list.split('\t').next().unwrap().to_owned();
+    let task: Value = serde_json::from_str(&cli(&["task", "show", &id, "--json"])).unwrap();
+    let recorded: Vec<(&str, &str)> = task["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["path"].as_str().unwrap(), s["origin"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        recorded,
+        vec![("docs/made.txt", "observed"), ("notes.txt", "observed")]
+    );
+    cli(&["rollback", "--task", &id]);
+    assert!(!root.join("docs/made.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        NOTES
     );
     drop(subject);
 }

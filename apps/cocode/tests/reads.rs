@@ -228,7 +228,11 @@ async fn fifos_devices_links_out_and_outside_contents_stay_out_of_an_agents_reac
         .structured_content
         .unwrap();
     let files = paths(&listed, "files");
-    assert_eq!(files, ["src/a.txt"], "listed beyond the workspace's own files");
+    assert_eq!(
+        files,
+        ["src/a.txt"],
+        "listed beyond the workspace's own files"
+    );
     let found = call(&host, catalog::SEARCH, json!({"query": "a"})).await;
     assert!(found.error.is_none(), "{:?}", found.error);
     for folder in ["out", "state"] {

@@ -8,6 +8,8 @@ messages):
   "run make"         -> the shell tool with `make build` (a command Codex
                         does not trust: it asks permission for it)
   "run echo hi"      -> the shell tool with `echo hi`
+  "write files"      -> the shell tool writing `docs/made.txt` and appending
+                        to `notes.txt` (Codex writes in its own process)
   "slow"             -> answers nothing for 120 s
 
 A request whose input ends with a function call's output gets the final
@@ -55,6 +57,8 @@ def plan(body):
         return [call(shell, "make build")]
     if shell and "run echo hi" in prompt:
         return [call(shell, "echo hi")]
+    if shell and "write files" in prompt:
+        return [call(shell, "printf 'made by codex\\n' > docs/made.txt && printf 'more\\n' >> notes.txt")]
     if "slow" in prompt:
         time.sleep(120)
     return [message("nothing to do")]
