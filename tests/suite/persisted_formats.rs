@@ -83,7 +83,8 @@ fn snapshot_index_lines() {
             format!("{:?}", snapshot.kind())
         })
         .collect();
-    assert_eq!(kinds, ["Create", "Modify", "Rename", "Delete"]);
+    // The last line holds a change recorded by hash only (too large to keep).
+    assert_eq!(kinds, ["Create", "Modify", "Rename", "Delete", "Modify"]);
 }
 
 #[test]

@@ -484,7 +484,10 @@ fn rollback_refuses_to_overwrite_a_later_human_change() {
         .to_owned();
     let (code, out) = rollback(ws.path(), &id);
     assert_eq!(code, 1, "{out}");
-    assert!(out.starts_with("conflict config.json: "), "{out}");
+    assert!(
+        out.starts_with("conflict config.json: it changed since the task's last edit\n"),
+        "{out}"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("config.json")).unwrap(),
         "{\"a\": 7}\n"

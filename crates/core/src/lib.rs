@@ -28,7 +28,9 @@ pub use path::{
     UnicodeSensitivity,
 };
 pub use registry::{CONTRACTS, ContractId, ContractRegistry, RegistryError};
-pub use snapshot::{ContentHash, EditSnapshot, SnapshotKind, SnapshotOrigin};
+pub use snapshot::{
+    ContentHash, ContentHasher, EditSnapshot, SnapshotKind, SnapshotOrigin, Unkept,
+};
 pub use task::{
     CancelReason, CompletionMode, CompletionModePolicy, DelegatedTask, PendingApprovalKind,
     TaskEvent, TaskStatus, TaskTransition,

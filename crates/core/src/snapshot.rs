@@ -55,6 +55,25 @@ impl ContentHash {
     }
 }
 
+/// A [`ContentHash`] computed piece by piece, for content too large to
+/// hold in memory at once.
+#[derive(Debug, Clone, Default)]
+pub struct ContentHasher(Sha256);
+
+impl ContentHasher {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn update(&mut self, piece: &[u8]) {
+        self.0.update(piece);
+    }
+
+    pub fn finish(self) -> ContentHash {
+        ContentHash(self.0.finalize().into())
+    }
+}
+
 impl std::str::FromStr for ContentHash {
     type Err = ContentHashError;
 
@@ -139,6 +158,29 @@ pub struct PathTransition {
     pub after: Option<ContentHash>,
 }
 
+/// Which sides of a change are recorded by hash only: their content was
+/// above the workspace's ceiling for kept content, so history holds no
+/// copy of it. A rollback that would need such content is refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Unkept {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub base: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub result: bool,
+}
+
+impl Unkept {
+    /// Both sides kept (the usual case).
+    pub const NONE: Self = Self {
+        base: false,
+        result: false,
+    };
+
+    pub const fn is_none(&self) -> bool {
+        !self.base && !self.result
+    }
+}
+
 /// Why a snapshot cannot exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SnapshotInvalid {
@@ -150,6 +192,8 @@ pub enum SnapshotInvalid {
     RenameOntoItself,
     #[error("a modification must change the content")]
     Unchanged,
+    #[error("only present content can be marked as too large to keep")]
+    UnkeptAbsent,
 }
 
 /// The fields of a snapshot, checked by [`EditSnapshot::new`].
@@ -163,6 +207,8 @@ pub struct EditSnapshotParts {
     pub previous_path: Option<NormalizedPath>,
     pub base: Option<ContentHash>,
     pub result: Option<ContentHash>,
+    /// Sides recorded by hash only (too large to keep).
+    pub unkept: Unkept,
     pub origin: SnapshotOrigin,
     pub ts: Timestamp,
 }
@@ -188,6 +234,8 @@ struct EditSnapshotWire {
     base: Option<ContentHash>,
     #[serde(deserialize_with = "required_nullable")]
     result: Option<ContentHash>,
+    #[serde(default, skip_serializing_if = "Unkept::is_none")]
+    unkept: Unkept,
     origin: SnapshotOrigin,
     ts: Timestamp,
 }
@@ -215,6 +263,7 @@ impl TryFrom<EditSnapshotWire> for EditSnapshot {
             previous_path: w.previous_path,
             base: w.base,
             result: w.result,
+            unkept: w.unkept,
             origin: w.origin,
             ts: w.ts,
         })
@@ -233,6 +282,7 @@ impl From<EditSnapshot> for EditSnapshotWire {
             previous_path: p.previous_path,
             base: p.base,
             result: p.result,
+            unkept: p.unkept,
             origin: p.origin,
             ts: p.ts,
         }
@@ -242,6 +292,11 @@ impl From<EditSnapshot> for EditSnapshotWire {
 impl EditSnapshot {
     /// Checks the shape rules and builds the snapshot.
     pub fn new(parts: EditSnapshotParts) -> Result<Self, SnapshotInvalid> {
+        if (parts.unkept.base && parts.base.is_none())
+            || (parts.unkept.result && parts.result.is_none())
+        {
+            return Err(SnapshotInvalid::UnkeptAbsent);
+        }
         match (&parts.previous_path, parts.base, parts.result) {
             (_, None, None) => Err(SnapshotInvalid::AbsentToAbsent),
             (Some(prev), Some(base), Some(result)) if base == result => {
@@ -321,6 +376,17 @@ impl EditSnapshot {
     }
     pub fn origin(&self) -> SnapshotOrigin {
         self.0.origin
+    }
+    pub fn unkept(&self) -> Unkept {
+        self.0.unkept
+    }
+    /// The content hashes history holds a copy of (every present side not
+    /// marked too large to keep).
+    pub fn kept_hashes(&self) -> impl Iterator<Item = ContentHash> {
+        let u = self.0.unkept;
+        [(self.0.base, u.base), (self.0.result, u.result)]
+            .into_iter()
+            .filter_map(|(hash, unkept)| hash.filter(|_| !unkept))
     }
     pub fn ts(&self) -> Timestamp {
         self.0.ts

@@ -24,6 +24,7 @@ fn parts(prev: Option<&str>, base: Option<&[u8]>, result: Option<&[u8]>) -> Edit
         previous_path: prev.map(path),
         base: base.map(ContentHash::of),
         result: result.map(ContentHash::of),
+        unkept: Unkept::NONE,
         origin: SnapshotOrigin::Gate,
         ts: Timestamp(1_700_000_000_000),
     }
@@ -174,4 +175,38 @@ fn wire_form_is_stable_and_validated() {
     let mut traversal = json;
     traversal["path"] = "../outside".into();
     assert!(serde_json::from_value::<EditSnapshot>(traversal).is_err());
+}
+
+#[test]
+fn only_present_content_is_marked_too_large_to_keep_and_kept_hashes_leave_it_out() {
+    let mut created = parts(None, None, Some(b"big"));
+    created.unkept = Unkept {
+        base: true,
+        result: false,
+    };
+    assert_eq!(
+        EditSnapshot::new(created.clone()),
+        Err(SnapshotInvalid::UnkeptAbsent)
+    );
+    created.unkept = Unkept {
+        base: false,
+        result: true,
+    };
+    let s = EditSnapshot::new(created).unwrap();
+    assert_eq!(s.kept_hashes().collect::<Vec<_>>(), vec![]);
+    let mut modified = parts(None, Some(b"small"), Some(b"big"));
+    modified.unkept.result = true;
+    let s = EditSnapshot::new(modified).unwrap();
+    assert_eq!(
+        s.kept_hashes().collect::<Vec<_>>(),
+        vec![ContentHash::of(b"small")]
+    );
+    // On the wire only when set; a record without it reads as all kept.
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["unkept"], serde_json::json!({"result": true}));
+    let plain = EditSnapshot::new(parts(None, Some(b"a"), Some(b"b"))).unwrap();
+    let json = serde_json::to_value(&plain).unwrap();
+    assert!(json.get("unkept").is_none(), "{json}");
+    let back: EditSnapshot = serde_json::from_value(json).unwrap();
+    assert_eq!(back.unkept(), Unkept::NONE);
 }

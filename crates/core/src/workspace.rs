@@ -178,6 +178,19 @@ impl Default for RetentionConfig {
     }
 }
 
+/// The default of [`WorkspaceConfig::max_kept_file_mib`].
+pub const DEFAULT_MAX_KEPT_FILE_MIB: u64 = 256;
+
+fn default_max_kept_file_mib() -> u64 {
+    DEFAULT_MAX_KEPT_FILE_MIB
+}
+
+// serde's `skip_serializing_if` passes a reference.
+#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's signature")]
+fn is_default_max_kept_file_mib(mib: &u64) -> bool {
+    *mib == DEFAULT_MAX_KEPT_FILE_MIB
+}
+
 /// Default protected test locations (any segment depth).
 pub const DEFAULT_TEST_PATTERNS: [&str; 9] = [
     "test/",
@@ -208,6 +221,15 @@ pub struct WorkspaceConfig {
     pub limits: VerificationLimits,
     #[serde(default)]
     pub retention: RetentionConfig,
+    /// The ceiling, in MiB, for a file's content the history keeps when it
+    /// records a change it observed (a command's, an external agent's).
+    /// Above it the change is recorded by hash only, "too large to keep",
+    /// and a rollback that needs that content is refused.
+    #[serde(
+        default = "default_max_kept_file_mib",
+        skip_serializing_if = "is_default_max_kept_file_mib"
+    )]
+    pub max_kept_file_mib: u64,
     #[serde(default = "default_test_patterns")]
     pub test_patterns: Vec<String>,
     #[serde(default)]
@@ -283,6 +305,7 @@ impl Default for WorkspaceConfig {
             completion_mode: None,
             limits: VerificationLimits::default(),
             retention: RetentionConfig::default(),
+            max_kept_file_mib: DEFAULT_MAX_KEPT_FILE_MIB,
             test_patterns: default_test_patterns(),
             applied_bricks: Vec::new(),
             acp_agents: Vec::new(),

@@ -36,7 +36,7 @@ use cocode_core::gate::{
 use cocode_core::ids::{AttemptNo, OpId, Seq, SnapshotId, TaskId, Timestamp};
 use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::{
-    ContentHash, EditSnapshot, EditSnapshotParts, PathTransition, SnapshotOrigin,
+    ContentHash, EditSnapshot, EditSnapshotParts, PathTransition, SnapshotOrigin, Unkept,
 };
 use cocode_core::workspace::RetentionConfig;
 
@@ -118,6 +118,8 @@ struct Change {
     previous_path: Option<NormalizedPath>,
     base: Option<ContentHash>,
     result: Option<ContentHash>,
+    /// Sides recorded by hash only (the sweep's files above the ceiling).
+    unkept: Unkept,
 }
 
 /// A checked operation: the records it will write and the actions behind them.
@@ -139,6 +141,7 @@ impl Plan {
             previous_path,
             base,
             result,
+            ..
         } in &self.changes
         {
             match previous_path {
@@ -598,6 +601,7 @@ impl Gate {
                 previous_path: None,
                 base: base_hash,
                 result: Some(result),
+                unkept: Unkept::NONE,
             });
             if let Some(b) = base {
                 plan.blobs.push(b);
@@ -723,6 +727,7 @@ impl Gate {
             previous_path: None,
             base: Some(ContentHash::of(&bytes)),
             result: None,
+            unkept: Unkept::NONE,
         });
         plan.blobs.push(bytes);
         plan.actions.push(Action::Remove { target });
@@ -742,6 +747,7 @@ impl Gate {
             previous_path: Some(from.path.clone()),
             base: Some(hash),
             result: Some(hash),
+            unkept: Unkept::NONE,
         });
         plan.blobs.push(bytes);
         plan.actions.push(Action::Move { from, to });
@@ -933,6 +939,7 @@ impl Gate {
                 previous_path: change.previous_path.clone(),
                 base: change.base,
                 result: change.result,
+                unkept: change.unkept,
                 origin,
                 ts,
             })
@@ -1414,16 +1421,17 @@ impl Gate {
         &self,
         st: &mut GateState,
         ctx: &TaskContext,
-        changes: Vec<PathTransition>,
+        changes: Vec<crate::sweep::ObservedChange>,
         origin: SnapshotOrigin,
     ) -> Result<Vec<EditSnapshot>, GateError> {
         let changes: Vec<Change> = changes
             .into_iter()
-            .map(|t| Change {
-                path: t.path,
+            .map(|c| Change {
+                path: c.transition.path,
                 previous_path: None,
-                base: t.before,
-                result: t.after,
+                base: c.transition.before,
+                result: c.transition.after,
+                unkept: c.unkept,
             })
             .collect();
         let (_, _, records) = self.reserve(st, (&ctx.task_id, ctx.attempt_no), &changes, origin)?;
@@ -1629,6 +1637,7 @@ impl Gate {
                 previous_path: None,
                 base: t.expected,
                 result: t.target,
+                unkept: Unkept::NONE,
             })
             .collect();
         let (op_id, ts, records) = self

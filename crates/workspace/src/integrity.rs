@@ -115,8 +115,7 @@ impl<'a> HistoryIntegrityChecker<'a> {
         let referenced: BTreeSet<ContentHash> = by_task
             .values()
             .chain(path_ids.values())
-            .flat_map(|r| [r.base(), r.result()])
-            .flatten()
+            .flat_map(EditSnapshot::kept_hashes)
             .collect();
         let (stored, strays) = self.store.blob_names()?;
         report.stray_objects = strays;

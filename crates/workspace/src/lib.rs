@@ -29,4 +29,4 @@ pub use read::{FilePrefix, WorkspaceReader};
 pub use retention::{RetentionTrigger, TaskLife};
 pub use rollback::{RollbackAvailability, RollbackError, RollbackQuery};
 pub use store::{HistoryStore, RollbackJournal, WriteJournal};
-pub use sweep::{StatCache, SweepLimits, SweepStats, SweepWatcher};
+pub use sweep::{ObservedChange, StatCache, SweepLimits, SweepStats, SweepWatcher};

@@ -82,10 +82,15 @@ impl OpenWorkspace {
             write_exceptions.iter().map(|x| x.path.clone()).collect(),
         );
         let tests = TestPatterns::new(&config.test_patterns)?;
-        let gate = Gate::new(layout.clone(), policy, tests).map_err(|e| OpenError::Io {
-            path: root.clone(),
-            message: e.to_string(),
-        })?;
+        let gate = Gate::new(layout.clone(), policy, tests)
+            .map_err(|e| OpenError::Io {
+                path: root.clone(),
+                message: e.to_string(),
+            })?
+            .with_sweep_limits(crate::sweep::SweepLimits {
+                max_file_bytes: config.max_kept_file_mib.saturating_mul(1024 * 1024),
+                ..crate::sweep::SweepLimits::default()
+            });
         let workspace = Workspace {
             root,
             case,

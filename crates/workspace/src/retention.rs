@@ -175,6 +175,7 @@ mod tests {
                     previous_path: None,
                     base: None,
                     result: Some(ContentHash::of(content.as_bytes())),
+                    unkept: cocode_core::Unkept::NONE,
                     origin: SnapshotOrigin::Gate,
                     ts: Timestamp::from_millis(*ts),
                 })

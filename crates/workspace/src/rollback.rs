@@ -34,6 +34,8 @@ pub struct RollbackTarget {
     pub expected: Option<ContentHash>,
     /// What the path goes back to (`None` = the file is deleted).
     pub target: Option<ContentHash>,
+    /// History holds only the target's hash: it was too large to keep.
+    pub target_unkept: bool,
 }
 
 /// Why one path cannot be rolled back.
@@ -49,6 +51,24 @@ pub enum ConflictReason {
     },
     /// The path is not a regular file any more (a folder, a symlink).
     NotAFile,
+    /// The content to go back to was above the ceiling for kept content:
+    /// history holds its hash only.
+    TooLargeToKeep,
+}
+
+impl ConflictReason {
+    /// The reason in words, for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::LaterTask { task_id } => format!("task {task_id} changed it after this task"),
+            Self::ChangedSince { .. } => "it changed since the task's last edit".to_owned(),
+            Self::NotAFile => "it is no longer a regular file".to_owned(),
+            Self::TooLargeToKeep => {
+                "its content before the task was too large to keep; history holds only its hash"
+                    .to_owned()
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,24 +136,29 @@ pub fn select<'a>(
 /// what the task left (created then deleted, renamed away and back) change
 /// nothing and are not listed.
 pub fn targets(selected: &[&EditSnapshot]) -> Vec<RollbackTarget> {
-    let mut by_path: BTreeMap<NormalizedPath, (Option<ContentHash>, Option<ContentHash>)> =
-        BTreeMap::new();
+    type Ends = ((Option<ContentHash>, bool), Option<ContentHash>);
+    let mut by_path: BTreeMap<NormalizedPath, Ends> = BTreeMap::new();
     for record in selected {
+        // Only a change of one path (never a rename) can be hash only.
+        let unkept = record.previous_path().is_none() && record.unkept().base;
         for t in record.transitions() {
             by_path
                 .entry(t.path)
                 .and_modify(|(_, last)| *last = t.after)
-                .or_insert((t.before, t.after));
+                .or_insert(((t.before, unkept), t.after));
         }
     }
     by_path
         .into_iter()
-        .filter(|(_, (target, expected))| target != expected)
-        .map(|(path, (target, expected))| RollbackTarget {
-            path,
-            expected,
-            target,
-        })
+        .filter(|(_, ((target, _), expected))| target != expected)
+        .map(
+            |(path, ((target, target_unkept), expected))| RollbackTarget {
+                path,
+                expected,
+                target,
+                target_unkept,
+            },
+        )
         .collect()
 }
 
@@ -148,6 +173,13 @@ pub fn precheck(
 ) -> Vec<PathConflict> {
     let mut conflicts = Vec::new();
     for t in targets {
+        if t.target_unkept {
+            conflicts.push(PathConflict {
+                path: t.path.clone(),
+                reason: ConflictReason::TooLargeToKeep,
+            });
+            continue;
+        }
         if let Some(owner) = last_owner(&t.path).filter(|o| o != task) {
             conflicts.push(PathConflict {
                 path: t.path.clone(),
@@ -209,6 +241,7 @@ mod tests {
             previous_path: prev.map(p),
             base,
             result,
+            unkept: cocode_core::Unkept::NONE,
             origin: SnapshotOrigin::Gate,
             ts: Timestamp::from_millis(0),
         })
@@ -285,21 +318,31 @@ mod tests {
                 path: p("a"),
                 expected: h("1"),
                 target: h("0"),
+                target_unkept: false,
             },
             RollbackTarget {
                 path: p("b"),
                 expected: h("1"),
                 target: None,
+                target_unkept: false,
             },
             RollbackTarget {
                 path: p("c"),
                 expected: h("1"),
                 target: None,
+                target_unkept: false,
             },
             RollbackTarget {
                 path: p("d"),
                 expected: h("1"),
                 target: None,
+                target_unkept: false,
+            },
+            RollbackTarget {
+                path: p("e"),
+                expected: h("1"),
+                target: h("0"),
+                target_unkept: true,
             },
         ];
         let conflicts = precheck(
@@ -335,6 +378,10 @@ mod tests {
                 PathConflict {
                     path: p("c"),
                     reason: ConflictReason::NotAFile
+                },
+                PathConflict {
+                    path: p("e"),
+                    reason: ConflictReason::TooLargeToKeep
                 },
             ]
         );

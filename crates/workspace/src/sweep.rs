@@ -24,14 +24,16 @@ use cocode_core::path::{
     COCODE_DIR, CaseSensitivity, NormalizeOptions, NormalizedPath, PathStyle, UnicodeSensitivity,
     normalize,
 };
-use cocode_core::snapshot::{ContentHash, PathTransition};
+use cocode_core::snapshot::{ContentHash, ContentHasher, PathTransition, Unkept};
 
 use crate::ignore_rules::{KeptRules, Matchers};
 
 /// Size and count limits of a scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SweepLimits {
-    /// Files above this size are not tracked (counted in [`SweepStats`]).
+    /// Content above this size is not kept: a change of such a file is
+    /// recorded by hash only, "too large to keep" (counted in
+    /// [`SweepStats`]), and a rollback that needs it is refused.
     pub max_file_bytes: u64,
     /// A scan stops tracking new files after this many.
     pub max_files: usize,
@@ -41,10 +43,9 @@ impl Default for SweepLimits {
     fn default() -> Self {
         Self {
             // A ceiling, not a filter: a 60 MB data file a command rewrites
-            // is recorded like any other. Above it a file is not tracked
-            // (and one that grows past it keeps its last recorded state:
-            // never a deletion).
-            max_file_bytes: 256 * 1024 * 1024,
+            // is recorded like any other. Above it a file's changes are
+            // recorded by hash only (never as a deletion).
+            max_file_bytes: cocode_core::workspace::DEFAULT_MAX_KEPT_FILE_MIB * 1024 * 1024,
             max_files: 200_000,
         }
     }
@@ -55,7 +56,8 @@ impl Default for SweepLimits {
 pub struct SweepStats {
     pub files: usize,
     pub hashed: usize,
-    pub skipped_large: usize,
+    /// Files above the ceiling, tracked by hash only.
+    pub too_large: usize,
     /// The count limit was reached; files past it are not tracked.
     pub truncated: bool,
 }
@@ -68,6 +70,15 @@ struct Entry {
     hash: ContentHash,
     /// mtime not older than the scan that recorded it: hash again next time.
     racy: bool,
+    /// History holds the content (false: above the ceiling, hash only).
+    kept: bool,
+}
+
+/// One change a sweep found, and which of its sides are hash only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObservedChange {
+    pub transition: PathTransition,
+    pub unkept: Unkept,
 }
 
 /// Which ignore rules decide what a scan looks at.
@@ -228,43 +239,20 @@ impl StatCache {
                 let Ok(meta) = full.symlink_metadata() else {
                     continue;
                 };
-                if meta.len() > limits.max_file_bytes {
-                    stats.skipped_large += 1;
-                    continue;
-                }
                 if next.len() >= limits.max_files {
                     stats.truncated = true;
                     break 'walk;
                 }
                 stats.files += 1;
-                let (len, mtime, ino) = (meta.len(), meta.modified().ok(), ino_of(&meta));
-                if let Some(old) = self.entries.get(&path)
-                    && !old.racy
-                    && !dirty.contains(&path)
-                    && (old.len, old.mtime, old.ino) == (len, mtime, ino)
-                {
-                    next.insert(path, *old);
-                    continue;
-                }
-                let Some(bytes) = read_regular(&full) else {
-                    continue;
+                let seen = Seen {
+                    full: &full,
+                    meta: &meta,
+                    dirty: dirty.contains(&path),
+                    started,
                 };
-                stats.hashed += 1;
-                let hash = ContentHash::of(&bytes);
-                if self.entries.get(&path).map(|e| e.hash) != Some(hash) {
-                    store_blob(&bytes)?;
+                if let Some(entry) = self.look_at(&path, &seen, limits, &mut stats, store_blob)? {
+                    next.insert(path, entry);
                 }
-                let racy = mtime.is_none_or(|m| m >= started);
-                next.insert(
-                    path,
-                    Entry {
-                        len,
-                        mtime,
-                        ino,
-                        hash,
-                        racy,
-                    },
-                );
             }
         }
         self.keep_unmet(root, limits, started, &mut next, &mut stats, store_blob)?;
@@ -276,10 +264,9 @@ impl StatCache {
         Ok(stats)
     }
 
-    /// A tracked file the walk did not meet is not gone because of that: a
-    /// command can hide it behind a new `.gitignore`, or it grew past the
-    /// ceiling. Whatever still exists keeps being tracked (re-read when it
-    /// fits under the ceiling, as it was otherwise).
+    /// A tracked file the walk did not meet is not gone because of that (a
+    /// folder of it hidden by a rule the person added since, the count
+    /// limit): whatever still exists keeps being tracked.
     fn keep_unmet(
         &self,
         root: &Path,
@@ -300,33 +287,69 @@ impl StatCache {
             if !meta.is_file() {
                 continue;
             }
-            if meta.len() > limits.max_file_bytes {
-                stats.skipped_large += 1;
-                next.insert(path.clone(), *old);
-                continue;
-            }
-            let Some(bytes) = read_regular(&full) else {
-                next.insert(path.clone(), *old);
-                continue;
+            let seen = Seen {
+                full: &full,
+                meta: &meta,
+                // Hashed again whatever its stat says: the walk missed it.
+                dirty: true,
+                started,
             };
-            stats.hashed += 1;
-            let hash = ContentHash::of(&bytes);
-            if hash != old.hash {
-                store_blob(&bytes)?;
-            }
-            let mtime = meta.modified().ok();
-            next.insert(
-                path.clone(),
-                Entry {
-                    len: meta.len(),
-                    mtime,
-                    ino: ino_of(&meta),
-                    hash,
-                    racy: mtime.is_none_or(|m| m >= started),
-                },
-            );
+            let entry = self.look_at(path, &seen, limits, stats, store_blob)?;
+            // Unreadable now: it keeps its last state, never a deletion.
+            next.insert(path.clone(), entry.unwrap_or(*old));
         }
         Ok(())
+    }
+
+    /// The entry of a file the scan met: the old one when its stat says
+    /// it did not change, else its new hash. Content under the ceiling is
+    /// handed to `store_blob` when it is new; above it, the file is hashed
+    /// as it is read and nothing is kept. `None`: it could not be read.
+    fn look_at(
+        &self,
+        path: &NormalizedPath,
+        seen: &Seen<'_>,
+        limits: &SweepLimits,
+        stats: &mut SweepStats,
+        store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<Option<Entry>, StoreError> {
+        let meta = seen.meta;
+        let (len, mtime, ino) = (meta.len(), meta.modified().ok(), ino_of(meta));
+        let kept = len <= limits.max_file_bytes;
+        if !kept {
+            stats.too_large += 1;
+        }
+        if let Some(old) = self.entries.get(path)
+            && !old.racy
+            && !seen.dirty
+            && (old.len, old.mtime, old.ino) == (len, mtime, ino)
+        {
+            return Ok(Some(*old));
+        }
+        let hash = if kept {
+            let Some(bytes) = read_regular(seen.full) else {
+                return Ok(None);
+            };
+            let hash = ContentHash::of(&bytes);
+            if self.entries.get(path).map(|e| (e.hash, e.kept)) != Some((hash, true)) {
+                store_blob(&bytes)?;
+            }
+            hash
+        } else {
+            let Some(hash) = hash_regular(seen.full) else {
+                return Ok(None);
+            };
+            hash
+        };
+        stats.hashed += 1;
+        Ok(Some(Entry {
+            len,
+            mtime,
+            ino,
+            hash,
+            racy: mtime.is_none_or(|m| m >= seen.started),
+            kept,
+        }))
     }
 
     /// Notes a path the gate has just written with content `hash` (`None`:
@@ -406,6 +429,7 @@ impl StatCache {
                         ino: ino_of(&meta),
                         hash,
                         racy: true,
+                        kept: true,
                     },
                 );
             }
@@ -416,21 +440,53 @@ impl StatCache {
     }
 
     /// What changed from `self` to `after`, by path.
-    pub fn changes_to(&self, after: &StatCache) -> Vec<PathTransition> {
+    pub fn changes_to(&self, after: &StatCache) -> Vec<ObservedChange> {
         let paths: BTreeSet<&NormalizedPath> =
             self.entries.keys().chain(after.entries.keys()).collect();
         paths
             .into_iter()
             .filter_map(|p| {
-                let before = self.entries.get(p).map(|e| e.hash);
-                let now = after.entries.get(p).map(|e| e.hash);
-                (before != now).then(|| PathTransition {
-                    path: p.clone(),
-                    before,
-                    after: now,
+                let before = self.entries.get(p);
+                let now = after.entries.get(p);
+                (before.map(|e| e.hash) != now.map(|e| e.hash)).then(|| ObservedChange {
+                    transition: PathTransition {
+                        path: p.clone(),
+                        before: before.map(|e| e.hash),
+                        after: now.map(|e| e.hash),
+                    },
+                    unkept: Unkept {
+                        base: before.is_some_and(|e| !e.kept),
+                        result: now.is_some_and(|e| !e.kept),
+                    },
                 })
             })
             .collect()
+    }
+}
+
+/// A file as the walk met it.
+struct Seen<'a> {
+    full: &'a Path,
+    meta: &'a std::fs::Metadata,
+    /// The watcher saw it change (or the walk missed it): hash it again.
+    dirty: bool,
+    started: SystemTime,
+}
+
+/// A regular file's hash, read piece by piece (for content too large to
+/// hold in memory); nothing for anything else.
+fn hash_regular(path: &Path) -> Option<ContentHash> {
+    use std::io::Read as _;
+    let mut file = crate::disk::open_regular_file(path).ok()??;
+    let mut hasher = ContentHasher::new();
+    let mut buffer = vec![0; 1 << 20];
+    loop {
+        match file.read(&mut buffer) {
+            Ok(0) => return Some(hasher.finish()),
+            Ok(n) => hasher.update(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
     }
 }
 

@@ -468,9 +468,15 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
                 .as_ref()
                 .map(|from| format!(" (from {from})"))
                 .unwrap_or_default();
+            let unkept = match (parts.unkept.base, parts.unkept.result) {
+                (false, false) => "",
+                (true, false) => " · too large to keep before",
+                (false, true) => " · too large to keep after",
+                (true, true) => " · too large to keep",
+            };
             let _ = writeln!(
                 text,
-                "    {}. {} {}{renamed} · attempt {} · {}",
+                "    {}. {} {}{renamed} · attempt {} · {}{unkept}",
                 parts.seq.0,
                 s.kind().phrase(),
                 parts.path,

@@ -53,9 +53,20 @@ pub struct TaskDetail {
 pub fn snapshot_row(ws: &OpenWorkspace, s: &cocode_core::EditSnapshot) -> SnapshotRow {
     let store = ws.gate.store();
     let parts = s.parts();
-    let mut diff = store
-        .diff_between(&parts.path, parts.base.as_ref(), parts.result.as_ref())
-        .unwrap_or_else(|e| format!("(the diff cannot be shown: {e})"));
+    let mut diff = if parts.unkept.is_none() {
+        store
+            .diff_between(&parts.path, parts.base.as_ref(), parts.result.as_ref())
+            .unwrap_or_else(|e| format!("(the diff cannot be shown: {e})"))
+    } else {
+        let side = match (parts.unkept.base, parts.unkept.result) {
+            (true, true) => "before and after",
+            (true, false) => "before",
+            _ => "after",
+        };
+        format!(
+            "(the content {side} the change was too large to keep: history holds only its hash)"
+        )
+    };
     if diff.chars().count() > DIFF_LIMIT_CHARS {
         diff = diff.chars().take(DIFF_LIMIT_CHARS).collect::<String>() + "\n… (diff cut)";
     }
@@ -161,12 +172,7 @@ pub fn rollback(
         Err(RollbackError::Conflicts(conflicts)) => Ok(RollbackOutcome::Conflicts(
             conflicts
                 .iter()
-                .map(|c| {
-                    (
-                        c.path.to_string(),
-                        serde_json::to_string(&c.reason).unwrap_or_default(),
-                    )
-                })
+                .map(|c| (c.path.to_string(), c.reason.describe()))
                 .collect(),
         )),
         Err(e) => Ok(RollbackOutcome::Refused(e.to_string())),

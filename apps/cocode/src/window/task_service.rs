@@ -773,7 +773,7 @@ async fn rollback_of(host: &Arc<TaskHost>, task_id: &str) -> ServiceEvent {
         Ok(Ok(RollbackOutcome::Conflicts(c))) => ServiceEvent::Error(format!(
             "rollback refused, nothing was touched: {}",
             c.iter()
-                .map(|(p, _)| p.as_str())
+                .map(|(p, why)| format!("{p} ({why})"))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use cocode_workspace::HistoryIntegrityChecker;
+use cocode_workspace::{HistoryIntegrityChecker, OpenWorkspace};
 use pretty_assertions::assert_eq;
 
 use super::common::*;
@@ -414,4 +414,127 @@ fn fifos_named_like_ignore_files_or_files_never_block_a_sweep() {
     // And a scan by the rules on disk, which reads the ignore files.
     ws.gate.begin_sweep().unwrap();
     assert_eq!(ws.gate.end_sweep(&c).unwrap(), vec![]);
+}
+
+/// A workspace whose `workspace.json` keeps content up to 1 MiB.
+fn workspace_keeping_one_mib(files: &[(&str, &str)]) -> (tempfile::TempDir, OpenWorkspace) {
+    let (d, ws) = workspace(files);
+    let root = ws.workspace.root.clone();
+    let config = ws.layout.config_file();
+    drop(ws);
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    json["max_kept_file_mib"] = serde_json::json!(1);
+    std::fs::write(&config, serde_json::to_vec(&json).unwrap()).unwrap();
+    (d, OpenWorkspace::open(&root).unwrap())
+}
+
+fn unkept_of(records: &[cocode_core::snapshot::EditSnapshot]) -> Vec<(String, bool, bool)> {
+    records
+        .iter()
+        .map(|r| (r.path().to_string(), r.unkept().base, r.unkept().result))
+        .collect()
+}
+
+#[test]
+fn changes_above_the_ceiling_are_recorded_by_hash_and_a_rollback_needing_them_is_refused() {
+    let (_d, ws) = workspace_keeping_one_mib(&[("small.txt", "small\n")]);
+    let root = ws.workspace.root.clone();
+    let big: Vec<u8> = (0..2_000_000_u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(root.join("big.bin"), &big).unwrap();
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    // The big file changes; a new big file appears; a small one grows past
+    // the ceiling.
+    sh(
+        &root,
+        "printf x | dd of=big.bin bs=1 seek=1000000 conv=notrunc 2>/dev/null && \
+         head -c 3000000 /dev/zero > new.bin && head -c 2000000 /dev/zero >> small.txt",
+    );
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&observed),
+        [
+            ("modify", "big.bin"),
+            ("create", "new.bin"),
+            ("modify", "small.txt")
+        ]
+        .iter()
+        .map(|(k, p)| ((*k).to_owned(), (*p).to_owned(), "observed".to_owned()))
+        .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        unkept_of(&observed),
+        vec![
+            ("big.bin".to_owned(), true, true),
+            ("new.bin".to_owned(), false, true),
+            ("small.txt".to_owned(), false, true),
+        ]
+    );
+    // The hashes are the contents' own; nothing above the ceiling was kept,
+    // and the checker knows that is no damage.
+    let mut changed = big.clone();
+    changed[1_000_000] = b'x';
+    assert_eq!(
+        observed[0].result(),
+        Some(cocode_core::snapshot::ContentHash::of(&changed))
+    );
+    ws.gate.flush().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+    let before = tree_sizes(&root);
+    let refused = ws
+        .gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        cocode_workspace::RollbackError::Conflicts(vec![
+            cocode_workspace::rollback::PathConflict {
+                path: p("big.bin"),
+                reason: cocode_workspace::rollback::ConflictReason::TooLargeToKeep,
+            }
+        ])
+    );
+    assert_eq!(
+        tree_sizes(&root),
+        before,
+        "a refused rollback touched nothing"
+    );
+    // Nothing changed since: an unchanged big file is not hashed again.
+    ws.gate.begin_sweep().unwrap();
+    assert_eq!(ws.gate.end_sweep(&c).unwrap(), vec![]);
+}
+
+#[test]
+fn a_rollback_whose_targets_were_kept_undoes_files_that_grew_past_the_ceiling() {
+    let (_d, ws) = workspace_keeping_one_mib(&[("small.txt", "small\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    sh(
+        &root,
+        "head -c 3000000 /dev/zero > new.bin && head -c 2000000 /dev/zero >> small.txt",
+    );
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(observed.len(), 2);
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(tree(&root), files(&[("small.txt", "small\n")]));
+}
+
+fn tree_sizes(root: &std::path::Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name() != ".cocode")
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
 }
