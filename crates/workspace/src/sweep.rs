@@ -2,17 +2,18 @@
 //!
 //! Commands run for an agent and ACP agents that write files themselves
 //! bypass the gate. Before a command or a prompt turn the gate refreshes
-//! this cache (path → size, mtime, inode, hash), storing a base blob of every
-//! file it hashes; afterwards it scans again and records the difference as
-//! `origin: observed` snapshots.
+//! this cache (path → size, mtime, ctime, inode, hash), storing a base blob
+//! of every file it hashes; afterwards it scans again and records the
+//! difference as `origin: observed` snapshots.
 //!
 //! Correctness never depends on file-system events: every scan stats every
 //! file (gitignore-aware, `.git/` and `.cocode/` excluded; the scan after a
 //! command judges by the ignore rules kept before it, see
-//! [`IgnoreRules`]). A file is hashed
-//! again when its stat changed, when its mtime is not older than the scan
-//! that recorded it (a write within the same clock tick can keep size and
-//! mtime — git's "racy clean" rule), or when the watcher saw it change.
+//! [`IgnoreRules`]). A file is hashed again when its stat changed (the
+//! change time included, which no program can set back), when its mtime or
+//! ctime is not older than the scan that recorded it (a write within the
+//! same clock tick can keep size and mtime — git's "racy clean" rule), or
+//! when the watcher saw it change.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -64,11 +65,10 @@ pub struct SweepStats {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
-    len: u64,
-    mtime: Option<SystemTime>,
-    ino: u64,
+    stat: Stat,
     hash: ContentHash,
-    /// mtime not older than the scan that recorded it: hash again next time.
+    /// mtime or ctime not older than the scan that recorded it: hash again
+    /// next time.
     racy: bool,
     /// History holds the content (false: above the ceiling, hash only).
     kept: bool,
@@ -105,7 +105,7 @@ fn read_regular(path: &Path) -> Option<Vec<u8>> {
 /// Paths a file-system watcher saw change since the last scan.
 pub type DirtySet = Arc<Mutex<BTreeSet<PathBuf>>>;
 
-/// path → (size, mtime, inode, hash) of the workspace's tracked files.
+/// path → (size, mtime, ctime, inode, hash) of the workspace's tracked files.
 #[derive(Debug, Clone, Default)]
 pub struct StatCache {
     entries: BTreeMap<NormalizedPath, Entry>,
@@ -116,15 +116,50 @@ pub struct StatCache {
     dirty: Option<DirtySet>,
 }
 
-fn ino_of(meta: &std::fs::Metadata) -> u64 {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::MetadataExt::ino(meta)
+/// What a file's metadata says of its content. The change time is part of
+/// it: any write sets it to the file system's "now", and no program can
+/// set it back, so a rewrite that restores the size and the mtime (`touch
+/// -d`) is still seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    len: u64,
+    mtime: Option<SystemTime>,
+    /// Seconds and nanoseconds since the epoch (Unix only).
+    ctime: Option<(i64, i64)>,
+    ino: u64,
+}
+
+impl Stat {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let (ctime, ino) = {
+            use std::os::unix::fs::MetadataExt as _;
+            (Some((meta.ctime(), meta.ctime_nsec())), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (ctime, ino) = (None, 0);
+        Self {
+            len: meta.len(),
+            mtime: meta.modified().ok(),
+            ctime,
+            ino,
+        }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        0
+
+    /// Whether a write within the same clock tick as `started` could leave
+    /// this stat as it is (git's "racy clean" rule): hash it again.
+    fn racy_since(&self, started: SystemTime) -> bool {
+        let ctime_racy = self.ctime.is_some_and(|(secs, nanos)| {
+            let since = started
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default();
+            let started = (
+                i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+                i64::from(since.subsec_nanos()),
+            );
+            (secs, nanos) >= started
+        });
+        ctime_racy || self.mtime.is_none_or(|m| m >= started)
     }
 }
 
@@ -313,16 +348,15 @@ impl StatCache {
         stats: &mut SweepStats,
         store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
     ) -> Result<Option<Entry>, StoreError> {
-        let meta = seen.meta;
-        let (len, mtime, ino) = (meta.len(), meta.modified().ok(), ino_of(meta));
-        let kept = len <= limits.max_file_bytes;
+        let stat = Stat::of(seen.meta);
+        let kept = stat.len <= limits.max_file_bytes;
         if !kept {
             stats.too_large += 1;
         }
         if let Some(old) = self.entries.get(path)
             && !old.racy
             && !seen.dirty
-            && (old.len, old.mtime, old.ino) == (len, mtime, ino)
+            && old.stat == stat
         {
             return Ok(Some(*old));
         }
@@ -343,11 +377,9 @@ impl StatCache {
         };
         stats.hashed += 1;
         Ok(Some(Entry {
-            len,
-            mtime,
-            ino,
+            stat,
             hash,
-            racy: mtime.is_none_or(|m| m >= seen.started),
+            racy: stat.racy_since(seen.started),
             kept,
         }))
     }
@@ -424,9 +456,7 @@ impl StatCache {
                 self.entries.insert(
                     path.clone(),
                     Entry {
-                        len: meta.len(),
-                        mtime: meta.modified().ok(),
-                        ino: ino_of(&meta),
+                        stat: Stat::of(&meta),
                         hash,
                         racy: true,
                         kept: true,

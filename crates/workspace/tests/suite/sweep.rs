@@ -538,3 +538,32 @@ fn tree_sizes(root: &std::path::Path) -> Vec<(String, u64)> {
     out.sort();
     out
 }
+
+/// A command that rewrites a file at the same size and sets its mtime
+/// back: the change time, which no program can set, still gives it away.
+#[cfg(unix)]
+#[test]
+fn a_change_hidden_by_restoring_size_and_mtime_is_still_recorded() {
+    let (_d, ws) = workspace(&[("a.txt", "aaaa\n")]);
+    let root = ws.workspace.root.clone();
+    // Old enough that the first scan takes it as settled (not racy).
+    sh(&root, "touch -d '2020-01-01 00:00:00' a.txt");
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    ws.gate.end_sweep(&c).unwrap();
+    ws.gate.begin_sweep().unwrap();
+    sh(
+        &root,
+        "sleep 0.05; printf 'bbbb\\n' > b.tmp && cat b.tmp > a.txt && rm b.tmp && \
+         touch -d '2020-01-01 00:00:00' a.txt",
+    );
+    let observed = ws.gate.end_sweep(&c).unwrap();
+    assert_eq!(
+        summary(&observed),
+        vec![(
+            "modify".to_owned(),
+            "a.txt".to_owned(),
+            "observed".to_owned()
+        )]
+    );
+}
