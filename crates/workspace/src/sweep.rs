@@ -36,7 +36,7 @@ pub struct SweepLimits {
     /// recorded by hash only, "too large to keep" (counted in
     /// [`SweepStats`]), and a rollback that needs it is refused.
     pub max_file_bytes: u64,
-    /// A scan stops tracking new files after this many.
+    /// A scan tracks no new file past this many (tracked files stay).
     pub max_files: usize,
 }
 
@@ -241,7 +241,7 @@ impl StatCache {
             None => self.kept.matchers(root),
         };
         let mut folders = vec![PathBuf::new()];
-        'walk: while let Some(rel) = folders.pop() {
+        while let Some(rel) = folders.pop() {
             if let Some(kept) = kept.as_mut() {
                 kept.keep_folder(&rel, &mut matchers);
             }
@@ -274,9 +274,11 @@ impl StatCache {
                 let Ok(meta) = full.symlink_metadata() else {
                     continue;
                 };
-                if next.len() >= limits.max_files {
+                // The count limit holds new files back, never tracked
+                // ones: a flood of new files hides no change.
+                if next.len() >= limits.max_files && !self.entries.contains_key(&path) {
                     stats.truncated = true;
-                    break 'walk;
+                    continue;
                 }
                 stats.files += 1;
                 let seen = Seen {
@@ -312,7 +314,7 @@ impl StatCache {
         store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         for (path, old) in &self.entries {
-            if next.contains_key(path) || next.len() >= limits.max_files {
+            if next.contains_key(path) {
                 continue;
             }
             let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));

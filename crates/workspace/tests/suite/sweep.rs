@@ -567,3 +567,38 @@ fn a_change_hidden_by_restoring_size_and_mtime_is_still_recorded() {
         )]
     );
 }
+
+/// A command that floods the tree with new files past the count limit
+/// hides no change of a tracked file, and nothing tracked reads as deleted.
+#[test]
+fn a_flood_of_new_files_past_the_count_limit_hides_no_tracked_change() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]);
+    let root = ws.workspace.root.clone();
+    let ws = OpenWorkspace {
+        gate: ws.gate.with_sweep_limits(cocode_workspace::SweepLimits {
+            max_files: 3,
+            ..cocode_workspace::SweepLimits::default()
+        }),
+        ..ws
+    };
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    sh(
+        &root,
+        "mkdir flood && for i in 1 2 3 4 5 6 7 8; do echo $i > flood/$i; echo $i > 0$i; done && \
+         echo changed > c.txt",
+    );
+    let observed = summary(&ws.gate.end_sweep(&c).unwrap());
+    // The new files the walk met before the limit are recorded; the rest
+    // are not tracked. Every tracked file is looked at.
+    let modified: Vec<&str> = observed
+        .iter()
+        .filter(|(kind, _, _)| kind != "create")
+        .map(|(kind, path, _)| {
+            assert_eq!(kind, "modify", "{observed:?}");
+            path.as_str()
+        })
+        .collect();
+    assert_eq!(modified, ["c.txt"], "{observed:?}");
+    assert!(observed.len() < 17, "{observed:?}");
+}
