@@ -12,6 +12,7 @@ mod cross;
 mod dist;
 mod fuzz;
 mod icons;
+mod install_check;
 mod layers;
 mod modules;
 mod screenshot;
@@ -69,6 +70,14 @@ enum Command {
     /// Build the packages this machine can build into `dist/` under the
     /// target folder (here: the Linux tarball with its install script).
     Dist,
+    /// As root: install the `.deb` built around a build of the app, start
+    /// it from its desktop entry under Xvfb, then purge it and check nothing
+    /// is left (the `package` step of `test`).
+    InstallCheck {
+        /// The program to package (default: the debug build).
+        #[arg(long)]
+        binary: Option<PathBuf>,
+    },
     /// Render the application icon (`assets/icon/cocode.svg`) into its PNG,
     /// `.ico` and `.icns` files.
     Icons,
@@ -114,6 +123,10 @@ fn run(command: Command) -> Result<bool> {
         }
         Command::Icons => icons::run(&root),
         Command::Dist => dist::run(&root),
+        Command::InstallCheck { binary } => install_check::run(
+            &root,
+            &binary.unwrap_or_else(|| suite::target_dir(&root).join("debug/cocode")),
+        ),
         Command::Screenshot { workspace, out } => {
             screenshot::run(&root, workspace, &out).map(|()| true)
         }

@@ -17,7 +17,7 @@ use crate::{boundaries, cross, layers};
 /// Debian packages the test suites and the app need at run time:
 /// a virtual X server for the window smoke test, X11/GL client libraries
 /// for eframe (glow through Mesa), tools to inspect and capture windows.
-pub const APT_PACKAGES: [&str; 21] = [
+pub const APT_PACKAGES: [&str; 22] = [
     // The policy proxy's tests drive real curl through it.
     "curl",
     // The proxy benches' peer.
@@ -43,8 +43,10 @@ pub const APT_PACKAGES: [&str; 21] = [
     "libegl-mesa0",
     "libgl1-mesa-dri",
     "ca-certificates",
-    // The tarball's desktop entry is checked with desktop-file-validate.
+    // The tarball's desktop entry is checked with desktop-file-validate,
+    // and the installed `.deb`'s entry is started with `gio launch`.
     "desktop-file-utils",
+    "libglib2.0-bin",
 ];
 
 /// Seconds each fuzz target runs in the suite (a smoke run; `cargo xtask
@@ -135,6 +137,15 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
             )
         }
     })?;
+    // The `.deb` installed into this system: only as root, where dpkg may
+    // change it (CI); elsewhere said and skipped.
+    if is_root() && cfg!(target_os = "linux") && have("dpkg") {
+        step("package", &mut || {
+            crate::install_check::run(root, &target_dir(root).join("debug/cocode"))
+        })?;
+    } else {
+        println!("\n== package ==\ntest: skipped (installing the .deb needs root and dpkg)");
+    }
     step("fuzz", &mut || crate::fuzz::run(root, FUZZ_SECONDS))?;
     step("layers", &mut || {
         Ok(crate::report("layers", &layers::run(root)?))
@@ -159,7 +170,7 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
 }
 
 /// The target folder cargo builds into.
-fn target_dir(root: &Path) -> std::path::PathBuf {
+pub fn target_dir(root: &Path) -> std::path::PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), Into::into)
 }
 
