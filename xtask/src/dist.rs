@@ -1,9 +1,12 @@
-//! `cargo xtask dist`: the packages this machine can build, written to
-//! `dist/` under the target folder (`CARGO_TARGET_DIR` honoured). Here: the
-//! portable Linux tarball — the release binary, the desktop entry, the
-//! icons in the hicolor sizes, and an install script for the person's own
-//! `~/.local` with its uninstaller — and a `.deb` (`dpkg-deb`) installing
-//! the same into `/usr`.
+//! `cargo xtask dist [--target T]`: the packages this machine can build,
+//! written to `dist/` under the target folder (`CARGO_TARGET_DIR`
+//! honoured). On Linux: the portable tarball — the release binary, the
+//! desktop entry, the icons in the hicolor sizes, and an install script for
+//! the person's own `~/.local` with its uninstaller — and a `.deb`
+//! (`dpkg-deb`) installing the same into `/usr`; with `--target
+//! x86_64-pc-windows-gnu`, `cocode.exe` cross-built with MinGW, its
+//! subsystem and resources checked (`pe_check.rs`). On a Mac: `cocode.app`
+//! (`bundle.rs`) in a disk image.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -139,41 +142,122 @@ pub fn deb(root: &Path, binary: &Path, out: &Path, version: &str) -> Result<Path
     Ok(deb)
 }
 
-/// Builds the release binary, the tarball and the `.deb`; prints their
-/// paths.
-pub fn run(root: &Path) -> Result<bool> {
-    if !cfg!(target_os = "linux") {
-        bail!(
-            "dist: this machine builds the Linux tarball; the other packages are built by the release workflow"
-        );
+/// The Windows target cross-built here with MinGW.
+pub const WINDOWS_GNU: &str = "x86_64-pc-windows-gnu";
+
+/// Builds `cocode` with `profile` (for `target`, or the host); the
+/// program's path.
+fn build(root: &Path, target: Option<&str>, profile: &str) -> Result<PathBuf> {
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .args([
+            "build",
+            "--locked",
+            "-p",
+            "cocode",
+            "--bin",
+            "cocode",
+            "--profile",
+            profile,
+        ])
+        .current_dir(root);
+    if let Some(target) = target {
+        command.args(["--target", target]);
     }
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--locked", "-p", "cocode"])
-        .current_dir(root)
-        .status()?;
-    if !status.success() {
-        bail!("dist: the release build failed");
+    if !command.status()?.success() {
+        bail!("dist: the {profile} build failed");
     }
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let version = version(root)?;
-    let name = format!("cocode-{version}-{}-linux", std::env::consts::ARCH);
-    let out = target.join("dist");
+    let dir = crate::suite::target_dir(root);
+    let dir = target.map_or(dir.clone(), |t| dir.join(t));
+    let name = if target.is_some_and(|t| t.contains("windows")) {
+        "cocode.exe"
+    } else {
+        "cocode"
+    };
+    Ok(dir.join(profile).join(name))
+}
+
+/// Builds the packages for `target` (the host when `None`) into `dist/`
+/// and prints their paths. `quick` builds with the `dist-check` profile
+/// (release behaviour, debug speed) to check a package's shape.
+pub fn run(root: &Path, target: Option<&str>, quick: bool) -> Result<bool> {
+    let profile = if quick { "dist-check" } else { "release" };
+    let out = crate::suite::target_dir(root).join("dist");
     std::fs::create_dir_all(&out)?;
-    stage(root, &target.join("release/cocode"), &out, &name)?;
+    let version = version(root)?;
+    match target {
+        Some(WINDOWS_GNU) => {
+            let exe = build(root, target, profile)?;
+            let facts = crate::pe_check::inspect(&exe)?;
+            let problems = facts.problems();
+            for problem in &problems {
+                println!("dist: {}: {problem}", exe.display());
+            }
+            let dir = out.join(format!("cocode-{version}-x86_64-windows"));
+            fresh(&dir)?;
+            copy(&exe, &dir.join("cocode.exe"))?;
+            println!(
+                "dist: {} ({}; the zip and the installer are made by the release workflow)",
+                dir.join("cocode.exe").display(),
+                facts.describe()
+            );
+            Ok(problems.is_empty())
+        }
+        None if cfg!(target_os = "macos") => {
+            let binary = build(root, None, profile)?;
+            let app = crate::bundle::lay_out(root, &binary, &out, &version)?;
+            let dmg = out.join(format!(
+                "cocode-{version}-{}-macos.dmg",
+                std::env::consts::ARCH
+            ));
+            let _ = std::fs::remove_file(&dmg);
+            let made = Command::new("hdiutil")
+                .args([
+                    "create",
+                    "-volname",
+                    "cocode",
+                    "-format",
+                    "UDZO",
+                    "-srcfolder",
+                ])
+                .arg(&app)
+                .arg(&dmg)
+                .status()
+                .context("hdiutil")?;
+            if !made.success() {
+                bail!("dist: hdiutil could not make the disk image");
+            }
+            println!("dist: {}", app.display());
+            println!("dist: {}", dmg.display());
+            Ok(true)
+        }
+        None if cfg!(target_os = "linux") => {
+            linux(root, &build(root, None, profile)?, &out, &version)
+        }
+        None => bail!("dist: on Windows the release workflow builds the zip and the installer"),
+        Some(other) => bail!(
+            "dist: {other} is not built here; this machine builds the host's packages and {WINDOWS_GNU}"
+        ),
+    }
+}
+
+/// The Linux tarball and `.deb` around `binary`.
+fn linux(root: &Path, binary: &Path, out: &Path, version: &str) -> Result<bool> {
+    let name = format!("cocode-{version}-{}-linux", std::env::consts::ARCH);
+    stage(root, binary, out, &name)?;
     let tarball = out.join(format!("{name}.tar.gz"));
     let status = Command::new("tar")
         .arg("-czf")
         .arg(&tarball)
         .arg("-C")
-        .arg(&out)
+        .arg(out)
         .arg(&name)
         .status()?;
     if !status.success() {
         bail!("dist: tar failed");
     }
     println!("dist: {}", tarball.display());
-    let deb = deb(root, &target.join("release/cocode"), &out, &version)?;
+    let deb = deb(root, binary, out, version)?;
     println!("dist: {}", deb.display());
     Ok(true)
 }

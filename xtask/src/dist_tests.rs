@@ -186,3 +186,54 @@ fn the_deb_holds_the_program_entry_and_icons_with_its_dependencies() {
         ]
     );
 }
+
+#[test]
+fn the_release_workflow_builds_every_package_on_a_tag_and_checks_the_versions() {
+    let root = crate::repo_root().unwrap();
+    let text = std::fs::read_to_string(root.join(".github/workflows/release.yml")).unwrap();
+    let workflow: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    assert_eq!(
+        workflow["on"]["push"]["tags"],
+        serde_yaml_ng::from_str::<serde_yaml_ng::Value>("[\"v*\"]").unwrap()
+    );
+    let jobs = workflow["jobs"].as_mapping().unwrap();
+    let names: Vec<&str> = jobs.keys().filter_map(|k| k.as_str()).collect();
+    assert_eq!(names, ["linux", "windows", "macos", "release"]);
+    let runs = |job: &str| -> String {
+        workflow["jobs"][job]["steps"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["run"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for (job, builds) in [
+        ("linux", "cargo xtask dist"),
+        ("windows", "cargo build --release --locked -p cocode"),
+        ("macos", "cargo xtask dist"),
+    ] {
+        let steps = runs(job);
+        assert!(steps.contains(builds), "{job}: {steps}");
+        assert!(
+            steps.contains("--version") && steps.contains("GITHUB_REF_NAME#v"),
+            "{job} checks the tag against `cocode --version`: {steps}"
+        );
+    }
+    assert!(runs("windows").contains("assets\\windows\\cocode.iss"));
+    assert!(runs("macos").contains("plutil -lint"));
+    assert_eq!(
+        workflow["jobs"]["release"]["needs"],
+        serde_yaml_ng::from_str::<serde_yaml_ng::Value>("[linux, windows, macos]").unwrap()
+    );
+    // The installer script takes the version and the program's folder.
+    let iss = std::fs::read_to_string(root.join("assets/windows/cocode.iss")).unwrap();
+    for needed in [
+        "AppVersion={#Version}",
+        "Source: \"{#Source}\\cocode.exe\"",
+        "SetupIconFile=..\\icon\\cocode.ico",
+        "PrivilegesRequired=lowest",
+    ] {
+        assert!(iss.contains(needed), "{needed}");
+    }
+}

@@ -8,6 +8,7 @@
 
 mod bench;
 mod boundaries;
+mod bundle;
 mod cross;
 mod dist;
 mod fuzz;
@@ -15,6 +16,7 @@ mod icons;
 mod install_check;
 mod layers;
 mod modules;
+mod pe_check;
 mod screenshot;
 mod suite;
 
@@ -68,8 +70,18 @@ enum Command {
         no_install: bool,
     },
     /// Build the packages this machine can build into `dist/` under the
-    /// target folder (here: the Linux tarball with its install script).
-    Dist,
+    /// target folder (Linux: the tarball and the `.deb`; a Mac: the app
+    /// bundle and its disk image; `--target x86_64-pc-windows-gnu`: the
+    /// checked Windows executable).
+    Dist {
+        /// Cross-build for this target instead of the host.
+        #[arg(long)]
+        target: Option<String>,
+        /// Build with the quick `dist-check` profile (release behaviour,
+        /// debug build speed) to check the packages' shape.
+        #[arg(long)]
+        quick: bool,
+    },
     /// As root: install the `.deb` built around a build of the app, start
     /// it from its desktop entry under Xvfb, then purge it and check nothing
     /// is left (the `package` step of `test`).
@@ -122,7 +134,7 @@ fn run(command: Command) -> Result<bool> {
             fuzz::run(&root, seconds)
         }
         Command::Icons => icons::run(&root),
-        Command::Dist => dist::run(&root),
+        Command::Dist { target, quick } => dist::run(&root, target.as_deref(), quick),
         Command::InstallCheck { binary } => install_check::run(
             &root,
             &binary.unwrap_or_else(|| suite::target_dir(&root).join("debug/cocode")),
