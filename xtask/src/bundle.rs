@@ -109,10 +109,8 @@ mod tests {
         let fake = work.path().join("cocode");
         std::fs::write(&fake, "#!/bin/sh\n").unwrap();
         let app = lay_out(&root, &fake, work.path(), "1.2.3").unwrap();
-        let mut found: Vec<String> = walk(&app);
-        found.sort();
         assert_eq!(
-            found,
+            crate::dist::tests::tree(&app),
             [
                 "Contents",
                 "Contents/Info.plist",
@@ -194,20 +192,5 @@ mod tests {
                 Some((key.to_owned(), value))
             })
             .collect()
-    }
-
-    fn walk(dir: &Path) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                out.push(p.strip_prefix(dir).unwrap().display().to_string());
-                if p.is_dir() {
-                    stack.push(p);
-                }
-            }
-        }
-        out
     }
 }

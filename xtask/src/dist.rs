@@ -264,4 +264,4 @@ fn linux(root: &Path, binary: &Path, out: &Path, version: &str) -> Result<bool> 
 
 #[cfg(test)]
 #[path = "dist_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -2,7 +2,7 @@ use super::*;
 use pretty_assertions::assert_eq;
 
 /// Every file and folder below `dir`, relative, sorted.
-fn tree(dir: &Path) -> Vec<String> {
+pub(crate) fn tree(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

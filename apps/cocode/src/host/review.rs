@@ -106,7 +106,7 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         .collect();
     let rollback = match ws.gate.rollback_availability(id, &RollbackQuery::TaskStart) {
         RollbackAvailability::Available { targets } => Ok(targets.len()),
-        RollbackAvailability::Unavailable(e) => Err(e.to_string()),
+        RollbackAvailability::Unavailable(e) => Err(unavailable(&e)),
     };
     Ok(TaskDetail {
         id: id.to_string(),
@@ -120,6 +120,23 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         blocked_hosts: Vec::new(),
         held_hosts: std::collections::BTreeMap::new(),
     })
+}
+
+/// Why a rollback cannot run, in words: conflicts name each path with its
+/// reason (the count alone tells a person nothing).
+fn unavailable(e: &RollbackError) -> String {
+    match e {
+        RollbackError::Conflicts(conflicts) => format!(
+            "{} path(s) conflict: {}",
+            conflicts.len(),
+            conflicts
+                .iter()
+                .map(|c| format!("{} ({})", c.path, c.reason.describe()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// What a rollback did.
@@ -176,5 +193,36 @@ pub fn rollback(
                 .collect(),
         )),
         Err(e) => Ok(RollbackOutcome::Refused(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cocode_workspace::rollback::{ConflictReason, PathConflict};
+
+    use super::*;
+
+    #[test]
+    fn an_unavailable_rollback_names_each_conflicting_path_and_its_reason() {
+        let path = |p: &str| cocode_core::NormalizedPath::try_from(p.to_owned()).unwrap();
+        let e = RollbackError::Conflicts(vec![
+            PathConflict {
+                path: path("data/big.bin"),
+                reason: ConflictReason::TooLargeToKeep,
+            },
+            PathConflict {
+                path: path("a.txt"),
+                reason: ConflictReason::NotAFile,
+            },
+        ]);
+        assert_eq!(
+            unavailable(&e),
+            "2 path(s) conflict: data/big.bin (its content before the task was too large to keep; \
+             history holds only its hash); a.txt (it is no longer a regular file)"
+        );
+        assert_eq!(
+            unavailable(&RollbackError::NothingToRollBack),
+            "nothing to roll back: the selection changes no file"
+        );
     }
 }

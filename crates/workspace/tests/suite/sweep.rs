@@ -17,6 +17,18 @@ fn sh(root: &std::path::Path, script: &str) {
     assert!(status.success());
 }
 
+/// Runs `script` in the workspace between a sweep's two scans; what the
+/// sweep recorded for `c`'s task.
+fn swept(
+    ws: &OpenWorkspace,
+    c: &cocode_core::gate::TaskContext,
+    script: &str,
+) -> Vec<cocode_core::snapshot::EditSnapshot> {
+    ws.gate.begin_sweep().unwrap();
+    sh(&ws.workspace.root, script);
+    ws.gate.end_sweep(c).unwrap()
+}
+
 #[test]
 fn a_shell_command_between_begin_and_end_is_recorded_as_observed_snapshots() {
     let (_d, ws) = workspace(&[
@@ -395,14 +407,12 @@ fn a_file_hidden_by_an_ignore_rule_the_command_wrote_is_recorded_and_rolled_back
 #[test]
 fn fifos_named_like_ignore_files_or_files_never_block_a_sweep() {
     let (_d, ws) = workspace(&[("a.txt", "a\n")]);
-    let root = ws.workspace.root.clone();
     let c = ctx("t1", 1);
-    ws.gate.begin_sweep().unwrap();
-    sh(
-        &root,
+    let observed = swept(
+        &ws,
+        &c,
         "mkfifo .gitignore .ignore pipe && mkdir d && mkfifo d/.gitignore && echo b > d/b.txt",
     );
-    let observed = ws.gate.end_sweep(&c).unwrap();
     assert_eq!(
         summary(&observed),
         vec![(
@@ -510,12 +520,11 @@ fn a_rollback_whose_targets_were_kept_undoes_files_that_grew_past_the_ceiling() 
     let (_d, ws) = workspace_keeping_one_mib(&[("small.txt", "small\n")]);
     let root = ws.workspace.root.clone();
     let c = ctx("t1", 1);
-    ws.gate.begin_sweep().unwrap();
-    sh(
-        &root,
+    let observed = swept(
+        &ws,
+        &c,
         "head -c 3000000 /dev/zero > new.bin && head -c 2000000 /dev/zero >> small.txt",
     );
-    let observed = ws.gate.end_sweep(&c).unwrap();
     assert_eq!(observed.len(), 2);
     ws.gate
         .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
@@ -551,13 +560,12 @@ fn a_change_hidden_by_restoring_size_and_mtime_is_still_recorded() {
     let c = ctx("t1", 1);
     ws.gate.begin_sweep().unwrap();
     ws.gate.end_sweep(&c).unwrap();
-    ws.gate.begin_sweep().unwrap();
-    sh(
-        &root,
+    let observed = swept(
+        &ws,
+        &c,
         "sleep 0.05; printf 'bbbb\\n' > b.tmp && cat b.tmp > a.txt && rm b.tmp && \
          touch -d '2020-01-01 00:00:00' a.txt",
     );
-    let observed = ws.gate.end_sweep(&c).unwrap();
     assert_eq!(
         summary(&observed),
         vec![(
