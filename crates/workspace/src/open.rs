@@ -168,11 +168,7 @@ pub fn probe_case(layout: &Layout) -> Result<CaseSensitivity, StoreError> {
     let upper = layout
         .cocode_dir()
         .join(format!("{}-X", stem.to_uppercase()));
-    HistoryStore::remove_state_file(&lower)?;
-    HistoryStore::create_probe(&lower)?;
-    let folded = upper.symlink_metadata().is_ok();
-    HistoryStore::remove_state_file(&lower)?;
-    Ok(if folded {
+    Ok(if folds(&lower, &upper)? {
         CaseSensitivity::Insensitive
     } else {
         CaseSensitivity::Sensitive
@@ -186,15 +182,21 @@ pub fn probe_unicode(layout: &Layout) -> Result<UnicodeSensitivity, StoreError> 
     let stem = format!("nf-probe-{}", std::process::id());
     let composed = layout.cocode_dir().join(format!("{stem}-\u{e9}"));
     let decomposed = layout.cocode_dir().join(format!("{stem}-e\u{301}"));
-    HistoryStore::remove_state_file(&composed)?;
-    HistoryStore::create_probe(&composed)?;
-    let folded = decomposed.symlink_metadata().is_ok();
-    HistoryStore::remove_state_file(&composed)?;
-    Ok(if folded {
+    Ok(if folds(&composed, &decomposed)? {
         UnicodeSensitivity::Insensitive
     } else {
         UnicodeSensitivity::Sensitive
     })
+}
+
+/// Whether `other` names the probe file `created` (made, looked up as
+/// `other`, removed).
+fn folds(created: &Path, other: &Path) -> Result<bool, StoreError> {
+    HistoryStore::remove_state_file(created)?;
+    HistoryStore::create_probe(created)?;
+    let folded = other.symlink_metadata().is_ok();
+    HistoryStore::remove_state_file(created)?;
+    Ok(folded)
 }
 
 fn load_or_create_config(
