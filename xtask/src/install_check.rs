@@ -120,10 +120,15 @@ fn check_installed(version: &str, work: &Path, failures: &mut Vec<String>) -> Re
 }
 
 /// Starts the app with `gio launch` on its entry under a private Xvfb and
-/// waits (at most a minute) for a window named `cocode`; then ends it.
+/// waits (at most two minutes) for a window named `cocode`; then ends it.
 fn launch_from_entry(entry: &Path, work: &Path) -> Result<()> {
-    let display = format!(":{}", 90 + std::process::id() % 100);
-    let mut xvfb = Killed(
+    // A display no other X server holds (no lock file).
+    let number = (90..400)
+        .map(|n| n + std::process::id() % 100)
+        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
+        .context("no free X display number")?;
+    let display = format!(":{number}");
+    let xvfb = Stopped(
         Command::new("Xvfb")
             .args([
                 display.as_str(),
@@ -138,43 +143,70 @@ fn launch_from_entry(entry: &Path, work: &Path) -> Result<()> {
             .spawn()
             .context("starting Xvfb")?,
     );
+    // The app must find the server answering: started too early, it fails
+    // to open its window and ends (`gio launch` does not wait for it).
+    if !wait_for(Duration::from_secs(30), || {
+        Command::new("xwininfo")
+            .arg("-root")
+            .env("DISPLAY", &display)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }) {
+        bail!("Xvfb did not answer on {display} within 30 s");
+    }
     let home = work.join("home");
     std::fs::create_dir_all(&home)?;
-    let started = Instant::now();
-    loop {
-        // gio needs the server up; retry while it starts. The app inherits
-        // gio's output, so that goes to a file, not to a pipe read to its end.
-        let log = work.join("gio.log");
-        let status = Command::new("gio")
-            .arg("launch")
-            .arg(entry)
-            .env("DISPLAY", &display)
-            .env("HOME", &home)
-            .env_remove("WAYLAND_DISPLAY")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log)?)
-            .status()
-            .context("gio launch")?;
-        if status.success() {
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(10) {
-            bail!(
-                "gio launch of the entry failed: {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    let seen = wait_for_window(&display, Duration::from_mins(1));
+    // The app inherits gio's output: a file, not a pipe read to its end.
+    let log = work.join("app.log");
+    let launched = Command::new("gio")
+        .arg("launch")
+        .arg(entry)
+        .env("DISPLAY", &display)
+        .env("HOME", &home)
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log)?)
+        .status()
+        .context("gio launch")?;
+    let seen = launched.success()
+        && wait_for(Duration::from_mins(2), || {
+            Command::new("xwininfo")
+                .args(["-root", "-tree"])
+                .env("DISPLAY", &display)
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"cocode\""))
+        });
     end_installed_app();
-    let _ = xvfb.0.kill();
-    let _ = xvfb.0.wait();
+    drop(xvfb);
     if !seen {
-        bail!("no window named cocode appeared on {display} within a minute of gio launch");
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = said.lines().rev().take(20).collect();
+        bail!(
+            "no window named cocode appeared on {display} within two minutes of gio launch ({}); its output:\n{}",
+            if launched.success() {
+                "launched"
+            } else {
+                "gio failed"
+            },
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
     }
     Ok(())
+}
+
+/// Whether `done` turns true within `limit` (asked every half second).
+fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    false
 }
 
 /// Ends every process running the installed program (the one `gio`
@@ -199,29 +231,21 @@ fn end_installed_app() {
     }
 }
 
-/// Whether a window named `cocode` shows on `display` within `limit`.
-fn wait_for_window(display: &str, limit: Duration) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        let listed = Command::new("xwininfo")
-            .args(["-root", "-tree"])
-            .env("DISPLAY", display)
-            .output();
-        if listed.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"cocode\"")) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    false
-}
+/// A child asked to stop when dropped (the X server on every way out),
+/// so it removes its lock file; killed if it has not ended in 5 s.
+struct Stopped(Child);
 
-/// A child killed when dropped (the X server on every way out).
-struct Killed(Child);
-
-impl Drop for Killed {
+impl Drop for Stopped {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        if !wait_for(Duration::from_secs(5), || {
+            self.0.try_wait().is_ok_and(|s| s.is_some())
+        }) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
 }
 
