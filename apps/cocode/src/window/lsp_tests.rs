@@ -130,11 +130,16 @@ fn a_missing_server_that_an_open_file_needs_says_how_to_install_it() {
     ]);
     let mut h = harness(Some(root));
     open_in_editor(&mut h, "main.zig");
+    // Both the open document and the missing program: under load the
+    // count arrives before the lookup has ended.
     run_until(&mut h, "the server's state", |h| {
-        h.state()
-            .lsp
-            .as_ref()
-            .is_some_and(|l| l.statuses.iter().any(|s| s.id == "zig" && s.documents == 1))
+        h.state().lsp.as_ref().is_some_and(|l| {
+            l.statuses.iter().any(|s| {
+                s.id == "zig"
+                    && s.documents == 1
+                    && matches!(s.state, cocode_lsp::ServerState::NotInstalled { .. })
+            })
+        })
     });
     h.get_by_label("⊗ 0  ⚠ 0").click();
     h.run_steps(3);
