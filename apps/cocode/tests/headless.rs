@@ -98,8 +98,9 @@ fn doctor_reports_each_check_and_a_clean_history() {
     ];
     if cfg!(target_os = "linux") {
         expected.extend([
-            "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets)",
+            "socket filter (only TCP and Unix stream sockets; no UDP, raw or netlink sockets, no Unix datagrams)",
             "scoping (no abstract Unix sockets, no signals to processes outside a command)",
+            "connections decided by cocode (Unix sockets only in folders the command may write; TCP only to the proxy)",
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode)",
             "the person's sockets (session bus, ssh and gpg agents, displays, container engines) hidden from agent commands",
             "pseudo-terminals of its own per agent command (a private devpts; none of the person's)",
@@ -135,8 +136,9 @@ fn doctor_reports_each_check_and_a_clean_history() {
         for line in [
             "read-only to agent commands: active — .cocode, .git, .hg, .svn, .jj, .bzr, and top-level links that point out of the workspace",
             "private temp folder per agent command: active",
-            "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets): active",
+            "socket filter (only TCP and Unix stream sockets; no UDP, raw or netlink sockets, no Unix datagrams): active",
             "scoping (no abstract Unix sockets, no signals to processes outside a command): active",
+            "connections decided by cocode (Unix sockets only in folders the command may write; TCP only to the proxy): active",
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): active",
             "network (a namespace per agent command with only loopback and the proxy in it; no other address answers): active",
             "the person's sockets (session bus, ssh and gpg agents, displays, container engines) hidden from agent commands: active",

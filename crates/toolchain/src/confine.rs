@@ -6,13 +6,12 @@
 //! port; TCP `bind` denied; no abstract Unix sockets and no signals to
 //! processes outside the command (ABI 6 scoping, where the kernel has it).
 //! seccomp (`socket_filter`): the only sockets a command can create are
-//! TCP over IPv4 or IPv6 and Unix sockets — no UDP, raw, packet or netlink
-//! sockets, and no `io_uring`, which could open sockets past the filter.
-//! Unix sockets stay because build tools use their own (`tsx` serves its
-//! IPC on one in its temp folder); a pathname socket of another program
-//! that file permissions let the person reach is reachable from a
-//! command too, until the kernel can confine that (Landlock's
-//! `RESOLVE_UNIX`, newer than 6.18).
+//! TCP over IPv4 or IPv6 and Unix stream or seqpacket sockets — no UDP,
+//! raw, packet or netlink sockets, no Unix datagrams, no TCP Fast Open and
+//! no `io_uring`, which could open sockets past the filter. Unix sockets
+//! stay because build tools use their own (`tsx` serves its IPC on one in
+//! its temp folder); which ones a command may reach is decided by cocode
+//! at each `connect` (`broker`): only sockets in folders it may write.
 //! macOS: a Seatbelt profile for `/usr/bin/sandbox-exec` with the same rules
 //! ([`seatbelt_profile`], text unit-tested everywhere). Windows: unconfined,
 //! and the task detail says so.
@@ -221,6 +220,29 @@ pub fn hidden_sockets(env: &BTreeMap<String, String>, uid: u32) -> Vec<Hidden> {
     out
 }
 
+/// The macOS services (Mach names) an agent command may look up: user and
+/// group lookups, preferences, certificate trust for TLS, power assertions
+/// (Python's multiprocessing), per-user temp folders, logging and
+/// notifications, launch services. Not the keychain (`SecurityServer`,
+/// `securityd`), the pasteboard, the window server (screen capture) or
+/// privacy consent (`tccd`): an unrestricted `mach-lookup` would reach them
+/// with the person's rights.
+pub const SEATBELT_SERVICES: [&str; 13] = [
+    "com.apple.system.opendirectoryd.libinfo",
+    "com.apple.system.opendirectoryd.membership",
+    "com.apple.cfprefsd.daemon",
+    "com.apple.cfprefsd.agent",
+    "com.apple.trustd",
+    "com.apple.trustd.agent",
+    "com.apple.PowerManagement.control",
+    "com.apple.bsd.dirhelper",
+    "com.apple.system.logger",
+    "com.apple.logd",
+    "com.apple.system.notification_center",
+    "com.apple.coreservices.launchservicesd",
+    "com.apple.lsd.mapdb",
+];
+
 /// The Seatbelt (`sandbox-exec`) profile of an agent child on macOS.
 pub fn seatbelt_profile(writable: &[PathBuf], proxy_port: u16) -> String {
     let quote = |p: &Path| {
@@ -228,7 +250,15 @@ pub fn seatbelt_profile(writable: &[PathBuf], proxy_port: u16) -> String {
         format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
     };
     let mut profile = String::from(
-        "(version 1)\n(deny default)\n(allow process-exec)\n(allow process-fork)\n(allow signal (target same-sandbox))\n(allow sysctl-read)\n(allow mach-lookup)\n(allow file-read*)\n(allow file-write* (literal \"/dev/null\") (literal \"/dev/tty\"))\n",
+        "(version 1)\n(deny default)\n(allow process-exec)\n(allow process-fork)\n(allow signal (target same-sandbox))\n(allow process-info* (target same-sandbox))\n(allow sysctl-read)\n(allow user-preference-read)\n(allow ipc-posix-sem)\n(allow mach-lookup",
+    );
+    for service in SEATBELT_SERVICES {
+        let _ = write!(profile, " (global-name \"{service}\")");
+    }
+    // Pseudo-terminals the command opens itself (an agent's shell); not the
+    // person's terminals, which lack the sandbox's extension.
+    profile.push_str(
+        ")\n(allow file-read*)\n(allow file-write* (literal \"/dev/null\") (literal \"/dev/tty\"))\n(allow pseudo-tty)\n(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\"))\n(allow file-read* file-write* file-ioctl (require-all (regex #\"^/dev/ttys[0-9]+$\") (extension \"com.apple.sandbox.pty\")))\n",
     );
     for path in writable {
         let _ = writeln!(profile, "(allow file-write* (subpath {}))", quote(path));
@@ -266,6 +296,9 @@ mod linux {
         /// child can add (its private pseudo-terminals).
         ruleset_fd: Option<OwnedFd>,
         filter: BpfProgram,
+        /// The filter handing `connect` to cocode, and the child's end of
+        /// the channel its listener goes through (see `broker`).
+        broker: Option<(crate::broker::NotifyFilter, std::os::fd::RawFd)>,
     }
 
     /// `struct landlock_path_beneath_attr` (packed, as the kernel has it).
@@ -298,7 +331,18 @@ mod linux {
                 .restrict_self()
                 .map(drop)
                 .map_err(std::io::Error::other)?;
-            seccompiler::apply_filter(&self.filter).map_err(std::io::Error::other)
+            seccompiler::apply_filter(&self.filter).map_err(std::io::Error::other)?;
+            match &self.broker {
+                Some((filter, channel)) => filter.hand_over(*channel),
+                None => Ok(()),
+            }
+        }
+
+        /// Hands this command's `connect` calls to cocode: the listener of
+        /// the filter goes through `channel` (the child's end).
+        pub(crate) fn with_broker(mut self, channel: std::os::fd::RawFd) -> Self {
+            self.broker = Some((crate::broker::NotifyFilter::new(), channel));
+            self
         }
     }
 
@@ -401,6 +445,7 @@ mod linux {
             ruleset: Mutex::new(Some(ruleset)),
             ruleset_fd,
             filter: socket_filter()?,
+            broker: None,
         })
     }
 
@@ -447,10 +492,33 @@ mod linux {
                 ])?);
             }
         }
-        let socketpair = vec![rule(vec![cond(0, Op::Ne, unix)?])?];
+        // Unix datagram sockets: a datagram names its destination in each
+        // `sendmsg`, past the connect broker.
+        let dgram = raw(libc::SOCK_DGRAM);
+        socket.push(rule(vec![
+            cond(0, Op::Eq, unix)?,
+            cond(1, Op::MaskedEq(TYPE_MASK), dgram)?,
+        ])?);
+        let socketpair = vec![
+            rule(vec![cond(0, Op::Ne, unix)?])?,
+            rule(vec![cond(1, Op::MaskedEq(TYPE_MASK), dgram)?])?,
+        ];
+        // TCP Fast Open connects inside `sendto`/`sendmsg`, where neither
+        // Landlock's connect rule nor the broker looks.
+        let fastopen = raw(libc::MSG_FASTOPEN);
+        let fast = |arg: u8| -> Result<Vec<SeccompRule>, LaunchError> {
+            Ok(vec![rule(vec![cond(
+                arg,
+                Op::MaskedEq(fastopen),
+                fastopen,
+            )?])?])
+        };
         let mut calls = vec![
             (libc::SYS_socket, socket),
             (libc::SYS_socketpair, socketpair),
+            (libc::SYS_sendto, fast(3)?),
+            (libc::SYS_sendmsg, fast(2)?),
+            (libc::SYS_sendmmsg, fast(3)?),
             (libc::SYS_io_uring_setup, Vec::new()),
         ];
         // No mounting: what the launch hid stays hidden even for a command
@@ -558,6 +626,10 @@ pub(crate) use linux::prepare;
 /// The protections agent commands get on this machine beyond file and TCP
 /// rules, each active or not (for `cocode doctor`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "a list of independent facts about the machine, each read on its own"
+)]
 pub struct Protections {
     /// Only TCP and Unix sockets (seccomp).
     pub socket_filter: bool,
@@ -566,6 +638,9 @@ pub struct Protections {
     /// A PID namespace per agent launch, so nothing a command starts
     /// outlives it (see `reaper`).
     pub pid_namespace: bool,
+    /// Every `connect` decided by cocode: Unix sockets only in folders the
+    /// command may write, TCP only to the proxy (see `broker`).
+    pub connect_broker: bool,
 }
 
 /// What [`Protections`] this machine offers.
@@ -576,6 +651,7 @@ pub fn protections() -> Protections {
             socket_filter: linux::filter_available(),
             scoping: linux::scoping_available(),
             pid_namespace: crate::reaper::available(),
+            connect_broker: linux::filter_available() && crate::broker::available(),
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -584,6 +660,7 @@ pub fn protections() -> Protections {
             socket_filter: false,
             scoping: false,
             pid_namespace: false,
+            connect_broker: false,
         }
     }
 }
@@ -612,6 +689,30 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
+    fn seatbelt_profile_names_its_services_and_keeps_the_keychain_and_screen_out() {
+        let profile = seatbelt_profile(&[PathBuf::from("/ws/src")], 1);
+        assert!(!profile.contains("(allow mach-lookup)"), "{profile}");
+        for kept_out in [
+            "SecurityServer",
+            "securityd",
+            "pasteboard",
+            "windowserver",
+            "tccd",
+        ] {
+            assert!(
+                !profile.to_lowercase().contains(&kept_out.to_lowercase()),
+                "{kept_out}"
+            );
+        }
+        // Balanced: sandbox-exec refuses the whole profile otherwise.
+        let depth = profile.chars().try_fold(0i32, |d, c| {
+            let d = d + i32::from(c == '(') - i32::from(c == ')');
+            (d >= 0).then_some(d)
+        });
+        assert_eq!(depth, Some(0));
+    }
+
+    #[test]
     fn seatbelt_profile_denies_by_default_and_allows_only_the_listed_writes_and_the_proxy() {
         let profile = seatbelt_profile(
             &[
@@ -622,7 +723,7 @@ mod tests {
         );
         assert_eq!(
             profile,
-            "(version 1)\n(deny default)\n(allow process-exec)\n(allow process-fork)\n(allow signal (target same-sandbox))\n(allow sysctl-read)\n(allow mach-lookup)\n(allow file-read*)\n(allow file-write* (literal \"/dev/null\") (literal \"/dev/tty\"))\n(allow file-write* (subpath \"/Users/me/ws/src\"))\n(allow file-write* (subpath \"/tmp/x \\\"q\\\"\"))\n(allow network-outbound (remote tcp \"localhost:4242\"))\n(deny network-bind)\n"
+            "(version 1)\n(deny default)\n(allow process-exec)\n(allow process-fork)\n(allow signal (target same-sandbox))\n(allow process-info* (target same-sandbox))\n(allow sysctl-read)\n(allow user-preference-read)\n(allow ipc-posix-sem)\n(allow mach-lookup (global-name \"com.apple.system.opendirectoryd.libinfo\") (global-name \"com.apple.system.opendirectoryd.membership\") (global-name \"com.apple.cfprefsd.daemon\") (global-name \"com.apple.cfprefsd.agent\") (global-name \"com.apple.trustd\") (global-name \"com.apple.trustd.agent\") (global-name \"com.apple.PowerManagement.control\") (global-name \"com.apple.bsd.dirhelper\") (global-name \"com.apple.system.logger\") (global-name \"com.apple.logd\") (global-name \"com.apple.system.notification_center\") (global-name \"com.apple.coreservices.launchservicesd\") (global-name \"com.apple.lsd.mapdb\"))\n(allow file-read*)\n(allow file-write* (literal \"/dev/null\") (literal \"/dev/tty\"))\n(allow pseudo-tty)\n(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\"))\n(allow file-read* file-write* file-ioctl (require-all (regex #\"^/dev/ttys[0-9]+$\") (extension \"com.apple.sandbox.pty\")))\n(allow file-write* (subpath \"/Users/me/ws/src\"))\n(allow file-write* (subpath \"/tmp/x \\\"q\\\"\"))\n(allow network-outbound (remote tcp \"localhost:4242\"))\n(deny network-bind)\n"
         );
     }
 

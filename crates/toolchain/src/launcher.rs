@@ -208,20 +208,23 @@ impl Launcher {
         &self,
         cmd: &mut tokio::process::Command,
         plan: &SandboxPlan,
-    ) -> Result<Option<std::os::fd::OwnedFd>, LaunchError> {
+    ) -> Result<ChildChannels, LaunchError> {
         use std::os::fd::AsRawFd as _;
         let cocode_core::process::NetworkPlan::ProxyOnly { port } = &plan.network else {
-            return Ok(None);
+            return Ok(ChildChannels::default());
         };
-        let mut channel = None;
-        let namespace = if crate::reaper::available() {
-            let (ours, theirs) = rustix::net::socketpair(
+        let pair = |what: &str| {
+            rustix::net::socketpair(
                 rustix::net::AddressFamily::UNIX,
                 rustix::net::SocketType::SEQPACKET,
                 rustix::net::SocketFlags::CLOEXEC,
                 None,
             )
-            .map_err(|e| LaunchError::Sandbox(format!("no channel for the namespace: {e}")))?;
+            .map_err(|e| LaunchError::Sandbox(format!("no channel for the {what}: {e}")))
+        };
+        let mut channel = None;
+        let namespace = if crate::reaper::available() {
+            let (ours, theirs) = pair("namespace")?;
             let net = crate::reaper::NetNamespace {
                 port: *port,
                 channel: theirs.as_raw_fd(),
@@ -231,15 +234,27 @@ impl Launcher {
         } else {
             None
         };
+        let mut broker = None;
         let ruleset = match plan.confinement {
-            Confinement::Landlock => Some(crate::confine::prepare(&plan.writable_roots, *port)?),
+            Confinement::Landlock => {
+                let prepared = crate::confine::prepare(&plan.writable_roots, *port)?;
+                Some(if crate::confine::protections().connect_broker {
+                    let (ours, theirs) = pair("connect broker")?;
+                    let prepared = prepared.with_broker(theirs.as_raw_fd());
+                    broker = Some((ours, theirs));
+                    prepared
+                } else {
+                    prepared
+                })
+            }
             _ => None,
         };
         if namespace.is_none() && ruleset.is_none() {
-            return Ok(None);
+            return Ok(ChildChannels::default());
         }
-        // The child's end lives as long as the command (and so the closure).
+        // The child's ends live as long as the command (and so the closure).
         let (ours, theirs) = channel.map_or((None, None), |(o, t)| (Some(o), Some(t)));
+        let (broker_ours, broker_theirs) = broker.map_or((None, None), |(o, t)| (Some(o), Some(t)));
         #[expect(
             unsafe_code,
             reason = "pre_exec runs in the forked child before exec: raw system calls for the namespaces, then the prepared ruleset and filter"
@@ -250,7 +265,7 @@ impl Launcher {
         // calls on memory prepared before the fork.
         unsafe {
             cmd.pre_exec(move || {
-                let _channel = &theirs;
+                let _channels = (&theirs, &broker_theirs);
                 if let Some(namespace) = &namespace {
                     namespace.enter()?;
                 }
@@ -264,7 +279,10 @@ impl Launcher {
                 Ok(())
             });
         }
-        Ok(ours)
+        Ok(ChildChannels {
+            net: ours,
+            broker: broker_ours,
+        })
     }
 
     /// The person's socket places to cover for an agent launch: those that
@@ -299,34 +317,76 @@ impl Launcher {
         channel: &std::os::fd::OwnedFd,
         proxy: &PolicyProxy,
     ) -> Result<crate::proxy::Serving, LaunchError> {
-        use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
         let lost = |why: String| {
             LaunchError::Sandbox(format!(
                 "the command's network namespace did not hand over its proxy listener: {why}"
             ))
         };
-        let mut byte = [0u8; 1];
-        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
-        let mut control = RecvAncillaryBuffer::new(&mut space);
-        rustix::net::recvmsg(
-            channel,
-            &mut [std::io::IoSliceMut::new(&mut byte)],
-            &mut control,
-            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-        )
-        .map_err(|e| lost(e.to_string()))?;
-        let listener = control
-            .drain()
-            .find_map(|message| match message {
-                RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
-                _ => None,
-            })
-            .ok_or_else(|| lost("no descriptor came".into()))?;
-        let listener = std::net::TcpListener::from(listener);
+        let listener = std::net::TcpListener::from(received_fd(channel).map_err(lost)?);
         proxy
             .serve_listener(listener)
             .map_err(|e| lost(e.to_string()))
     }
+
+    /// Takes the listener of the child's connect filter and answers its
+    /// `connect` calls while any of its processes lives.
+    #[cfg(target_os = "linux")]
+    fn broker(
+        channel: &std::os::fd::OwnedFd,
+        plan: &SandboxPlan,
+    ) -> Result<crate::broker::Broker, LaunchError> {
+        let cocode_core::process::NetworkPlan::ProxyOnly { port } = plan.network else {
+            return Err(LaunchError::Sandbox(
+                "a connect broker for a launch without the proxy".into(),
+            ));
+        };
+        let lost = |why: String| {
+            LaunchError::Sandbox(format!(
+                "the command did not hand over its connect filter: {why}"
+            ))
+        };
+        let listener = received_fd(channel).map_err(lost)?;
+        crate::broker::Broker::start(
+            listener,
+            crate::broker::Rules::new(&plan.writable_roots, port),
+        )
+        .map_err(|e| lost(e.to_string()))
+    }
+}
+
+/// cocode's ends of the channels on which a confined child hands over what
+/// it made between fork and exec.
+#[cfg(target_os = "linux")]
+#[derive(Default)]
+struct ChildChannels {
+    /// The proxy listener made in its network namespace.
+    net: Option<std::os::fd::OwnedFd>,
+    /// The listener of its connect filter.
+    broker: Option<std::os::fd::OwnedFd>,
+}
+
+/// The one descriptor the child sent on `channel` (already there: the
+/// child sends it before exec, and the spawn returns after the exec).
+#[cfg(target_os = "linux")]
+fn received_fd(channel: &std::os::fd::OwnedFd) -> Result<std::os::fd::OwnedFd, String> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    let mut byte = [0u8; 1];
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    rustix::net::recvmsg(
+        channel,
+        &mut [std::io::IoSliceMut::new(&mut byte)],
+        &mut control,
+        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+    )
+    .map_err(|e| e.to_string())?;
+    control
+        .drain()
+        .find_map(|message| match message {
+            RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+            _ => None,
+        })
+        .ok_or_else(|| "no descriptor came".into())
 }
 
 impl ProcessLauncher for Launcher {
@@ -419,8 +479,13 @@ impl Launcher {
         // The child's end of the channel goes with the command line.
         drop(cmd);
         #[cfg(target_os = "linux")]
-        let serving = match (&channel, &proxy_env) {
+        let serving = match (&channel.net, &proxy_env) {
             (Some(channel), Some((_, proxy))) => Some(Self::serve_namespace(channel, proxy)?),
+            _ => None,
+        };
+        #[cfg(target_os = "linux")]
+        let broker = match (&channel.broker, &proxy_env) {
+            (Some(channel), Some(_)) => Some(Self::broker(channel, &plan)?),
             _ => None,
         };
         #[cfg(not(target_os = "linux"))]
@@ -464,6 +529,8 @@ impl Launcher {
             proxy: proxy_env,
             temp,
             serving,
+            #[cfg(target_os = "linux")]
+            broker,
             exit: None,
         }))
     }
@@ -620,6 +687,9 @@ struct PipedHandle {
     temp: Option<PrivateTemp>,
     /// The proxy serving the command's network namespace, while it runs.
     serving: Option<crate::proxy::Serving>,
+    /// cocode's answers to the command's `connect` calls, while it runs.
+    #[cfg(target_os = "linux")]
+    broker: Option<crate::broker::Broker>,
     exit: Option<ExitStatus>,
 }
 
@@ -640,6 +710,8 @@ impl PipedHandle {
         }
         self.temp.take();
         self.serving.take();
+        #[cfg(target_os = "linux")]
+        self.broker.take();
         self.exit = Some(status);
         status
     }

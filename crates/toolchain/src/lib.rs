@@ -3,6 +3,8 @@
 //! (Landlock, Seatbelt) and the policy proxy.
 
 pub mod allowed;
+#[cfg(target_os = "linux")]
+mod broker;
 pub mod confine;
 pub mod doctor;
 pub mod env;

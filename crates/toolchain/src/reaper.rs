@@ -423,7 +423,7 @@ unsafe fn listen_on_loopback(port: u16) -> std::io::Result<RawFd> {
 
 /// Sends descriptor `fd` over the Unix socket `channel` (one byte of data
 /// carries it).
-unsafe fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
+pub(crate) unsafe fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
     // SAFETY: the message points at live stack buffers sized with the
     // kernel's macros.
     unsafe {

@@ -255,12 +255,16 @@ fn protection_lines(
     ];
     if cfg!(target_os = "linux") {
         lines.push(format!(
-            "socket filter (only TCP and Unix sockets; no UDP, raw or netlink sockets): {}",
+            "socket filter (only TCP and Unix stream sockets; no UDP, raw or netlink sockets, no Unix datagrams): {}",
             state(protections.socket_filter && confined)
         ));
         lines.push(format!(
             "scoping (no abstract Unix sockets, no signals to processes outside a command): {}",
             state(protections.scoping && confined)
+        ));
+        lines.push(format!(
+            "connections decided by cocode (Unix sockets only in folders the command may write; TCP only to the proxy): {}",
+            state(protections.connect_broker && confined)
         ));
         lines.push(format!(
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): {}",
@@ -278,10 +282,13 @@ fn protection_lines(
             "cocode's own environment sealed (undumpable, keys taken out): {}",
             state(undumpable)
         ));
+        let network = "network (a namespace per agent command with only loopback and the proxy in it; no other address answers)";
         lines.push(if protections.pid_namespace {
-            "network (a namespace per agent command with only loopback and the proxy in it; no other address answers): active".to_owned()
+            format!("{network}: active")
+        } else if protections.connect_broker && confined {
+            format!("{network}: not active — cocode still refuses every connection but the proxy's")
         } else {
-            "network (a namespace per agent command with only loopback and the proxy in it; no other address answers): not active — TCP to another address on the proxy's port is not prevented (the kernel checks the port only)".to_owned()
+            format!("{network}: not active — TCP to another address on the proxy's port is not prevented (the kernel checks the port only)")
         });
     }
     lines

@@ -173,7 +173,8 @@ async fn a_workspace_inside_the_system_temp_folder_keeps_its_history_and_command
 
 /// A Python script that tries each kind of socket and prints, per kind,
 /// `ok` or the errno's name.
-fn socket_attacks(udp_port: u16, abstract_name: &str, proxy_port: u16) -> String {
+fn socket_attacks(udp_port: u16, abstract_name: &str, proxy_port: u16, outside: &str) -> String {
+    let unix = unix_socket_attacks(outside);
     format!(
         r#"
 import errno, socket
@@ -211,7 +212,11 @@ def unix_abstract():
 def tcp_other_address():
     # The proxy's port, on another loopback address where a listener waits.
     socket.create_connection(("127.0.0.2", {proxy_port}), timeout=5)
-def raw():
+def tcp_fastopen():
+    # Fast Open connects inside sendto, past connect's checks.
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.2", {proxy_port}))
+{unix}def raw():
     socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
 def packet():
     socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
@@ -227,23 +232,78 @@ def tcp():
     socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
 for name, f in [("udp_send", udp_send), ("udp6", udp6), ("udp_bind", udp_bind), ("own_unix", own_unix),
                 ("unix_abstract", unix_abstract), ("raw", raw), ("packet", packet), ("netlink", netlink),
-                ("sctp", sctp), ("pair", pair), ("tcp", tcp), ("tcp_other_address", tcp_other_address)]:
+                ("sctp", sctp), ("pair", pair), ("tcp", tcp), ("tcp_other_address", tcp_other_address),
+                ("tcp_fastopen", tcp_fastopen), ("unix_path", unix_path), ("unix_link", unix_link),
+                ("unix_relative", unix_relative), ("unix_proc", unix_proc), ("unix_dgram", unix_dgram),
+                ("unix_dgram_pair", unix_dgram_pair), ("own_unix_workspace", own_unix_workspace)]:
     attempt(name, f)
 "#,
+    )
+}
+
+/// The part of [`socket_attacks`] on pathname Unix sockets: `outside` is
+/// another program's, beside the workspace.
+fn unix_socket_attacks(outside: &str) -> String {
+    format!(
+        r#"
+def unix_path():
+    # Another program's socket, outside every folder the command may write.
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect("{outside}")
+def unix_link():
+    # The same through a link the command made in a folder it may write.
+    import os
+    os.symlink("{outside}", "sub/link.sock")
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect("sub/link.sock")
+def unix_relative():
+    import os
+    os.chdir("sub")
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).connect(os.path.relpath("{outside}"))
+    finally:
+        os.chdir("..")
+def unix_proc():
+    # A magic link of the command's own: not followed by the broker.
+    import os
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind("sub/proc.sock")
+    server.listen(1)
+    fd = os.open("sub/proc.sock", os.O_PATH)
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(f"/proc/self/fd/{{fd}}")
+def unix_dgram():
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+def unix_dgram_pair():
+    socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+def own_unix_workspace():
+    # Its own socket in a workspace folder it may write, nonblocking.
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind("sub/own.sock")
+    server.listen(1)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)
+    client.connect("sub/own.sock")
+    server.accept()[0].send(b"y")
+    import select
+    select.select([client], [], [], 5)
+    assert client.recv(1) == b"y"
+"#
     )
 }
 
 /// A socket listener of each kind the command must not reach, and what it
 /// received afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn commands_get_no_udp_raw_netlink_or_abstract_sockets_but_keep_their_own_unix_sockets_and_the_proxy()
+async fn commands_get_no_udp_raw_netlink_abstract_or_other_programs_unix_sockets_but_keep_their_own_and_the_proxy()
  {
     if !landlock() || !require("python3") || !require("curl") {
         return;
     }
     let base = tempfile::tempdir_in("/var/tmp").unwrap();
     let ws = base.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    // Another program's socket beside the workspace, which the person (and
+    // so file permissions) may reach.
+    let outside = base.path().join("db.sock");
+    let outside_listener = std::os::unix::net::UnixListener::bind(&outside).unwrap();
+    outside_listener.set_nonblocking(true).unwrap();
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     udp.set_nonblocking(true).unwrap();
     let udp_port = udp.local_addr().unwrap().port();
@@ -267,14 +327,23 @@ async fn commands_get_no_udp_raw_netlink_or_abstract_sockets_but_keep_their_own_
     let decoy = std::net::TcpListener::bind(("127.0.0.2", proxy_port)).unwrap();
     decoy.set_nonblocking(true).unwrap();
     let l = launcher(Some(proxy), Some(&ws));
-    let script = socket_attacks(udp_port, &abstract_name, proxy_port);
+    let script = socket_attacks(
+        udp_port,
+        &abstract_name,
+        proxy_port,
+        outside.to_str().unwrap(),
+    );
     let (status, out) = run(&l, spec(&["python3", "-c", &script], agent(), &ws)).await;
     assert_eq!(
         (status, out.as_str()),
         (
             ExitStatus::Code(0),
-            "udp_send EPERM\nudp6 EPERM\nudp_bind EPERM\nown_unix ok\nunix_abstract EPERM\nraw EPERM\npacket EPERM\nnetlink EPERM\nsctp EPERM\npair ok\ntcp ok\ntcp_other_address ECONNREFUSED\n"
+            "udp_send EPERM\nudp6 EPERM\nudp_bind EPERM\nown_unix ok\nunix_abstract EPERM\nraw EPERM\npacket EPERM\nnetlink EPERM\nsctp EPERM\npair ok\ntcp ok\ntcp_other_address EACCES\ntcp_fastopen EPERM\nunix_path EACCES\nunix_link EACCES\nunix_relative EACCES\nunix_proc ELOOP\nunix_dgram EPERM\nunix_dgram_pair EPERM\nown_unix_workspace ok\n"
         )
+    );
+    assert!(
+        outside_listener.accept().is_err(),
+        "a connection reached the other program's socket"
     );
     let mut buf = [0u8; 8];
     assert!(udp.recv(&mut buf).is_err(), "a datagram arrived");
@@ -411,6 +480,63 @@ async fn a_command_keeps_its_exit_code_and_its_signal_through_the_keeper() {
     assert_eq!((status, out.as_str()), (ExitStatus::Code(7), "out\n"));
     let (status, _) = run(&l, spec(&["sh", "-c", "kill -SEGV $$"], agent(), &ws)).await;
     assert_eq!(status, ExitStatus::Signal(11));
+}
+
+/// Every `connect` of a command goes through cocode: a hundred at once, and
+/// some of them stalled on a full backlog, all get their answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_concurrent_connections_of_a_command_all_reach_the_proxy() {
+    if !landlock() || !require("python3") {
+        return;
+    }
+    let base = tempfile::tempdir_in("/var/tmp").unwrap();
+    let ws = base.path().join("ws");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let port = proxy.port();
+    let l = launcher(Some(proxy), Some(&ws));
+    let script = format!(
+        r#"
+import socket, struct, threading, time
+# Blocking connections stalled on a listener that never accepts, more than
+# cocode answers on threads of their own; each gives up after a second.
+stall = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+stall.bind("sub/stall.sock")
+stall.listen(0)
+stalled = []
+def wait():
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 1, 0))
+    try:
+        c.connect("sub/stall.sock")
+        stalled.append("ok")
+    except BlockingIOError:
+        stalled.append("EAGAIN")
+    except OSError as e:
+        stalled.append(str(e))
+waiting = [threading.Thread(target=wait) for _ in range(34)]
+for t in waiting: t.start()
+time.sleep(0.2)
+results = []
+def one():
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=20).close()
+        results.append("ok")
+    except OSError as e:
+        results.append(str(e))
+threads = [threading.Thread(target=one) for _ in range(100)]
+for t in threads: t.start()
+for t in threads: t.join()
+for t in waiting: t.join()
+print(results.count("ok"), sorted(set(r for r in results if r != "ok")))
+print(len(stalled), sorted(set(stalled)))
+"#
+    );
+    let (status, out) = run(&l, spec(&["python3", "-c", &script], agent(), &ws)).await;
+    assert_eq!(
+        (status, out.as_str()),
+        (ExitStatus::Code(0), "100 []\n34 ['EAGAIN', 'ok']\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
