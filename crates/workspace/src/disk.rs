@@ -110,6 +110,37 @@ pub(crate) fn append(path: &Path, header: Option<&[u8]>, bytes: &[u8]) -> io::Re
     written
 }
 
+/// Writes `bytes` at offset `at` of `path` (created when missing) in one
+/// write, first cutting off anything past `at` (a torn tail a crash left);
+/// a failed write is cut back to `at`. Not synced: the caller's
+/// [`barrier`] makes it durable.
+pub(crate) fn append_at(path: &Path, at: u64, bytes: &[u8]) -> io::Result<()> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    if file.metadata()?.len() != at {
+        file.set_len(at)?;
+    }
+    #[cfg(unix)]
+    let written = {
+        use std::os::unix::fs::FileExt as _;
+        file.write_all_at(bytes, at)
+    };
+    #[cfg(not(unix))]
+    let written = {
+        use std::io::Seek as _;
+        let mut file = &file;
+        file.seek(io::SeekFrom::Start(at))
+            .and_then(|_| file.write_all(bytes))
+    };
+    if written.is_err() {
+        let _ = file.set_len(at);
+    }
+    written
+}
+
 /// Mends a file that does not end with `\n`: a last line that `complete`
 /// accepts (a whole record whose newline alone is missing) gets its
 /// newline; anything else after the last `\n` (an append cut short) is cut

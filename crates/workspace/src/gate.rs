@@ -23,7 +23,7 @@
 //! immediately after a failure in steps 4–5.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io;
+use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -1249,8 +1249,42 @@ impl Gate {
         })?;
         self.remove_settled(st);
         st.tasks.clear();
+        if !st.recovered && st.sweep.is_empty() {
+            self.restore_sweep_cache(st);
+        }
         st.recovered = true;
         Ok(report)
+    }
+
+    /// Takes over the stat cache the last process left, so files whose
+    /// stat did not change are not read (and their content not stored)
+    /// again. Missing or damaged, it is simply not used.
+    fn restore_sweep_cache(&self, st: &mut GateState) {
+        let path = self.layout.sweep_cache_file();
+        let Ok(file) = std::fs::File::open(&path) else {
+            return;
+        };
+        let mut bytes = Vec::new();
+        if Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut bytes).is_err() {
+            return;
+        }
+        let store = &self.store;
+        let taken = st.sweep.restore(&bytes, &|h| store.has_blob_cached(h));
+        tracing::debug!(entries = taken, "stat cache restored");
+    }
+
+    /// Leaves the stat cache for the next process (best effort, not
+    /// synced: a lost or stale cache only costs a full read).
+    fn save_sweep_cache(&self, st: &GateState) {
+        if st.sweep.is_empty() {
+            return;
+        }
+        let path = self.layout.sweep_cache_file();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let packed = Write::write_all(&mut gz, &st.sweep.to_bytes()).and_then(|()| gz.finish());
+        if let Err(e) = packed.and_then(|bytes| disk::write_atomic(&path, &bytes)) {
+            tracing::warn!(error = %e, "could not keep the stat cache");
+        }
     }
 
     /// The disk content of a recorded (real) path: `Ok(None)` absent,
@@ -2086,6 +2120,8 @@ impl Gate {
             report.blobs_kept_for_unreadable_journal = true;
         }
         report.plan = plan;
+        // A task ended or the app started: the next process starts from here.
+        self.save_sweep_cache(&st);
         Ok(report)
     }
 
@@ -2159,6 +2195,7 @@ impl Gate {
                 removed += 1;
             }
         }
+        self.store.compact_packs()?;
         Ok(removed)
     }
 }
@@ -2464,6 +2501,7 @@ impl Drop for Gate {
         if let Err(e) = self.flush_locked(&mut st) {
             tracing::warn!(error = %e, "could not flush the gate on close; recovery settles it at the next start");
         }
+        self.save_sweep_cache(&st);
     }
 }
 

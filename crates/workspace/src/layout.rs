@@ -52,6 +52,16 @@ impl Layout {
         self.history_dir().join("objects")
     }
 
+    /// The sweep's stat cache as the last process left it.
+    pub fn sweep_cache_file(&self) -> PathBuf {
+        self.cocode_dir().join("sweep.cache")
+    }
+
+    /// Small blobs packed together (see `pack`).
+    pub fn packs_dir(&self) -> PathBuf {
+        self.history_dir().join("packs")
+    }
+
     pub fn blob_file(&self, hash: &ContentHash) -> PathBuf {
         let hex = hash.to_hex();
         self.objects_dir().join(&hex[..2]).join(hex)
@@ -130,6 +140,7 @@ impl Layout {
             self.locks_dir(),
             self.history_dir(),
             self.objects_dir(),
+            self.packs_dir(),
             self.files_dir(),
             self.tasks_dir(),
             self.journal_dir(),

@@ -10,6 +10,7 @@ pub mod integrity;
 pub mod layout;
 pub mod leases;
 pub mod open;
+mod pack;
 mod parallel;
 pub mod policy;
 pub mod read;

@@ -145,6 +145,12 @@ fn read_journals<J: Journal>(dir: &Path) -> Result<Vec<JournalFile<J>>, StoreErr
     Ok(out)
 }
 
+/// Whether a packed payload is the blob `hash` names.
+fn unpacks_to(payload: &[u8], hash: &ContentHash) -> bool {
+    let mut bytes = Vec::new();
+    GzDecoder::new(payload).read_to_end(&mut bytes).is_ok() && ContentHash::of(&bytes) == *hash
+}
+
 fn io_err(context: &str, path: &Path, e: &io::Error) -> StoreError {
     StoreError::Io {
         message: format!("{context}: {e} ({})", path.display()),
@@ -156,11 +162,13 @@ fn io_err(context: &str, path: &Path, e: &io::Error) -> StoreError {
 #[derive(Debug, Clone)]
 pub struct HistoryStore {
     layout: Layout,
+    packs: crate::pack::Packs,
 }
 
 impl HistoryStore {
     pub fn new(layout: Layout) -> Self {
-        Self { layout }
+        let packs = crate::pack::Packs::new(layout.packs_dir());
+        Self { layout, packs }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -177,8 +185,14 @@ impl HistoryStore {
 
     // ---- blobs ------------------------------------------------------------
 
+    /// [`Self::has_blob`] by the packs already indexed (no listing of
+    /// the packs folder on a miss).
+    pub fn has_blob_cached(&self, hash: &ContentHash) -> bool {
+        self.packs.contains_cached(hash) || self.layout.blob_file(hash).is_file()
+    }
+
     pub fn has_blob(&self, hash: &ContentHash) -> bool {
-        self.layout.blob_file(hash).is_file()
+        self.layout.blob_file(hash).is_file() || self.packs.contains(hash)
     }
 
     /// Stores `bytes` unless a blob of that content exists. Returns the hash
@@ -186,12 +200,22 @@ impl HistoryStore {
     pub fn put_blob(&self, bytes: &[u8]) -> Result<(ContentHash, Option<PathBuf>), StoreError> {
         let hash = ContentHash::of(bytes);
         let path = self.layout.blob_file(&hash);
-        if path.is_file() {
+        if path.is_file() || self.packed_intact(&hash) {
             return Ok((hash, None));
         }
         let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(bytes)
+        let compressed = gz
+            .write_all(bytes)
             .and_then(|()| gz.finish())
+            .map_err(|e| io_err("compressing blob", &path, &e))?;
+        if compressed.len() <= crate::pack::PACKED_MAX {
+            let pack = self
+                .packs
+                .append(&hash, &compressed)
+                .map_err(|e| io_err("packing blob", &self.layout.packs_dir(), &e))?;
+            return Ok((hash, Some(pack)));
+        }
+        Ok(compressed)
             .and_then(|compressed| match disk::write_atomic(&path, &compressed) {
                 // The first blob of its fan-out folder.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -206,13 +230,31 @@ impl HistoryStore {
         Ok((hash, Some(path)))
     }
 
+    /// Whether a pack holds `hash` with a payload that matches it (a write
+    /// of the same content never trusts the index alone).
+    fn packed_intact(&self, hash: &ContentHash) -> bool {
+        matches!(self.packs.cached_payload(hash), Ok(Some(payload)) if unpacks_to(&payload, hash))
+    }
+
     /// A blob's content, checked against its name.
     pub fn read_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
         let path = self.layout.blob_file(hash);
         let file = match fs::File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(StoreError::MissingBlob(*hash));
+                let packed = self
+                    .packs
+                    .payload(hash)
+                    .map_err(|e| io_err("reading blob", &self.layout.packs_dir(), &e))?
+                    .ok_or(StoreError::MissingBlob(*hash))?;
+                let mut bytes = Vec::new();
+                GzDecoder::new(&packed[..])
+                    .read_to_end(&mut bytes)
+                    .map_err(|_| StoreError::CorruptBlob(*hash))?;
+                if ContentHash::of(&bytes) != *hash {
+                    return Err(StoreError::CorruptBlob(*hash));
+                }
+                return Ok(bytes);
             }
             Err(e) => return Err(io_err("reading blob", &path, &e)),
         };
@@ -247,6 +289,14 @@ impl HistoryStore {
                 }
             }
         }
+        let packed = self
+            .packs
+            .hashes()
+            .map_err(|e| io_err("listing", &self.layout.packs_dir(), &e))?;
+        hashes.extend(packed);
+        hashes.sort();
+        hashes.dedup();
+        strays.extend(crate::pack::strays(&self.layout.packs_dir()));
         Ok((hashes, strays))
     }
 
@@ -571,14 +621,34 @@ impl HistoryStore {
     }
 
     /// Removes a blob (retention P5).
+    /// A packed one is marked removed; [`Self::compact_packs`] frees its
+    /// bytes.
     pub fn remove_blob(&self, hash: &ContentHash) -> Result<(), StoreError> {
         let file = self.layout.blob_file(hash);
-        disk::remove_file(&file).map_err(|e| io_err("removing", &file, &e))
+        let packed = self
+            .packs
+            .remove(hash)
+            .map_err(|e| io_err("removing", &self.layout.packs_dir(), &e))?;
+        match disk::remove_file(&file) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && packed => Ok(()),
+            other => other.map_err(|e| io_err("removing", &file, &e)),
+        }
+    }
+
+    /// Rewrites packs that removed blobs left mostly empty; the bytes freed.
+    pub fn compact_packs(&self) -> Result<u64, StoreError> {
+        self.packs
+            .compact()
+            .map_err(|e| io_err("compacting", &self.layout.packs_dir(), &e))
     }
 
     /// On-disk size of a stored blob (0 when absent).
     pub fn blob_size(&self, hash: &ContentHash) -> u64 {
-        fs::metadata(self.layout.blob_file(hash)).map_or(0, |m| m.len())
+        fs::metadata(self.layout.blob_file(hash))
+            .map(|m| m.len())
+            .ok()
+            .or_else(|| self.packs.size(hash))
+            .unwrap_or(0)
     }
 
     /// Bytes under `history/`: blobs, indexes, journals and markers.

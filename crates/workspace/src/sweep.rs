@@ -471,6 +471,62 @@ impl StatCache {
         }
     }
 
+    /// The entries as bytes, for the next process ([`Self::restore`]).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = CACHE_MAGIC.to_vec();
+        for (path, e) in &self.entries {
+            let name = path.as_str().as_bytes();
+            out.extend(u32::try_from(name.len()).unwrap_or(u32::MAX).to_le_bytes());
+            out.extend(name);
+            out.extend(e.stat.len.to_le_bytes());
+            let mtime = e
+                .stat
+                .mtime
+                .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok());
+            out.push(u8::from(mtime.is_some()));
+            let mtime = mtime.unwrap_or_default();
+            out.extend(mtime.as_secs().to_le_bytes());
+            out.extend(mtime.subsec_nanos().to_le_bytes());
+            out.push(u8::from(e.stat.ctime.is_some()));
+            let (secs, nanos) = e.stat.ctime.unwrap_or_default();
+            out.extend(secs.to_le_bytes());
+            out.extend(nanos.to_le_bytes());
+            out.extend(e.stat.ino.to_le_bytes());
+            out.extend(e.hash.as_bytes());
+            out.push(u8::from(e.racy) | (u8::from(e.kept) << 1));
+        }
+        out
+    }
+
+    /// Takes entries a process before this one kept ([`Self::to_bytes`]),
+    /// each only when `has_blob` says its content is still in history (a
+    /// change of the file must find its base). A file whose stat still
+    /// matches is then not read again. Nothing else is taken over: the
+    /// first scan reads the ignore rules on disk as if the cache were new.
+    /// Returns how many entries were taken; damaged bytes give none.
+    pub fn restore(&mut self, bytes: &[u8], has_blob: &dyn Fn(&ContentHash) -> bool) -> usize {
+        let Some(mut rest) = bytes.strip_prefix(CACHE_MAGIC) else {
+            return 0;
+        };
+        let mut taken = BTreeMap::new();
+        let options = self.options();
+        while !rest.is_empty() {
+            let Some((path, entry, tail)) = decode_entry(rest) else {
+                return 0;
+            };
+            rest = tail;
+            let Ok(path) = normalize(path, options) else {
+                continue;
+            };
+            if has_blob(&entry.hash) || !entry.kept {
+                taken.insert(path, entry);
+            }
+        }
+        let n = taken.len();
+        self.entries = taken;
+        n
+    }
+
     /// What changed from `self` to `after`, by path.
     pub fn changes_to(&self, after: &StatCache) -> Vec<ObservedChange> {
         let paths: BTreeSet<&NormalizedPath> =
@@ -494,6 +550,46 @@ impl StatCache {
             })
             .collect()
     }
+}
+
+const CACHE_MAGIC: &[u8] = b"cocode stat cache 1\n";
+
+/// One entry of [`StatCache::to_bytes`] and what follows it.
+fn decode_entry(bytes: &[u8]) -> Option<(&str, Entry, &[u8])> {
+    fn take<const N: usize>(b: &mut &[u8]) -> Option<[u8; N]> {
+        let (head, tail) = b.split_first_chunk::<N>()?;
+        *b = tail;
+        Some(*head)
+    }
+    let mut b = bytes;
+    let name_len = usize::try_from(u32::from_le_bytes(take(&mut b)?)).ok()?;
+    let (name, tail) = b.split_at_checked(name_len)?;
+    b = tail;
+    let name = std::str::from_utf8(name).ok()?;
+    let len = u64::from_le_bytes(take(&mut b)?);
+    let mtime_known = take::<1>(&mut b)?[0] == 1;
+    let secs = u64::from_le_bytes(take(&mut b)?);
+    let nanos = u32::from_le_bytes(take(&mut b)?);
+    let mtime = mtime_known
+        .then(|| SystemTime::UNIX_EPOCH + std::time::Duration::new(secs, nanos.min(999_999_999)));
+    let ctime_known = take::<1>(&mut b)?[0] == 1;
+    let csecs = i64::from_le_bytes(take(&mut b)?);
+    let cnanos = i64::from_le_bytes(take(&mut b)?);
+    let ino = u64::from_le_bytes(take(&mut b)?);
+    let hash = ContentHash::from_bytes(take(&mut b)?);
+    let flags = take::<1>(&mut b)?[0];
+    let entry = Entry {
+        stat: Stat {
+            len,
+            mtime,
+            ctime: ctime_known.then_some((csecs, cnanos)),
+            ino,
+        },
+        hash,
+        racy: flags & 1 != 0,
+        kept: flags & 2 != 0,
+    };
+    Some((name, entry, b))
 }
 
 /// A file as the walk met it.

@@ -144,7 +144,7 @@ fn one_refused_item_refuses_the_whole_batch_and_changes_nothing() {
             "{op:?}"
         );
         assert_eq!(tree(&ws.workspace.root), files(&before), "{op:?}");
-        assert_eq!(count_files(&ws.layout.objects_dir()), 0, "{op:?}");
+        assert_eq!(ws.gate.store().blob_names().unwrap().0, vec![], "{op:?}");
         assert_eq!(count_files(&ws.layout.write_journal_dir()), 0, "{op:?}");
     }
 }

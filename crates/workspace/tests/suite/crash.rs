@@ -20,8 +20,10 @@ use pretty_assertions::assert_eq;
 
 use super::common::*;
 
-const POINTS: [&str; 9] = [
+const POINTS: [&str; 10] = [
     "gate::after_reserve",
+    // Half a blob's entry appended to its pack.
+    "pack::mid_entry",
     "gate::after_blobs",
     "gate::after_journal",
     "gate::after_stage",
@@ -181,7 +183,7 @@ fn fingerprint(ws: &OpenWorkspace) -> (BTreeMap<String, String>, usize, usize, u
     (
         tree(&ws.workspace.root),
         lines(&ws.layout.history_dir()),
-        count_files(&ws.layout.objects_dir()),
+        ws.gate.store().blob_names().unwrap().0.len(),
         count_files(&ws.layout.write_journal_dir()),
     )
 }
@@ -301,6 +303,7 @@ fn crash_points_before_the_change_drop_and_after_it_complete() {
     }
     let want: Vec<(&str, String)> = [
         ("gate::after_reserve", "old"),
+        ("pack::mid_entry", "old"),
         ("gate::after_blobs", "old"),
         ("gate::after_journal", "old"),
         ("gate::after_stage", "old"),
@@ -471,4 +474,55 @@ fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
     );
     assert_eq!(ws.gate.store().snapshots_of_task(&t1).unwrap(), vec![]);
     assert_eq!(history_problems(&ws), 0);
+}
+
+/// Retention dies after a pack's live entries were rewritten to a new pack,
+/// before the old one was removed: both packs hold the kept blobs, the
+/// checker finds nothing, the kept task rolls back byte for byte, and the
+/// next run removes the leftover pack.
+#[test]
+fn retention_interrupted_between_a_packs_rewrite_and_its_removal_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    {
+        let ws = OpenWorkspace::open(&root).unwrap();
+        for t in ["t1", "t2", "t3"] {
+            apply(&ws, &ctx(t, 0), write(&format!("{t}.txt"), t.as_bytes()));
+        }
+    }
+    let packs = |ws: &OpenWorkspace| std::fs::read_dir(ws.layout.packs_dir()).unwrap().count();
+    let out = crash_child(&root, "retention", "pack::after_compact_write");
+    assert!(
+        out.status.code().is_none(),
+        "{:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let ws = OpenWorkspace::open(&root).unwrap();
+    ws.gate.recover().unwrap();
+    assert_eq!(packs(&ws), 2, "the rewrite and the old pack");
+    assert_eq!(history_problems(&ws), 0);
+    let t3 = cocode_core::ids::TaskId::new("t3").unwrap();
+    ws.gate
+        .rollback(&t3, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert!(!root.join("t3.txt").exists());
+    let config = cocode_core::workspace::RetentionConfig {
+        keep_recent_per_path: 0,
+        byte_cap: 1,
+    };
+    ws.gate
+        .run_retention(
+            &retention_lives(),
+            cocode_workspace::RetentionTrigger::AppStart,
+            config,
+        )
+        .unwrap();
+    ws.gate.flush().unwrap();
+    let report = HistoryIntegrityChecker::new(ws.gate.store())
+        .check()
+        .unwrap();
+    assert_eq!(report.problems(), 0, "{report:?}");
+    assert_eq!(packs(&ws), 1);
 }

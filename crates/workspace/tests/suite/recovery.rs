@@ -137,6 +137,53 @@ fn the_last_record_of_a_path_ignores_a_torn_tail_and_a_bare_header() {
     assert_eq!(store.last_snapshot_of_path(&p("never.txt")).unwrap(), None);
 }
 
+/// Overwrites the payload of `hash`'s entry in the packs below `dir`.
+fn corrupt_packed(dir: &std::path::Path, hash: &cocode_core::snapshot::ContentHash) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let Some(at) = bytes.windows(32).position(|w| w == hash.as_bytes()) else {
+            continue;
+        };
+        let len = u32::from_le_bytes(bytes[at + 32..at + 36].try_into().unwrap()) as usize;
+        bytes[at + 36..at + 36 + len].fill(b'x');
+        std::fs::write(&path, bytes).unwrap();
+        return;
+    }
+    panic!("no pack holds {hash}");
+}
+
+/// A loose blob (written by an earlier version, or too big to pack) that is
+/// missing or damaged is counted the same way.
+#[test]
+fn the_integrity_checker_counts_missing_and_corrupt_loose_blobs() {
+    let (_d, ws) = workspace(&[]);
+    let c = ctx("t1", 1);
+    let r = apply(&ws, &c, write("a.txt", b"content"));
+    ws.gate.flush().unwrap();
+    let hash = r[0].result().unwrap();
+    let store = ws.gate.store();
+    let packed = store.read_blob(&hash).unwrap();
+    // Moved out of its pack into a loose file, damaged.
+    store.remove_blob(&hash).unwrap();
+    store.compact_packs().unwrap();
+    let loose = ws.layout.blob_file(&hash);
+    std::fs::create_dir_all(loose.parent().unwrap()).unwrap();
+    std::fs::write(&loose, b"not gzip").unwrap();
+    assert_eq!(packed, b"content");
+    let report = HistoryIntegrityChecker::new(store).check().unwrap();
+    assert_eq!(
+        (report.missing_blobs, report.corrupt_blobs),
+        (vec![], vec![hash])
+    );
+    std::fs::remove_file(&loose).unwrap();
+    let report = HistoryIntegrityChecker::new(store).check().unwrap();
+    assert_eq!(
+        (report.missing_blobs, report.corrupt_blobs),
+        (vec![hash], vec![])
+    );
+}
+
 #[test]
 fn the_integrity_checker_counts_missing_and_corrupt_blobs_and_human_edits() {
     let (_d, ws) = workspace(&[]);
@@ -144,10 +191,13 @@ fn the_integrity_checker_counts_missing_and_corrupt_blobs_and_human_edits() {
     let r = apply(&ws, &c, write("a.txt", b"content"));
     apply(&ws, &c, write("b.txt", b"other"));
     ws.gate.flush().unwrap();
-    let a_blob = ws.layout.blob_file(&r[0].result().unwrap());
-    std::fs::remove_file(&a_blob).unwrap();
+    // Small blobs are packed: one goes from its pack, the other's payload
+    // is overwritten in place.
+    let store = ws.gate.store();
+    store.remove_blob(&r[0].result().unwrap()).unwrap();
     let b_hash = cocode_core::snapshot::ContentHash::of(b"other");
-    std::fs::write(ws.layout.blob_file(&b_hash), b"not gzip").unwrap();
+    corrupt_packed(&ws.layout.packs_dir(), &b_hash);
+    store.compact_packs().unwrap();
     std::fs::write(ws.workspace.root.join("b.txt"), b"edited by a person").unwrap();
     let report = HistoryIntegrityChecker::new(ws.gate.store())
         .check()
@@ -188,4 +238,47 @@ fn one_process_writes_a_workspace_and_another_is_told_who() {
         format!("pid {}: cocode doctor", std::process::id())
     );
     drop(taken);
+}
+
+/// A history written before blobs were packed — every blob a gzip file of
+/// its own under `objects/aa/<hash>`, no `packs/` folder — opens, checks
+/// clean and rolls back byte for byte; what the rollback stores is packed.
+#[test]
+fn a_history_of_loose_blobs_from_before_packs_opens_and_rolls_back() {
+    use std::io::Write as _;
+    let (_d, ws) = workspace(&[("a.txt", "version 0\n"), ("keep.txt", "kept")]);
+    let c = ctx("t1", 1);
+    apply(&ws, &c, write("a.txt", b"version 1\n"));
+    apply(&ws, &c, write("new/b.txt", b"made by the task"));
+    ws.gate.flush().unwrap();
+    let root = ws.workspace.root.clone();
+    let store = ws.gate.store();
+    let (hashes, _) = store.blob_names().unwrap();
+    assert_eq!(hashes.len(), 3, "version 0, version 1 and b.txt");
+    // The earlier layout, exactly as its writer made it.
+    for hash in &hashes {
+        let bytes = store.read_blob(hash).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&bytes).unwrap();
+        let loose = ws.layout.blob_file(hash);
+        std::fs::create_dir_all(loose.parent().unwrap()).unwrap();
+        std::fs::write(&loose, gz.finish().unwrap()).unwrap();
+    }
+    std::fs::remove_dir_all(ws.layout.packs_dir()).unwrap();
+    drop(ws);
+    let ws = OpenWorkspace::open(&root).unwrap();
+    ws.gate.recover().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    ws.gate.flush().unwrap();
+    assert_eq!(
+        tree(&root),
+        [("a.txt", "version 0\n"), ("keep.txt", "kept")]
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    );
+    assert_eq!(history_problems(&ws), 0);
 }

@@ -44,8 +44,8 @@ fn over_the_cap_terminal_tasks_go_oldest_first_but_never_running_ones_nor_the_la
         );
     }
     ws.gate.flush().unwrap();
-    let t1_blob = ws.layout.blob_file(&ContentHash::of(&noise(1, 20_000)));
-    assert!(t1_blob.is_file());
+    let t1_blob = ContentHash::of(&noise(1, 20_000));
+    assert!(ws.gate.store().has_blob(&t1_blob));
     let lives = [
         life("t1", Some(1)),
         life("t2", Some(2)),
@@ -64,7 +64,7 @@ fn over_the_cap_terminal_tasks_go_oldest_first_but_never_running_ones_nor_the_la
     // so P4' applies; t3 runs and t4 is the latest terminal task.
     assert_eq!(ids(&report.plan.remove), vec!["t1", "t2"]);
     assert_eq!(report.blobs_removed, 2);
-    assert!(!t1_blob.exists());
+    assert!(!ws.gate.store().has_blob(&t1_blob));
     let err = ws
         .gate
         .rollback(&TaskId::new("t1").unwrap(), &RollbackQuery::TaskStart)
@@ -149,16 +149,16 @@ fn blobs_a_pending_journal_references_are_never_collected() {
         .unwrap();
     assert_eq!(ids(&report.plan.remove), vec!["t1", "t2"]);
     assert!(
-        !ws.layout
-            .blob_file(&ContentHash::of(&noise(1, 10_000)))
-            .exists()
+        !ws.gate
+            .store()
+            .has_blob(&ContentHash::of(&noise(1, 10_000)))
     );
     assert!(
-        !ws.layout
-            .blob_file(&ContentHash::of(&noise(2, 10_000)))
-            .exists()
+        !ws.gate
+            .store()
+            .has_blob(&ContentHash::of(&noise(2, 10_000)))
     );
-    assert!(ws.layout.blob_file(&ContentHash::of(b"c")).exists());
+    assert!(ws.gate.store().has_blob(&ContentHash::of(b"c")));
     // A journal naming t1's content keeps that blob even though no record does.
     let (_d2, ws2) = workspace(&[]);
     apply(&ws2, &ctx("t1", 0), write("a.bin", &noise(7, 10_000)));
@@ -185,9 +185,9 @@ fn blobs_a_pending_journal_references_are_never_collected() {
         .unwrap();
     assert_eq!(ids(&report.plan.remove), vec!["t1"]);
     assert!(
-        ws2.layout
-            .blob_file(&ContentHash::of(&noise(7, 10_000)))
-            .exists()
+        ws2.gate
+            .store()
+            .has_blob(&ContentHash::of(&noise(7, 10_000)))
     );
 }
 
@@ -208,9 +208,5 @@ fn the_sweeps_base_blobs_survive_retention() {
             config,
         )
         .unwrap();
-    assert!(
-        ws.layout
-            .blob_file(&ContentHash::of(b"base content"))
-            .exists()
-    );
+    assert!(ws.gate.store().has_blob(&ContentHash::of(b"base content")));
 }

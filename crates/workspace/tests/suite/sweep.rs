@@ -610,3 +610,56 @@ fn a_flood_of_new_files_past_the_count_limit_hides_no_tracked_change() {
     assert_eq!(modified, ["c.txt"], "{observed:?}");
     assert!(observed.len() < 17, "{observed:?}");
 }
+
+/// The next process takes over the stat cache: files whose stat did not
+/// change are not read again, a change is still recorded against its base
+/// and rolled back, and an entry whose base left the history is read
+/// again rather than trusted.
+#[test]
+fn the_next_process_reuses_the_stat_cache_and_still_records_every_change() {
+    let files: Vec<(String, String)> = (0..50)
+        .map(|i| (format!("d{}/f{i}.txt", i % 5), format!("content {i}\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (_d, ws) = workspace(&refs);
+    let root = ws.workspace.root.clone();
+    assert_eq!(ws.gate.begin_sweep().unwrap().hashed, 50);
+    drop(ws);
+    // A file changed while no cocode ran: its stat tells.
+    std::fs::write(root.join("d0/f0.txt"), "changed in between\n").unwrap();
+    let ws = OpenWorkspace::open(&root).unwrap();
+    ws.gate.recover().unwrap();
+    let stats = ws.gate.begin_sweep().unwrap();
+    assert_eq!((stats.files, stats.hashed), (50, 1));
+    let c = ctx("t1", 1);
+    sh(&root, "echo more >> d1/f1.txt && rm d2/f2.txt");
+    let records = ws.gate.end_sweep(&c).unwrap();
+    let paths: Vec<&str> = records.iter().map(|r| r.path().as_str()).collect();
+    assert_eq!(paths, vec!["d1/f1.txt", "d2/f2.txt"]);
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    let tree = tree(&root);
+    assert_eq!(tree["d1/f1.txt"], "content 1\n");
+    assert_eq!(tree["d2/f2.txt"], "content 2\n");
+    ws.gate.flush().unwrap();
+    let report = HistoryIntegrityChecker::new(ws.gate.store())
+        .check()
+        .unwrap();
+    assert_eq!(report.problems(), 0, "{report:?}");
+    // A base gone from the history (collected by an older version that did
+    // not know the cache): that file is read again.
+    let base = cocode_core::snapshot::ContentHash::of(b"content 3\n");
+    ws.gate.store().remove_blob(&base).unwrap();
+    ws.gate.store().compact_packs().unwrap();
+    drop(ws);
+    let ws = OpenWorkspace::open(&root).unwrap();
+    ws.gate.recover().unwrap();
+    // That file, and the two the rollback just wrote (racy: written within
+    // the cache's last look).
+    assert_eq!(ws.gate.begin_sweep().unwrap().hashed, 3);
+    assert!(ws.gate.store().has_blob(&base));
+}
