@@ -168,10 +168,20 @@ impl Packs {
                 }
                 Err(e) => return Err(e),
             };
-            if len <= from {
+            if len < from {
+                // Shorter than what was read of it: not the pack that was
+                // indexed (its history was removed and begun again). Its
+                // entries are read anew, so no append extends it past its
+                // end.
+                st.index.retain(|_, loc| loc.pack != pack);
+                st.scanned.remove(&pack);
+                st.dead.remove(&pack);
+                st.listed = None;
+            } else if len == from {
                 st.scanned.insert(pack, from);
                 continue;
             }
+            let from = st.scanned.get(&pack).copied().unwrap_or(0);
             let mut file = match File::open(self.path(pack)) {
                 Ok(f) => f,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -486,6 +496,34 @@ mod tests {
         let mut expected = vec![hash(1), hash(2), hash(4)];
         expected.sort();
         assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn a_pack_begun_again_under_the_same_name_is_read_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let packs = Packs::new(dir.path().join("c"));
+        packs.append(&hash(1), &[1; 64]).unwrap();
+        packs.append(&hash(2), &[2; 64]).unwrap();
+        // The history is removed and begun again by another process.
+        disk::remove_file(&packs.path(1)).unwrap();
+        let other = Packs {
+            dir: dir.path().join("c"),
+            state: Arc::default(),
+        };
+        let path = other.append(&hash(3), b"three").unwrap();
+        assert_eq!(packs.payload(&hash(3)).unwrap().unwrap(), b"three");
+        assert_eq!(packs.payload(&hash(1)).unwrap(), None);
+        packs.append(&hash(4), b"four").unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            2 * HEADER + 5 + 4,
+            "appended at the real end, not past it"
+        );
+        let fresh = Packs {
+            dir: dir.path().join("c"),
+            state: Arc::default(),
+        };
+        assert_eq!(fresh.payload(&hash(4)).unwrap().unwrap(), b"four");
     }
 
     #[test]

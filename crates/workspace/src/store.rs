@@ -215,18 +215,15 @@ impl HistoryStore {
                 .map_err(|e| io_err("packing blob", &self.layout.packs_dir(), &e))?;
             return Ok((hash, Some(pack)));
         }
-        Ok(compressed)
-            .and_then(|compressed| match disk::write_atomic(&path, &compressed) {
-                // The first blob of its fan-out folder.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    if let Some(dir) = path.parent() {
-                        disk::create_dir_all(dir)?;
-                    }
-                    disk::write_atomic(&path, &compressed)
-                }
-                other => other,
-            })
-            .map_err(|e| io_err("storing blob", &path, &e))?;
+        match disk::write_atomic(&path, &compressed) {
+            // The first blob of its fan-out folder.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => path
+                .parent()
+                .map_or(Ok(()), disk::create_dir_all)
+                .and_then(|()| disk::write_atomic(&path, &compressed)),
+            other => other,
+        }
+        .map_err(|e| io_err("storing blob", &path, &e))?;
         Ok((hash, Some(path)))
     }
 
