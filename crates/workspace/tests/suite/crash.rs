@@ -423,11 +423,9 @@ fn retention_lives() -> Vec<cocode_workspace::TaskLife> {
         .collect()
 }
 
-/// Retention dies after writing a task's marker, before its records go: the
-/// history stays consistent for the checker, rollback is already refused,
-/// and the next run finishes the removal.
-#[test]
-fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
+/// A workspace where tasks t1–t3 each wrote a file, and a retention run
+/// that died at `point`.
+fn retention_crashed_at(point: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("ws");
     std::fs::create_dir(&root).unwrap();
@@ -437,13 +435,22 @@ fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
             apply(&ws, &ctx(t, 0), write(&format!("{t}.txt"), t.as_bytes()));
         }
     }
-    let out = crash_child(&root, "retention", "retention::after_marker");
+    let out = crash_child(&root, "retention", point);
     assert!(
         out.status.code().is_none(),
         "{:?} {}",
         out.status,
         String::from_utf8_lossy(&out.stdout)
     );
+    (dir, root)
+}
+
+/// Retention dies after writing a task's marker, before its records go: the
+/// history stays consistent for the checker, rollback is already refused,
+/// and the next run finishes the removal.
+#[test]
+fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
+    let (_dir, root) = retention_crashed_at("retention::after_marker");
     let ws = OpenWorkspace::open(&root).unwrap();
     ws.gate.recover().unwrap();
     assert_eq!(history_problems(&ws), 0);
@@ -482,23 +489,8 @@ fn retention_interrupted_after_the_marker_is_finished_by_the_next_run() {
 /// next run removes the leftover pack.
 #[test]
 fn retention_interrupted_between_a_packs_rewrite_and_its_removal_loses_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("ws");
-    std::fs::create_dir(&root).unwrap();
-    {
-        let ws = OpenWorkspace::open(&root).unwrap();
-        for t in ["t1", "t2", "t3"] {
-            apply(&ws, &ctx(t, 0), write(&format!("{t}.txt"), t.as_bytes()));
-        }
-    }
+    let (_dir, root) = retention_crashed_at("pack::after_compact_write");
     let packs = |ws: &OpenWorkspace| std::fs::read_dir(ws.layout.packs_dir()).unwrap().count();
-    let out = crash_child(&root, "retention", "pack::after_compact_write");
-    assert!(
-        out.status.code().is_none(),
-        "{:?} {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-    );
     let ws = OpenWorkspace::open(&root).unwrap();
     ws.gate.recover().unwrap();
     assert_eq!(packs(&ws), 2, "the rewrite and the old pack");
