@@ -1274,9 +1274,11 @@ impl Gate {
     }
 
     /// Leaves the stat cache for the next process (best effort, not
-    /// synced: a lost or stale cache only costs a full read).
+    /// synced: a lost or stale cache only costs a full read). Without a
+    /// scan in this process it is what the file already holds: nothing is
+    /// written (retention at start-up follows the restore at once).
     fn save_sweep_cache(&self, st: &GateState) {
-        if st.sweep.is_empty() {
+        if !st.sweep.is_populated() || st.sweep.is_empty() {
             return;
         }
         let path = self.layout.sweep_cache_file();

@@ -182,6 +182,12 @@ impl StatCache {
         })
     }
 
+    /// Whether a scan of this process filled the cache (restored entries
+    /// alone do not count: they are what the last process left).
+    pub fn is_populated(&self) -> bool {
+        self.populated
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
