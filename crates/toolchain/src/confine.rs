@@ -538,6 +538,14 @@ mod linux {
         ] {
             calls.push((call, Vec::new()));
         }
+        // No hard links and no opening by handle: a write through a name
+        // outside the workspace, or through a handle, changes a workspace
+        // file without the sweep's watcher hearing of it. Tools that link
+        // (cargo, git, pnpm) copy when linking fails, as across devices.
+        calls.push((libc::SYS_linkat, Vec::new()));
+        #[cfg(target_arch = "x86_64")]
+        calls.push((libc::SYS_link, Vec::new()));
+        calls.push((libc::SYS_open_by_handle_at, Vec::new()));
         // x86_64 kernels may also take the x32 numbering of the same calls.
         #[cfg(target_arch = "x86_64")]
         {

@@ -76,6 +76,51 @@ fn landlock() -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_makes_no_hard_links_and_tools_that_link_copy_instead() {
+    if !landlock() || !require("python3") {
+        return;
+    }
+    let (_base, ws) = out_workspace();
+    std::fs::write(ws.join("out/a.txt"), "a\n").unwrap();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws));
+    // `ln` (`linkat`) and Python's `os.link` (`link`, or `linkat` when it
+    // may not follow links) are refused, inside the workspace and from it
+    // to the command's temp folder; `cp --link` too, and a plain copy
+    // works.
+    let script = r#"
+cd out
+ln a.txt b.txt 2>/dev/null || echo ln
+ln a.txt "$TMPDIR/alias" 2>/dev/null || echo out
+python3 -c '
+import os
+for name, follow in (("link", True), ("linkat", False)):
+    try:
+        os.link("a.txt", name, follow_symlinks=follow)
+    except PermissionError:
+        print(name, flush=True)
+'
+cp --link a.txt d.txt 2>/dev/null || echo cp
+cp a.txt e.txt && echo copied
+"#;
+    let (status, out) = run(&l, spec(&["sh", "-c", script], agent(), &ws)).await;
+    assert_eq!(
+        (status, out.as_str()),
+        (ExitStatus::Code(0), "ln\nout\nlink\nlinkat\ncp\ncopied\n")
+    );
+    let mut names: Vec<String> = std::fs::read_dir(ws.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.txt", "e.txt"]);
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(ws.join("out/a.txt")).unwrap()),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn links_out_of_the_workspace_or_into_its_history_and_vcs_metadata_grant_nothing() {
     if !landlock() {
         return;
