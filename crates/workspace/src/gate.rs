@@ -50,7 +50,7 @@ use crate::store::{
     HistoryStore, ROLLBACK_JOURNAL_VERSION, RetentionMarker, RollbackItem, RollbackJournal,
     WRITE_JOURNAL_VERSION, WriteJournal,
 };
-use crate::sweep::{StatCache, SweepLimits, SweepWatcher};
+use crate::sweep::{StatCache, SweepLimits};
 
 /// What startup (or lazy) recovery found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -97,7 +97,21 @@ struct GateState {
     unsynced_files: BTreeSet<PathBuf>,
     unsynced_dirs: BTreeSet<PathBuf>,
     sweep: StatCache,
-    watcher: Option<SweepWatcher>,
+    /// What the last scan of the sweep did.
+    last_scan: crate::sweep::SweepStats,
+}
+
+/// Who may have written the workspace between the two scans of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepWriters {
+    /// Anyone (an agent writing files itself, the person, an unconfined
+    /// command): the scan after stats every file.
+    Anyone,
+    /// Only commands confined so that they could neither make hard links
+    /// nor open files by handle (Linux: Landlock with cocode's seccomp
+    /// filter), besides writers that make no links: every change is
+    /// reported by the sweep's watcher or caught by its fallback rules.
+    ConfinedCommands,
 }
 
 /// One change the gate will make on disk.
@@ -335,7 +349,7 @@ impl Gate {
                 unsynced_files: BTreeSet::new(),
                 unsynced_dirs: BTreeSet::new(),
                 sweep,
-                watcher: None,
+                last_scan: crate::sweep::SweepStats::default(),
             }),
         })
     }
@@ -1412,19 +1426,32 @@ impl Gate {
         for path in stored {
             self.note_written(st, path);
         }
+        st.last_scan = stats;
         Ok(stats)
     }
 
-    /// Starts the file watcher that marks changed paths for the next sweep
-    /// (an optimisation of hashing only; sweeps stat every file regardless).
-    pub fn watch(&self) -> notify::Result<()> {
-        let mut st = self.lock();
-        if st.watcher.is_none() {
-            let watcher = SweepWatcher::start(self.layout.workspace_root())?;
-            st.sweep.set_dirty_source(watcher.dirty());
-            st.watcher = Some(watcher);
+    /// Starts the sweep's watcher (Linux). From the next full scan on, the
+    /// scan after a command by [`SweepWriters::ConfinedCommands`] looks only
+    /// at what it reported (see [`crate::sweep`]). Returns whether this
+    /// system has a watcher the sweep can use.
+    pub fn watch(&self) -> io::Result<bool> {
+        #[cfg(target_os = "linux")]
+        {
+            let mut st = self.lock();
+            if !st.sweep.is_watched() {
+                let watch = crate::sweep::Watch::start(self.layout.workspace_root())?;
+                st.sweep.set_watch(std::sync::Arc::new(watch));
+            }
+            Ok(true)
         }
-        Ok(())
+        #[cfg(not(target_os = "linux"))]
+        Ok(false)
+    }
+
+    /// What the last scan of the sweep did (how many files it looked at,
+    /// whether it was narrowed to what the watcher reported).
+    pub fn last_sweep_stats(&self) -> crate::sweep::SweepStats {
+        self.lock().last_scan
     }
 
     /// Diffs the tree against the cache and records every change as an
@@ -1440,17 +1467,66 @@ impl Gate {
         ctx: &TaskContext,
         origin: SnapshotOrigin,
     ) -> Result<Vec<EditSnapshot>, GateError> {
+        self.end_sweep_by(ctx, origin, SweepWriters::Anyone)
+    }
+
+    /// [`Self::end_sweep_as`], saying who may have written the workspace
+    /// since the sweep began: for [`SweepWriters::ConfinedCommands`] with
+    /// a watcher that lost nothing, only what it reported is looked at.
+    pub fn end_sweep_by(
+        &self,
+        ctx: &TaskContext,
+        origin: SnapshotOrigin,
+        writers: SweepWriters,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
-        let before = st.sweep.clone();
-        // Judged by the ignore rules in force before: a `.gitignore` written
-        // meanwhile hides nothing.
-        self.scan(&mut st, crate::sweep::IgnoreRules::AsKept)?;
-        let changes = before.changes_to(&st.sweep);
+        let changes = if let Some(changes) = self.scan_reported(&mut st, writers)? {
+            changes
+        } else {
+            let before = st.sweep.clone();
+            // Judged by the ignore rules in force before: a `.gitignore`
+            // written meanwhile hides nothing.
+            self.scan(&mut st, crate::sweep::IgnoreRules::AsKept)?;
+            before.changes_to(&st.sweep)
+        };
         if changes.is_empty() {
             return Ok(Vec::new());
         }
         self.record_observed(&mut st, ctx, changes, origin)
+    }
+
+    /// The narrowed scan after a command, when `writers` and the watcher
+    /// allow it: what changed. Stored blobs are noted for the next barrier.
+    fn scan_reported(
+        &self,
+        st: &mut GateState,
+        writers: SweepWriters,
+    ) -> Result<Option<Vec<crate::sweep::ObservedChange>>, GateError> {
+        if writers != SweepWriters::ConfinedCommands || !st.sweep.can_narrow() {
+            return Ok(None);
+        }
+        let store = &self.store;
+        let mut stored = Vec::new();
+        let scanned = st
+            .sweep
+            .scan_reported(
+                self.layout.workspace_root(),
+                &self.sweep_limits,
+                &mut |bytes| {
+                    let (_, path) = store.put_blob(bytes)?;
+                    stored.extend(path);
+                    Ok(())
+                },
+            )
+            .map_err(|e| store_failed("sweep", &e))?;
+        for path in stored {
+            self.note_written(st, path);
+        }
+        Ok(scanned.map(|(stats, changes)| {
+            st.last_scan = stats;
+            changes
+        }))
     }
 
     fn record_observed(

@@ -102,6 +102,15 @@ impl Matchers {
         }
     }
 
+    /// [`Self::ignores`] of `rel`, relative to the root; no rules at all
+    /// (the usual tree without ignore files) answer at once.
+    pub(crate) fn ignores_below(&self, rel: &Path, is_dir: bool) -> bool {
+        if self.kinds.iter().all(BTreeMap::is_empty) && self.exclude.is_none() {
+            return false;
+        }
+        self.ignores(&self.root.join(rel), is_dir)
+    }
+
     /// Whether the rules ignore `path` (absolute, below the root).
     pub(crate) fn ignores(&self, path: &Path, is_dir: bool) -> bool {
         let Ok(rel) = path.strip_prefix(&self.root) else {

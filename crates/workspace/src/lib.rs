@@ -18,8 +18,10 @@ pub mod retention;
 pub mod rollback;
 pub mod store;
 pub mod sweep;
+#[cfg(target_os = "linux")]
+mod sweep_watch;
 
-pub use gate::{Gate, RecoveryReport, RetentionReport, UserOp, UserWrite};
+pub use gate::{Gate, RecoveryReport, RetentionReport, SweepWriters, UserOp, UserWrite};
 pub use ignore_rules::IgnoreFilter;
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};
 pub use layout::Layout;
@@ -30,4 +32,4 @@ pub use read::{FilePrefix, WorkspaceReader};
 pub use retention::{RetentionTrigger, TaskLife};
 pub use rollback::{RollbackAvailability, RollbackError, RollbackQuery};
 pub use store::{HistoryStore, RollbackJournal, WriteJournal};
-pub use sweep::{ObservedChange, StatCache, SweepLimits, SweepStats, SweepWatcher};
+pub use sweep::{ObservedChange, StatCache, SweepLimits, SweepStats, Watch};

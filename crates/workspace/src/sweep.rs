@@ -6,18 +6,34 @@
 //! of every file it hashes; afterwards it scans again and records the
 //! difference as `origin: observed` snapshots.
 //!
-//! Correctness never depends on file-system events: every scan stats every
-//! file (gitignore-aware, `.git/` and `.cocode/` excluded; the scan after a
-//! command judges by the ignore rules kept before it, see
-//! [`IgnoreRules`]). A file is hashed again when its stat changed (the
-//! change time included, which no program can set back), when its mtime or
-//! ctime is not older than the scan that recorded it (a write within the
-//! same clock tick can keep size and mtime — git's "racy clean" rule), or
-//! when the watcher saw it change.
+//! A full scan stats every file (gitignore-aware, `.git/` and `.cocode/`
+//! excluded; the scan after a command judges by the ignore rules kept
+//! before it, see [`IgnoreRules`]). A file is hashed again when its stat
+//! changed (the change time included, which no program can set back), when
+//! its mtime or ctime is not older than the scan that recorded it (a write
+//! within the same clock tick can keep size and mtime — git's "racy clean"
+//! rule), or when the watcher saw it change.
+//!
+//! With the sweep's watcher (Linux), a full scan watches every folder it
+//! lists, before listing it, and the scan after a command by writers that
+//! could not make hard links ([`StatCache::scan_reported`]) looks only at:
+//! - every path the watcher reported since the full scan: a file is read
+//!   again, a folder (one the command created, renamed or moved in) is
+//!   walked whole and watched, a path that is gone takes what was tracked
+//!   below it along;
+//! - the files the watcher cannot vouch for: those with more than one link
+//!   (a write through a name outside the watched folders reports nothing
+//!   here), tracked files in folders no scan watched (hidden by a rule
+//!   added since), and racy entries.
+//!
+//! It falls back to a full scan when events were lost since the full scan
+//! (a queue overflow, a folder the kernel would not watch, more reported
+//! paths than it keeps), when there is no watcher, and for writers that
+//! could make links (agents writing files themselves, the person).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use cocode_core::gate::StoreError;
@@ -28,6 +44,10 @@ use cocode_core::path::{
 use cocode_core::snapshot::{ContentHash, ContentHasher, PathTransition, Unkept};
 
 use crate::ignore_rules::{KeptRules, Matchers};
+#[cfg(target_os = "linux")]
+use crate::sweep_watch::Unwatched;
+#[cfg(target_os = "linux")]
+pub use crate::sweep_watch::Watch;
 
 /// Size and count limits of a scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +81,9 @@ pub struct SweepStats {
     pub too_large: usize,
     /// The count limit was reached; files past it are not tracked.
     pub truncated: bool,
+    /// Only what the watcher reported (and what it cannot vouch for) was
+    /// looked at, not every file.
+    pub narrowed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,8 +125,10 @@ fn read_regular(path: &Path) -> Option<Vec<u8>> {
         .and_then(|file| crate::disk::read_all(file).ok())
 }
 
-/// Paths a file-system watcher saw change since the last scan.
-pub type DirtySet = Arc<Mutex<BTreeSet<PathBuf>>>;
+/// The sweep's watcher; none where the system has no watcher it can use.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug)]
+pub struct Watch;
 
 /// path → (size, mtime, ctime, inode, hash) of the workspace's tracked files.
 #[derive(Debug, Clone, Default)]
@@ -113,7 +138,19 @@ pub struct StatCache {
     /// The ignore rules the last scan by the rules on disk read.
     kept: KeptRules,
     options: Option<NormalizeOptions>,
-    dirty: Option<DirtySet>,
+    watch: Option<Arc<Watch>>,
+    /// The watcher's loss count when the last full scan began, if that
+    /// scan watched every folder it listed: scans may be narrowed while
+    /// the count stays there.
+    window: Option<u64>,
+    /// Reported paths a scan took but could not use (events had been lost
+    /// meanwhile): the next full scan reads them again.
+    carried: BTreeSet<PathBuf>,
+    /// Tracked files with more than one link when last looked at.
+    linked: BTreeSet<NormalizedPath>,
+    /// Tracked files the last full scan did not meet (in folders it did not
+    /// list, so not watched).
+    unwatched: BTreeSet<NormalizedPath>,
 }
 
 /// What a file's metadata says of its content. The change time is part of
@@ -169,9 +206,16 @@ impl StatCache {
         self.options = Some(options);
     }
 
-    /// Lets a watcher force re-hashing of the paths it reports.
-    pub fn set_dirty_source(&mut self, dirty: DirtySet) {
-        self.dirty = Some(dirty);
+    /// Lets full scans watch the folders they list, so that the scan after
+    /// a command can be narrowed to what the watcher reported.
+    pub fn set_watch(&mut self, watch: Arc<Watch>) {
+        self.watch = Some(watch);
+        self.window = None;
+    }
+
+    /// Whether full scans watch the folders they list.
+    pub fn is_watched(&self) -> bool {
+        self.watch.is_some()
     }
 
     fn options(&self) -> NormalizeOptions {
@@ -206,25 +250,31 @@ impl StatCache {
         self.entries.get(path).map(|e| e.hash)
     }
 
-    fn take_dirty(&self, root: &Path) -> BTreeSet<NormalizedPath> {
-        let Some(dirty) = &self.dirty else {
-            return BTreeSet::new();
-        };
-        let taken = std::mem::take(
-            &mut *dirty
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        taken
+    /// The paths the watcher reported since the last scan (and those a
+    /// scan carried over), named like tracked paths, and the watcher's
+    /// loss count after them (`None`: no watcher).
+    fn take_reported(&mut self) -> (BTreeSet<PathBuf>, Option<u64>) {
+        let carried = std::mem::take(&mut self.carried);
+        #[cfg(target_os = "linux")]
+        if let Some(watch) = &self.watch {
+            let (mut taken, losses) = watch.take();
+            taken.extend(carried);
+            return (taken, Some(losses));
+        }
+        (carried, None)
+    }
+
+    fn names(&self, paths: &BTreeSet<PathBuf>) -> BTreeSet<NormalizedPath> {
+        paths
             .iter()
-            .filter_map(|p| p.strip_prefix(root).ok())
             .filter_map(|rel| normalize(&rel.to_string_lossy(), self.options()).ok())
             .collect()
     }
 
     /// Brings the cache up to date with the tree, calling `store_blob` with
     /// the content of every file it hashes. `rules` says which ignore rules
-    /// decide what the scan looks at.
+    /// decide what the scan looks at. Every folder listed is watched first
+    /// when the cache has a watcher.
     pub fn scan(
         &mut self,
         root: &Path,
@@ -233,9 +283,8 @@ impl StatCache {
         store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
     ) -> Result<SweepStats, StoreError> {
         let started = SystemTime::now();
-        let dirty = self.take_dirty(root);
-        let mut stats = SweepStats::default();
-        let mut next = BTreeMap::new();
+        let (reported, losses) = self.take_reported();
+        let dirty = self.names(&reported);
         // The rules as they are now are read folder by folder as the walk
         // enters it (parents before children), and kept for the next scan.
         let mut kept = match rules {
@@ -246,60 +295,68 @@ impl StatCache {
             Some(_) => Matchers::new(root),
             None => self.kept.matchers(root),
         };
-        let mut folders = vec![PathBuf::new()];
-        while let Some(rel) = folders.pop() {
-            if let Some(kept) = kept.as_mut() {
-                kept.keep_folder(&rel, &mut matchers);
+        let mut walk = Walk {
+            root,
+            limits,
+            started,
+            dirty: &dirty,
+            stats: SweepStats::default(),
+            next: Vec::new(),
+            met_same: Vec::new(),
+            met_tracked: 0,
+            tracked_before: None,
+            links: BTreeMap::new(),
+            gaps: false,
+            store_blob,
+        };
+        let result = self
+            .walk(
+                &mut walk,
+                vec![PathBuf::new()],
+                &mut matchers,
+                kept.as_mut(),
+            )
+            .and_then(|()| {
+                if walk.met_tracked == self.entries.len() {
+                    // Every tracked file was met: none to look for.
+                    return Ok((BTreeSet::new(), Vec::new()));
+                }
+                let mut met = std::mem::take(&mut walk.met_same);
+                met.extend(walk.next.iter().map(|(p, _)| p.clone()));
+                met.sort_unstable();
+                self.keep_unmet(&mut walk, &met)
+            });
+        let (unmet, gone) = match result {
+            Ok(done) => done,
+            Err(e) => {
+                // What the watcher reported is read again next time.
+                self.carried = reported;
+                return Err(e);
             }
-            let Ok(listing) = std::fs::read_dir(root.join(&rel)) else {
-                continue;
-            };
-            for entry in listing.flatten() {
-                let name = entry.file_name();
-                if rel.as_os_str().is_empty()
-                    && (name.to_string_lossy().eq_ignore_ascii_case(COCODE_DIR) || name == ".git")
-                {
-                    continue;
-                }
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                let full = entry.path();
-                if kind.is_dir() {
-                    if !matchers.ignores(&full, true) {
-                        folders.push(rel.join(&name));
-                    }
-                    continue;
-                }
-                if !kind.is_file() || matchers.ignores(&full, false) {
-                    continue;
-                }
-                let Ok(path) = normalize(&rel.join(&name).to_string_lossy(), self.options()) else {
-                    continue;
-                };
-                let Ok(meta) = full.symlink_metadata() else {
-                    continue;
-                };
-                // The count limit holds new files back, never tracked
-                // ones: a flood of new files hides no change.
-                if next.len() >= limits.max_files && !self.entries.contains_key(&path) {
-                    stats.truncated = true;
-                    continue;
-                }
-                stats.files += 1;
-                let seen = Seen {
-                    full: &full,
-                    meta: &meta,
-                    dirty: dirty.contains(&path),
-                    started,
-                };
-                if let Some(entry) = self.look_at(&path, &seen, limits, &mut stats, store_blob)? {
-                    next.insert(path, entry);
-                }
-            }
+        };
+        let Walk {
+            stats,
+            next,
+            links,
+            gaps,
+            ..
+        } = walk;
+        // Unchanged entries stand where they are; only what changed, came
+        // or went is touched.
+        for path in gone {
+            self.entries.remove(&path);
         }
-        self.keep_unmet(root, limits, started, &mut next, &mut stats, store_blob)?;
-        self.entries = next;
+        self.entries.extend(next);
+        self.linked = links
+            .into_iter()
+            .filter_map(|(p, many)| many.then_some(p))
+            .collect();
+        self.unwatched = unmet;
+        self.window = if self.watch.is_some() && !gaps {
+            losses
+        } else {
+            None
+        };
         if let Some(kept) = kept {
             self.kept = kept;
         }
@@ -307,41 +364,396 @@ impl StatCache {
         Ok(stats)
     }
 
-    /// A tracked file the walk did not meet is not gone because of that (a
-    /// folder of it hidden by a rule the person added since, the count
-    /// limit): whatever still exists keeps being tracked.
-    fn keep_unmet(
+    /// Lists the folders in `folders` and everything below them that the
+    /// rules do not ignore, putting the files met into `walk.next`; with
+    /// `kept`, the ignore files met are read and kept. Folder by folder
+    /// depth, each depth's folders listed and their files' stats read on
+    /// every core (the stats are most of a scan's time).
+    fn walk(
         &self,
-        root: &Path,
-        limits: &SweepLimits,
-        started: SystemTime,
-        next: &mut BTreeMap<NormalizedPath, Entry>,
-        stats: &mut SweepStats,
-        store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+        walk: &mut Walk<'_>,
+        folders: Vec<PathBuf>,
+        matchers: &mut Matchers,
+        mut kept: Option<&mut KeptRules>,
     ) -> Result<(), StoreError> {
-        for (path, old) in &self.entries {
-            if next.contains_key(path) {
-                continue;
+        let mut depth = folders;
+        while !depth.is_empty() {
+            // A folder's rules decide what it holds: read before listing.
+            if let Some(kept) = kept.as_deref_mut() {
+                for rel in &depth {
+                    kept.keep_folder(rel, matchers);
+                }
             }
-            let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
-            let Ok(meta) = full.symlink_metadata() else {
-                continue;
-            };
-            if !meta.is_file() {
-                continue;
+            let matchers: &Matchers = matchers;
+            let (root, dirty) = (walk.root, walk.dirty);
+            let listings =
+                crate::parallel::parallel_map(&depth, |rel| self.list(root, rel, matchers, dirty));
+            let mut deeper = Vec::new();
+            for listing in listings {
+                walk.gaps |= listing.unwatched;
+                deeper.extend(listing.folders);
+                for file in listing.files {
+                    // Unchanged: its entry stands, nothing is read.
+                    if let Some(entry) = file.same {
+                        walk.stats.files += 1;
+                        walk.met_tracked += 1;
+                        if entry.stat.len > walk.limits.max_file_bytes {
+                            walk.stats.too_large += 1;
+                        }
+                        if file.linked || walk.tracked_before.is_some() {
+                            walk.links.insert(file.path.clone(), file.linked);
+                        }
+                        walk.met_same.push(file.path);
+                    } else {
+                        if self.entries.contains_key(&file.path) {
+                            walk.met_tracked += 1;
+                        }
+                        let full = root.join(&file.rel);
+                        self.meet(walk, file.path, &full, &file.meta, false)?;
+                    }
+                }
             }
-            let seen = Seen {
-                full: &full,
-                meta: &meta,
-                // Hashed again whatever its stat says: the walk missed it.
-                dirty: true,
-                started,
-            };
-            let entry = self.look_at(path, &seen, limits, stats, store_blob)?;
-            // Unreadable now: it keeps its last state, never a deletion.
-            next.insert(path.clone(), entry.unwrap_or(*old));
+            depth = deeper;
         }
         Ok(())
+    }
+
+    /// One folder of a walk: watched first (when the cache has a watcher),
+    /// then listed; the folders below it and its files with their stats,
+    /// as the rules leave them, each with its entry when its stat says it
+    /// did not change (not racy, not reported dirty).
+    fn list(
+        &self,
+        root: &Path,
+        rel: &Path,
+        matchers: &Matchers,
+        dirty: &BTreeSet<NormalizedPath>,
+    ) -> Listing {
+        let mut listing = Listing::default();
+        #[cfg(target_os = "linux")]
+        if let Some(watch) = &self.watch {
+            match watch.add_folder(rel) {
+                Ok(()) => {}
+                Err(Unwatched::Gone) => return listing,
+                Err(Unwatched::Refused) => listing.unwatched = true,
+            }
+        }
+        let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+            return listing;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if rel.as_os_str().is_empty()
+                && (name.to_string_lossy().eq_ignore_ascii_case(COCODE_DIR) || name == ".git")
+            {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let rel = rel.join(&name);
+            if kind.is_dir() {
+                if !matchers.ignores_below(&rel, true) {
+                    listing.folders.push(rel);
+                }
+                continue;
+            }
+            if !kind.is_file() || matchers.ignores_below(&rel, false) {
+                continue;
+            }
+            let Ok(path) = normalize(&rel.to_string_lossy(), self.options()) else {
+                continue;
+            };
+            // Read from the listing's folder (no lookup of the path from
+            // the root): never follows a link.
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            let stat = Stat::of(&meta);
+            let same = self
+                .entries
+                .get(&path)
+                .filter(|old| !old.racy && old.stat == stat && !dirty.contains(&path))
+                .copied();
+            listing.files.push(Listed {
+                linked: link_count(&meta) > 1,
+                path,
+                rel,
+                meta,
+                same,
+            });
+        }
+        listing
+    }
+
+    /// A file a scan looks at: its entry goes into `walk.next` (nothing
+    /// when it cannot be read, or when it is new past the count limit).
+    /// `forced`: hashed again whatever its stat says.
+    fn meet(
+        &self,
+        walk: &mut Walk<'_>,
+        path: NormalizedPath,
+        full: &Path,
+        meta: &std::fs::Metadata,
+        forced: bool,
+    ) -> Result<(), StoreError> {
+        // The count limit holds new files back, never tracked ones: a
+        // flood of new files hides no change.
+        let tracked = self.entries.contains_key(&path);
+        let count = walk.tracked_before.map_or(walk.met_same.len(), |n| n) + walk.next.len();
+        if count >= walk.limits.max_files && !tracked {
+            walk.stats.truncated = true;
+            return Ok(());
+        }
+        walk.stats.files += 1;
+        // A full scan keeps only the linked; a narrowed one also unlinks.
+        let many = link_count(meta) > 1;
+        if many || walk.tracked_before.is_some() {
+            walk.links.insert(path.clone(), many);
+        }
+        let seen = Seen {
+            full,
+            meta,
+            dirty: forced || walk.dirty.contains(&path),
+            started: walk.started,
+        };
+        if let Some(entry) =
+            self.look_at(&path, &seen, walk.limits, &mut walk.stats, walk.store_blob)?
+        {
+            walk.next.push((path, entry));
+        }
+        Ok(())
+    }
+
+    /// A tracked file the walk did not meet (not in `met`, sorted) is not
+    /// gone because of that (a folder of it hidden by a rule the person
+    /// added since, the count limit): whatever still exists keeps being
+    /// tracked, its entry put in `walk.next`. Returns those still tracked,
+    /// and those gone.
+    fn keep_unmet(
+        &self,
+        walk: &mut Walk<'_>,
+        met: &[NormalizedPath],
+    ) -> Result<(BTreeSet<NormalizedPath>, Vec<NormalizedPath>), StoreError> {
+        let mut unmet = BTreeSet::new();
+        let mut gone = Vec::new();
+        // Both are sorted: one pass over the two, no lookups.
+        let mut met = met.iter().peekable();
+        for (path, old) in &self.entries {
+            while met.next_if(|m| *m < path).is_some() {}
+            if met.peek() == Some(&path) {
+                continue;
+            }
+            let full = path
+                .segments()
+                .fold(walk.root.to_path_buf(), |p, s| p.join(s));
+            let meta = match full.symlink_metadata() {
+                Ok(meta) if meta.is_file() => meta,
+                _ => {
+                    gone.push(path.clone());
+                    continue;
+                }
+            };
+            let before = walk.next.len();
+            // Hashed again whatever its stat says: the walk missed it.
+            self.meet(walk, path.clone(), &full, &meta, true)?;
+            if walk.next.len() == before {
+                // Unreadable now: it keeps its last state, never a deletion.
+                walk.next.push((path.clone(), *old));
+            }
+            unmet.insert(path.clone());
+        }
+        Ok((unmet, gone))
+    }
+
+    /// Whether the scan after a command by writers that could not make hard
+    /// links may look only at what the watcher reported
+    /// ([`Self::scan_reported`]).
+    pub fn can_narrow(&self) -> bool {
+        self.populated && self.watch.is_some() && self.window.is_some()
+    }
+
+    /// The scan after a command, looking only at what the watcher reported
+    /// since the last scan and at the files it cannot vouch for (see the
+    /// module's documentation), by the kept ignore rules. Returns what
+    /// changed, or `None` when it cannot be narrowed (no watcher, events
+    /// lost since the last full scan): then the caller scans in full.
+    /// Only for writers that could not make hard links.
+    pub fn scan_reported(
+        &mut self,
+        root: &Path,
+        limits: &SweepLimits,
+        store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<Option<(SweepStats, Vec<ObservedChange>)>, StoreError> {
+        if !self.can_narrow() {
+            return Ok(None);
+        }
+        let (reported, losses) = self.take_reported();
+        if losses != self.window {
+            self.carried = reported;
+            return Ok(None);
+        }
+        let dirty = self.names(&reported);
+        let mut matchers = self.kept.matchers(root);
+        let mut walk = Walk {
+            root,
+            limits,
+            started: SystemTime::now(),
+            dirty: &dirty,
+            stats: SweepStats::default(),
+            next: Vec::new(),
+            met_same: Vec::new(),
+            met_tracked: 0,
+            tracked_before: Some(self.entries.len()),
+            links: BTreeMap::new(),
+            gaps: false,
+            store_blob,
+        };
+        let result = self.look_at_reported(&mut walk, &reported, &mut matchers);
+        let gone = match result {
+            Ok(gone) => gone,
+            Err(e) => {
+                self.carried = reported;
+                return Err(e);
+            }
+        };
+        let Walk {
+            mut stats,
+            next,
+            links,
+            gaps,
+            ..
+        } = walk;
+        stats.narrowed = true;
+        let mut changes = Vec::new();
+        // A folder walked twice (reported with a folder above it) gives
+        // its files twice: one update each.
+        let next: BTreeMap<NormalizedPath, Entry> = next.into_iter().collect();
+        let updates = next
+            .into_iter()
+            .map(|(p, e)| (p, Some(e)))
+            .chain(gone.into_iter().map(|p| (p, None)));
+        for (path, now) in updates {
+            let before = self.entries.get(&path).copied();
+            if before.map(|e| e.hash) != now.map(|e| e.hash) {
+                changes.push(ObservedChange {
+                    transition: PathTransition {
+                        path: path.clone(),
+                        before: before.map(|e| e.hash),
+                        after: now.map(|e| e.hash),
+                    },
+                    unkept: Unkept {
+                        base: before.is_some_and(|e| !e.kept),
+                        result: now.is_some_and(|e| !e.kept),
+                    },
+                });
+            }
+            if let Some(entry) = now {
+                self.entries.insert(path, entry);
+            } else {
+                self.entries.remove(&path);
+                self.linked.remove(&path);
+                self.unwatched.remove(&path);
+            }
+        }
+        for (path, many) in links {
+            if many {
+                self.linked.insert(path);
+            } else {
+                self.linked.remove(&path);
+            }
+        }
+        if gaps {
+            self.window = None;
+        }
+        changes.sort_by(|a, b| a.transition.path.cmp(&b.transition.path));
+        Ok(Some((stats, changes)))
+    }
+
+    /// The work of [`Self::scan_reported`]: files looked at go into
+    /// `walk.next`; returns the tracked paths that are gone.
+    fn look_at_reported(
+        &self,
+        walk: &mut Walk<'_>,
+        reported: &BTreeSet<PathBuf>,
+        matchers: &mut Matchers,
+    ) -> Result<BTreeSet<NormalizedPath>, StoreError> {
+        let root = walk.root;
+        // Files to look at one by one, and whether they were reported.
+        let mut files: BTreeMap<NormalizedPath, bool> = BTreeMap::new();
+        // Tracked paths below these are looked at too.
+        let mut below = Vec::new();
+        for rel in reported {
+            let Ok(path) = normalize(&rel.to_string_lossy(), self.options()) else {
+                continue;
+            };
+            match root.join(rel).symlink_metadata() {
+                Ok(meta) if meta.is_dir() => {
+                    // Created, renamed or moved in: what it holds may never
+                    // have been reported.
+                    if !ignored(matchers, root, rel, true) {
+                        self.walk(walk, vec![rel.clone()], matchers, None)?;
+                    }
+                    below.push(path);
+                }
+                // A file, or nothing: what was tracked below a folder
+                // that was there is gone.
+                _ => {
+                    below.push(path.clone());
+                    files.insert(path, true);
+                }
+            }
+        }
+        for folder in below {
+            let prefix = format!("{}/", folder.as_str());
+            // Every name that begins with the folder's sorts together.
+            for path in self
+                .entries
+                .range(folder.clone()..)
+                .map(|(p, _)| p)
+                .take_while(|p| p.as_str().starts_with(folder.as_str()))
+                .filter(|p| p.as_str().starts_with(&prefix))
+            {
+                files.entry(path.clone()).or_insert(false);
+            }
+        }
+        // What the watcher cannot vouch for.
+        let unvouched = self
+            .linked
+            .iter()
+            .chain(&self.unwatched)
+            .chain(self.entries.iter().filter_map(|(p, e)| e.racy.then_some(p)));
+        for path in unvouched {
+            files.entry(path.clone()).or_insert(false);
+        }
+        // Files the walks of folders looked at already.
+        let walked: BTreeSet<NormalizedPath> = walk
+            .next
+            .iter()
+            .map(|(p, _)| p.clone())
+            .chain(walk.met_same.iter().cloned())
+            .collect();
+        let mut gone = BTreeSet::new();
+        for (path, forced) in files {
+            if walked.contains(&path) {
+                continue;
+            }
+            let tracked = self.entries.contains_key(&path);
+            let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+            match full.symlink_metadata() {
+                Ok(meta) if meta.is_file() => {
+                    let rel: PathBuf = path.segments().collect();
+                    if tracked || !ignored(matchers, root, &rel, false) {
+                        self.meet(walk, path, &full, &meta, forced)?;
+                    }
+                }
+                _ if tracked => {
+                    gone.insert(path);
+                }
+                _ => {}
+            }
+        }
+        Ok(gone)
     }
 
     /// The entry of a file the scan met: the old one when its stat says
@@ -598,6 +1010,81 @@ fn decode_entry(bytes: &[u8]) -> Option<(&str, Entry, &[u8])> {
     Some((name, entry, b))
 }
 
+/// One folder as a walk listed it.
+#[derive(Default)]
+struct Listing {
+    /// The folders in it the rules do not ignore.
+    folders: Vec<PathBuf>,
+    /// Its files the rules do not ignore, with their stats.
+    files: Vec<Listed>,
+    /// The watcher could not watch it.
+    unwatched: bool,
+}
+
+/// A file as a listing met it.
+struct Listed {
+    path: NormalizedPath,
+    /// Relative to the root.
+    rel: PathBuf,
+    meta: std::fs::Metadata,
+    linked: bool,
+    /// Its entry, when its stat says it did not change.
+    same: Option<Entry>,
+}
+
+/// One scan's state as it walks.
+struct Walk<'a> {
+    root: &'a Path,
+    limits: &'a SweepLimits,
+    started: SystemTime,
+    /// Reported by the watcher: hashed again whatever their stat says.
+    dirty: &'a BTreeSet<NormalizedPath>,
+    stats: SweepStats,
+    /// The entries of the files read (or new, or missed), in the order met.
+    next: Vec<(NormalizedPath, Entry)>,
+    /// The files met whose entries stand (their stat did not change).
+    met_same: Vec<NormalizedPath>,
+    /// How many of the files met were tracked.
+    met_tracked: usize,
+    /// For a narrowed scan, how many files were tracked before it (its
+    /// `next` holds only what it looked at).
+    tracked_before: Option<usize>,
+    /// The files looked at with more than one link (a narrowed scan also
+    /// notes those with one).
+    links: BTreeMap<NormalizedPath, bool>,
+    /// A folder was listed that the watcher could not watch.
+    gaps: bool,
+    store_blob: &'a mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+}
+
+/// Whether the rules ignore `rel` (relative to `root`) or a folder above it.
+fn ignored(matchers: &Matchers, root: &Path, rel: &Path, is_dir: bool) -> bool {
+    let mut folder = root.to_path_buf();
+    let mut parts = rel.components().peekable();
+    while let Some(part) = parts.next() {
+        folder.push(part);
+        let last = parts.peek().is_none();
+        if matchers.ignores(&folder, !last || is_dir) {
+            return true;
+        }
+    }
+    false
+}
+
+/// How many names a file has.
+fn link_count(meta: &std::fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        meta.nlink()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        1
+    }
+}
+
 /// A file as the walk met it.
 struct Seen<'a> {
     full: &'a Path,
@@ -621,45 +1108,5 @@ fn hash_regular(path: &Path) -> Option<ContentHash> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return None,
         }
-    }
-}
-
-/// Watches the workspace and marks changed paths dirty for the next scan.
-pub struct SweepWatcher {
-    _watcher: notify::RecommendedWatcher,
-    dirty: DirtySet,
-}
-
-impl std::fmt::Debug for SweepWatcher {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SweepWatcher").finish_non_exhaustive()
-    }
-}
-
-impl SweepWatcher {
-    /// Starts a recursive watch of `root`; events under `.cocode/` are ignored.
-    pub fn start(root: &Path) -> notify::Result<Self> {
-        use notify::Watcher as _;
-        let dirty: DirtySet = Arc::default();
-        let sink = Arc::clone(&dirty);
-        let cocode = root.join(COCODE_DIR);
-        let mut watcher =
-            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                if let Ok(event) = event {
-                    let mut set = sink
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    set.extend(event.paths.into_iter().filter(|p| !p.starts_with(&cocode)));
-                }
-            })?;
-        watcher.watch(root, notify::RecursiveMode::Recursive)?;
-        Ok(Self {
-            _watcher: watcher,
-            dirty,
-        })
-    }
-
-    pub fn dirty(&self) -> DirtySet {
-        Arc::clone(&self.dirty)
     }
 }

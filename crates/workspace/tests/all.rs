@@ -18,5 +18,7 @@ mod suite {
     // The sweep tests run real `sh` commands.
     #[cfg(unix)]
     mod sweep;
+    #[cfg(target_os = "linux")]
+    mod sweep_narrowed;
     mod user_ops;
 }

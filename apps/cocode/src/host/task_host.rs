@@ -203,19 +203,42 @@ fn acp_runtime(
     cocode_acp::AcpRuntime::new(launcher, agents).with_secrets(vault)
 }
 
+/// Opens `folder` as its one writer process, and recovers it (the lock
+/// first: recovery would otherwise take a live writer's journals for a
+/// crash's leftovers).
+fn open_for_writing(
+    folder: &Path,
+) -> anyhow::Result<(OpenWorkspace, cocode_workspace::WriterLock)> {
+    let ws =
+        OpenWorkspace::open(folder).with_context(|| format!("opening {}", folder.display()))?;
+    let writer = ws.lock_for_writing(&holder_description())?;
+    ws.gate
+        .recover()
+        .context("recovering interrupted operations")?;
+    Ok((ws, writer))
+}
+
+/// Starts the sweep's watcher and says who may write while an agent's
+/// command runs: with Landlock (and the seccomp filter that comes with it)
+/// only confined processes that make no hard links, so the scan after the
+/// command looks at what the watcher reported instead of every file.
+fn watch_commands(ws: &OpenWorkspace, launcher: &Launcher) -> cocode_workspace::SweepWriters {
+    if let Err(e) = ws.gate.watch() {
+        tracing::warn!(error = %e, "the sweep's watcher did not start; every scan walks the tree");
+    }
+    if launcher.agent_confinement() == cocode_core::process::Confinement::Landlock {
+        cocode_workspace::SweepWriters::ConfinedCommands
+    } else {
+        cocode_workspace::SweepWriters::Anyone
+    }
+}
+
 impl TaskHost {
     /// Opens `folder`: recovery, the policy proxy, the launcher, the
     /// verification runner, the tool registry and the agent runtime. Must
     /// run inside a tokio runtime.
     pub async fn open(folder: &Path, options: HostOptions) -> anyhow::Result<Self> {
-        let ws =
-            OpenWorkspace::open(folder).with_context(|| format!("opening {}", folder.display()))?;
-        // One writer process per workspace: before recovery, which would
-        // otherwise take a live writer's journals for a crash's leftovers.
-        let writer = ws.lock_for_writing(&holder_description())?;
-        ws.gate
-            .recover()
-            .context("recovering interrupted operations")?;
+        let (ws, writer) = open_for_writing(folder)?;
         let root = ws.workspace.root.clone();
         let hosts = allowed_hosts(&ws, &ws.config.allowed_hosts);
         let proxy = Arc::new(
@@ -258,6 +281,7 @@ impl TaskHost {
             listings: crate::host::tools::Listings::default(),
             commands: Arc::clone(&commands),
             lsp: Some(lsp.clone()),
+            command_writers: watch_commands(&workspace, &launcher),
         });
         let tools = Arc::new(handlers.registry(&(launcher.agent_confinement(), proxy.port()))?);
         let agent = Arc::new(BuiltInRuntime::new(

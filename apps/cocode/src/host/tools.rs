@@ -296,6 +296,11 @@ pub struct WorkspaceTools {
     /// The workspace's language servers (the window's own), which
     /// `lsp.diagnostics` asks.
     pub lsp: Option<cocode_lsp::LanguageServers>,
+    /// Who may write the workspace while an agent's command runs: with
+    /// Landlock and the seccomp filter, only confined processes that make
+    /// no hard links, so the sweep after it looks at what its watcher
+    /// reported.
+    pub command_writers: cocode_workspace::SweepWriters,
 }
 
 /// How many listings `listFiles` keeps for their cursors; an older cursor
@@ -965,9 +970,14 @@ impl WorkspaceTools {
         // picture is taken, never absorbed into it.
         let in_turn = self.tasks.turn_swept(&ctx.task_id);
         let begin_ctx = ctx.clone();
+        let writers = self.command_writers;
         tokio::task::spawn_blocking(move || {
             if in_turn {
-                this.workspace.gate.end_sweep(&begin_ctx).map(drop)
+                // The ACP agent's own writes: it runs confined like commands.
+                this.workspace
+                    .gate
+                    .end_sweep_by(&begin_ctx, cocode_core::SnapshotOrigin::Observed, writers)
+                    .map(drop)
             } else {
                 this.workspace.gate.begin_sweep().map(drop)
             }
@@ -994,10 +1004,16 @@ impl WorkspaceTools {
         // recorded even when it failed.
         let this = Arc::clone(&self);
         let sweep_ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || this.workspace.gate.end_sweep(&sweep_ctx))
-            .await
-            .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
-            .map_err(gate_error)?;
+        tokio::task::spawn_blocking(move || {
+            this.workspace.gate.end_sweep_by(
+                &sweep_ctx,
+                cocode_core::SnapshotOrigin::Observed,
+                writers,
+            )
+        })
+        .await
+        .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
+        .map_err(gate_error)?;
         outcome
     }
 
