@@ -107,10 +107,11 @@ pub enum SweepWriters {
     /// Anyone (an agent writing files itself, the person, an unconfined
     /// command): the scan after stats every file.
     Anyone,
-    /// Only commands confined so that they could neither make hard links
+    /// Only processes confined so that they can neither make hard links
     /// nor open files by handle (Linux: Landlock with cocode's seccomp
-    /// filter), besides writers that make no links: every change is
-    /// reported by the sweep's watcher or caught by its fallback rules.
+    /// filter, as agent commands and ACP agents run): every change they
+    /// make is reported by the sweep's watcher or caught by its fallback
+    /// rules.
     ConfinedCommands,
 }
 

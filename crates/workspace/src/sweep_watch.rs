@@ -112,11 +112,14 @@ impl Watch {
             | WatchFlags::MOVE_SELF
             | WatchFlags::ONLYDIR
             | WatchFlags::DONT_FOLLOW;
+        // Held across the call: the reading thread must not meet an event
+        // of the new watch before its folder is known.
+        let mut reported = self.reported();
         match inotify::add_watch(self.fd.as_fd(), self.root.join(rel), flags) {
             Ok(wd) => {
                 // The same folder watched again keeps its descriptor; a
                 // folder renamed since is named anew here.
-                self.reported().folders.insert(wd, rel.to_path_buf());
+                reported.folders.insert(wd, rel.to_path_buf());
                 Ok(())
             }
             Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
@@ -197,6 +200,9 @@ fn drain_into(fd: &OwnedFd, reported: &mut Reported) {
             continue;
         }
         let Some(folder) = reported.folders.get(&event.wd()).cloned() else {
+            // No watch of ours has this descriptor (descriptors are not
+            // reused): what it names is unknown, so it counts as a loss.
+            reported.losses += 1;
             continue;
         };
         if flags.contains(ReadFlags::IGNORED) {
