@@ -27,7 +27,7 @@ mod big {
 
     use cocode_core::gate::TaskContext;
     use cocode_core::ids::{AttemptNo, SessionId, TaskId};
-    use cocode_core::snapshot::SnapshotOrigin;
+    use cocode_core::snapshot::{EditSnapshot, SnapshotOrigin};
     use cocode_workspace::{OpenWorkspace, SweepWriters};
     use criterion::measurement::{Measurement, ValueFormatter};
     use criterion::{BatchSize, Criterion, Throughput};
@@ -93,15 +93,18 @@ mod big {
         ws.gate.begin_sweep().unwrap();
         let path = ws.workspace.root.join("d0000/f00.txt");
         std::fs::write(path, format!("changed {n}\n")).unwrap();
-        let records = ws
-            .gate
+        assert_eq!(end_confined(ws, ctx).len(), 1);
+    }
+
+    /// The sweep after a confined command: what it recorded.
+    fn end_confined(ws: &OpenWorkspace, ctx: &TaskContext) -> Vec<EditSnapshot> {
+        ws.gate
             .end_sweep_by(
                 ctx,
                 SnapshotOrigin::Observed,
                 SweepWriters::ConfinedCommands,
             )
-            .unwrap();
-        assert_eq!(records.len(), 1);
+            .unwrap()
     }
 
     /// Commits the tree to a git repository in it (`.cocode/` excluded).
@@ -178,15 +181,7 @@ mod big {
         ws.gate.recover().unwrap();
         ws.gate.watch().unwrap();
         ws.gate.begin_sweep().unwrap();
-        let records = ws
-            .gate
-            .end_sweep_by(
-                ctx,
-                SnapshotOrigin::Observed,
-                SweepWriters::ConfinedCommands,
-            )
-            .unwrap();
-        assert_eq!(records, vec![]);
+        assert_eq!(end_confined(&ws, ctx), vec![]);
     }
 
     /// Leaves, for the bytes comparison, `.cocode/` after the first command

@@ -1409,26 +1409,36 @@ impl Gate {
         st: &mut GateState,
         rules: crate::sweep::IgnoreRules,
     ) -> Result<crate::sweep::SweepStats, GateError> {
+        let root = self.layout.workspace_root();
+        let stats = self.scanning(st, |sweep, store_blob| {
+            sweep.scan(root, &self.sweep_limits, rules, store_blob)
+        })?;
+        st.last_scan = stats;
+        Ok(stats)
+    }
+
+    /// Runs one scan of the sweep with a sink that stores the blobs it
+    /// hands over; they are noted for the next barrier.
+    fn scanning<R>(
+        &self,
+        st: &mut GateState,
+        scan: impl FnOnce(
+            &mut StatCache,
+            &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+        ) -> Result<R, StoreError>,
+    ) -> Result<R, GateError> {
         let store = &self.store;
         let mut stored = Vec::new();
-        let stats = st
-            .sweep
-            .scan(
-                self.layout.workspace_root(),
-                &self.sweep_limits,
-                rules,
-                &mut |bytes| {
-                    let (_, path) = store.put_blob(bytes)?;
-                    stored.extend(path);
-                    Ok(())
-                },
-            )
-            .map_err(|e| store_failed("sweep", &e))?;
+        let done = scan(&mut st.sweep, &mut |bytes| {
+            let (_, path) = store.put_blob(bytes)?;
+            stored.extend(path);
+            Ok(())
+        })
+        .map_err(|e| store_failed("sweep", &e))?;
         for path in stored {
             self.note_written(st, path);
         }
-        st.last_scan = stats;
-        Ok(stats)
+        Ok(done)
     }
 
     /// Starts the sweep's watcher (Linux). From the next full scan on, the
@@ -1507,23 +1517,10 @@ impl Gate {
         if writers != SweepWriters::ConfinedCommands || !st.sweep.can_narrow() {
             return Ok(None);
         }
-        let store = &self.store;
-        let mut stored = Vec::new();
-        let scanned = st
-            .sweep
-            .scan_reported(
-                self.layout.workspace_root(),
-                &self.sweep_limits,
-                &mut |bytes| {
-                    let (_, path) = store.put_blob(bytes)?;
-                    stored.extend(path);
-                    Ok(())
-                },
-            )
-            .map_err(|e| store_failed("sweep", &e))?;
-        for path in stored {
-            self.note_written(st, path);
-        }
+        let root = self.layout.workspace_root();
+        let scanned = self.scanning(st, |sweep, store_blob| {
+            sweep.scan_reported(root, &self.sweep_limits, store_blob)
+        })?;
         Ok(scanned.map(|(stats, changes)| {
             st.last_scan = stats;
             changes

@@ -634,20 +634,7 @@ impl StatCache {
             .map(|(p, e)| (p, Some(e)))
             .chain(gone.into_iter().map(|p| (p, None)));
         for (path, now) in updates {
-            let before = self.entries.get(&path).copied();
-            if before.map(|e| e.hash) != now.map(|e| e.hash) {
-                changes.push(ObservedChange {
-                    transition: PathTransition {
-                        path: path.clone(),
-                        before: before.map(|e| e.hash),
-                        after: now.map(|e| e.hash),
-                    },
-                    unkept: Unkept {
-                        base: before.is_some_and(|e| !e.kept),
-                        result: now.is_some_and(|e| !e.kept),
-                    },
-                });
-            }
+            changes.extend(change_of(&path, self.entries.get(&path), now.as_ref()));
             if let Some(entry) = now {
                 self.entries.insert(path, entry);
             } else {
@@ -951,23 +938,28 @@ impl StatCache {
             self.entries.keys().chain(after.entries.keys()).collect();
         paths
             .into_iter()
-            .filter_map(|p| {
-                let before = self.entries.get(p);
-                let now = after.entries.get(p);
-                (before.map(|e| e.hash) != now.map(|e| e.hash)).then(|| ObservedChange {
-                    transition: PathTransition {
-                        path: p.clone(),
-                        before: before.map(|e| e.hash),
-                        after: now.map(|e| e.hash),
-                    },
-                    unkept: Unkept {
-                        base: before.is_some_and(|e| !e.kept),
-                        result: now.is_some_and(|e| !e.kept),
-                    },
-                })
-            })
+            .filter_map(|p| change_of(p, self.entries.get(p), after.entries.get(p)))
             .collect()
     }
+}
+
+/// What changed at `path` between two entries, if its content did.
+fn change_of(
+    path: &NormalizedPath,
+    before: Option<&Entry>,
+    now: Option<&Entry>,
+) -> Option<ObservedChange> {
+    (before.map(|e| e.hash) != now.map(|e| e.hash)).then(|| ObservedChange {
+        transition: PathTransition {
+            path: path.clone(),
+            before: before.map(|e| e.hash),
+            after: now.map(|e| e.hash),
+        },
+        unkept: Unkept {
+            base: before.is_some_and(|e| !e.kept),
+            result: now.is_some_and(|e| !e.kept),
+        },
+    })
 }
 
 const CACHE_MAGIC: &[u8] = b"cocode stat cache 1\n";
