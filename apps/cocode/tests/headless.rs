@@ -99,6 +99,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
     if cfg!(target_os = "linux") {
         expected.extend([
             "socket filter (only TCP and Unix stream sockets; no UDP, raw or netlink sockets, no Unix datagrams)",
+            "no hard links and no opening files by handle (a write through another name would go unrecorded)",
             "scoping (no abstract Unix sockets, no signals to processes outside a command)",
             "connections decided by cocode (Unix sockets only in folders the command may write; TCP only to the proxy)",
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode)",
@@ -137,6 +138,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
             "read-only to agent commands: active — .cocode, .git, .hg, .svn, .jj, .bzr, and top-level links that point out of the workspace",
             "private temp folder per agent command: active",
             "socket filter (only TCP and Unix stream sockets; no UDP, raw or netlink sockets, no Unix datagrams): active",
+            "no hard links and no opening files by handle (a write through another name would go unrecorded): active",
             "scoping (no abstract Unix sockets, no signals to processes outside a command): active",
             "connections decided by cocode (Unix sockets only in folders the command may write; TCP only to the proxy): active",
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): active",

@@ -8,7 +8,9 @@
 //! seccomp (`socket_filter`): the only sockets a command can create are
 //! TCP over IPv4 or IPv6 and Unix stream or seqpacket sockets — no UDP,
 //! raw, packet or netlink sockets, no Unix datagrams, no TCP Fast Open and
-//! no `io_uring`, which could open sockets past the filter. Unix sockets
+//! no `io_uring`, which could open sockets past the filter; no hard links
+//! and no opening files by handle (a write through another name reaches a
+//! workspace file unseen by the sweep's watcher). Unix sockets
 //! stay because build tools use their own (`tsx` serves its IPC on one in
 //! its temp folder); which ones a command may reach is decided by cocode
 //! at each `connect` (`broker`): only sockets in folders it may write.

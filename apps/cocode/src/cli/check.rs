@@ -259,6 +259,10 @@ fn protection_lines(
             state(protections.socket_filter && confined)
         ));
         lines.push(format!(
+            "no hard links and no opening files by handle (a write through another name would go unrecorded): {}",
+            state(protections.socket_filter && confined)
+        ));
+        lines.push(format!(
             "scoping (no abstract Unix sockets, no signals to processes outside a command): {}",
             state(protections.scoping && confined)
         ));
