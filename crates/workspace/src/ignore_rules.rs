@@ -111,6 +111,21 @@ impl Matchers {
         self.ignores(&self.root.join(rel), is_dir)
     }
 
+    /// Whether the rules ignore `rel` (relative to the root) or a folder
+    /// above it: a path met without walking down to it.
+    pub(crate) fn ignores_here_or_above(&self, rel: &Path, is_dir: bool) -> bool {
+        let mut at = PathBuf::new();
+        let mut parts = rel.components().peekable();
+        while let Some(part) = parts.next() {
+            at.push(part);
+            let last = parts.peek().is_none();
+            if self.ignores_below(&at, !last || is_dir) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Whether the rules ignore `path` (absolute, below the root).
     pub(crate) fn ignores(&self, path: &Path, is_dir: bool) -> bool {
         let Ok(rel) = path.strip_prefix(&self.root) else {

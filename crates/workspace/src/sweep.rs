@@ -678,7 +678,7 @@ impl StatCache {
                 Ok(meta) if meta.is_dir() => {
                     // Created, renamed or moved in: what it holds may never
                     // have been reported.
-                    if !ignored(matchers, root, rel, true) {
+                    if !matchers.ignores_here_or_above(rel, true) {
                         self.walk(walk, vec![rel.clone()], matchers, None)?;
                     }
                     below.push(path);
@@ -730,7 +730,7 @@ impl StatCache {
             match full.symlink_metadata() {
                 Ok(meta) if meta.is_file() => {
                     let rel: PathBuf = path.segments().collect();
-                    if tracked || !ignored(matchers, root, &rel, false) {
+                    if tracked || !matchers.ignores_here_or_above(&rel, false) {
                         self.meet(walk, path, &full, &meta, forced)?;
                     }
                 }
@@ -1047,20 +1047,6 @@ struct Walk<'a> {
     /// A folder was listed that the watcher could not watch.
     gaps: bool,
     store_blob: &'a mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
-}
-
-/// Whether the rules ignore `rel` (relative to `root`) or a folder above it.
-fn ignored(matchers: &Matchers, root: &Path, rel: &Path, is_dir: bool) -> bool {
-    let mut folder = root.to_path_buf();
-    let mut parts = rel.components().peekable();
-    while let Some(part) = parts.next() {
-        folder.push(part);
-        let last = parts.peek().is_none();
-        if matchers.ignores(&folder, !last || is_dir) {
-            return true;
-        }
-    }
-    false
 }
 
 /// How many names a file has.
