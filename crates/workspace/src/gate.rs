@@ -1284,7 +1284,12 @@ impl Gate {
             return;
         }
         let store = &self.store;
-        let taken = st.sweep.restore(&bytes, &|h| store.has_blob_cached(h));
+        let packed = store.packed_by_prefix();
+        let taken = st
+            .sweep
+            .restore(&bytes, &|h| store.has_blob_cached(h), &|prefix| {
+                packed.get(prefix).copied().flatten()
+            });
         tracing::debug!(entries = taken, "stat cache restored");
     }
 
@@ -1298,7 +1303,9 @@ impl Gate {
         }
         let path = self.layout.sweep_cache_file();
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        let packed = Write::write_all(&mut gz, &st.sweep.to_bytes()).and_then(|()| gz.finish());
+        let store = &self.store;
+        let bytes = st.sweep.to_bytes(&|h| store.is_packed_cached(h));
+        let packed = Write::write_all(&mut gz, &bytes).and_then(|()| gz.finish());
         if let Err(e) = packed.and_then(|bytes| disk::write_atomic(&path, &bytes)) {
             tracing::warn!(error = %e, "could not keep the stat cache");
         }

@@ -18,6 +18,7 @@ pub mod retention;
 pub mod rollback;
 pub mod store;
 pub mod sweep;
+mod sweep_file;
 #[cfg(target_os = "linux")]
 mod sweep_watch;
 

@@ -7,9 +7,13 @@
 //! (`history/packs/pack-NNNNNN.pack`), and bigger ones stay loose (each can
 //! then be removed on its own).
 //!
-//! A pack is a sequence of entries, each `CPK1`, the raw SHA-256 (32
-//! bytes), the payload's length (`u32`, little-endian) and the payload (the
-//! blob gzip-compressed, as a loose blob is). Entries are only ever
+//! A pack is a sequence of entries, each a kind byte, the raw SHA-256 (32
+//! bytes), the payload's length (LEB128) and the payload: the blob
+//! raw-deflated ([`Coding::Deflate`]) or, when deflate would not make it
+//! smaller, as it is ([`Coding::Stored`]). Entries written by earlier
+//! versions (`CPK1`, the hash, a `u32` little-endian length and the blob
+//! gzip-compressed as a loose blob is, [`Coding::Gzip`]) are read as
+//! before, in the same pack as new ones. Entries are only ever
 //! appended, each in one write, so an entry's offset never changes while
 //! its pack exists. The index (hash → pack, offset, length) lives in memory
 //! and is built by reading the entries' headers; a later entry of the same
@@ -39,24 +43,93 @@ use cocode_core::snapshot::ContentHash;
 
 use crate::disk;
 
-const MAGIC: &[u8; 4] = b"CPK1";
-const HEADER: u64 = 4 + 32 + 4;
+/// The first bytes of an entry written by earlier versions.
+const MAGIC_V1: &[u8; 4] = b"CPK1";
+const HEADER_V1: u8 = 4 + 32 + 4;
+/// Kind bytes of today's entries (neither is `C`, the first of `CPK1`).
+const KIND_DEFLATE: u8 = 0xD1;
+const KIND_STORED: u8 = 0xD0;
 /// Compressed blobs up to this size are packed; bigger ones stay loose.
 pub(crate) const PACKED_MAX: usize = 1 << 20;
 /// A pack grows to about this size before the next one is started.
 const PACK_TARGET: u64 = 64 << 20;
 
+/// How an entry's payload holds its blob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Coding {
+    /// Raw deflate.
+    Deflate,
+    /// The blob itself.
+    Stored,
+    /// Gzip, as loose blobs are (entries of earlier versions).
+    Gzip,
+}
+
+/// A packed blob as its entry holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Packed {
+    pub(crate) coding: Coding,
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl Packed {
+    /// The blob's content (not yet checked against its hash).
+    pub(crate) fn unpack(self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        match self.coding {
+            Coding::Stored => return Ok(self.bytes),
+            Coding::Deflate => {
+                flate2::read::DeflateDecoder::new(&self.bytes[..]).read_to_end(&mut out)?;
+            }
+            Coding::Gzip => {
+                flate2::read::GzDecoder::new(&self.bytes[..]).read_to_end(&mut out)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Loc {
     pack: u32,
     offset: u64,
+    /// The header's bytes: the payload begins at `offset + header`.
+    header: u8,
     len: u32,
+    coding: Coding,
 }
 
 impl Loc {
     fn bytes(self) -> u64 {
-        HEADER + u64::from(self.len)
+        u64::from(self.header) + u64::from(self.len)
     }
+}
+
+/// An entry's header: the kind, the hash and the payload's length.
+fn header(hash: &ContentHash, coding: Coding, len: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(usize::from(HEADER_V1));
+    match coding {
+        Coding::Gzip => {
+            out.extend_from_slice(MAGIC_V1);
+            out.extend_from_slice(hash.as_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+        }
+        Coding::Deflate | Coding::Stored => {
+            out.push(if coding == Coding::Deflate {
+                KIND_DEFLATE
+            } else {
+                KIND_STORED
+            });
+            out.extend_from_slice(hash.as_bytes());
+            let mut rest = len;
+            while rest >= 0x80 {
+                out.push(u8::try_from(rest & 0x7f).unwrap_or(0) | 0x80);
+                rest >>= 7;
+            }
+            out.push(u8::try_from(rest).unwrap_or(0));
+        }
+    }
+    out
 }
 
 #[derive(Debug, Default)]
@@ -221,19 +294,19 @@ impl Packs {
         Ok(())
     }
 
-    /// The compressed payload of `hash`, if a pack holds it.
-    pub(crate) fn payload(&self, hash: &ContentHash) -> io::Result<Option<Vec<u8>>> {
+    /// The entry of `hash` as its pack holds it, if a pack holds it.
+    pub(crate) fn payload(&self, hash: &ContentHash) -> io::Result<Option<Packed>> {
         self.payload_as(hash, true)
     }
 
     /// [`Self::payload`] without listing the folder on a miss: for a write
     /// of the same content, which appends a copy when the index does not
     /// know it.
-    pub(crate) fn cached_payload(&self, hash: &ContentHash) -> io::Result<Option<Vec<u8>>> {
+    pub(crate) fn cached_payload(&self, hash: &ContentHash) -> io::Result<Option<Packed>> {
         self.payload_as(hash, false)
     }
 
-    fn payload_as(&self, hash: &ContentHash, thorough: bool) -> io::Result<Option<Vec<u8>>> {
+    fn payload_as(&self, hash: &ContentHash, thorough: bool) -> io::Result<Option<Packed>> {
         let mut st = self.lock();
         self.find(&mut st, hash, thorough)?;
         for _ in 0..2 {
@@ -242,9 +315,12 @@ impl Packs {
             };
             match File::open(self.path(loc.pack)) {
                 Ok(mut file) => {
-                    let mut payload = vec![0; usize::try_from(loc.len).unwrap_or(0)];
-                    read_exact_at(&mut file, loc.offset + HEADER, &mut payload)?;
-                    return Ok(Some(payload));
+                    let mut bytes = vec![0; usize::try_from(loc.len).unwrap_or(0)];
+                    read_exact_at(&mut file, loc.offset + u64::from(loc.header), &mut bytes)?;
+                    return Ok(Some(Packed {
+                        coding: loc.coding,
+                        bytes,
+                    }));
                 }
                 // Rewritten by another process since it was indexed.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => self.refresh(&mut st)?,
@@ -266,7 +342,12 @@ impl Packs {
     }
 
     /// Appends an entry and returns the pack's path (for the barrier).
-    pub(crate) fn append(&self, hash: &ContentHash, payload: &[u8]) -> io::Result<PathBuf> {
+    pub(crate) fn append(
+        &self,
+        hash: &ContentHash,
+        coding: Coding,
+        payload: &[u8],
+    ) -> io::Result<PathBuf> {
         let len = u32::try_from(payload.len())
             .map_err(|_| io_other(format!("a packed blob of {} bytes", payload.len())))?;
         let mut st = self.lock();
@@ -277,10 +358,8 @@ impl Packs {
             None => (1, 0),
         };
         let path = self.path(pack);
-        let mut entry = Vec::with_capacity(payload.len() + 40);
-        entry.extend_from_slice(MAGIC);
-        entry.extend_from_slice(hash.as_bytes());
-        entry.extend_from_slice(&len.to_le_bytes());
+        let mut entry = header(hash, coding, len);
+        let header = u8::try_from(entry.len()).unwrap_or(u8::MAX);
         entry.extend_from_slice(payload);
         if end == 0 {
             disk::create_dir_all(&self.dir)?;
@@ -296,7 +375,9 @@ impl Packs {
         let loc = Loc {
             pack,
             offset: end,
+            header,
             len,
+            coding,
         };
         st.scanned.insert(pack, end + loc.bytes());
         st.index.insert(*hash, loc);
@@ -309,6 +390,25 @@ impl Packs {
         st.listed = None;
         self.refresh(&mut st)?;
         Ok(st.index.keys().copied().collect())
+    }
+
+    /// Every packed hash by its first `N` bytes; `None` where two share
+    /// them.
+    pub(crate) fn by_prefix<const N: usize>(
+        &self,
+    ) -> io::Result<HashMap<[u8; N], Option<ContentHash>>> {
+        let mut st = self.lock();
+        self.refresh(&mut st)?;
+        let mut out: HashMap<[u8; N], Option<ContentHash>> = HashMap::with_capacity(st.index.len());
+        for hash in st.index.keys() {
+            let Some(prefix) = hash.as_bytes().first_chunk::<N>() else {
+                continue;
+            };
+            out.entry(*prefix)
+                .and_modify(|seen| *seen = None)
+                .or_insert(Some(*hash));
+        }
+        Ok(out)
     }
 
     /// The bytes an entry takes in its pack.
@@ -367,7 +467,7 @@ impl Packs {
                         Loc {
                             pack: next,
                             offset,
-                            len: loc.len,
+                            ..*loc
                         },
                     ));
                 }
@@ -391,6 +491,8 @@ impl Packs {
 
 /// Reads entry headers from `from` to `len`, calling `found` for each whole
 /// entry (its pack number left 0); returns where the last whole entry ends.
+/// A header that is cut short or of no known kind ends the scan (a torn
+/// tail).
 fn scan(
     file: &mut File,
     from: u64,
@@ -401,30 +503,79 @@ fn scan(
     let mut reader = io::BufReader::with_capacity(1 << 16, &mut *file);
     reader.seek(SeekFrom::Start(from))?;
     let mut at = from;
-    let mut header = [0u8; 40];
-    while at + HEADER <= len {
-        if reader.read_exact(&mut header).is_err() || &header[..4] != MAGIC {
+    while at < len {
+        let Some((hash, header, payload, coding)) = read_header(&mut reader) else {
             break;
-        }
-        let mut raw = [0u8; 32];
-        raw.copy_from_slice(&header[4..36]);
-        let payload = u32::from_le_bytes([header[36], header[37], header[38], header[39]]);
-        let next = at + HEADER + u64::from(payload);
+        };
+        let next = at + u64::from(header) + u64::from(payload);
         if next > len {
             break;
         }
         found(
-            ContentHash::from_bytes(raw),
+            hash,
             Loc {
                 pack: 0,
                 offset: at,
+                header,
                 len: payload,
+                coding,
             },
         );
         reader.seek_relative(i64::from(payload))?;
         at = next;
     }
     Ok(at)
+}
+
+/// One entry's header: the hash, the header's length, the payload's length
+/// and its coding; `None` when cut short or of no known kind.
+fn read_header(reader: &mut impl io::Read) -> Option<(ContentHash, u8, u32, Coding)> {
+    let mut kind = [0u8; 1];
+    reader.read_exact(&mut kind).ok()?;
+    let mut raw = [0u8; 32];
+    match kind[0] {
+        b'C' => {
+            let mut rest = [0u8; 3];
+            reader.read_exact(&mut rest).ok()?;
+            if rest != MAGIC_V1[1..] {
+                return None;
+            }
+            reader.read_exact(&mut raw).ok()?;
+            let mut len = [0u8; 4];
+            reader.read_exact(&mut len).ok()?;
+            Some((
+                ContentHash::from_bytes(raw),
+                HEADER_V1,
+                u32::from_le_bytes(len),
+                Coding::Gzip,
+            ))
+        }
+        KIND_DEFLATE | KIND_STORED => {
+            reader.read_exact(&mut raw).ok()?;
+            let mut len: u32 = 0;
+            let mut header = 1 + 32;
+            for shift in [0, 7, 14, 21, 28] {
+                let mut byte = [0u8; 1];
+                reader.read_exact(&mut byte).ok()?;
+                header += 1;
+                let part = u32::from(byte[0] & 0x7f);
+                if shift == 28 && part > 0x0f {
+                    return None;
+                }
+                len |= part << shift;
+                if byte[0] & 0x80 == 0 {
+                    let coding = if kind[0] == KIND_DEFLATE {
+                        Coding::Deflate
+                    } else {
+                        Coding::Stored
+                    };
+                    return Some((ContentHash::from_bytes(raw), header, len, coding));
+                }
+            }
+            None
+        }
+        _ => None,
+    }
 }
 
 fn read_exact_at(file: &mut File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
@@ -463,67 +614,171 @@ mod tests {
         ContentHash::of(&[n])
     }
 
+    /// The header of a small entry of today: kind, hash, one length byte.
+    const SMALL: u64 = 1 + 32 + 1;
+
+    fn stored(bytes: &[u8]) -> Packed {
+        Packed {
+            coding: Coding::Stored,
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    fn fresh(dir: &Path) -> Packs {
+        Packs {
+            dir: dir.to_path_buf(),
+            state: Arc::default(),
+        }
+    }
+
     #[test]
     fn entries_are_found_again_by_a_fresh_reader_and_a_torn_tail_is_cut_before_the_next() {
+        for torn in [
+            // The header cut inside the hash.
+            [&[KIND_DEFLATE][..], &hash(3).as_bytes()[..20]].concat(),
+            // The length's continuation byte is the last byte written.
+            [&[KIND_STORED][..], hash(3).as_bytes(), &[0x80]].concat(),
+            // A whole header whose payload is cut short.
+            [&[KIND_STORED][..], hash(3).as_bytes(), &[9], b"abc"].concat(),
+            // An old entry's header cut short.
+            [&MAGIC_V1[..], &hash(3).as_bytes()[..8]].concat(),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let packs = Packs::new(dir.path().join("a"));
+            let path = packs.append(&hash(1), Coding::Stored, b"one").unwrap();
+            packs.append(&hash(2), Coding::Deflate, b"two!").unwrap();
+            // A crash mid-append: part of an entry at the end.
+            let good = std::fs::metadata(&path).unwrap().len();
+            let mut cut = std::fs::read(&path).unwrap();
+            cut.extend_from_slice(&torn);
+            disk::append_at(&path, 0, &cut).unwrap();
+            // Another process: a state of its own.
+            let other = fresh(&dir.path().join("a"));
+            assert_eq!(
+                other.payload(&hash(2)).unwrap().unwrap(),
+                Packed {
+                    coding: Coding::Deflate,
+                    bytes: b"two!".to_vec()
+                }
+            );
+            assert_eq!(other.payload(&hash(1)).unwrap().unwrap(), stored(b"one"));
+            assert!(!other.contains(&hash(3)));
+            other.append(&hash(4), Coding::Stored, b"four").unwrap();
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().len(),
+                good + SMALL + 4,
+                "the torn tail was cut off"
+            );
+            assert_eq!(packs.payload(&hash(4)).unwrap().unwrap(), stored(b"four"));
+            let mut all = other.hashes().unwrap();
+            all.sort();
+            let mut expected = vec![hash(1), hash(2), hash(4)];
+            expected.sort();
+            assert_eq!(all, expected);
+        }
+    }
+
+    #[test]
+    fn lengths_of_every_size_are_read_back_as_written() {
+        for len in [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 20, u32::MAX] {
+            for coding in [Coding::Deflate, Coding::Stored, Coding::Gzip] {
+                let bytes = header(&hash(7), coding, len);
+                let read = read_header(&mut &bytes[..]).unwrap();
+                assert_eq!(
+                    read,
+                    (hash(7), u8::try_from(bytes.len()).unwrap(), len, coding),
+                    "{len} {coding:?}"
+                );
+            }
+        }
+        // Six length bytes, or a fifth that overflows 32 bits: not a header.
+        let long = [&[KIND_STORED][..], hash(7).as_bytes(), &[0x80; 5], &[1]].concat();
+        assert_eq!(read_header(&mut &long[..]), None);
+        let over = [&[KIND_STORED][..], hash(7).as_bytes(), &[0xff; 4], &[0x10]].concat();
+        assert_eq!(read_header(&mut &over[..]), None);
+        assert_eq!(read_header(&mut &b"XPK1"[..]), None);
+        assert_eq!(read_header(&mut &b"CPK2"[..]), None);
+    }
+
+    /// A pack an earlier version wrote (`CPK1` entries, gzip payloads) is
+    /// read, appended to with today's entries, and compacted with both.
+    #[test]
+    fn a_pack_of_earlier_entries_is_read_extended_and_compacted() {
+        use std::io::Write as _;
         let dir = tempfile::tempdir().unwrap();
-        let packs = Packs::new(dir.path().join("a"));
-        let path = packs.append(&hash(1), b"one").unwrap();
-        packs.append(&hash(2), b"two!").unwrap();
-        // A crash mid-append: half an entry at the end.
-        let good = std::fs::metadata(&path).unwrap().len();
-        let mut torn = MAGIC.to_vec();
-        torn.extend_from_slice(hash(3).as_bytes());
-        let mut cut = std::fs::read(&path).unwrap();
-        cut.extend_from_slice(&torn);
-        disk::append_at(&path, 0, &cut).unwrap();
-        // Another process: a state of its own.
-        let other = Packs {
-            dir: dir.path().join("a"),
-            state: Arc::default(),
-        };
-        assert_eq!(other.payload(&hash(2)).unwrap().unwrap(), b"two!");
-        assert_eq!(other.payload(&hash(1)).unwrap().unwrap(), b"one");
-        assert!(!other.contains(&hash(3)));
-        other.append(&hash(4), b"four").unwrap();
+        let folder = dir.path().join("v1");
+        disk::create_dir_all(&folder).unwrap();
+        let mut old = Vec::new();
+        for n in 0..4u8 {
+            let content = vec![n; 50];
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(&content).unwrap();
+            let payload = gz.finish().unwrap();
+            old.extend_from_slice(b"CPK1");
+            old.extend_from_slice(ContentHash::of(&content).as_bytes());
+            old.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_le_bytes());
+            old.extend_from_slice(&payload);
+        }
+        disk::append_at(&folder.join("pack-000001.pack"), 0, &old).unwrap();
+        let packs = fresh(&folder);
+        for n in 0..4u8 {
+            let content = vec![n; 50];
+            let packed = packs.payload(&ContentHash::of(&content)).unwrap().unwrap();
+            assert_eq!(packed.coding, Coding::Gzip);
+            assert_eq!(packed.unpack().unwrap(), content);
+        }
+        let new = b"a blob of today, a blob of today, a blob of today".to_vec();
+        let mut deflate =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        deflate.write_all(&new).unwrap();
+        let new_hash = ContentHash::of(&new);
+        packs
+            .append(&new_hash, Coding::Deflate, &deflate.finish().unwrap())
+            .unwrap();
+        for n in 0..2u8 {
+            assert!(packs.remove(&ContentHash::of(&[n; 50])).unwrap());
+        }
+        assert!(packs.compact().unwrap() > 0);
+        let after = fresh(&folder);
         assert_eq!(
-            std::fs::metadata(&path).unwrap().len(),
-            good + HEADER + 4,
-            "the torn tail was cut off"
+            after.payload(&new_hash).unwrap().unwrap().unpack().unwrap(),
+            new
         );
-        assert_eq!(packs.payload(&hash(4)).unwrap().unwrap(), b"four");
-        let mut all = other.hashes().unwrap();
-        all.sort();
-        let mut expected = vec![hash(1), hash(2), hash(4)];
-        expected.sort();
-        assert_eq!(all, expected);
+        for n in 0..4u8 {
+            let content = vec![n; 50];
+            let got = after
+                .payload(&ContentHash::of(&content))
+                .unwrap()
+                .map(|p| p.unpack().unwrap());
+            assert_eq!(got, (n >= 2).then_some(content), "{n}");
+        }
     }
 
     #[test]
     fn a_pack_begun_again_under_the_same_name_is_read_anew() {
         let dir = tempfile::tempdir().unwrap();
         let packs = Packs::new(dir.path().join("c"));
-        packs.append(&hash(1), &[1; 64]).unwrap();
-        packs.append(&hash(2), &[2; 64]).unwrap();
+        packs.append(&hash(1), Coding::Stored, &[1; 64]).unwrap();
+        packs.append(&hash(2), Coding::Stored, &[2; 64]).unwrap();
         // The history is removed and begun again by another process.
         disk::remove_file(&packs.path(1)).unwrap();
-        let other = Packs {
-            dir: dir.path().join("c"),
-            state: Arc::default(),
-        };
-        let path = other.append(&hash(3), b"three").unwrap();
-        assert_eq!(packs.payload(&hash(3)).unwrap().unwrap(), b"three");
+        let other = fresh(&dir.path().join("c"));
+        let path = other.append(&hash(3), Coding::Stored, b"three").unwrap();
+        assert_eq!(packs.payload(&hash(3)).unwrap().unwrap(), stored(b"three"));
         assert_eq!(packs.payload(&hash(1)).unwrap(), None);
-        packs.append(&hash(4), b"four").unwrap();
+        packs.append(&hash(4), Coding::Stored, b"four").unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().len(),
-            2 * HEADER + 5 + 4,
+            2 * SMALL + 5 + 4,
             "appended at the real end, not past it"
         );
-        let fresh = Packs {
-            dir: dir.path().join("c"),
-            state: Arc::default(),
-        };
-        assert_eq!(fresh.payload(&hash(4)).unwrap().unwrap(), b"four");
+        assert_eq!(
+            fresh(&dir.path().join("c"))
+                .payload(&hash(4))
+                .unwrap()
+                .unwrap(),
+            stored(b"four")
+        );
     }
 
     #[test]
@@ -531,25 +786,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let packs = Packs::new(dir.path().join("b"));
         for n in 0..8u8 {
-            packs.append(&hash(n), &[n; 100]).unwrap();
+            packs.append(&hash(n), Coding::Stored, &[n; 100]).unwrap();
         }
         for n in 0..6u8 {
             assert!(packs.remove(&hash(n)).unwrap());
         }
         assert!(!packs.remove(&hash(99)).unwrap());
-        assert_eq!(packs.compact().unwrap(), 6 * (HEADER + 100));
+        assert_eq!(packs.compact().unwrap(), 6 * (SMALL + 100));
         let names: Vec<String> = std::fs::read_dir(dir.path().join("b"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, vec!["pack-000002.pack".to_owned()]);
-        let fresh = Packs {
-            dir: dir.path().join("b"),
-            state: Arc::default(),
-        };
+        let fresh = fresh(&dir.path().join("b"));
         for n in 0..8u8 {
             let got = fresh.payload(&hash(n)).unwrap();
-            assert_eq!(got, (n >= 6).then(|| vec![n; 100]), "{n}");
+            assert_eq!(got, (n >= 6).then(|| stored(&[n; 100])), "{n}");
         }
         // Everything dead: the pack goes.
         for n in 6..8u8 {

@@ -1,5 +1,6 @@
-//! The content-addressed history store: gzip blobs named by the sha256 of
-//! their uncompressed content, per-task and per-path JSONL indexes, the
+//! The content-addressed history store: blobs named by the sha256 of their
+//! uncompressed content (small ones packed, see [`crate::pack`], big ones
+//! gzip files of their own), per-task and per-path JSONL indexes, the
 //! write journals, and the workspace's config file.
 //!
 //! The store only appends and adds; what to append and when is decided by the
@@ -16,11 +17,12 @@ use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::{ContentHash, EditSnapshot};
 use cocode_core::workspace::WorkspaceConfig;
 use flate2::read::GzDecoder;
-use flate2::write::GzEncoder;
+use flate2::write::DeflateEncoder;
 use serde::{Deserialize, Serialize};
 
 use crate::disk;
 use crate::layout::Layout;
+use crate::pack::{Coding, Packed};
 
 /// Current format version of `journal/writes/<op_id>.json`.
 pub const WRITE_JOURNAL_VERSION: u32 = 1;
@@ -145,10 +147,25 @@ fn read_journals<J: Journal>(dir: &Path) -> Result<Vec<JournalFile<J>>, StoreErr
     Ok(out)
 }
 
-/// Whether a packed payload is the blob `hash` names.
-fn unpacks_to(payload: &[u8], hash: &ContentHash) -> bool {
-    let mut bytes = Vec::new();
-    GzDecoder::new(payload).read_to_end(&mut bytes).is_ok() && ContentHash::of(&bytes) == *hash
+/// Whether a packed entry is the blob `hash` names.
+fn unpacks_to(packed: Packed, hash: &ContentHash) -> bool {
+    packed
+        .unpack()
+        .is_ok_and(|bytes| ContentHash::of(&bytes) == *hash)
+}
+
+/// A loose blob's gzip file around `deflated`, the raw deflate of
+/// `content` (made once for the pack's sake, not compressed again).
+fn gzip_around(deflated: &[u8], content: &[u8]) -> Vec<u8> {
+    let mut crc = flate2::Crc::new();
+    crc.update(content);
+    // Magic, deflate, no flags, no time, no extra flags, an unknown system.
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    out.reserve(deflated.len() + 8);
+    out.extend_from_slice(deflated);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&crc.amount().to_le_bytes());
+    out
 }
 
 fn io_err(context: &str, path: &Path, e: &io::Error) -> StoreError {
@@ -191,6 +208,18 @@ impl HistoryStore {
         self.packs.contains_cached(hash) || self.layout.blob_file(hash).is_file()
     }
 
+    /// Whether a pack holds `hash` as far as this process knows (no
+    /// listing on a miss).
+    pub(crate) fn is_packed_cached(&self, hash: &ContentHash) -> bool {
+        self.packs.contains_cached(hash)
+    }
+
+    /// Every packed blob by its first `N` bytes; `None` where two share
+    /// them (empty when the packs cannot be read).
+    pub(crate) fn packed_by_prefix<const N: usize>(&self) -> HashMap<[u8; N], Option<ContentHash>> {
+        self.packs.by_prefix().unwrap_or_default()
+    }
+
     pub fn has_blob(&self, hash: &ContentHash) -> bool {
         self.layout.blob_file(hash).is_file() || self.packs.contains(hash)
     }
@@ -203,18 +232,26 @@ impl HistoryStore {
         if path.is_file() || self.packed_intact(&hash) {
             return Ok((hash, None));
         }
-        let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        let compressed = gz
+        let mut deflate = DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        let deflated = deflate
             .write_all(bytes)
-            .and_then(|()| gz.finish())
+            .and_then(|()| deflate.finish())
             .map_err(|e| io_err("compressing blob", &path, &e))?;
-        if compressed.len() <= crate::pack::PACKED_MAX {
+        if deflated.len() <= crate::pack::PACKED_MAX {
+            // Content deflate cannot shrink (tiny or compressed already)
+            // is packed as it is.
+            let (coding, payload) = if deflated.len() < bytes.len() {
+                (Coding::Deflate, &deflated[..])
+            } else {
+                (Coding::Stored, bytes)
+            };
             let pack = self
                 .packs
-                .append(&hash, &compressed)
+                .append(&hash, coding, payload)
                 .map_err(|e| io_err("packing blob", &self.layout.packs_dir(), &e))?;
             return Ok((hash, Some(pack)));
         }
+        let compressed = gzip_around(&deflated, bytes);
         match disk::write_atomic(&path, &compressed) {
             // The first blob of its fan-out folder.
             Err(e) if e.kind() == io::ErrorKind::NotFound => path
@@ -230,7 +267,9 @@ impl HistoryStore {
     /// Whether a pack holds `hash` with a payload that matches it (a write
     /// of the same content never trusts the index alone).
     fn packed_intact(&self, hash: &ContentHash) -> bool {
-        matches!(self.packs.cached_payload(hash), Ok(Some(payload)) if unpacks_to(&payload, hash))
+        self.packs
+            .cached_payload(hash)
+            .is_ok_and(|packed| packed.is_some_and(|p| unpacks_to(p, hash)))
     }
 
     /// A blob's content, checked against its name.
@@ -244,9 +283,8 @@ impl HistoryStore {
                     .payload(hash)
                     .map_err(|e| io_err("reading blob", &self.layout.packs_dir(), &e))?
                     .ok_or(StoreError::MissingBlob(*hash))?;
-                let mut bytes = Vec::new();
-                GzDecoder::new(&packed[..])
-                    .read_to_end(&mut bytes)
+                let bytes = packed
+                    .unpack()
                     .map_err(|_| StoreError::CorruptBlob(*hash))?;
                 if ContentHash::of(&bytes) != *hash {
                     return Err(StoreError::CorruptBlob(*hash));

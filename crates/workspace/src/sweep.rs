@@ -87,14 +87,14 @@ pub struct SweepStats {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Entry {
-    stat: Stat,
-    hash: ContentHash,
+pub(crate) struct Entry {
+    pub(crate) stat: Stat,
+    pub(crate) hash: ContentHash,
     /// mtime or ctime not older than the scan that recorded it: hash again
     /// next time.
-    racy: bool,
+    pub(crate) racy: bool,
     /// History holds the content (false: above the ceiling, hash only).
-    kept: bool,
+    pub(crate) kept: bool,
 }
 
 /// One change a sweep found, and which of its sides are hash only.
@@ -158,12 +158,12 @@ pub struct StatCache {
 /// set it back, so a rewrite that restores the size and the mtime (`touch
 /// -d`) is still seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stat {
-    len: u64,
-    mtime: Option<SystemTime>,
+pub(crate) struct Stat {
+    pub(crate) len: u64,
+    pub(crate) mtime: Option<SystemTime>,
     /// Seconds and nanoseconds since the epoch (Unix only).
-    ctime: Option<(i64, i64)>,
-    ino: u64,
+    pub(crate) ctime: Option<(i64, i64)>,
+    pub(crate) ino: u64,
 }
 
 impl Stat {
@@ -876,56 +876,50 @@ impl StatCache {
         }
     }
 
-    /// The entries as bytes, for the next process ([`Self::restore`]).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = CACHE_MAGIC.to_vec();
-        for (path, e) in &self.entries {
-            let name = path.as_str().as_bytes();
-            out.extend(u32::try_from(name.len()).unwrap_or(u32::MAX).to_le_bytes());
-            out.extend(name);
-            out.extend(e.stat.len.to_le_bytes());
-            let mtime = e
-                .stat
-                .mtime
-                .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok());
-            out.push(u8::from(mtime.is_some()));
-            let mtime = mtime.unwrap_or_default();
-            out.extend(mtime.as_secs().to_le_bytes());
-            out.extend(mtime.subsec_nanos().to_le_bytes());
-            out.push(u8::from(e.stat.ctime.is_some()));
-            let (secs, nanos) = e.stat.ctime.unwrap_or_default();
-            out.extend(secs.to_le_bytes());
-            out.extend(nanos.to_le_bytes());
-            out.extend(e.stat.ino.to_le_bytes());
-            out.extend(e.hash.as_bytes());
-            out.push(u8::from(e.racy) | (u8::from(e.kept) << 1));
-        }
-        out
+    /// The entries as bytes, for the next process ([`Self::restore`]);
+    /// `packed` says which contents the history packs (their hashes are
+    /// saved short, see [`crate::sweep_file`]).
+    pub fn to_bytes(&self, packed: &dyn Fn(&ContentHash) -> bool) -> Vec<u8> {
+        crate::sweep_file::encode(
+            self.entries.iter().map(|(path, e)| (path.as_str(), e)),
+            packed,
+        )
     }
 
     /// Takes entries a process before this one kept ([`Self::to_bytes`]),
-    /// each only when `has_blob` says its content is still in history (a
-    /// change of the file must find its base). A file whose stat still
-    /// matches is then not read again. Nothing else is taken over: the
-    /// first scan reads the ignore rules on disk as if the cache were new.
-    /// Returns how many entries were taken; damaged bytes give none.
-    pub fn restore(&mut self, bytes: &[u8], has_blob: &dyn Fn(&ContentHash) -> bool) -> usize {
-        let Some(mut rest) = bytes.strip_prefix(CACHE_MAGIC) else {
-            return 0;
-        };
+    /// each only when its content is still in history (`has_blob`; a short
+    /// hash must be resolved by `by_prefix` to the one packed blob it
+    /// begins), since a change of the file must find its base. Entries
+    /// whose content history never held (above the ceiling) are taken as
+    /// they are. A file whose stat still matches is then not read again.
+    /// Nothing else is taken over: the first scan reads the ignore rules on
+    /// disk as if the cache were new. Returns how many entries were taken;
+    /// damaged bytes give none.
+    pub fn restore(
+        &mut self,
+        bytes: &[u8],
+        has_blob: &dyn Fn(&ContentHash) -> bool,
+        by_prefix: &dyn Fn(&[u8; crate::sweep_file::SHORT]) -> Option<ContentHash>,
+    ) -> usize {
         let mut taken = BTreeMap::new();
         let options = self.options();
-        while !rest.is_empty() {
-            let Some((path, entry, tail)) = decode_entry(rest) else {
-                return 0;
+        let whole = crate::sweep_file::decode(bytes, |path, mut entry, name| {
+            let Ok(path) = normalize(&path, options) else {
+                return;
             };
-            rest = tail;
-            let Ok(path) = normalize(path, options) else {
-                continue;
-            };
-            if has_blob(&entry.hash) || !entry.kept {
+            match name {
+                crate::sweep_file::Name::Whole(_) => {}
+                crate::sweep_file::Name::Short(prefix) => match by_prefix(&prefix) {
+                    Some(hash) => entry.hash = hash,
+                    None => return,
+                },
+            }
+            if !entry.kept || has_blob(&entry.hash) {
                 taken.insert(path, entry);
             }
+        });
+        if whole.is_none() {
+            return 0;
         }
         let n = taken.len();
         self.entries = taken;
@@ -960,46 +954,6 @@ fn change_of(
             result: now.is_some_and(|e| !e.kept),
         },
     })
-}
-
-const CACHE_MAGIC: &[u8] = b"cocode stat cache 1\n";
-
-/// One entry of [`StatCache::to_bytes`] and what follows it.
-fn decode_entry(bytes: &[u8]) -> Option<(&str, Entry, &[u8])> {
-    fn take<const N: usize>(b: &mut &[u8]) -> Option<[u8; N]> {
-        let (head, tail) = b.split_first_chunk::<N>()?;
-        *b = tail;
-        Some(*head)
-    }
-    let mut b = bytes;
-    let name_len = usize::try_from(u32::from_le_bytes(take(&mut b)?)).ok()?;
-    let (name, tail) = b.split_at_checked(name_len)?;
-    b = tail;
-    let name = std::str::from_utf8(name).ok()?;
-    let len = u64::from_le_bytes(take(&mut b)?);
-    let mtime_known = take::<1>(&mut b)?[0] == 1;
-    let secs = u64::from_le_bytes(take(&mut b)?);
-    let nanos = u32::from_le_bytes(take(&mut b)?);
-    let mtime = mtime_known
-        .then(|| SystemTime::UNIX_EPOCH + std::time::Duration::new(secs, nanos.min(999_999_999)));
-    let ctime_known = take::<1>(&mut b)?[0] == 1;
-    let csecs = i64::from_le_bytes(take(&mut b)?);
-    let cnanos = i64::from_le_bytes(take(&mut b)?);
-    let ino = u64::from_le_bytes(take(&mut b)?);
-    let hash = ContentHash::from_bytes(take(&mut b)?);
-    let flags = take::<1>(&mut b)?[0];
-    let entry = Entry {
-        stat: Stat {
-            len,
-            mtime,
-            ctime: ctime_known.then_some((csecs, cnanos)),
-            ino,
-        },
-        hash,
-        racy: flags & 1 != 0,
-        kept: flags & 2 != 0,
-    };
-    Some((name, entry, b))
 }
 
 /// One folder as a walk listed it.

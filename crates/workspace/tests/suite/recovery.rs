@@ -145,8 +145,18 @@ fn corrupt_packed(dir: &std::path::Path, hash: &cocode_core::snapshot::ContentHa
         let Some(at) = bytes.windows(32).position(|w| w == hash.as_bytes()) else {
             continue;
         };
-        let len = u32::from_le_bytes(bytes[at + 32..at + 36].try_into().unwrap()) as usize;
-        bytes[at + 36..at + 36 + len].fill(b'x');
+        // After the hash, the payload's length (LEB128).
+        let (mut len, mut shift, mut end) = (0usize, 0, at + 32);
+        loop {
+            let byte = bytes[end];
+            end += 1;
+            len |= usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        bytes[end..end + len].fill(b'x');
         std::fs::write(&path, bytes).unwrap();
         return;
     }
@@ -240,6 +250,69 @@ fn one_process_writes_a_workspace_and_another_is_told_who() {
     drop(taken);
 }
 
+/// A history whose pack an earlier version wrote — `CPK1` entries, each the
+/// hash, a little-endian `u32` length and the blob gzip-compressed — opens,
+/// checks clean and rolls back byte for byte from the old entries. (A pack
+/// of both kinds is read, extended and compacted in `pack`'s unit tests.)
+#[test]
+fn a_history_packed_by_an_earlier_version_opens_and_rolls_back() {
+    use std::io::Write as _;
+    let (_d, ws) = workspace(&[("a.txt", "version 0\n"), ("keep.txt", "kept")]);
+    let c = ctx("t1", 1);
+    apply(&ws, &c, write("a.txt", b"version 1\n"));
+    apply(&ws, &c, write("new/b.txt", b"made by the task"));
+    ws.gate.flush().unwrap();
+    let root = ws.workspace.root.clone();
+    let store = ws.gate.store();
+    let hashes = [
+        cocode_core::snapshot::ContentHash::of(b"version 0\n"),
+        cocode_core::snapshot::ContentHash::of(b"version 1\n"),
+        cocode_core::snapshot::ContentHash::of(b"made by the task"),
+    ];
+    // The earlier pack, exactly as its writer made it.
+    let mut pack = Vec::new();
+    for hash in &hashes {
+        let bytes = store.read_blob(hash).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&bytes).unwrap();
+        let payload = gz.finish().unwrap();
+        pack.extend_from_slice(b"CPK1");
+        pack.extend_from_slice(hash.as_bytes());
+        pack.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_le_bytes());
+        pack.extend_from_slice(&payload);
+    }
+    std::fs::remove_dir_all(ws.layout.packs_dir()).unwrap();
+    std::fs::create_dir_all(ws.layout.packs_dir()).unwrap();
+    // Numbered past the pack this process read: it meets the file as a
+    // fresh process would.
+    let pack_file = ws.layout.packs_dir().join("pack-000007.pack");
+    std::fs::write(&pack_file, &pack).unwrap();
+    drop(ws);
+    let ws = OpenWorkspace::open(&root).unwrap();
+    ws.gate.recover().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+    for hash in &hashes {
+        assert!(ws.gate.store().read_blob(hash).is_ok(), "{hash}");
+    }
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    ws.gate.flush().unwrap();
+    assert_eq!(
+        tree(&root),
+        [("a.txt", "version 0\n"), ("keep.txt", "kept")]
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    );
+    assert_eq!(history_problems(&ws), 0);
+    let after = std::fs::read(&pack_file).unwrap();
+    assert_eq!(
+        after, pack,
+        "the old entries untouched, nothing new to store"
+    );
+}
+
 /// A history written before blobs were packed — every blob a gzip file of
 /// its own under `objects/aa/<hash>`, no `packs/` folder — opens, checks
 /// clean and rolls back byte for byte; what the rollback stores is packed.
@@ -280,5 +353,56 @@ fn a_history_of_loose_blobs_from_before_packs_opens_and_rolls_back() {
             .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
             .collect()
     );
+    assert_eq!(history_problems(&ws), 0);
+}
+
+/// Each form a blob takes reads back whole: tiny content packed as it is,
+/// text packed deflated, and content too big to pack as a gzip file of its
+/// own that any gzip reader opens.
+#[test]
+fn a_blob_is_stored_as_it_is_deflated_or_loose_and_each_reads_back() {
+    use std::io::Read as _;
+    let (_d, ws) = workspace(&[]);
+    let store = ws.gate.store();
+    let tiny = b"ab".to_vec();
+    let text = "a line of text that repeats\n".repeat(200).into_bytes();
+    // Pseudo-random bytes deflate cannot shrink, past the pack's ceiling.
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let big: Vec<u8> = (0..3 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[0]
+        })
+        .collect();
+    let hashes: Vec<_> = [&tiny, &text, &big]
+        .iter()
+        .map(|bytes| store.put_blob(bytes).unwrap().0)
+        .collect();
+    let pack = std::fs::read(ws.layout.packs_dir().join("pack-000001.pack")).unwrap();
+    let mut entry = vec![0xD0];
+    entry.extend_from_slice(hashes[0].as_bytes());
+    entry.push(2);
+    entry.extend_from_slice(b"ab");
+    assert_eq!(&pack[..entry.len()], &entry[..], "the tiny blob as it is");
+    assert_eq!(pack[entry.len()], 0xD1, "the text deflated");
+    assert_eq!(
+        &pack[entry.len() + 1..entry.len() + 33],
+        hashes[1].as_bytes()
+    );
+    assert!(pack.len() < entry.len() + 200, "{}", pack.len());
+    let loose = ws.layout.blob_file(&hashes[2]);
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&loose).unwrap())
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert!(
+        unzipped == big,
+        "the loose file is plain gzip of the content"
+    );
+    for (hash, bytes) in hashes.iter().zip([&tiny, &text, &big]) {
+        assert!(store.read_blob(hash).unwrap() == *bytes);
+    }
     assert_eq!(history_problems(&ws), 0);
 }

@@ -663,3 +663,56 @@ fn the_next_process_reuses_the_stat_cache_and_still_records_every_change() {
     assert_eq!(ws.gate.begin_sweep().unwrap().hashed, 3);
     assert!(ws.gate.store().has_blob(&base));
 }
+
+/// The saved stat cache names packed contents by a prefix of their hash:
+/// an entry is taken back only when the history resolves its prefix to
+/// exactly one packed blob; an unresolved prefix (blob gone, or shared by
+/// two) drops the entry, and that file is read again.
+#[test]
+fn the_saved_stat_cache_names_packed_contents_by_a_prefix_the_history_resolves() {
+    use std::io::Read as _;
+    let files: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("f{i}.txt"), format!("content {i}\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (_d, ws) = workspace(&refs);
+    assert_eq!(ws.gate.begin_sweep().unwrap().hashed, 20);
+    // Saved when the gate closes.
+    let saved = ws.layout.sweep_cache_file();
+    drop(ws);
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(saved).unwrap())
+        .read_to_end(&mut bytes)
+        .unwrap();
+    let hashes: Vec<cocode_core::snapshot::ContentHash> = files
+        .iter()
+        .map(|(_, content)| cocode_core::snapshot::ContentHash::of(content.as_bytes()))
+        .collect();
+    for hash in &hashes {
+        let whole = hash.as_bytes();
+        assert!(
+            !bytes.windows(32).any(|w| w == whole),
+            "no whole hash of a packed blob is saved"
+        );
+        assert!(bytes.windows(12).any(|w| w == &whole[..12]));
+    }
+    let resolve = |prefix: &[u8; 12]| {
+        hashes
+            .iter()
+            .find(|h| h.as_bytes()[..12] == *prefix)
+            .copied()
+    };
+    let mut cache = cocode_workspace::sweep::StatCache::default();
+    assert_eq!(cache.restore(&bytes, &|_| true, &resolve), 20);
+    // A prefix that resolves to nothing, or to a blob history lacks.
+    assert_eq!(cache.restore(&bytes, &|_| true, &|_| None), 0);
+    assert_eq!(cache.restore(&bytes, &|h| *h != hashes[3], &resolve), 19);
+    // Cut short: nothing taken.
+    assert_eq!(
+        cache.restore(&bytes[..bytes.len() - 5], &|_| true, &resolve),
+        0
+    );
+}
