@@ -462,9 +462,13 @@ impl Run<'_> {
             session_id: self.session_id.clone(),
             attempt_no: self.task.attempt_no(),
         };
-        let ended =
-            tokio::task::spawn_blocking(move || host.workspace.gate.end_sweep_as(&ctx, origin))
-                .await;
+        // The agent's own writes and verification's commands both come from
+        // confined processes, as an agent's commands do.
+        let writers = host.command_writers;
+        let ended = tokio::task::spawn_blocking(move || {
+            host.workspace.gate.end_sweep_by(&ctx, origin, writers)
+        })
+        .await;
         match ended {
             Ok(Ok(records)) if !records.is_empty() => {
                 let text = changed.replace("{}", &records.len().to_string());

@@ -68,6 +68,10 @@ pub struct TaskHost {
     /// The workspace's language servers, shared by the editor and agents'
     /// `lsp.diagnostics`.
     pub lsp: cocode_lsp::LanguageServers,
+    /// Who may write the workspace while a confined process (an agent's
+    /// or verification's command, an ACP agent) runs: the sweep after it
+    /// narrows when only confined commands could have.
+    pub command_writers: cocode_workspace::SweepWriters,
     /// The workspace's writer lock: no other cocode process writes it
     /// while this host lives.
     _writer: cocode_workspace::WriterLock,
@@ -271,6 +275,7 @@ impl TaskHost {
                 Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
             )
         });
+        let command_writers = watch_commands(&workspace, &launcher);
         let handlers = Arc::new(WorkspaceTools {
             workspace: Arc::clone(&workspace),
             leases: Arc::clone(&leases),
@@ -281,7 +286,7 @@ impl TaskHost {
             listings: crate::host::tools::Listings::default(),
             commands: Arc::clone(&commands),
             lsp: Some(lsp.clone()),
-            command_writers: watch_commands(&workspace, &launcher),
+            command_writers,
         });
         let tools = Arc::new(handlers.registry(&(launcher.agent_confinement(), proxy.port()))?);
         let agent = Arc::new(BuiltInRuntime::new(
@@ -328,6 +333,7 @@ impl TaskHost {
             contracts,
             commands,
             lsp,
+            command_writers,
             _writer: writer,
         };
         host.run_retention(RetentionTrigger::AppStart);
