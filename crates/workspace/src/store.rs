@@ -678,12 +678,12 @@ impl HistoryStore {
     }
 
     /// On-disk size of a stored blob (0 when absent).
+    /// Packed blobs, the most, are answered from the index, without a
+    /// look for a loose file of that name.
     pub fn blob_size(&self, hash: &ContentHash) -> u64 {
-        fs::metadata(self.layout.blob_file(hash))
-            .map(|m| m.len())
-            .ok()
-            .or_else(|| self.packs.size(hash))
-            .unwrap_or(0)
+        self.packs.size(hash).unwrap_or_else(|| {
+            fs::metadata(self.layout.blob_file(hash)).map_or(0, |m| m.len())
+        })
     }
 
     /// Bytes under `history/`: blobs, indexes, journals and markers.
