@@ -681,9 +681,9 @@ impl HistoryStore {
     /// Packed blobs, the most, are answered from the index, without a
     /// look for a loose file of that name.
     pub fn blob_size(&self, hash: &ContentHash) -> u64 {
-        self.packs.size(hash).unwrap_or_else(|| {
-            fs::metadata(self.layout.blob_file(hash)).map_or(0, |m| m.len())
-        })
+        self.packs
+            .size(hash)
+            .unwrap_or_else(|| fs::metadata(self.layout.blob_file(hash)).map_or(0, |m| m.len()))
     }
 
     /// Bytes under `history/`: blobs, indexes, journals and markers.

@@ -51,6 +51,15 @@ pub fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, OpenWorkspace) {
     (dir, ws)
 }
 
+/// [`workspace`] of files whose names and contents were made up.
+pub fn workspace_of(files: &[(String, String)]) -> (tempfile::TempDir, OpenWorkspace) {
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    workspace(&refs)
+}
+
 pub fn put(root: &Path, rel: &str, bytes: &[u8]) {
     let full = root.join(rel);
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
@@ -169,11 +178,7 @@ pub fn spread_workspace(
             )
         })
         .collect();
-    let refs: Vec<(&str, &str)> = original
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let (dir, ws) = workspace(&refs);
+    let (dir, ws) = workspace_of(&original);
     (original, dir, ws)
 }
 

@@ -3,7 +3,7 @@
 //! index tails are cut.
 
 use cocode_core::error::WorkspaceErrorCode;
-use cocode_core::gate::WorkspaceFileGate;
+use cocode_core::gate::{TaskContext, WorkspaceFileGate};
 use cocode_workspace::{HistoryIntegrityChecker, OpenWorkspace};
 use pretty_assertions::assert_eq;
 
@@ -250,6 +250,41 @@ fn one_process_writes_a_workspace_and_another_is_told_who() {
     drop(taken);
 }
 
+/// A workspace of two files and a task that changed one and made another.
+fn a_task_of_two_writes() -> (tempfile::TempDir, OpenWorkspace, TaskContext) {
+    let (dir, ws) = workspace(&[("a.txt", "version 0\n"), ("keep.txt", "kept")]);
+    let c = ctx("t1", 1);
+    apply(&ws, &c, write("a.txt", b"version 1\n"));
+    apply(&ws, &c, write("new/b.txt", b"made by the task"));
+    ws.gate.flush().unwrap();
+    (dir, ws, c)
+}
+
+/// The workspace opened again and recovered, its history clean.
+fn reopened(root: &std::path::Path) -> OpenWorkspace {
+    let ws = OpenWorkspace::open(root).unwrap();
+    ws.gate.recover().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+    ws
+}
+
+/// [`a_task_of_two_writes`]'s task rolled back: the tree as it began, the
+/// history still clean.
+fn rolled_back_whole(ws: &OpenWorkspace, c: &TaskContext) {
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    ws.gate.flush().unwrap();
+    assert_eq!(
+        tree(&ws.workspace.root),
+        [("a.txt", "version 0\n"), ("keep.txt", "kept")]
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    );
+    assert_eq!(history_problems(ws), 0);
+}
+
 /// A history whose pack an earlier version wrote — `CPK1` entries, each the
 /// hash, a little-endian `u32` length and the blob gzip-compressed — opens,
 /// checks clean and rolls back byte for byte from the old entries. (A pack
@@ -257,11 +292,7 @@ fn one_process_writes_a_workspace_and_another_is_told_who() {
 #[test]
 fn a_history_packed_by_an_earlier_version_opens_and_rolls_back() {
     use std::io::Write as _;
-    let (_d, ws) = workspace(&[("a.txt", "version 0\n"), ("keep.txt", "kept")]);
-    let c = ctx("t1", 1);
-    apply(&ws, &c, write("a.txt", b"version 1\n"));
-    apply(&ws, &c, write("new/b.txt", b"made by the task"));
-    ws.gate.flush().unwrap();
+    let (_d, ws, c) = a_task_of_two_writes();
     let root = ws.workspace.root.clone();
     let store = ws.gate.store();
     let hashes = [
@@ -288,24 +319,11 @@ fn a_history_packed_by_an_earlier_version_opens_and_rolls_back() {
     let pack_file = ws.layout.packs_dir().join("pack-000007.pack");
     std::fs::write(&pack_file, &pack).unwrap();
     drop(ws);
-    let ws = OpenWorkspace::open(&root).unwrap();
-    ws.gate.recover().unwrap();
-    assert_eq!(history_problems(&ws), 0);
+    let ws = reopened(&root);
     for hash in &hashes {
         assert!(ws.gate.store().read_blob(hash).is_ok(), "{hash}");
     }
-    ws.gate
-        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
-        .unwrap();
-    ws.gate.flush().unwrap();
-    assert_eq!(
-        tree(&root),
-        [("a.txt", "version 0\n"), ("keep.txt", "kept")]
-            .iter()
-            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-            .collect()
-    );
-    assert_eq!(history_problems(&ws), 0);
+    rolled_back_whole(&ws, &c);
     let after = std::fs::read(&pack_file).unwrap();
     assert_eq!(
         after, pack,
@@ -319,11 +337,7 @@ fn a_history_packed_by_an_earlier_version_opens_and_rolls_back() {
 #[test]
 fn a_history_of_loose_blobs_from_before_packs_opens_and_rolls_back() {
     use std::io::Write as _;
-    let (_d, ws) = workspace(&[("a.txt", "version 0\n"), ("keep.txt", "kept")]);
-    let c = ctx("t1", 1);
-    apply(&ws, &c, write("a.txt", b"version 1\n"));
-    apply(&ws, &c, write("new/b.txt", b"made by the task"));
-    ws.gate.flush().unwrap();
+    let (_d, ws, c) = a_task_of_two_writes();
     let root = ws.workspace.root.clone();
     let store = ws.gate.store();
     let (hashes, _) = store.blob_names().unwrap();
@@ -339,21 +353,8 @@ fn a_history_of_loose_blobs_from_before_packs_opens_and_rolls_back() {
     }
     std::fs::remove_dir_all(ws.layout.packs_dir()).unwrap();
     drop(ws);
-    let ws = OpenWorkspace::open(&root).unwrap();
-    ws.gate.recover().unwrap();
-    assert_eq!(history_problems(&ws), 0);
-    ws.gate
-        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
-        .unwrap();
-    ws.gate.flush().unwrap();
-    assert_eq!(
-        tree(&root),
-        [("a.txt", "version 0\n"), ("keep.txt", "kept")]
-            .iter()
-            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-            .collect()
-    );
-    assert_eq!(history_problems(&ws), 0);
+    let ws = reopened(&root);
+    rolled_back_whole(&ws, &c);
 }
 
 /// Each form a blob takes reads back whole: tiny content packed as it is,

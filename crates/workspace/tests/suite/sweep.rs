@@ -620,11 +620,7 @@ fn the_next_process_reuses_the_stat_cache_and_still_records_every_change() {
     let files: Vec<(String, String)> = (0..50)
         .map(|i| (format!("d{}/f{i}.txt", i % 5), format!("content {i}\n")))
         .collect();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let (_d, ws) = workspace(&refs);
+    let (_d, ws) = workspace_of(&files);
     let root = ws.workspace.root.clone();
     assert_eq!(ws.gate.begin_sweep().unwrap().hashed, 50);
     drop(ws);
@@ -674,11 +670,7 @@ fn the_saved_stat_cache_names_packed_contents_by_a_prefix_the_history_resolves()
     let files: Vec<(String, String)> = (0..20)
         .map(|i| (format!("f{i}.txt"), format!("content {i}\n")))
         .collect();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let (_d, ws) = workspace(&refs);
+    let (_d, ws) = workspace_of(&files);
     assert_eq!(ws.gate.begin_sweep().unwrap().hashed, 20);
     // Saved when the gate closes.
     let saved = ws.layout.sweep_cache_file();
