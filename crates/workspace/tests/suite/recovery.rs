@@ -407,3 +407,94 @@ fn a_blob_is_stored_as_it_is_deflated_or_loose_and_each_reads_back() {
     }
     assert_eq!(history_problems(&ws), 0);
 }
+
+/// A real history earlier versions wrote (`tests/golden/earlier-history`):
+/// its first task by the version before packs (loose blobs, no stat
+/// cache), its second by the version of the first pack entry kind (`CPK1`)
+/// and the first form of the stat cache. It opens and checks clean, every
+/// content its records name reads back, and the second task rolls back
+/// byte for byte to bases the first version stored. (The first task then
+/// stays as it is: the second changed its paths after it.)
+#[test]
+fn a_history_earlier_versions_wrote_opens_reads_and_rolls_back() {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &to.join(entry.file_name()));
+            } else {
+                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+            }
+        }
+    }
+    let files = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    };
+    let golden =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/earlier-history/ws");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    copy(&golden, &root);
+    let ws = reopened(&root);
+    let store = ws.gate.store();
+    let tasks = ["task-1796274787044-d6fd", "task-1796274991420-ee5a"]
+        .map(|t| cocode_core::ids::TaskId::new(t).unwrap());
+    let mut named = Vec::new();
+    for task in &tasks {
+        let records = store.snapshots_of_task(task).unwrap();
+        assert!(!records.is_empty(), "{task}");
+        for record in records {
+            named.extend(record.base());
+            named.extend(record.result());
+        }
+    }
+    let text = |hash| String::from_utf8(store.read_blob(hash).unwrap()).unwrap();
+    let mut contents: Vec<String> = named.iter().map(text).collect();
+    contents.sort();
+    contents.dedup();
+    let main_first = "fn main() {\n    println!(\"hello, world\");\n}\n";
+    let main_second = format!("{main_first}// the end\n");
+    let mut expected = vec![
+        "# Notes\n\n첫 줄\n",
+        "# Notes\n\n첫 줄\n둘째 줄\n",
+        "fn main() {\n    println!(\"hello\");\n}\n",
+        main_first,
+        &main_second,
+        "made\n",
+        "old\n",
+        "pub fn two() -> u8 {\n    2\n}\n",
+    ];
+    expected.sort_unstable();
+    assert_eq!(contents, expected);
+    assert_eq!(
+        tree(&root),
+        files(&[
+            ("docs/made/new.txt", "made\n"),
+            ("docs/notes.md", "# Notes\n\n첫 줄\n둘째 줄\n"),
+            ("keep.txt", "keep me\n"),
+            ("src/lib.rs", "pub fn two() -> u8 {\n    2\n}\n"),
+            ("src/main.rs", &main_second),
+        ])
+    );
+    // The first form of the stat cache is read; a copy's stats differ, so
+    // every file is read once more.
+    assert_eq!(ws.gate.begin_sweep().unwrap().files, 5);
+    ws.gate
+        .rollback(&tasks[1], &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    ws.gate.flush().unwrap();
+    assert_eq!(
+        tree(&root),
+        files(&[
+            ("docs/made/new.txt", "made\n"),
+            ("docs/notes.md", "# Notes\n\n첫 줄\n"),
+            ("keep.txt", "keep me\n"),
+            ("src/main.rs", main_first),
+        ])
+    );
+    assert_eq!(history_problems(&ws), 0);
+}

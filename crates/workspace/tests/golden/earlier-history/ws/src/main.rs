@@ -1,0 +1,4 @@
+fn main() {
+    println!("hello, world");
+}
+// the end
