@@ -6,6 +6,9 @@
 //!   snapshot, journal and barrier) against the floor of 1,000 separate
 //!   durable replaces in plain Rust (write a temp file, fsync, rename over
 //!   the file, fsync its folder);
+//! - the same 1,000 separate operations against 1,000 separate git
+//!   commits (`git add FILE && git commit`, `core.fsync=all`), reported
+//!   beside the floor: what keeping each change on its own costs with git;
 //! - rolling a task that changed 1,000 files back to its start against
 //!   `git checkout -- .` restoring the same files.
 #![expect(
@@ -16,7 +19,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cocode_core::gate::{GateOp, TaskContext, WorkspaceFileGate};
 use cocode_core::ids::{AttemptNo, SessionId, TaskId};
@@ -90,6 +93,19 @@ fn git_fixture_with_changes() -> tempfile::TempDir {
     dir
 }
 
+/// The fixture opened as a workspace the gate has seen whole, like git's
+/// base commit (the sweep before a turn stores it), before the agent
+/// writes.
+fn seen_fixture() -> (tempfile::TempDir, OpenWorkspace) {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let ws = OpenWorkspace::open(dir.path()).unwrap();
+    ws.gate.recover().unwrap();
+    ws.gate.begin_sweep().unwrap();
+    settle();
+    (dir, ws)
+}
+
 /// One way of making the agent's writes.
 type WriteAll = fn(&OpenWorkspace, &TaskContext);
 
@@ -126,6 +142,24 @@ fn durable_replace_every_file(dir: &Path) {
     }
 }
 
+/// Commits timed of the 1,000 a commit per file makes; the time is scaled
+/// to all of them (each commit costs the same: one file added to an index
+/// of the same size, one commit object, the same syncs).
+const COMMITS_TIMED: usize = if FILES < 100 { FILES } else { 100 };
+
+/// A commit per changed file with `core.fsync=all`, as a person keeping
+/// each change on its own would make them; returns the time scaled to
+/// every file.
+fn commit_every_file(dir: &Path) -> Duration {
+    let started = Instant::now();
+    for i in 0..COMMITS_TIMED {
+        let path = format!("src/m{}/f{i}.rs", i % 20);
+        git(dir, &["add", &path]);
+        git(dir, &["commit", "-q", "-m", &path]);
+    }
+    started.elapsed() * u32::try_from(FILES / COMMITS_TIMED).unwrap()
+}
+
 /// Every fixture file changed through the gate as one batch (one journal,
 /// one barrier, a snapshot per file), then made durable.
 fn write_every_file_in_one_batch(ws: &OpenWorkspace, ctx: &TaskContext) {
@@ -152,18 +186,7 @@ fn bench_writes(c: &mut Criterion) {
     for (way, write) in ways {
         group.bench_function(BenchmarkId::new(way, "ours"), |b| {
             b.iter_batched(
-                || {
-                    let dir = tempfile::tempdir().unwrap();
-                    fixture(dir.path());
-                    let ws = OpenWorkspace::open(dir.path()).unwrap();
-                    ws.gate.recover().unwrap();
-                    // Like git's base commit: the gate has seen the tree
-                    // before the agent writes (the sweep before a turn
-                    // stores it).
-                    ws.gate.begin_sweep().unwrap();
-                    settle();
-                    (dir, ws)
-                },
+                seen_fixture,
                 |(dir, ws)| {
                     write(&ws, &ctx);
                     keep.borrow_mut().push(dir);
@@ -201,6 +224,27 @@ fn bench_writes(c: &mut Criterion) {
             }
         });
     }
+    group.bench_function(BenchmarkId::new("git_commit_per_file", "ours"), |b| {
+        b.iter_batched(
+            seen_fixture,
+            |(dir, ws)| {
+                write_every_file(&ws, &ctx);
+                keep.borrow_mut().push(dir);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function(BenchmarkId::new("git_commit_per_file", "peer"), |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let dir = git_fixture_with_changes();
+                total += commit_every_file(dir.path());
+                keep.borrow_mut().push(dir);
+            }
+            total
+        });
+    });
     group.finish();
     drop(keep);
 }
