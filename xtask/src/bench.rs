@@ -158,19 +158,19 @@ pub const BARS: &[Bar] = &[
         name: "big_tree_command",
         peer: "a warm `git status --porcelain` of the same 80,000-file tree",
         limit: Limit::RatioAtMost(2.0),
-        why: "an agent's command that changes one file, both sweeps: the scan before stats every file on every core and reads none unchanged, the scan after looks at what the watcher reported (measured 1.28, 1.56 and 1.56 over three runs, 0.19–0.23 s against 0.13–0.15 s)",
+        why: "an agent's command that changes one file, both sweeps: the scan before stats every file on every core and reads none unchanged, the scan after looks at what the watcher reported (measured 1.28, 1.56, 1.56 and 1.66 over four runs, 0.19–0.26 s against 0.13–0.15 s)",
     },
     Bar {
         name: "big_tree_first_command",
         peer: "`git init && git add -A` of the same tree",
         limit: Limit::RatioAtMost(1.0),
-        why: "the first command in a fresh workspace reads and stores every file, as git's first add does (measured 0.26, 0.33 and 0.25, 3.4 s against 10.5–13.8 s)",
+        why: "the first command in a fresh workspace reads and stores every file, as git's first add does (measured 0.26, 0.33, 0.25 and 0.23, 2.8–3.4 s against 10.5–13.8 s)",
     },
     Bar {
         name: "big_tree_history_bytes",
         peer: "git's objects after `git add -A && git gc` of the same tree (blocks, as `du` counts them)",
         limit: Limit::RatioAtMost(1.5),
-        why: "`.cocode/` after the first command: small blobs raw-deflated in packs, the stat cache for the next process naming packed contents by a 12-byte prefix (measured 1.16: 5.05 MiB against 4.35 MiB; 2.07 before, with gzip in every entry and whole hashes in the cache)",
+        why: "`.cocode/` after the first command: small blobs raw-deflated in packs, the stat cache for the next process naming packed contents by a 12-byte prefix (measured 1.16 in two runs: 5.05–5.07 MiB against 4.35 MiB; 2.07 before, with gzip in every entry and whole hashes in the cache)",
     },
     Bar {
         name: "terminal_paint_200x60",
