@@ -83,8 +83,14 @@ pub(crate) fn by_folder<'i, T: Sync, R: Send, E: Send>(
 /// `f` of every item, in order, computed on as many threads as there are
 /// cores (one thread for a short list).
 pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    // A short list (one file of one operation, the most common) never asks
+    // for the core count: the standard library reads the cgroup's files
+    // each time it is asked.
+    if items.len() < PARALLEL_ITEMS {
+        return items.iter().map(f).collect();
+    }
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    if threads < 2 || items.len() < PARALLEL_ITEMS {
+    if threads < 2 {
         return items.iter().map(f).collect();
     }
     let chunk = items.len().div_ceil(threads);
