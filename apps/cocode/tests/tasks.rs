@@ -468,6 +468,28 @@ fn rollback_to_the_start_restores_the_file_and_ends_the_task() {
     assert_eq!(origins, vec!["gate", "rollback"]);
 }
 
+/// A file the task made is removed, and the line says so rather than
+/// "restored".
+#[test]
+fn rollback_says_which_files_it_removed_because_the_task_made_them() {
+    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"create notes/new.md with "made by the task""#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let id = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    let lines: Vec<&str> = out.lines().take(1).collect();
+    assert_eq!(lines, ["removed notes/new.md (the task made it)"], "{out}");
+    assert!(!ws.path().join("notes/new.md").exists());
+}
+
 #[test]
 fn rollback_refuses_to_overwrite_a_later_human_change() {
     let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);

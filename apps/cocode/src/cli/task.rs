@@ -612,8 +612,8 @@ pub fn rollback(
     };
     match rollback(&ws, &id, &query)? {
         RollbackOutcome::Done { restored, task } => {
-            for path in &restored {
-                writeln!(out, "restored {path}")?;
+            for (path, how) in &restored {
+                writeln!(out, "{}", how.line(path))?;
             }
             writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
             Ok(0)

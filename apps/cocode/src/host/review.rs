@@ -142,14 +142,34 @@ fn unavailable(e: &RollbackError) -> String {
 /// What a rollback did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RollbackOutcome {
-    /// Restored these paths (none when nothing was left to undo).
+    /// Undid these paths, each restored or removed (none when nothing was
+    /// left to undo).
     Done {
-        restored: Vec<String>,
+        restored: Vec<(String, Undone)>,
         task: DelegatedTask,
     },
     /// Refused; nothing was touched. (path, reason) per conflict.
     Conflicts(Vec<(String, String)>),
     Refused(String),
+}
+
+/// What a rollback did to one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undone {
+    /// Its earlier content is back (a file the task removed comes back).
+    Restored,
+    /// Gone: the task made it.
+    Removed,
+}
+
+impl Undone {
+    /// The line a person reads for `path`.
+    pub fn line(self, path: &str) -> String {
+        match self {
+            Self::Restored => format!("restored {path}"),
+            Self::Removed => format!("removed {path} (the task made it)"),
+        }
+    }
 }
 
 /// Rolls `id` back; a rollback to the start (or to attempt 0) also ends the
@@ -181,7 +201,14 @@ pub fn rollback(
             Ok(RollbackOutcome::Done {
                 restored: restored
                     .iter()
-                    .map(|s| s.parts().path.to_string())
+                    .map(|s| {
+                        let how = if s.result().is_some() {
+                            Undone::Restored
+                        } else {
+                            Undone::Removed
+                        };
+                        (s.parts().path.to_string(), how)
+                    })
                     .collect(),
                 task: record,
             })
