@@ -437,21 +437,24 @@ fn rollback(ws: &Path, task: &str) -> (i32, String) {
     ])
 }
 
-#[test]
-fn rollback_to_the_start_restores_the_file_and_ends_the_task() {
-    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
-    let (code, out) = run(
-        ws.path(),
-        r#"replace "1" with "2" in config.json"#,
-        &["--yes"],
-    );
+/// Runs `prompt` as the only task (approved) and rolls it back to its
+/// start; returns what the rollback printed.
+fn run_then_roll_back(ws: &Path, prompt: &str) -> String {
+    let (code, out) = run(ws, prompt, &["--yes"]);
     assert_eq!(code, 0, "{out}");
-    let id = only_task(ws.path())["task"]["task_id"]
+    let id = only_task(ws)["task"]["task_id"]
         .as_str()
         .unwrap()
         .to_owned();
-    let (code, out) = rollback(ws.path(), &id);
+    let (code, out) = rollback(ws, &id);
     assert_eq!(code, 0, "{out}");
+    out
+}
+
+#[test]
+fn rollback_to_the_start_restores_the_file_and_ends_the_task() {
+    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let out = run_then_roll_back(ws.path(), r#"replace "1" with "2" in config.json"#);
     assert!(out.lines().any(|l| l == "restored config.json"), "{out}");
     assert_eq!(
         std::fs::read_to_string(ws.path().join("config.json")).unwrap(),
@@ -473,18 +476,7 @@ fn rollback_to_the_start_restores_the_file_and_ends_the_task() {
 #[test]
 fn rollback_says_which_files_it_removed_because_the_task_made_them() {
     let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
-    let (code, out) = run(
-        ws.path(),
-        r#"create notes/new.md with "made by the task""#,
-        &["--yes"],
-    );
-    assert_eq!(code, 0, "{out}");
-    let id = only_task(ws.path())["task"]["task_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let (code, out) = rollback(ws.path(), &id);
-    assert_eq!(code, 0, "{out}");
+    let out = run_then_roll_back(ws.path(), r#"create notes/new.md with "made by the task""#);
     let lines: Vec<&str> = out.lines().take(1).collect();
     assert_eq!(lines, ["removed notes/new.md (the task made it)"], "{out}");
     assert!(!ws.path().join("notes/new.md").exists());
