@@ -21,6 +21,7 @@ pub mod sweep;
 mod sweep_file;
 #[cfg(target_os = "linux")]
 mod sweep_watch;
+mod varint;
 
 pub use gate::{Gate, RecoveryReport, RetentionReport, SweepWriters, UserOp, UserWrite};
 pub use ignore_rules::IgnoreFilter;

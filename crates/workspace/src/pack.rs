@@ -121,12 +121,7 @@ fn header(hash: &ContentHash, coding: Coding, len: u32) -> Vec<u8> {
                 KIND_STORED
             });
             out.extend_from_slice(hash.as_bytes());
-            let mut rest = len;
-            while rest >= 0x80 {
-                out.push(u8::try_from(rest & 0x7f).unwrap_or(0) | 0x80);
-                rest >>= 7;
-            }
-            out.push(u8::try_from(rest).unwrap_or(0));
+            crate::varint::put(&mut out, u128::from(len));
         }
     }
     out

@@ -887,9 +887,9 @@ impl StatCache {
     }
 
     /// Takes entries a process before this one kept ([`Self::to_bytes`]),
-    /// each only when its content is still in history (`has_blob`; a short
-    /// hash must be resolved by `by_prefix` to the one packed blob it
-    /// begins), since a change of the file must find its base. Entries
+    /// each only when its content is still in history (`has_blob` for a
+    /// whole hash; a short one must be resolved by `by_prefix`, from the
+    /// packs, to the one packed blob it begins), since a change of the file must find its base. Entries
     /// whose content history never held (above the ceiling) are taken as
     /// they are. A file whose stat still matches is then not read again.
     /// Nothing else is taken over: the first scan reads the ignore rules on
@@ -907,14 +907,15 @@ impl StatCache {
             let Ok(path) = normalize(&path, options) else {
                 return;
             };
-            match name {
-                crate::sweep_file::Name::Whole(_) => {}
-                crate::sweep_file::Name::Short(prefix) => match by_prefix(&prefix) {
-                    Some(hash) => entry.hash = hash,
-                    None => return,
-                },
-            }
-            if !entry.kept || has_blob(&entry.hash) {
+            // A prefix the packs resolve names a blob history holds: no
+            // second look for it.
+            let held = match name {
+                crate::sweep_file::Name::Whole(hash) => !entry.kept || has_blob(&hash),
+                crate::sweep_file::Name::Short(prefix) => {
+                    by_prefix(&prefix).map(|hash| entry.hash = hash).is_some()
+                }
+            };
+            if held {
                 taken.insert(path, entry);
             }
         });

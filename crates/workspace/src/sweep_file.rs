@@ -24,6 +24,7 @@ use std::time::{Duration, SystemTime};
 use cocode_core::snapshot::ContentHash;
 
 use crate::sweep::{Entry, Stat};
+use crate::varint::{get, put};
 
 /// Bytes of a packed blob's hash the saved form keeps (96 bits: two blobs
 /// of one history share them with odds far below any disk's error rate,
@@ -202,27 +203,6 @@ fn zigzag(x: i128) -> u128 {
 
 fn unzigzag(x: u128) -> i128 {
     (x >> 1).cast_signed() ^ -(x & 1).cast_signed()
-}
-
-fn put(out: &mut Vec<u8>, mut x: u128) {
-    while x >= 0x80 {
-        out.push(u8::try_from(x & 0x7f).unwrap_or(0) | 0x80);
-        x >>= 7;
-    }
-    out.push(u8::try_from(x).unwrap_or(0));
-}
-
-fn get(b: &mut &[u8]) -> Option<u128> {
-    let mut x = 0u128;
-    for shift in (0..128).step_by(7) {
-        let (&byte, tail) = b.split_first()?;
-        *b = tail;
-        x |= u128::from(byte & 0x7f).checked_shl(shift)?;
-        if byte & 0x80 == 0 {
-            return Some(x);
-        }
-    }
-    None
 }
 
 /// One entry of the first form and what follows it.

@@ -198,3 +198,35 @@ pub fn incomplete_paths(report: &cocode_workspace::RecoveryReport) -> Vec<String
         .map(|(_, p)| p.to_string())
         .collect()
 }
+
+/// One pack entry: its hash's bytes and its payload's range.
+pub type PackEntry<'a> = (&'a [u8], std::ops::Range<usize>);
+
+/// A pack file's whole entries of today's kind (a kind byte, the hash, the
+/// LEB128 length, the payload), each as (its hash's bytes, its payload's
+/// range), and where the last whole one ends: past it is a torn tail.
+pub fn pack_entries(bytes: &[u8]) -> (Vec<PackEntry<'_>>, usize) {
+    let mut entries = Vec::new();
+    let mut at = 0;
+    'entries: while at < bytes.len() {
+        let mut end = at + 33;
+        let (mut len, mut shift) = (0usize, 0);
+        loop {
+            let Some(byte) = bytes.get(end) else {
+                break 'entries;
+            };
+            end += 1;
+            len |= usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        if end + len > bytes.len() {
+            break;
+        }
+        entries.push((&bytes[at + 1..at + 33], end..end + len));
+        at = end + len;
+    }
+    (entries, at)
+}

@@ -198,39 +198,17 @@ fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// Bytes at the end of the packs below `root` that are no whole entry (a
-/// kind byte, the hash, the LEB128 length and the payload; earlier kinds
-/// are not written here).
+/// Bytes at the end of the packs below `root` that are no whole entry.
 fn torn_pack_bytes(root: &Path) -> usize {
     let Ok(packs) = std::fs::read_dir(root.join(".cocode/history/packs")) else {
         return 0;
     };
-    let mut torn = 0;
-    for pack in packs {
-        let bytes = std::fs::read(pack.unwrap().path()).unwrap();
-        let mut at = 0;
-        'entries: while at < bytes.len() {
-            let mut end = at + 33;
-            let (mut len, mut shift) = (0usize, 0);
-            loop {
-                let Some(byte) = bytes.get(end) else {
-                    break 'entries;
-                };
-                end += 1;
-                len |= usize::from(byte & 0x7f) << shift;
-                shift += 7;
-                if byte & 0x80 == 0 {
-                    break;
-                }
-            }
-            if end + len > bytes.len() {
-                break;
-            }
-            at = end + len;
-        }
-        torn += bytes.len() - at;
-    }
-    torn
+    packs
+        .map(|pack| {
+            let bytes = std::fs::read(pack.unwrap().path()).unwrap();
+            bytes.len() - pack_entries(&bytes).1
+        })
+        .sum()
 }
 
 #[test]

@@ -142,21 +142,15 @@ fn corrupt_packed(dir: &std::path::Path, hash: &cocode_core::snapshot::ContentHa
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let mut bytes = std::fs::read(&path).unwrap();
-        let Some(at) = bytes.windows(32).position(|w| w == hash.as_bytes()) else {
+        let (entries, _) = pack_entries(&bytes);
+        let Some(payload) = entries
+            .into_iter()
+            .find(|(h, _)| *h == hash.as_bytes())
+            .map(|(_, payload)| payload)
+        else {
             continue;
         };
-        // After the hash, the payload's length (LEB128).
-        let (mut len, mut shift, mut end) = (0usize, 0, at + 32);
-        loop {
-            let byte = bytes[end];
-            end += 1;
-            len |= usize::from(byte & 0x7f) << shift;
-            shift += 7;
-            if byte & 0x80 == 0 {
-                break;
-            }
-        }
-        bytes[end..end + len].fill(b'x');
+        bytes[payload].fill(b'x');
         std::fs::write(&path, bytes).unwrap();
         return;
     }

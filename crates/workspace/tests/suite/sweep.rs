@@ -661,8 +661,8 @@ fn the_next_process_reuses_the_stat_cache_and_still_records_every_change() {
 }
 
 /// The saved stat cache names packed contents by a prefix of their hash:
-/// an entry is taken back only when the history resolves its prefix to
-/// exactly one packed blob; an unresolved prefix (blob gone, or shared by
+/// an entry is taken back only when the packs resolve its prefix to
+/// exactly one blob; an unresolved prefix (blob gone, or shared by
 /// two) drops the entry, and that file is read again.
 #[test]
 fn the_saved_stat_cache_names_packed_contents_by_a_prefix_the_history_resolves() {
@@ -698,10 +698,12 @@ fn the_saved_stat_cache_names_packed_contents_by_a_prefix_the_history_resolves()
             .copied()
     };
     let mut cache = cocode_workspace::sweep::StatCache::default();
-    assert_eq!(cache.restore(&bytes, &|_| true, &resolve), 20);
-    // A prefix that resolves to nothing, or to a blob history lacks.
+    // A resolved prefix is taken without asking history again.
+    assert_eq!(cache.restore(&bytes, &|_| false, &resolve), 20);
+    // A prefix that resolves to nothing, or whose blob left the packs.
     assert_eq!(cache.restore(&bytes, &|_| true, &|_| None), 0);
-    assert_eq!(cache.restore(&bytes, &|h| *h != hashes[3], &resolve), 19);
+    let gone = |prefix: &[u8; 12]| resolve(prefix).filter(|h| *h != hashes[3]);
+    assert_eq!(cache.restore(&bytes, &|_| true, &gone), 19);
     // Cut short: nothing taken.
     assert_eq!(
         cache.restore(&bytes[..bytes.len() - 5], &|_| true, &resolve),
