@@ -1,4 +1,4 @@
-//! Three comparisons, each measured in one run and reported by `cargo xtask
+//! Four comparisons, each measured in one run and reported by `cargo xtask
 //! bench` as ours/peer (bars in `xtask/src/bench.rs`, shown in TESTING.md):
 //! - 1,000 agent writes through the gate as one batch against `git add -A &&
 //!   git commit` of the same changes with `core.fsync=all`;
@@ -11,6 +11,9 @@
 //!   beside the floor: what keeping each change on its own costs with git;
 //! - rolling a task that changed 1,000 files back to its start against
 //!   `git checkout -- .` restoring the same files.
+//!
+//! Each run of ours is followed by a run of its peer, each on a fixture of
+//! its own, and both sides are measured that way (see [`alternate`]).
 #![expect(
     clippy::disallowed_methods,
     reason = "the bench builds fixtures and runs git"
@@ -25,7 +28,7 @@ use cocode_core::gate::{GateOp, TaskContext, WorkspaceFileGate};
 use cocode_core::ids::{AttemptNo, SessionId, TaskId};
 use cocode_core::path::NormalizedPath;
 use cocode_workspace::{OpenWorkspace, RollbackQuery};
-use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 /// Files changed per iteration (small in debug builds so `cargo test` stays fast).
 const FILES: usize = if cfg!(debug_assertions) { 20 } else { 1000 };
@@ -168,83 +171,119 @@ fn write_every_file_in_one_batch(ws: &OpenWorkspace, ctx: &TaskContext) {
     ws.gate.flush().unwrap();
 }
 
+/// One timed run of a side of a comparison, its untimed setup included.
+type Run<'a> = &'a dyn Fn() -> Duration;
+
+/// `iters` runs of ours and of the peer, one after the other, each on a
+/// fixture of its own; the total of the side asked for. Both sides of a
+/// comparison are measured this way, so each meets the same state of the
+/// file system as the other: on a journal-less ext4 every inode
+/// allocation skips the inodes freed in the last minute, and each run
+/// frees a thousand, so a side measured alone after the other would pay
+/// for the other's runs.
+fn alternate(iters: u64, ours: Run<'_>, peer: Run<'_>, want_ours: bool) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let (o, p) = (ours(), peer());
+        total += if want_ours { o } else { p };
+    }
+    total
+}
+
+/// How long ext4 without a journal skips a freed inode when it allocates
+/// (`RECENTCY_MIN` in the kernel's `ialloc.c`), and a little more.
+const INODE_RECENCY: Duration = Duration::from_secs(65);
+
+/// Waits until no inode the comparisons before freed is skipped any more,
+/// so each comparison starts from the same state of the disk whatever ran
+/// before it (not in the quick debug run of `cargo test`).
+fn cool_down() {
+    if !cfg!(debug_assertions) {
+        std::thread::sleep(INODE_RECENCY);
+    }
+}
+
+/// A comparison whose sides are measured alternately (see [`alternate`]),
+/// from a cooled-down disk (see [`cool_down`]).
+fn bench_pair(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    ours: Run<'_>,
+    peer: Run<'_>,
+) {
+    cool_down();
+    for (side, want_ours) in [("ours", true), ("peer", false)] {
+        group.bench_function(BenchmarkId::new(name, side), |b| {
+            b.iter_custom(|iters| alternate(iters, ours, peer, want_ours));
+        });
+    }
+}
+
+/// Times `run` once.
+fn timed(run: impl FnOnce()) -> Duration {
+    let started = Instant::now();
+    run();
+    started.elapsed()
+}
+
 fn bench_writes(c: &mut Criterion) {
     let mut group = c.benchmark_group("gate_1000_writes");
+    // Ten runs of each side, each run measured with its pair (see
+    // [`alternate`]).
     group
         .sample_size(10)
-        .measurement_time(Duration::from_secs(20))
+        .sampling_mode(criterion::SamplingMode::Flat)
+        .measurement_time(Duration::from_secs(5))
         .warm_up_time(Duration::from_secs(1));
     let ctx = context();
     // Fixtures stay on disk until the group ends: deleting thousands of
     // files between iterations makes the next inode allocations slow
     // (ext4 skips recently deleted inodes), which would measure the cleanup.
     let keep = std::cell::RefCell::new(Vec::new());
-    let ways: [(&str, WriteAll); 2] = [
-        ("one_op_per_file", write_every_file),
-        ("one_batch", write_every_file_in_one_batch),
-    ];
-    for (way, write) in ways {
-        group.bench_function(BenchmarkId::new(way, "ours"), |b| {
-            b.iter_batched(
-                seen_fixture,
-                |(dir, ws)| {
-                    write(&ws, &ctx);
-                    keep.borrow_mut().push(dir);
-                },
-                BatchSize::PerIteration,
-            );
-        });
-        // The peer is measured next to each of ours, so each ratio compares
-        // runs made under the same machine conditions.
-        group.bench_function(BenchmarkId::new(way, "peer"), |b| {
-            if way == "one_batch" {
-                b.iter_batched(
-                    git_fixture_with_changes,
-                    |dir| {
-                        git(dir.path(), &["add", "-A"]);
-                        git(dir.path(), &["commit", "-q", "-m", "change"]);
-                        keep.borrow_mut().push(dir);
-                    },
-                    BatchSize::PerIteration,
-                );
-            } else {
-                b.iter_batched(
-                    || {
-                        let dir = tempfile::tempdir().unwrap();
-                        fixture(dir.path());
-                        settle();
-                        dir
-                    },
-                    |dir| {
-                        durable_replace_every_file(dir.path());
-                        keep.borrow_mut().push(dir);
-                    },
-                    BatchSize::PerIteration,
-                );
-            }
-        });
-    }
-    group.bench_function(BenchmarkId::new("git_commit_per_file", "ours"), |b| {
-        b.iter_batched(
-            seen_fixture,
-            |(dir, ws)| {
-                write_every_file(&ws, &ctx);
-                keep.borrow_mut().push(dir);
-            },
-            BatchSize::PerIteration,
-        );
-    });
-    group.bench_function(BenchmarkId::new("git_commit_per_file", "peer"), |b| {
-        b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iterations {
-                let dir = git_fixture_with_changes();
-                total += commit_every_file(dir.path());
-                keep.borrow_mut().push(dir);
-            }
-            total
-        });
-    });
+    let through_gate = |write: WriteAll| {
+        let (dir, ws) = seen_fixture();
+        let took = timed(|| write(&ws, &ctx));
+        keep.borrow_mut().push(dir);
+        took
+    };
+    bench_pair(
+        &mut group,
+        "one_op_per_file",
+        &|| through_gate(write_every_file),
+        &|| {
+            let dir = tempfile::tempdir().unwrap();
+            fixture(dir.path());
+            settle();
+            let took = timed(|| durable_replace_every_file(dir.path()));
+            keep.borrow_mut().push(dir);
+            took
+        },
+    );
+    bench_pair(
+        &mut group,
+        "one_batch",
+        &|| through_gate(write_every_file_in_one_batch),
+        &|| {
+            let dir = git_fixture_with_changes();
+            let took = timed(|| {
+                git(dir.path(), &["add", "-A"]);
+                git(dir.path(), &["commit", "-q", "-m", "change"]);
+            });
+            keep.borrow_mut().push(dir);
+            took
+        },
+    );
+    bench_pair(
+        &mut group,
+        "git_commit_per_file",
+        &|| through_gate(write_every_file),
+        &|| {
+            let dir = git_fixture_with_changes();
+            let took = commit_every_file(dir.path());
+            keep.borrow_mut().push(dir);
+            took
+        },
+    );
     group.finish();
     drop(keep);
 }
@@ -253,41 +292,42 @@ fn bench_rollback(c: &mut Criterion) {
     let ctx = context();
     let keep = std::cell::RefCell::new(Vec::new());
     let mut group = c.benchmark_group("rollback_1000_files");
+    // Ten runs of each side, each run measured with its pair (see
+    // [`alternate`]).
     group
         .sample_size(10)
-        .measurement_time(Duration::from_secs(20))
+        .sampling_mode(criterion::SamplingMode::Flat)
+        .measurement_time(Duration::from_secs(5))
         .warm_up_time(Duration::from_secs(1));
-    group.bench_function("ours", |b| {
-        b.iter_batched(
-            || {
-                let dir = tempfile::tempdir().unwrap();
-                fixture(dir.path());
-                let ws = OpenWorkspace::open(dir.path()).unwrap();
-                write_every_file(&ws, &ctx);
-                settle();
-                (dir, ws)
-            },
-            |(dir, ws)| {
-                let restored = ws
-                    .gate
-                    .rollback(&ctx.task_id, &RollbackQuery::TaskStart)
-                    .unwrap();
-                assert_eq!(restored.len(), FILES);
-                keep.borrow_mut().push(dir);
-            },
-            BatchSize::PerIteration,
-        );
-    });
-    group.bench_function("peer", |b| {
-        b.iter_batched(
-            git_fixture_with_changes,
-            |dir| {
-                git(dir.path(), &["checkout", "-q", "--", "."]);
-                keep.borrow_mut().push(dir);
-            },
-            BatchSize::PerIteration,
-        );
-    });
+    let ours = || {
+        let dir = tempfile::tempdir().unwrap();
+        fixture(dir.path());
+        let ws = OpenWorkspace::open(dir.path()).unwrap();
+        write_every_file(&ws, &ctx);
+        settle();
+        let took = timed(|| {
+            let restored = ws
+                .gate
+                .rollback(&ctx.task_id, &RollbackQuery::TaskStart)
+                .unwrap();
+            assert_eq!(restored.len(), FILES);
+        });
+        keep.borrow_mut().push(dir);
+        took
+    };
+    let peer = || {
+        let dir = git_fixture_with_changes();
+        let took = timed(|| git(dir.path(), &["checkout", "-q", "--", "."]));
+        keep.borrow_mut().push(dir);
+        took
+    };
+    // The group's own name is the comparison (`rollback_1000_files/ours`).
+    cool_down();
+    for (side, want_ours) in [("ours", true), ("peer", false)] {
+        group.bench_function(side, |b| {
+            b.iter_custom(|iters| alternate(iters, &ours, &peer, want_ours));
+        });
+    }
     group.finish();
     drop(keep);
 }

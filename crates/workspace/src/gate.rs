@@ -468,7 +468,7 @@ impl Gate {
     fn remove_settled(&self, st: &mut GateState) {
         for op in std::mem::take(&mut st.settled_unsynced) {
             // A journal that cannot be removed now is settled by recovery later.
-            if let Err(e) = self.store.remove_write_journal(&op) {
+            if let Err(e) = self.store.retire_write_journal(&op) {
                 tracing::warn!(op = %op, error = %e, "could not remove a settled write journal");
             }
         }
@@ -1127,7 +1127,7 @@ impl Gate {
         for r in records {
             self.note_written(st, self.layout.task_index(r.task_id()));
             for p in crate::store::record_paths(r) {
-                self.note_written(st, self.layout.path_index(&p.key()));
+                self.note_written(st, self.store.path_index_file(p));
             }
         }
     }
@@ -1234,6 +1234,7 @@ impl Gate {
             torn_index_tails_cut: self.store.repair_indexes()?,
             ..RecoveryReport::default()
         };
+        self.store.adopt_spare_journals()?;
         st.settled_unsynced.clear();
         st.rollbacks_unsynced.clear();
         st.blocked.clear();

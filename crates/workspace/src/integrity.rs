@@ -88,7 +88,7 @@ impl<'a> HistoryIntegrityChecker<'a> {
                         // A rename is listed in both of its paths' files; each
                         // file speaks only for its own path.
                         for p in record_paths(&r) {
-                            if self.store.layout().path_index(&p.key()) == file {
+                            if self.store.path_index_file(p) == file {
                                 in_paths.insert((p.clone(), r.snapshot_id().clone()));
                                 last.insert(p.clone(), r.clone());
                             }

@@ -71,7 +71,18 @@ impl Layout {
         self.history_dir().join("files")
     }
 
+    /// A path's index, `files/<key>.jsonl`, unless the path has one in
+    /// the earlier form ([`Self::folder_path_index`]); `HistoryStore`
+    /// decides which one a path uses.
     pub fn path_index(&self, key: &PathKey) -> PathBuf {
+        self.files_dir().join(format!("{}.jsonl", key.to_hex()))
+    }
+
+    /// A path's index as versions before the flat form kept it:
+    /// `files/<key>/versions.jsonl`, a folder per path. Such an index is
+    /// read and appended to where it is; a path without an index gets the
+    /// flat file, which allocates one inode instead of two.
+    pub fn folder_path_index(&self, key: &PathKey) -> PathBuf {
         self.files_dir().join(key.to_hex()).join("versions.jsonl")
     }
 

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use cocode_core::gate::{SnapshotStore, StoreError};
@@ -17,7 +17,6 @@ use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::{ContentHash, EditSnapshot};
 use cocode_core::workspace::WorkspaceConfig;
 use flate2::read::GzDecoder;
-use flate2::write::DeflateEncoder;
 use serde::{Deserialize, Serialize};
 
 use crate::disk;
@@ -85,7 +84,7 @@ pub struct RetentionMarker {
     pub bytes_freed: u64,
 }
 
-/// The first line of `files/<path_key>/versions.jsonl`.
+/// The first line of a path index, `files/<path_key>.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PathIndexHeader {
@@ -147,6 +146,36 @@ fn read_journals<J: Journal>(dir: &Path) -> Result<Vec<JournalFile<J>>, StoreErr
     Ok(out)
 }
 
+thread_local! {
+    /// Each thread's deflate state, reset for every blob: a new one
+    /// allocates and zeroes some hundred KiB, more than deflating a small
+    /// file costs.
+    static DEFLATE: std::cell::RefCell<flate2::Compress> =
+        std::cell::RefCell::new(flate2::Compress::new(flate2::Compression::fast(), false));
+}
+
+/// The raw deflate of `bytes` (no zlib or gzip framing).
+fn deflate(bytes: &[u8]) -> io::Result<Vec<u8>> {
+    DEFLATE.with_borrow_mut(|state| {
+        state.reset();
+        let mut out = Vec::with_capacity(bytes.len() / 2 + 64);
+        loop {
+            let read = usize::try_from(state.total_in()).unwrap_or(bytes.len());
+            let status = state
+                .compress_vec(
+                    bytes.get(read..).unwrap_or_default(),
+                    &mut out,
+                    flate2::FlushCompress::Finish,
+                )
+                .map_err(io::Error::other)?;
+            if status == flate2::Status::StreamEnd {
+                return Ok(out);
+            }
+            out.reserve(out.capacity().max(64));
+        }
+    })
+}
+
 /// Whether a packed entry is the blob `hash` names.
 fn unpacks_to(packed: Packed, hash: &ContentHash) -> bool {
     packed
@@ -180,12 +209,36 @@ fn io_err(context: &str, path: &Path, e: &io::Error) -> StoreError {
 pub struct HistoryStore {
     layout: Layout,
     packs: crate::pack::Packs,
+    /// Settled write journals kept to carry the next ones (see
+    /// [`Self::write_journal`]); clones share them.
+    spare_journals: std::sync::Arc<std::sync::Mutex<Vec<PathBuf>>>,
+}
+
+/// Settled journals kept as spares; more are removed.
+const SPARE_JOURNALS: usize = 4;
+
+/// Numbers spare journal names within this process.
+static SPARE_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Whether `name` is a spare journal's file name in `journal/writes/`.
+fn is_spare_journal(name: &str) -> bool {
+    name.starts_with(".spare-") && name.ends_with(".journal")
 }
 
 impl HistoryStore {
     pub fn new(layout: Layout) -> Self {
         let packs = crate::pack::Packs::new(layout.packs_dir());
-        Self { layout, packs }
+        Self {
+            layout,
+            packs,
+            spare_journals: std::sync::Arc::default(),
+        }
+    }
+
+    fn spares(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+        self.spare_journals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub fn layout(&self) -> &Layout {
@@ -232,11 +285,7 @@ impl HistoryStore {
         if path.is_file() || self.packed_intact(&hash) {
             return Ok((hash, None));
         }
-        let mut deflate = DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-        let deflated = deflate
-            .write_all(bytes)
-            .and_then(|()| deflate.finish())
-            .map_err(|e| io_err("compressing blob", &path, &e))?;
+        let deflated = deflate(bytes).map_err(|e| io_err("compressing blob", &path, &e))?;
         if deflated.len() <= crate::pack::PACKED_MAX {
             // Content deflate cannot shrink (tiny or compressed already)
             // is packed as it is.
@@ -400,7 +449,7 @@ impl HistoryStore {
             if let Some(skip) = paths {
                 for p in record_paths(r) {
                     if !skip.contains(&(p.clone(), r.snapshot_id().clone())) {
-                        push(self.layout.path_index(&p.key()), Some(p.clone()), &line);
+                        push(self.path_index_file(p), Some(p.clone()), &line);
                     }
                 }
             }
@@ -440,7 +489,7 @@ impl HistoryStore {
         &self,
         path: &NormalizedPath,
     ) -> Result<Option<EditSnapshot>, StoreError> {
-        let file = self.layout.path_index(&path.key());
+        let file = self.path_index_file(path);
         let bytes = match fs::File::open(&file).and_then(disk::read_all) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -461,7 +510,20 @@ impl HistoryStore {
 
     /// Every record that touched `path`, oldest first.
     pub fn path_history(&self, path: &NormalizedPath) -> Result<Vec<EditSnapshot>, StoreError> {
-        read_jsonl(&self.layout.path_index(&path.key()), true)
+        read_jsonl(&self.path_index_file(path), true)
+    }
+
+    /// The file holding `path`'s index: the earlier folder form while the
+    /// path has one, the flat file otherwise (see
+    /// [`Layout::folder_path_index`]).
+    pub fn path_index_file(&self, path: &NormalizedPath) -> PathBuf {
+        let key = path.key();
+        let folder = self.layout.folder_path_index(&key);
+        if folder.is_file() {
+            folder
+        } else {
+            self.layout.path_index(&key)
+        }
     }
 
     /// The tasks that have a history folder.
@@ -475,11 +537,22 @@ impl HistoryStore {
             .collect())
     }
 
-    /// Every per-path index file (path key folders).
+    /// Every per-path index file: `files/<key>.jsonl`, and
+    /// `files/<key>/versions.jsonl` in the earlier form (temp files of a
+    /// rewrite in progress are not indexes).
     pub fn path_index_files(&self) -> Result<Vec<PathBuf>, StoreError> {
         Ok(read_dir_sorted(&self.layout.files_dir())?
             .into_iter()
-            .map(|d| d.join("versions.jsonl"))
+            .filter_map(|entry| {
+                let name = entry.file_name()?.to_string_lossy().into_owned();
+                if name.starts_with('.') {
+                    None
+                } else if entry.extension().is_some_and(|e| e == "jsonl") {
+                    Some(entry)
+                } else {
+                    Some(entry.join("versions.jsonl"))
+                }
+            })
             .collect())
     }
 
@@ -532,11 +605,49 @@ impl HistoryStore {
     // ---- write journals ---------------------------------------------------
 
     /// Writes a journal (temp + rename); returns its path for the barrier.
+    /// The temp file is a spare (a settled journal renamed away) when one
+    /// is at hand: each operation then moves names instead of allocating
+    /// an inode and freeing another. A spare is never a `.json` file, so
+    /// recovery never reads one; a spare that fails is removed and a new
+    /// temp file used.
     pub fn write_journal(&self, journal: &WriteJournal) -> Result<PathBuf, StoreError> {
         let path = self.layout.write_journal(&journal.op_id);
         let bytes = serde_json::to_vec(journal).map_err(|e| StoreError::Index(e.to_string()))?;
+        let spare = self.spares().pop();
+        if let Some(spare) = spare {
+            match disk::write_atomic_reusing(&spare, &path, &bytes) {
+                Ok(()) => return Ok(path),
+                Err(e) => {
+                    tracing::debug!(spare = %spare.display(), error = %e, "a spare journal could not be reused");
+                    let _ = disk::remove_file(&spare);
+                }
+            }
+        }
         disk::write_atomic(&path, &bytes).map_err(|e| io_err("writing journal", &path, &e))?;
         Ok(path)
+    }
+
+    /// Takes over the spare journals a process left in `journal/writes/`
+    /// (up to [`SPARE_JOURNALS`]; the rest are removed). Called by recovery,
+    /// which the one writing process runs first.
+    pub fn adopt_spare_journals(&self) -> Result<(), StoreError> {
+        let dir = self.layout.write_journal_dir();
+        let mut spares = self.spares();
+        spares.clear();
+        for path in read_dir_sorted(&dir)? {
+            let spare = path
+                .file_name()
+                .is_some_and(|n| is_spare_journal(&n.to_string_lossy()));
+            if !spare {
+                continue;
+            }
+            if spares.len() < SPARE_JOURNALS && path.is_file() {
+                spares.push(path);
+            } else {
+                disk::remove_file(&path).map_err(|e| io_err("removing", &path, &e))?;
+            }
+        }
+        Ok(())
     }
 
     /// Every pending write journal, oldest op first.
@@ -572,9 +683,36 @@ impl HistoryStore {
         disk::rename(&from, &to).map_err(|e| io_err("abandoning journal", &from, &e))
     }
 
+    /// Removes a journal (a refused operation's: nothing of it stays).
     pub fn remove_write_journal(&self, op: &OpId) -> Result<(), StoreError> {
         let path = self.layout.write_journal(op);
         disk::remove_file(&path).map_err(|e| io_err("removing journal", &path, &e))
+    }
+
+    /// Retires a settled journal: renamed to a spare that carries a later
+    /// journal while fewer than [`SPARE_JOURNALS`] are kept, removed
+    /// otherwise.
+    pub fn retire_write_journal(&self, op: &OpId) -> Result<(), StoreError> {
+        let path = self.layout.write_journal(op);
+        let mut spares = self.spares();
+        if spares.len() < SPARE_JOURNALS {
+            let n = SPARE_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let spare = self
+                .layout
+                .write_journal_dir()
+                .join(format!(".spare-{}-{n}.journal", std::process::id()));
+            match disk::rename(&path, &spare) {
+                Ok(()) => {
+                    spares.push(spare);
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                // Removed below instead.
+                Err(_) => {}
+            }
+        }
+        drop(spares);
+        self.remove_write_journal(op)
     }
 
     /// Moves a journal out of the way after a person accepted the current
@@ -625,7 +763,7 @@ impl HistoryStore {
         path: &NormalizedPath,
         drop: &dyn Fn(&EditSnapshot) -> bool,
     ) -> Result<(), StoreError> {
-        let file = self.layout.path_index(&path.key());
+        let file = self.path_index_file(path);
         let records = read_jsonl(&file, true)?;
         let kept: Vec<&EditSnapshot> = records.iter().filter(|r| !drop(r)).collect();
         if kept.len() == records.len() {
@@ -633,7 +771,10 @@ impl HistoryStore {
         }
         if kept.is_empty() {
             disk::remove_file(&file).map_err(|e| io_err("removing", &file, &e))?;
-            if let Some(dir) = file.parent() {
+            // An index in the earlier form goes with its folder.
+            if file != self.layout.path_index(&path.key())
+                && let Some(dir) = file.parent()
+            {
                 disk::remove_empty_dir(dir).map_err(|e| io_err("removing", dir, &e))?;
             }
             return Ok(());

@@ -161,7 +161,7 @@ fn a_folder_swapped_for_a_symlink_between_check_and_write_is_refused() {
         "A"
     );
     assert_eq!(ws.gate.store().task_ids().unwrap(), vec![]);
-    assert_eq!(count_files(&ws.layout.write_journal_dir()), 0);
+    assert_eq!(pending_journals(&ws.layout.write_journal_dir()).len(), 0);
 }
 
 /// The read-side race: the old read path canonicalized, checked the prefix

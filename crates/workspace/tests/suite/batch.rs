@@ -70,7 +70,7 @@ fn a_batch_applies_every_item_in_order_with_consecutive_seqs_and_rolls_back_whol
     );
     ws.gate.flush().unwrap();
     assert_eq!(history_problems(&ws), 0);
-    assert_eq!(count_files(&ws.layout.write_journal_dir()), 0);
+    assert_eq!(pending_journals(&ws.layout.write_journal_dir()).len(), 0);
 
     ws.gate
         .rollback(&c.task_id, &RollbackQuery::TaskStart)
@@ -145,7 +145,11 @@ fn one_refused_item_refuses_the_whole_batch_and_changes_nothing() {
         );
         assert_eq!(tree(&ws.workspace.root), files(&before), "{op:?}");
         assert_eq!(ws.gate.store().blob_names().unwrap().0, vec![], "{op:?}");
-        assert_eq!(count_files(&ws.layout.write_journal_dir()), 0, "{op:?}");
+        assert_eq!(
+            pending_journals(&ws.layout.write_journal_dir()).len(),
+            0,
+            "{op:?}"
+        );
     }
 }
 
@@ -170,7 +174,7 @@ fn two_items_reaching_one_file_through_a_link_are_refused() {
         std::fs::read_to_string(ws.workspace.root.join("real/a.txt")).unwrap(),
         "A"
     );
-    assert_eq!(count_files(&ws.layout.write_journal_dir()), 0);
+    assert_eq!(pending_journals(&ws.layout.write_journal_dir()).len(), 0);
 }
 
 #[test]

@@ -127,6 +127,20 @@ pub fn count_files(dir: &Path) -> usize {
         .sum()
 }
 
+/// The write journals waiting in `dir` (`journal/writes/`), sorted: the
+/// `.json` files, not the spares a settled journal is renamed to.
+pub fn pending_journals(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    out.sort();
+    out
+}
+
 /// (kind, path, origin) of records, for whole-value comparisons.
 pub fn summary(records: &[EditSnapshot]) -> Vec<(String, String, String)> {
     records

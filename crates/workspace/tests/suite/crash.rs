@@ -184,7 +184,7 @@ fn fingerprint(ws: &OpenWorkspace) -> (BTreeMap<String, String>, usize, usize, u
         tree(&ws.workspace.root),
         lines(&ws.layout.history_dir()),
         ws.gate.store().blob_names().unwrap().0.len(),
-        count_files(&ws.layout.write_journal_dir()),
+        pending_journals(&ws.layout.write_journal_dir()).len(),
     )
 }
 

@@ -17,12 +17,10 @@ fn a_path_in_neither_state_blocks_until_a_person_abandons_the_journal() {
     let (_d, ws) = workspace(&[("a.txt", "old")]);
     let c = ctx("t1", 1);
     apply(&ws, &c, write("a.txt", b"new"));
-    let journal = std::fs::read_dir(ws.layout.write_journal_dir())
-        .unwrap()
+    let journal = pending_journals(&ws.layout.write_journal_dir())
+        .into_iter()
         .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .unwrap();
     let saved = std::fs::read(&journal).unwrap();
     let root = ws.workspace.root.clone();
     let layout = ws.layout.clone();
@@ -491,4 +489,149 @@ fn a_history_earlier_versions_wrote_opens_reads_and_rolls_back() {
         ])
     );
     assert_eq!(history_problems(&ws), 0);
+}
+
+/// (inode, birth time) of every file directly in `dir`: a file made anew
+/// differs from a renamed one in both, even where the inode number is
+/// reused.
+#[cfg(unix)]
+fn file_identities(
+    dir: &std::path::Path,
+) -> std::collections::BTreeSet<(u64, Option<std::time::SystemTime>)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let meta = std::fs::metadata(&p).unwrap();
+            (meta.ino(), meta.created().ok())
+        })
+        .collect()
+}
+
+/// Each operation's journal is written into a settled one renamed away (a
+/// spare), so a long run of operations moves names instead of making and
+/// freeing a file each time; no spare is ever a pending journal.
+#[cfg(unix)]
+#[test]
+fn settled_journals_become_spares_that_carry_the_next_ones() {
+    let (_d, ws) = workspace(&[]);
+    let c = ctx("t1", 1);
+    let dir = ws.layout.write_journal_dir();
+    apply(&ws, &c, write("f0.txt", b"0"));
+    apply(&ws, &c, write("f1.txt", b"1"));
+    // One pending journal and the spare the first one became.
+    let files = file_identities(&dir);
+    assert_eq!((files.len(), pending_journals(&dir).len()), (2, 1));
+    for i in 2..30 {
+        apply(&ws, &c, write(&format!("f{i}.txt"), b"x"));
+    }
+    ws.gate.flush().unwrap();
+    assert_eq!(file_identities(&dir), files);
+    assert_eq!(pending_journals(&dir), Vec::<std::path::PathBuf>::new());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "abandoned")
+        .collect();
+    names.sort();
+    let pid = std::process::id();
+    assert_eq!(names.len(), 2);
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with(&format!(".spare-{pid}-")) && n.ends_with(".journal")),
+        "{names:?}"
+    );
+    assert_eq!(history_problems(&ws), 0);
+}
+
+/// A spare another process left holds a whole, valid journal and more: it
+/// is never read as one, and the journal written through it is cut to its
+/// own bytes.
+#[cfg(unix)]
+#[test]
+fn a_left_spare_is_never_replayed_and_carries_an_exact_journal() {
+    let (_d, ws) = workspace(&[("a.txt", "old")]);
+    let c = ctx("t1", 1);
+    let dir = ws.layout.write_journal_dir();
+    let first = apply(&ws, &c, write("a.txt", b"new"));
+    let journal = pending_journals(&dir).into_iter().next().unwrap();
+    let mut left = std::fs::read(&journal).unwrap();
+    left.extend(std::iter::repeat_n(b' ', 10_000));
+    ws.gate.flush().unwrap();
+    let root = ws.workspace.root.clone();
+    drop(ws);
+    // The file changed since: replayed, the journal would block it.
+    std::fs::write(root.join("a.txt"), b"third").unwrap();
+    std::fs::write(dir.join(".spare-1-7.journal"), &left).unwrap();
+    let spares = file_identities(&dir);
+    assert_eq!(spares.len(), 2);
+
+    let ws = OpenWorkspace::open(&root).unwrap();
+    let report = ws.gate.recover().unwrap();
+    assert_eq!(report, cocode_workspace::RecoveryReport::default());
+    assert_eq!(
+        ws.gate.store().snapshots_of_task(&c.task_id).unwrap(),
+        first
+    );
+    let second = apply(&ws, &c, write("b.txt", b"b"));
+    let pending = pending_journals(&dir);
+    assert_eq!(pending.len(), 1);
+    let written: cocode_workspace::WriteJournal =
+        serde_json::from_slice(&std::fs::read(&pending[0]).unwrap()).unwrap();
+    assert_eq!(written.records, second);
+    // Both files are the spares that were there: nothing was made.
+    assert_eq!(file_identities(&dir), spares);
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "third"
+    );
+}
+
+/// Versions before the flat index kept each path's index in a folder of
+/// its own; such an index is read and appended to where it is, and a path
+/// without one gets `files/<key>.jsonl`.
+#[test]
+fn a_path_index_in_the_folder_form_is_read_and_appended_to_where_it_is() {
+    let (_d, ws) = workspace(&[("a.txt", "old")]);
+    let c = ctx("t1", 1);
+    let first = apply(&ws, &c, write("a.txt", b"1"));
+    let key = p("a.txt").key();
+    let flat = ws.layout.path_index(&key);
+    let folder = ws.layout.folder_path_index(&key);
+    assert_eq!((flat.is_file(), folder.exists()), (true, false));
+    std::fs::create_dir(folder.parent().unwrap()).unwrap();
+    std::fs::rename(&flat, &folder).unwrap();
+
+    let second = apply(&ws, &c, write("a.txt", b"2"));
+    apply(&ws, &c, write("b.txt", b"b"));
+    ws.gate.flush().unwrap();
+    assert_eq!(flat.exists(), false);
+    assert_eq!(
+        ws.gate.store().path_history(&p("a.txt")).unwrap(),
+        [first, second.clone()].concat()
+    );
+    assert_eq!(
+        ws.gate.store().last_snapshot_of_path(&p("a.txt")).unwrap(),
+        Some(second[0].clone())
+    );
+    let b_key = p("b.txt").key();
+    assert_eq!(
+        (
+            ws.layout.path_index(&b_key).is_file(),
+            ws.layout
+                .folder_path_index(&b_key)
+                .parent()
+                .unwrap()
+                .exists()
+        ),
+        (true, false)
+    );
+    assert_eq!(history_problems(&ws), 0);
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "old")]));
 }

@@ -163,12 +163,10 @@ fn blobs_a_pending_journal_references_are_never_collected() {
     let (_d2, ws2) = workspace(&[]);
     apply(&ws2, &ctx("t1", 0), write("a.bin", &noise(7, 10_000)));
     apply(&ws2, &ctx("t2", 0), write("b.bin", b"b"));
-    let pending = std::fs::read_dir(ws2.layout.write_journal_dir())
-        .unwrap()
+    let pending = pending_journals(&ws2.layout.write_journal_dir())
+        .into_iter()
         .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .unwrap();
     let mut journal: cocode_workspace::WriteJournal =
         serde_json::from_slice(&std::fs::read(&pending).unwrap()).unwrap();
     let t1_records = ws2
