@@ -2,9 +2,10 @@
 //!
 //! Once the proxy has judged a tunnel it only moves bytes between the two
 //! sockets. That runs on two plain threads per tunnel (one per direction,
-//! kept a while for the next tunnel) with blocking sockets: measured on loopback, this moves a bulk transfer
-//! about a fifth faster than the same copy driven by the async runtime,
-//! whose wake-ups sit between every read and write. Linux `splice(2)`
+//! kept a while for the next tunnel) with blocking sockets: measured on
+//! loopback, this moves a bulk transfer about a fifth faster than the same
+//! copy driven by the async runtime, whose wake-ups sit between every read
+//! and write. Linux `splice(2)`
 //! (socket → pipe → socket) was measured as well and was slower than this
 //! copy on loopback, so it is not used.
 

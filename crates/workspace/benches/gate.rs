@@ -246,6 +246,12 @@ fn bench_writes(c: &mut Criterion) {
         keep.borrow_mut().push(dir);
         took
     };
+    let on_git_fixture = |run: &dyn Fn(&Path) -> Duration| {
+        let dir = git_fixture_with_changes();
+        let took = run(dir.path());
+        keep.borrow_mut().push(dir);
+        took
+    };
     bench_pair(
         &mut group,
         "one_op_per_file",
@@ -264,25 +270,19 @@ fn bench_writes(c: &mut Criterion) {
         "one_batch",
         &|| through_gate(write_every_file_in_one_batch),
         &|| {
-            let dir = git_fixture_with_changes();
-            let took = timed(|| {
-                git(dir.path(), &["add", "-A"]);
-                git(dir.path(), &["commit", "-q", "-m", "change"]);
-            });
-            keep.borrow_mut().push(dir);
-            took
+            on_git_fixture(&|dir| {
+                timed(|| {
+                    git(dir, &["add", "-A"]);
+                    git(dir, &["commit", "-q", "-m", "change"]);
+                })
+            })
         },
     );
     bench_pair(
         &mut group,
         "git_commit_per_file",
         &|| through_gate(write_every_file),
-        &|| {
-            let dir = git_fixture_with_changes();
-            let took = commit_every_file(dir.path());
-            keep.borrow_mut().push(dir);
-            took
-        },
+        &|| on_git_fixture(&commit_every_file),
     );
     group.finish();
     drop(keep);
