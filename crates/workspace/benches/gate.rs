@@ -20,6 +20,7 @@
 )]
 #![expect(clippy::unwrap_used, reason = "bench setup")]
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -204,19 +205,36 @@ fn cool_down() {
 }
 
 /// A comparison whose sides are measured alternately (see [`alternate`]),
-/// from a cooled-down disk (see [`cool_down`]).
+/// from a cooled-down disk (see [`cool_down`]); without a name the group's
+/// own name is the comparison's.
 fn bench_pair(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
+    name: Option<&str>,
     ours: Run<'_>,
     peer: Run<'_>,
 ) {
     cool_down();
     for (side, want_ours) in [("ours", true), ("peer", false)] {
-        group.bench_function(BenchmarkId::new(name, side), |b| {
+        let id = name.map_or_else(
+            || BenchmarkId::from_parameter(side),
+            |name| BenchmarkId::new(name, side),
+        );
+        group.bench_function(id, |b| {
             b.iter_custom(|iters| alternate(iters, ours, peer, want_ours));
         });
     }
+}
+
+/// A fixture kept on disk until its group ends (deleting thousands of
+/// files between runs makes the next inode allocations slow: ext4 skips
+/// recently freed inodes), and the time measured on it.
+fn kept(
+    keep: &RefCell<Vec<tempfile::TempDir>>,
+    dir: tempfile::TempDir,
+    took: Duration,
+) -> Duration {
+    keep.borrow_mut().push(dir);
+    took
 }
 
 /// Times `run` once.
@@ -236,38 +254,32 @@ fn bench_writes(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(5))
         .warm_up_time(Duration::from_secs(1));
     let ctx = context();
-    // Fixtures stay on disk until the group ends: deleting thousands of
-    // files between iterations makes the next inode allocations slow
-    // (ext4 skips recently deleted inodes), which would measure the cleanup.
-    let keep = std::cell::RefCell::new(Vec::new());
+    let keep = RefCell::new(Vec::new());
     let through_gate = |write: WriteAll| {
         let (dir, ws) = seen_fixture();
         let took = timed(|| write(&ws, &ctx));
-        keep.borrow_mut().push(dir);
-        took
+        kept(&keep, dir, took)
     };
     let on_git_fixture = |run: &dyn Fn(&Path) -> Duration| {
         let dir = git_fixture_with_changes();
         let took = run(dir.path());
-        keep.borrow_mut().push(dir);
-        took
+        kept(&keep, dir, took)
     };
     bench_pair(
         &mut group,
-        "one_op_per_file",
+        Some("one_op_per_file"),
         &|| through_gate(write_every_file),
         &|| {
             let dir = tempfile::tempdir().unwrap();
             fixture(dir.path());
             settle();
             let took = timed(|| durable_replace_every_file(dir.path()));
-            keep.borrow_mut().push(dir);
-            took
+            kept(&keep, dir, took)
         },
     );
     bench_pair(
         &mut group,
-        "one_batch",
+        Some("one_batch"),
         &|| through_gate(write_every_file_in_one_batch),
         &|| {
             on_git_fixture(&|dir| {
@@ -280,7 +292,7 @@ fn bench_writes(c: &mut Criterion) {
     );
     bench_pair(
         &mut group,
-        "git_commit_per_file",
+        Some("git_commit_per_file"),
         &|| through_gate(write_every_file),
         &|| on_git_fixture(&commit_every_file),
     );
@@ -290,7 +302,7 @@ fn bench_writes(c: &mut Criterion) {
 
 fn bench_rollback(c: &mut Criterion) {
     let ctx = context();
-    let keep = std::cell::RefCell::new(Vec::new());
+    let keep = RefCell::new(Vec::new());
     let mut group = c.benchmark_group("rollback_1000_files");
     // Ten runs of each side, each run measured with its pair (see
     // [`alternate`]).
@@ -312,22 +324,14 @@ fn bench_rollback(c: &mut Criterion) {
                 .unwrap();
             assert_eq!(restored.len(), FILES);
         });
-        keep.borrow_mut().push(dir);
-        took
+        kept(&keep, dir, took)
     };
     let peer = || {
         let dir = git_fixture_with_changes();
         let took = timed(|| git(dir.path(), &["checkout", "-q", "--", "."]));
-        keep.borrow_mut().push(dir);
-        took
+        kept(&keep, dir, took)
     };
-    // The group's own name is the comparison (`rollback_1000_files/ours`).
-    cool_down();
-    for (side, want_ours) in [("ours", true), ("peer", false)] {
-        group.bench_function(side, |b| {
-            b.iter_custom(|iters| alternate(iters, &ours, &peer, want_ours));
-        });
-    }
+    bench_pair(&mut group, None, &ours, &peer);
     group.finish();
     drop(keep);
 }
