@@ -247,8 +247,11 @@ pub fn run(root: &Path, report_only: bool, check: bool) -> Result<bool> {
         if crates_with_benches(root).is_empty() {
             println!("bench: no crate has benches");
         } else {
+            // Only the bench targets: without `--bench`, every library and
+            // binary is also built in release as a test harness with no
+            // benchmark in it (minutes for the app crate).
             let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                .args(["bench", "--workspace", "--locked"])
+                .args(["bench", "--workspace", "--locked", "--bench", "*"])
                 .current_dir(root)
                 .status()
                 .context("running cargo bench")?;
