@@ -2219,10 +2219,7 @@ impl Gate {
             .iter()
             .flat_map(crate::store::record_paths)
             .collect();
-        for path in paths {
-            self.store
-                .rewrite_path_index(path, &|r| r.task_id() == task)?;
-        }
+        self.store.remove_task_from_path_indexes(paths, task)?;
         self.store.remove_task_index(task)
     }
 

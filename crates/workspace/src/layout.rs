@@ -71,17 +71,27 @@ impl Layout {
         self.history_dir().join("files")
     }
 
-    /// A path's index, `files/<key>.jsonl`, unless the path has one in
-    /// the earlier form ([`Self::folder_path_index`]); `HistoryStore`
-    /// decides which one a path uses.
+    /// The shard of the path indexes a path's records are appended to,
+    /// `files/shard-<xx>.jsonl`, `xx` the first byte of the path's key in
+    /// hex: at most 256 files, however many paths the history knows. A path
+    /// with an index in a form of earlier versions ([`Self::path_index`],
+    /// [`Self::folder_path_index`]) keeps it; `HistoryStore` decides which
+    /// file a path uses.
+    pub fn path_index_shard(&self, key: &PathKey) -> PathBuf {
+        let hex = key.to_hex();
+        self.files_dir().join(format!("shard-{}.jsonl", &hex[..2]))
+    }
+
+    /// A path's index as versions before the shards kept it, one file per
+    /// path: `files/<key>.jsonl`. Such an index is read and appended to
+    /// where it is.
     pub fn path_index(&self, key: &PathKey) -> PathBuf {
         self.files_dir().join(format!("{}.jsonl", key.to_hex()))
     }
 
-    /// A path's index as versions before the flat form kept it:
+    /// A path's index as still earlier versions kept it:
     /// `files/<key>/versions.jsonl`, a folder per path. Such an index is
-    /// read and appended to where it is; a path without an index gets the
-    /// flat file, which allocates one inode instead of two.
+    /// read and appended to where it is.
     pub fn folder_path_index(&self, key: &PathKey) -> PathBuf {
         self.files_dir().join(key.to_hex()).join("versions.jsonl")
     }

@@ -1,7 +1,7 @@
 //! The content-addressed history store: blobs named by the sha256 of their
 //! uncompressed content (small ones packed, see [`crate::pack`], big ones
-//! gzip files of their own), per-task and per-path JSONL indexes, the
-//! write journals, and the workspace's config file.
+//! gzip files of their own), per-task JSONL indexes and per-path ones kept
+//! in shards, the write journals, and the workspace's config file.
 //!
 //! The store only appends and adds; what to append and when is decided by the
 //! gate (the write-commit protocol) and by recovery.
@@ -84,7 +84,10 @@ pub struct RetentionMarker {
     pub bytes_freed: u64,
 }
 
-/// The first line of a path index, `files/<path_key>.jsonl`.
+/// The first line of a path index in the one-file-per-path forms of
+/// earlier versions (`files/<path_key>.jsonl`,
+/// `files/<path_key>/versions.jsonl`); a shard has none, each of its
+/// records names its paths.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PathIndexHeader {
@@ -212,6 +215,17 @@ pub struct HistoryStore {
     /// Settled write journals kept to carry the next ones (see
     /// [`Self::write_journal`]); clones share them.
     spare_journals: std::sync::Arc<std::sync::Mutex<Vec<PathBuf>>>,
+    /// Whether `files/` held a path index in a one-file-per-path form when
+    /// first asked (only earlier versions write them); until then no
+    /// path's index is looked for there.
+    per_path_indexes: std::sync::Arc<std::sync::OnceLock<bool>>,
+}
+
+/// Whether `file` is a shard of the path indexes (see
+/// [`Layout::path_index_shard`]).
+fn is_shard(file: &Path) -> bool {
+    file.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("shard-"))
 }
 
 /// Settled journals kept as spares; more are removed.
@@ -232,6 +246,7 @@ impl HistoryStore {
             layout,
             packs,
             spare_journals: std::sync::Arc::default(),
+            per_path_indexes: std::sync::Arc::default(),
         }
     }
 
@@ -447,9 +462,16 @@ impl HistoryStore {
                 push(self.layout.task_index(r.task_id()), None, &line);
             }
             if let Some(skip) = paths {
+                // A rename whose two paths share a shard is one line there.
+                let mut files = Vec::new();
                 for p in record_paths(r) {
                     if !skip.contains(&(p.clone(), r.snapshot_id().clone())) {
-                        push(self.path_index_file(p), Some(p.clone()), &line);
+                        let file = self.path_index_file(p);
+                        if !files.contains(&file) {
+                            let header = (!is_shard(&file)).then(|| p.clone());
+                            files.push(file.clone());
+                            push(file, header, &line);
+                        }
                     }
                 }
             }
@@ -457,7 +479,8 @@ impl HistoryStore {
         // Each file gets its lines in order; different files are independent,
         // so many of them (a large rollback or batch) are appended on every core.
         crate::parallel::parallel_map(&per_file, |(file, header, lines)| {
-            // A path index starts with the path it belongs to.
+            // A path index of the one-file-per-path forms starts with the
+            // path it belongs to.
             let header = header
                 .as_ref()
                 .map(|path| {
@@ -497,9 +520,24 @@ impl HistoryStore {
         };
         let text = String::from_utf8(bytes)
             .map_err(|e| StoreError::Index(format!("{}: not UTF-8: {e}", file.display())))?;
-        // Complete lines only (a torn tail is not a record yet); the first
-        // line is the header naming the path.
+        // Complete lines only (a torn tail is not a record yet).
         let complete = text.rfind('\n').map_or("", |i| &text[..i]);
+        if is_shard(&file) {
+            // The newest line naming the path; lines that do not hold its
+            // name as a JSON string are not parsed.
+            let quoted =
+                serde_json::to_string(path).map_err(|e| StoreError::Index(e.to_string()))?;
+            for line in complete.rsplit('\n').filter(|l| l.contains(&quoted)) {
+                let r: EditSnapshot = serde_json::from_str(line).map_err(|e| {
+                    StoreError::Index(format!("{}: a line naming {path}: {e}", file.display()))
+                })?;
+                if record_paths(&r).contains(&path) {
+                    return Ok(Some(r));
+                }
+            }
+            return Ok(None);
+        }
+        // The first line is the header naming the path.
         match complete.rsplit_once('\n') {
             Some((_, last)) => serde_json::from_str(last)
                 .map(Some)
@@ -510,20 +548,49 @@ impl HistoryStore {
 
     /// Every record that touched `path`, oldest first.
     pub fn path_history(&self, path: &NormalizedPath) -> Result<Vec<EditSnapshot>, StoreError> {
-        read_jsonl(&self.path_index_file(path), true)
+        let file = self.path_index_file(path);
+        let mut records = self.read_path_index(&file)?;
+        if is_shard(&file) {
+            records.retain(|r| record_paths(r).contains(&path));
+        }
+        Ok(records)
     }
 
-    /// The file holding `path`'s index: the earlier folder form while the
-    /// path has one, the flat file otherwise (see
-    /// [`Layout::folder_path_index`]).
+    /// The file holding `path`'s index: its shard
+    /// ([`Layout::path_index_shard`]), unless the path has a file of its own
+    /// that an earlier version wrote ([`Layout::path_index`],
+    /// [`Layout::folder_path_index`]), which it keeps.
     pub fn path_index_file(&self, path: &NormalizedPath) -> PathBuf {
         let key = path.key();
-        let folder = self.layout.folder_path_index(&key);
-        if folder.is_file() {
-            folder
-        } else {
-            self.layout.path_index(&key)
+        if self.has_per_path_indexes() {
+            let own = [
+                self.layout.folder_path_index(&key),
+                self.layout.path_index(&key),
+            ];
+            if let Some(file) = own.into_iter().find(|f| f.is_file()) {
+                return file;
+            }
         }
+        self.layout.path_index_shard(&key)
+    }
+
+    /// Whether `files/` held an index of one path (an earlier version's
+    /// form) when first asked. Only earlier versions write them, and only
+    /// one process writes a history, so the answer stays true for this
+    /// store; a folder that cannot be listed counts as holding some (each
+    /// path is then looked for).
+    fn has_per_path_indexes(&self) -> bool {
+        *self.per_path_indexes.get_or_init(|| {
+            let Ok(entries) = fs::read_dir(self.layout.files_dir()) else {
+                return fs::symlink_metadata(self.layout.files_dir()).is_ok();
+            };
+            entries.into_iter().any(|entry| {
+                entry.map_or(true, |e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    !name.starts_with("shard-") && !name.starts_with('.')
+                })
+            })
+        })
     }
 
     /// The tasks that have a history folder.
@@ -537,9 +604,10 @@ impl HistoryStore {
             .collect())
     }
 
-    /// Every per-path index file: `files/<key>.jsonl`, and
-    /// `files/<key>/versions.jsonl` in the earlier form (temp files of a
-    /// rewrite in progress are not indexes).
+    /// Every path index file: the shards, and the one-file-per-path forms
+    /// of earlier versions, `files/<key>.jsonl` and
+    /// `files/<key>/versions.jsonl` (temp files of a rewrite in progress are
+    /// not indexes).
     pub fn path_index_files(&self) -> Result<Vec<PathBuf>, StoreError> {
         Ok(read_dir_sorted(&self.layout.files_dir())?
             .into_iter()
@@ -556,9 +624,10 @@ impl HistoryStore {
             .collect())
     }
 
-    /// Reads one per-path index file (header checked, records returned).
+    /// Reads one path index file: a shard's records, or a one-path file's
+    /// (its header checked).
     pub fn read_path_index(&self, file: &Path) -> Result<Vec<EditSnapshot>, StoreError> {
-        read_jsonl(file, true)
+        read_jsonl(file, !is_shard(file))
     }
 
     /// Cuts torn tails (a crash mid-append) off every index file; a last
@@ -755,39 +824,51 @@ impl HistoryStore {
         disk::write_atomic_synced(&path, &bytes).map_err(|e| io_err("writing", &path, &e))
     }
 
-    /// Rewrites a path's index without the records `drop` selects (the whole
-    /// file is replaced atomically; the header stays). An index left with no
-    /// record is removed with its folder.
-    pub fn rewrite_path_index(
+    /// Removes a task's records from the indexes of `paths` (every path the
+    /// task's records name): each file is replaced atomically, once, a
+    /// one-path file of an earlier version keeping its header. A file left
+    /// with no record is removed, one in the folder form with its folder.
+    pub fn remove_task_from_path_indexes<'a>(
         &self,
-        path: &NormalizedPath,
-        drop: &dyn Fn(&EditSnapshot) -> bool,
+        paths: impl IntoIterator<Item = &'a NormalizedPath>,
+        task: &TaskId,
     ) -> Result<(), StoreError> {
-        let file = self.path_index_file(path);
-        let records = read_jsonl(&file, true)?;
-        let kept: Vec<&EditSnapshot> = records.iter().filter(|r| !drop(r)).collect();
-        if kept.len() == records.len() {
-            return Ok(());
+        let mut files: std::collections::BTreeMap<PathBuf, &NormalizedPath> =
+            std::collections::BTreeMap::new();
+        for path in paths {
+            files.entry(self.path_index_file(path)).or_insert(path);
         }
-        if kept.is_empty() {
-            disk::remove_file(&file).map_err(|e| io_err("removing", &file, &e))?;
-            // An index in the earlier form goes with its folder.
-            if file != self.layout.path_index(&path.key())
-                && let Some(dir) = file.parent()
-            {
-                disk::remove_empty_dir(dir).map_err(|e| io_err("removing", dir, &e))?;
+        for (file, path) in files {
+            let records = self.read_path_index(&file)?;
+            let kept: Vec<&EditSnapshot> = records.iter().filter(|r| r.task_id() != task).collect();
+            if kept.len() == records.len() {
+                continue;
             }
-            return Ok(());
+            if kept.is_empty() {
+                disk::remove_file(&file).map_err(|e| io_err("removing", &file, &e))?;
+                if file == self.layout.folder_path_index(&path.key())
+                    && let Some(dir) = file.parent()
+                {
+                    disk::remove_empty_dir(dir).map_err(|e| io_err("removing", dir, &e))?;
+                }
+                continue;
+            }
+            let mut text = String::new();
+            if !is_shard(&file) {
+                text = serde_json::to_string(&PathIndexHeader { path: path.clone() })
+                    .map_err(|e| StoreError::Index(e.to_string()))?;
+                text.push('\n');
+            }
+            for r in kept {
+                text.push_str(
+                    &serde_json::to_string(r).map_err(|e| StoreError::Index(e.to_string()))?,
+                );
+                text.push('\n');
+            }
+            disk::write_atomic_synced(&file, text.as_bytes())
+                .map_err(|e| io_err("rewriting", &file, &e))?;
         }
-        let mut text = serde_json::to_string(&PathIndexHeader { path: path.clone() })
-            .map_err(|e| StoreError::Index(e.to_string()))?;
-        text.push('\n');
-        for r in kept {
-            text.push_str(&serde_json::to_string(r).map_err(|e| StoreError::Index(e.to_string()))?);
-            text.push('\n');
-        }
-        disk::write_atomic_synced(&file, text.as_bytes())
-            .map_err(|e| io_err("rewriting", &file, &e))
+        Ok(())
     }
 
     /// Removes a task's snapshot index (its `task.json` and marker stay).

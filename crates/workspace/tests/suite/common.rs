@@ -39,6 +39,17 @@ pub fn rename(from: &str, to: &str) -> GateOp {
     }
 }
 
+/// A path whose records go to the same shard of the path indexes as
+/// `path`'s (`mate<n>.txt`, the first `n` that shares it).
+pub fn shard_mate(ws: &OpenWorkspace, path: &str) -> String {
+    let shard = ws.layout.path_index_shard(&p(path).key());
+    // A shard is one of 256: 100,000 names miss one with odds below e^-390.
+    (0..100_000)
+        .map(|n| format!("mate{n}.txt"))
+        .find(|m| ws.layout.path_index_shard(&p(m).key()) == shard)
+        .unwrap()
+}
+
 /// A workspace in a temp folder, with files created before it opens.
 pub fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, OpenWorkspace) {
     let dir = tempfile::tempdir().unwrap();

@@ -113,26 +113,75 @@ fn a_torn_index_line_is_cut_and_the_history_stays_readable() {
 }
 
 #[test]
-fn the_last_record_of_a_path_ignores_a_torn_tail_and_a_bare_header() {
+fn the_last_record_of_a_path_ignores_a_torn_tail_and_the_other_paths_of_its_shard() {
     let (_d, ws) = workspace(&[]);
     let c = ctx("t1", 1);
-    apply(&ws, &c, write("a.txt", b"1"));
+    let mate = shard_mate(&ws, "a.txt");
+    let first = apply(&ws, &c, write("a.txt", b"1"));
     let second = apply(&ws, &c, write("a.txt", b"2"));
-    let index = ws.layout.path_index(&p("a.txt").key());
-    let mut bytes = std::fs::read(&index).unwrap();
-    let whole = bytes.clone();
-    bytes.extend_from_slice(b"{\"snapshot_id\":\"half");
-    std::fs::write(&index, &bytes).unwrap();
+    let theirs = apply(&ws, &c, write(&mate, b"m"));
+    let shard = ws.layout.path_index_shard(&p("a.txt").key());
     let store = ws.gate.store();
     assert_eq!(
-        store.last_snapshot_of_path(&p("a.txt")).unwrap(),
-        Some(second[0].clone())
+        (
+            store.path_index_file(&p("a.txt")),
+            store.path_index_file(&p(&mate))
+        ),
+        (shard.clone(), shard.clone())
     );
-    // Only the header line: no record yet.
-    let header_end = whole.iter().position(|b| *b == b'\n').unwrap() + 1;
-    std::fs::write(&index, &whole[..header_end]).unwrap();
+    assert_eq!(store.path_index_files().unwrap(), vec![shard.clone()]);
+    assert_eq!(
+        store.path_history(&p("a.txt")).unwrap(),
+        [first.clone(), second.clone()].concat()
+    );
+    assert_eq!(store.path_history(&p(&mate)).unwrap(), theirs);
+
+    let whole = std::fs::read(&shard).unwrap();
+    let mut torn = whole.clone();
+    torn.extend_from_slice(b"{\"snapshot_id\":\"half");
+    std::fs::write(&shard, &torn).unwrap();
+    assert_eq!(
+        (
+            store.last_snapshot_of_path(&p("a.txt")).unwrap(),
+            store.last_snapshot_of_path(&p(&mate)).unwrap()
+        ),
+        (Some(second[0].clone()), Some(theirs[0].clone()))
+    );
+    // Only the first line: the mate has no record yet.
+    let first_end = whole.iter().position(|b| *b == b'\n').unwrap() + 1;
+    std::fs::write(&shard, &whole[..first_end]).unwrap();
+    assert_eq!(
+        (
+            store.last_snapshot_of_path(&p("a.txt")).unwrap(),
+            store.last_snapshot_of_path(&p(&mate)).unwrap()
+        ),
+        (Some(first[0].clone()), None)
+    );
+    std::fs::write(&shard, b"").unwrap();
     assert_eq!(store.last_snapshot_of_path(&p("a.txt")).unwrap(), None);
     assert_eq!(store.last_snapshot_of_path(&p("never.txt")).unwrap(), None);
+}
+
+/// A rename whose two paths share a shard is one line there, listed in
+/// both paths' histories.
+#[test]
+fn a_rename_within_one_shard_is_one_line_in_both_histories() {
+    let (_d, ws) = workspace(&[("a.txt", "a")]);
+    let c = ctx("t1", 1);
+    let mate = shard_mate(&ws, "a.txt");
+    let moved = apply(&ws, &c, rename("a.txt", &mate));
+    ws.gate.flush().unwrap();
+    let shard = ws.layout.path_index_shard(&p("a.txt").key());
+    let text = std::fs::read_to_string(&shard).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let store = ws.gate.store();
+    assert_eq!(store.path_history(&p("a.txt")).unwrap(), moved);
+    assert_eq!(store.path_history(&p(&mate)).unwrap(), moved);
+    assert_eq!(history_problems(&ws), 0);
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "a")]));
 }
 
 /// Overwrites the payload of `hash`'s entry in the packs below `dir`.
@@ -590,48 +639,83 @@ fn a_left_spare_is_never_replayed_and_carries_an_exact_journal() {
     );
 }
 
-/// Versions before the flat index kept each path's index in a folder of
-/// its own; such an index is read and appended to where it is, and a path
-/// without one gets `files/<key>.jsonl`.
+/// Earlier versions kept each path's index in a file of its own
+/// (`files/<key>.jsonl`) or a folder of its own
+/// (`files/<key>/versions.jsonl`); such an index is read and appended to
+/// where it is, and a path without one gets its shard.
 #[test]
-fn a_path_index_in_the_folder_form_is_read_and_appended_to_where_it_is() {
-    let (_d, ws) = workspace(&[("a.txt", "old")]);
+fn a_path_index_of_an_earlier_form_is_read_and_appended_to_where_it_is() {
+    let (_d, ws) = workspace(&[("a.txt", "old"), ("c.txt", "old c")]);
     let c = ctx("t1", 1);
     let first = apply(&ws, &c, write("a.txt", b"1"));
-    let key = p("a.txt").key();
-    let flat = ws.layout.path_index(&key);
-    let folder = ws.layout.folder_path_index(&key);
-    assert_eq!((flat.is_file(), folder.exists()), (true, false));
+    let c_first = apply(&ws, &c, write("c.txt", b"1"));
+    ws.gate.flush().unwrap();
+    // The indexes as an earlier version left them: no shard, one file per
+    // path starting with the path's header.
+    for shard in ws.gate.store().path_index_files().unwrap() {
+        std::fs::remove_file(shard).unwrap();
+    }
+    let one_path_file = |path: &str, records: &[cocode_core::snapshot::EditSnapshot]| {
+        let mut text = format!("{{\"path\":\"{path}\"}}\n");
+        for r in records {
+            text.push_str(&serde_json::to_string(r).unwrap());
+            text.push('\n');
+        }
+        text
+    };
+    let (a_key, c_key) = (p("a.txt").key(), p("c.txt").key());
+    let folder = ws.layout.folder_path_index(&a_key);
     std::fs::create_dir(folder.parent().unwrap()).unwrap();
-    std::fs::rename(&flat, &folder).unwrap();
+    std::fs::write(&folder, one_path_file("a.txt", &first)).unwrap();
+    let flat = ws.layout.path_index(&c_key);
+    std::fs::write(&flat, one_path_file("c.txt", &c_first)).unwrap();
+    let root = ws.workspace.root.clone();
+    drop(ws);
 
+    let (ws, _) = restart(&root);
     let second = apply(&ws, &c, write("a.txt", b"2"));
+    let c_second = apply(&ws, &c, write("c.txt", b"2"));
     apply(&ws, &c, write("b.txt", b"b"));
     ws.gate.flush().unwrap();
-    assert_eq!(flat.exists(), false);
+    let store = ws.gate.store();
     assert_eq!(
-        ws.gate.store().path_history(&p("a.txt")).unwrap(),
+        (
+            store.path_index_file(&p("a.txt")),
+            store.path_index_file(&p("c.txt")),
+            store.path_index_file(&p("b.txt"))
+        ),
+        (
+            folder.clone(),
+            flat.clone(),
+            ws.layout.path_index_shard(&p("b.txt").key())
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(&folder).unwrap(),
+        one_path_file("a.txt", &[first.clone(), second.clone()].concat())
+    );
+    assert_eq!(
+        std::fs::read_to_string(&flat).unwrap(),
+        one_path_file("c.txt", &[c_first.clone(), c_second.clone()].concat())
+    );
+    assert_eq!(
+        store.path_history(&p("a.txt")).unwrap(),
         [first, second.clone()].concat()
     );
     assert_eq!(
-        ws.gate.store().last_snapshot_of_path(&p("a.txt")).unwrap(),
+        store.last_snapshot_of_path(&p("a.txt")).unwrap(),
         Some(second[0].clone())
     );
-    let b_key = p("b.txt").key();
     assert_eq!(
-        (
-            ws.layout.path_index(&b_key).is_file(),
-            ws.layout
-                .folder_path_index(&b_key)
-                .parent()
-                .unwrap()
-                .exists()
-        ),
-        (true, false)
+        store.last_snapshot_of_path(&p("c.txt")).unwrap(),
+        Some(c_second[0].clone())
     );
     assert_eq!(history_problems(&ws), 0);
     ws.gate
         .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
         .unwrap();
-    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "old")]));
+    assert_eq!(
+        tree(&ws.workspace.root),
+        files(&[("a.txt", "old"), ("c.txt", "old c")])
+    );
 }

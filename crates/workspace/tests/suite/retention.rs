@@ -208,3 +208,34 @@ fn the_sweeps_base_blobs_survive_retention() {
         .unwrap();
     assert!(ws.gate.store().has_blob(&ContentHash::of(b"base content")));
 }
+
+/// Removing a task's records from a shard of the path indexes keeps the
+/// records other tasks left there.
+#[test]
+fn a_collected_task_leaves_the_other_records_of_its_shard() {
+    let (_d, ws) = workspace(&[]);
+    let mate = shard_mate(&ws, "x.bin");
+    apply(&ws, &ctx("t1", 0), write("x.bin", &noise(1, 20_000)));
+    let kept = apply(&ws, &ctx("t2", 0), write(&mate, &noise(2, 20_000)));
+    apply(&ws, &ctx("t3", 0), write("y.bin", &noise(3, 20_000)));
+    ws.gate.flush().unwrap();
+    let lives = [life("t1", Some(1)), life("t2", None), life("t3", Some(3))];
+    let config = RetentionConfig {
+        keep_recent_per_path: 1,
+        byte_cap: 1,
+    };
+    let report = ws
+        .gate
+        .run_retention(&lives, RetentionTrigger::CapExceeded, config)
+        .unwrap();
+    assert_eq!(ids(&report.plan.remove), vec!["t1"]);
+    let store = ws.gate.store();
+    assert_eq!(store.path_history(&p("x.bin")).unwrap(), []);
+    assert_eq!(store.path_history(&p(&mate)).unwrap(), kept);
+    let shard = ws.layout.path_index_shard(&p("x.bin").key());
+    assert_eq!(
+        std::fs::read_to_string(&shard).unwrap(),
+        format!("{}\n", serde_json::to_string(&kept[0]).unwrap())
+    );
+    assert_eq!(history_problems(&ws), 0);
+}
