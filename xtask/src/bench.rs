@@ -74,13 +74,13 @@ pub const BARS: &[Bar] = &[
         name: "gate_1000_writes/one_batch",
         peer: "`git add -A && git commit` with `core.fsync=all`",
         limit: Limit::RatioAtMost(1.0),
-        why: "one batch is one journal and one barrier, like one commit: never slower than it (measured 0.57, 0.69, 0.69, 0.83 and 0.88 in five runs in alternation, 0.33–0.78 s against 0.46–0.92 s; 0.35–0.59 when each side ran alone), the aim is 0.5",
+        why: "one batch is one journal and one barrier, like one commit: never slower than it; since the path indexes became shards measured 0.33 when the gate bench ran alone (0.16 s against 0.49 s) and 0.83, 0.95 and 1.07 in three full runs of `cargo xtask bench` (0.37–0.46 s against 0.34–0.55 s); 0.57–1.05 before. The aim is 0.5",
     },
     Bar {
         name: "gate_1000_writes/one_op_per_file",
         peer: "1,000 × (write a temp file, fsync, rename over the file, fsync its folder) in plain Rust",
         limit: Limit::RatioAtMost(1.25),
-        why: "each of ours also keeps a snapshot and a journal and appends to a shard of the path indexes; measured 1.09 alone and 0.99 in a full run once the path indexes moved into shards (0.80–0.84 s against 0.77–0.82 s; 1.21–1.85 with an index file per path, 1.68–2.16 before journals became spares)",
+        why: "each of ours also keeps a snapshot and a journal and appends to a shard of the path indexes; measured 1.09 alone and 0.99, 1.10 and 1.01 in three full runs once the path indexes moved into shards (0.60–0.84 s against 0.59–0.82 s; 1.21–1.85 with an index file per path, 1.68–2.16 before journals became spares)",
     },
     Bar {
         name: "gate_1000_writes/git_commit_per_file",
@@ -92,7 +92,7 @@ pub const BARS: &[Bar] = &[
         name: "rollback_1000_files",
         peer: "`git checkout -- .`",
         limit: Limit::RatioAtMost(1.0),
-        why: "undoing a task must not be slower than git's own restore (measured 0.60, 0.62, 0.69 and 0.86 in four runs in alternation, 0.13–0.35 s against 0.21–0.41 s), the aim is 0.75",
+        why: "undoing a task must not be slower than git's own restore (measured 0.65 alone and 0.44, 0.47 and 0.56 in three full runs, 72–160 ms against 144–246 ms; 0.48–0.86 in five runs before), the aim is 0.75",
     },
     Bar {
         name: "proxy_connect_tunnel",
@@ -110,7 +110,7 @@ pub const BARS: &[Bar] = &[
         name: "proxy_connect_setup",
         peer: "500 tunnels opened, one byte echoed, closed, one after another through tinyproxy",
         limit: Limit::RatioAtMost(1.25),
-        why: "package managers open many short tunnels; measured 1.02, 1.06, 1.08 and 1.17 in four runs in alternation with tinyproxy (0.44–0.59 ms a tunnel), the aim is 1.0",
+        why: "package managers open many short tunnels; measured 0.88, 1.02 and 1.04 in three full runs in alternation with tinyproxy (0.34–0.62 ms a tunnel against 0.32–0.61 ms; 1.02–1.17 in four runs before), the aim is 1.0",
     },
     Bar {
         name: "tool_registry_call",
