@@ -4,7 +4,9 @@
 use cocode_core::ids::{TaskId, Timestamp};
 use cocode_core::snapshot::ContentHash;
 use cocode_core::workspace::RetentionConfig;
-use cocode_workspace::{RetentionTrigger, RollbackError, RollbackQuery, TaskLife};
+use cocode_workspace::{
+    OpenWorkspace, RetentionReport, RetentionTrigger, RollbackError, RollbackQuery, TaskLife,
+};
 use pretty_assertions::assert_eq;
 
 use super::common::*;
@@ -27,6 +29,18 @@ fn life(task: &str, at: Option<i64>) -> TaskLife {
         task_id: TaskId::new(task).unwrap(),
         terminated_at: at.map(Timestamp::from_millis),
     }
+}
+
+/// Retention run over a cap of one byte, keeping the most recent task of
+/// each path: every task that may go, goes.
+fn over_a_cap_of_one_byte(ws: &OpenWorkspace, lives: &[TaskLife]) -> RetentionReport {
+    let config = RetentionConfig {
+        keep_recent_per_path: 1,
+        byte_cap: 1,
+    };
+    ws.gate
+        .run_retention(lives, RetentionTrigger::CapExceeded, config)
+        .unwrap()
 }
 
 fn ids(v: &[TaskId]) -> Vec<&str> {
@@ -52,14 +66,7 @@ fn over_the_cap_terminal_tasks_go_oldest_first_but_never_running_ones_nor_the_la
         life("t3", None),
         life("t4", Some(4)),
     ];
-    let config = RetentionConfig {
-        keep_recent_per_path: 1,
-        byte_cap: 1,
-    };
-    let report = ws
-        .gate
-        .run_retention(&lives, RetentionTrigger::CapExceeded, config)
-        .unwrap();
+    let report = over_a_cap_of_one_byte(&ws, &lives);
     // Every task is the only (so most recent) task of its file: all pinned,
     // so P4' applies; t3 runs and t4 is the latest terminal task.
     assert_eq!(ids(&report.plan.remove), vec!["t1", "t2"]);
@@ -220,14 +227,7 @@ fn a_collected_task_leaves_the_other_records_of_its_shard() {
     apply(&ws, &ctx("t3", 0), write("y.bin", &noise(3, 20_000)));
     ws.gate.flush().unwrap();
     let lives = [life("t1", Some(1)), life("t2", None), life("t3", Some(3))];
-    let config = RetentionConfig {
-        keep_recent_per_path: 1,
-        byte_cap: 1,
-    };
-    let report = ws
-        .gate
-        .run_retention(&lives, RetentionTrigger::CapExceeded, config)
-        .unwrap();
+    let report = over_a_cap_of_one_byte(&ws, &lives);
     assert_eq!(ids(&report.plan.remove), vec!["t1"]);
     let store = ws.gate.store();
     assert_eq!(store.path_history(&p("x.bin")).unwrap(), []);
