@@ -206,10 +206,11 @@ const INODE_RECENCY_DIRTY: Duration = Duration::from_secs(365);
 /// Waits until no inode freed before is skipped any more, so each
 /// comparison starts from the same state of the disk whatever ran before
 /// it (not in the quick debug run of `cargo test`). The first comparison
-/// of the process waits out the dirty bound: the bench run before this one
-/// deletes an 80,000-file tree. The comparisons after it follow runs that
-/// freed a few thousand inodes each, and every fixture is kept until the
-/// process ends (see [`kept`]).
+/// of the process waits out the dirty bound, whatever ran before (a build,
+/// another bench: `cargo xtask bench` runs this one first) may have
+/// deleted many files. The comparisons after it follow runs that freed a
+/// few thousand inodes each, and every fixture is kept until the process
+/// ends (see [`kept`]).
 fn cool_down() {
     static FIRST: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
     if !cfg!(debug_assertions) {
