@@ -305,7 +305,7 @@ fn target_dir(root: &Path) -> PathBuf {
 /// without a journal, mounted with `discard`) depend on what was deleted
 /// in the minutes before: run after the big-tree bench, which deletes an
 /// 80,000-file tree, one batch of 1,000 writes took 0.37–0.50 s instead
-/// of 0.16 s, and 1,000 separate writes 1.76 s instead of 0.6–0.8 s.
+/// of 0.16 s.
 const RUN_FIRST: &[&str] = &["gate"];
 
 /// The bench targets' names: the files in each crate's `benches/` (every

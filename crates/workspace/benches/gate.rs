@@ -195,31 +195,21 @@ fn alternate(iters: u64, ours: Run<'_>, peer: Run<'_>, want_ours: bool) -> Durat
 /// (`RECENTCY_MIN` in the kernel's `ialloc.c`), and a little more.
 const INODE_RECENCY: Duration = Duration::from_secs(65);
 
-/// How long it skips a freed inode whose block of the inode table is dirty
-/// (`RECENTCY_MIN` + `RECENTCY_DIRTY`), and a little more. Allocating any
-/// inode of a block dirties it, so after a mass deletion the allocations
-/// skip the freed inodes for this long: 1,000 writes in one batch took
-/// 0.48 s instead of 0.16 s 65 s after 80,000 files were deleted, and
-/// 0.16 s 365 s after.
-const INODE_RECENCY_DIRTY: Duration = Duration::from_secs(365);
-
-/// Waits until no inode freed before is skipped any more, so each
-/// comparison starts from the same state of the disk whatever ran before
-/// it (not in the quick debug run of `cargo test`). The first comparison
-/// of the process waits out the dirty bound, whatever ran before (a build,
-/// another bench: `cargo xtask bench` runs this one first) may have
-/// deleted many files. The comparisons after it follow runs that freed a
-/// few thousand inodes each, and every fixture is kept until the process
-/// ends (see [`kept`]).
+/// Waits until no inode the comparisons before freed is skipped any more,
+/// so each comparison starts from the same state of the disk whatever ran
+/// before it (not in the quick debug run of `cargo test`). Each run of a
+/// comparison frees about a thousand inodes, and every fixture is kept
+/// until the process ends (see [`kept`]). A mass deletion just before the
+/// bench would need 365 s (the recency while an inode's block of the
+/// table is dirty, which any allocation in the block makes it: one batch
+/// took 0.48 s 65 s after 80,000 files were deleted, 0.16 s 365 s after),
+/// so `cargo xtask bench` runs this bench before the others; waiting that
+/// long is no cure: after 365 s without work 1,000 separate writes took
+/// 1.1–1.8 s instead of 0.6–0.8 s (this machine pages out memory left
+/// untouched for a minute, page cache included).
 fn cool_down() {
-    static FIRST: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
     if !cfg!(debug_assertions) {
-        let first = FIRST.swap(false, std::sync::atomic::Ordering::Relaxed);
-        std::thread::sleep(if first {
-            INODE_RECENCY_DIRTY
-        } else {
-            INODE_RECENCY
-        });
+        std::thread::sleep(INODE_RECENCY);
     }
 }
 
