@@ -203,10 +203,8 @@ const INODE_RECENCY: Duration = Duration::from_secs(65);
 /// bench would need 365 s (the recency while an inode's block of the
 /// table is dirty, which any allocation in the block makes it: one batch
 /// took 0.48 s 65 s after 80,000 files were deleted, 0.16 s 365 s after),
-/// so `cargo xtask bench` runs this bench before the others; waiting that
-/// long is no cure: after 365 s without work 1,000 separate writes took
-/// 1.1–1.8 s instead of 0.6–0.8 s (this machine pages out memory left
-/// untouched for a minute, page cache included).
+/// so `cargo xtask bench` runs this bench before the others rather than
+/// wait that long before each comparison.
 fn cool_down() {
     if !cfg!(debug_assertions) {
         std::thread::sleep(INODE_RECENCY);
