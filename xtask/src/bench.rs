@@ -302,10 +302,9 @@ fn target_dir(root: &Path) -> PathBuf {
 
 /// Benches run before all others, in this order. The gate's comparisons
 /// make thousands of small durable writes, which on this disk (ext4
-/// without a journal, mounted with `discard`) depend on what was deleted
-/// in the minutes before: run after the big-tree bench, which deletes an
-/// 80,000-file tree, one batch of 1,000 writes took 0.37–0.50 s instead
-/// of 0.16 s.
+/// without a journal) depend on what was deleted in the minutes before:
+/// run after the big-tree bench, which deletes an 80,000-file tree, one
+/// batch of 1,000 writes took 0.37–0.50 s instead of 0.16 s.
 const RUN_FIRST: &[&str] = &["gate"];
 
 /// The bench targets' names: the files in each crate's `benches/` (every
