@@ -273,6 +273,28 @@ pub(crate) fn create_new_empty(path: &Path) -> io::Result<()> {
         .map(drop)
 }
 
+/// What tells one file or folder from another at the same path: its inode
+/// and its birth time (a folder removed and made again often gets the
+/// freed inode back).
+pub(crate) type EntryId = (u64, std::time::SystemTime);
+
+/// The identity of what is at `path`; `None` when nothing is there, or
+/// where the file system or the standard library does not tell a birth
+/// time (every entry then counts as new).
+pub(crate) fn entry_id(path: &Path) -> Option<EntryId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let meta = fs::symlink_metadata(path).ok()?;
+        Some((meta.ino(), meta.created().ok()?))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
@@ -288,16 +310,25 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Makes the named files' contents and the named folders' entries durable
-/// (the caller's ordering point). Linux syncs the whole file system of
-/// `anchor` with one `syncfs`: one journal commit, measured about 3× faster
-/// here than an fsync per file and folder (each of which forces its own
-/// commit). Elsewhere files are synced before folders, so a rename or
-/// creation recorded in a folder never outlives its content.
+/// (the caller's ordering point). Linux syncs the file system of `anchor`
+/// (the workspace's, where all of them are) with one `syncfs`: measured
+/// here in one session, 1,000 separate gate writes took 0.96 s this way
+/// against 1.63 s with an fsync per file and folder (five files and three
+/// folders an operation) and 1.74 s with those fsyncs on eight threads.
+/// Elsewhere each file is synced, then each folder, so a rename or
+/// creation recorded in a folder never outlives its content. The lists
+/// are kept on Linux too: the tests audit them there.
 pub(crate) fn barrier(
     anchor: &Path,
     files: &BTreeSet<PathBuf>,
     dirs: &BTreeSet<PathBuf>,
 ) -> io::Result<()> {
+    #[cfg(test)]
+    BARRIER_WATCH.with(|watch| {
+        if let Some(seen) = watch.borrow_mut().as_mut() {
+            seen(files, dirs);
+        }
+    });
     #[cfg(target_os = "linux")]
     {
         let _ = (files, dirs);
@@ -322,6 +353,16 @@ pub(crate) fn barrier(
         }
         Ok(())
     }
+}
+
+/// What each [`barrier`] on this thread was given (the audit in tests).
+#[cfg(test)]
+pub(crate) type BarrierWatch = Box<dyn FnMut(&BTreeSet<PathBuf>, &BTreeSet<PathBuf>)>;
+
+#[cfg(test)]
+thread_local! {
+    pub(crate) static BARRIER_WATCH: std::cell::RefCell<Option<BarrierWatch>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -96,6 +96,13 @@ struct GateState {
     /// Files written and folders changed since the last barrier.
     unsynced_files: BTreeSet<PathBuf>,
     unsynced_dirs: BTreeSet<PathBuf>,
+    /// Folders and appended files whose entry was looked at since the last
+    /// barrier, with their identity then (see [`disk::entry_id`]).
+    entries_seen: HashMap<PathBuf, Option<disk::EntryId>>,
+    /// Folders and appended files whose entry in their folder a barrier
+    /// made durable, with their identity then: while it is the same, their
+    /// folder need not be synced for them.
+    durable_entries: HashMap<PathBuf, disk::EntryId>,
     sweep: StatCache,
     /// What the last scan of the sweep did.
     last_scan: crate::sweep::SweepStats,
@@ -182,10 +189,6 @@ impl Plan {
         out
     }
 }
-
-/// Whether the barrier needs the files and folders written since the last
-/// one. On Linux it is one `syncfs`, which needs no list.
-const LISTS_UNSYNCED: bool = !cfg!(target_os = "linux");
 
 static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -349,6 +352,8 @@ impl Gate {
                 rollbacks_unsynced: Vec::new(),
                 unsynced_files: BTreeSet::new(),
                 unsynced_dirs: BTreeSet::new(),
+                entries_seen: HashMap::new(),
+                durable_entries: HashMap::new(),
                 sweep,
                 last_scan: crate::sweep::SweepStats::default(),
             }),
@@ -417,44 +422,84 @@ impl Gate {
         if st.settled_unsynced.is_empty() && st.rollbacks_unsynced.is_empty() {
             return Ok(());
         }
-        Self::barrier(&self.layout.cocode_dir(), st)
+        self.barrier(st)
             .map_err(|e| io_failed("flush", &format!("sync failed: {e}"), Some(e.kind())))?;
         self.remove_settled(st);
         Ok(())
     }
 
     /// Syncs everything noted since the last barrier.
-    fn barrier(anchor: &std::path::Path, st: &mut GateState) -> io::Result<()> {
-        disk::barrier(anchor, &st.unsynced_files, &st.unsynced_dirs)?;
+    fn barrier(&self, st: &mut GateState) -> io::Result<()> {
+        disk::barrier(
+            &self.layout.cocode_dir(),
+            &st.unsynced_files,
+            &st.unsynced_dirs,
+        )?;
+        if st.unsynced_dirs.contains(&self.layout.write_journal_dir()) {
+            self.store.spares_made_durable();
+        }
         st.unsynced_files.clear();
         st.unsynced_dirs.clear();
+        for (path, id) in std::mem::take(&mut st.entries_seen) {
+            if let Some(id) = id {
+                st.durable_entries.insert(path, id);
+            }
+        }
         Ok(())
     }
 
-    /// Notes a written file (its content) and every folder from it up to the
-    /// workspace root (their entries: created files, folders and renames).
+    /// Notes a file written under a new name (a temp file renamed, a
+    /// staged file): its content and its entry.
     fn note_written(&self, st: &mut GateState, file: PathBuf) {
-        if !LISTS_UNSYNCED {
-            return;
-        }
-        self.note_dirs_of(st, &file);
+        self.note_entry_of(st, &file);
         st.unsynced_files.insert(file);
     }
 
-    fn note_dirs_of(&self, st: &mut GateState, path: &std::path::Path) {
-        if !LISTS_UNSYNCED {
-            return;
+    /// Notes a file appended to (an index, a pack): its content, and its
+    /// entry when the file is not the one a barrier already made durable
+    /// under that name (it was created since).
+    fn note_appended(&self, st: &mut GateState, file: PathBuf) {
+        if !st.entries_seen.contains_key(&file) {
+            let id = disk::entry_id(&file);
+            st.entries_seen.insert(file.clone(), id);
+            if id.is_none() || st.durable_entries.get(&file) != id.as_ref() {
+                self.note_entry_of(st, &file);
+            }
         }
+        st.unsynced_files.insert(file);
+    }
+
+    /// Notes a stored blob: a loose one is a new file, a packed one an
+    /// append.
+    fn note_blob(&self, st: &mut GateState, file: PathBuf) {
+        if file.starts_with(self.layout.packs_dir()) {
+            self.note_appended(st, file);
+        } else {
+            self.note_written(st, file);
+        }
+    }
+
+    /// Notes that `path`'s entry in its folder changed (created, renamed
+    /// to, renamed away, removed): the folder is synced at the next
+    /// barrier, and so is each folder above it whose own entry is not known
+    /// durable (a folder created since).
+    fn note_entry_of(&self, st: &mut GateState, path: &std::path::Path) {
         let root = self.layout.workspace_root();
-        let mut dir = path.parent();
-        while let Some(d) = dir {
-            if !d.starts_with(root) || !st.unsynced_dirs.insert(d.to_path_buf()) {
+        let mut entry = path;
+        while let Some(dir) = entry.parent() {
+            if !dir.starts_with(root) {
                 break;
             }
-            if d == root {
+            st.unsynced_dirs.insert(dir.to_path_buf());
+            if dir == root || st.entries_seen.contains_key(dir) {
                 break;
             }
-            dir = d.parent();
+            let id = disk::entry_id(dir);
+            st.entries_seen.insert(dir.to_path_buf(), id);
+            if id.is_some() && st.durable_entries.get(dir) == id.as_ref() {
+                break;
+            }
+            entry = dir;
         }
     }
 
@@ -466,13 +511,16 @@ impl Gate {
     }
 
     fn remove_settled(&self, st: &mut GateState) {
+        // The journals' folders change: the next barrier syncs them.
         for op in std::mem::take(&mut st.settled_unsynced) {
+            self.note_entry_of(st, &self.layout.write_journal(&op));
             // A journal that cannot be removed now is settled by recovery later.
             if let Err(e) = self.store.retire_write_journal(&op) {
                 tracing::warn!(op = %op, error = %e, "could not remove a settled write journal");
             }
         }
         for op in std::mem::take(&mut st.rollbacks_unsynced) {
+            self.note_entry_of(st, &self.layout.rollback_journal(&op));
             if let Err(e) = self.store.remove_rollback_journal(&op) {
                 tracing::warn!(op = %op, error = %e, "could not remove a finished rollback journal");
             }
@@ -994,7 +1042,7 @@ impl Gate {
                 .put_blob(bytes)
                 .map_err(|e| store_failed("store", &e))?;
             if let Some(path) = path {
-                self.note_written(st, path);
+                self.note_blob(st, path);
             }
         }
         fail::fail_point!("gate::after_blobs");
@@ -1022,7 +1070,7 @@ impl Gate {
             let path = self.full_path(&s.dir, &s.temp_name);
             self.note_written(st, path);
         }
-        if let Err(e) = Self::barrier(&self.layout.cocode_dir(), st) {
+        if let Err(e) = self.barrier(st) {
             self.discard(&journal);
             return Err(io_failed(
                 "sync",
@@ -1040,7 +1088,7 @@ impl Gate {
             };
             for r in std::iter::once(a).chain(b) {
                 let path = self.full_path(&r.dir, &r.name);
-                self.note_dirs_of(st, &path);
+                self.note_entry_of(st, &path);
             }
         }
         if let Err(e) = self.apply(plan, &staged) {
@@ -1121,13 +1169,10 @@ impl Gate {
 
     /// Notes the index files the records were appended to.
     fn note_indexes(&self, st: &mut GateState, records: &[EditSnapshot]) {
-        if !LISTS_UNSYNCED {
-            return;
-        }
         for r in records {
-            self.note_written(st, self.layout.task_index(r.task_id()));
+            self.note_appended(st, self.layout.task_index(r.task_id()));
             for p in crate::store::record_paths(r) {
-                self.note_written(st, self.store.path_index_file(p));
+                self.note_appended(st, self.store.path_index_file(p));
             }
         }
     }
@@ -1235,6 +1280,9 @@ impl Gate {
             ..RecoveryReport::default()
         };
         self.store.adopt_spare_journals()?;
+        // The barrier below makes the spares' names durable (a crash of the
+        // process that retired them may have left them in the cache).
+        st.unsynced_dirs.insert(self.layout.write_journal_dir());
         st.settled_unsynced.clear();
         st.rollbacks_unsynced.clear();
         st.blocked.clear();
@@ -1259,7 +1307,7 @@ impl Gate {
             }
         }
         // Replayed rollbacks are durable now; their journals go.
-        Self::barrier(&self.layout.cocode_dir(), st).map_err(|e| StoreError::Io {
+        self.barrier(st).map_err(|e| StoreError::Io {
             message: format!("sync failed: {e}"),
             kind: Some(e.kind()),
         })?;
@@ -1444,7 +1492,7 @@ impl Gate {
         })
         .map_err(|e| store_failed("sweep", &e))?;
         for path in stored {
-            self.note_written(st, path);
+            self.note_blob(st, path);
         }
         Ok(done)
     }
@@ -1800,7 +1848,7 @@ impl Gate {
         let staged = self.stage_rollback(&mut st, &journal);
         let synced = staged.and_then(|()| {
             fail::fail_point!("rollback::after_stage");
-            Self::barrier(&self.layout.cocode_dir(), &mut st).map_err(|e| rollback_failed(&e))
+            self.barrier(&mut st).map_err(|e| rollback_failed(&e))
         });
         if let Err(e) = synced {
             self.discard_rollback(&journal);
@@ -1909,7 +1957,7 @@ impl Gate {
                 if changed {
                     let (dir, name) = split(&item.path);
                     let full = self.full_path(&dir, &name);
-                    self.note_dirs_of(st, &full);
+                    self.note_entry_of(st, &full);
                 } else {
                     leftover.extend(item.staging.as_deref());
                 }
@@ -2064,7 +2112,7 @@ impl Gate {
             let full = self.full_path(&dir, temp);
             self.note_written(st, full);
         }
-        if let Err(e) = Self::barrier(&self.layout.cocode_dir(), st) {
+        if let Err(e) = self.barrier(st) {
             tracing::error!(op = %journal.op_id, error = %e, "rollback barrier failed");
             return Err(order[0].path.clone());
         }

@@ -2,6 +2,8 @@
 //! `WorkspaceFileGate`, the content-addressed history store, the write
 //! journal and recovery, the observed-change sweep and the integrity checker.
 
+#[cfg(test)]
+mod barrier_audit;
 pub mod diff;
 mod disk;
 pub mod gate;

@@ -214,7 +214,7 @@ pub struct HistoryStore {
     packs: crate::pack::Packs,
     /// Settled write journals kept to carry the next ones (see
     /// [`Self::write_journal`]); clones share them.
-    spare_journals: std::sync::Arc<std::sync::Mutex<Vec<PathBuf>>>,
+    spare_journals: std::sync::Arc<std::sync::Mutex<Vec<Spare>>>,
     /// Whether `files/` held a path index in a one-file-per-path form when
     /// first asked (only earlier versions write them); until then no
     /// path's index is looked for there.
@@ -230,6 +230,16 @@ fn is_shard(file: &Path) -> bool {
 
 /// Settled journals kept as spares; more are removed.
 const SPARE_JOURNALS: usize = 4;
+
+/// A settled journal renamed away to carry a later one.
+#[derive(Debug)]
+struct Spare {
+    path: PathBuf,
+    /// Whether its rename away from the settled journal's name is durable.
+    /// Until it is, a crash could bring that name back over the new
+    /// content, so it is not reused.
+    durable: bool,
+}
 
 /// Numbers spare journal names within this process.
 static SPARE_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -250,7 +260,7 @@ impl HistoryStore {
         }
     }
 
-    fn spares(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+    fn spares(&self) -> std::sync::MutexGuard<'_, Vec<Spare>> {
         self.spare_journals
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -682,7 +692,7 @@ impl HistoryStore {
     pub fn write_journal(&self, journal: &WriteJournal) -> Result<PathBuf, StoreError> {
         let path = self.layout.write_journal(&journal.op_id);
         let bytes = serde_json::to_vec(journal).map_err(|e| StoreError::Index(e.to_string()))?;
-        let spare = self.spares().pop();
+        let spare = self.durable_spare();
         if let Some(spare) = spare {
             match disk::write_atomic_reusing(&spare, &path, &bytes) {
                 Ok(()) => return Ok(path),
@@ -694,6 +704,25 @@ impl HistoryStore {
         }
         disk::write_atomic(&path, &bytes).map_err(|e| io_err("writing journal", &path, &e))?;
         Ok(path)
+    }
+
+    /// A spare whose rename is durable, if one is at hand (a barrier that
+    /// synced the journal folder after its rename has marked it, see
+    /// [`Self::spares_made_durable`]). Spares are retired one per
+    /// operation, after its barrier, so the next one finds the spare
+    /// retired the operation before.
+    fn durable_spare(&self) -> Option<PathBuf> {
+        let mut spares = self.spares();
+        let i = spares.iter().rposition(|s| s.durable)?;
+        Some(spares.remove(i).path)
+    }
+
+    /// Marks every spare durable: the caller synced the journal folder
+    /// after they were renamed.
+    pub(crate) fn spares_made_durable(&self) {
+        for spare in self.spares().iter_mut() {
+            spare.durable = true;
+        }
     }
 
     /// Takes over the spare journals a process left in `journal/writes/`
@@ -711,7 +740,11 @@ impl HistoryStore {
                 continue;
             }
             if spares.len() < SPARE_JOURNALS && path.is_file() {
-                spares.push(path);
+                // Its rename may still be in the cache of the system.
+                spares.push(Spare {
+                    path,
+                    durable: false,
+                });
             } else {
                 disk::remove_file(&path).map_err(|e| io_err("removing", &path, &e))?;
             }
@@ -772,7 +805,10 @@ impl HistoryStore {
                 .join(format!(".spare-{}-{n}.journal", std::process::id()));
             match disk::rename(&path, &spare) {
                 Ok(()) => {
-                    spares.push(spare);
+                    spares.push(Spare {
+                        path: spare,
+                        durable: false,
+                    });
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
