@@ -69,7 +69,7 @@ impl Tree {
 /// the writer lock.
 fn exempt(path: &Path) -> bool {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    ["sweep_cache", "edit_locks.json", "writer.lock", "clock"]
+    ["sweep.cache", "edit_locks.json", "writer.lock", "clock"]
         .iter()
         .any(|n| name.starts_with(n))
 }
