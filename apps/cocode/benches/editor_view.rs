@@ -2,11 +2,13 @@
 //! the same run:
 //! - `editor_frame_100k`: one frame (layout and tessellation) of the editor
 //!   view showing the middle of a 100,000-line Rust file, coloured, against
-//!   the same view on a 100-line file (bar: ≤ 1.2×: only visible rows cost).
+//!   the same view on a 100-line file, the two measured in alternation (see
+//!   `benches/support/paired.rs`).
 //! - `editor_open_200mb`: opening a 200 MB log as the window does (read
 //!   through the workspace's safe read path, checked as UTF-8, made a rope
-//!   and a document) against `ropey::Rope::from_reader` of the same file
-//!   (bar: ≤ 1.5×).
+//!   and a document) against `ropey::Rope::from_reader` of the same file.
+//!
+//! The bars are in `xtask/src/bench.rs`.
 #![expect(clippy::expect_used, reason = "bench setup")]
 #![expect(
     clippy::disallowed_methods,
@@ -16,6 +18,7 @@
 use std::hint::black_box;
 use std::io::Write as _;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use cocode::window::command::Command;
 use cocode::window::editors::{Editors, TabBody};
@@ -25,6 +28,10 @@ use cocode_platform::Os;
 use cocode_ui::Theme;
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui::{Pos2, RawInput, Rect, Vec2};
+
+#[path = "../../../benches/support/paired.rs"]
+mod paired;
+use paired::Paired;
 
 fn rust_source(lines: usize) -> String {
     let mut out = String::new();
@@ -92,26 +99,45 @@ fn settle(ctx: &egui::Context, editors: &mut Editors, id: u32) {
             frame(ctx, editors, id);
             return;
         }
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(5));
     }
     panic!("the parse did not settle");
 }
 
 fn frames(c: &mut Criterion) {
-    let ctx = egui::Context::default();
-    cocode_ui::install_fonts(&ctx);
+    // Each side keeps a context of its own, so neither side's galley cache
+    // is emptied by the other's frames.
+    let context = || {
+        let ctx = egui::Context::default();
+        cocode_ui::install_fonts(&ctx);
+        ctx
+    };
+    let (big_ctx, small_ctx) = (context(), context());
     let (mut big, big_id) = editors_with(&rust_source(100_000), 50_000);
     let (mut small, small_id) = editors_with(&rust_source(100), 50);
-    settle(&ctx, &mut big, big_id);
-    settle(&ctx, &mut small, small_id);
+    settle(&big_ctx, &mut big, big_id);
+    settle(&small_ctx, &mut small, small_id);
+    let timed = |ctx: &egui::Context, editors: &mut Editors, id: u32| {
+        let started = Instant::now();
+        black_box(frame(ctx, editors, id));
+        started.elapsed()
+    };
+    let paired = Paired::default();
     let mut group = c.benchmark_group("editor_frame_100k");
-    group.bench_function("ours", |b| {
-        b.iter(|| black_box(frame(&ctx, &mut big, big_id)));
-    });
-    group.bench_function("peer", |b| {
-        b.iter(|| black_box(frame(&ctx, &mut small, small_id)));
-    });
+    for (side, want_ours) in [("ours", true), ("peer", false)] {
+        group.bench_function(side, |b| {
+            b.iter_custom(|iters| {
+                paired.alternate(
+                    iters,
+                    || timed(&big_ctx, &mut big, big_id),
+                    || timed(&small_ctx, &mut small, small_id),
+                    want_ours,
+                )
+            });
+        });
+    }
     group.finish();
+    paired.write("editor_frame_100k");
 }
 
 fn open_200mb(c: &mut Criterion) {

@@ -27,6 +27,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+#[path = "../../../benches/support/paired.rs"]
+mod paired;
+use paired::Paired;
+
 /// Bytes sent per iteration (small in debug builds so `cargo test` stays fast).
 const BYTES: usize = if cfg!(debug_assertions) {
     1 << 20
@@ -214,9 +218,10 @@ fn bench(c: &mut Criterion) {
         group.finish();
 
         // Each run of 500 through ours is followed by 500 through tinyproxy,
-        // and both sides are measured that way: the machine's state (other
-        // work, the scheduler, the loopback's queues) moves over seconds,
-        // and each side meets the same state as the other.
+        // and both sides are measured that way (see
+        // `benches/support/paired.rs`): the machine's state (other work,
+        // the scheduler, the loopback's queues) moves over seconds, and each
+        // side meets the same state as the other.
         let mut group = c.benchmark_group("proxy_connect_setup");
         group
             .sample_size(20)
@@ -231,20 +236,21 @@ fn bench(c: &mut Criterion) {
             });
             started.elapsed()
         };
+        let paired = Paired::default();
         for (side, want_ours) in [("ours", true), ("peer", false)] {
             group.bench_function(side, |b| {
                 b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let ours = setups(proxy.port(), auth);
-                        let peer = setups(tiny.port, None);
-                        total += if want_ours { ours } else { peer };
-                    }
-                    total
+                    paired.alternate(
+                        iters,
+                        || setups(proxy.port(), auth),
+                        || setups(tiny.port, None),
+                        want_ours,
+                    )
                 });
             });
         }
         group.finish();
+        paired.write("proxy_connect_setup");
     }
 
     let mut group = c.benchmark_group("proxy_connect_tunnel_ceiling");

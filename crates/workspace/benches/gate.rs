@@ -13,7 +13,7 @@
 //!   `git checkout -- .` restoring the same files.
 //!
 //! Each run of ours is followed by a run of its peer, each on a fixture of
-//! its own, and both sides are measured that way (see [`alternate`]).
+//! its own, and both sides are measured that way (see [`bench_pair`]).
 #![expect(
     clippy::disallowed_methods,
     reason = "the bench builds fixtures and runs git"
@@ -30,6 +30,10 @@ use cocode_core::ids::{AttemptNo, SessionId, TaskId};
 use cocode_core::path::NormalizedPath;
 use cocode_workspace::{OpenWorkspace, RollbackQuery};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+#[path = "../../../benches/support/paired.rs"]
+mod paired;
+use paired::Paired;
 
 /// Files changed per iteration (small in debug builds so `cargo test` stays fast).
 const FILES: usize = if cfg!(debug_assertions) { 20 } else { 1000 };
@@ -175,22 +179,6 @@ fn write_every_file_in_one_batch(ws: &OpenWorkspace, ctx: &TaskContext) {
 /// One timed run of a side of a comparison, its untimed setup included.
 type Run<'a> = &'a dyn Fn() -> Duration;
 
-/// `iters` runs of ours and of the peer, one after the other, each on a
-/// fixture of its own; the total of the side asked for. Both sides of a
-/// comparison are measured this way, so each meets the same state of the
-/// file system as the other: on a journal-less ext4 every inode
-/// allocation skips the inodes freed in the last minute, and each run
-/// frees a thousand, so a side measured alone after the other would pay
-/// for the other's runs.
-fn alternate(iters: u64, ours: Run<'_>, peer: Run<'_>, want_ours: bool) -> Duration {
-    let mut total = Duration::ZERO;
-    for _ in 0..iters {
-        let (o, p) = (ours(), peer());
-        total += if want_ours { o } else { p };
-    }
-    total
-}
-
 /// How long ext4 without a journal skips a freed inode when it allocates
 /// (`RECENTCY_MIN` in the kernel's `ialloc.c`), and a little more.
 const INODE_RECENCY: Duration = Duration::from_secs(65);
@@ -211,17 +199,25 @@ fn cool_down() {
     }
 }
 
-/// A comparison whose sides are measured alternately (see [`alternate`]),
-/// from a cooled-down disk (see [`cool_down`]); without a name the group's
-/// own name is the comparison's. A comparison the command line's filter
-/// leaves out is not run, so it does not wait either.
+/// A comparison whose sides are measured alternately, each run on a fixture
+/// of its own (see `benches/support/paired.rs`), from a cooled-down disk
+/// (see [`cool_down`]); `folder` is the comparison's criterion folder, and
+/// with a name (the folder's last part) the group holds several
+/// comparisons. Alternation also makes each side meet the same state of
+/// the file system as the other: on a journal-less ext4 every inode
+/// allocation skips the inodes freed in the last minute, and each run frees
+/// a thousand, so a side measured alone after the other would pay for the
+/// other's runs. A comparison the command line's filter leaves out is not
+/// run, so it does not wait either.
 fn bench_pair(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    folder: &str,
     name: Option<&str>,
     ours: Run<'_>,
     peer: Run<'_>,
 ) {
     let cooled = std::cell::Cell::new(false);
+    let paired = Paired::default();
     for (side, want_ours) in [("ours", true), ("peer", false)] {
         let id = name.map_or_else(
             || BenchmarkId::from_parameter(side),
@@ -231,9 +227,10 @@ fn bench_pair(
             if !cooled.replace(true) {
                 cool_down();
             }
-            b.iter_custom(|iters| alternate(iters, ours, peer, want_ours));
+            b.iter_custom(|iters| paired.alternate(iters, ours, peer, want_ours));
         });
     }
+    paired.write(folder);
 }
 
 /// A fixture kept on disk until the process ends (deleting thousands of
@@ -257,7 +254,7 @@ type Keep = RefCell<Vec<tempfile::TempDir>>;
 fn bench_writes(c: &mut Criterion, keep: &Keep) {
     let mut group = c.benchmark_group("gate_1000_writes");
     // Ten runs of each side, each run measured with its pair (see
-    // [`alternate`]).
+    // [`bench_pair`]).
     group
         .sample_size(10)
         .sampling_mode(criterion::SamplingMode::Flat)
@@ -276,6 +273,7 @@ fn bench_writes(c: &mut Criterion, keep: &Keep) {
     };
     bench_pair(
         &mut group,
+        "gate_1000_writes/one_op_per_file",
         Some("one_op_per_file"),
         &|| through_gate(write_every_file),
         &|| {
@@ -288,6 +286,7 @@ fn bench_writes(c: &mut Criterion, keep: &Keep) {
     );
     bench_pair(
         &mut group,
+        "gate_1000_writes/one_batch",
         Some("one_batch"),
         &|| through_gate(write_every_file_in_one_batch),
         &|| {
@@ -301,6 +300,7 @@ fn bench_writes(c: &mut Criterion, keep: &Keep) {
     );
     bench_pair(
         &mut group,
+        "gate_1000_writes/git_commit_per_file",
         Some("git_commit_per_file"),
         &|| through_gate(write_every_file),
         &|| on_git_fixture(&commit_every_file),
@@ -312,7 +312,7 @@ fn bench_rollback(c: &mut Criterion, keep: &Keep) {
     let ctx = context();
     let mut group = c.benchmark_group("rollback_1000_files");
     // Ten runs of each side, each run measured with its pair (see
-    // [`alternate`]).
+    // [`bench_pair`]).
     group
         .sample_size(10)
         .sampling_mode(criterion::SamplingMode::Flat)
@@ -338,7 +338,7 @@ fn bench_rollback(c: &mut Criterion, keep: &Keep) {
         let took = timed(|| git(dir.path(), &["checkout", "-q", "--", "."]));
         kept(keep, dir, took)
     };
-    bench_pair(&mut group, None, &ours, &peer);
+    bench_pair(&mut group, "rollback_1000_files", None, &ours, &peer);
     group.finish();
 }
 
