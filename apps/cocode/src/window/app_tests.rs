@@ -1018,11 +1018,16 @@ fn an_approval_card_takes_the_focus_keeps_it_on_its_buttons_and_escape_denies() 
             Some("Approve"),
         ]
     );
-    // Escape denies: the card goes and the file stays.
+    // Escape denies: the card goes and the file stays. The agent, told
+    // so, ends its turn and waits for a reply; Stop is clicked in that
+    // row (clicked while the agent still wrote, it could land where the
+    // row's buttons are about to move).
     h.key_press(Key::Escape);
-    run_until(&mut h, "the card answered", |h| {
+    run_until(&mut h, "the agent waiting for a reply", |h| {
         h.state().agent.tool_approvals.is_empty()
+            && h.state().agent.current().awaiting_reply.is_some()
     });
+    h.run_steps(2);
     h.get_by_label("Stop").click();
     run_until(&mut h, "the end of the task", |h| {
         h.state().agent.running() == 0
