@@ -1018,16 +1018,23 @@ fn an_approval_card_takes_the_focus_keeps_it_on_its_buttons_and_escape_denies() 
             Some("Approve"),
         ]
     );
+    // The card's buttons and hint stay inside the panel, as far right as
+    // the composer's Stop at most.
+    let stop_while_running = h.get_by_label("Stop").rect();
+    let card_hint = h.get_by_label("Enter: approve · Esc: deny").rect();
+    assert!(card_hint.max.x <= stop_while_running.max.x, "{card_hint:?}");
     // Escape denies: the card goes and the file stays. The agent, told
-    // so, ends its turn and waits for a reply; Stop is clicked in that
-    // row (clicked while the agent still wrote, it could land where the
-    // row's buttons are about to move).
+    // so, ends its turn and waits for a reply: the composer's row becomes
+    // Reply, Finish & verify, Stop, and Stop stays where it was (a click
+    // aimed at it as the row changes still stops the task).
     h.key_press(Key::Escape);
     run_until(&mut h, "the agent waiting for a reply", |h| {
         h.state().agent.tool_approvals.is_empty()
             && h.state().agent.current().awaiting_reply.is_some()
     });
     h.run_steps(2);
+    h.get_by_label("Finish & verify");
+    assert_eq!(h.get_by_label("Stop").rect(), stop_while_running);
     h.get_by_label("Stop").click();
     run_until(&mut h, "the end of the task", |h| {
         h.state().agent.running() == 0

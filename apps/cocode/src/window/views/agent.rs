@@ -32,6 +32,9 @@ pub fn show(
     egui::Panel::bottom("agent-composer")
         .resizable(false)
         .show(ui, |ui| {
+            // The panel's width before anything in it: a card wider than
+            // the panel widens the room after it, the composer keeps to this.
+            let width = ui.available_width();
             approval_cards(ui, panel, commands);
             if let Some(failure) = conv.failure.as_ref().filter(|_| !conv.running) {
                 failure_card(ui, failure, commands);
@@ -45,7 +48,7 @@ pub fn show(
             if let Some(note) = &panel.note {
                 ui.label(note);
             }
-            composer(ui, panel, commands);
+            composer(ui, panel, width, commands);
         });
     egui::CentralPanel::default().show(ui, |ui| match &panel.detail {
         Some(detail) => {
@@ -147,10 +150,12 @@ fn failure_card(ui: &mut egui::Ui, failure: &Failure, commands: &mut Vec<Command
     });
 }
 
-/// The prompt and Run/Stop; Ctrl+Enter (Cmd+Enter) runs. While the agent
-/// waits for a reply, the same field answers it: Reply, Finish & verify,
-/// Stop.
-fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
+/// The prompt and Run/Stop, `width` wide; Ctrl+Enter (Cmd+Enter) runs.
+/// While the agent waits for a reply, the same field answers it: Reply,
+/// Finish & verify, Stop. Stop is at the right end of the row either way,
+/// so when the agent ends its turn under a person's pointer the buttons
+/// that change are not where Stop was.
+fn composer(ui: &mut egui::Ui, panel: &AgentPanel, width: f32, commands: &mut Vec<Command>) {
     let mut prompt = panel.prompt.clone();
     let id = ui.make_persistent_id("agent-prompt");
     // Taken before the field sees it (a multiline field would keep Enter).
@@ -169,7 +174,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
         egui::TextEdit::multiline(&mut prompt)
             .id(id)
             .desired_rows(3)
-            .desired_width(f32::INFINITY)
+            .desired_width(width)
             .hint_text(if replying {
                 "Reply to the agent…"
             } else {
@@ -180,7 +185,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
         commands.push(Command::AgentPrompt(prompt.clone()));
     }
     if replying {
-        ui.horizontal(|ui| {
+        composer_row(ui, width, |ui| {
             let can_reply = !prompt.trim().is_empty();
             if ui
                 .add_enabled(can_reply, egui::Button::new("Reply"))
@@ -196,14 +201,12 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
             {
                 commands.push(Command::FinishAndVerify);
             }
-            if ui.button("Stop").clicked() {
-                commands.push(Command::StopTask);
-            }
             ui.weak("Ctrl+Enter replies");
+            stop_button(ui, true, commands);
         });
         return;
     }
-    ui.horizontal(|ui| {
+    composer_row(ui, width, |ui| {
         let can_run = !prompt.trim().is_empty();
         let run = ui
             .add_enabled(can_run, egui::Button::new("Run task"))
@@ -215,13 +218,23 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
         if run.clicked() || (submit && can_run) {
             commands.push(Command::RunTask);
         }
-        if ui
-            .add_enabled(conv.running, egui::Button::new("Stop"))
-            .clicked()
-        {
+        ui.weak("Ctrl+Enter runs");
+        stop_button(ui, conv.running, commands);
+    });
+}
+
+/// A row of the composer, `width` wide.
+fn composer_row(ui: &mut egui::Ui, width: f32, add: impl FnOnce(&mut egui::Ui)) {
+    let size = egui::vec2(width, ui.spacing().interact_size.y);
+    ui.allocate_ui_with_layout(size, egui::Layout::left_to_right(egui::Align::Center), add);
+}
+
+/// Stop, at the right end of its row.
+fn stop_button(ui: &mut egui::Ui, enabled: bool, commands: &mut Vec<Command>) {
+    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+        if ui.add_enabled(enabled, egui::Button::new("Stop")).clicked() {
             commands.push(Command::StopTask);
         }
-        ui.weak("Ctrl+Enter runs");
     });
 }
 
@@ -416,7 +429,8 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
                 }),
                 _ => (false, false),
             };
-            ui.horizontal(|ui| {
+            // Wrapped: a narrow panel keeps the hint in sight.
+            ui.horizontal_wrapped(|ui| {
                 use cocode_tool_protocol::ApprovalDecision;
                 let mut decide = |decision| {
                     commands.push(Command::ToolDecision {
