@@ -32,9 +32,6 @@ pub fn show(
     egui::Panel::bottom("agent-composer")
         .resizable(false)
         .show(ui, |ui| {
-            // The panel's width before anything in it: a card wider than
-            // the panel widens the room after it, the composer keeps to this.
-            let width = ui.available_width();
             approval_cards(ui, panel, commands);
             if let Some(failure) = conv.failure.as_ref().filter(|_| !conv.running) {
                 failure_card(ui, failure, commands);
@@ -48,7 +45,7 @@ pub fn show(
             if let Some(note) = &panel.note {
                 ui.label(note);
             }
-            composer(ui, panel, width, commands);
+            composer(ui, panel, commands);
         });
     egui::CentralPanel::default().show(ui, |ui| match &panel.detail {
         Some(detail) => {
@@ -150,12 +147,12 @@ fn failure_card(ui: &mut egui::Ui, failure: &Failure, commands: &mut Vec<Command
     });
 }
 
-/// The prompt and Run/Stop, `width` wide; Ctrl+Enter (Cmd+Enter) runs.
+/// The prompt and Run/Stop; Ctrl+Enter (Cmd+Enter) runs.
 /// While the agent waits for a reply, the same field answers it: Reply,
 /// Finish & verify, Stop. Stop is at the right end of the row either way,
 /// so when the agent ends its turn under a person's pointer the buttons
 /// that change are not where Stop was.
-fn composer(ui: &mut egui::Ui, panel: &AgentPanel, width: f32, commands: &mut Vec<Command>) {
+fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) {
     let mut prompt = panel.prompt.clone();
     let id = ui.make_persistent_id("agent-prompt");
     // Taken before the field sees it (a multiline field would keep Enter).
@@ -174,7 +171,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, width: f32, commands: &mut Ve
         egui::TextEdit::multiline(&mut prompt)
             .id(id)
             .desired_rows(3)
-            .desired_width(width)
+            .desired_width(f32::INFINITY)
             .hint_text(if replying {
                 "Reply to the agent…"
             } else {
@@ -185,7 +182,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, width: f32, commands: &mut Ve
         commands.push(Command::AgentPrompt(prompt.clone()));
     }
     if replying {
-        composer_row(ui, width, |ui| {
+        ui.horizontal(|ui| {
             let can_reply = !prompt.trim().is_empty();
             if ui
                 .add_enabled(can_reply, egui::Button::new("Reply"))
@@ -206,7 +203,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, width: f32, commands: &mut Ve
         });
         return;
     }
-    composer_row(ui, width, |ui| {
+    ui.horizontal(|ui| {
         let can_run = !prompt.trim().is_empty();
         let run = ui
             .add_enabled(can_run, egui::Button::new("Run task"))
@@ -221,12 +218,6 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, width: f32, commands: &mut Ve
         ui.weak("Ctrl+Enter runs");
         stop_button(ui, conv.running, commands);
     });
-}
-
-/// A row of the composer, `width` wide.
-fn composer_row(ui: &mut egui::Ui, width: f32, add: impl FnOnce(&mut egui::Ui)) {
-    let size = egui::vec2(width, ui.spacing().interact_size.y);
-    ui.allocate_ui_with_layout(size, egui::Layout::left_to_right(egui::Align::Center), add);
 }
 
 /// Stop, at the right end of its row.
@@ -429,7 +420,9 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
                 }),
                 _ => (false, false),
             };
-            // Wrapped: a narrow panel keeps the hint in sight.
+            // Wrapped: a row wider than the panel would widen the room of
+            // everything after it (the composer's Stop would leave the
+            // panel).
             ui.horizontal_wrapped(|ui| {
                 use cocode_tool_protocol::ApprovalDecision;
                 let mut decide = |decision| {
@@ -455,7 +448,11 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
                     decide(ApprovalDecision::Deny);
                 }
                 if n == 0 {
-                    ui.weak("Enter: approve · Esc: deny");
+                    // Whole, on the next line when it does not fit.
+                    ui.add(
+                        egui::Label::new(egui::RichText::new("Enter: approve · Esc: deny").weak())
+                            .extend(),
+                    );
                     let ids = [approve.id, allow.id, deny.id];
                     trap_focus(ui, approval.id, ids, in_card, focused);
                     ui.data_mut(|d| d.insert_temp(buttons_key, [approve.id, allow.id, deny.id]));
