@@ -69,11 +69,18 @@ fn open(folder: Option<&Path>, runtime: tokio::runtime::Handle) -> anyhow::Resul
             .with_icon(window_icon()),
         ..Default::default()
     };
+    // Before the event loop starts: macOS sends the folder a launch was
+    // made for as soon as the app finishes launching.
+    let requests = cocode_platform::open_requests::OpenRequests::new();
+    if let Err(e) = requests.listen_to_os() {
+        tracing::warn!(code = e.code(), "{e}");
+    }
     eframe::run_native(
         "cocode",
         options,
         Box::new(move |cc| {
-            let app = CocodeApp::new(folder, runtime)?;
+            let mut app = CocodeApp::new(folder, runtime)?;
+            app.open_requests = requests;
             app.bind(&cc.egui_ctx);
             Ok(Box::new(app))
         }),

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use cocode_platform::open_requests::OpenRequests;
 use cocode_platform::{Os, Shortcut};
 use cocode_ui::Theme;
 use egui::{Key, KeyboardShortcut, Modifiers};
@@ -19,10 +20,10 @@ use crate::window::crash_notice::CrashNotice;
 use crate::window::disk_watch::DiskWatch;
 use crate::window::editors::Editors;
 use crate::window::explorer::{Explorer, WorkspaceView};
-use crate::window::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter};
+use crate::window::io_worker::{IoRequest, IoResponse, IoWorker, ListFilter, OpenTarget};
 use crate::window::link::Waker;
 use crate::window::new_brick::NewFromBrickDialog;
-use crate::window::open_folder::OpenFolderDialog;
+use crate::window::open_folder::{Losses, OpenFolderDialog, SwitchChoice, Switching};
 use crate::window::providers::{ProviderRequest, ProviderSetup, ProvidersPanel};
 use crate::window::quick_open::QuickOpen;
 use crate::window::search::Search;
@@ -42,6 +43,12 @@ pub struct CocodeApp {
     /// The Search panel and its worker.
     pub(crate) search: Search,
     pub(crate) dialog: Option<OpenFolderDialog>,
+    /// Paths the system (macOS: the Dock, Finder) asked to open; the
+    /// window takes them each frame, with what is dropped on it.
+    pub(crate) open_requests: OpenRequests,
+    /// Another folder waits to open until the person says what becomes of
+    /// this one's unsaved files, running tasks and programs.
+    pub(crate) switching: Option<Switching>,
     pub(crate) new_brick: Option<NewFromBrickDialog>,
     /// The brick worker of the open "New Workspace from Brick" dialog.
     bricks: Option<BrickService>,
@@ -59,6 +66,9 @@ pub struct CocodeApp {
     /// The person's shells and agents' commands, each a dock tab.
     pub(crate) terminals: Terminals,
     tasks: Option<TaskService>,
+    /// Task services of folders this window left, until each has let go of
+    /// its folder.
+    closing: std::collections::HashMap<PathBuf, tokio::sync::watch::Receiver<bool>>,
     /// The open folder's language servers.
     pub(crate) lsp: Option<crate::window::lsp::LspClient>,
     /// Crash reports of earlier runs, announced once.
@@ -142,6 +152,8 @@ impl CocodeApp {
             quick_open,
             search,
             dialog: None,
+            open_requests: OpenRequests::new(),
+            switching: None,
             new_brick: None,
             bricks: None,
             dock: default_layout(),
@@ -153,6 +165,7 @@ impl CocodeApp {
             provider_registry: None,
             terminals: Terminals::new(runtime.clone(), waker.clone()),
             tasks: None,
+            closing: std::collections::HashMap::new(),
             lsp: None,
             crash_notice: crate::host::crash::data_dir()
                 .and_then(|d| CrashNotice::scan(&crate::host::crash::crash_dir(&d))),
@@ -174,6 +187,8 @@ impl CocodeApp {
     /// IO thread wakes. Idempotent; also done by the first frame.
     pub fn bind(&self, ctx: &egui::Context) {
         if self.repaint.set(ctx.clone()).is_ok() {
+            let wake = ctx.clone();
+            self.open_requests.set_waker(move || wake.request_repaint());
             cocode_ui::install_fonts(ctx);
             cocode_ui::apply_theme(ctx, self.theme);
             // Work that finished before binding is drained on the next frame.
@@ -189,6 +204,7 @@ impl CocodeApp {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.bind(ui.ctx());
         self.apply_io();
+        self.take_open_requests(ui.ctx());
         self.apply_disk_changes();
         self.quick_open.poll();
         self.search.poll();
@@ -198,6 +214,7 @@ impl CocodeApp {
         self.apply_bricks();
         self.terminals.poll();
         self.apply_service_events();
+        self.advance_switch();
         self.apply_providers();
         self.apply_lsp();
         if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
@@ -274,6 +291,9 @@ impl CocodeApp {
             views::quick_open::show(ui.ctx(), &mut self.quick_open, &ws.root, &mut commands);
         }
         self.unsaved_prompt(ui.ctx(), &mut commands);
+        if ui.ctx().input(|i| !i.raw.hovered_files.is_empty()) {
+            views::open_folder::drop_overlay(ui.ctx(), self.workspace.is_some());
+        }
         self.note_active_editor();
 
         for command in commands {
@@ -653,7 +673,7 @@ impl CocodeApp {
                 IoResponse::FolderResolved { requested, result } => match result {
                     Ok(root) => {
                         self.dialog = None;
-                        self.open_workspace(root);
+                        self.switch_to(root);
                     }
                     Err(message) => {
                         if let Some(dialog) = &mut self.dialog {
@@ -663,13 +683,137 @@ impl CocodeApp {
                         }
                     }
                 },
+                IoResponse::OpenResolved { requested, result } => {
+                    self.on_open_resolved(&requested, result);
+                }
             }
         }
     }
 
+    /// Paths the system asked to open and those dropped on the window,
+    /// in the order they came.
+    fn take_open_requests(&mut self, ctx: &egui::Context) {
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        for path in self.open_requests.take().into_iter().chain(dropped) {
+            self.commands.push(Command::OpenPath(path));
+        }
+    }
+
+    /// A folder asked to open replaces the open one; a file of the open
+    /// folder opens in an editor. Anything else is said in the Open Folder
+    /// dialog, at the nearest folder, so the person can go on from there.
+    fn on_open_resolved(&mut self, requested: &Path, result: Result<OpenTarget, String>) {
+        let message = match result {
+            Ok(OpenTarget::Folder(root)) => {
+                self.dialog = None;
+                self.switch_to(root);
+                return;
+            }
+            Ok(OpenTarget::File(path)) => match self.workspace_root() {
+                Some(root) if path.starts_with(root) => {
+                    self.open_file(&path);
+                    return;
+                }
+                Some(root) => format!(
+                    "{} is not in the open folder ({}); open its folder to edit it",
+                    path.display(),
+                    root.display()
+                ),
+                None => format!(
+                    "{} is a file; open the folder it is in to edit it",
+                    path.display()
+                ),
+            },
+            Err(message) => message,
+        };
+        let start = requested
+            .ancestors()
+            .skip(1)
+            .find(|dir| !dir.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .or_else(|| self.workspace_root().cloned())
+            .or_else(home_dir)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        self.browse(start);
+        if let Some(dialog) = &mut self.dialog {
+            dialog.error = Some(message);
+        }
+    }
+
+    /// Opens the waiting folder once what the person chose is done: the
+    /// files saved (if they asked) and every task stopped, each saved as
+    /// stopped by its own run.
+    fn advance_switch(&mut self) {
+        let Some(switching) = &self.switching else {
+            return;
+        };
+        let ready = match switching.chosen {
+            None => false,
+            Some(SwitchChoice::SaveFirst) => {
+                self.editors.docs.dirty_paths().is_empty() && self.agent.running() == 0
+            }
+            Some(SwitchChoice::Discard) => self.agent.running() == 0,
+        };
+        if ready && let Some(switching) = self.switching.take() {
+            self.open_workspace(switching.to);
+        }
+    }
+
+    /// Asks every running task to stop, as the person's Stop does.
+    fn request_stop_all(&self) {
+        for conv in self.agent.conversations.iter().filter(|c| c.running) {
+            self.send_task(ServiceRequest::Stop(conv.id));
+        }
+    }
+
+    /// What closing the open folder now would end.
+    pub(crate) fn losses(&self) -> Losses {
+        Losses {
+            unsaved: self.editors.docs.dirty_paths().len(),
+            tasks: self.agent.running(),
+            programs: self
+                .terminals
+                .shells()
+                .filter(|id| self.terminals.busy(*id))
+                .count(),
+        }
+    }
+
+    /// Opens `root` in place of the open folder, once the person has said
+    /// what becomes of anything that would be lost; the folder already
+    /// open is left as it is.
+    fn switch_to(&mut self, root: PathBuf) {
+        if self.workspace_root() == Some(&root) {
+            self.switching = None;
+            return;
+        }
+        if self.losses().any() {
+            // A later request takes the place of one still waiting, with
+            // what was chosen for it.
+            let chosen = self.switching.take().and_then(|s| s.chosen);
+            self.switching = Some(Switching { to: root, chosen });
+        } else {
+            self.open_workspace(root);
+        }
+    }
+
     fn open_workspace(&mut self, root: PathBuf) {
-        // A new folder gets its own task service, started on the first task.
-        self.tasks = None;
+        self.switching = None;
+        // A new folder gets its own task service, started on the first task:
+        // dropping this one stops the old folder's runs. Until it has let
+        // go of its folder, a new service of that folder waits for it (it
+        // holds the folder's writer lock).
+        if let Some(old) = self.tasks.take() {
+            self.closing.retain(|_, closed| !*closed.borrow());
+            self.closing.insert(old.root().to_path_buf(), old.closed());
+        }
         self.agent = AgentPanel::default();
         // The old folder's terminals end with it.
         for id in self.terminals.clear() {
@@ -709,8 +853,12 @@ impl CocodeApp {
             Command::ShowOpenFolder
             | Command::PickerBrowse(_)
             | Command::OpenFolder(_)
+            | Command::OpenPath(_)
             | Command::PickerTyped(_)
-            | Command::CloseOpenFolder => self.run_open_folder(command),
+            | Command::CloseOpenFolder
+            | Command::SwitchNow
+            | Command::SwitchSaving
+            | Command::CancelSwitch => self.run_open_folder(command),
             Command::ShowNewFromBrick
             | Command::BrickDialog(_)
             | Command::CreateFromBrick
@@ -808,6 +956,25 @@ impl CocodeApp {
             }
             Command::PickerBrowse(dir) => self.browse(dir),
             Command::OpenFolder(path) => self.io.send(IoRequest::ResolveFolder { path }),
+            Command::OpenPath(path) => self.io.send(IoRequest::ResolveOpen { path }),
+            Command::SwitchNow => {
+                if let Some(switching) = &mut self.switching {
+                    switching.chosen = Some(SwitchChoice::Discard);
+                    self.request_stop_all();
+                    self.advance_switch();
+                }
+            }
+            Command::SwitchSaving => {
+                if let Some(switching) = &mut self.switching {
+                    switching.chosen = Some(SwitchChoice::SaveFirst);
+                    for id in self.editors.dirty_ids() {
+                        self.save(id);
+                    }
+                    self.request_stop_all();
+                    self.advance_switch();
+                }
+            }
+            Command::CancelSwitch => self.switching = None,
             Command::PickerTyped(text) => {
                 if let Some(dialog) = &mut self.dialog {
                     dialog.typed = text;
@@ -939,7 +1106,7 @@ impl CocodeApp {
                 BrickResponse::Scaffolded(Ok(root)) => {
                     self.new_brick = None;
                     self.bricks = None;
-                    self.open_workspace(root);
+                    self.switch_to(root);
                     return;
                 }
                 BrickResponse::Scaffolded(Err(message)) => {
@@ -1308,6 +1475,20 @@ impl CocodeApp {
             views::editor::quit_prompt(ctx, n, commands);
             return;
         }
+        if let Some(switching) = &self.switching {
+            let from = self.workspace_root().cloned().unwrap_or_default();
+            views::open_folder::switch_prompt(
+                ctx,
+                &views::open_folder::SwitchPrompt {
+                    from: &from,
+                    to: &switching.to,
+                    losses: self.losses(),
+                    chosen: switching.chosen,
+                },
+                commands,
+            );
+            return;
+        }
         if let Some(id) = self.editors.close_prompt {
             let name = self
                 .editors
@@ -1324,8 +1505,11 @@ impl CocodeApp {
         }
     }
 
-    /// Starts the task service of the workspace at `root`.
+    /// Starts the task service of the workspace at `root`, after the
+    /// service this window had for it before has let go of it.
     fn start_tasks(&mut self, root: PathBuf) {
+        self.closing.retain(|_, closed| !*closed.borrow());
+        let after = self.closing.get(&root).cloned();
         self.tasks = Some(TaskService::start(
             root,
             Arc::clone(&self.editors.docs),
@@ -1333,6 +1517,7 @@ impl CocodeApp {
             self.provider_setup.clone(),
             self.waker.clone(),
             &self.runtime,
+            after,
         ));
         // Providers changed in this window before the service started win
         // over the settings file it reads (which may not be kept at all).

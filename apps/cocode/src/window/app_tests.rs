@@ -1046,3 +1046,303 @@ fn an_approval_card_takes_the_focus_keeps_it_on_its_buttons_and_escape_denies() 
     let transcript = h.state().agent.current().transcript.text();
     assert!(transcript.contains("denied"), "{transcript}");
 }
+
+/// A file dropped on the window, as eframe hands it over.
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn folders_and_files_the_system_asks_to_open_reach_the_window() {
+    let (a, b) = (fixture(), fixture());
+    let a_root = std::fs::canonicalize(a.path()).unwrap();
+    let b_root = std::fs::canonicalize(b.path()).unwrap();
+    let mut h = harness(Some(a_root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  안녕하세요.md"));
+
+    // Nothing would be lost: the other folder opens at once, by its real
+    // path.
+    h.state().open_requests.push(vec![b.path().join("src/..")]);
+    run_until(&mut h, "the other folder", |h| {
+        h.state().workspace_root() == Some(&b_root)
+    });
+    assert!(h.state().switching.is_none());
+
+    // A file of the open folder opens in an editor; the folder open already,
+    // asked for again, is left as it is (the editor stays).
+    h.state()
+        .open_requests
+        .push(vec![b.path().join("src/main.rs"), b_root.clone()]);
+    run_until(&mut h, "the editor", |h| {
+        h.state().editors.tabs.iter().any(|t| t.name() == "main.rs")
+    });
+    h.run_steps(3);
+    assert_eq!(h.state().workspace_root(), Some(&b_root));
+    let names: Vec<String> = h
+        .state()
+        .editors
+        .tabs
+        .iter()
+        .map(crate::window::editors::EditorTab::name)
+        .collect();
+    assert_eq!(names, vec!["main.rs".to_owned()]);
+
+    // A file elsewhere is not opened behind the person's back: the Open
+    // Folder dialog says why, at that file's folder.
+    let outside = a_root.join("src/main.rs");
+    h.state().open_requests.push(vec![outside.clone()]);
+    run_until(&mut h, "the dialog's error", |h| {
+        h.state().dialog.as_ref().is_some_and(|d| d.error.is_some())
+    });
+    let message = format!(
+        "{} is not in the open folder ({}); open its folder to edit it",
+        outside.display(),
+        b_root.display()
+    );
+    let dialog = h.state().dialog.clone().unwrap();
+    assert_eq!(dialog.browsing, a_root.join("src"));
+    assert_eq!(dialog.error.as_deref(), Some(message.as_str()));
+    h.run_steps(2);
+    h.get_by_label(&message);
+    assert_eq!(h.state().workspace_root(), Some(&b_root));
+
+    // Something that is gone says so the same way.
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    let gone = b_root.join("gone");
+    h.state().open_requests.push(vec![gone.clone()]);
+    run_until(&mut h, "the dialog's error", |h| {
+        h.state().dialog.as_ref().is_some_and(|d| {
+            d.error
+                .as_deref()
+                .is_some_and(|e| e.ends_with(&format!(": {}", gone.display())))
+        })
+    });
+    assert_eq!(h.state().dialog.as_ref().unwrap().browsing, b_root);
+}
+
+#[test]
+fn a_folder_dropped_on_the_window_opens_and_the_window_says_what_a_drop_does() {
+    let dir = fixture();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(None);
+    h.run();
+    let hint = "Drop a folder to open it";
+    assert!(h.query_by_label(hint).is_none());
+    h.input_mut().hovered_files.push(egui::HoveredFile {
+        path: Some(root.clone()),
+        ..Default::default()
+    });
+    h.run_steps(2);
+    h.get_by_label(hint);
+    h.input_mut().hovered_files.clear();
+    h.input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(root.clone())));
+    run_until(&mut h, "the dropped folder", |h| {
+        h.state().workspace_root() == Some(&root)
+    });
+    assert!(
+        h.query_by_label(hint).is_none(),
+        "the hint goes with the drag"
+    );
+    // With a folder open, a drag says a file of it opens too.
+    h.input_mut()
+        .hovered_files
+        .push(egui::HoveredFile::default());
+    h.run_steps(2);
+    h.get_by_label("Drop a folder to open it, or a file of this folder to edit it");
+    h.input_mut().hovered_files.clear();
+    h.input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(root.join("안녕하세요.md"))));
+    run_until(&mut h, "the dropped file's editor", |h| {
+        h.state()
+            .editors
+            .tabs
+            .iter()
+            .any(|t| t.name() == "안녕하세요.md")
+    });
+}
+
+/// Types `text` into the focused editor.
+fn type_into_editor(h: &mut egui_kittest::Harness<'static, CocodeApp>, text: &str) {
+    h.event(egui::Event::Text(text.to_owned()));
+    h.run_steps(2);
+}
+
+#[test]
+fn opening_another_folder_asks_first_when_files_have_unsaved_changes() {
+    let (a, b) = (fixture(), fixture());
+    let a_root = std::fs::canonicalize(a.path()).unwrap();
+    let b_root = std::fs::canonicalize(b.path()).unwrap();
+    let original = std::fs::read_to_string(a_root.join("안녕하세요.md")).unwrap();
+    let mut h = harness(Some(a_root.clone()));
+    crate::window::testing::open_in_editor(&mut h, "안녕하세요.md");
+    type_into_editor(&mut h, "새 줄 ");
+    assert_eq!(h.state().losses().unsaved, 1);
+
+    let b_name = b_root.file_name().unwrap().to_string_lossy().into_owned();
+    let heading = format!("Open {b_name}?");
+    h.state().open_requests.push(vec![b_root.clone()]);
+    run_until(&mut h, "the question", |h| {
+        h.query_by_label(&heading).is_some()
+    });
+    h.get_by_label(&format!("{} closes in this window:", a_root.display()));
+    h.get_by_label("• 1 file has unsaved changes");
+    assert!(h.query_by_label_contains("agent task").is_none());
+
+    // Cancel keeps the folder and the change.
+    h.get_by_label("Cancel").click_accesskit();
+    h.run_steps(3);
+    assert!(h.state().switching.is_none());
+    assert!(h.query_by_label(&heading).is_none());
+    assert_eq!(h.state().workspace_root(), Some(&a_root));
+    assert_eq!(h.state().losses().unsaved, 1);
+
+    // Save All and Open: the change is on disk, then the folder opens.
+    h.state().open_requests.push(vec![b_root.clone()]);
+    run_until(&mut h, "the question", |h| {
+        h.query_by_label(&heading).is_some()
+    });
+    h.get_by_label("Save All and Open").click_accesskit();
+    run_until(&mut h, "the other folder", |h| {
+        h.state().workspace_root() == Some(&b_root)
+    });
+    assert_eq!(
+        std::fs::read_to_string(a_root.join("안녕하세요.md")).unwrap(),
+        format!("새 줄 {original}")
+    );
+    assert!(h.state().editors.tabs.is_empty());
+
+    // Open Without Saving: the change is dropped, the file untouched.
+    crate::window::testing::open_in_editor(&mut h, "안녕하세요.md");
+    type_into_editor(&mut h, "버림 ");
+    assert_eq!(h.state().losses().unsaved, 1);
+    let a_name = a_root.file_name().unwrap().to_string_lossy().into_owned();
+    h.state().open_requests.push(vec![a_root.clone()]);
+    run_until(&mut h, "the question", |h| {
+        h.query_by_label(&format!("Open {a_name}?")).is_some()
+    });
+    h.get_by_label("Open Without Saving").click_accesskit();
+    run_until(&mut h, "the first folder again", |h| {
+        h.state().workspace_root() == Some(&a_root)
+    });
+    assert_eq!(
+        std::fs::read_to_string(b_root.join("안녕하세요.md")).unwrap(),
+        original
+    );
+    assert_eq!(h.state().losses(), Losses::default());
+}
+
+/// An agent that takes its time to stop (it ignores the cancel until it
+/// is ended) is stopped and saved so before the other folder opens, and
+/// none of its processes is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn opening_another_folder_stops_a_running_task_first_and_it_is_saved_as_stopped() {
+    let (_dir, root) = scripted_acp_workspace();
+    let mut h = harness(Some(root.clone()));
+    run_scripted_agent(&mut h, "stubborn");
+    run_until(&mut h, "the agent thinking", |h| {
+        h.state()
+            .agent
+            .current()
+            .transcript
+            .text()
+            .contains("thinking")
+    });
+    let agents = || crate::window::testing::processes::in_folder(&root);
+    assert!(!agents().is_empty(), "the agent runs in the workspace");
+
+    let other = fixture();
+    let other_root = std::fs::canonicalize(other.path()).unwrap();
+    let other_name = other_root
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    h.state().open_requests.push(vec![other_root.clone()]);
+    run_until(&mut h, "the question", |h| {
+        h.query_by_label(&format!("Open {other_name}?")).is_some()
+    });
+    h.get_by_label("• 1 agent task is running; it will be stopped");
+    assert!(h.query_by_label("Save All and Open").is_none());
+    h.get_by_label("Open").click_accesskit();
+    run_until(&mut h, "the other folder", |h| {
+        h.state().workspace_root() == Some(&other_root)
+    });
+    // The folder opened only once the task had stopped and been saved so.
+    let statuses: Vec<String> =
+        crate::host::records::load_all(&cocode_workspace::Layout::new(&root))
+            .into_iter()
+            .map(|t| t.unwrap().status().to_string())
+            .collect();
+    assert_eq!(statuses, vec!["stopped".to_owned()]);
+    assert_eq!(agents(), Vec::<u32>::new(), "an agent process was left");
+
+    // Back in the first folder, the task is listed as stopped by a person.
+    h.state().open_requests.push(vec![root.clone()]);
+    run_until(&mut h, "the first folder's tasks", |h| {
+        h.state().workspace_root() == Some(&root) && h.state().agent.tasks.len() == 1
+    });
+    let states: Vec<String> = h
+        .state()
+        .agent
+        .tasks
+        .iter()
+        .map(|t| t.state.clone())
+        .collect();
+    assert_eq!(states, vec!["stopped: a person stopped it".to_owned()]);
+}
+
+/// A folder left while its agent was still stopping (the agent ignores the
+/// cancel until it is ended) opens again at once: its new task service
+/// waits for the old one to let go of the folder instead of finding it
+/// "open for writing in another cocode process" (this one).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_folder_left_while_its_agent_was_stopping_opens_again_at_once() {
+    let (_dir, root) = scripted_acp_workspace();
+    let mut h = harness(Some(root.clone()));
+    run_scripted_agent(&mut h, "stubborn");
+    run_until(&mut h, "the agent thinking", |h| {
+        h.state()
+            .agent
+            .current()
+            .transcript
+            .text()
+            .contains("thinking")
+    });
+    let other = fixture();
+    let other_root = std::fs::canonicalize(other.path()).unwrap();
+    // Away and back in one go, without waiting for the agent to stop.
+    h.state_mut().open_workspace(other_root);
+    h.state_mut().open_workspace(root.clone());
+    run_until(&mut h, "the folder's tasks", |h| {
+        h.state().agent.tasks.len() == 1 || h.state().agent.error.is_some()
+    });
+    assert_eq!(h.state().agent.error, None);
+    let states: Vec<String> = h
+        .state()
+        .agent
+        .tasks
+        .iter()
+        .map(|t| t.state.clone())
+        .collect();
+    assert_eq!(states, vec!["stopped: a person stopped it".to_owned()]);
+    assert_eq!(
+        crate::window::testing::processes::in_folder(&root),
+        Vec::<u32>::new(),
+        "an agent process was left"
+    );
+}

@@ -105,6 +105,16 @@ pub enum Command {
     ShowOpenFolder,
     /// Resolve and open a folder (via the IO thread).
     OpenFolder(PathBuf),
+    /// Open what the system or a drop asked for: a folder replaces the
+    /// open one, a file of the open folder opens in an editor.
+    OpenPath(PathBuf),
+    /// Open the waiting folder now, dropping unsaved changes and stopping
+    /// what runs.
+    SwitchNow,
+    /// Save every file with unsaved changes, then open the waiting folder.
+    SwitchSaving,
+    /// Keep the open folder.
+    CancelSwitch,
     ToggleFolder(PathBuf),
     /// Start a file operation in the Explorer (ask for a name or confirm).
     FileAction(crate::window::explorer::FileAction),

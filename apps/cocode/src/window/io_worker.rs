@@ -52,6 +52,16 @@ pub struct Listing {
     pub omitted: usize,
 }
 
+/// What a path asked to be opened is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenTarget {
+    /// A folder (canonical): the window opens it.
+    Folder(PathBuf),
+    /// A file, in its folder's canonical path (a link to a file stays a
+    /// link, so a file of the open folder is found there): an editor.
+    File(PathBuf),
+}
+
 /// Most bytes the editor opens.
 pub const MAX_OPEN_BYTES: u64 = 1 << 30;
 
@@ -83,6 +93,11 @@ pub enum IoRequest {
     ResolveFolder {
         path: PathBuf,
     },
+    /// Find what a path the system or a drop asked to open is: a folder
+    /// to open, or a file to edit.
+    ResolveOpen {
+        path: PathBuf,
+    },
     /// Open `path` for the editor (the whole file).
     Open {
         root: PathBuf,
@@ -106,6 +121,10 @@ pub enum IoResponse {
     FolderResolved {
         requested: PathBuf,
         result: Result<PathBuf, String>,
+    },
+    OpenResolved {
+        requested: PathBuf,
+        result: Result<OpenTarget, String>,
     },
     Opened {
         path: PathBuf,
@@ -167,6 +186,13 @@ pub fn handle(request: IoRequest) -> IoResponse {
         IoRequest::ResolveFolder { path } => {
             let result = resolve_folder(&path);
             IoResponse::FolderResolved {
+                requested: path,
+                result,
+            }
+        }
+        IoRequest::ResolveOpen { path } => {
+            let result = resolve_open(&path);
+            IoResponse::OpenResolved {
                 requested: path,
                 result,
             }
@@ -255,6 +281,29 @@ fn resolve_folder(path: &Path) -> Result<PathBuf, String> {
     } else {
         Err(format!("not a folder: {}", canonical.display()))
     }
+}
+
+/// A folder to open or a file to edit; anything else (a FIFO, a device,
+/// nothing at all) is refused, saying what it is.
+fn resolve_open(path: &Path) -> Result<OpenTarget, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{e}: {}", path.display()))?;
+    if meta.is_dir() {
+        return resolve_folder(path).map(OpenTarget::Folder);
+    }
+    if !meta.is_file() {
+        return Err(format!("not a file or a folder: {}", path.display()));
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(format!("not a file or a folder: {}", path.display()));
+    };
+    // A bare name is in the current folder.
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    let folder = std::fs::canonicalize(parent).map_err(|e| format!("{e}: {}", path.display()))?;
+    Ok(OpenTarget::File(folder.join(name)))
 }
 
 /// Lists one directory level.

@@ -236,6 +236,49 @@ fn resolving_a_folder_canonicalizes_and_refuses_files() {
 }
 
 #[test]
+fn a_path_asked_to_open_is_a_folder_or_a_file_in_its_folders_real_path() {
+    let dir = fixture();
+    let real = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(
+        resolve_open(&dir.path().join("src/..")).unwrap(),
+        OpenTarget::Folder(real.clone())
+    );
+    assert_eq!(
+        resolve_open(&dir.path().join("src/../README.md")).unwrap(),
+        OpenTarget::File(real.join("README.md"))
+    );
+    #[cfg(unix)]
+    {
+        // A link to a file outside stays the link, in the folder that has
+        // it; a FIFO is refused without being opened (which would block).
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("notes.md"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("notes.md"), dir.path().join("link.md"))
+            .unwrap();
+        assert_eq!(
+            resolve_open(&dir.path().join("link.md")).unwrap(),
+            OpenTarget::File(real.join("link.md"))
+        );
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(
+            resolve_open(&fifo).unwrap_err(),
+            format!("not a file or a folder: {}", fifo.display())
+        );
+    }
+    let missing = dir.path().join("gone");
+    assert!(
+        resolve_open(&missing)
+            .unwrap_err()
+            .ends_with(&format!(": {}", missing.display()))
+    );
+}
+
+#[test]
 fn the_worker_answers_off_thread_and_wakes_the_ui() {
     let dir = fixture();
     let wakes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -172,6 +172,10 @@ pub enum ServiceEvent {
 #[derive(Debug)]
 pub struct TaskService {
     link: UiEnd<ServiceRequest, ServiceEvent>,
+    root: PathBuf,
+    /// Becomes true once the service has ended and let go of the
+    /// workspace (its writer lock with it).
+    closed: tokio::sync::watch::Receiver<bool>,
 }
 
 /// The service's way to report.
@@ -301,7 +305,9 @@ fn rows(host: &TaskHost) -> Vec<TaskRow> {
 
 impl TaskService {
     /// Starts the service for the workspace at `root` on the process's
-    /// runtime; `waker` wakes the UI after every event.
+    /// runtime; `waker` wakes the UI after every event. With `after`, the
+    /// workspace is opened only once that earlier service of the same
+    /// folder has let go of it (requests wait in the queue meanwhile).
     /// `documents` are the window's open documents (agents read unsaved
     /// text from them, saves write them); `lsp` the window's language
     /// servers, which agents' `lsp.diagnostics` shares.
@@ -312,18 +318,41 @@ impl TaskService {
         keys: ProviderSetup,
         waker: Waker,
         rt: &tokio::runtime::Handle,
+        after: Option<tokio::sync::watch::Receiver<bool>>,
     ) -> Self {
         let (ui, mut worker) = link(waker);
+        let (closed_tx, closed) = tokio::sync::watch::channel(false);
+        let folder = root.clone();
         rt.spawn(async move {
+            if let Some(mut earlier) = after {
+                // An error means that service is gone too.
+                let _ = earlier.wait_for(|closed| *closed).await;
+            }
             serve(
-                root,
+                folder,
                 (documents, lsp, keys),
                 worker.events,
                 &mut worker.requests,
             )
             .await;
+            let _ = closed_tx.send(true);
         });
-        Self { link: ui }
+        Self {
+            link: ui,
+            root,
+            closed,
+        }
+    }
+
+    /// The folder this service serves.
+    pub fn root(&self) -> &std::path::Path {
+        &self.root
+    }
+
+    /// Turns true once the service has ended (dropped) and let go of its
+    /// workspace.
+    pub fn closed(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.closed.clone()
     }
 
     /// Queues a request; never blocks.
@@ -513,10 +542,22 @@ async fn serve(
     forward_commands(&host, &out);
     let queue = Arc::clone(host.tools.approvals());
     let mut runs: HashMap<u64, RunSlot> = HashMap::new();
+    // Runs over for the window whose tasks may still be finishing.
+    let mut finishing: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Some(request) = inbox.recv().await {
         // A run that told its end is over for the window, though its task
         // may still be refreshing the list.
-        runs.retain(|_, r| !r.ended.load(Ordering::Acquire) && !r.handle.is_finished());
+        let over: Vec<u64> = runs
+            .iter()
+            .filter(|(_, r)| r.ended.load(Ordering::Acquire) || r.handle.is_finished())
+            .map(|(conv, _)| *conv)
+            .collect();
+        finishing.retain(|h| !h.is_finished());
+        finishing.extend(
+            over.iter()
+                .filter_map(|conv| runs.remove(conv))
+                .map(|r| r.handle),
+        );
         match request {
             ServiceRequest::Providers(registry) => {
                 host.agent.set_providers(Arc::new(registry.clone()));
@@ -617,11 +658,25 @@ async fn serve(
             }
         }
     }
-    // The window closed: deny what still waits and stop the runs.
+    // The window closed (or opened another folder): deny what still
+    // waits, stop the runs and wait for them, then let go of the workspace,
+    // so the same folder can be opened again at once.
     for run in runs.values() {
         run.stop.cancel();
     }
     queue.deny_all();
+    for handle in runs.into_values().map(|r| r.handle).chain(finishing) {
+        let _ = handle.await;
+    }
+    let mut waited = 0;
+    while Arc::strong_count(&host) > 1 && waited < 500 {
+        // Work of a run's own (a list refresh on the blocking pool).
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    if Arc::strong_count(&host) > 1 {
+        tracing::warn!(root = %root.display(), "the workspace is still held 5 s after its service ended");
+    }
 }
 
 /// A conversation's run under way.

@@ -7,7 +7,7 @@ use cocode_ui::{Tone, icons};
 use egui::{Context, Key};
 
 use crate::window::command::Command;
-use crate::window::open_folder::OpenFolderDialog;
+use crate::window::open_folder::{Losses, OpenFolderDialog, SwitchChoice};
 
 /// Draws the dialog.
 pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command>) {
@@ -80,4 +80,127 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
     if typed != dialog.typed {
         commands.push(Command::PickerTyped(typed));
     }
+}
+
+/// What the prompt before opening another folder shows.
+#[derive(Debug, Clone, Copy)]
+pub struct SwitchPrompt<'a> {
+    /// The folder open now.
+    pub from: &'a std::path::Path,
+    /// The folder asked for.
+    pub to: &'a std::path::Path,
+    pub losses: Losses,
+    /// What the person chose (saves and stops under way).
+    pub chosen: Option<SwitchChoice>,
+}
+
+/// The lines that say what closing the open folder ends.
+pub fn switch_lines(losses: Losses) -> Vec<String> {
+    let mut lines = Vec::new();
+    match losses.unsaved {
+        0 => {}
+        1 => lines.push("1 file has unsaved changes".to_owned()),
+        n => lines.push(format!("{n} files have unsaved changes")),
+    }
+    match losses.tasks {
+        0 => {}
+        1 => lines.push("1 agent task is running; it will be stopped".to_owned()),
+        n => lines.push(format!("{n} agent tasks are running; they will be stopped")),
+    }
+    match losses.programs {
+        0 => {}
+        1 => lines.push("1 terminal is running a program; it will be ended".to_owned()),
+        n => lines.push(format!(
+            "{n} terminals are running programs; they will be ended"
+        )),
+    }
+    lines
+}
+
+/// Asks before another folder replaces the open one when that would lose
+/// unsaved changes or end what runs: save and open, open anyway, or keep
+/// the open folder (Escape).
+pub fn switch_prompt(ctx: &Context, prompt: &SwitchPrompt<'_>, commands: &mut Vec<Command>) {
+    let name = |path: &std::path::Path| {
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    egui::Modal::new(egui::Id::new("switch-folder")).show(ctx, |ui| {
+        ui.set_max_width(480.0);
+        ui.heading(format!("Open {}?", name(prompt.to)));
+        ui.label(format!("{} closes in this window:", prompt.from.display()));
+        for line in switch_lines(prompt.losses) {
+            ui.label(format!("• {line}"));
+        }
+        let waiting = prompt.chosen.is_some();
+        if waiting {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(match prompt.chosen {
+                    Some(SwitchChoice::SaveFirst) if prompt.losses.unsaved > 0 => "Saving…",
+                    _ => "Stopping the tasks…",
+                });
+            });
+        }
+        ui.add_space(4.0);
+        ui.horizontal_wrapped(|ui| {
+            if prompt.losses.unsaved > 0 {
+                if ui
+                    .add_enabled(!waiting, egui::Button::new("Save All and Open"))
+                    .clicked()
+                {
+                    commands.push(Command::SwitchSaving);
+                }
+                // Also once saving was chosen: a save that fails leaves
+                // this way out besides Cancel.
+                let discarding = prompt.chosen == Some(SwitchChoice::Discard);
+                if ui
+                    .add_enabled(!discarding, egui::Button::new("Open Without Saving"))
+                    .clicked()
+                {
+                    commands.push(Command::SwitchNow);
+                }
+            } else if ui
+                .add_enabled(!waiting, egui::Button::new("Open"))
+                .clicked()
+            {
+                commands.push(Command::SwitchNow);
+            }
+            if ui.button("Cancel").clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
+                commands.push(Command::CancelSwitch);
+            }
+        });
+    });
+}
+
+/// Shown while files are dragged over the window: what a drop does.
+pub fn drop_overlay(ctx: &Context, has_folder: bool) {
+    let rect = ctx.content_rect();
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::new("drop-overlay"),
+    ));
+    let visuals = ctx.global_style().visuals.clone();
+    painter.rect_filled(rect, 0.0, visuals.extreme_bg_color.gamma_multiply(0.85));
+    painter.rect_stroke(
+        rect.shrink(8.0),
+        8.0,
+        egui::Stroke::new(2.0, visuals.selection.stroke.color),
+        egui::StrokeKind::Inside,
+    );
+    let text = if has_folder {
+        "Drop a folder to open it, or a file of this folder to edit it"
+    } else {
+        "Drop a folder to open it"
+    };
+    // A label (not painted text), so assistive technology reads it too.
+    egui::Area::new(egui::Id::new("drop-overlay-text"))
+        .order(egui::Order::Tooltip)
+        .anchor(egui::Align2::CENTER_CENTER, egui::Vec2::ZERO)
+        .interactable(false)
+        .show(ctx, |ui| {
+            ui.label(egui::RichText::new(text).size(20.0).strong());
+        });
 }
