@@ -1209,12 +1209,15 @@ fn opening_another_folder_asks_first_when_files_have_unsaved_changes() {
     assert_eq!(h.state().workspace_root(), Some(&a_root));
     assert_eq!(h.state().losses().unsaved, 1);
 
-    // Save All and Open: the change is on disk, then the folder opens.
+    // Save All and Open, which has the keyboard: the change is on disk,
+    // then the folder opens.
     h.state().open_requests.push(vec![b_root.clone()]);
     run_until(&mut h, "the question", |h| {
         h.query_by_label(&heading).is_some()
     });
-    h.get_by_label("Save All and Open").click_accesskit();
+    h.run_steps(2);
+    assert!(h.get_by_label("Save All and Open").is_focused());
+    h.key_press(Key::Enter);
     run_until(&mut h, "the other folder", |h| {
         h.state().workspace_root() == Some(&b_root)
     });

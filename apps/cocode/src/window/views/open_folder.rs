@@ -146,30 +146,41 @@ pub fn switch_prompt(ctx: &Context, prompt: &SwitchPrompt<'_>, commands: &mut Ve
         }
         ui.add_space(4.0);
         ui.horizontal_wrapped(|ui| {
+            // The buttons in order; the keyboard starts on the first one
+            // that can be pressed (Enter presses it, Tab moves on).
+            let mut buttons = Vec::new();
             if prompt.losses.unsaved > 0 {
-                if ui
-                    .add_enabled(!waiting, egui::Button::new("Save All and Open"))
-                    .clicked()
-                {
+                let save = ui.add_enabled(!waiting, egui::Button::new("Save All and Open"));
+                if save.clicked() {
                     commands.push(Command::SwitchSaving);
                 }
+                buttons.push(save);
                 // Also once saving was chosen: a save that fails leaves
                 // this way out besides Cancel.
                 let discarding = prompt.chosen == Some(SwitchChoice::Discard);
-                if ui
-                    .add_enabled(!discarding, egui::Button::new("Open Without Saving"))
-                    .clicked()
-                {
+                let discard = ui.add_enabled(!discarding, egui::Button::new("Open Without Saving"));
+                if discard.clicked() {
                     commands.push(Command::SwitchNow);
                 }
-            } else if ui
-                .add_enabled(!waiting, egui::Button::new("Open"))
-                .clicked()
-            {
-                commands.push(Command::SwitchNow);
+                buttons.push(discard);
+            } else {
+                let open = ui.add_enabled(!waiting, egui::Button::new("Open"));
+                if open.clicked() {
+                    commands.push(Command::SwitchNow);
+                }
+                buttons.push(open);
             }
-            if ui.button("Cancel").clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
+            let cancel = ui.button("Cancel");
+            if cancel.clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
                 commands.push(Command::CancelSwitch);
+            }
+            buttons.push(cancel);
+            let focused = ui.memory(egui::Memory::focused);
+            let usable = |b: &&egui::Response| b.enabled();
+            if !buttons.iter().filter(usable).any(|b| Some(b.id) == focused)
+                && let Some(first) = buttons.iter().find(usable)
+            {
+                first.request_focus();
             }
         });
     });
