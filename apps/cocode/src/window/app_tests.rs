@@ -534,12 +534,15 @@ fn an_acp_agents_permission_card_offers_its_own_answers_and_asks_once() {
     );
 }
 
-/// Closing the window stops a running external agent's task as a person's
-/// stop would: the task is saved as stopped and no agent process is left.
+/// A workspace whose scripted agent runs a turn that ignores the cancel
+/// (it stops only when ended), shown thinking in the window.
 #[cfg(target_os = "linux")]
-#[test]
-fn closing_the_window_stops_a_running_agent_and_saves_its_task_as_stopped() {
-    let (_dir, root) = scripted_acp_workspace();
+fn stubborn_agent_thinking() -> (
+    tempfile::TempDir,
+    PathBuf,
+    egui_kittest::Harness<'static, CocodeApp>,
+) {
+    let (dir, root) = scripted_acp_workspace();
     let mut h = harness(Some(root.clone()));
     run_scripted_agent(&mut h, "stubborn");
     run_until(&mut h, "the agent thinking", |h| {
@@ -550,6 +553,26 @@ fn closing_the_window_stops_a_running_agent_and_saves_its_task_as_stopped() {
             .text()
             .contains("thinking")
     });
+    (dir, root, h)
+}
+
+/// The task list's state column.
+#[cfg(target_os = "linux")]
+fn task_states(h: &egui_kittest::Harness<'_, CocodeApp>) -> Vec<String> {
+    h.state()
+        .agent
+        .tasks
+        .iter()
+        .map(|t| t.state.clone())
+        .collect()
+}
+
+/// Closing the window stops a running external agent's task as a person's
+/// stop would: the task is saved as stopped and no agent process is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn closing_the_window_stops_a_running_agent_and_saves_its_task_as_stopped() {
+    let (_dir, root, mut h) = stubborn_agent_thinking();
     let agents = || crate::window::testing::processes::in_folder(&root);
     assert!(!agents().is_empty(), "the agent runs in the workspace");
     h.state_mut()
@@ -1253,17 +1276,7 @@ fn opening_another_folder_asks_first_when_files_have_unsaved_changes() {
 #[cfg(target_os = "linux")]
 #[test]
 fn opening_another_folder_stops_a_running_task_first_and_it_is_saved_as_stopped() {
-    let (_dir, root) = scripted_acp_workspace();
-    let mut h = harness(Some(root.clone()));
-    run_scripted_agent(&mut h, "stubborn");
-    run_until(&mut h, "the agent thinking", |h| {
-        h.state()
-            .agent
-            .current()
-            .transcript
-            .text()
-            .contains("thinking")
-    });
+    let (_dir, root, mut h) = stubborn_agent_thinking();
     let agents = || crate::window::testing::processes::in_folder(&root);
     assert!(!agents().is_empty(), "the agent runs in the workspace");
 
@@ -1280,7 +1293,9 @@ fn opening_another_folder_stops_a_running_task_first_and_it_is_saved_as_stopped(
     });
     h.get_by_label("• 1 agent task is running; it will be stopped");
     assert!(h.query_by_label("Save All and Open").is_none());
-    h.get_by_label("Open").click_accesskit();
+    h.run_steps(2);
+    assert!(h.get_by_label("Open").is_focused());
+    h.key_press(Key::Enter);
     run_until(&mut h, "the other folder", |h| {
         h.state().workspace_root() == Some(&other_root)
     });
@@ -1298,14 +1313,10 @@ fn opening_another_folder_stops_a_running_task_first_and_it_is_saved_as_stopped(
     run_until(&mut h, "the first folder's tasks", |h| {
         h.state().workspace_root() == Some(&root) && h.state().agent.tasks.len() == 1
     });
-    let states: Vec<String> = h
-        .state()
-        .agent
-        .tasks
-        .iter()
-        .map(|t| t.state.clone())
-        .collect();
-    assert_eq!(states, vec!["stopped: a person stopped it".to_owned()]);
+    assert_eq!(
+        task_states(&h),
+        vec!["stopped: a person stopped it".to_owned()]
+    );
 }
 
 /// A folder left while its agent was still stopping (the agent ignores the
@@ -1315,17 +1326,7 @@ fn opening_another_folder_stops_a_running_task_first_and_it_is_saved_as_stopped(
 #[cfg(target_os = "linux")]
 #[test]
 fn a_folder_left_while_its_agent_was_stopping_opens_again_at_once() {
-    let (_dir, root) = scripted_acp_workspace();
-    let mut h = harness(Some(root.clone()));
-    run_scripted_agent(&mut h, "stubborn");
-    run_until(&mut h, "the agent thinking", |h| {
-        h.state()
-            .agent
-            .current()
-            .transcript
-            .text()
-            .contains("thinking")
-    });
+    let (_dir, root, mut h) = stubborn_agent_thinking();
     let other = fixture();
     let other_root = std::fs::canonicalize(other.path()).unwrap();
     // Away and back in one go, without waiting for the agent to stop.
@@ -1335,14 +1336,10 @@ fn a_folder_left_while_its_agent_was_stopping_opens_again_at_once() {
         h.state().agent.tasks.len() == 1 || h.state().agent.error.is_some()
     });
     assert_eq!(h.state().agent.error, None);
-    let states: Vec<String> = h
-        .state()
-        .agent
-        .tasks
-        .iter()
-        .map(|t| t.state.clone())
-        .collect();
-    assert_eq!(states, vec!["stopped: a person stopped it".to_owned()]);
+    assert_eq!(
+        task_states(&h),
+        vec!["stopped: a person stopped it".to_owned()]
+    );
     assert_eq!(
         crate::window::testing::processes::in_folder(&root),
         Vec::<u32>::new(),

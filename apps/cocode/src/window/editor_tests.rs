@@ -303,6 +303,30 @@ fn another_programs_edit_to_a_dirty_buffer_raises_the_banner_and_loses_nothing()
 }
 
 #[test]
+fn closing_the_window_with_unsaved_files_asks_and_enter_saves_them_before_it_closes() {
+    let (_dir, root) = workspace(&[("k.txt", "keep\n")]);
+    let mut h = harness(Some(root.clone()));
+    open(&mut h, "k.txt");
+    type_text(&mut h, "x");
+    h.input_mut()
+        .viewports
+        .entry(egui::ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(egui::ViewportEvent::Close);
+    h.run_steps(3);
+    h.get_by_label("1 file has unsaved changes");
+    assert!(!h.state().quit_now, "the window waits for the person");
+    assert!(h.get_by_label("Save All and Close").is_focused());
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the save, then the close", |h| h.state().quit_now);
+    assert_eq!(
+        std::fs::read_to_string(root.join("k.txt")).unwrap(),
+        "xkeep\n"
+    );
+}
+
+#[test]
 fn closing_a_dirty_tab_asks_and_a_closed_tab_reopens() {
     let (_dir, root) = workspace(&[("k.txt", "keep\n")]);
     let mut h = harness(Some(root.clone()));
@@ -310,6 +334,8 @@ fn closing_a_dirty_tab_asks_and_a_closed_tab_reopens() {
     type_text(&mut h, "x");
     key(&mut h, Modifiers::COMMAND, Key::W);
     h.get_by_label("Save changes to k.txt?");
+    // The keyboard is on the prompt's first button.
+    assert!(h.get_by_label("Save").is_focused());
     h.get_by_label("Don't Save").click();
     h.run_steps(3);
     assert!(h.state().editors.get(id).is_none());

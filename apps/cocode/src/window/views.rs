@@ -13,3 +13,16 @@ pub mod quick_open;
 pub mod search;
 pub mod terminal;
 pub mod transcript;
+
+/// Keeps the keyboard on a prompt's buttons: when none of those that can
+/// be pressed has the focus, the first one takes it (Enter presses it, Tab
+/// moves on), as a desktop dialog's default button does.
+pub fn keep_focus_on(ui: &egui::Ui, buttons: &[&egui::Response]) {
+    let focused = ui.memory(egui::Memory::focused);
+    let usable = |b: &&&egui::Response| b.enabled();
+    if !buttons.iter().filter(usable).any(|b| Some(b.id) == focused)
+        && let Some(first) = buttons.iter().find(usable)
+    {
+        first.request_focus();
+    }
+}

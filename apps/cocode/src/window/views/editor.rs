@@ -1297,21 +1297,25 @@ pub fn close_prompt(ctx: &egui::Context, id: u32, name: &str, commands: &mut Vec
         ui.heading(format!("Save changes to {name}?"));
         ui.label("Your changes are lost if you close without saving.");
         ui.horizontal(|ui| {
-            if ui.button("Save").clicked() {
+            let save = ui.button("Save");
+            if save.clicked() {
                 commands.push(Command::CloseEditor {
                     id,
                     action: CloseEditor::Save,
                 });
             }
-            if ui.button("Don't Save").clicked() {
+            let discard = ui.button("Don't Save");
+            if discard.clicked() {
                 commands.push(Command::CloseEditor {
                     id,
                     action: CloseEditor::Discard,
                 });
             }
-            if ui.button("Cancel").clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
+            let cancel = ui.button("Cancel");
+            if cancel.clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
                 commands.push(Command::CancelCloseEditor);
             }
+            crate::window::views::keep_focus_on(ui, &[&save, &discard, &cancel]);
         });
     });
 }
@@ -1326,15 +1330,19 @@ pub fn quit_prompt(ctx: &egui::Context, files: usize, commands: &mut Vec<Command
         });
         ui.label("Save them before closing?");
         ui.horizontal(|ui| {
-            if ui.button("Save All and Close").clicked() {
+            let save = ui.button("Save All and Close");
+            if save.clicked() {
                 commands.push(Command::QuitSaving);
             }
-            if ui.button("Close Without Saving").clicked() {
+            let discard = ui.button("Close Without Saving");
+            if discard.clicked() {
                 commands.push(Command::QuitDiscarding);
             }
-            if ui.button("Cancel").clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
+            let cancel = ui.button("Cancel");
+            if cancel.clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
                 commands.push(Command::CancelCloseEditor);
             }
+            crate::window::views::keep_focus_on(ui, &[&save, &discard, &cancel]);
         });
     });
 }

@@ -146,8 +146,6 @@ pub fn switch_prompt(ctx: &Context, prompt: &SwitchPrompt<'_>, commands: &mut Ve
         }
         ui.add_space(4.0);
         ui.horizontal_wrapped(|ui| {
-            // The buttons in order; the keyboard starts on the first one
-            // that can be pressed (Enter presses it, Tab moves on).
             let mut buttons = Vec::new();
             if prompt.losses.unsaved > 0 {
                 let save = ui.add_enabled(!waiting, egui::Button::new("Save All and Open"));
@@ -175,13 +173,7 @@ pub fn switch_prompt(ctx: &Context, prompt: &SwitchPrompt<'_>, commands: &mut Ve
                 commands.push(Command::CancelSwitch);
             }
             buttons.push(cancel);
-            let focused = ui.memory(egui::Memory::focused);
-            let usable = |b: &&egui::Response| b.enabled();
-            if !buttons.iter().filter(usable).any(|b| Some(b.id) == focused)
-                && let Some(first) = buttons.iter().find(usable)
-            {
-                first.request_focus();
-            }
+            crate::window::views::keep_focus_on(ui, &buttons.iter().collect::<Vec<_>>());
         });
     });
 }
