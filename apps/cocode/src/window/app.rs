@@ -1476,11 +1476,11 @@ impl CocodeApp {
             return;
         }
         if let Some(switching) = &self.switching {
-            let from = self.workspace_root().cloned().unwrap_or_default();
+            let from = self.workspace_root().cloned();
             views::open_folder::switch_prompt(
                 ctx,
                 &views::open_folder::SwitchPrompt {
-                    from: &from,
+                    from: from.as_deref(),
                     to: &switching.to,
                     losses: self.losses(),
                     chosen: switching.chosen,

@@ -322,3 +322,46 @@ fn ctrl_f_finds_in_the_scrollback_and_escape_closes_the_find_bar() {
         screen_text(h, id).lines().any(|l| l == "back")
     });
 }
+
+/// Opening a folder ends the window's terminals: one running a program
+/// asks first, even with no folder open yet.
+#[test]
+fn opening_a_folder_asks_before_it_ends_a_terminals_running_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(None);
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::CTRL, Key::Backtick);
+    run_until(&mut h, "the shell", |h| {
+        h.state().terminals.shells().next().is_some_and(|id| {
+            matches!(
+                h.state().terminals.get(id).map(|t| &t.state),
+                Some(TabState::Live(_))
+            )
+        })
+    });
+    let id = only_shell(&h);
+    run_until(&mut h, "the focus", |h| {
+        h.state().terminals.last_used == Some(id)
+    });
+    h.event(egui::Event::Text("sleep 60".to_owned()));
+    h.step();
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the busy shell", |h| h.state().terminals.busy(id));
+
+    h.state().open_requests.push(vec![root.clone()]);
+    let name = root.file_name().unwrap().to_string_lossy().into_owned();
+    run_until(&mut h, "the question", |h| {
+        h.query_by_label(&format!("Open {name}?")).is_some()
+    });
+    h.get_by_label("Opening it ends in this window:");
+    h.get_by_label("• 1 terminal is running a program; it will be ended");
+    h.run_steps(2);
+    assert!(h.get_by_label("Open").is_focused());
+    h.key_press(Key::Enter);
+    run_until(&mut h, "the folder", |h| {
+        h.state().workspace_root() == Some(&root)
+    });
+    assert!(h.state().terminals.get(id).is_none());
+    assert!(h.state().dock.find_tab(&PanelId::Terminal(id)).is_none());
+}

@@ -85,8 +85,8 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
 /// What the prompt before opening another folder shows.
 #[derive(Debug, Clone, Copy)]
 pub struct SwitchPrompt<'a> {
-    /// The folder open now.
-    pub from: &'a std::path::Path,
+    /// The folder open now (none: only terminals are open).
+    pub from: Option<&'a std::path::Path>,
     /// The folder asked for.
     pub to: &'a std::path::Path,
     pub losses: Losses,
@@ -130,7 +130,10 @@ pub fn switch_prompt(ctx: &Context, prompt: &SwitchPrompt<'_>, commands: &mut Ve
     egui::Modal::new(egui::Id::new("switch-folder")).show(ctx, |ui| {
         ui.set_max_width(480.0);
         ui.heading(format!("Open {}?", name(prompt.to)));
-        ui.label(format!("{} closes in this window:", prompt.from.display()));
+        ui.label(match prompt.from {
+            Some(from) => format!("{} closes in this window:", from.display()),
+            None => "Opening it ends in this window:".to_owned(),
+        });
         for line in switch_lines(prompt.losses) {
             ui.label(format!("• {line}"));
         }
