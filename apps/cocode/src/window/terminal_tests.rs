@@ -26,6 +26,25 @@ fn only_shell(h: &egui_kittest::Harness<'_, CocodeApp>) -> u32 {
     shells[0]
 }
 
+/// Ctrl+Backtick opens the window's only shell; waits until it runs with the
+/// keyboard focus in its grid (typing goes to the shell).
+fn open_shell(h: &mut egui_kittest::Harness<'_, CocodeApp>) -> u32 {
+    h.key_press_modifiers(Modifiers::CTRL, Key::Backtick);
+    run_until(h, "the shell", |h| {
+        h.state().terminals.shells().next().is_some_and(|id| {
+            matches!(
+                h.state().terminals.get(id).map(|t| &t.state),
+                Some(TabState::Live(_))
+            )
+        })
+    });
+    let id = only_shell(h);
+    run_until(h, "the focus", |h| {
+        h.state().terminals.last_used == Some(id)
+    });
+    id
+}
+
 fn drag(h: &mut egui_kittest::Harness<'_, CocodeApp>, from: egui::Pos2, to: egui::Pos2) {
     h.event(egui::Event::PointerMoved(from));
     h.step();
@@ -69,21 +88,8 @@ fn ctrl_backtick_opens_a_shell_in_the_workspace_that_takes_typing_and_copies_a_s
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let mut h = harness(Some(root.clone()));
     h.run_steps(2);
-    h.key_press_modifiers(Modifiers::CTRL, Key::Backtick);
-    run_until(&mut h, "the shell", |h| {
-        h.state().terminals.shells().next().is_some_and(|id| {
-            matches!(
-                h.state().terminals.get(id).map(|t| &t.state),
-                Some(TabState::Live(_))
-            )
-        })
-    });
-    let id = only_shell(&h);
+    let id = open_shell(&mut h);
     assert!(h.state().dock.find_tab(&PanelId::Terminal(id)).is_some());
-    // The keyboard focus is in the grid: typing goes to the shell.
-    run_until(&mut h, "the focus", |h| {
-        h.state().terminals.last_used == Some(id)
-    });
     for text in ["ls; ", "echo 한", "글"] {
         h.event(egui::Event::Text(text.to_owned()));
         h.step();
@@ -331,19 +337,7 @@ fn opening_a_folder_asks_before_it_ends_a_terminals_running_program() {
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let mut h = harness(None);
     h.run_steps(2);
-    h.key_press_modifiers(Modifiers::CTRL, Key::Backtick);
-    run_until(&mut h, "the shell", |h| {
-        h.state().terminals.shells().next().is_some_and(|id| {
-            matches!(
-                h.state().terminals.get(id).map(|t| &t.state),
-                Some(TabState::Live(_))
-            )
-        })
-    });
-    let id = only_shell(&h);
-    run_until(&mut h, "the focus", |h| {
-        h.state().terminals.last_used == Some(id)
-    });
+    let id = open_shell(&mut h);
     h.event(egui::Event::Text("sleep 60".to_owned()));
     h.step();
     h.key_press(Key::Enter);
