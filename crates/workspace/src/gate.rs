@@ -1266,7 +1266,7 @@ impl Gate {
 
     fn recover_after_failure(&self, st: &mut GateState, journal: &WriteJournal) {
         let mut report = RecoveryReport::default();
-        if let Err(e) = self.recover_journal(st, journal, &mut report) {
+        if let Err(e) = self.recover_journal(st, journal, &BTreeMap::new(), &mut report) {
             tracing::error!(op = %journal.op_id, error = %e, "in-process recovery failed; the journal stays for startup recovery");
         }
         if let Some(first) = journal.records.first() {
@@ -1288,11 +1288,15 @@ impl Gate {
         st.blocked.clear();
         st.held_by_journals.clear();
         st.exclusion.clear();
+        let mut journals = Vec::new();
         for file in self.store.write_journals()? {
             match file.content {
-                Ok(journal) => self.recover_journal(st, &journal, &mut report)?,
+                Ok(journal) => journals.push(journal),
                 Err(reason) => report.corrupt_journals.push((file.path, reason)),
             }
+        }
+        for (journal, view) in journals.iter().zip(Self::views_before_later(&journals)) {
+            self.recover_journal(st, journal, &view, &mut report)?;
         }
         st.tasks.clear();
         for file in self.store.rollback_journals()? {
@@ -1382,10 +1386,36 @@ impl Gate {
         }
     }
 
+    /// For each journal (oldest first), the state its paths were in when
+    /// the journals after it began: a later journal's first record of a
+    /// path starts from its `before`. A settled journal whose removal did
+    /// not reach the disk before a crash can lie beside a later one on the
+    /// same file; the disk then shows the later change, and only the state
+    /// the later one started from tells whether the older one happened.
+    fn views_before_later(
+        journals: &[WriteJournal],
+    ) -> Vec<BTreeMap<NormalizedPath, Option<ContentHash>>> {
+        let mut views = vec![BTreeMap::new(); journals.len()];
+        let mut later = BTreeMap::new();
+        for (journal, view) in journals.iter().zip(&mut views).rev() {
+            view.clone_from(&later);
+            for record in journal.records.iter().rev() {
+                for t in record.transitions() {
+                    later.insert(t.path, t.before);
+                }
+            }
+        }
+        views
+    }
+
+    /// Settles a journal by the state of its paths: `view` gives the state
+    /// of the paths later journals changed (see [`Self::views_before_later`]),
+    /// the disk the rest.
     fn recover_journal(
         &self,
         st: &mut GateState,
         journal: &WriteJournal,
+        view: &BTreeMap<NormalizedPath, Option<ContentHash>>,
         report: &mut RecoveryReport,
     ) -> Result<(), StoreError> {
         for staged in &journal.staged {
@@ -1406,8 +1436,13 @@ impl Gate {
         let mut unresolved = Vec::new();
         for record in &journal.records {
             let transitions = record.transitions();
-            let states: Vec<Result<Option<ContentHash>, ()>> =
-                transitions.iter().map(|t| self.current(&t.path)).collect();
+            let states: Vec<Result<Option<ContentHash>, ()>> = transitions
+                .iter()
+                .map(|t| {
+                    view.get(&t.path)
+                        .map_or_else(|| self.current(&t.path), |h| Ok(*h))
+                })
+                .collect();
             let at = |want: fn(&PathTransition) -> Option<ContentHash>| {
                 transitions
                     .iter()

@@ -68,6 +68,58 @@ fn a_path_in_neither_state_blocks_until_a_person_abandons_the_journal() {
     );
 }
 
+/// A settled journal is renamed away after the next operation's barrier,
+/// and that rename is made durable only by the barrier after: a crash in
+/// between can leave it beside the next operation's journal. When both
+/// changed the same file, the older one is judged against the state the
+/// newer one started from, not against the disk, which only the newer one
+/// explains: the file stays writable and nothing is reported unresolved.
+#[test]
+fn a_settled_journal_left_beside_a_later_one_on_the_same_file_is_complete() {
+    let (_d, ws) = workspace(&[("a.txt", "A")]);
+    let c = ctx("t1", 1);
+    let dir = ws.layout.write_journal_dir();
+    apply(&ws, &c, write("a.txt", b"B"));
+    let first = pending_journals(&dir);
+    let first_bytes = std::fs::read(&first[0]).unwrap();
+    apply(&ws, &c, write("a.txt", b"C"));
+    // The first journal is retired; the second waits for the next barrier.
+    let second = pending_journals(&dir);
+    assert_eq!(second.len(), 1);
+    assert_ne!(second, first);
+    let second_bytes = std::fs::read(&second[0]).unwrap();
+    let root = ws.workspace.root.clone();
+    drop(ws);
+    // The crash: neither retirement reached the disk.
+    std::fs::write(&first[0], &first_bytes).unwrap();
+    std::fs::write(&second[0], &second_bytes).unwrap();
+
+    let (ws, report) = restart(&root);
+    assert_eq!(report.unresolved, Vec::new());
+    assert_eq!(report.records_dropped, 0);
+    let mut settled = report.settled_journals.clone();
+    settled.sort();
+    let mut ops: Vec<String> = first
+        .iter()
+        .chain(&second)
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    ops.sort();
+    assert_eq!(
+        settled.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ops
+    );
+    assert_eq!(pending_journals(&dir), Vec::<std::path::PathBuf>::new());
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "C");
+    // Each change is in the history once, and the file takes a third.
+    assert_eq!(
+        summary(&apply(&ws, &c, write("a.txt", b"D"))),
+        vec![("modify".to_owned(), "a.txt".to_owned(), "gate".to_owned())]
+    );
+    ws.gate.flush().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+}
+
 #[test]
 fn a_corrupt_journal_is_reported_and_never_deleted() {
     let (_d, ws) = workspace(&[]);
