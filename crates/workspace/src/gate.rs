@@ -59,6 +59,9 @@ pub struct RecoveryReport {
     pub settled_journals: Vec<OpId>,
     pub records_completed: usize,
     pub records_dropped: usize,
+    /// Index lines of dropped records that had reached the disk before the
+    /// change they record did; removed.
+    pub index_lines_removed: usize,
     /// Paths left in neither their base nor their result state; blocked
     /// (`WORKSPACE_RECOVERY_PENDING`) until a person abandons the journal.
     pub unresolved: Vec<(OpId, NormalizedPath)>,
@@ -71,6 +74,17 @@ pub struct RecoveryReport {
     /// Interrupted rollbacks stopped at a path in neither its prior nor its
     /// target state; their paths stay excluded until a person abandons them.
     pub rollbacks_incomplete: Vec<(OpId, NormalizedPath)>,
+}
+
+/// How recovery settles a journal's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The change is on disk: its index lines are completed.
+    Complete,
+    /// Nothing of it happened: it leaves no index line.
+    Dropped,
+    /// The disk shows neither: its paths are blocked.
+    Unresolved,
 }
 
 /// Where a task's numbering stands.
@@ -1266,7 +1280,8 @@ impl Gate {
 
     fn recover_after_failure(&self, st: &mut GateState, journal: &WriteJournal) {
         let mut report = RecoveryReport::default();
-        if let Err(e) = self.recover_journal(st, journal, &BTreeMap::new(), &mut report) {
+        let outcomes = self.judge(&[journal]).remove(0);
+        if let Err(e) = self.recover_journal(st, journal, &outcomes, &mut report) {
             tracing::error!(op = %journal.op_id, error = %e, "in-process recovery failed; the journal stays for startup recovery");
         }
         if let Some(first) = journal.records.first() {
@@ -1295,8 +1310,9 @@ impl Gate {
                 Err(reason) => report.corrupt_journals.push((file.path, reason)),
             }
         }
-        for (journal, view) in journals.iter().zip(Self::views_before_later(&journals)) {
-            self.recover_journal(st, journal, &view, &mut report)?;
+        let all: Vec<&WriteJournal> = journals.iter().collect();
+        for (journal, outcomes) in journals.iter().zip(self.judge(&all)) {
+            self.recover_journal(st, journal, &outcomes, &mut report)?;
         }
         st.tasks.clear();
         for file in self.store.rollback_journals()? {
@@ -1386,36 +1402,83 @@ impl Gate {
         }
     }
 
-    /// For each journal (oldest first), the state its paths were in when
-    /// the journals after it began: a later journal's first record of a
-    /// path starts from its `before`. A settled journal whose removal did
-    /// not reach the disk before a crash can lie beside a later one on the
-    /// same file; the disk then shows the later change, and only the state
-    /// the later one started from tells whether the older one happened.
-    fn views_before_later(
-        journals: &[WriteJournal],
-    ) -> Vec<BTreeMap<NormalizedPath, Option<ContentHash>>> {
-        let mut views = vec![BTreeMap::new(); journals.len()];
-        let mut later = BTreeMap::new();
-        for (journal, view) in journals.iter().zip(&mut views).rev() {
-            view.clone_from(&later);
-            for record in journal.records.iter().rev() {
+    /// How each record of each journal (oldest first) is settled, judged
+    /// path by path along the chain of every journal's records of the
+    /// path: the newest record the disk shows the result or the base of
+    /// marks where the changes stopped, so the records before it happened
+    /// and the ones after it did not; a disk no record explains leaves
+    /// every record of the path unresolved. A record is complete or
+    /// dropped when all its paths agree, unresolved otherwise. One journal
+    /// is judged by the disk alone. Several are left by a crash between
+    /// two barriers: a settled journal is retired after the next
+    /// operation's barrier, and the retirement is durable only after the
+    /// barrier after that, so it can lie beside a later journal of the
+    /// same file, whose change the disk shows.
+    fn judge(&self, journals: &[&WriteJournal]) -> Vec<Vec<Outcome>> {
+        type Link = (usize, usize, Option<ContentHash>, Option<ContentHash>);
+        let mut chains: BTreeMap<NormalizedPath, Vec<Link>> = BTreeMap::new();
+        for (j, journal) in journals.iter().enumerate() {
+            for (r, record) in journal.records.iter().enumerate() {
                 for t in record.transitions() {
-                    later.insert(t.path, t.before);
+                    chains
+                        .entry(t.path)
+                        .or_default()
+                        .push((j, r, t.before, t.after));
                 }
             }
         }
-        views
+        let mut outcomes: Vec<Vec<Option<Outcome>>> = journals
+            .iter()
+            .map(|journal| vec![None; journal.records.len()])
+            .collect();
+        for (path, chain) in &chains {
+            let disk = self.current(path);
+            let stop = chain
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(i, (_, _, before, after))| {
+                    if disk == Ok(*after) {
+                        Some(i + 1)
+                    } else if disk == Ok(*before) {
+                        Some(i)
+                    } else {
+                        None
+                    }
+                });
+            for (i, &(j, r, _, _)) in chain.iter().enumerate() {
+                let here = match stop {
+                    Some(stop) if i < stop => Outcome::Complete,
+                    Some(_) => Outcome::Dropped,
+                    None => Outcome::Unresolved,
+                };
+                let outcome = &mut outcomes[j][r];
+                *outcome = match *outcome {
+                    None => Some(here),
+                    Some(before) if before == here => Some(here),
+                    Some(_) => Some(Outcome::Unresolved),
+                };
+            }
+        }
+        outcomes
+            .into_iter()
+            .map(|records| {
+                records
+                    .into_iter()
+                    .map(|o| o.unwrap_or(Outcome::Complete))
+                    .collect()
+            })
+            .collect()
     }
 
-    /// Settles a journal by the state of its paths: `view` gives the state
-    /// of the paths later journals changed (see [`Self::views_before_later`]),
-    /// the disk the rest.
+    /// Settles a journal as [`Self::judge`] found its records: staged
+    /// files go, complete records are indexed, dropped ones leave no index
+    /// line, and unresolved paths are blocked.
     fn recover_journal(
         &self,
         st: &mut GateState,
         journal: &WriteJournal,
-        view: &BTreeMap<NormalizedPath, Option<ContentHash>>,
+        outcomes: &[Outcome],
         report: &mut RecoveryReport,
     ) -> Result<(), StoreError> {
         for staged in &journal.staged {
@@ -1433,32 +1496,24 @@ impl Gate {
             }
         }
         let mut complete = Vec::new();
+        let mut dropped = Vec::new();
         let mut unresolved = Vec::new();
-        for record in &journal.records {
-            let transitions = record.transitions();
-            let states: Vec<Result<Option<ContentHash>, ()>> = transitions
-                .iter()
-                .map(|t| {
-                    view.get(&t.path)
-                        .map_or_else(|| self.current(&t.path), |h| Ok(*h))
-                })
-                .collect();
-            let at = |want: fn(&PathTransition) -> Option<ContentHash>| {
-                transitions
-                    .iter()
-                    .zip(&states)
-                    .all(|(t, s)| *s == Ok(want(t)))
-            };
-            if at(|t| t.after) {
-                complete.push(record.clone());
-            } else if at(|t| t.before) {
-                report.records_dropped += 1;
-            } else {
-                unresolved.extend(transitions.iter().map(|t| t.path.clone()));
+        for (record, outcome) in journal.records.iter().zip(outcomes) {
+            match outcome {
+                Outcome::Complete => complete.push(record.clone()),
+                Outcome::Dropped => dropped.push(record.clone()),
+                Outcome::Unresolved => {
+                    unresolved.extend(record.transitions().into_iter().map(|t| t.path));
+                }
             }
         }
         self.store.append_missing(&complete)?;
         report.records_completed += complete.len();
+        // Nothing of these happened. Their index lines, appended after the
+        // rename, can still have reached the disk first where the file
+        // system keeps no order between files.
+        report.index_lines_removed += self.store.remove_unhappened(&dropped)?;
+        report.records_dropped += dropped.len();
         if unresolved.is_empty() {
             self.store.remove_write_journal(&journal.op_id)?;
             report.settled_journals.push(journal.op_id.clone());

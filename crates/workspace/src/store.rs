@@ -907,6 +907,48 @@ impl HistoryStore {
         Ok(())
     }
 
+    /// Removes the lines of records that did not happen from every index
+    /// that lists them (recovery: an operation's index appends can reach
+    /// the disk before its rename did). Each file that holds one is
+    /// replaced atomically with its other lines as they were; a file that
+    /// holds none is not touched. Returns the lines removed.
+    pub fn remove_unhappened(&self, records: &[EditSnapshot]) -> Result<usize, StoreError> {
+        let ids: HashSet<&SnapshotId> = records.iter().map(EditSnapshot::snapshot_id).collect();
+        let mut files = std::collections::BTreeSet::new();
+        for r in records {
+            files.insert(self.layout.task_index(r.task_id()));
+            for p in record_paths(r) {
+                files.insert(self.path_index_file(p));
+            }
+        }
+        let mut removed = 0;
+        for file in files {
+            let text = match fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_err("reading index", &file, &e)),
+            };
+            let mut kept = String::with_capacity(text.len());
+            let mut dropped = 0;
+            for line in text.split_inclusive('\n') {
+                let names_one = ids.iter().any(|id| line.contains(id.as_str()))
+                    && serde_json::from_str::<EditSnapshot>(line.trim_end())
+                        .is_ok_and(|r| ids.contains(r.snapshot_id()));
+                if names_one {
+                    dropped += 1;
+                } else {
+                    kept.push_str(line);
+                }
+            }
+            if dropped > 0 {
+                disk::write_atomic_synced(&file, kept.as_bytes())
+                    .map_err(|e| io_err("rewriting", &file, &e))?;
+                removed += dropped;
+            }
+        }
+        Ok(removed)
+    }
+
     /// Removes a task's snapshot index (its `task.json` and marker stay).
     pub fn remove_task_index(&self, task: &TaskId) -> Result<(), StoreError> {
         let file = self.layout.task_index(task);

@@ -120,6 +120,107 @@ fn a_settled_journal_left_beside_a_later_one_on_the_same_file_is_complete() {
     assert_eq!(history_problems(&ws), 0);
 }
 
+/// The other side of the same crash: the first operation's rename had not
+/// reached the disk either, so the file holds its base. Neither change
+/// happened (the second was applied only after a barrier that would have
+/// kept the first): both records are dropped with their index lines, and
+/// the file is not blocked.
+#[test]
+fn two_journals_of_one_file_whose_first_change_was_lost_are_both_dropped() {
+    let (_d, ws) = workspace(&[("a.txt", "A")]);
+    let c = ctx("t1", 1);
+    let dir = ws.layout.write_journal_dir();
+    apply(&ws, &c, write("a.txt", b"B"));
+    let first = pending_journals(&dir);
+    let first_bytes = std::fs::read(&first[0]).unwrap();
+    apply(&ws, &c, write("a.txt", b"C"));
+    let second = pending_journals(&dir);
+    let second_bytes = std::fs::read(&second[0]).unwrap();
+    let root = ws.workspace.root.clone();
+    drop(ws);
+    std::fs::write(&first[0], &first_bytes).unwrap();
+    std::fs::write(&second[0], &second_bytes).unwrap();
+    std::fs::write(root.join("a.txt"), b"A").unwrap();
+
+    let (ws, report) = restart(&root);
+    assert_eq!(
+        (
+            report.records_dropped,
+            report.index_lines_removed,
+            report.records_completed,
+            report.unresolved.len(),
+            report.settled_journals.len()
+        ),
+        (2, 4, 0, 0, 2)
+    );
+    assert_eq!(
+        ws.gate.store().snapshots_of_task(&c.task_id).unwrap(),
+        Vec::new()
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "A");
+    let next = apply(&ws, &c, write("a.txt", b"D"));
+    assert_eq!(
+        next[0].base(),
+        Some(cocode_core::snapshot::ContentHash::of(b"A"))
+    );
+    ws.gate.flush().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+}
+
+/// An operation's index lines are appended after its rename and both are
+/// made durable by the next barrier; where the file system keeps no order
+/// between files, a crash before it can keep the lines and lose the rename.
+/// Recovery finds the file in its base state and drops the record: its
+/// lines go too, and every other line stays as it was.
+#[test]
+fn a_dropped_record_whose_index_lines_reached_the_disk_leaves_no_line() {
+    let (_d, ws) = workspace(&[("a.txt", "A"), ("b.txt", "b")]);
+    let c = ctx("t1", 1);
+    let kept = apply(&ws, &c, write("b.txt", b"b2"));
+    apply(&ws, &c, write("a.txt", b"B"));
+    let dir = ws.layout.write_journal_dir();
+    let journal = pending_journals(&dir);
+    assert_eq!(journal.len(), 1);
+    let journal_bytes = std::fs::read(&journal[0]).unwrap();
+    let root = ws.workspace.root.clone();
+    let task_index = ws.layout.task_index(&c.task_id);
+    let b_shard = ws.gate.store().path_index_file(&p("b.txt"));
+    drop(ws);
+    let b_shard_before = std::fs::read(&b_shard).unwrap();
+    // The crash: the journal and the index lines are on disk, the rename
+    // is not.
+    std::fs::write(&journal[0], &journal_bytes).unwrap();
+    std::fs::write(root.join("a.txt"), b"A").unwrap();
+
+    let (ws, report) = restart(&root);
+    assert_eq!(
+        (
+            report.records_dropped,
+            report.index_lines_removed,
+            report.records_completed,
+            report.unresolved.len()
+        ),
+        (1, 2, 0, 0)
+    );
+    let store = ws.gate.store();
+    assert_eq!(store.snapshots_of_task(&c.task_id).unwrap(), kept);
+    assert_eq!(store.path_history(&p("a.txt")).unwrap(), Vec::new());
+    assert_eq!(store.path_history(&p("b.txt")).unwrap(), kept);
+    let b_line = format!("{}\n", serde_json::to_string(&kept[0]).unwrap());
+    assert_eq!(std::fs::read_to_string(&task_index).unwrap(), b_line);
+    if b_shard != store.path_index_file(&p("a.txt")) {
+        assert_eq!(std::fs::read(&b_shard).unwrap(), b_shard_before);
+    }
+    // The next write of the file starts from its base again.
+    let next = apply(&ws, &c, write("a.txt", b"C"));
+    assert_eq!(
+        next[0].base(),
+        Some(cocode_core::snapshot::ContentHash::of(b"A"))
+    );
+    ws.gate.flush().unwrap();
+    assert_eq!(history_problems(&ws), 0);
+}
+
 #[test]
 fn a_corrupt_journal_is_reported_and_never_deleted() {
     let (_d, ws) = workspace(&[]);
