@@ -68,50 +68,68 @@ fn a_path_in_neither_state_blocks_until_a_person_abandons_the_journal() {
     );
 }
 
-/// A settled journal is renamed away after the next operation's barrier,
-/// and that rename is made durable only by the barrier after: a crash in
-/// between can leave it beside the next operation's journal. When both
-/// changed the same file, the older one is judged against the state the
-/// newer one started from, not against the disk, which only the newer one
-/// explains: the file stays writable and nothing is reported unresolved.
-#[test]
-fn a_settled_journal_left_beside_a_later_one_on_the_same_file_is_complete() {
-    let (_d, ws) = workspace(&[("a.txt", "A")]);
+/// `a.txt` written `A` → `B` → `C` by two operations, and the workspace
+/// closed with both journals put back, as a crash between two barriers
+/// leaves them: a settled journal is retired after the next operation's
+/// barrier, and the retirement is durable only after the barrier after
+/// that. Returns the folder, the root, the journals' folder and the two
+/// journals' paths.
+fn two_journals_of_one_file() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    [std::path::PathBuf; 2],
+) {
+    let (d, ws) = workspace(&[("a.txt", "A")]);
     let c = ctx("t1", 1);
     let dir = ws.layout.write_journal_dir();
     apply(&ws, &c, write("a.txt", b"B"));
-    let first = pending_journals(&dir);
-    let first_bytes = std::fs::read(&first[0]).unwrap();
+    let first = pending_journals(&dir).remove(0);
+    let first_bytes = std::fs::read(&first).unwrap();
     apply(&ws, &c, write("a.txt", b"C"));
     // The first journal is retired; the second waits for the next barrier.
     let second = pending_journals(&dir);
     assert_eq!(second.len(), 1);
+    let second = second[0].clone();
     assert_ne!(second, first);
-    let second_bytes = std::fs::read(&second[0]).unwrap();
+    let second_bytes = std::fs::read(&second).unwrap();
     let root = ws.workspace.root.clone();
     drop(ws);
-    // The crash: neither retirement reached the disk.
-    std::fs::write(&first[0], &first_bytes).unwrap();
-    std::fs::write(&second[0], &second_bytes).unwrap();
+    std::fs::write(&first, &first_bytes).unwrap();
+    std::fs::write(&second, &second_bytes).unwrap();
+    (d, root, dir, [first, second])
+}
 
+/// The crash left the later change on disk. Judged alone, the older
+/// journal would see neither its base nor its result; judged along the
+/// file's chain both changes happened: nothing is unresolved, and the
+/// file stays writable.
+#[test]
+fn a_settled_journal_left_beside_a_later_one_on_the_same_file_is_complete() {
+    let (_d, root, dir, journals) = two_journals_of_one_file();
     let (ws, report) = restart(&root);
     assert_eq!(report.unresolved, Vec::new());
-    assert_eq!(report.records_dropped, 0);
-    let mut settled = report.settled_journals.clone();
-    settled.sort();
-    let mut ops: Vec<String> = first
+    assert_eq!((report.records_dropped, report.index_lines_removed), (0, 0));
+    let mut settled: Vec<String> = report
+        .settled_journals
         .iter()
-        .chain(&second)
+        .map(ToString::to_string)
+        .collect();
+    settled.sort();
+    let mut ops: Vec<String> = journals
+        .iter()
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     ops.sort();
-    assert_eq!(
-        settled.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        ops
-    );
+    assert_eq!(settled, ops);
     assert_eq!(pending_journals(&dir), Vec::<std::path::PathBuf>::new());
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "C");
     // Each change is in the history once, and the file takes a third.
+    let c = ctx("t1", 1);
+    assert_eq!(
+        ws.gate.store().snapshots_of_task(&c.task_id).unwrap().len(),
+        2
+    );
     assert_eq!(
         summary(&apply(&ws, &c, write("a.txt", b"D"))),
         vec![("modify".to_owned(), "a.txt".to_owned(), "gate".to_owned())]
@@ -127,19 +145,7 @@ fn a_settled_journal_left_beside_a_later_one_on_the_same_file_is_complete() {
 /// the file is not blocked.
 #[test]
 fn two_journals_of_one_file_whose_first_change_was_lost_are_both_dropped() {
-    let (_d, ws) = workspace(&[("a.txt", "A")]);
-    let c = ctx("t1", 1);
-    let dir = ws.layout.write_journal_dir();
-    apply(&ws, &c, write("a.txt", b"B"));
-    let first = pending_journals(&dir);
-    let first_bytes = std::fs::read(&first[0]).unwrap();
-    apply(&ws, &c, write("a.txt", b"C"));
-    let second = pending_journals(&dir);
-    let second_bytes = std::fs::read(&second[0]).unwrap();
-    let root = ws.workspace.root.clone();
-    drop(ws);
-    std::fs::write(&first[0], &first_bytes).unwrap();
-    std::fs::write(&second[0], &second_bytes).unwrap();
+    let (_d, root, _dir, _journals) = two_journals_of_one_file();
     std::fs::write(root.join("a.txt"), b"A").unwrap();
 
     let (ws, report) = restart(&root);
@@ -153,18 +159,13 @@ fn two_journals_of_one_file_whose_first_change_was_lost_are_both_dropped() {
         ),
         (2, 4, 0, 0, 2)
     );
+    let c = ctx("t1", 1);
     assert_eq!(
         ws.gate.store().snapshots_of_task(&c.task_id).unwrap(),
         Vec::new()
     );
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "A");
-    let next = apply(&ws, &c, write("a.txt", b"D"));
-    assert_eq!(
-        next[0].base(),
-        Some(cocode_core::snapshot::ContentHash::of(b"A"))
-    );
-    ws.gate.flush().unwrap();
-    assert_eq!(history_problems(&ws), 0);
+    writes_from_base_a(&ws, &c);
 }
 
 /// An operation's index lines are appended after its rename and both are
@@ -211,14 +212,19 @@ fn a_dropped_record_whose_index_lines_reached_the_disk_leaves_no_line() {
     if b_shard != store.path_index_file(&p("a.txt")) {
         assert_eq!(std::fs::read(&b_shard).unwrap(), b_shard_before);
     }
-    // The next write of the file starts from its base again.
-    let next = apply(&ws, &c, write("a.txt", b"C"));
+    writes_from_base_a(&ws, &c);
+}
+
+/// The next write of `a.txt` records its base `A` again (every dropped
+/// change left nothing behind), and the history is sound.
+fn writes_from_base_a(ws: &OpenWorkspace, c: &TaskContext) {
+    let next = apply(ws, c, write("a.txt", b"next"));
     assert_eq!(
         next[0].base(),
         Some(cocode_core::snapshot::ContentHash::of(b"A"))
     );
     ws.gate.flush().unwrap();
-    assert_eq!(history_problems(&ws), 0);
+    assert_eq!(history_problems(ws), 0);
 }
 
 #[test]
