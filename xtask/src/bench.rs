@@ -86,7 +86,7 @@ pub const BARS: &[Bar] = &[
         name: "gate_1000_writes/one_op_per_file",
         peer: "1,000 × (write a temp file, fsync, rename over the file, fsync its folder) in plain Rust",
         limit: Limit::RatioAtMost(1.25),
-        why: "each of ours also keeps a snapshot, a journal and two index lines, made durable by one `syncfs`: about 19 block writes and one flush an operation against the floor's 7 writes and two flushes (docs/decisions.md). In six full runs in alternation ours took 0.72–0.90 s and the floor 0.48–0.78 s, 1.02–1.51: missed in four. The floor, bound by flushes, moves with the host more than ours; 1.21–1.85 with an index file per path, 1.68–2.16 before journals became spares",
+        why: "each of ours also keeps a snapshot and a journal carrying its small blobs, made durable by one `syncfs`, whose index lines and packed blobs a checkpoint writes every 64 operations (docs/decisions.md); the `syncfs` also writes what the floor's two fsyncs leave to writeback (the replaced file's freed inode, the bitmaps). On a disk without a journal, in alternation: 1.31–1.53 (1.51–1.69 s against 1.10–1.15 s), and 1.63–1.70 for the code before checkpoints in the same session, whose earlier runs there gave 1.74–2.02 and 1.02–1.51 on another host. The floor, bound by flushes, moves with the host more than ours; 1.21–1.85 with an index file per path, 1.68–2.16 before journals became spares",
     },
     Bar {
         name: "gate_1000_writes/git_commit_per_file",

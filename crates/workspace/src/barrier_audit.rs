@@ -240,6 +240,7 @@ fn a_settled_journal_is_reused_only_once_its_rename_away_is_durable() {
     let store = HistoryStore::new(crate::Layout::new(dir.path()));
     std::fs::create_dir_all(store.layout().write_journal_dir()).unwrap();
     let journal = |n: u32| WriteJournal {
+        blobs: Vec::new(),
         version: WRITE_JOURNAL_VERSION,
         op_id: OpId::new(format!("w{n:012x}-1-0")).unwrap(),
         created_at: Timestamp::from_millis(i64::from(n)),

@@ -4,15 +4,25 @@
 //! Every operation runs inside one serial section and follows the
 //! write-commit protocol; the order is the contract:
 //! 1. reserve seq and check attempt monotonicity (failure changes nothing);
-//! 2. store base and result blobs;
-//! 3. write the journal `journal/writes/<op_id>.json` — from here the edit is
-//!    recoverable;
+//! 2. store the new base and result blobs too large for the journal;
+//! 3. write the journal `journal/writes/<op_id>.json`, carrying the records
+//!    and the other new blobs — from here the edit is recoverable;
 //! 4. stage the new contents next to their targets, make steps 2–4 durable
 //!    with one barrier, then apply (atomic rename, unlink, rename);
-//! 5. append the records to the task index, then the path indexes;
-//! 6. delete the journal — after the *next* barrier, which also makes step 5
-//!    durable; until then a leftover journal is simply "complete" for
-//!    recovery. [`Gate::flush`] runs that barrier on demand (idle, shutdown).
+//! 5. hold the records and the journal's blobs in the store
+//!    ([`HistoryStore::hold`]): every read sees them; a checkpoint writes
+//!    them to the indexes and packs once [`crate::store::CHECKPOINT_OPERATIONS`]
+//!    operations are held, before any read that does not see held records,
+//!    at the end of a sweep and at [`Gate::flush`];
+//! 6. retire the journal — after the first barrier after its checkpoint,
+//!    which makes the checkpoint and the step 4 rename durable; until then a
+//!    leftover journal is simply "complete" for recovery, which writes what
+//!    it carries to the indexes and packs. [`Gate::flush`] checkpoints and
+//!    runs that barrier on demand (shutdown, review).
+//!
+//! So an operation touches two files of the history, its journal and the
+//! journal folder, instead of five (journal, pack, task index, path index,
+//! folder): the appends of many operations share a checkpoint's barrier.
 //!
 //! A batch (`GateOp::Batch`) is one operation: its items are planned
 //! together, refused or held together, and share one journal and one
@@ -47,8 +57,8 @@ use crate::policy::{PathPolicy, Resolved, TestPatterns};
 use crate::retention::{self, RetentionPlan, RetentionTrigger, TaskHistory, TaskLife};
 use crate::rollback::{self, RollbackAvailability, RollbackError, RollbackQuery, RollbackTarget};
 use crate::store::{
-    HistoryStore, ROLLBACK_JOURNAL_VERSION, RetentionMarker, RollbackItem, RollbackJournal,
-    WRITE_JOURNAL_VERSION, WriteJournal,
+    HELD_BLOB_MAX, HistoryStore, JOURNAL_BLOBS_MAX, JournalBlob, ROLLBACK_JOURNAL_VERSION,
+    RetentionMarker, RollbackItem, RollbackJournal, WRITE_JOURNAL_VERSION, WriteJournal,
 };
 use crate::sweep::{StatCache, SweepLimits};
 
@@ -105,6 +115,9 @@ struct GateState {
     held_by_journals: HashMap<TaskId, TaskCursor>,
     /// Committed operations whose journals go after the next barrier.
     settled_unsynced: Vec<OpId>,
+    /// Checkpointed operations the next barrier makes durable: then their
+    /// journals are settled.
+    checkpointed_unsynced: Vec<OpId>,
     /// Finished rollbacks whose journals go after the next barrier.
     rollbacks_unsynced: Vec<OpId>,
     /// Files written and folders changed since the last barrier.
@@ -363,6 +376,7 @@ impl Gate {
                 tasks: HashMap::new(),
                 held_by_journals: HashMap::new(),
                 settled_unsynced: Vec::new(),
+                checkpointed_unsynced: Vec::new(),
                 rollbacks_unsynced: Vec::new(),
                 unsynced_files: BTreeSet::new(),
                 unsynced_dirs: BTreeSet::new(),
@@ -433,7 +447,14 @@ impl Gate {
     }
 
     fn flush_locked(&self, st: &mut GateState) -> Result<(), GateError> {
-        if st.settled_unsynced.is_empty() && st.rollbacks_unsynced.is_empty() {
+        self.store
+            .checkpoint()
+            .map_err(|e| store_failed("flush", &e))?;
+        if st.settled_unsynced.is_empty()
+            && st.rollbacks_unsynced.is_empty()
+            && st.checkpointed_unsynced.is_empty()
+            && !self.store.has_checkpointed()
+        {
             return Ok(());
         }
         self.barrier(st)
@@ -444,6 +465,14 @@ impl Gate {
 
     /// Syncs everything noted since the last barrier.
     fn barrier(&self, st: &mut GateState) -> io::Result<()> {
+        let checkpointed = self.store.take_checkpointed();
+        for file in checkpointed.blob_files {
+            self.note_blob(st, file);
+        }
+        for file in checkpointed.index_files {
+            self.note_appended(st, file);
+        }
+        st.checkpointed_unsynced.extend(checkpointed.ops);
         disk::barrier(
             &self.layout.cocode_dir(),
             &st.unsynced_files,
@@ -454,6 +483,8 @@ impl Gate {
         }
         st.unsynced_files.clear();
         st.unsynced_dirs.clear();
+        let settled = std::mem::take(&mut st.checkpointed_unsynced);
+        st.settled_unsynced.extend(settled);
         for (path, id) in std::mem::take(&mut st.entries_seen) {
             if let Some(id) = id {
                 st.durable_entries.insert(path, id);
@@ -1049,8 +1080,24 @@ impl Gate {
             self.reserve(st, (&ctx.task_id, ctx.attempt_no), &plan.changes, origin)?;
         fail::fail_point!("gate::after_reserve");
 
-        // Step 2: blobs.
+        // Step 2: new blobs; small ones go in the journal. A blob another
+        // held operation carries is carried again: each journal keeps
+        // every blob its records need that no pack or file holds, so
+        // recovery never needs another journal to be complete.
+        let mut carried: Vec<&[u8]> = Vec::new();
+        let mut carried_hashes = BTreeSet::new();
+        let mut carried_bytes = 0;
         for bytes in &plan.blobs {
+            let fits =
+                bytes.len() <= HELD_BLOB_MAX && carried_bytes + bytes.len() <= JOURNAL_BLOBS_MAX;
+            if fits {
+                let hash = ContentHash::of(bytes);
+                if !self.store.is_stored(&hash) && carried_hashes.insert(hash) {
+                    carried_bytes += bytes.len();
+                    carried.push(bytes);
+                }
+                continue;
+            }
             let (_, path) = self
                 .store
                 .put_blob(bytes)
@@ -1062,7 +1109,8 @@ impl Gate {
         fail::fail_point!("gate::after_blobs");
 
         // Step 3: the journal. From here on the edit is recoverable.
-        let (journal, staged_names) = Self::journal_for(op_id.clone(), ts, &records, plan);
+        let (journal, staged_names) =
+            Self::journal_for(op_id.clone(), ts, &records, plan, &carried);
         let journal_file = self
             .store
             .write_journal(&journal)
@@ -1111,20 +1159,19 @@ impl Gate {
         }
         fail::fail_point!("gate::after_apply");
 
-        // Step 5: indexes (task first, then paths).
-        let indexed = self.store.append_task_records(&records).and_then(|()| {
-            fail::fail_point!("gate::after_task_index");
-            self.store.append_path_records(&records)
-        });
-        if let Err(e) = indexed {
-            self.recover_after_failure(st, &journal);
-            return Err(store_failed("index", &e));
+        // Step 5: the store holds the records and the carried blobs; the
+        // journal goes after the barrier after their checkpoint (step 6).
+        let due = self.store.hold(
+            op_id,
+            &records,
+            carried.iter().map(|c| c.to_vec()).collect(),
+        );
+        fail::fail_point!("gate::after_hold");
+        if due && let Err(e) = self.store.checkpoint() {
+            // The change is done and its journal keeps what the indexes
+            // lack: the next checkpoint (or recovery) writes it.
+            tracing::warn!(error = %e, "a checkpoint of the history failed; the next one retries");
         }
-        fail::fail_point!("gate::after_indexes");
-
-        // Step 6: the journal goes after the next barrier.
-        self.note_indexes(st, &records);
-        st.settled_unsynced.push(op_id);
         st.tasks.insert(
             ctx.task_id.clone(),
             TaskCursor {
@@ -1146,6 +1193,7 @@ impl Gate {
         ts: Timestamp,
         records: &[EditSnapshot],
         plan: &Plan,
+        carried: &[&[u8]],
     ) -> (WriteJournal, Vec<Option<StagedName>>) {
         let staged_names: Vec<Option<StagedName>> = plan
             .actions
@@ -1177,6 +1225,7 @@ impl Gate {
             created_at: ts,
             records: records.to_vec(),
             staged,
+            blobs: carried.iter().map(|b| JournalBlob::of(b)).collect(),
         };
         (journal, staged_names)
     }
@@ -1306,7 +1355,11 @@ impl Gate {
         let mut journals = Vec::new();
         for file in self.store.write_journals()? {
             match file.content {
-                Ok(journal) => journals.push(journal),
+                Ok(journal) => match journal.blobs.iter().find_map(|b| b.content().err()) {
+                    // A blob it carries does not match its hash.
+                    Some(e) => report.corrupt_journals.push((file.path, e.to_string())),
+                    None => journals.push(journal),
+                },
                 Err(reason) => report.corrupt_journals.push((file.path, reason)),
             }
         }
@@ -1507,7 +1560,17 @@ impl Gate {
                 }
             }
         }
+        if !complete.is_empty() {
+            // The blobs the journal carries (a checkpoint may not have
+            // packed them yet).
+            for blob in &journal.blobs {
+                if let (_, Some(file)) = self.store.put_blob(&blob.content()?)? {
+                    self.note_blob(st, file);
+                }
+            }
+        }
         self.store.append_missing(&complete)?;
+        self.note_indexes(st, &complete);
         report.records_completed += complete.len();
         // Nothing of these happened. Their index lines, appended after the
         // rename, can still have reached the disk first where the file
@@ -1515,7 +1578,8 @@ impl Gate {
         report.index_lines_removed += self.store.remove_unhappened(&dropped)?;
         report.records_dropped += dropped.len();
         if unresolved.is_empty() {
-            self.store.remove_write_journal(&journal.op_id)?;
+            // It goes after the next barrier, which makes the above durable.
+            st.settled_unsynced.push(journal.op_id.clone());
             report.settled_journals.push(journal.op_id.clone());
         } else {
             for path in unresolved {
@@ -1647,6 +1711,11 @@ impl Gate {
             self.scan(&mut st, crate::sweep::IgnoreRules::AsKept)?;
             before.changes_to(&st.sweep)
         };
+        // A sweep ends an agent's turn or a command: what the turn held
+        // goes to the indexes, where another process reads it.
+        if let Err(e) = self.store.checkpoint() {
+            tracing::warn!(error = %e, "a checkpoint of the history failed; the next one retries");
+        }
         if changes.is_empty() {
             return Ok(Vec::new());
         }
@@ -1712,7 +1781,10 @@ impl Gate {
     /// the next barrier.
     pub fn unsynced_operations(&self) -> usize {
         let st = self.lock();
-        st.settled_unsynced.len() + st.rollbacks_unsynced.len()
+        st.settled_unsynced.len()
+            + st.rollbacks_unsynced.len()
+            + st.checkpointed_unsynced.len()
+            + self.store.held_operations()
     }
 }
 
@@ -2266,6 +2338,9 @@ impl Gate {
     ) -> Result<RetentionReport, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
+        // Held operations go to the indexes and their journals go: a
+        // journal left then is an unresolved one, whose blobs stay.
+        self.flush_locked(&mut st)?;
         let failed = |e: StoreError| store_failed("retention", &e);
         let mut report = RetentionReport::default();
         let terminated: HashMap<&TaskId, Timestamp> = lives

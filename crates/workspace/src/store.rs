@@ -23,8 +23,10 @@ use crate::disk;
 use crate::layout::Layout;
 use crate::pack::{Coding, Packed};
 
-/// Current format version of `journal/writes/<op_id>.json`.
-pub const WRITE_JOURNAL_VERSION: u32 = 1;
+/// Current format version of `journal/writes/<op_id>.json` (2: the
+/// journal carries its operation's small new blobs; version 1 journals,
+/// which carry none, read the same).
+pub const WRITE_JOURNAL_VERSION: u32 = 2;
 
 /// A write-commit journal: the complete records of one gate operation,
 /// written before any workspace file is touched.
@@ -39,6 +41,89 @@ pub struct WriteJournal {
     /// targets; recovery removes any that a crash left behind.
     #[serde(default)]
     pub staged: Vec<String>,
+    /// The operation's new blobs of at most [`HELD_BLOB_MAX`] bytes (up
+    /// to [`JOURNAL_BLOBS_MAX`] in all): the journal is their durable copy
+    /// until a checkpoint has put them in a pack (see
+    /// [`HistoryStore::hold`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blobs: Vec<JournalBlob>,
+}
+
+/// A blob a write journal carries, its content in standard base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalBlob {
+    pub hash: ContentHash,
+    pub base64: String,
+}
+
+impl JournalBlob {
+    pub fn of(bytes: &[u8]) -> Self {
+        use base64::Engine as _;
+        Self {
+            hash: ContentHash::of(bytes),
+            base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// The content, checked against its hash.
+    pub fn content(&self) -> Result<Vec<u8>, StoreError> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.base64)
+            .map_err(|_| StoreError::CorruptBlob(self.hash))?;
+        if ContentHash::of(&bytes) == self.hash {
+            Ok(bytes)
+        } else {
+            Err(StoreError::CorruptBlob(self.hash))
+        }
+    }
+}
+
+/// A new blob at most this large is carried by its operation's journal
+/// and put in a pack at the next checkpoint; a larger one is stored
+/// before the journal is written.
+pub const HELD_BLOB_MAX: usize = 64 * 1024;
+
+/// The most blob bytes one journal carries; an operation's further new
+/// blobs are stored before its journal is written.
+pub const JOURNAL_BLOBS_MAX: usize = 1024 * 1024;
+
+/// Held operations that make the gate checkpoint.
+pub const CHECKPOINT_OPERATIONS: usize = 64;
+
+/// Held blob bytes that make the gate checkpoint.
+pub const CHECKPOINT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Committed operations whose records and small blobs are held in memory
+/// — their journals carry them meanwhile — until a checkpoint writes them
+/// to the indexes and packs (see [`HistoryStore::hold`]).
+#[derive(Debug, Default)]
+struct Held {
+    ops: Vec<OpId>,
+    /// Every held record, in commit order.
+    records: Vec<EditSnapshot>,
+    blobs: HashMap<ContentHash, std::sync::Arc<[u8]>>,
+    bytes: usize,
+    /// A checkpoint failed part way: the next one appends only the lines
+    /// the indexes lack.
+    torn: bool,
+}
+
+/// What checkpoints wrote since the gate last collected it: the operations
+/// now wholly in the indexes and packs, and the files they appended to or
+/// created (for the gate's next barrier).
+#[derive(Debug, Default)]
+pub(crate) struct Checkpointed {
+    pub(crate) ops: Vec<OpId>,
+    pub(crate) blob_files: Vec<PathBuf>,
+    pub(crate) index_files: Vec<PathBuf>,
+}
+
+impl Checkpointed {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ops.is_empty() && self.blob_files.is_empty() && self.index_files.is_empty()
+    }
 }
 
 /// Current format version of `journal/<op_id>.json` (rollback journals).
@@ -219,6 +304,10 @@ pub struct HistoryStore {
     /// first asked (only earlier versions write them); until then no
     /// path's index is looked for there.
     per_path_indexes: std::sync::Arc<std::sync::OnceLock<bool>>,
+    /// Held operations (clones share them).
+    held: std::sync::Arc<std::sync::Mutex<Held>>,
+    /// What checkpoints wrote that no barrier has taken yet.
+    checkpointed: std::sync::Arc<std::sync::Mutex<Checkpointed>>,
 }
 
 /// Whether `file` is a shard of the path indexes (see
@@ -228,8 +317,10 @@ fn is_shard(file: &Path) -> bool {
         .is_some_and(|n| n.to_string_lossy().starts_with("shard-"))
 }
 
-/// Settled journals kept as spares; more are removed.
-const SPARE_JOURNALS: usize = 4;
+/// Settled journals kept as spares; more are removed. A checkpoint
+/// settles up to [`CHECKPOINT_OPERATIONS`] journals at once, and each
+/// becomes a spare that carries one of the next ones.
+const SPARE_JOURNALS: usize = CHECKPOINT_OPERATIONS + 4;
 
 /// A settled journal renamed away to carry a later one.
 #[derive(Debug)]
@@ -257,7 +348,136 @@ impl HistoryStore {
             packs,
             spare_journals: std::sync::Arc::default(),
             per_path_indexes: std::sync::Arc::default(),
+            held: std::sync::Arc::default(),
+            checkpointed: std::sync::Arc::default(),
         }
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    // ---- held operations ----------------------------------------------------
+
+    /// Holds a committed operation's records and the blobs its journal
+    /// carries: reads of this store see them at once, the indexes and
+    /// packs get them at the next checkpoint, and the operation's journal
+    /// is their durable copy until a barrier after that. Returns whether a
+    /// checkpoint is due ([`CHECKPOINT_OPERATIONS`], [`CHECKPOINT_BYTES`]).
+    pub(crate) fn hold(&self, op: OpId, records: &[EditSnapshot], blobs: Vec<Vec<u8>>) -> bool {
+        let mut held = self.held();
+        for bytes in blobs {
+            let hash = ContentHash::of(&bytes);
+            if let std::collections::hash_map::Entry::Vacant(slot) = held.blobs.entry(hash) {
+                let len = bytes.len();
+                slot.insert(bytes.into());
+                held.bytes += len;
+            }
+        }
+        held.records.extend_from_slice(records);
+        held.ops.push(op);
+        held.ops.len() >= CHECKPOINT_OPERATIONS || held.bytes >= CHECKPOINT_BYTES
+    }
+
+    /// Operations held and not yet checkpointed.
+    pub fn held_operations(&self) -> usize {
+        self.held().ops.len()
+    }
+
+    /// Writes every held blob to a pack (or a file of its own) and every
+    /// held record to its indexes; the operations are then listed for the
+    /// gate's next barrier ([`Self::take_checkpointed`]). Nothing is
+    /// synced here. Every read and rewrite of the indexes that does not
+    /// see held records runs one first. On failure the operations stay
+    /// held and the next checkpoint appends only the lines the indexes
+    /// lack.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        let mut held = self.held();
+        if held.ops.is_empty() && held.records.is_empty() && held.blobs.is_empty() {
+            return Ok(());
+        }
+        // Every file the lines go to is listed first, so a barrier syncs
+        // the ones a failed attempt appended to as well.
+        let mut index_files = Vec::new();
+        for r in &held.records {
+            index_files.push(self.layout.task_index(r.task_id()));
+            index_files.extend(record_paths(r).into_iter().map(|p| self.path_index_file(p)));
+        }
+        index_files.sort();
+        index_files.dedup();
+        let mut blob_files = Vec::new();
+        let mut result = Ok(());
+        for bytes in held.blobs.values() {
+            match self.store_blob(bytes) {
+                Ok((_, Some(file))) => blob_files.push(file),
+                Ok((_, None)) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        fail::fail_point!("store::checkpoint_after_blobs");
+        if result.is_ok() {
+            result = if held.torn {
+                self.append_missing_on_disk(&held.records)
+            } else {
+                self.append_filtered(&held.records, Some(&HashSet::new()), Some(&HashSet::new()))
+            };
+        }
+        let mut done = self
+            .checkpointed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        done.blob_files.extend(blob_files);
+        done.index_files.extend(index_files);
+        if let Err(e) = result {
+            held.torn = true;
+            return Err(e);
+        }
+        done.ops.append(&mut held.ops);
+        *held = Held::default();
+        fail::fail_point!("store::checkpoint_after_indexes");
+        Ok(())
+    }
+
+    /// Takes what checkpoints wrote since the last call (the gate's
+    /// barrier makes it durable).
+    pub(crate) fn take_checkpointed(&self) -> Checkpointed {
+        std::mem::take(
+            &mut *self
+                .checkpointed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Whether checkpoints wrote anything no barrier has taken yet.
+    pub(crate) fn has_checkpointed(&self) -> bool {
+        !self
+            .checkpointed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_empty()
+    }
+
+    /// Whether a pack or a file of its own holds a blob of `hash` whole
+    /// (a pack's entry checked against its hash, as [`Self::put_blob`]
+    /// does). Held blobs do not count: only their journals keep them.
+    pub fn is_stored(&self, hash: &ContentHash) -> bool {
+        self.layout.blob_file(hash).is_file() || self.packed_intact(hash)
+    }
+
+    /// The held records that `keep` selects, in commit order.
+    fn held_records(&self, keep: impl Fn(&EditSnapshot) -> bool) -> Vec<EditSnapshot> {
+        self.held()
+            .records
+            .iter()
+            .filter(|r| keep(r))
+            .cloned()
+            .collect()
     }
 
     fn spares(&self) -> std::sync::MutexGuard<'_, Vec<Spare>> {
@@ -283,7 +503,9 @@ impl HistoryStore {
     /// [`Self::has_blob`] by the packs already indexed (no listing of
     /// the packs folder on a miss).
     pub fn has_blob_cached(&self, hash: &ContentHash) -> bool {
-        self.packs.contains_cached(hash) || self.layout.blob_file(hash).is_file()
+        self.held().blobs.contains_key(hash)
+            || self.packs.contains_cached(hash)
+            || self.layout.blob_file(hash).is_file()
     }
 
     /// Whether a pack holds `hash` as far as this process knows (no
@@ -299,12 +521,24 @@ impl HistoryStore {
     }
 
     pub fn has_blob(&self, hash: &ContentHash) -> bool {
-        self.layout.blob_file(hash).is_file() || self.packs.contains(hash)
+        self.held().blobs.contains_key(hash)
+            || self.layout.blob_file(hash).is_file()
+            || self.packs.contains(hash)
     }
 
-    /// Stores `bytes` unless a blob of that content exists. Returns the hash
-    /// and, when a file was written, its path (for the caller's barrier).
+    /// Stores `bytes` unless a blob of that content exists (or is held).
+    /// Returns the hash and, when a file was written, its path (for the
+    /// caller's barrier).
     pub fn put_blob(&self, bytes: &[u8]) -> Result<(ContentHash, Option<PathBuf>), StoreError> {
+        let hash = ContentHash::of(bytes);
+        if self.held().blobs.contains_key(&hash) {
+            return Ok((hash, None));
+        }
+        self.store_blob(bytes)
+    }
+
+    /// [`Self::put_blob`] without looking at the held blobs.
+    fn store_blob(&self, bytes: &[u8]) -> Result<(ContentHash, Option<PathBuf>), StoreError> {
         let hash = ContentHash::of(bytes);
         let path = self.layout.blob_file(&hash);
         if path.is_file() || self.packed_intact(&hash) {
@@ -348,6 +582,9 @@ impl HistoryStore {
 
     /// A blob's content, checked against its name.
     pub fn read_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        if let Some(bytes) = self.held().blobs.get(hash) {
+            return Ok(bytes.to_vec());
+        }
         let path = self.layout.blob_file(hash);
         let file = match fs::File::open(&path) {
             Ok(f) => f,
@@ -380,6 +617,7 @@ impl HistoryStore {
     /// Every blob file name under `objects/` that parses as a hash, plus the
     /// names that do not (both count for the integrity checker).
     pub fn blob_names(&self) -> Result<(Vec<ContentHash>, Vec<PathBuf>), StoreError> {
+        self.checkpoint()?;
         let mut hashes = Vec::new();
         let mut strays = Vec::new();
         for shard in read_dir_sorted(&self.layout.objects_dir())? {
@@ -413,30 +651,38 @@ impl HistoryStore {
 
     /// Appends records to their task's index.
     pub fn append_task_records(&self, records: &[EditSnapshot]) -> Result<(), StoreError> {
+        self.checkpoint()?;
         self.append_filtered(records, Some(&HashSet::new()), None)
     }
 
     /// Appends records to the index of every path each touches (a rename is
     /// listed under both of its paths).
     pub fn append_path_records(&self, records: &[EditSnapshot]) -> Result<(), StoreError> {
+        self.checkpoint()?;
         self.append_filtered(records, None, Some(&HashSet::new()))
     }
 
     /// Appends only the records an index does not list yet (recovery).
     pub fn append_missing(&self, records: &[EditSnapshot]) -> Result<(), StoreError> {
+        self.checkpoint()?;
+        self.append_missing_on_disk(records)
+    }
+
+    /// [`Self::append_missing`] by the indexes on disk alone.
+    fn append_missing_on_disk(&self, records: &[EditSnapshot]) -> Result<(), StoreError> {
         let mut in_tasks = HashSet::new();
         let mut in_paths = HashSet::new();
         let mut tasks_read = HashSet::new();
         let mut paths_read = HashSet::new();
         for r in records {
             if tasks_read.insert(r.task_id().clone()) {
-                for s in self.snapshots_of_task(r.task_id())? {
+                for s in self.snapshots_of_task_on_disk(r.task_id())? {
                     in_tasks.insert(s.snapshot_id().clone());
                 }
             }
             for p in record_paths(r) {
                 if paths_read.insert(p.clone()) {
-                    for s in self.path_history(p)? {
+                    for s in self.path_history_on_disk(p)? {
                         in_paths.insert((p.clone(), s.snapshot_id().clone()));
                     }
                 }
@@ -508,8 +754,17 @@ impl HistoryStore {
         .collect()
     }
 
-    /// Every record of a task, in seq order.
+    /// Every record of a task, in seq order (held ones included).
     pub fn snapshots_of_task(&self, task: &TaskId) -> Result<Vec<EditSnapshot>, StoreError> {
+        let held = self.held_records(|r| r.task_id() == task);
+        let mut records = self.snapshots_of_task_on_disk(task)?;
+        with_held(&mut records, held);
+        records.sort_by_key(EditSnapshot::seq);
+        Ok(records)
+    }
+
+    /// The records of a task its index on disk holds, in seq order.
+    fn snapshots_of_task_on_disk(&self, task: &TaskId) -> Result<Vec<EditSnapshot>, StoreError> {
         let mut records: Vec<EditSnapshot> = read_jsonl(&self.layout.task_index(task), false)?;
         records.sort_by_key(EditSnapshot::seq);
         Ok(records)
@@ -522,6 +777,10 @@ impl HistoryStore {
         &self,
         path: &NormalizedPath,
     ) -> Result<Option<EditSnapshot>, StoreError> {
+        // Held records are newer than every line on disk.
+        if let Some(newest) = self.held_records(|r| record_paths(r).contains(&path)).pop() {
+            return Ok(Some(newest));
+        }
         let file = self.path_index_file(path);
         let bytes = match fs::File::open(&file).and_then(disk::read_all) {
             Ok(bytes) => bytes,
@@ -556,10 +815,20 @@ impl HistoryStore {
         }
     }
 
-    /// Every record that touched `path`, oldest first.
+    /// Every record that touched `path`, oldest first (held ones last).
     pub fn path_history(&self, path: &NormalizedPath) -> Result<Vec<EditSnapshot>, StoreError> {
+        let held = self.held_records(|r| record_paths(r).contains(&path));
+        let mut records = self.path_history_on_disk(path)?;
+        with_held(&mut records, held);
+        Ok(records)
+    }
+
+    /// The records of `path` its index on disk holds, oldest first.
+    fn path_history_on_disk(&self, path: &NormalizedPath) -> Result<Vec<EditSnapshot>, StoreError> {
         let file = self.path_index_file(path);
-        let mut records = self.read_path_index(&file)?;
+        // Not `read_path_index`, which checkpoints (a checkpoint reads
+        // this).
+        let mut records = read_jsonl(&file, !is_shard(&file))?;
         if is_shard(&file) {
             records.retain(|r| record_paths(r).contains(&path));
         }
@@ -605,6 +874,7 @@ impl HistoryStore {
 
     /// The tasks that have a history folder.
     pub fn task_ids(&self) -> Result<Vec<TaskId>, StoreError> {
+        self.checkpoint()?;
         Ok(read_dir_sorted(&self.layout.tasks_dir())?
             .into_iter()
             .filter_map(|p| {
@@ -619,6 +889,7 @@ impl HistoryStore {
     /// `files/<key>/versions.jsonl` (temp files of a rewrite in progress are
     /// not indexes).
     pub fn path_index_files(&self) -> Result<Vec<PathBuf>, StoreError> {
+        self.checkpoint()?;
         Ok(read_dir_sorted(&self.layout.files_dir())?
             .into_iter()
             .filter_map(|entry| {
@@ -637,6 +908,7 @@ impl HistoryStore {
     /// Reads one path index file: a shard's records, or a one-path file's
     /// (its header checked).
     pub fn read_path_index(&self, file: &Path) -> Result<Vec<EditSnapshot>, StoreError> {
+        self.checkpoint()?;
         read_jsonl(file, !is_shard(file))
     }
 
@@ -869,6 +1141,7 @@ impl HistoryStore {
         paths: impl IntoIterator<Item = &'a NormalizedPath>,
         task: &TaskId,
     ) -> Result<(), StoreError> {
+        self.checkpoint()?;
         let mut files: std::collections::BTreeMap<PathBuf, &NormalizedPath> =
             std::collections::BTreeMap::new();
         for path in paths {
@@ -913,6 +1186,7 @@ impl HistoryStore {
     /// replaced atomically with its other lines as they were; a file that
     /// holds none is not touched. Returns the lines removed.
     pub fn remove_unhappened(&self, records: &[EditSnapshot]) -> Result<usize, StoreError> {
+        self.checkpoint()?;
         let ids: HashSet<&SnapshotId> = records.iter().map(EditSnapshot::snapshot_id).collect();
         let mut files = std::collections::BTreeSet::new();
         for r in records {
@@ -951,6 +1225,7 @@ impl HistoryStore {
 
     /// Removes a task's snapshot index (its `task.json` and marker stay).
     pub fn remove_task_index(&self, task: &TaskId) -> Result<(), StoreError> {
+        self.checkpoint()?;
         let file = self.layout.task_index(task);
         disk::remove_file(&file).map_err(|e| io_err("removing", &file, &e))
     }
@@ -959,6 +1234,7 @@ impl HistoryStore {
     /// A packed one is marked removed; [`Self::compact_packs`] frees its
     /// bytes.
     pub fn remove_blob(&self, hash: &ContentHash) -> Result<(), StoreError> {
+        self.checkpoint()?;
         let file = self.layout.blob_file(hash);
         let packed = self
             .packs
@@ -972,6 +1248,7 @@ impl HistoryStore {
 
     /// Rewrites packs that removed blobs left mostly empty; the bytes freed.
     pub fn compact_packs(&self) -> Result<u64, StoreError> {
+        self.checkpoint()?;
         self.packs
             .compact()
             .map_err(|e| io_err("compacting", &self.layout.packs_dir(), &e))
@@ -981,12 +1258,16 @@ impl HistoryStore {
     /// Packed blobs, the most, are answered from the index, without a
     /// look for a loose file of that name.
     pub fn blob_size(&self, hash: &ContentHash) -> u64 {
+        if let Some(bytes) = self.held().blobs.get(hash) {
+            return bytes.len() as u64;
+        }
         self.packs
             .size(hash)
             .unwrap_or_else(|| fs::metadata(self.layout.blob_file(hash)).map_or(0, |m| m.len()))
     }
 
-    /// Bytes under `history/`: blobs, indexes, journals and markers.
+    /// Bytes under `history/`: blobs, indexes, journals and markers (the
+    /// held blobs count as their journals carry them).
     pub fn history_bytes(&self) -> u64 {
         fn walk(dir: &Path) -> u64 {
             let Ok(entries) = fs::read_dir(dir) else {
@@ -1085,6 +1366,19 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
 
 /// Reads a JSONL index. A final line without its newline is a torn append and
 /// is ignored (recovery cuts it); any other unreadable line is an error.
+/// Adds the held records an index on disk does not list yet (a checkpoint
+/// that failed part way can have appended some of them).
+fn with_held(records: &mut Vec<EditSnapshot>, held: Vec<EditSnapshot>) {
+    if held.is_empty() {
+        return;
+    }
+    let listed: HashSet<SnapshotId> = records.iter().map(|r| r.snapshot_id().clone()).collect();
+    records.extend(
+        held.into_iter()
+            .filter(|r| !listed.contains(r.snapshot_id())),
+    );
+}
+
 fn read_jsonl(path: &Path, with_header: bool) -> Result<Vec<EditSnapshot>, StoreError> {
     let text = match fs::read_to_string(path) {
         Ok(t) => t,

@@ -20,20 +20,25 @@ use pretty_assertions::assert_eq;
 
 use super::common::*;
 
-const POINTS: [&str; 10] = [
+const POINTS: [&str; 12] = [
     "gate::after_reserve",
-    // Half a blob's entry appended to its pack.
+    // Half a blob's entry appended to its pack (the sweep's base blobs).
     "pack::mid_entry",
     "gate::after_blobs",
     "gate::after_journal",
     "gate::after_stage",
     "gate::between_files",
     "gate::after_apply",
-    "gate::after_task_index",
-    "gate::after_indexes",
+    "gate::after_hold",
     // Not a fail point: the child aborts right after the operation returned,
-    // with its journal still waiting for the next barrier.
+    // its records held and its journal waiting for a checkpoint.
     "returned",
+    // `flush:` points: the operation returns, then the child flushes and
+    // dies in the checkpoint — half a blob's entry in a pack, the blobs
+    // packed with no index line, every line appended and no barrier yet.
+    "flush:pack::mid_entry",
+    "flush:store::checkpoint_after_blobs",
+    "flush:store::checkpoint_after_indexes",
 ];
 
 /// Files as (path, content) pairs.
@@ -48,6 +53,11 @@ fn scenarios() -> Vec<(&'static str, Files, Files)> {
             vec![("keep.txt", "K"), ("new/a.txt", "created")],
         ),
         ("modify", vec![("a.txt", "old")], vec![("a.txt", "new")]),
+        (
+            "modify_large",
+            vec![("a.txt", "old")],
+            vec![("a.txt", large_content())],
+        ),
         (
             "delete_dir",
             vec![("d/a.txt", "A"), ("d/b.txt", "B"), ("d/c/e.txt", "E")],
@@ -73,6 +83,21 @@ fn scenarios() -> Vec<(&'static str, Files, Files)> {
     ]
 }
 
+/// The new content of the `modify_large` scenario: larger than a journal
+/// carries ([`cocode_workspace::store::HELD_BLOB_MAX`]), so the operation
+/// packs it before its journal is written.
+fn large_content() -> &'static str {
+    static LARGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LARGE.get_or_init(|| {
+        use std::fmt::Write as _;
+        let mut text = String::new();
+        for i in 0..=cocode_workspace::store::HELD_BLOB_MAX / 8 {
+            writeln!(text, "{i:07}").unwrap();
+        }
+        text
+    })
+}
+
 /// The files of the `batch_many` scenario: 40 in 4 folders.
 fn many_paths() -> impl Iterator<Item = &'static str> {
     (0..40).map(|i| &*Box::leak(format!("m{}/f{i}.txt", i % 4).into_boxed_str()))
@@ -82,6 +107,7 @@ fn op_of(scenario: &str) -> cocode_core::gate::GateOp {
     match scenario {
         "create" => write("new/a.txt", b"created"),
         "modify" => write("a.txt", b"new"),
+        "modify_large" => write("a.txt", large_content().as_bytes()),
         "delete_dir" => delete("d"),
         "rename_dir" => rename("d", "e"),
         "batch_many" => cocode_core::gate::GateOp::Batch {
@@ -111,7 +137,16 @@ fn child_runs_one_scenario() {
     ) else {
         return;
     };
-    let ws = OpenWorkspace::open(Path::new(&root)).unwrap();
+    // A point not reached fails the child without the close's flush, whose
+    // checkpoint would reach the checkpoint's points.
+    let ws = std::mem::ManuallyDrop::new(OpenWorkspace::open(Path::new(&root)).unwrap());
+    if let Some(in_flush) = point.strip_prefix("flush:") {
+        let outcome = ws.gate.apply(&ctx("crash", 1), op_of(&scenario));
+        assert!(outcome.is_ok(), "{outcome:?}");
+        fail::cfg_callback(in_flush, || std::process::abort()).unwrap();
+        let flushed = ws.gate.flush();
+        panic!("crash point {point} was not reached: {flushed:?}");
+    }
     if point != "returned" {
         fail::cfg_callback(point.clone(), || std::process::abort()).unwrap();
     }
@@ -216,8 +251,13 @@ fn every_crash_point_of_the_write_protocol_loses_nothing() {
     let mut failures = Vec::new();
     for (scenario, before, after) in scenarios() {
         for point in POINTS {
-            if point == "gate::between_files" && matches!(scenario, "create" | "modify") {
+            if point == "gate::between_files"
+                && matches!(scenario, "create" | "modify" | "modify_large")
+            {
                 continue; // single-file operations have no boundary between files
+            }
+            if point == "pack::mid_entry" && scenario != "modify_large" {
+                continue; // their blobs go in the journal, packed only at a checkpoint
             }
             let dir = tempfile::tempdir().unwrap();
             let root = dir.path().join("ws");
@@ -235,7 +275,7 @@ fn every_crash_point_of_the_write_protocol_loses_nothing() {
                 ));
                 continue;
             }
-            if point == "pack::mid_entry" && torn_pack_bytes(&root) == 0 {
+            if point.ends_with("pack::mid_entry") && torn_pack_bytes(&root) == 0 {
                 failures.push(format!("{scenario}@{point}: no pack ends in half an entry"));
             }
             // A fresh process (this one) recovers.
@@ -306,16 +346,29 @@ fn crash_points_before_the_change_drop_and_after_it_complete() {
         if point == "gate::between_files" {
             continue;
         }
+        // Only a blob too large for the journal is packed during the
+        // operation.
+        let (scenario, new) = if point == "pack::mid_entry" {
+            ("modify_large", large_content())
+        } else {
+            ("modify", "new")
+        };
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("ws");
         std::fs::create_dir(&root).unwrap();
         put(&root, "a.txt", b"old");
         drop(OpenWorkspace::open(&root).unwrap());
-        let status = crash_child(&root, "modify", point).status;
+        let status = crash_child(&root, scenario, point).status;
         assert!(status.code().is_none(), "{point}: {status:?}");
         let ws = OpenWorkspace::open(&root).unwrap();
         ws.gate.recover().unwrap();
-        got.push((point, std::fs::read_to_string(root.join("a.txt")).unwrap()));
+        let content = std::fs::read_to_string(root.join("a.txt")).unwrap();
+        let state = match content.as_str() {
+            "old" => "old".to_owned(),
+            c if c == new => "new".to_owned(),
+            other => format!("neither: {} bytes", other.len()),
+        };
+        got.push((point, state));
     }
     let want: Vec<(&str, String)> = [
         ("gate::after_reserve", "old"),
@@ -324,9 +377,11 @@ fn crash_points_before_the_change_drop_and_after_it_complete() {
         ("gate::after_journal", "old"),
         ("gate::after_stage", "old"),
         ("gate::after_apply", "new"),
-        ("gate::after_task_index", "new"),
-        ("gate::after_indexes", "new"),
+        ("gate::after_hold", "new"),
         ("returned", "new"),
+        ("flush:pack::mid_entry", "new"),
+        ("flush:store::checkpoint_after_blobs", "new"),
+        ("flush:store::checkpoint_after_indexes", "new"),
     ]
     .into_iter()
     .map(|(a, b)| (a, b.to_owned()))

@@ -286,34 +286,75 @@ fn an_older_attempt_cannot_write_after_a_newer_one() {
     );
 }
 
+/// Lines of an index file on disk (0 when it does not exist).
+fn lines_on_disk(file: &std::path::Path) -> usize {
+    std::fs::read_to_string(file).map_or(0, |t| t.lines().count())
+}
+
 #[test]
-fn journals_wait_for_the_next_barrier_and_flush_removes_them() {
+fn held_operations_are_read_at_once_and_reach_the_indexes_at_flush() {
     let (_d, ws) = workspace(&[]);
     let c = ctx("t1", 1);
     apply(&ws, &c, write("a.txt", b"1"));
-    let journals = ws.layout.write_journal_dir();
-    assert_eq!(
-        (
-            ws.gate.unsynced_operations(),
-            pending_journals(&journals).len()
-        ),
-        (1, 1)
-    );
     apply(&ws, &c, write("a.txt", b"2"));
+    let journals = ws.layout.write_journal_dir();
+    let index = ws.layout.task_index(&c.task_id);
+    let store = ws.gate.store();
+    // Both are held: read at once, not yet on disk; their journals carry
+    // them.
     assert_eq!(
         (
             ws.gate.unsynced_operations(),
-            pending_journals(&journals).len()
+            pending_journals(&journals).len(),
+            lines_on_disk(&index),
+            store.snapshots_of_task(&c.task_id).unwrap().len(),
+            store.path_history(&p("a.txt")).unwrap().len(),
+            store.read_blob(&ContentHash::of(b"1")).unwrap(),
         ),
-        (1, 1)
+        (2, 2, 0, 2, 2, b"1".to_vec())
     );
     ws.gate.flush().unwrap();
     assert_eq!(
         (
             ws.gate.unsynced_operations(),
-            pending_journals(&journals).len()
+            pending_journals(&journals).len(),
+            lines_on_disk(&index),
+            lines_on_disk(&store.path_index_file(&p("a.txt"))),
+            store.snapshots_of_task(&c.task_id).unwrap().len(),
         ),
-        (0, 0)
+        (0, 0, 2, 2, 2)
+    );
+}
+
+#[test]
+fn a_checkpoint_every_so_many_operations_lets_their_journals_go() {
+    let (_d, ws) = workspace(&[]);
+    let c = ctx("t1", 1);
+    let journals = ws.layout.write_journal_dir();
+    let index = ws.layout.task_index(&c.task_id);
+    let n = cocode_workspace::store::CHECKPOINT_OPERATIONS;
+    for i in 0..n - 1 {
+        apply(&ws, &c, write("a.txt", format!("{i}").as_bytes()));
+    }
+    assert_eq!(
+        (pending_journals(&journals).len(), lines_on_disk(&index)),
+        (n - 1, 0)
+    );
+    // The n-th operation checkpoints; the next one's barrier makes that
+    // durable, and the journals of the n go.
+    apply(&ws, &c, write("a.txt", b"last of the first"));
+    assert_eq!(
+        (pending_journals(&journals).len(), lines_on_disk(&index)),
+        (n, n)
+    );
+    apply(&ws, &c, write("a.txt", b"next"));
+    assert_eq!(
+        (
+            pending_journals(&journals).len(),
+            lines_on_disk(&index),
+            ws.gate.unsynced_operations()
+        ),
+        (1, n, 1)
     );
 }
 
@@ -400,4 +441,46 @@ fn on_a_case_insensitive_volume_new_names_keep_their_spelling_and_old_ones_their
         paths,
         ["docs/readme.md", "docs/guide.md", "src/mywidget.rs"]
     );
+}
+
+/// A checkpoint that fails part way (here the task's index cannot be
+/// appended to, the path's shard can) keeps the operations held and their
+/// journals; the next one appends only the lines the indexes lack, so no
+/// line is written twice.
+#[test]
+fn a_checkpoint_that_failed_part_way_is_finished_without_a_line_twice() {
+    let (_d, ws) = workspace(&[("a.txt", "old")]);
+    let c = ctx("t1", 1);
+    let records = apply(&ws, &c, write("a.txt", b"new"));
+    let index = ws.layout.task_index(&c.task_id);
+    std::fs::create_dir_all(&index).unwrap();
+    let err = ws.gate.flush().unwrap_err();
+    assert_eq!(err.operation, "flush");
+    let store = ws.gate.store();
+    let shard = store.path_index_file(&p("a.txt"));
+    let journals = ws.layout.write_journal_dir();
+    assert_eq!(
+        (
+            lines_on_disk(&shard),
+            pending_journals(&journals).len(),
+            ws.gate.unsynced_operations(),
+            // The shard's line and the held record are one record.
+            store.path_history(&p("a.txt")).unwrap(),
+        ),
+        (1, 1, 1, records.clone())
+    );
+    std::fs::remove_dir(&index).unwrap();
+    ws.gate.flush().unwrap();
+    assert_eq!(
+        (
+            lines_on_disk(&shard),
+            lines_on_disk(&index),
+            pending_journals(&journals).len(),
+            ws.gate.unsynced_operations(),
+            store.path_history(&p("a.txt")).unwrap(),
+            store.snapshots_of_task(&c.task_id).unwrap(),
+        ),
+        (1, 1, 0, 0, records.clone(), records)
+    );
+    assert_eq!(history_problems(&ws), 0);
 }

@@ -69,10 +69,10 @@ fn a_path_in_neither_state_blocks_until_a_person_abandons_the_journal() {
 }
 
 /// `a.txt` written `A` → `B` → `C` by two operations, and the workspace
-/// closed with both journals put back, as a crash between two barriers
-/// leaves them: a settled journal is retired after the next operation's
-/// barrier, and the retirement is durable only after the barrier after
-/// that. Returns the folder, the root, the journals' folder and the two
+/// closed with both journals put back, as a crash before their checkpoint
+/// leaves them (a journal is retired after the barrier after its
+/// operation's checkpoint, and the retirement is durable only after the
+/// barrier after that). Returns the folder, the root, the journals' folder and the two
 /// journals' paths.
 fn two_journals_of_one_file() -> (
     tempfile::TempDir,
@@ -87,11 +87,10 @@ fn two_journals_of_one_file() -> (
     let first = pending_journals(&dir).remove(0);
     let first_bytes = std::fs::read(&first).unwrap();
     apply(&ws, &c, write("a.txt", b"C"));
-    // The first journal is retired; the second waits for the next barrier.
-    let second = pending_journals(&dir);
-    assert_eq!(second.len(), 1);
-    let second = second[0].clone();
-    assert_ne!(second, first);
+    // Both wait for a checkpoint.
+    let pending = pending_journals(&dir);
+    assert_eq!(pending.len(), 2);
+    let second = pending.into_iter().find(|j| *j != first).unwrap();
     let second_bytes = std::fs::read(&second).unwrap();
     let root = ws.workspace.root.clone();
     drop(ws);
@@ -168,19 +167,24 @@ fn two_journals_of_one_file_whose_first_change_was_lost_are_both_dropped() {
     writes_from_base_a(&ws, &c);
 }
 
-/// An operation's index lines are appended after its rename and both are
-/// made durable by the next barrier; where the file system keeps no order
-/// between files, a crash before it can keep the lines and lose the rename.
+/// An operation's index lines are written by a checkpoint after its
+/// rename, and the barrier after the checkpoint makes both durable; where
+/// the file system keeps no order between files, a crash before it can
+/// keep the lines and lose the rename.
 /// Recovery finds the file in its base state and drops the record: its
 /// lines go too, and every other line stays as it was.
 #[test]
 fn a_dropped_record_whose_index_lines_reached_the_disk_leaves_no_line() {
     let (_d, ws) = workspace(&[("a.txt", "A"), ("b.txt", "b")]);
     let c = ctx("t1", 1);
-    let kept = apply(&ws, &c, write("b.txt", b"b2"));
-    apply(&ws, &c, write("a.txt", b"B"));
     let dir = ws.layout.write_journal_dir();
-    let journal = pending_journals(&dir);
+    let kept = apply(&ws, &c, write("b.txt", b"b2"));
+    let before = pending_journals(&dir);
+    apply(&ws, &c, write("a.txt", b"B"));
+    let journal: Vec<_> = pending_journals(&dir)
+        .into_iter()
+        .filter(|j| !before.contains(j))
+        .collect();
     assert_eq!(journal.len(), 1);
     let journal_bytes = std::fs::read(&journal[0]).unwrap();
     let root = ws.workspace.root.clone();
@@ -227,20 +231,22 @@ fn writes_from_base_a(ws: &OpenWorkspace, c: &TaskContext) {
     assert_eq!(history_problems(ws), 0);
 }
 
+/// The journals a recovery reported as corrupt.
+fn corrupt_paths(report: &cocode_workspace::RecoveryReport) -> Vec<std::path::PathBuf> {
+    report
+        .corrupt_journals
+        .iter()
+        .map(|(p, _)| p.clone())
+        .collect()
+}
+
 #[test]
 fn a_corrupt_journal_is_reported_and_never_deleted() {
     let (_d, ws) = workspace(&[]);
     let bad = ws.layout.write_journal_dir().join("w000000000000-1-0.json");
     std::fs::write(&bad, b"{ torn").unwrap();
     let report = ws.gate.recover().unwrap();
-    assert_eq!(
-        report
-            .corrupt_journals
-            .iter()
-            .map(|(p, _)| p.clone())
-            .collect::<Vec<_>>(),
-        vec![bad.clone()]
-    );
+    assert_eq!(corrupt_paths(&report), vec![bad.clone()]);
     let integrity = HistoryIntegrityChecker::new(ws.gate.store())
         .check()
         .unwrap();
@@ -721,27 +727,26 @@ fn file_identities(
 /// Each operation's journal is written into a settled one renamed away (a
 /// spare), so a long run of operations moves names instead of making and
 /// freeing a file each time; no spare is ever a pending journal. A spare
-/// carries a journal only once a barrier made its rename durable: the one
-/// retired by the operation before is not yet, so three files take turns.
+/// carries a journal only once a barrier made its rename durable. The
+/// journals of a checkpoint's operations are settled together, so the
+/// files that take turns are that many and the two written before the
+/// first spares were durable.
 #[cfg(unix)]
 #[test]
 fn settled_journals_become_spares_that_carry_the_next_ones() {
     let (_d, ws) = workspace(&[]);
     let c = ctx("t1", 1);
     let dir = ws.layout.write_journal_dir();
-    apply(&ws, &c, write("f0.txt", b"0"));
-    apply(&ws, &c, write("f1.txt", b"1"));
-    // One pending journal and the spare the first one became, whose
-    // rename the next barrier makes durable: the third journal is new.
-    assert_eq!(
-        (file_identities(&dir).len(), pending_journals(&dir).len()),
-        (2, 1)
-    );
-    apply(&ws, &c, write("f2.txt", b"2"));
-    let files = file_identities(&dir);
-    assert_eq!((files.len(), pending_journals(&dir).len()), (3, 1));
-    for i in 3..30 {
+    let n = cocode_workspace::store::CHECKPOINT_OPERATIONS;
+    for i in 0..n + 2 {
         apply(&ws, &c, write(&format!("f{i}.txt"), b"x"));
+    }
+    // The first n journals are spares; the last two are pending, written
+    // before the spares' renames were durable.
+    let files = file_identities(&dir);
+    assert_eq!((files.len(), pending_journals(&dir).len()), (n + 2, 2));
+    for i in n + 2..3 * n {
+        apply(&ws, &c, write(&format!("f{i}.txt"), b"y"));
     }
     ws.gate.flush().unwrap();
     assert_eq!(file_identities(&dir), files);
@@ -753,7 +758,7 @@ fn settled_journals_become_spares_that_carry_the_next_ones() {
         .collect();
     names.sort();
     let pid = std::process::id();
-    assert_eq!(names.len(), 3);
+    assert_eq!(names.len(), n + 2);
     assert!(
         names
             .iter()
@@ -885,4 +890,36 @@ fn a_path_index_of_an_earlier_form_is_read_and_appended_to_where_it_is() {
         tree(&ws.workspace.root),
         files(&[("a.txt", "old"), ("c.txt", "old c")])
     );
+}
+
+/// A journal whose carried blob does not match its hash is reported as
+/// corrupt and kept, as one that does not parse is.
+#[test]
+fn a_journal_carrying_a_blob_unlike_its_hash_is_reported_and_kept() {
+    let (_d, ws) = workspace(&[("a.txt", "old")]);
+    let c = ctx("t1", 1);
+    apply(&ws, &c, write("a.txt", b"new"));
+    let journal = pending_journals(&ws.layout.write_journal_dir()).remove(0);
+    let mut parsed: cocode_workspace::WriteJournal =
+        serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
+    let (old, new) = (
+        cocode_core::snapshot::ContentHash::of(b"old"),
+        cocode_core::snapshot::ContentHash::of(b"new"),
+    );
+    let mut carried: Vec<_> = parsed.blobs.iter().map(|b| b.hash).collect();
+    carried.sort();
+    let mut expected = vec![old, new];
+    expected.sort();
+    assert_eq!(carried, expected);
+    let mut tampered = cocode_workspace::store::JournalBlob::of(b"newer");
+    tampered.hash = new;
+    parsed.blobs = vec![cocode_workspace::store::JournalBlob::of(b"old"), tampered];
+    let bytes = serde_json::to_vec(&parsed).unwrap();
+    let root = ws.workspace.root.clone();
+    drop(ws);
+    std::fs::write(&journal, &bytes).unwrap();
+
+    let (_ws, report) = restart(&root);
+    assert_eq!(corrupt_paths(&report), vec![journal.clone()]);
+    assert_eq!(std::fs::read(&journal).unwrap(), bytes);
 }

@@ -138,7 +138,8 @@ fn blobs_a_pending_journal_references_are_never_collected() {
     let (_d, ws) = workspace(&[]);
     apply(&ws, &ctx("t1", 0), write("a.bin", &noise(1, 10_000)));
     apply(&ws, &ctx("t2", 0), write("b.bin", &noise(2, 10_000)));
-    // t2's journal waits for the next barrier; t1's was removed by t2's barrier.
+    // Both journals wait for a checkpoint; retention runs one first and
+    // lets them go.
     let config = RetentionConfig {
         keep_recent_per_path: 0,
         byte_cap: 1,
@@ -149,7 +150,7 @@ fn blobs_a_pending_journal_references_are_never_collected() {
         life("t3", Some(3)),
     ];
     apply(&ws, &ctx("t3", 0), write("c.bin", b"c"));
-    // Now t3's journal is pending; t1 and t2 are collected, t3 is the latest.
+    // t1 and t2 are collected, t3 is the latest.
     let report = ws
         .gate
         .run_retention(&lives, RetentionTrigger::AppStart, config)
@@ -170,18 +171,22 @@ fn blobs_a_pending_journal_references_are_never_collected() {
     let (_d2, ws2) = workspace(&[]);
     apply(&ws2, &ctx("t1", 0), write("a.bin", &noise(7, 10_000)));
     apply(&ws2, &ctx("t2", 0), write("b.bin", b"b"));
-    let pending = pending_journals(&ws2.layout.write_journal_dir())
+    let held = pending_journals(&ws2.layout.write_journal_dir())
         .into_iter()
         .next()
         .unwrap();
     let mut journal: cocode_workspace::WriteJournal =
-        serde_json::from_slice(&std::fs::read(&pending).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(&held).unwrap()).unwrap();
     let t1_records = ws2
         .gate
         .store()
         .snapshots_of_task(&TaskId::new("t1").unwrap())
         .unwrap();
+    // The journal of an operation this gate did not make (another
+    // process's, left unresolved), naming t1's records.
+    journal.op_id = cocode_core::ids::OpId::new("w000000000001-1-0").unwrap();
     journal.records = t1_records;
+    let pending = ws2.layout.write_journal(&journal.op_id);
     std::fs::write(&pending, serde_json::to_vec(&journal).unwrap()).unwrap();
     let lives = [life("t1", Some(1)), life("t2", Some(2))];
     let report = ws2

@@ -158,6 +158,8 @@ fn observed_changes_of_a_shell_command_roll_back_and_restore_the_tree() {
 fn a_task_collected_by_retention_reports_rollback_unavailable_with_the_reason() {
     let (_d, ws) = workspace(&[]);
     apply(&ws, &ctx("t1", 0), write("a.txt", b"1"));
+    // Retention, which left the marker below, checkpoints first.
+    ws.gate.flush().unwrap();
     let marker = cocode_workspace::store::RetentionMarker {
         version: 1,
         removed_at: cocode_core::ids::Timestamp::from_millis(42),
