@@ -1711,8 +1711,9 @@ impl Gate {
             self.scan(&mut st, crate::sweep::IgnoreRules::AsKept)?;
             before.changes_to(&st.sweep)
         };
-        // A sweep ends an agent's turn or a command: what the turn held
-        // goes to the indexes, where another process reads it.
+        // A sweep ends a command, an external agent's turn or a
+        // verification: what was held goes to the indexes, where another
+        // process reads it.
         if let Err(e) = self.store.checkpoint() {
             tracing::warn!(error = %e, "a checkpoint of the history failed; the next one retries");
         }
