@@ -80,7 +80,7 @@ pub const BARS: &[Bar] = &[
         name: "gate_1000_writes/one_batch",
         peer: "`git add -A && git commit` with `core.fsync=all`",
         limit: Limit::RatioAtMost(0.5),
-        why: "one batch is one journal and one barrier against one commit; with both sides timed in alternation measured 0.29–0.36 in six full runs (0.15–0.18 s against 0.44–0.62 s); 0.83–1.07 when the two sides were timed minutes apart",
+        why: "one batch is one journal and one barrier against one commit; with both sides timed in alternation measured 0.29–0.36 in six full runs (0.15–0.18 s against 0.44–0.62 s), 0.49–0.51 on a slower disk without a journal (0.28–0.32 s against 0.57–0.66 s, before and after checkpoints alike); 0.83–1.07 when the two sides were timed minutes apart",
     },
     Bar {
         name: "gate_1000_writes/one_op_per_file",
@@ -98,7 +98,7 @@ pub const BARS: &[Bar] = &[
         name: "rollback_1000_files",
         peer: "`git checkout -- .`",
         limit: Limit::RatioAtMost(0.75),
-        why: "undoing a task is clearly faster than git's own restore; measured 0.50–0.74 in six full runs in alternation (97–151 ms against 187–233 ms)",
+        why: "undoing a task is clearly faster than git's own restore; measured 0.50–0.74 in six full runs in alternation (97–151 ms against 187–233 ms); on a slower disk without a journal 0.69–0.71 before checkpoints and 0.75–0.76 after (219–245 ms against 292–322 ms; on tmpfs the two take the same 75–79 ms, so the difference is in what the rollback's `syncfs` writes)",
     },
     Bar {
         name: "proxy_connect_tunnel",
