@@ -1084,7 +1084,7 @@ impl Gate {
         // held operation carries is carried again: each journal keeps
         // every blob its records need that no pack or file holds, so
         // recovery never needs another journal to be complete.
-        let mut carried: Vec<&[u8]> = Vec::new();
+        let mut carried: Vec<(ContentHash, &[u8])> = Vec::new();
         let mut carried_hashes = BTreeSet::new();
         let mut carried_bytes = 0;
         for bytes in &plan.blobs {
@@ -1094,7 +1094,7 @@ impl Gate {
                 let hash = ContentHash::of(bytes);
                 if !self.store.is_stored(&hash) && carried_hashes.insert(hash) {
                     carried_bytes += bytes.len();
-                    carried.push(bytes);
+                    carried.push((hash, bytes));
                 }
                 continue;
             }
@@ -1164,7 +1164,7 @@ impl Gate {
         let due = self.store.hold(
             op_id,
             &records,
-            carried.iter().map(|c| c.to_vec()).collect(),
+            carried.iter().map(|(h, b)| (*h, b.to_vec())).collect(),
         );
         fail::fail_point!("gate::after_hold");
         if due && let Err(e) = self.store.checkpoint() {
@@ -1193,7 +1193,7 @@ impl Gate {
         ts: Timestamp,
         records: &[EditSnapshot],
         plan: &Plan,
-        carried: &[&[u8]],
+        carried: &[(ContentHash, &[u8])],
     ) -> (WriteJournal, Vec<Option<StagedName>>) {
         let staged_names: Vec<Option<StagedName>> = plan
             .actions
@@ -1225,7 +1225,10 @@ impl Gate {
             created_at: ts,
             records: records.to_vec(),
             staged,
-            blobs: carried.iter().map(|b| JournalBlob::of(b)).collect(),
+            blobs: carried
+                .iter()
+                .map(|(h, b)| JournalBlob::with_hash(*h, b))
+                .collect(),
         };
         (journal, staged_names)
     }

@@ -59,9 +59,14 @@ pub struct JournalBlob {
 
 impl JournalBlob {
     pub fn of(bytes: &[u8]) -> Self {
+        Self::with_hash(ContentHash::of(bytes), bytes)
+    }
+
+    /// [`Self::of`] for content whose hash the caller has.
+    pub fn with_hash(hash: ContentHash, bytes: &[u8]) -> Self {
         use base64::Engine as _;
         Self {
-            hash: ContentHash::of(bytes),
+            hash,
             base64: base64::engine::general_purpose::STANDARD.encode(bytes),
         }
     }
@@ -366,10 +371,14 @@ impl HistoryStore {
     /// packs get them at the next checkpoint, and the operation's journal
     /// is their durable copy until a barrier after that. Returns whether a
     /// checkpoint is due ([`CHECKPOINT_OPERATIONS`], [`CHECKPOINT_BYTES`]).
-    pub(crate) fn hold(&self, op: OpId, records: &[EditSnapshot], blobs: Vec<Vec<u8>>) -> bool {
+    pub(crate) fn hold(
+        &self,
+        op: OpId,
+        records: &[EditSnapshot],
+        blobs: Vec<(ContentHash, Vec<u8>)>,
+    ) -> bool {
         let mut held = self.held();
-        for bytes in blobs {
-            let hash = ContentHash::of(&bytes);
+        for (hash, bytes) in blobs {
             if let std::collections::hash_map::Entry::Vacant(slot) = held.blobs.entry(hash) {
                 let len = bytes.len();
                 slot.insert(bytes.into());
@@ -540,10 +549,10 @@ impl HistoryStore {
     /// [`Self::put_blob`] without looking at the held blobs.
     fn store_blob(&self, bytes: &[u8]) -> Result<(ContentHash, Option<PathBuf>), StoreError> {
         let hash = ContentHash::of(bytes);
-        let path = self.layout.blob_file(&hash);
-        if path.is_file() || self.packed_intact(&hash) {
+        if self.is_stored(&hash) {
             return Ok((hash, None));
         }
+        let path = self.layout.blob_file(&hash);
         let deflated = deflate(bytes).map_err(|e| io_err("compressing blob", &path, &e))?;
         if deflated.len() <= crate::pack::PACKED_MAX {
             // Content deflate cannot shrink (tiny or compressed already)

@@ -149,14 +149,8 @@ fn two_journals_of_one_file_whose_first_change_was_lost_are_both_dropped() {
 
     let (ws, report) = restart(&root);
     assert_eq!(
-        (
-            report.records_dropped,
-            report.index_lines_removed,
-            report.records_completed,
-            report.unresolved.len(),
-            report.settled_journals.len()
-        ),
-        (2, 4, 0, 0, 2)
+        (counts(&report), report.settled_journals.len()),
+        ((2, 4, 0, 0), 2)
     );
     let c = ctx("t1", 1);
     assert_eq!(
@@ -198,15 +192,7 @@ fn a_dropped_record_whose_index_lines_reached_the_disk_leaves_no_line() {
     std::fs::write(root.join("a.txt"), b"A").unwrap();
 
     let (ws, report) = restart(&root);
-    assert_eq!(
-        (
-            report.records_dropped,
-            report.index_lines_removed,
-            report.records_completed,
-            report.unresolved.len()
-        ),
-        (1, 2, 0, 0)
-    );
+    assert_eq!(counts(&report), (1, 2, 0, 0));
     let store = ws.gate.store();
     assert_eq!(store.snapshots_of_task(&c.task_id).unwrap(), kept);
     assert_eq!(store.path_history(&p("a.txt")).unwrap(), Vec::new());
@@ -217,6 +203,17 @@ fn a_dropped_record_whose_index_lines_reached_the_disk_leaves_no_line() {
         assert_eq!(std::fs::read(&b_shard).unwrap(), b_shard_before);
     }
     writes_from_base_a(&ws, &c);
+}
+
+/// (records dropped, index lines removed, records completed, paths
+/// unresolved) of a recovery.
+fn counts(report: &cocode_workspace::RecoveryReport) -> (usize, usize, usize, usize) {
+    (
+        report.records_dropped,
+        report.index_lines_removed,
+        report.records_completed,
+        report.unresolved.len(),
+    )
 }
 
 /// The next write of `a.txt` records its base `A` again (every dropped
