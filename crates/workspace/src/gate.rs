@@ -1092,7 +1092,7 @@ impl Gate {
                 bytes.len() <= HELD_BLOB_MAX && carried_bytes + bytes.len() <= JOURNAL_BLOBS_MAX;
             if fits {
                 let hash = ContentHash::of(bytes);
-                if !self.store.is_stored(&hash) && carried_hashes.insert(hash) {
+                if !self.store.is_packed_as_indexed(&hash) && carried_hashes.insert(hash) {
                     carried_bytes += bytes.len();
                     carried.push((hash, bytes));
                 }

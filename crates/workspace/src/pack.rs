@@ -291,19 +291,32 @@ impl Packs {
 
     /// The entry of `hash` as its pack holds it, if a pack holds it.
     pub(crate) fn payload(&self, hash: &ContentHash) -> io::Result<Option<Packed>> {
-        self.payload_as(hash, true)
+        self.payload_by(hash, Some(true))
     }
 
     /// [`Self::payload`] without listing the folder on a miss: for a write
     /// of the same content, which appends a copy when the index does not
     /// know it.
     pub(crate) fn cached_payload(&self, hash: &ContentHash) -> io::Result<Option<Packed>> {
-        self.payload_as(hash, false)
+        self.payload_by(hash, Some(false))
     }
 
-    fn payload_as(&self, hash: &ContentHash, thorough: bool) -> io::Result<Option<Packed>> {
+    /// [`Self::payload`] by the index as it stands once the packs were
+    /// read: no look at them on a miss (a blob another process packed
+    /// since is missed).
+    pub(crate) fn indexed_payload(&self, hash: &ContentHash) -> io::Result<Option<Packed>> {
+        self.payload_by(hash, None)
+    }
+
+    /// The entry of `hash`; `look` says whether a miss refreshes the index
+    /// (and, `Some(true)`, lists the folder again).
+    fn payload_by(&self, hash: &ContentHash, look: Option<bool>) -> io::Result<Option<Packed>> {
         let mut st = self.lock();
-        self.find(&mut st, hash, thorough)?;
+        match look {
+            Some(thorough) => self.find(&mut st, hash, thorough)?,
+            None if st.listed.is_none() => self.refresh(&mut st)?,
+            None => {}
+        }
         for _ in 0..2 {
             let Some(loc) = st.index.get(hash).copied() else {
                 return Ok(None);

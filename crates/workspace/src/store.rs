@@ -239,6 +239,11 @@ fn read_journals<J: Journal>(dir: &Path) -> Result<Vec<JournalFile<J>>, StoreErr
     Ok(out)
 }
 
+/// Content shorter than this is packed as it is: deflate saves a few
+/// bytes of it at best, and resetting the deflate state (some hundred KiB
+/// zeroed) costs more than the rest of packing it.
+const DEFLATE_MIN: usize = 128;
+
 thread_local! {
     /// Each thread's deflate state, reset for every blob: a new one
     /// allocates and zeroes some hundred KiB, more than deflating a small
@@ -479,6 +484,17 @@ impl HistoryStore {
         self.layout.blob_file(hash).is_file() || self.packed_intact(hash)
     }
 
+    /// Whether the packs this process has indexed hold a blob of `hash`
+    /// whole; nothing on disk is looked at on a miss. For the journal's
+    /// choice of what to carry: a blob missed here (a loose one, or one
+    /// another process packed since) is carried again, and the
+    /// checkpoint's [`Self::put_blob`] finds it stored and keeps one copy.
+    pub(crate) fn is_packed_as_indexed(&self, hash: &ContentHash) -> bool {
+        self.packs
+            .indexed_payload(hash)
+            .is_ok_and(|packed| packed.is_some_and(|p| unpacks_to(p, hash)))
+    }
+
     /// The held records that `keep` selects, in commit order.
     fn held_records(&self, keep: impl Fn(&EditSnapshot) -> bool) -> Vec<EditSnapshot> {
         self.held()
@@ -553,6 +569,13 @@ impl HistoryStore {
             return Ok((hash, None));
         }
         let path = self.layout.blob_file(&hash);
+        if bytes.len() < DEFLATE_MIN {
+            let pack = self
+                .packs
+                .append(&hash, Coding::Stored, bytes)
+                .map_err(|e| io_err("packing blob", &self.layout.packs_dir(), &e))?;
+            return Ok((hash, Some(pack)));
+        }
         let deflated = deflate(bytes).map_err(|e| io_err("compressing blob", &path, &e))?;
         if deflated.len() <= crate::pack::PACKED_MAX {
             // Content deflate cannot shrink (tiny or compressed already)

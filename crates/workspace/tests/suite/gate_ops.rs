@@ -326,6 +326,30 @@ fn held_operations_are_read_at_once_and_reach_the_indexes_at_flush() {
     );
 }
 
+/// The blobs an operation's journal carries: the new ones no pack holds.
+/// A base the sweep packed is not carried; content another held operation
+/// carries is carried again (each journal stands on its own).
+#[test]
+fn a_journal_carries_the_new_blobs_no_pack_holds() {
+    let (_d, ws) = workspace(&[("a.txt", "old")]);
+    let c = ctx("t1", 1);
+    ws.gate.begin_sweep().unwrap();
+    apply(&ws, &c, write("a.txt", b"new"));
+    apply(&ws, &c, write("b.txt", b"new"));
+    let carried: Vec<Vec<ContentHash>> = pending_journals(&ws.layout.write_journal_dir())
+        .iter()
+        .map(|file| {
+            let journal: cocode_workspace::WriteJournal =
+                serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+            journal.blobs.iter().map(|b| b.hash).collect()
+        })
+        .collect();
+    let new = ContentHash::of(b"new");
+    assert_eq!(carried, vec![vec![new], vec![new]]);
+    ws.gate.flush().unwrap();
+    assert_eq!(ws.gate.store().read_blob(&new).unwrap(), b"new".to_vec());
+}
+
 #[test]
 fn a_checkpoint_every_so_many_operations_lets_their_journals_go() {
     let (_d, ws) = workspace(&[]);
