@@ -239,11 +239,6 @@ fn read_journals<J: Journal>(dir: &Path) -> Result<Vec<JournalFile<J>>, StoreErr
     Ok(out)
 }
 
-/// Content shorter than this is packed as it is: deflate saves a few
-/// bytes of it at best, and resetting the deflate state (some hundred KiB
-/// zeroed) costs more than the rest of packing it.
-const DEFLATE_MIN: usize = 128;
-
 thread_local! {
     /// Each thread's deflate state, reset for every blob: a new one
     /// allocates and zeroes some hundred KiB, more than deflating a small
@@ -569,13 +564,6 @@ impl HistoryStore {
             return Ok((hash, None));
         }
         let path = self.layout.blob_file(&hash);
-        if bytes.len() < DEFLATE_MIN {
-            let pack = self
-                .packs
-                .append(&hash, Coding::Stored, bytes)
-                .map_err(|e| io_err("packing blob", &self.layout.packs_dir(), &e))?;
-            return Ok((hash, Some(pack)));
-        }
         let deflated = deflate(bytes).map_err(|e| io_err("compressing blob", &path, &e))?;
         if deflated.len() <= crate::pack::PACKED_MAX {
             // Content deflate cannot shrink (tiny or compressed already)
