@@ -80,13 +80,13 @@ pub const BARS: &[Bar] = &[
         name: "gate_1000_writes/one_batch",
         peer: "`git add -A && git commit` with `core.fsync=all`",
         limit: Limit::RatioAtMost(0.5),
-        why: "one batch is one journal and one barrier against one commit; with both sides timed in alternation measured 0.29–0.36 in six full runs (0.15–0.18 s against 0.44–0.62 s), 0.49–0.51 on a slower disk without a journal (0.28–0.32 s against 0.57–0.66 s, before and after checkpoints alike); 0.83–1.07 when the two sides were timed minutes apart",
+        why: "one batch is one journal and one barrier against one commit; with both sides timed in alternation measured 0.29–0.36 in six full runs (0.15–0.18 s against 0.44–0.62 s), 0.41–0.51 on a slower disk without a journal (0.25–0.32 s against 0.52–0.71 s, before and after checkpoints alike, over seven runs in two sessions); 0.83–1.07 when the two sides were timed minutes apart",
     },
     Bar {
         name: "gate_1000_writes/one_op_per_file",
         peer: "1,000 × (write a temp file, fsync, rename over the file, fsync its folder) in plain Rust",
         limit: Limit::RatioAtMost(1.25),
-        why: "each of ours also keeps a snapshot and a journal carrying its small blobs, made durable by one `syncfs`, whose index lines and packed blobs a checkpoint writes every 64 operations (docs/decisions.md); the `syncfs` also writes what the floor's two fsyncs leave to writeback (the replaced file's freed inode, the bitmaps). On a disk without a journal, in alternation: 1.31–1.53 (1.51–1.69 s against 1.10–1.15 s), and 1.63–1.70 for the code before checkpoints in the same session, whose earlier runs there gave 1.74–2.02 and 1.02–1.51 on another host. The floor, bound by flushes, moves with the host more than ours; 1.21–1.85 with an index file per path, 1.68–2.16 before journals became spares",
+        why: "each of ours also keeps a snapshot and a journal carrying its small blobs, made durable by one `syncfs`, whose index lines and packed blobs a checkpoint writes every 64 operations (docs/decisions.md); the `syncfs` also writes what the floor's two fsyncs leave to writeback (the replaced file's freed inode, the bitmaps). On a disk without a journal, in alternation: 1.53 and 1.67 (1.30–1.34 s against 0.78–0.88 s) once the journal's carry check read the pack index as it stands, against 1.61–1.64 for the code before it (1.07–1.45 s against 0.65–0.90 s) in the same hour, a difference within the spread; earlier 1.31–1.53 (1.51–1.69 s against 1.10–1.15 s) with checkpoints and 1.63–1.70 for the code before them in the same session, whose earlier runs there gave 1.74–2.02 and 1.02–1.51 on another host. On tmpfs ours takes 0.18–0.22 s per 1,000 where the floor takes 0.02 s: the gate's own work is half of the gap or more, the barrier the rest (a throwaway log with two fsyncs per operation instead of the `syncfs` measured 1.43–1.51 against 1.55, docs/decisions.md). The floor, bound by flushes, moves with the host more than ours; 1.21–1.85 with an index file per path, 1.68–2.16 before journals became spares",
     },
     Bar {
         name: "gate_1000_writes/git_commit_per_file",
@@ -98,7 +98,7 @@ pub const BARS: &[Bar] = &[
         name: "rollback_1000_files",
         peer: "`git checkout -- .`",
         limit: Limit::RatioAtMost(0.75),
-        why: "undoing a task is clearly faster than git's own restore; measured 0.50–0.74 in six full runs in alternation (97–151 ms against 187–233 ms); on a slower disk without a journal 0.69–0.71 before checkpoints and 0.75–0.76 after (219–245 ms against 292–322 ms; on tmpfs the two take the same 75–79 ms, so the difference is in what the rollback's `syncfs` writes)",
+        why: "undoing a task is clearly faster than git's own restore; measured 0.50–0.74 in six full runs in alternation (97–151 ms against 187–233 ms); on a slower disk without a journal 0.69–0.71 before checkpoints and 0.68–0.76 after in six runs over two sessions (215–274 ms against 292–365 ms; on tmpfs the code before and after checkpoints takes the same 75–79 ms), and once 1.35 (446 ms against 330 ms) in a stretch where the disk stalled",
     },
     Bar {
         name: "proxy_connect_tunnel",
