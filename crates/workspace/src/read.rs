@@ -70,6 +70,17 @@ impl WorkspaceReader {
         read_file(&self.policy, &self.disk, operation, path)
     }
 
+    /// A regular file opened for reading through no link, for a caller
+    /// that reads it in pieces (the editor streams a big file into its
+    /// rope); `None` when nothing is there.
+    pub fn open_regular(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<Option<File>, GateError> {
+        open_file(&self.policy, &self.disk, operation, path)
+    }
+
     /// At most `max` bytes from the start of a regular file, with its size.
     pub fn read_prefix(
         &self,

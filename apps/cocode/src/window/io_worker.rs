@@ -2,6 +2,7 @@
 //! files the editor opens run on one named thread, never on the UI thread. Each finished
 //! job wakes the UI once (`request_repaint`), so an idle window stays idle.
 
+use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::thread;
 
@@ -202,7 +203,7 @@ pub fn handle(request: IoRequest) -> IoResponse {
             IoResponse::Opened { path, result }
         }
         IoRequest::Reread { root, path } => {
-            let result = read_whole(&root, &path).map(|r| r.map(|(_, bytes)| bytes));
+            let result = read_whole(&root, &path);
             IoResponse::Reread { path, result }
         }
     }
@@ -210,7 +211,7 @@ pub fn handle(request: IoRequest) -> IoResponse {
 
 /// The whole file at `path` of the workspace at `root`, through the
 /// workspace's safe read path; `None` when it does not exist.
-fn read_whole(root: &Path, path: &Path) -> Result<Option<(NormalizedPath, Vec<u8>)>, String> {
+fn read_whole(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, String> {
     let (reader, normalized) = reader_for(root, path, "open")?;
     let describe = |e: GateError| format!("{}: {}", e.message, path.display());
     let Some(FilePrefix { bytes, size }) = reader
@@ -220,37 +221,67 @@ fn read_whole(root: &Path, path: &Path) -> Result<Option<(NormalizedPath, Vec<u8
         return Ok(None);
     };
     if size > MAX_OPEN_BYTES {
-        return Err(format!(
-            "{} is too large to open ({}; the editor opens files up to {})",
-            path.display(),
-            human_size(size),
-            human_size(MAX_OPEN_BYTES)
-        ));
+        return Err(too_large(path, size));
     }
-    Ok(Some((normalized, bytes)))
+    Ok(Some(bytes))
 }
 
 /// Opens a file for the editor: text as a rope; binary and other encodings
-/// read-only with the reason.
+/// read-only with the reason. Text is read in pieces straight into the
+/// rope (checked as UTF-8 piece by piece), so opening a big file never
+/// holds its bytes and its rope at once.
 pub fn open_file(root: &Path, path: &Path) -> Result<Opened, String> {
-    let Some((rel, bytes)) = read_whole(root, path)? else {
+    let (reader, rel) = reader_for(root, path, "open")?;
+    let Some(file) = reader
+        .open_regular("open", &rel)
+        .map_err(|e| format!("{}: {}", e.message, path.display()))?
+    else {
         return Err(format!("no such file: {}", path.display()));
     };
-    let size = bytes.len() as u64;
-    if looks_binary(&bytes[..bytes.len().min(8192)]) {
+    let failed = |e: std::io::Error| format!("{e}: {}", path.display());
+    let size = file.metadata().map_err(failed)?.len();
+    if size > MAX_OPEN_BYTES {
+        return Err(too_large(path, size));
+    }
+    let mut head = Vec::with_capacity(BINARY_PROBE);
+    (&file)
+        .take(BINARY_PROBE as u64)
+        .read_to_end(&mut head)
+        .map_err(failed)?;
+    if looks_binary(&head) {
         return Ok(Opened::Binary { rel, size });
     }
-    match std::str::from_utf8(&bytes) {
-        Ok(text) => Ok(Opened::Text {
-            rel,
-            rope: ropey::Rope::from_str(text),
-        }),
-        Err(_) => Ok(Opened::NotUtf8 {
-            rel,
-            text: String::from_utf8_lossy(&bytes).into_owned(),
-            size,
-        }),
+    let rest = MAX_OPEN_BYTES - head.len() as u64;
+    match ropey::Rope::from_reader(head.as_slice().chain((&file).take(rest))) {
+        Ok(rope) => Ok(Opened::Text { rel, rope }),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            // Not UTF-8: read again from the start, whole, to show it lossily.
+            (&file).seek(SeekFrom::Start(0)).map_err(failed)?;
+            let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+            (&file)
+                .take(MAX_OPEN_BYTES)
+                .read_to_end(&mut bytes)
+                .map_err(failed)?;
+            Ok(Opened::NotUtf8 {
+                rel,
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+                size: bytes.len() as u64,
+            })
+        }
+        Err(e) => Err(failed(e)),
     }
+}
+
+/// How much of a file's start decides whether it is binary.
+const BINARY_PROBE: usize = 8192;
+
+fn too_large(path: &Path, size: u64) -> String {
+    format!(
+        "{} is too large to open ({}; the editor opens files up to {})",
+        path.display(),
+        human_size(size),
+        human_size(MAX_OPEN_BYTES)
+    )
 }
 
 /// The workspace reader of `root` and `path` relative to it.

@@ -191,6 +191,41 @@ fn opening_classifies_text_binary_and_other_encodings() {
     );
 }
 
+#[test]
+fn text_is_checked_as_utf8_to_its_end_across_the_pieces_it_is_read_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    // A Korean character straddles the end of the binary probe, and the
+    // text runs far past ropey's reading buffer.
+    let mut text = "a".repeat(8191);
+    text.push('한');
+    while text.len() < 300_000 {
+        text.push_str("줄 line\n");
+    }
+    std::fs::write(root.join("long.txt"), &text).unwrap();
+    assert_eq!(
+        open_file(&root, &root.join("long.txt")).unwrap(),
+        Opened::Text {
+            rel: rel("long.txt"),
+            rope: ropey::Rope::from_str(&text),
+        }
+    );
+    // One byte that is not UTF-8 far past the first pieces: the whole file
+    // is shown lossily, nothing of it lost or cut.
+    let mut bytes = text.clone().into_bytes();
+    bytes.extend_from_slice(b"caf\xe9\n");
+    bytes.extend_from_slice(text.as_bytes());
+    std::fs::write(root.join("mixed.txt"), &bytes).unwrap();
+    assert_eq!(
+        open_file(&root, &root.join("mixed.txt")).unwrap(),
+        Opened::NotUtf8 {
+            rel: rel("mixed.txt"),
+            text: format!("{text}caf\u{fffd}\n{text}"),
+            size: bytes.len() as u64,
+        }
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn files_open_through_the_safe_path_only() {
