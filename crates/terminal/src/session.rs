@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, mpsc};
 
 use alacritty_terminal::Term;
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
@@ -28,9 +28,13 @@ use cocode_core::process::{
 
 use crate::screen::{Palette, Screen};
 
-/// Reads waiting to be parsed, at most (each at most 64 KiB, about 4 KiB
-/// from a PTY): what a program can get ahead of the parser.
-const IN_FLIGHT_CHUNKS: usize = 64;
+/// Bytes read and not yet taken by the parser past which the reader stops
+/// reading: about what a program can get ahead of the parser (the parser
+/// may hold as much again, taken and not yet parsed).
+const IN_FLIGHT_BYTES: usize = 256 * 1024;
+
+/// Bytes one read asks the PTY for (a PTY hands over about 4 KiB).
+const READ_CHUNK: usize = 64 * 1024;
 
 /// Bytes parsed under one hold of the grid's lock, at most (about a
 /// millisecond of parsing).
@@ -730,50 +734,145 @@ fn start_threads(
     // kernel's terminal layer) keep writing while the grid is updated:
     // a PTY hands over about 4 KiB per read, and parsing each read
     // before the next would leave one of them idle.
-    let (chunks_tx, chunks_rx) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT_CHUNKS);
+    let handoff = Arc::new(Handoff::default());
+    let reader_handoff = Arc::clone(&handoff);
     std::thread::Builder::new()
         .name("cocode-term-reader".into())
         .spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
+            let mut buf = vec![0u8; READ_CHUNK];
             loop {
                 match reader.read(&mut buf) {
-                    Ok(0) => return,
+                    Ok(0) => break,
                     Ok(n) => {
-                        if chunks_tx.send(buf[..n].to_vec()).is_err() {
-                            return;
+                        if !reader_handoff.put(&buf[..n]) {
+                            break;
                         }
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     // EIO once the program's side closed is the end on Linux.
-                    Err(_) => return,
+                    Err(_) => break,
                 }
             }
+            reader_handoff.close();
         })
         .map_err(|e| SessionError::Thread(e.to_string()))?;
     let parser_inner = Arc::clone(inner);
     std::thread::Builder::new()
         .name("cocode-term-parser".into())
         .spawn(move || {
+            // Should the grid's code panic, the reader stops instead of
+            // waiting for room forever.
+            let handoff = ParserGone(handoff);
             let mut parser = Processor::<StdSyncHandler>::new();
-            let mut batch = Vec::with_capacity(PARSE_BATCH);
-            while let Ok(first) = chunks_rx.recv() {
-                // What has queued up meanwhile is parsed under one lock,
-                // up to a batch short enough not to hold up a frame.
-                batch.clear();
-                batch.extend_from_slice(&first);
-                while batch.len() < PARSE_BATCH {
-                    match chunks_rx.try_recv() {
-                        Ok(more) => batch.extend_from_slice(&more),
-                        Err(_) => break,
-                    }
+            let mut taken = Vec::with_capacity(IN_FLIGHT_BYTES + READ_CHUNK);
+            // Everything read meanwhile is taken at once, and parsed in
+            // pieces short enough not to hold the grid's lock for a frame.
+            while handoff.0.take(&mut taken) {
+                for piece in taken.chunks(PARSE_BATCH) {
+                    parser_inner.parse(&mut parser, piece);
                 }
-                parser_inner.parse(&mut parser, &batch);
             }
             parser_inner.ended.store(true, Ordering::Release);
             parser_inner.changed();
         })
         .map_err(|e| SessionError::Thread(e.to_string()))?;
     Ok(())
+}
+
+/// The bytes the reader thread read and the parser thread has not taken:
+/// the reader appends each read, the parser takes all there is at once.
+/// Each wakes the other only when the other waits, so a flood costs a
+/// wake-up per batch, not per read.
+#[derive(Default)]
+struct Handoff {
+    pending: Mutex<Pending>,
+    /// The parser waits here for bytes (or the end).
+    readable: Condvar,
+    /// The reader waits here for room.
+    room: Condvar,
+}
+
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    flow: Flow,
+    parser_waits: bool,
+    reader_waits: bool,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    #[default]
+    Open,
+    /// The reader is done: the PTY closed.
+    Closed,
+    /// The parser is gone: reading on is pointless.
+    Abandoned,
+}
+
+impl Handoff {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends a read, once there is room; false once the parser is gone.
+    fn put(&self, bytes: &[u8]) -> bool {
+        let mut pending = self.lock();
+        while pending.bytes.len() >= IN_FLIGHT_BYTES && pending.flow != Flow::Abandoned {
+            pending.reader_waits = true;
+            pending = self
+                .room
+                .wait(pending)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        pending.reader_waits = false;
+        if pending.flow == Flow::Abandoned {
+            return false;
+        }
+        pending.bytes.extend_from_slice(bytes);
+        if pending.parser_waits {
+            self.readable.notify_one();
+        }
+        true
+    }
+
+    /// Swaps everything pending into `into` (cleared first), waiting for
+    /// bytes; false once the reader closed and nothing is left.
+    fn take(&self, into: &mut Vec<u8>) -> bool {
+        into.clear();
+        let mut pending = self.lock();
+        while pending.bytes.is_empty() && pending.flow == Flow::Open {
+            pending.parser_waits = true;
+            pending = self
+                .readable
+                .wait(pending)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        pending.parser_waits = false;
+        if pending.bytes.is_empty() {
+            return false;
+        }
+        std::mem::swap(&mut pending.bytes, into);
+        if pending.reader_waits {
+            self.room.notify_one();
+        }
+        true
+    }
+
+    fn close(&self) {
+        self.lock().flow = Flow::Closed;
+        self.readable.notify_one();
+    }
+}
+
+/// Tells the reader the parser is gone, however the parser thread ends.
+struct ParserGone(Arc<Handoff>);
+
+impl Drop for ParserGone {
+    fn drop(&mut self) {
+        self.0.lock().flow = Flow::Abandoned;
+        self.0.room.notify_one();
+    }
 }
 
 /// What counts as a plain-text link (Alacritty's URL hint, web and files).
@@ -791,5 +890,93 @@ impl Drop for TerminalSession {
             .input
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn reads_are_taken_whole_and_in_order_and_the_end_after_the_last() {
+        let handoff = Handoff::default();
+        assert!(handoff.put(b"one "));
+        assert!(handoff.put("두 ".as_bytes()));
+        handoff.close();
+        let mut taken = b"left from before".to_vec();
+        assert!(handoff.take(&mut taken));
+        assert_eq!(String::from_utf8(taken.clone()).unwrap(), "one 두 ");
+        assert!(!handoff.take(&mut taken), "closed and nothing left");
+        assert!(taken.is_empty());
+    }
+
+    #[test]
+    fn a_reader_ahead_by_the_limit_waits_until_the_parser_takes() {
+        let handoff = Arc::new(Handoff::default());
+        assert!(handoff.put(&vec![b'x'; IN_FLIGHT_BYTES]));
+        let (result_tx, result_rx) = mpsc::channel();
+        {
+            let handoff = Arc::clone(&handoff);
+            std::thread::spawn(move || result_tx.send(handoff.put(b"y")));
+        }
+        assert_eq!(
+            result_rx.recv_timeout(Duration::from_millis(200)),
+            Err(mpsc::RecvTimeoutError::Timeout),
+            "the reader read on past the limit"
+        );
+        let mut taken = Vec::new();
+        assert!(handoff.take(&mut taken));
+        assert_eq!(taken.len(), IN_FLIGHT_BYTES);
+        let put = result_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the reader was not woken when room was made");
+        assert!(put);
+        assert!(handoff.take(&mut taken));
+        assert_eq!(taken, b"y");
+    }
+
+    #[test]
+    fn a_waiting_reader_stops_when_the_parser_is_gone() {
+        let handoff = Arc::new(Handoff::default());
+        assert!(handoff.put(&vec![b'x'; IN_FLIGHT_BYTES]));
+        let (result_tx, result_rx) = mpsc::channel();
+        {
+            let handoff = Arc::clone(&handoff);
+            std::thread::spawn(move || result_tx.send(handoff.put(b"y")));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        // The parser thread's guard, as when its thread ends by a panic.
+        drop(ParserGone(Arc::clone(&handoff)));
+        let put = result_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the reader still waits for room no one will make");
+        assert!(!put, "the reader kept its read");
+        assert!(!handoff.put(b"z"));
+    }
+
+    #[test]
+    fn a_waiting_parser_wakes_for_a_read_and_for_the_end() {
+        let handoff = Arc::new(Handoff::default());
+        let parser = {
+            let handoff = Arc::clone(&handoff);
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                let mut taken = Vec::new();
+                while handoff.take(&mut taken) {
+                    seen.extend_from_slice(&taken);
+                }
+                seen
+            })
+        };
+        for i in 0..1000u32 {
+            assert!(handoff.put(&i.to_le_bytes()));
+            if i % 100 == 0 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        handoff.close();
+        let expected: Vec<u8> = (0..1000u32).flat_map(u32::to_le_bytes).collect();
+        assert_eq!(parser.join().unwrap(), expected);
     }
 }
