@@ -357,6 +357,10 @@ pub fn parse_line_col(text: &str) -> Option<(usize, Option<usize>)> {
 }
 
 /// Geometry of the text area in one frame.
+///
+/// Positions below line 0 are worked out in `f64`: two million lines
+/// down, line 0's top is some 40 million pixels above the screen, where an
+/// `f32` steps by 4 pixels and rows worked out in it overlap or gap.
 #[derive(Clone, Copy)]
 struct Geometry {
     /// Top-left of line 0's text.
@@ -365,8 +369,14 @@ struct Geometry {
 }
 
 impl Geometry {
+    /// The line under screen height `y`.
     fn line_at(self, y: f32, lines: usize) -> usize {
-        let row = ((y - self.origin.y) / self.row).floor();
+        self.line_at_depth(f64::from(y) - f64::from(self.origin.y), lines)
+    }
+
+    /// The line `depth` pixels below line 0's top.
+    fn line_at_depth(self, depth: f64, lines: usize) -> usize {
+        let row = (depth / f64::from(self.row)).floor();
         if row <= 0.0 {
             0
         } else {
@@ -381,13 +391,14 @@ impl Geometry {
         }
     }
 
+    /// Screen height of `line`'s top.
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        reason = "line numbers are far below 2^53; a shown line's top is on screen"
+    )]
     fn line_top(self, line: usize) -> f32 {
-        #[expect(
-            clippy::cast_precision_loss,
-            reason = "line numbers are far below 2^24 rows of pixels"
-        )]
-        let l = line as f32;
-        self.origin.y + l * self.row
+        (f64::from(self.origin.y) + line as f64 * f64::from(self.row)) as f32
     }
 }
 
@@ -562,8 +573,8 @@ fn text_area(
             };
             let painter = ui.painter_at(ui.clip_rect());
             painter.rect_filled(ui.clip_rect(), 0.0, bg);
-            let first = geo.line_at(rect.min.y + viewport.min.y, lines);
-            let last = geo.line_at(rect.min.y + viewport.max.y, lines);
+            let first = geo.line_at_depth(f64::from(viewport.min.y), lines);
+            let last = geo.line_at_depth(f64::from(viewport.max.y), lines);
             // Syntax colours for the visible bytes only.
             let rope = doc.rope();
             let bytes = rope.line_to_byte(first)..rope.line_to_byte((last + 1).min(lines));
@@ -1377,5 +1388,31 @@ mod tests {
                 (f + 1, text.len(), None),
             ]
         );
+    }
+
+    #[test]
+    fn rows_two_million_lines_down_are_one_row_apart_and_hit_where_drawn() {
+        // Scrolled to line 2,400,000 of a big log: line 0's top is about
+        // 40 million pixels above the screen.
+        let row = 16.5_f32;
+        let shown = 2_400_000_usize;
+        let geo = Geometry {
+            origin: Pos2::new(60.0, 120.0 - 39_600_000.0),
+            row,
+        };
+        let lines = 3_000_000;
+        for line in shown..shown + 60 {
+            let gap = geo.line_top(line + 1) - geo.line_top(line);
+            assert!(
+                (gap - row).abs() < 0.01,
+                "line {line}: the next row is {gap} pixels down, not {row}"
+            );
+            assert_eq!(geo.line_at(geo.line_top(line) + row / 2.0, lines), line);
+        }
+        let top = geo.line_top(shown);
+        assert!((top - 120.0).abs() < 0.01, "line {shown} drawn at {top}");
+        assert_eq!(geo.line_at_depth(39_600_000.0, lines), shown);
+        assert_eq!(geo.line_at_depth(-3.0, lines), 0);
+        assert_eq!(geo.line_at_depth(1e12, lines), lines - 1);
     }
 }
