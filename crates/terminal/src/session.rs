@@ -911,15 +911,20 @@ mod tests {
         assert!(taken.is_empty());
     }
 
-    #[test]
-    fn a_reader_ahead_by_the_limit_waits_until_the_parser_takes() {
+    /// A handoff holding the limit, and a reader putting one byte more on
+    /// its own thread; its `put`'s result arrives on the receiver.
+    fn reader_past_the_limit() -> (Arc<Handoff>, mpsc::Receiver<bool>) {
         let handoff = Arc::new(Handoff::default());
         assert!(handoff.put(&vec![b'x'; IN_FLIGHT_BYTES]));
         let (result_tx, result_rx) = mpsc::channel();
-        {
-            let handoff = Arc::clone(&handoff);
-            std::thread::spawn(move || result_tx.send(handoff.put(b"y")));
-        }
+        let reader = Arc::clone(&handoff);
+        std::thread::spawn(move || result_tx.send(reader.put(b"y")));
+        (handoff, result_rx)
+    }
+
+    #[test]
+    fn a_reader_ahead_by_the_limit_waits_until_the_parser_takes() {
+        let (handoff, result_rx) = reader_past_the_limit();
         assert_eq!(
             result_rx.recv_timeout(Duration::from_millis(200)),
             Err(mpsc::RecvTimeoutError::Timeout),
@@ -938,13 +943,7 @@ mod tests {
 
     #[test]
     fn a_waiting_reader_stops_when_the_parser_is_gone() {
-        let handoff = Arc::new(Handoff::default());
-        assert!(handoff.put(&vec![b'x'; IN_FLIGHT_BYTES]));
-        let (result_tx, result_rx) = mpsc::channel();
-        {
-            let handoff = Arc::clone(&handoff);
-            std::thread::spawn(move || result_tx.send(handoff.put(b"y")));
-        }
+        let (handoff, result_rx) = reader_past_the_limit();
         std::thread::sleep(Duration::from_millis(100));
         // The parser thread's guard, as when its thread ends by a panic.
         drop(ParserGone(Arc::clone(&handoff)));
