@@ -128,7 +128,7 @@ pub const BARS: &[Bar] = &[
         name: "terminal_throughput_100mb",
         peer: "the same bytes fed to a bare `vte` processor and `alacritty_terminal` grid in memory",
         limit: Limit::RatioAtMost(1.3),
-        why: "a terminal keeps about 0.8× of the emulator's own speed through a real PTY (measured 1.11–1.25 over four runs, 0.80–0.90× the throughput; on another host 1.22–1.35 in five full runs while reads were queued one by one, two past the bar, and 1.22–1.23 with reads handed over in one swapped buffer, 1.01–1.02 s against 0.82–0.83 s; the same in-memory parse runs about 12% slower while another program floods a PTY; timed in alternation the peer ran 15% slower after each session than alone, so the comparison stays apart)",
+        why: "a terminal keeps about 0.8× of the emulator's own speed through a real PTY (measured 1.11–1.25 over four runs, 0.80–0.90× the throughput; on another host 1.22–1.35 in five full runs while reads were queued one by one, two past the bar, and 1.21–1.23 in three with reads handed over in one swapped buffer, 0.96–1.02 s against 0.80–0.83 s; the same in-memory parse runs about 12% slower while another program floods a PTY; timed in alternation the peer ran 15% slower after each session than alone, so the comparison stays apart)",
     },
     Bar {
         name: "editor_open_highlight_100k",
