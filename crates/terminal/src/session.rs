@@ -817,15 +817,13 @@ impl Handoff {
 
     /// Appends a read, once there is room; false once the parser is gone.
     fn put(&self, bytes: &[u8]) -> bool {
-        let mut pending = self.lock();
-        while pending.bytes.len() >= IN_FLIGHT_BYTES && pending.flow != Flow::Abandoned {
-            pending.reader_waits = true;
-            pending = self
-                .room
-                .wait(pending)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        pending.reader_waits = false;
+        let mut pending = self
+            .room
+            .wait_while(self.lock(), |p| {
+                p.reader_waits = p.bytes.len() >= IN_FLIGHT_BYTES && p.flow != Flow::Abandoned;
+                p.reader_waits
+            })
+            .unwrap_or_else(PoisonError::into_inner);
         if pending.flow == Flow::Abandoned {
             return false;
         }
@@ -840,15 +838,13 @@ impl Handoff {
     /// bytes; false once the reader closed and nothing is left.
     fn take(&self, into: &mut Vec<u8>) -> bool {
         into.clear();
-        let mut pending = self.lock();
-        while pending.bytes.is_empty() && pending.flow == Flow::Open {
-            pending.parser_waits = true;
-            pending = self
-                .readable
-                .wait(pending)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        pending.parser_waits = false;
+        let mut pending = self
+            .readable
+            .wait_while(self.lock(), |p| {
+                p.parser_waits = p.bytes.is_empty() && p.flow == Flow::Open;
+                p.parser_waits
+            })
+            .unwrap_or_else(PoisonError::into_inner);
         if pending.bytes.is_empty() {
             return false;
         }
