@@ -103,6 +103,7 @@ fn doctor_reports_each_check_and_a_clean_history() {
             "scoping (no abstract Unix sockets, no signals to processes outside a command)",
             "connections decided by cocode (Unix sockets only in folders the command may write; TCP only to the proxy)",
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode)",
+            "processes out of sight (a private /proc per agent command; cocode, its parent and other users' processes are not visible)",
             "the person's sockets (session bus, ssh and gpg agents, displays, container engines) hidden from agent commands",
             "pseudo-terminals of its own per agent command (a private devpts; none of the person's)",
             "cocode's own environment sealed (undumpable, keys taken out)",
@@ -135,7 +136,8 @@ fn doctor_reports_each_check_and_a_clean_history() {
         cocode_core::process::Confinement::Landlock
     ) {
         for line in [
-            "read-only to agent commands: active — .cocode, .git, .hg, .svn, .jj, .bzr, and top-level links that point out of the workspace",
+            "read-only to agent commands: active — .cocode, .git, .hg, .svn, .jj, .bzr at any depth, bound read-only in each command's mount namespace; the rest of the workspace, its root included, is writable (new files at the root work)",
+            "processes out of sight (a private /proc per agent command; cocode, its parent and other users' processes are not visible): active",
             "private temp folder per agent command: active",
             "socket filter (only TCP and Unix stream sockets; no UDP, raw or netlink sockets, no Unix datagrams): active",
             "no hard links and no opening files by handle (a write through another name would go unrecorded): active",

@@ -512,12 +512,20 @@ fn rollback_refuses_to_overwrite_a_later_human_change() {
 #[cfg(unix)]
 #[test]
 fn a_command_runs_sandboxed_and_its_changes_are_recorded_and_reversible() {
-    // Commands write inside the workspace's existing top-level entries; a
-    // new top-level entry is the gate's to make.
-    let ws = workspace(&[("keep.txt", "k\n"), ("out/keep.txt", "k\n")]);
+    // With mount namespaces, commands do ordinary work at the root too: a
+    // new top-level file and `sed -i` (a temporary file beside the one it
+    // edits); `.git` stays read-only. Without them, commands write only
+    // inside the existing top-level entries.
+    let root_work = cocode_toolchain::confine::protections().metadata_mounts;
+    let ws = workspace(&[
+        ("keep.txt", "k\n"),
+        ("out/keep.txt", "k\n"),
+        (".git/config", "[core]\n"),
+    ]);
+    let before = tree(ws.path());
     let (code, out) = run(
         ws.path(),
-        r#"run "echo made > out/made.txt; { echo new > top.txt; } 2>/dev/null; true""#,
+        r#"run "echo made > out/made.txt; { echo new > top.txt; sed -i s/k/K/ keep.txt; echo x > .git/hooks-pre-commit; echo x >> .git/config; } 2>/dev/null; true""#,
         &["--yes"],
     );
     // No project and no parser for .txt: a person decides completion (--yes).
@@ -527,17 +535,72 @@ fn a_command_runs_sandboxed_and_its_changes_are_recorded_and_reversible() {
         std::fs::read_to_string(ws.path().join("out/made.txt")).unwrap(),
         "made\n"
     );
-    assert!(!ws.path().join("top.txt").exists());
-    let shown = only_task(ws.path());
     assert_eq!(
-        recorded(&shown),
-        vec![("out/made.txt".to_owned(), "observed".to_owned())],
-        "{shown}"
+        std::fs::read_to_string(ws.path().join(".git/config")).unwrap(),
+        "[core]\n"
     );
+    assert!(!ws.path().join(".git/hooks-pre-commit").exists());
+    let shown = only_task(ws.path());
+    let mut got = recorded(&shown);
+    got.sort();
+    if root_work {
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("top.txt")).unwrap(),
+            "new\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("keep.txt")).unwrap(),
+            "K\n"
+        );
+        let observed = |p: &str| (p.to_owned(), "observed".to_owned());
+        assert_eq!(
+            got,
+            vec![
+                observed("keep.txt"),
+                observed("out/made.txt"),
+                observed("top.txt")
+            ],
+            "{shown}"
+        );
+    } else {
+        assert!(!ws.path().join("top.txt").exists());
+        assert_eq!(
+            got,
+            vec![("out/made.txt".to_owned(), "observed".to_owned())],
+            "{shown}"
+        );
+    }
     let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
     let (code, out) = rollback(ws.path(), &id);
     assert_eq!(code, 0, "{out}");
-    assert!(!ws.path().join("out/made.txt").exists());
+    // Byte for byte as before, `.cocode/` aside.
+    assert_eq!(tree(ws.path()), before);
+}
+
+/// Every file below `root` but cocode's history, with its bytes.
+fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".cocode" {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
 }
 
 #[cfg(target_os = "linux")]

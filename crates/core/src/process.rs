@@ -212,6 +212,10 @@ pub enum NetworkPlan {
 pub struct SandboxPlan {
     pub env: BTreeMap<String, String>,
     pub writable_roots: Vec<PathBuf>,
+    /// Paths inside the writable roots bound read-only in the launch's
+    /// mount namespace (version-control metadata and cocode's history
+    /// when the workspace root itself is granted).
+    pub read_only: Vec<PathBuf>,
     pub network: NetworkPlan,
     pub confinement: Confinement,
 }

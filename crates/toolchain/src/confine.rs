@@ -18,19 +18,23 @@
 //! ([`seatbelt_profile`], text unit-tested everywhere). Windows: unconfined,
 //! and the task detail says so.
 //!
-//! What is granted ([`workspace_grants`]): Landlock grants whole
-//! hierarchies and cannot carve a folder out of an allowed one, so the
-//! workspace is *not* granted as a whole. Each top-level entry is granted on
-//! its own, except cocode's history and version-control metadata
-//! ([`PROTECTED`]: a hook or `core.fsmonitor` written into `.git/` would run
-//! later, outside any sandbox) and symbolic links (a link is followed by the
-//! kernel, so `escape -> /elsewhere` would grant its target; a link whose
-//! target lies in the workspace needs no grant of its own). The root itself
-//! gets no write right. A command can therefore change everything in the
-//! workspace but the history and the metadata — and cannot create a *new*
-//! top-level file or folder (the agent creates those through the gate, where
-//! they are recorded). That trade is deliberate: history an agent's command
-//! could rewrite would make rollback meaningless.
+//! What is granted ([`workspace_writes`]): Landlock grants whole
+//! hierarchies and cannot carve a folder out of an allowed one. Where a
+//! launch gets a mount namespace of its own (see `reaper`), the workspace
+//! root itself is granted and every piece of version-control metadata and
+//! cocode's history found in it at launch ([`metadata_paths`]: each `.git`,
+//! `.hg`, `.svn`, `.jj`, `.bzr` and `.cocode`, at any depth, file or
+//! folder, and the folder a `.git` file or link names inside the workspace)
+//! is bound read-only over itself in that namespace: a command creates and
+//! edits files anywhere, at the root too (`sed -i`, `Cargo.lock`, a new
+//! `README.md`), but writes no hook, no `core.fsmonitor` and no history.
+//! Without a mount namespace, the older way holds ([`workspace_grants`]):
+//! each top-level entry is granted on its own, except [`PROTECTED`] and
+//! symbolic links (a link is followed by the kernel, so `escape ->
+//! /elsewhere` would grant its target); the root gets no write right, so a
+//! command cannot create a new top-level file or folder there. History an
+//! agent's command could rewrite would make rollback meaningless, so one of
+//! the two always holds.
 //!
 //! Every path is opened without following a final symbolic link when the
 //! ruleset is built, so an entry swapped for a link after it was listed is
@@ -143,15 +147,116 @@ pub fn workspace_grants(workspace: &Path) -> WorkspaceGrants {
     grants
 }
 
-/// The paths a confined child may write besides its private temp folder:
-/// the granted top-level entries of the workspace and the write exceptions.
-pub fn writable_paths(roots: &WritableRoots) -> Vec<PathBuf> {
-    let mut out = roots
-        .workspace
-        .as_deref()
-        .map(|ws| workspace_grants(ws).granted)
-        .unwrap_or_default();
-    out.extend(roots.exceptions.iter().cloned());
+/// At most this many entries are looked at for metadata at a launch; a
+/// larger workspace is granted entry by entry ([`workspace_grants`]).
+pub const METADATA_WALK_LIMIT: usize = 2_000_000;
+
+/// Every piece of version-control metadata and cocode history in
+/// `workspace` (canonical paths, sorted, none below another): each entry
+/// named as one of [`PROTECTED`] at any depth (not looked into), the
+/// in-workspace target of such an entry that is a symbolic link, and the
+/// in-workspace folder a `.git` file names (`gitdir: …`). `None` when the
+/// workspace cannot be read, holds more than [`METADATA_WALK_LIMIT`]
+/// entries, or a piece of metadata is the workspace itself or holds it
+/// (binding it read-only would leave nothing to write).
+pub fn metadata_paths(workspace: &Path) -> Option<Vec<PathBuf>> {
+    let root = workspace.canonicalize().ok()?;
+    let mut found = std::collections::BTreeSet::new();
+    let mut folders = vec![root.clone()];
+    let mut seen = 0usize;
+    while let Some(folder) = folders.pop() {
+        let entries = std::fs::read_dir(&folder).ok()?;
+        for entry in entries {
+            let entry = entry.ok()?;
+            seen += 1;
+            if seen > METADATA_WALK_LIMIT {
+                return None;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if !is_protected(&entry.file_name().to_string_lossy()) {
+                if kind.is_dir() {
+                    folders.push(path);
+                }
+                continue;
+            }
+            if kind.is_symlink() {
+                // Followed by git and by the kernel: its target inside the
+                // workspace is what to keep read-only.
+                if let Ok(real) = path.canonicalize() {
+                    found.insert(real);
+                }
+                continue;
+            }
+            if kind.is_file()
+                && let Some(dir) = gitdir_of(&path)
+            {
+                found.insert(dir);
+            }
+            found.insert(path);
+        }
+    }
+    // Only what lies in the workspace is a command's to write at all.
+    let inside: Vec<PathBuf> = found
+        .into_iter()
+        .filter(|p| p.starts_with(&root) || root.starts_with(p))
+        .collect();
+    if inside.iter().any(|p| root.starts_with(p)) {
+        return None;
+    }
+    let mut out: Vec<PathBuf> = Vec::with_capacity(inside.len());
+    for path in inside {
+        if !out.iter().any(|kept| path.starts_with(kept)) {
+            out.push(path);
+        }
+    }
+    Some(out)
+}
+
+/// The folder a `.git` file names (`gitdir: <path>`, relative to the
+/// file's folder), canonical; `None` when it names none that exists.
+fn gitdir_of(file: &Path) -> Option<PathBuf> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    let named = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    file.parent()?.join(named).canonicalize().ok()
+}
+
+/// What agent commands may write of a workspace: the paths granted, and
+/// the paths inside them bound read-only in the launch's mount namespace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkspaceWrites {
+    pub writable: Vec<PathBuf>,
+    pub read_only: Vec<PathBuf>,
+}
+
+/// The paths a confined child may write besides its private temp folder,
+/// and those bound read-only: with `root_grant` (the launch gets a mount
+/// namespace where read-only binds hold), the workspace root with its
+/// metadata read-only; otherwise the granted top-level entries. The write
+/// exceptions come after.
+pub fn workspace_writes(roots: &WritableRoots, root_grant: bool) -> WorkspaceWrites {
+    let mut out = WorkspaceWrites::default();
+    if let Some(ws) = roots.workspace.as_deref() {
+        let whole = root_grant
+            .then(|| Some((ws.canonicalize().ok()?, metadata_paths(ws)?)))
+            .flatten();
+        match whole {
+            Some((root, metadata)) => {
+                out.writable.push(root);
+                out.read_only = metadata;
+            }
+            None => out.writable = workspace_grants(ws).granted,
+        }
+    }
+    out.writable.extend(roots.exceptions.iter().cloned());
     out
 }
 
@@ -581,7 +686,7 @@ mod linux {
                     match status {
                         Ok(s) if s.ruleset == RulesetStatus::FullyEnforced => Confinement::Landlock,
                         Ok(s) if s.ruleset == RulesetStatus::PartiallyEnforced => Confinement::Unconfined {
-                            reason: "this kernel's Landlock lacks network rules (ABI < 4); writes are confined, connections only by the proxy".into(),
+                            reason: super::older_landlock_reason(abi_version()),
                         },
                         Ok(_) => Confinement::Unconfined {
                             reason: "Landlock is not enabled in this kernel; only the policy proxy limits network access".into(),
@@ -596,6 +701,23 @@ mod linux {
                 })
             })
             .clone()
+    }
+
+    /// The Landlock ABI version this kernel offers, as it says.
+    #[expect(unsafe_code, reason = "asks the kernel with a raw system call")]
+    fn abi_version() -> Option<i64> {
+        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
+        // SAFETY: no attribute pointer, size 0, the version flag: the
+        // kernel only returns a number.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                LANDLOCK_CREATE_RULESET_VERSION,
+            )
+        };
+        (v > 0).then_some(v)
     }
 
     /// Whether this kernel's Landlock keeps commands from abstract Unix
@@ -633,6 +755,17 @@ mod linux {
 #[cfg(target_os = "linux")]
 pub(crate) use linux::prepare;
 
+/// Why agent commands are not confined on a kernel whose Landlock lacks
+/// network rules (ABI below 4): no ruleset is applied there, so neither
+/// writes nor connections are confined by the kernel — only the policy
+/// proxy (and, where it exists, the network namespace) limits them.
+pub fn older_landlock_reason(abi: Option<i64>) -> String {
+    let abi = abi.map_or_else(|| "unknown".to_owned(), |v| v.to_string());
+    format!(
+        "writes are not confined on this kernel (Landlock ABI {abi}; cocode needs 4 or later); only the policy proxy limits where agent commands connect"
+    )
+}
+
 /// The protections agent commands get on this machine beyond file and TCP
 /// rules, each active or not (for `cocode doctor`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -651,6 +784,14 @@ pub struct Protections {
     /// Every `connect` decided by cocode: Unix sockets only in folders the
     /// command may write, TCP only to the proxy (see `broker`).
     pub connect_broker: bool,
+    /// Version-control metadata and cocode's history bound read-only in a
+    /// mount namespace per launch, so the workspace root can be granted
+    /// (new files at the root work); without it, top-level entries are
+    /// granted one by one.
+    pub metadata_mounts: bool,
+    /// A procfs of the launch's own PID namespace on `/proc`: no process
+    /// outside the command (cocode, its parent, other users') is visible.
+    pub private_proc: bool,
 }
 
 /// What [`Protections`] this machine offers.
@@ -662,6 +803,8 @@ pub fn protections() -> Protections {
             scoping: linux::scoping_available(),
             pid_namespace: crate::reaper::available(),
             connect_broker: linux::filter_available() && crate::broker::available(),
+            metadata_mounts: crate::reaper::read_only_binds_available(),
+            private_proc: crate::reaper::private_proc_available(),
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -671,6 +814,8 @@ pub fn protections() -> Protections {
             scoping: false,
             pid_namespace: false,
             connect_broker: false,
+            metadata_mounts: false,
+            private_proc: false,
         }
     }
 }
@@ -794,12 +939,76 @@ mod tests {
             exceptions: vec![PathBuf::from("/home/me/.cargo/registry")],
         };
         assert_eq!(
-            writable_paths(&roots),
-            vec![
-                ws.join("Cargo.toml"),
-                ws.join("src"),
-                PathBuf::from("/home/me/.cargo/registry"),
-            ]
+            workspace_writes(&roots, false),
+            WorkspaceWrites {
+                writable: vec![
+                    ws.join("Cargo.toml"),
+                    ws.join("src"),
+                    PathBuf::from("/home/me/.cargo/registry"),
+                ],
+                read_only: Vec::new(),
+            }
+        );
+    }
+
+    #[test]
+    #[cfg(unix)]
+    #[expect(clippy::disallowed_methods, reason = "builds a fixture workspace")]
+    fn with_a_mount_namespace_the_root_is_granted_and_every_piece_of_metadata_is_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        for folder in [
+            ".git/hooks",
+            ".git/modules/sub",
+            ".cocode/history",
+            "src/.git",
+            "vendor/lib/.hg",
+            "sub",
+            "elsewhere/realgit",
+            "deep/a/b/c/.JJ",
+        ] {
+            std::fs::create_dir_all(ws.join(folder)).unwrap();
+        }
+        // A submodule's `.git` file, naming a folder inside the top one
+        // (already covered), and a worktree naming one elsewhere in the
+        // workspace; a `.git` link into the workspace and one out of it.
+        std::fs::write(ws.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        std::fs::create_dir_all(ws.join("wt")).unwrap();
+        std::fs::write(ws.join("wt/.git"), "gitdir: ../elsewhere/realgit\n").unwrap();
+        std::fs::create_dir_all(ws.join("linked")).unwrap();
+        std::os::unix::fs::symlink("../elsewhere", ws.join("linked/.git")).unwrap();
+        std::fs::create_dir_all(ws.join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.join("out/.git")).unwrap();
+        // Not metadata: looks like it.
+        std::fs::write(ws.join(".gitignore"), "").unwrap();
+        std::fs::create_dir_all(ws.join(".github")).unwrap();
+        let roots = WritableRoots {
+            workspace: Some(ws.clone()),
+            exceptions: vec![PathBuf::from("/home/me/.cargo/registry")],
+        };
+        assert_eq!(
+            workspace_writes(&roots, true),
+            WorkspaceWrites {
+                writable: vec![ws.clone(), PathBuf::from("/home/me/.cargo/registry")],
+                read_only: vec![
+                    ws.join(".cocode"),
+                    ws.join(".git"),
+                    ws.join("deep/a/b/c/.JJ"),
+                    ws.join("elsewhere"),
+                    ws.join("src/.git"),
+                    ws.join("sub/.git"),
+                    ws.join("vendor/lib/.hg"),
+                    ws.join("wt/.git"),
+                ],
+            }
+        );
+        // A `.git` that is the workspace (or holds it) leaves the older way.
+        std::os::unix::fs::symlink("..", ws.join("src/.hg")).unwrap();
+        assert_eq!(metadata_paths(&ws), None);
+        assert_eq!(
+            workspace_writes(&roots, true).writable.first(),
+            Some(&ws.join(".github"))
         );
     }
 
@@ -839,6 +1048,15 @@ mod tests {
                 file("/var/run/docker.sock"),
             ]
         );
+    }
+
+    #[test]
+    fn an_older_landlock_is_said_to_confine_nothing() {
+        assert_eq!(
+            older_landlock_reason(Some(3)),
+            "writes are not confined on this kernel (Landlock ABI 3; cocode needs 4 or later); only the policy proxy limits where agent commands connect"
+        );
+        assert!(older_landlock_reason(None).contains("Landlock ABI unknown;"));
     }
 
     #[test]

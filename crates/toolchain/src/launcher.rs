@@ -230,10 +230,22 @@ impl Launcher {
                 channel: theirs.as_raw_fd(),
             };
             channel = Some((ours, theirs));
-            crate::reaper::PidNamespace::prepare(Some(net), &self.hidden(plan), true)
+            crate::reaper::PidNamespace::prepare(
+                Some(net),
+                &self.hidden(plan),
+                true,
+                &plan.read_only,
+                crate::confine::protections().private_proc,
+            )
         } else {
             None
         };
+        if namespace.is_none() && !plan.read_only.is_empty() {
+            // The root is granted only with its metadata bound read-only.
+            return Err(LaunchError::Sandbox(
+                "the command's mount namespace could not be prepared, so the history and version-control metadata could not be kept read-only".into(),
+            ));
+        }
         let mut broker = None;
         let ruleset = match plan.confinement {
             Confinement::Landlock => {

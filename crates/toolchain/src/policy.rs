@@ -25,6 +25,9 @@ pub struct LaunchPolicy {
     proxy_port: Option<u16>,
     confinement: Confinement,
     os: TargetOs,
+    /// Launches get a mount namespace where read-only binds hold, so the
+    /// workspace root is granted with its metadata bound read-only.
+    root_grant: bool,
 }
 
 impl LaunchPolicy {
@@ -38,6 +41,7 @@ impl LaunchPolicy {
             proxy_port,
             confinement: crate::confine::available(),
             os: TargetOs::current(),
+            root_grant: crate::confine::protections().metadata_mounts,
         }
     }
 
@@ -54,6 +58,14 @@ impl LaunchPolicy {
         self.temp = temp;
         self.confinement = confinement;
         self.os = os;
+        self
+    }
+
+    /// The same policy with the workspace root granted (metadata bound
+    /// read-only) or granted entry by entry.
+    #[must_use]
+    pub fn with_root_grant(mut self, root_grant: bool) -> Self {
+        self.root_grant = root_grant;
         self
     }
 
@@ -94,7 +106,8 @@ impl SandboxPolicy for LaunchPolicy {
         Ok(match proxy {
             Some(proxy) => {
                 // The launch adds its private temp folder.
-                let mut writable_roots = crate::confine::writable_paths(&self.writable);
+                let writes = crate::confine::workspace_writes(&self.writable, self.root_grant);
+                let mut writable_roots = writes.writable;
                 writable_roots.extend(
                     spec.extra_writable
                         .iter()
@@ -104,6 +117,7 @@ impl SandboxPolicy for LaunchPolicy {
                 SandboxPlan {
                     env,
                     writable_roots,
+                    read_only: writes.read_only,
                     network: NetworkPlan::ProxyOnly { port: proxy.port },
                     confinement: self.confinement.clone(),
                 }
@@ -111,6 +125,7 @@ impl SandboxPolicy for LaunchPolicy {
             None => SandboxPlan {
                 env,
                 writable_roots: Vec::new(),
+                read_only: Vec::new(),
                 network: NetworkPlan::Unrestricted,
                 confinement: Confinement::Unconfined {
                     reason: "the person's own terminal and tools are not confined".into(),
@@ -165,6 +180,7 @@ mod tests {
             Confinement::Landlock,
             TargetOs::Linux,
         )
+        .with_root_grant(false)
     }
 
     #[test]
@@ -232,6 +248,7 @@ mod tests {
                     ("RUST_LOG".to_owned(), "debug".to_owned()),
                 ]),
                 writable_roots: Vec::new(),
+                read_only: Vec::new(),
                 network: NetworkPlan::Unrestricted,
                 confinement: Confinement::Unconfined {
                     reason: "the person's own terminal and tools are not confined".into()

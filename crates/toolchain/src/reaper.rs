@@ -75,6 +75,11 @@ pub(crate) struct PidNamespace {
     ptys: bool,
     /// Set in the child once that instance is mounted.
     private_ptys: std::sync::atomic::AtomicBool,
+    /// Paths bound read-only over themselves in the mount namespace, each
+    /// with the mount flags its remount must keep (`MS_NOSUID`, …).
+    read_only: Vec<(std::ffi::CString, libc::c_ulong)>,
+    /// Mount a procfs of the new PID namespace on `/proc`.
+    proc: bool,
 }
 
 /// A launch's network namespace: nothing but loopback, where a listener on
@@ -93,6 +98,8 @@ impl PidNamespace {
         net: Option<NetNamespace>,
         hide: &[crate::confine::Hidden],
         ptys: bool,
+        read_only: &[std::path::PathBuf],
+        proc: bool,
     ) -> Option<Self> {
         use std::os::unix::ffi::OsStrExt as _;
         let hide = hide
@@ -103,6 +110,13 @@ impl PidNamespace {
                 Some((c, folder))
             })
             .collect();
+        let read_only = read_only
+            .iter()
+            .map(|path| {
+                let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+                Some((c.clone(), locked_flags(&c)?))
+            })
+            .collect::<Option<Vec<_>>>()?;
         let (read, write) = death_pipe()?;
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
@@ -120,7 +134,14 @@ impl PidNamespace {
             extra: 0,
             ptys,
             private_ptys: std::sync::atomic::AtomicBool::new(false),
+            read_only,
+            proc,
         })
+    }
+
+    /// Whether the launch needs a mount namespace of its own.
+    fn mounts(&self) -> bool {
+        !self.hide.is_empty() || self.ptys || !self.read_only.is_empty() || self.proc
     }
 
     /// Runs in the forked child before exec. Returns in the command, which
@@ -141,11 +162,7 @@ impl PidNamespace {
                 } else {
                     0
                 }
-                | if self.hide.is_empty() && !self.ptys {
-                    0
-                } else {
-                    libc::CLONE_NEWNS
-                }
+                | if self.mounts() { libc::CLONE_NEWNS } else { 0 }
                 | self.extra;
             if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -155,7 +172,7 @@ impl PidNamespace {
                 write_file(c"/proc/self/uid_map", uid_map)?;
                 write_file(c"/proc/self/gid_map", gid_map)?;
             }
-            if !self.hide.is_empty() || self.ptys {
+            if self.mounts() {
                 self.cover()?;
             }
             if let Some(net) = &self.net {
@@ -173,7 +190,7 @@ impl PidNamespace {
             let status = pipe()?;
             match libc::fork() {
                 -1 => Err(std::io::Error::last_os_error()),
-                0 => init(alive, status),
+                0 => init(alive, status, self.proc),
                 init_pid => self.keep(init_pid, alive, status),
             }
         }
@@ -216,6 +233,29 @@ impl PidNamespace {
                     )
                 };
                 if done != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            for (path, flags) in &self.read_only {
+                // Over itself, then made read-only, keeping the flags the
+                // mount it lies on has (a user namespace may not drop
+                // them). Still a mount point, so it cannot be renamed or
+                // removed either.
+                if libc::mount(
+                    path.as_ptr(),
+                    path.as_ptr(),
+                    none,
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ) != 0
+                    || libc::mount(
+                        none,
+                        path.as_ptr(),
+                        none,
+                        libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags,
+                        std::ptr::null(),
+                    ) != 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
             }
@@ -330,7 +370,7 @@ unsafe fn pipe() -> std::io::Result<[RawFd; 2]> {
 /// and goes on to exec), reaps every orphan the namespace hands it, and
 /// when the command ends sends its wait status to the keeper and exits —
 /// which kills and reaps every process left in the namespace.
-unsafe fn init(alive: [RawFd; 2], status: [RawFd; 2]) -> std::io::Result<()> {
+unsafe fn init(alive: [RawFd; 2], status: [RawFd; 2], proc: bool) -> std::io::Result<()> {
     // SAFETY: raw system calls in a single-threaded child.
     unsafe {
         libc::close(alive[1]);
@@ -355,6 +395,21 @@ unsafe fn init(alive: [RawFd; 2], status: [RawFd; 2]) -> std::io::Result<()> {
             // would be ignored), with cocode's descriptors as they were.
             libc::close(alive[0]);
             libc::close(status[1]);
+            if proc {
+                // Mounted from inside the namespace, so it shows this
+                // namespace's processes only; a failure fails the launch.
+                let none = std::ptr::null::<libc::c_char>();
+                if libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    none.cast(),
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             return Ok(());
         }
         close_all_but(&mut [status[1]]);
@@ -371,6 +426,32 @@ unsafe fn init(alive: [RawFd; 2], status: [RawFd; 2]) -> std::io::Result<()> {
             }
         }
     }
+}
+
+/// The flags a read-only remount of a bind at `path` must keep: those of
+/// the mount it lies on that a user namespace cannot drop. Access-time
+/// flags are kept by the kernel when none is given. `None` when the path
+/// cannot be looked at.
+fn locked_flags(path: &std::ffi::CStr) -> Option<libc::c_ulong> {
+    // SAFETY: a zeroed `statvfs` is valid; the call gets live pointers.
+    let stat = unsafe {
+        let mut stat: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(path.as_ptr(), &raw mut stat) != 0 {
+            return None;
+        }
+        stat
+    };
+    let mut flags = 0;
+    for (st, ms) in [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+    ] {
+        if stat.f_flag & st != 0 {
+            flags |= ms;
+        }
+    }
+    Some(flags)
 }
 
 /// Brings the new network namespace's loopback interface up.
@@ -509,7 +590,7 @@ unsafe fn close_all_but(keep: &mut [RawFd]) {
 pub fn available() -> bool {
     static PROBE: OnceLock<bool> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let Some(mut ns) = PidNamespace::prepare(None, &[], false) else {
+        let Some(mut ns) = PidNamespace::prepare(None, &[], false, &[], false) else {
             return false;
         };
         // Every kind of namespace a launch may ask for.
@@ -525,5 +606,68 @@ pub fn available() -> bool {
         }
         cmd.output()
             .is_ok_and(|out| out.status.success() && out.stdout == b"2\n")
+    })
+}
+
+/// Runs `sh -c script args…` the way an agent launch starts, in namespaces
+/// of its own with `read_only` bound read-only and, with `proc`, a private
+/// `/proc`; what it printed, or `None` when it could not run or failed.
+fn probe(
+    read_only: &[std::path::PathBuf],
+    proc: bool,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+) -> Option<Vec<u8>> {
+    let mut ns = PidNamespace::prepare(None, &[], false, read_only, proc)?;
+    ns.extra = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(script)
+        .args(args)
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: `enter` makes raw system calls only (see its comment).
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || ns.enter());
+    }
+    let out = cmd.output().ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// Whether a launch here can bind a folder read-only over itself in its
+/// mount namespace (measured once: a command tries to write in a private
+/// folder bound so).
+pub fn read_only_binds_available() -> bool {
+    static PROBE: OnceLock<bool> = OnceLock::new();
+    *PROBE.get_or_init(|| {
+        let Ok(folder) = crate::scratch::PrivateTemp::create(&std::env::temp_dir()) else {
+            return false;
+        };
+        let target = folder.path().to_path_buf();
+        probe(
+            std::slice::from_ref(&target),
+            false,
+            r#"(: > "$0/x") 2>/dev/null && echo writable || echo read-only"#,
+            &[target.as_os_str()],
+        )
+        .is_some_and(|out| out == b"read-only\n")
+            && !target.join("x").exists()
+    })
+}
+
+/// Whether a launch here gets a procfs of its own PID namespace (measured
+/// once: a command looks for this process in `/proc`).
+pub fn private_proc_available() -> bool {
+    static PROBE: OnceLock<bool> = OnceLock::new();
+    *PROBE.get_or_init(|| {
+        let me = std::process::id().to_string();
+        probe(
+            &[],
+            true,
+            r#"test -e "/proc/$0" && echo host || echo private"#,
+            &[std::ffi::OsStr::new(&me)],
+        )
+        .is_some_and(|out| out == b"private\n")
     })
 }

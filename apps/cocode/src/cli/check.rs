@@ -247,10 +247,19 @@ fn protection_lines(
     let confined = !matches!(confinement, Confinement::Unconfined { .. });
     let protected = cocode_toolchain::confine::PROTECTED.join(", ");
     let mut lines = vec![
-        format!(
-            "read-only to agent commands: {} — {protected}, and top-level links that point out of the workspace",
-            state(confined)
-        ),
+        if protections.metadata_mounts && confined {
+            format!(
+                "read-only to agent commands: active — {protected} at any depth, bound read-only in each command's mount namespace; the rest of the workspace, its root included, is writable (new files at the root work)"
+            )
+        } else if confined {
+            format!(
+                "read-only to agent commands: active — {protected} at the top level, and top-level links that point out of the workspace; without mount namespaces here, only existing top-level entries are writable, so a command cannot create a new file at the workspace root"
+            )
+        } else {
+            format!(
+                "read-only to agent commands: not active — {protected} are not protected from agent commands"
+            )
+        },
         format!("private temp folder per agent command: {}", state(confined)),
     ];
     if cfg!(target_os = "linux") {
@@ -273,6 +282,14 @@ fn protection_lines(
         lines.push(format!(
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): {}",
             state(protections.pid_namespace)
+        ));
+        lines.push(format!(
+            "processes out of sight (a private /proc per agent command; cocode, its parent and other users' processes are not visible): {}",
+            if protections.private_proc {
+                "active"
+            } else {
+                "not active — an agent command can list other processes in /proc and read what their owner may read"
+            }
         ));
         lines.push(format!(
             "the person's sockets (session bus, ssh and gpg agents, displays, container engines) hidden from agent commands: {}",

@@ -2,6 +2,7 @@
 //! connections to anything but the proxy fail; writes inside and traffic
 //! through the proxy work.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use cocode_core::process::{Confinement, ExitStatus, ProcessLauncher as _};
@@ -197,7 +198,7 @@ async fn a_workspace_inside_the_system_temp_folder_keeps_its_history_and_command
     assert_eq!(status, ExitStatus::Code(0), "{out}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[..2], ["same", "private"], "{out}");
-    let private = std::path::Path::new(lines[2]);
+    let private = Path::new(lines[2]);
     assert!(
         private.starts_with(std::env::temp_dir().canonicalize().unwrap())
             && private
@@ -403,9 +404,10 @@ async fn commands_get_no_udp_raw_netlink_abstract_or_other_programs_unix_sockets
     assert_eq!((status, out.as_str()), (ExitStatus::Code(0), "hello"));
 }
 
-/// The launching process's memory and signals are out of reach. (Its
-/// starting environment stays readable to root here; cocode seals its own
-/// at start-up, which the app's tests check.)
+/// The launching process's memory and signals are out of reach: with a
+/// private `/proc` it is not even in sight; without one its memory is
+/// closed. (cocode also seals its own environment at start-up, which the
+/// app's tests check.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_cannot_read_the_memory_of_or_signal_the_process_that_launched_it() {
     if !landlock() || !require("python3") {
@@ -438,11 +440,16 @@ except OSError:
 "#
     );
     let (status, out) = run(&l, spec(&["python3", "-c", &script], agent(), &ws)).await;
+    let mem = if cocode_toolchain::confine::protections().private_proc {
+        "No such file or directory"
+    } else {
+        "Permission denied"
+    };
     assert_eq!(
         (status, out.as_str()),
         (
             ExitStatus::Code(0),
-            "mem Permission denied\nsignal refused\n"
+            format!("mem {mem}\nsignal refused\n").as_str()
         )
     );
 }
@@ -707,4 +714,176 @@ except OSError as e:
         libc::close(leader);
         libc::close(follower);
     }
+}
+
+/// Mount namespaces with read-only binds are here (a failure under CI, a
+/// skip elsewhere).
+fn metadata_mounts() -> bool {
+    require_peer(
+        "read-only binds in a mount namespace per agent launch",
+        cocode_toolchain::confine::protections().metadata_mounts,
+    )
+}
+
+/// Ordinary work at the workspace root — a new file, `sed -i` (which
+/// writes a temporary file beside the one it edits), a lock file, a new
+/// folder — works, while the history and every piece of version-control
+/// metadata, nested ones included, stay read-only: no hook, no
+/// `core.fsmonitor`, no history rewrite, not even by renaming them away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_works_at_the_workspace_root_but_never_writes_metadata_or_history() {
+    if !landlock() || !metadata_mounts() {
+        return;
+    }
+    let base = tempfile::tempdir_in("/var/tmp").unwrap();
+    let ws = base.path().join("ws");
+    for dir in [
+        ".git/hooks",
+        ".cocode/history",
+        "vendor/dep/.git/hooks",
+        "src",
+    ] {
+        std::fs::create_dir_all(ws.join(dir)).unwrap();
+    }
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join("vendor/dep/.git/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join("notes.txt"), "hello world\n").unwrap();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws));
+    let script = r#"
+try() { if ( eval "$1" ) 2>/dev/null; then echo "did: $1"; else echo "refused: $1"; fi; }
+try 'env > envdump.txt'
+try "sed -i 's/world/there/' notes.txt"
+try 'printf lock > Cargo.lock'
+try 'mkdir newdir && printf x > newdir/a'
+try 'printf x > .git/hooks/pre-commit'
+try 'printf x >> .git/config'
+try 'git config --file .git/config core.fsmonitor "touch /tmp/pwned"'
+try 'printf x > .git/new'
+try 'printf x > vendor/dep/.git/hooks/post-checkout'
+try 'printf x >> vendor/dep/.git/config'
+try 'printf x > .cocode/history/x'
+try 'mv .git moved-git'
+try 'mv .cocode moved-cocode'
+try 'rm -rf vendor/dep/.git'
+try 'mv vendor/dep moved-dep'
+try 'printf x >> moved-dep/.git/config'
+"#;
+    let (status, out) = run(&l, spec(&["sh", "-c", script], agent(), &ws)).await;
+    assert_eq!(
+        (status, out.as_str()),
+        (
+            ExitStatus::Code(0),
+            "did: env > envdump.txt\n\
+             did: sed -i 's/world/there/' notes.txt\n\
+             did: printf lock > Cargo.lock\n\
+             did: mkdir newdir && printf x > newdir/a\n\
+             refused: printf x > .git/hooks/pre-commit\n\
+             refused: printf x >> .git/config\n\
+             refused: git config --file .git/config core.fsmonitor \"touch /tmp/pwned\"\n\
+             refused: printf x > .git/new\n\
+             refused: printf x > vendor/dep/.git/hooks/post-checkout\n\
+             refused: printf x >> vendor/dep/.git/config\n\
+             refused: printf x > .cocode/history/x\n\
+             refused: mv .git moved-git\n\
+             refused: mv .cocode moved-cocode\n\
+             refused: rm -rf vendor/dep/.git\n\
+             did: mv vendor/dep moved-dep\n\
+             refused: printf x >> moved-dep/.git/config\n"
+        )
+    );
+    assert_root_work_kept_and_metadata_untouched(&ws);
+}
+
+/// What the root-work test's command left: its ordinary work, and every
+/// piece of metadata exactly as it was.
+fn assert_root_work_kept_and_metadata_untouched(ws: &Path) {
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "hello there\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("Cargo.lock")).unwrap(),
+        "lock"
+    );
+    assert_eq!(std::fs::read_to_string(ws.join("newdir/a")).unwrap(), "x");
+    // The environment the command saw is the whitelist's.
+    let dump = std::fs::read_to_string(ws.join("envdump.txt")).unwrap();
+    assert!(
+        !dump.contains("must-not-leak") && !dump.contains("hunter2"),
+        "{dump}"
+    );
+    // A folder holding a repository moves with it, still untouched.
+    for (file, text) in [
+        (".git/config", "[core]\n"),
+        ("moved-dep/.git/config", "[core]\n"),
+    ] {
+        assert_eq!(std::fs::read_to_string(ws.join(file)).unwrap(), text);
+    }
+    assert_eq!(std::fs::read_dir(ws.join(".git/hooks")).unwrap().count(), 0);
+    assert_eq!(
+        std::fs::read_dir(ws.join("moved-dep/.git/hooks"))
+            .unwrap()
+            .count(),
+        0
+    );
+    assert_eq!(
+        std::fs::read_dir(ws.join(".cocode/history"))
+            .unwrap()
+            .count(),
+        0
+    );
+    let mut top: Vec<String> = std::fs::read_dir(ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    top.sort();
+    assert_eq!(
+        top,
+        [
+            ".cocode",
+            ".git",
+            "Cargo.lock",
+            "envdump.txt",
+            "moved-dep",
+            "newdir",
+            "notes.txt",
+            "src",
+            "vendor"
+        ]
+    );
+}
+
+/// A command sees only its own processes: not the process that launched
+/// it, not that one's parent, not their environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cannot_see_the_launching_process_or_its_parent_in_proc() {
+    if !landlock()
+        || !require_peer(
+            "a private /proc per agent launch",
+            cocode_toolchain::confine::protections().private_proc,
+        )
+    {
+        return;
+    }
+    let (_base, ws) = out_workspace();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws));
+    let me = std::process::id();
+    let parent = std::os::unix::process::parent_id();
+    let script = format!(
+        "for p in {me} {parent}; do \
+           if cat /proc/$p/environ >/dev/null 2>&1; then echo \"read $p\"; else echo \"no $p\"; fi; \
+         done; \
+         ls /proc | grep -c '^[0-9]'"
+    );
+    let (status, out) = run(&l, spec(&["sh", "-c", &script], agent(), &ws)).await;
+    // The namespace's init, the shell, `ls` and `grep`.
+    assert_eq!(
+        (status, out.as_str()),
+        (
+            ExitStatus::Code(0),
+            format!("no {me}\nno {parent}\n4\n").as_str()
+        )
+    );
 }
