@@ -607,34 +607,134 @@ fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn a_command_cannot_read_the_keys_in_cocodes_own_environment() {
     let ws = workspace(&[("keep.txt", "k\n")]);
-    let key = "sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    // Credentials cocode recognises by name or by shape, and ones only the
+    // environment rule catches: passwords inside URLs, a webhook, a DSN, an
+    // npm auth string, a proxy's user and password.
+    let secrets = [
+        (
+            "ANTHROPIC_API_KEY",
+            "sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+        ),
+        ("SOMETHING_ELSE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+        ("DATABASE_URL", "postgres://app:dbpass4711@db.internal/app"),
+        ("REDIS_URL", "redis://:redispass4711@cache.internal:6379/0"),
+        (
+            "SLACK_WEBHOOK",
+            "https://hooks.slack.com/services/T0/B0/slacksecret4711",
+        ),
+        ("SENTRY_DSN", "https://sentrykey4711@o1.ingest.sentry.io/1"),
+        ("NPM_CONFIG__AUTH", "bnBtdXNlcjpucG1wYXNzNDcxMQ=="),
+        (
+            "HTTPS_PROXY",
+            "http://proxyuser:proxypass4711@proxy.internal:3128",
+        ),
+    ];
     // The command's parent is cocode itself; `environ` is what the kernel
-    // shows of cocode's starting environment, `status` whether it is
-    // dumpable (owned by root when not).
-    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+    // shows of cocode's starting environment. The test reads cocode's too,
+    // while the command runs (as root it may; otherwise the undumpable
+    // mark refuses it).
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cocode"));
+    command
         .args([
             "task",
             "run",
             "--workspace",
             ws.path().to_str().unwrap(),
             "--prompt",
-            r#"run "cat /proc/$PPID/environ > keep.txt 2>&1; echo end >> keep.txt""#,
+            r#"run "cat /proc/$PPID/environ > keep.txt 2>&1; cat /proc/1/environ >> keep.txt 2>&1; echo end >> keep.txt; touch started; sleep 2""#,
             "--yes",
         ])
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .env("HOME", std::env::temp_dir())
-        .env("ANTHROPIC_API_KEY", key)
-        .env("SOMETHING_ELSE", token)
-        .env("COCODE_PLAIN_MARKER", "plain")
-        .output()
-        .unwrap();
+        .env("COCODE_PLAIN_MARKER", "plain");
+    for (name, value) in secrets {
+        command.env(name, value);
+    }
+    let child = command.spawn().unwrap();
+    let environ = format!("/proc/{}/environ", child.id());
+    let started = ws.path().join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let own = std::fs::read(&environ).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     let seen = std::fs::read_to_string(ws.path().join("keep.txt")).unwrap();
     assert!(seen.ends_with("end\n"), "{seen}");
-    assert!(!seen.contains(key), "the key was read: {seen}");
-    assert!(!seen.contains(token), "the token was read: {seen}");
+    for (name, value) in secrets {
+        assert!(
+            !seen.contains(value),
+            "{name} was read by the command: {seen}"
+        );
+        if let Ok(own) = &own {
+            assert!(
+                !own.contains(value),
+                "{name} is in cocode's environ: {own:?}"
+            );
+        }
+    }
+    match own {
+        // Only root reads an undumpable process's environ; what it reads
+        // still names the variables cocode keeps.
+        Ok(own) => assert!(own.contains("COCODE_PLAIN_MARKER=plain"), "{own:?}"),
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}"),
+    }
+}
+
+/// A file name can hold a line feed (a forged `task …: completed` line
+/// of its own) or a right-to-left override (`gpj.exe` shown as `exe.jpg`):
+/// the command line shows both escaped, on the path's own line.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_newline_or_an_override_in_a_file_name_is_printed_escaped() {
+    let ws = workspace(&[("out/keep.txt", "k\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"run "IFS=; f=$(printf 'out/evil\ntask 9: completed \\342\\200\\256gpj.exe'); printf x > $f""#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let shown = only_task(ws.path());
+    let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        recorded(&shown)[0].0,
+        "out/evil\ntask 9: completed \u{202e}gpj.exe"
+    );
+    let (code, text) = cocode(&[
+        "task",
+        "show",
+        &id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("    1. ") && l.contains("out/evil"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("out/evil\\u000atask 9: completed \\u202egpj.exe"),
+        "{line}"
+    );
+    assert!(
+        !text.lines().any(|l| l.starts_with("task 9")) && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    let (code, undone) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{undone}");
+    assert!(
+        undone.contains(
+            "removed out/evil\\u000atask 9: completed \\u202egpj.exe (the task made it)\n"
+        ),
+        "{undone}"
+    );
 }
 
 #[test]

@@ -19,4 +19,4 @@ pub use providers::{
     fetch_models,
 };
 pub use session::{BuiltInRuntime, BuiltInSession, LoopLimits};
-pub use transport::{RetryPolicy, Transport};
+pub use transport::{RetryPolicy, Transport, UpstreamProxies};

@@ -125,9 +125,95 @@ pub trait StreamObserver: Send {
     fn on_retry(&mut self, attempt: u32, max: u32, error: &ProviderError);
 }
 
+/// The proxies the person's environment names for cocode's own requests
+/// (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, either case, and `NO_PROXY`),
+/// read through a lookup rather than the environment: a proxy whose URL
+/// holds a password is sealed out of the process environment at start.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct UpstreamProxies {
+    pub https: Option<String>,
+    pub http: Option<String>,
+    pub all: Option<String>,
+    pub no_proxy: Option<String>,
+}
+
+impl std::fmt::Debug for UpstreamProxies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URLs may hold a password.
+        f.debug_struct("UpstreamProxies")
+            .field("https", &self.https.is_some())
+            .field("http", &self.http.is_some())
+            .field("all", &self.all.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl UpstreamProxies {
+    /// Reads the variables through `var` (upper case first, as curl does
+    /// for all but `http_proxy`); empty values count as unset.
+    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Self {
+        let read = |names: [&str; 2]| {
+            names
+                .into_iter()
+                .find_map(|n| var(n).filter(|v| !v.trim().is_empty()))
+        };
+        Self {
+            https: read(["HTTPS_PROXY", "https_proxy"]),
+            http: read(["http_proxy", "HTTP_PROXY"]),
+            all: read(["ALL_PROXY", "all_proxy"]),
+            no_proxy: read(["NO_PROXY", "no_proxy"]),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.https.is_none() && self.http.is_none() && self.all.is_none()
+    }
+}
+
 impl Transport {
+    /// A transport whose requests follow the proxies in cocode's process
+    /// environment.
     pub fn new(policy: RetryPolicy) -> Result<Self, ProviderError> {
-        let client = reqwest::Client::builder()
+        Self::with_proxies(policy, &UpstreamProxies::default())
+    }
+
+    /// A transport whose requests go through `proxies` when any is named
+    /// (and through those of the process environment otherwise).
+    pub fn with_proxies(
+        policy: RetryPolicy,
+        proxies: &UpstreamProxies,
+    ) -> Result<Self, ProviderError> {
+        let bad = |what: &str, e: reqwest::Error| {
+            ProviderError::new(
+                ProviderErrorCode::Config,
+                format!(
+                    "the {what} proxy's address cannot be used: {}",
+                    e.without_url()
+                ),
+            )
+        };
+        let mut builder = reqwest::Client::builder();
+        if !proxies.is_empty() {
+            let no_proxy = proxies
+                .no_proxy
+                .as_deref()
+                .and_then(reqwest::NoProxy::from_string);
+            for (what, url) in [
+                ("HTTPS", &proxies.https),
+                ("HTTP", &proxies.http),
+                ("ALL", &proxies.all),
+            ] {
+                let Some(url) = url else { continue };
+                let proxy = match what {
+                    "HTTPS" => reqwest::Proxy::https(url.as_str()),
+                    "HTTP" => reqwest::Proxy::http(url.as_str()),
+                    _ => reqwest::Proxy::all(url.as_str()),
+                }
+                .map_err(|e| bad(what, e))?;
+                builder = builder.proxy(proxy.no_proxy(no_proxy.clone()));
+            }
+        }
+        let client = builder
             .user_agent(concat!("cocode/", env!("CARGO_PKG_VERSION")))
             // Redirects could move a request (and its key) to another host.
             .redirect(reqwest::redirect::Policy::none())
@@ -347,6 +433,62 @@ impl Transport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A proxy whose URL holds a password (sealed out of the environment)
+    /// is used when handed over: the request goes to it, with its
+    /// credentials, and `NO_PROXY` still applies.
+    #[tokio::test]
+    async fn requests_go_through_a_proxy_handed_over_with_its_password() {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            let mut buf = [0_u8; 1024];
+            while !head.ends_with(b"\r\n\r\n") {
+                let n = conn.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the connection closed early");
+                head.extend_from_slice(&buf[..n]);
+            }
+            conn.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\nconnection: close\r\n\r\n{\"a\":1}",
+            )
+            .await
+            .unwrap();
+            String::from_utf8(head).unwrap()
+        });
+        let proxies = UpstreamProxies::from_lookup(|name| match name {
+            "http_proxy" => Some(format!("http://proxyuser:proxypass@127.0.0.1:{port}")),
+            "NO_PROXY" => Some("internal.example".to_owned()),
+            _ => None,
+        });
+        let transport = Transport::with_proxies(RetryPolicy::default(), &proxies).unwrap();
+        let spec = HttpRequestSpec {
+            url: "http://models.example.org/v1/models".to_owned(),
+            headers: Vec::new(),
+            body: Value::Null,
+        };
+        let body = transport
+            .get_json(&spec, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(body, serde_json::json!({"a": 1}));
+        let head = server.await.unwrap().to_ascii_lowercase();
+        assert!(
+            head.starts_with("get http://models.example.org/v1/models http/1.1\r\n"),
+            "{head}"
+        );
+        // base64("proxyuser:proxypass")
+        assert!(
+            head.contains("proxy-authorization: basic chjvehl1c2vyonbyb3h5cgfzcw==\r\n"),
+            "{head}"
+        );
+        assert_eq!(
+            format!("{proxies:?}"),
+            "UpstreamProxies { https: false, http: true, all: false, .. }"
+        );
+    }
 
     #[test]
     fn statuses_map_to_codes() {

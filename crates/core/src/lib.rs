@@ -12,6 +12,7 @@ pub mod path;
 pub mod process;
 pub mod registry;
 pub mod services;
+pub mod shown;
 pub mod snapshot;
 pub mod task;
 pub mod verification;

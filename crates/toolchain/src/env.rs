@@ -115,6 +115,51 @@ pub fn is_credential_value(value: &str) -> bool {
     }) || value.starts_with("npm_") && value.len() >= 36
 }
 
+/// True for a value holding a URL with a user name or password in it
+/// (`postgres://app:pw@db/x`, `https://key@o1.ingest.sentry.io/1`, a
+/// proxy's `http://user:pw@proxy:3128`), anywhere in the value: the
+/// credential rides in the value whatever the variable is called.
+pub fn has_url_credentials(value: &str) -> bool {
+    value.match_indices("://").any(|(at, _)| {
+        let scheme = &value[..at];
+        let scheme_ok = scheme
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+        let rest = &value[at + 3..];
+        let authority = rest
+            .split(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .next()
+            .unwrap_or_default();
+        scheme_ok
+            && authority
+                .rsplit_once('@')
+                .is_some_and(|(user, _)| !user.is_empty() && user != ":")
+    })
+}
+
+/// True for a long run of mixed letters and digits with no separator a
+/// word, path or version would have — how generated tokens look
+/// (`SESSION=Zx81Kq…`): at least 32 characters of `A-Z a-z 0-9 _ - + = /`,
+/// upper case, lower case and a digit all present, not starting with `/`.
+pub fn is_random_token(value: &str) -> bool {
+    let value = value.trim();
+    value.len() >= 32
+        && !value.starts_with('/')
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '=' | '/'))
+        && value.chars().any(|c| c.is_ascii_uppercase())
+        && value.chars().any(|c| c.is_ascii_lowercase())
+        && value.chars().any(|c| c.is_ascii_digit())
+}
+
+/// Whether an inherited variable of this name reaches children (before the
+/// checks on its value).
+pub fn passes_to_children(name: &str, os: TargetOs) -> bool {
+    whitelisted(name, os)
+}
+
 /// A name a shell could export: letters, digits and `_`, not starting with
 /// a digit (so never `HTTP_PROXY=` or a name with a NUL).
 fn valid_name(name: &str) -> bool {
@@ -250,6 +295,7 @@ pub fn child_env(
             whitelisted(name, os)
                 && !is_credential_like(name)
                 && !is_credential_value(value)
+                && !has_url_credentials(value)
                 && (!is_locale_variable(name) || plausible_locale(value))
         })
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -300,11 +346,51 @@ mod tests {
             ("GITHUB_TOKEN", "ghp_secret"),
             ("AWS_SECRET_ACCESS_KEY", "aws"),
             ("DATABASE_URL", "postgres://u:p@db/x"),
+            // A whitelisted name holding a password in a URL stays behind.
+            ("TERM", "ftp://user:pw@files.example.org/"),
             ("CARGO_HOME", "/home/me/.cargo"),
             ("SystemRoot", "C:\\Windows"),
             ("DEVELOPER_DIR", "/Applications/Xcode.app"),
             ("SSH_AUTH_SOCK", "/tmp/ssh"),
         ])
+    }
+
+    #[test]
+    fn credentials_inside_urls_and_random_tokens_are_recognised_by_their_value() {
+        for value in [
+            "postgres://app:hunter2@db.internal/x",
+            "redis://:redispass@cache:6379/0",
+            "https://sentrykey42@o1.ingest.sentry.io/1",
+            "http://proxyuser:proxypass@proxy:3128",
+            "mirror=https://u:p@example.org/simple other",
+        ] {
+            assert!(has_url_credentials(value), "{value}");
+        }
+        for value in [
+            "https://hooks.example.org/services/T0/B0",
+            "postgres://db.internal/x",
+            "mailto:me@example.org",
+            "http://example.org/path@not-a-user",
+            "/home/me/.cargo",
+            "unix:path=/run/user/1000/bus",
+        ] {
+            assert!(!has_url_credentials(value), "{value}");
+        }
+        for value in [
+            "Zx81KqP0aLmN3vB7cD2eF9gH4iJ6kM1o",
+            "dGhpcyBpcyBhIGxvbmcgc2VjcmV0IHRva2VuIDEyMw==",
+        ] {
+            assert!(is_random_token(value), "{value}");
+        }
+        for value in [
+            "/run/user/1000/.mutter-Xwaylandauth.ABC123XYZ0",
+            "0123456789abcdef0123456789abcdef01234567",
+            "ko_KR.UTF-8",
+            "4c5e3b2a-1f0e-4d3c-9b8a-7f6e5d4c3b2a",
+            "Short1Aa",
+        ] {
+            assert!(!is_random_token(value), "{value}");
+        }
     }
 
     #[test]

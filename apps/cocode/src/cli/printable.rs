@@ -2,48 +2,73 @@
 //! comes from a model or a file (paths, prompts, streamed replies, command
 //! output). A control character in it would be obeyed by the terminal — an
 //! escape sequence can retitle the window, move the cursor to overwrite
-//! earlier lines, or hide text — so every control character but line feed
-//! and tab is printed as a visible escape in JSON's notation (`\u001b`,
-//! `\u009b`), which reads plainly and keeps `--json` output valid JSON.
+//! earlier lines, or hide text — and a bidirectional override turns text
+//! around on screen, so every such character but line feed and tab is
+//! printed as a visible escape in JSON's notation (`\u001b`, `\u009b`,
+//! `\u202e`), which reads plainly and keeps `--json` output valid JSON.
+//! Paths and titles, where a line feed would forge a line, are escaped
+//! whole where they are printed (`cocode_core::shown::line`).
 
 use std::io::{self, Write};
 
-/// A writer that escapes control characters on their way to `inner`.
+/// A writer that escapes control and bidirectional formatting characters
+/// (`cocode_core::shown`) on their way to `inner`; line feed and tab pass.
 #[derive(Debug)]
 pub struct Printable<W: Write> {
     inner: W,
-    /// The first byte of a two-byte UTF-8 sequence that could be a C1
-    /// control (U+0080–U+009F), held until the next byte shows which.
-    lead: bool,
+    /// The start of a UTF-8 sequence cut by the end of a write, held until
+    /// the next write shows which character it is.
+    pending: Vec<u8>,
 }
 
 impl<W: Write> Printable<W> {
     pub fn new(inner: W) -> Self {
-        Self { inner, lead: false }
+        Self {
+            inner,
+            pending: Vec::new(),
+        }
     }
 }
 
-/// The lead byte of U+0080–U+00BF in UTF-8.
-const C2: u8 = 0xc2;
+/// Appends `text` with its escaped characters shown.
+fn push_shown(out: &mut Vec<u8>, text: &str) {
+    let mut escaped = String::new();
+    for c in text.chars() {
+        if cocode_core::shown::is_escaped(c, true) {
+            cocode_core::shown::push_escape(&mut escaped, c);
+        } else {
+            escaped.push(c);
+        }
+    }
+    out.extend_from_slice(escaped.as_bytes());
+}
 
 impl<W: Write> Write for Printable<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut out = Vec::with_capacity(buf.len());
-        for &byte in buf {
-            if std::mem::take(&mut self.lead) {
-                if (0x80..=0x9f).contains(&byte) {
-                    let _ = write!(out, "\\u{byte:04x}");
-                    continue;
+        let mut bytes = std::mem::take(&mut self.pending);
+        bytes.extend_from_slice(buf);
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut rest = bytes.as_slice();
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    push_shown(&mut out, text);
+                    break;
                 }
-                out.push(C2);
-            }
-            match byte {
-                b'\n' | b'\t' => out.push(byte),
-                0x00..=0x1f | 0x7f => {
-                    let _ = write!(out, "\\u{byte:04x}");
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    // `valid_up_to` ends the valid part, so this never fails.
+                    push_shown(&mut out, std::str::from_utf8(valid).unwrap_or_default());
+                    // Bytes that are no character pass as they came; a
+                    // sequence cut by the end of this write waits.
+                    if let Some(n) = e.error_len() {
+                        out.extend_from_slice(&after[..n]);
+                        rest = &after[n..];
+                    } else {
+                        self.pending = after.to_vec();
+                        break;
+                    }
                 }
-                C2 => self.lead = true,
-                _ => out.push(byte),
             }
         }
         self.inner.write_all(&out)?;
@@ -57,8 +82,8 @@ impl<W: Write> Write for Printable<W> {
 
 impl<W: Write> Drop for Printable<W> {
     fn drop(&mut self) {
-        if self.lead {
-            let _ = self.inner.write_all(&[C2]);
+        if !self.pending.is_empty() {
+            let _ = self.inner.write_all(&self.pending);
         }
         let _ = self.inner.flush();
     }
@@ -97,6 +122,18 @@ mod tests {
             ]),
             "한글 é ©a\\u009b31m\u{a0}"
         );
+        // A right-to-left override split across three writes.
+        assert_eq!(
+            printed(&[b"txt.\xe2", b"\x80", b"\xaeexe"]),
+            "txt.\\u202eexe"
+        );
+        // Bytes that are no character pass as they came.
+        let mut bytes = Vec::new();
+        {
+            let mut p = Printable::new(&mut bytes);
+            p.write_all(b"a\xff\x1bb").unwrap();
+        }
+        assert_eq!(bytes, b"a\xff\\u001bb");
         // A lead byte at the very end is passed on as it came.
         let mut bytes = Vec::new();
         {

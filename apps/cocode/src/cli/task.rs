@@ -466,7 +466,7 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
             let renamed = parts
                 .previous_path
                 .as_ref()
-                .map(|from| format!(" (from {from})"))
+                .map(|from| format!(" (from {})", cocode_core::shown::line(from.as_str())))
                 .unwrap_or_default();
             let unkept = match (parts.unkept.base, parts.unkept.result) {
                 (false, false) => "",
@@ -479,7 +479,7 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
                 "    {}. {} {}{renamed} · attempt {} · {}{unkept}",
                 parts.seq.0,
                 s.kind().phrase(),
-                parts.path,
+                cocode_core::shown::line(parts.path.as_str()),
                 parts.attempt_no.0,
                 parts.origin.phrase()
             );
@@ -613,14 +613,14 @@ pub fn rollback(
     match rollback(&ws, &id, &query)? {
         RollbackOutcome::Done { restored, task } => {
             for (path, how) in &restored {
-                writeln!(out, "{}", how.line(path))?;
+                writeln!(out, "{}", how.line(&cocode_core::shown::line(path)))?;
             }
             writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
             Ok(0)
         }
         RollbackOutcome::Conflicts(conflicts) => {
             for (path, reason) in &conflicts {
-                writeln!(out, "conflict {path}: {reason}")?;
+                writeln!(out, "conflict {}: {reason}", cocode_core::shown::line(path))?;
             }
             writeln!(
                 out,

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use cocode_core::agent::{AgentEvent, ToolCallStatus};
+use cocode_core::shown;
 
 use crate::host::orchestrator::Progress;
 
@@ -32,7 +33,7 @@ pub fn print_progress(
         }
         Progress::Agent(AgentEvent::MessageDelta(text)) => {
             *streaming = true;
-            write!(out, "{text}")?;
+            write!(out, "{}", shown::lines(text))?;
             out.flush()
         }
         Progress::Agent(AgentEvent::ToolCallUpdate(u)) => match u.status {
@@ -41,9 +42,9 @@ pub fn print_progress(
                 out,
                 format!(
                     "  {}{}{} [{}]",
-                    u.title.as_deref().unwrap_or("tool"),
+                    shown::line(u.title.as_deref().unwrap_or("tool")),
                     if u.locations.is_empty() { "" } else { " " },
-                    u.locations.join(" "),
+                    shown::line(&u.locations.join(" ")),
                     status.phrase()
                 ),
             ),
@@ -51,9 +52,10 @@ pub fn print_progress(
         Progress::Agent(AgentEvent::Retrying { attempt, max, code }) => {
             line(out, format!("  retry {attempt}/{max} after {code}"))
         }
-        Progress::Agent(AgentEvent::Failed { code, message }) => {
-            line(out, format!("agent error {code}: {message}"))
-        }
+        Progress::Agent(AgentEvent::Failed { code, message }) => line(
+            out,
+            format!("agent error {code}: {}", shown::lines(message)),
+        ),
         Progress::Agent(AgentEvent::ModeChanged(mode)) => line(out, format!("  mode: {mode}")),
         Progress::Agent(AgentEvent::TokenUsage { input, output }) => {
             line(out, format!("  tokens: {input} in, {output} out"))
@@ -73,7 +75,7 @@ pub fn print_progress(
                 let _ = write!(text, " (last {} lines shown)", shown.len());
             }
             for l in shown {
-                let _ = write!(text, "\n    | {l}");
+                let _ = write!(text, "\n    | {}", shown::line(l));
             }
             line(out, text)
         }

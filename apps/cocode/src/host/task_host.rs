@@ -292,7 +292,7 @@ impl TaskHost {
         let agent = Arc::new(BuiltInRuntime::new(
             Arc::new(options.providers),
             Arc::clone(&tools),
-            Transport::new(options.retry)?,
+            Transport::with_proxies(options.retry, &crate::host::secrets::upstream_proxies())?,
             Arc::clone(&options.vault),
             options.limits,
         ));

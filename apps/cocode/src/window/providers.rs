@@ -316,7 +316,11 @@ impl Worker {
     fn open(setup: ProviderSetup) -> Self {
         let (settings, registry, settings_error) = setup.load();
         Self {
-            transport: Transport::new(cocode_agent::RetryPolicy::default()).ok(),
+            transport: Transport::with_proxies(
+                cocode_agent::RetryPolicy::default(),
+                &crate::host::secrets::upstream_proxies(),
+            )
+            .ok(),
             setup,
             settings,
             registry,

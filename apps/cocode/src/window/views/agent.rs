@@ -301,9 +301,11 @@ fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::Approval
                         ChangeKind::Create => "new file".to_owned(),
                         ChangeKind::Modify => "changed".to_owned(),
                         ChangeKind::Delete => "deleted".to_owned(),
-                        ChangeKind::Rename { from } => format!("renamed from {from}"),
+                        ChangeKind::Rename { from } => {
+                            format!("renamed from {}", cocode_core::shown::line(from))
+                        }
                     };
-                    ui.strong(&change.path);
+                    ui.strong(cocode_core::shown::line(&change.path));
                     ui.label(what);
                     if change.test_file {
                         cocode_ui::badge(
@@ -326,8 +328,13 @@ fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::Approval
             cwd,
             confinement,
         }) => {
-            ui.add(egui::Label::new(egui::RichText::new(argv.join(" ")).monospace()).wrap());
-            ui.label(format!("in {cwd}"));
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(cocode_core::shown::line(&argv.join(" "))).monospace(),
+                )
+                .wrap(),
+            );
+            ui.label(format!("in {}", cocode_core::shown::line(cwd)));
             ui.weak(confinement);
         }
         Some(ApprovalPreview::Note(note)) => {
@@ -340,7 +347,7 @@ fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::Approval
         {
             // An external agent's own question.
             Some(title) => {
-                ui.label(title);
+                ui.label(cocode_core::shown::lines(title));
             }
             None => {
                 ui.weak(approval.safe_argument_summary.to_string());
