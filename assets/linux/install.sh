@@ -39,6 +39,10 @@ for icon in "$here"/share/icons/hicolor/*/apps/cocode.png; do
     size=$(basename "$(dirname "$(dirname "$icon")")")
     put "$icon" 644 "$prefix/share/icons/hicolor/$size/apps/cocode.png"
 done
+profile=$(mktemp)
+sed -e "s|@COCODE_PATH@|$prefix/bin/cocode|" "$here/share/cocode/apparmor-cocode.in" > "$profile"
+put "$profile" 644 "$prefix/share/cocode/apparmor-cocode"
+rm -f "$profile"
 put "$here/uninstall.sh" 755 "$prefix/share/cocode/uninstall.sh"
 echo "file $prefix/share/cocode/installed" >> "$list"
 make_dir "$prefix/share/cocode"
@@ -49,4 +53,15 @@ command -v update-desktop-database >/dev/null 2>&1 \
 command -v gtk-update-icon-cache >/dev/null 2>&1 \
     && gtk-update-icon-cache -q -t "$prefix/share/icons/hicolor" 2>/dev/null || true
 echo "cocode is installed: $prefix/bin/cocode"
+# Ubuntu 24.04 and later refuse unprivileged user namespaces to programs
+# without an AppArmor profile allowing them. cocode runs each agent command
+# in namespaces of its own; without them it runs commands with fewer
+# protections (`cocode doctor` lists which). The package installs the
+# profile itself; here an administrator does, once.
+if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ]; then
+    echo "This system restricts user namespaces through AppArmor. For the full sandbox of"
+    echo "agent commands, an administrator installs the profile made for this install:"
+    echo "  sudo install -m 644 $prefix/share/cocode/apparmor-cocode /etc/apparmor.d/cocode"
+    echo "  sudo apparmor_parser -r /etc/apparmor.d/cocode"
+fi
 echo "To remove it: $prefix/share/cocode/uninstall.sh"

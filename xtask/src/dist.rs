@@ -76,6 +76,12 @@ pub fn stage(root: &Path, binary: &Path, out: &Path, name: &str) -> Result<PathB
     let dir = out.join(name);
     fresh(&dir)?;
     lay_out(root, binary, &dir)?;
+    // The AppArmor profile's template: install.sh fills in where the
+    // program went.
+    copy(
+        &root.join("assets/linux/apparmor-cocode"),
+        &dir.join("share/cocode/apparmor-cocode.in"),
+    )?;
     for script in ["install.sh", "uninstall.sh"] {
         copy(&root.join("assets/linux").join(script), &dir.join(script))?;
         #[cfg(unix)]
@@ -88,6 +94,25 @@ pub fn stage(root: &Path, binary: &Path, out: &Path, name: &str) -> Result<PathB
 /// README's list).
 const DEB_DEPENDS: &str = "libc6, libx11-6, libx11-xcb1, libxcursor1, libxi6, libxkbcommon-x11-0, libegl1, libgl1-mesa-dri";
 
+/// Loads the AppArmor profile when AppArmor is running (a system without
+/// it, or a container, has nothing to load it into).
+const DEB_POSTINST: &str = "#!/bin/sh
+set -e
+if [ \"$1\" = configure ] && [ -d /sys/kernel/security/apparmor ] \\
+    && command -v apparmor_parser >/dev/null 2>&1; then
+    apparmor_parser -r -T -W /etc/apparmor.d/cocode || true
+fi
+";
+
+/// Unloads the profile before its file goes.
+const DEB_PRERM: &str = "#!/bin/sh
+set -e
+if [ \"$1\" = remove ] && [ -d /sys/kernel/security/apparmor ] \\
+    && command -v apparmor_parser >/dev/null 2>&1; then
+    apparmor_parser -R /etc/apparmor.d/cocode 2>/dev/null || true
+fi
+";
+
 /// Debian's name of this machine's architecture.
 fn deb_arch() -> &'static str {
     match std::env::consts::ARCH {
@@ -99,7 +124,7 @@ fn deb_arch() -> &'static str {
 
 /// Builds `cocode_<version>_<arch>.deb` in `out` around `binary`: the
 /// program in `/usr/bin`, the desktop entry and the hicolor icons in
-/// `/usr/share`; its path.
+/// `/usr/share`, the AppArmor profile in `/etc/apparmor.d`; its path.
 pub fn deb(root: &Path, binary: &Path, out: &Path, version: &str) -> Result<PathBuf> {
     let name = format!("cocode_{version}_{}", deb_arch());
     let dir = out.join(&name);
@@ -125,6 +150,19 @@ pub fn deb(root: &Path, binary: &Path, out: &Path, version: &str) -> Result<Path
             arch = deb_arch()
         ),
     )?;
+    // The AppArmor profile that lets /usr/bin/cocode make user namespaces
+    // where Ubuntu restricts them; loaded when the package is configured,
+    // unloaded when it is removed.
+    let profile = std::fs::read_to_string(root.join("assets/linux/apparmor-cocode"))?
+        .replace("@COCODE_PATH@", "/usr/bin/cocode");
+    std::fs::create_dir_all(dir.join("etc/apparmor.d"))?;
+    std::fs::write(dir.join("etc/apparmor.d/cocode"), profile)?;
+    std::fs::write(dir.join("DEBIAN/conffiles"), "/etc/apparmor.d/cocode\n")?;
+    for (script, text) in [("postinst", DEB_POSTINST), ("prerm", DEB_PRERM)] {
+        std::fs::write(dir.join("DEBIAN").join(script), text)?;
+        #[cfg(unix)]
+        make_executable(&dir.join("DEBIAN").join(script))?;
+    }
     let deb = out.join(format!("{name}.deb"));
     let built = Command::new("dpkg-deb")
         .args(["--root-owner-group", "--build"])

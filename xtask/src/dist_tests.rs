@@ -67,12 +67,23 @@ fn the_tarball_installs_into_a_home_and_uninstalls_leaving_nothing() {
         ".local/share/icons/hicolor/512x512/apps/cocode.png",
         ".local/share/cocode/uninstall.sh",
         ".local/share/cocode/installed",
+        ".local/share/cocode/apparmor-cocode",
     ] {
         assert!(
             installed.contains(&expected.to_owned()),
             "{expected}: {installed:?}"
         );
     }
+    // The AppArmor profile an administrator may install names this
+    // install's program.
+    let profile = std::fs::read_to_string(prefix.join("share/cocode/apparmor-cocode")).unwrap();
+    assert!(
+        profile.contains(&format!(
+            "\nprofile cocode {} flags=(unconfined) {{\n  userns,\n",
+            prefix.join("bin/cocode").display()
+        )),
+        "{profile}"
+    );
     let ran = Command::new(prefix.join("bin/cocode"))
         .arg("--version")
         .output()
@@ -161,6 +172,7 @@ fn the_deb_holds_the_program_entry_and_icons_with_its_dependencies() {
         "./usr/share/applications/cocode.desktop",
         "./usr/share/icons/hicolor/48x48/apps/cocode.png",
         "./usr/share/icons/hicolor/scalable/apps/cocode.svg",
+        "./etc/apparmor.d/cocode",
     ] {
         let line = listed
             .lines()
@@ -171,6 +183,47 @@ fn the_deb_holds_the_program_entry_and_icons_with_its_dependencies() {
             assert!(line.starts_with("-rwxr-xr-x"), "{line}");
         }
     }
+    // The AppArmor profile names the installed program and allows it user
+    // namespaces, and nothing else; it is a conffile, loaded on configure.
+    let unpacked = work.path().join("unpacked");
+    let control = work.path().join("control");
+    for (flag, into) in [("--extract", &unpacked), ("--control", &control)] {
+        let status = Command::new("dpkg-deb")
+            .arg(flag)
+            .arg(&deb)
+            .arg(into)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{flag}");
+    }
+    let profile = std::fs::read_to_string(unpacked.join("etc/apparmor.d/cocode")).unwrap();
+    let rules: Vec<&str> = profile
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "abi <abi/4.0>,",
+            "include <tunables/global>",
+            "profile cocode /usr/bin/cocode flags=(unconfined) {",
+            "userns,",
+            "include if exists <local/cocode>",
+            "}"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(control.join("conffiles")).unwrap(),
+        "/etc/apparmor.d/cocode\n"
+    );
+    let postinst = std::fs::read_to_string(control.join("postinst")).unwrap();
+    assert!(
+        postinst.contains("apparmor_parser -r -T -W /etc/apparmor.d/cocode"),
+        "{postinst}"
+    );
+    std::fs::remove_dir_all(&unpacked).unwrap();
+    std::fs::remove_dir_all(&control).unwrap();
     // The staging folder is gone; only the package is left.
     let mut left: Vec<String> = std::fs::read_dir(work.path())
         .unwrap()

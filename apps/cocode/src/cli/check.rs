@@ -236,6 +236,22 @@ fn agent_protections(
     Ok(())
 }
 
+/// Whether Ubuntu's AppArmor refuses unprivileged user namespaces to
+/// programs without a profile (Ubuntu 24.04 and later).
+fn apparmor_restricts_userns() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+        .is_ok_and(|v| v.trim() == "1")
+}
+
+/// Why agent commands get no namespaces of their own here.
+fn no_namespaces_reason(apparmor_restricts: bool) -> &'static str {
+    if apparmor_restricts {
+        "AppArmor refuses user namespaces to this program (kernel.apparmor_restrict_unprivileged_userns = 1); the .deb installs a profile that allows them for /usr/bin/cocode, and install.sh prints how an administrator installs one for its install"
+    } else {
+        "this system does not let cocode make user namespaces"
+    }
+}
+
 /// The protections of agent commands on this machine, one line each, as
 /// active or not.
 fn protection_lines(
@@ -281,7 +297,11 @@ fn protection_lines(
         ));
         lines.push(format!(
             "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): {}",
-            state(protections.pid_namespace)
+            if protections.pid_namespace {
+                "active".to_owned()
+            } else {
+                format!("not active — {}", no_namespaces_reason(apparmor_restricts_userns()))
+            }
         ));
         lines.push(format!(
             "processes out of sight (a private /proc per agent command; cocode, its parent and other users' processes are not visible): {}",
@@ -398,4 +418,49 @@ fn integrity_problems(report: &IntegrityReport) -> Vec<String> {
     .filter(|(_, items)| !items.is_empty())
     .map(|(what, items)| format!("{what}: {}", items.join(", ")))
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without namespaces, the doctor names what it lost, and why: Ubuntu's
+    /// AppArmor restriction is named with the way out.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn without_namespaces_the_doctor_says_which_protections_are_off_and_why() {
+        let none = cocode_toolchain::confine::Protections {
+            socket_filter: true,
+            scoping: true,
+            pid_namespace: false,
+            connect_broker: true,
+            metadata_mounts: false,
+            private_proc: false,
+        };
+        let lines = protection_lines(&Confinement::Landlock, none, true);
+        let line = |label: &str| {
+            lines
+                .iter()
+                .find(|l| l.starts_with(label))
+                .unwrap_or_else(|| panic!("{label}: {lines:#?}"))
+                .clone()
+        };
+        assert!(line("read-only to agent commands").contains(
+            "without mount namespaces here, only existing top-level entries are writable"
+        ));
+        assert!(
+            line("processes out of sight").ends_with(
+                ": not active — an agent command can list other processes in /proc and read what their owner may read"
+            )
+        );
+        assert!(line("command lifetime").contains(": not active — "));
+        assert_eq!(
+            no_namespaces_reason(true),
+            "AppArmor refuses user namespaces to this program (kernel.apparmor_restrict_unprivileged_userns = 1); the .deb installs a profile that allows them for /usr/bin/cocode, and install.sh prints how an administrator installs one for its install"
+        );
+        assert_eq!(
+            no_namespaces_reason(false),
+            "this system does not let cocode make user namespaces"
+        );
+    }
 }
