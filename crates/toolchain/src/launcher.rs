@@ -82,6 +82,17 @@ impl Launcher {
         self
     }
 
+    /// Whether agent commands may write at the workspace root, with the
+    /// metadata bound read-only in their mount namespace (the default where
+    /// mount namespaces exist). Off, they get the grant of machines
+    /// without them: each existing top-level entry but the metadata.
+    #[must_use]
+    pub fn with_root_grant(mut self, root_grant: bool) -> Self {
+        let policy = Arc::make_mut(&mut self.policy);
+        *policy = policy.clone().with_root_grant(root_grant);
+        self
+    }
+
     /// The sandbox policy this launcher follows.
     pub fn policy(&self) -> Arc<LaunchPolicy> {
         Arc::clone(&self.policy)

@@ -795,6 +795,39 @@ try 'printf x >> moved-dep/.git/config'
     assert_root_work_kept_and_metadata_untouched(&ws);
 }
 
+/// The same ordinary work with the root grant switched off (the grant of
+/// machines without mount namespaces): a new file at the root is refused,
+/// so the test above fails without the protection it checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_root_grant_a_new_file_at_the_root_is_refused() {
+    if !landlock() {
+        return;
+    }
+    let base = tempfile::tempdir_in("/var/tmp").unwrap();
+    let ws = base.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("notes.txt"), "hello world\n").unwrap();
+    let proxy = Arc::new(PolicyProxy::start(policy(&[])).await.unwrap());
+    let l = launcher(Some(proxy), Some(&ws)).with_root_grant(false);
+    let script = r#"
+try() { if ( eval "$1" ) 2>/dev/null; then echo "did: $1"; else echo "refused: $1"; fi; }
+try 'printf lock > Cargo.lock'
+try "sed -i 's/world/there/' notes.txt"
+try 'printf x > src/a.rs'
+"#;
+    let (status, out) = run(&l, spec(&["sh", "-c", script], agent(), &ws)).await;
+    assert_eq!(
+        (status, out.as_str()),
+        (
+            ExitStatus::Code(0),
+            "refused: printf lock > Cargo.lock\n\
+             refused: sed -i 's/world/there/' notes.txt\n\
+             did: printf x > src/a.rs\n"
+        )
+    );
+    assert!(!ws.join("Cargo.lock").exists());
+}
+
 /// What the root-work test's command left: its ordinary work, and every
 /// piece of metadata exactly as it was.
 fn assert_root_work_kept_and_metadata_untouched(ws: &Path) {
