@@ -111,7 +111,7 @@ fn diagnostics_prints_compiler_lines_and_json_in_characters() {
     assert_eq!(
         out,
         "main.py:1:21: error: Type \"Literal['text']\" is not assignable to declared type \"int\"; \
-         \"Literal['text']\" is not assignable to \"int\" [Pyright]\n"
+         \"Literal['text']\" is not assignable to \"int\" [Pyright reportAssignmentType]\n"
     );
     let (code, out, _) = cocode(&[
         "lsp",
@@ -197,4 +197,63 @@ fn a_link_out_of_the_workspace_is_never_read_for_a_server() {
         "{err}"
     );
     assert!(!err.contains("SECRET_NAME_123"));
+}
+
+/// rust-analyzer answers a file at once with its own findings and only
+/// later with `cargo check`'s: the type error comes from the second, so the
+/// query waits for rust-analyzer's work to end. A type error and a syntax
+/// error are each reported with rustc's code, never called clean.
+#[test]
+fn a_type_error_and_a_syntax_error_in_rust_are_reported_with_their_codes() {
+    let runs = Command::new("rust-analyzer")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !peers::require("rust-analyzer", runs) {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("Cargo.toml"),
+        "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("src/lib.rs"),
+        "mod broken;\npub fn twice(x: i32) -> i32 { x * 2 }\npub fn use_it() -> i32 {\n    let s: i32 = \"text\";\n    twice(s)\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("src/broken.rs"),
+        "pub fn f() { let x = ; }\n",
+    )
+    .unwrap();
+    let dir = ws.path().to_str().unwrap();
+    let (code, out, err) = cocode(&[
+        "lsp",
+        "diagnostics",
+        "--workspace",
+        dir,
+        "--timeout",
+        "240",
+        "src/lib.rs",
+        "src/broken.rs",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines.contains(
+            &"src/lib.rs:4:18: error: mismatched types; expected `i32`, found `&str` [rustc E0308]"
+        ),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("src/broken.rs:1:22: error: ")
+                && l.contains("expected expression")),
+        "{out}"
+    );
+    assert_eq!(err, "");
 }

@@ -136,7 +136,49 @@ struct Running {
     /// Documents this server has been sent.
     opened: Mutex<BTreeSet<NormalizedPath>>,
     started: Instant,
+    /// The work it said it is doing.
+    work: Mutex<Work>,
 }
+
+/// What a server said of its own work: its reports count as its answer
+/// only once it has none left and has been quiet for [`SETTLE`].
+#[derive(Debug)]
+struct Work {
+    /// `$/progress` tokens it began and has not ended (rust-analyzer's
+    /// indexing and `cargo check`, pyright's analysis).
+    progress: BTreeSet<String>,
+    /// rust-analyzer's `experimental/serverStatus`: false while it loads
+    /// the workspace.
+    quiescent: bool,
+    /// Pull requests (`textDocument/diagnostic`) not answered yet.
+    pulls: usize,
+    /// When it last began or ended work or published a report.
+    last: tokio::time::Instant,
+}
+
+impl Default for Work {
+    fn default() -> Self {
+        Self {
+            progress: BTreeSet::new(),
+            quiescent: true,
+            pulls: 0,
+            last: tokio::time::Instant::now(),
+        }
+    }
+}
+
+impl Work {
+    fn busy(&self) -> bool {
+        !self.progress.is_empty() || !self.quiescent || self.pulls > 0
+    }
+}
+
+/// How long a server must stay quiet — no work in progress, no report —
+/// before its reports are taken as its answer. rust-analyzer publishes its
+/// own findings as soon as a file opens, then starts `cargo check` once the
+/// workspace is loaded; pyright publishes an empty report before its
+/// analysis. A second covers the step from one to the next.
+pub const SETTLE: Duration = Duration::from_secs(1);
 
 enum SlotState {
     Idle,
@@ -517,34 +559,50 @@ impl LanguageServers {
         lock(&self.inner.docs).contains_key(path)
     }
 
-    /// Waits until a server has reported on each of `paths` (or `timeout`
-    /// passed), then a short quiet moment for follow-up reports; whether
-    /// all reported.
-    pub async fn wait_for_reports(&self, paths: &[NormalizedPath], timeout: Duration) -> bool {
+    /// Waits until each of `paths` has its server's answer: the server
+    /// reported on it, has no work in progress (`$/progress`, rust-analyzer's
+    /// workspace loading, a pull in flight) and has been quiet for
+    /// [`SETTLE`]; at most `timeout`. The paths without a settled answer
+    /// by then, in the order given.
+    pub async fn wait_for_reports(
+        &self,
+        paths: &[NormalizedPath],
+        timeout: Duration,
+    ) -> Vec<NormalizedPath> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.inner.reported.notified();
-            let all = {
-                let reports = lock(&self.inner.reports);
-                paths
-                    .iter()
-                    .all(|p| reports.get(p).is_some_and(|r| r.reported))
-            };
-            if all {
-                break;
+            tokio::pin!(notified);
+            // Registered before the state is read, so no report is missed.
+            notified.as_mut().enable();
+            let now = tokio::time::Instant::now();
+            let mut pending = Vec::new();
+            let mut wake = deadline;
+            let reported = self.reported(paths);
+            for path in paths {
+                if !reported.contains(path) {
+                    pending.push(path.clone());
+                    continue;
+                }
+                let Some(server) = self.inner.running_for(path) else {
+                    // Its server ended: what it said is all there is.
+                    continue;
+                };
+                let work = lock(&server.work);
+                if work.busy() {
+                    pending.push(path.clone());
+                } else if now < work.last + SETTLE {
+                    pending.push(path.clone());
+                    wake = wake.min(work.last + SETTLE);
+                }
             }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return false;
+            if pending.is_empty() {
+                return pending;
             }
-        }
-        // Servers often publish twice (a quick syntax pass, then types).
-        let quiet = Duration::from_millis(300);
-        loop {
-            let notified = self.inner.reported.notified();
-            let until = (tokio::time::Instant::now() + quiet).min(deadline);
-            if tokio::time::timeout_at(until, notified).await.is_err() {
-                return true;
+            if now >= deadline {
+                return pending;
             }
+            let _ = tokio::time::timeout_at(wake, notified).await;
         }
     }
 
@@ -870,7 +928,9 @@ fn client_capabilities() -> Value {
                 "multilineTokenSupport": false
             }
         },
-        "window": { "workDoneProgress": false },
+        "window": { "workDoneProgress": true },
+        // rust-analyzer says when it has loaded the workspace.
+        "experimental": { "serverStatusNotification": true },
         "workspace": { "workspaceFolders": true, "configuration": true }
     })
 }
@@ -994,22 +1054,29 @@ impl Inner {
         let me = Arc::downgrade(self);
         let server = Arc::clone(server);
         let path = path.clone();
+        lock(&server.work).pulls += 1;
         self.runtime.spawn(async move {
             let Some(timeout) = me.upgrade().map(|m| m.timeouts.request) else {
                 return;
             };
-            let Ok(result) = server
+            let answer = server
                 .conn
                 .request(
                     "textDocument/diagnostic",
                     json!({ "textDocument": { "uri": uri } }),
                     timeout,
                 )
-                .await
-            else {
+                .await;
+            {
+                let mut work = lock(&server.work);
+                work.pulls = work.pulls.saturating_sub(1);
+                work.last = tokio::time::Instant::now();
+            }
+            let Some(me) = me.upgrade() else { return };
+            me.reported.notify_waiters();
+            let Ok(result) = answer else {
                 return;
             };
-            let Some(me) = me.upgrade() else { return };
             if result["kind"] != "full" {
                 return;
             }
@@ -1054,8 +1121,41 @@ impl Inner {
     }
 
     fn on_notification(&self, server: &Running, note: Notification) {
-        if note.method != "textDocument/publishDiagnostics" {
-            return;
+        match note.method.as_str() {
+            "$/progress" => {
+                let token = match &note.params["token"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                {
+                    let mut work = lock(&server.work);
+                    match note.params["value"]["kind"].as_str() {
+                        Some("begin") => {
+                            work.progress.insert(token);
+                        }
+                        Some("end") => {
+                            work.progress.remove(&token);
+                        }
+                        _ => {}
+                    }
+                    work.last = tokio::time::Instant::now();
+                }
+                self.reported.notify_waiters();
+                return;
+            }
+            "experimental/serverStatus" => {
+                {
+                    let mut work = lock(&server.work);
+                    work.quiescent = note.params["quiescent"].as_bool().unwrap_or(true);
+                    work.last = tokio::time::Instant::now();
+                }
+                self.reported.notify_waiters();
+                return;
+            }
+            "textDocument/publishDiagnostics" => {
+                lock(&server.work).last = tokio::time::Instant::now();
+            }
+            _ => return,
         }
         let Ok(params) = serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(note.params)
         else {
@@ -1191,6 +1291,7 @@ impl Inner {
             caps: read_capabilities(&result),
             opened: Mutex::default(),
             started: Instant::now(),
+            work: Mutex::default(),
         });
         let me = Arc::downgrade(self);
         let weak_server = Arc::downgrade(&running);

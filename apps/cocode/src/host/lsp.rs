@@ -258,16 +258,20 @@ pub async fn query_diagnostics(
             }),
         }
     }
-    if !servers.wait_for_reports(&opened, timeout).await {
-        let reported = servers.reported(&opened);
-        for p in &opened {
-            if !reported.contains(p) {
-                unanswered.push(Unanswered {
-                    path: p.as_str().to_owned(),
-                    reason: format!("its server did not report within {} s", timeout.as_secs()),
-                });
-            }
-        }
+    let unsettled = servers.wait_for_reports(&opened, timeout).await;
+    let reported = servers.reported(&unsettled);
+    for p in &unsettled {
+        unanswered.push(Unanswered {
+            path: p.as_str().to_owned(),
+            reason: if reported.contains(p) {
+                format!(
+                    "its server was still working after {} s; what it reported so far may not be all",
+                    timeout.as_secs()
+                )
+            } else {
+                format!("its server did not report within {} s", timeout.as_secs())
+            },
+        });
     }
     let found = servers.diagnostics(&opened);
     for p in &opened {
@@ -317,7 +321,8 @@ pub fn one_line(message: &str) -> String {
         .join("; ")
 }
 
-/// One line per diagnostic: `path:line:column: severity: message [source]`,
+/// One line per diagnostic: `path:line:column: severity: message [source
+/// code]` (`[rustc E0308]`),
 /// line and column 1-based, the column counted in characters.
 pub fn diagnostic_lines(files: &[FileDiagnostics]) -> Vec<String> {
     files
@@ -325,11 +330,12 @@ pub fn diagnostic_lines(files: &[FileDiagnostics]) -> Vec<String> {
         .flat_map(|f| {
             f.diagnostics.iter().map(move |d| {
                 let (line, column) = cocode_lsp::features::one_based(d.range.start);
-                let source = d
-                    .source
-                    .as_deref()
-                    .map(|s| format!(" [{s}]"))
-                    .unwrap_or_default();
+                let source = match (d.source.as_deref(), d.code.as_deref()) {
+                    (Some(s), Some(c)) => format!(" [{s} {c}]"),
+                    (Some(s), None) => format!(" [{s}]"),
+                    (None, Some(c)) => format!(" [{c}]"),
+                    (None, None) => String::new(),
+                };
                 format!(
                     "{}:{line}:{column}: {}: {}{source}",
                     f.path.as_str(),

@@ -11,6 +11,10 @@
 //! - A document containing `CRASH_ON_OPEN` ends the process when opened.
 //! - Definition finds the line `def <word>`.
 //! - Semantic tokens mark each `let` as a keyword.
+//! - A document containing `SLOW_CHECK` is answered as rust-analyzer does:
+//!   an empty report at once, then, after a pause, work announced with
+//!   `$/progress`, the real report 1.5 s later and the work's end;
+//!   `NEVER_SETTLES` begins the work and never ends it.
 //!
 //! `--encoding utf-8` makes it count columns in bytes (when the client
 //! offers it); otherwise it counts UTF-16 code units.
@@ -24,6 +28,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::lsp_types::notification::Progress;
+use tower_lsp_server::lsp_types::request::WorkDoneProgressCreate;
 use tower_lsp_server::lsp_types::{
     CompletionItem, CompletionItemKind, CompletionOptions, CompletionParams, CompletionResponse,
     CompletionTextEdit, Diagnostic, DiagnosticSeverity, DidChangeTextDocumentParams,
@@ -34,6 +40,10 @@ use tower_lsp_server::lsp_types::{
     SemanticTokensFullOptions, SemanticTokensLegend, SemanticTokensOptions, SemanticTokensParams,
     SemanticTokensResult, SemanticTokensServerCapabilities, ServerCapabilities,
     TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri,
+};
+use tower_lsp_server::lsp_types::{
+    NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress, WorkDoneProgressBegin,
+    WorkDoneProgressCreateParams, WorkDoneProgressEnd,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
@@ -117,24 +127,69 @@ impl Backend {
 
     async fn publish(&self, uri: Uri) {
         let text = self.text(&uri);
-        let units = self.units();
-        let diagnostics = text
-            .match_indices("ERROR")
-            .map(|(at, word)| Diagnostic {
-                range: Range {
-                    start: position(&text, at, units),
-                    end: position(&text, at + word.len(), units),
-                },
-                severity: Some(DiagnosticSeverity::ERROR),
-                source: Some("test-server".into()),
-                message: "found ERROR".into(),
-                ..Default::default()
-            })
-            .collect();
+        let diagnostics = diagnostics_of(&text, self.units());
         self.client
             .publish_diagnostics(uri, diagnostics, None)
             .await;
     }
+
+    /// Like rust-analyzer: an empty report at once, then work announced
+    /// with `$/progress` after a pause, the real report, and the work's end
+    /// — or, for `NEVER_SETTLES`, work that never ends.
+    fn publish_late(&self, uri: Uri, never_ends: bool) {
+        let client = self.client.clone();
+        let diagnostics = diagnostics_of(&self.text(&uri), self.units());
+        tokio::spawn(async move {
+            client
+                .publish_diagnostics(uri.clone(), Vec::new(), None)
+                .await;
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            let token = NumberOrString::String(format!("check {}", uri.as_str()));
+            let _ = client
+                .send_request::<WorkDoneProgressCreate>(WorkDoneProgressCreateParams {
+                    token: token.clone(),
+                })
+                .await;
+            let progress = |value| ProgressParams {
+                token: token.clone(),
+                value: ProgressParamsValue::WorkDone(value),
+            };
+            client
+                .send_notification::<Progress>(progress(WorkDoneProgress::Begin(
+                    WorkDoneProgressBegin {
+                        title: "checking".into(),
+                        ..Default::default()
+                    },
+                )))
+                .await;
+            if never_ends {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            client.publish_diagnostics(uri, diagnostics, None).await;
+            client
+                .send_notification::<Progress>(progress(WorkDoneProgress::End(
+                    WorkDoneProgressEnd::default(),
+                )))
+                .await;
+        });
+    }
+}
+
+/// An error over each `ERROR` in `text`.
+fn diagnostics_of(text: &str, units: Units) -> Vec<Diagnostic> {
+    text.match_indices("ERROR")
+        .map(|(at, word)| Diagnostic {
+            range: Range {
+                start: position(text, at, units),
+                end: position(text, at + word.len(), units),
+            },
+            severity: Some(DiagnosticSeverity::ERROR),
+            source: Some("test-server".into()),
+            message: "found ERROR".into(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 impl LanguageServer for Backend {
@@ -202,7 +257,12 @@ impl LanguageServer for Backend {
             .unwrap()
             .entry(uri.to_string())
             .or_default() += 1;
-        self.publish(uri).await;
+        let text = self.text(&uri);
+        if text.contains("SLOW_CHECK") || text.contains("NEVER_SETTLES") {
+            self.publish_late(uri, text.contains("NEVER_SETTLES"));
+        } else {
+            self.publish(uri).await;
+        }
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {

@@ -134,10 +134,11 @@ async fn diagnostics_follow_edits(encoding_arg: &str) {
         .open(&a, "let 한글🙂 = ERROR;\nok\n", 1)
         .await
         .unwrap();
-    assert!(
+    assert_eq!(
         f.servers
             .wait_for_reports(std::slice::from_ref(&a), Duration::from_secs(20))
-            .await
+            .await,
+        Vec::<NormalizedPath>::new()
     );
     let all = f.servers.diagnostics(&[]);
     assert_eq!(all.len(), 1);
@@ -278,10 +279,11 @@ async fn a_crashed_server_restarts_and_gets_its_documents_again() {
     let mut f = fixture(&[SERVER], quick());
     let a = path("a.txt");
     f.servers.open(&a, "crash here ERROR\n", 1).await.unwrap();
-    assert!(
+    assert_eq!(
         f.servers
             .wait_for_reports(std::slice::from_ref(&a), Duration::from_secs(20))
-            .await
+            .await,
+        Vec::<NormalizedPath>::new()
     );
     assert_eq!(ranges(&f.servers, &a), vec![range(0, 11, 16)]);
     while f.events.try_recv().is_ok() {}
@@ -350,10 +352,11 @@ async fn a_server_crashing_in_a_loop_is_left_stopped_with_its_reason() {
     f.servers.replace_text(&a, 2, "fine now ERROR\n");
     f.servers.restart("test").await.unwrap();
     assert_eq!(state(&f.servers, "test"), ServerState::Running);
-    assert!(
+    assert_eq!(
         f.servers
             .wait_for_reports(std::slice::from_ref(&a), Duration::from_secs(20))
-            .await
+            .await,
+        Vec::<NormalizedPath>::new()
     );
     assert_eq!(ranges(&f.servers, &a), vec![range(0, 9, 14)]);
     f.servers.shutdown().await;
@@ -431,10 +434,11 @@ async fn shutdown_stops_servers_without_a_restart_and_close_forgets_diagnostics(
     let b = path("b.txt");
     f.servers.open(&a, "ERROR\n", 1).await.unwrap();
     f.servers.open(&b, "ERROR ERROR\n", 1).await.unwrap();
-    assert!(
+    assert_eq!(
         f.servers
             .wait_for_reports(&[a.clone(), b.clone()], Duration::from_secs(20))
-            .await
+            .await,
+        Vec::<NormalizedPath>::new()
     );
     // A second holder (a diagnostics query beside the editor) with the
     // same text: one close leaves it open and reported.
@@ -508,10 +512,11 @@ async fn edits_made_before_the_server_runs_reach_it() {
         }],
     );
     f.servers.attach(&a).await.unwrap();
-    assert!(
+    assert_eq!(
         f.servers
             .wait_for_reports(std::slice::from_ref(&a), Duration::from_secs(20))
-            .await
+            .await,
+        Vec::<NormalizedPath>::new()
     );
     assert_eq!(ranges(&f.servers, &a), vec![range(0, 4, 9)]);
     f.servers.shutdown().await;
@@ -534,4 +539,41 @@ async fn shutdown_ends_a_server_still_starting() {
     f.servers.shutdown().await;
     assert_eq!(processes_tagged(&tag), 0);
     assert!(opening.await.unwrap().is_err());
+}
+
+/// A server that reports an empty answer at once and its real one after
+/// work announced with `$/progress` (as rust-analyzer does with `cargo
+/// check`): the wait ends with the real answer, never the early empty one;
+/// a server whose work never ends leaves its file without an answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wait_ends_with_the_answer_after_the_servers_work_not_its_first_report() {
+    let f = fixture(&[SERVER], quick());
+    let a = path("a.txt");
+    let b = path("b.txt");
+    f.servers.open(&a, "SLOW_CHECK ERROR\n", 1).await.unwrap();
+    f.servers.open(&b, "fine\n", 1).await.unwrap();
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        f.servers
+            .wait_for_reports(&[a.clone(), b.clone()], Duration::from_secs(20))
+            .await,
+        Vec::<NormalizedPath>::new()
+    );
+    // The early empty report came at once; the real one 1.8 s later.
+    assert!(started.elapsed() >= Duration::from_millis(1800));
+    assert_eq!(ranges(&f.servers, &a), vec![range(0, 11, 16)]);
+
+    let c = path("c.txt");
+    f.servers
+        .open(&c, "NEVER_SETTLES ERROR\n", 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        f.servers
+            .wait_for_reports(std::slice::from_ref(&c), Duration::from_secs(3))
+            .await,
+        vec![c.clone()]
+    );
+    // Reported (empty), but not settled: what was said is not the answer.
+    assert_eq!(f.servers.reported(std::slice::from_ref(&c)), vec![c]);
 }
