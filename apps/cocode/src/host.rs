@@ -23,3 +23,4 @@ pub mod save;
 pub mod secrets;
 pub mod task_host;
 pub mod tools;
+pub mod trust;

@@ -257,3 +257,75 @@ fn a_type_error_and_a_syntax_error_in_rust_are_reported_with_their_codes() {
     );
     assert_eq!(err, "");
 }
+
+/// A cloned repository's `.cocode/config/workspace.json` names a program as
+/// a language server: it does not run until the person trusts it with
+/// `cocode lsp trust`, and a changed command is held again.
+#[test]
+fn a_server_command_the_workspace_names_runs_only_once_trusted() {
+    let ws = workspace();
+    let dir = ws.path().to_str().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let ran = outside.path().join("ran");
+    let (code, _, _) = cocode(&["lsp", "servers", "--workspace", dir]);
+    assert_eq!(code, 0);
+    let config = ws.path().join(".cocode/config/workspace.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let command = format!("echo ran > {}", ran.display());
+    json["language_servers"] = serde_json::json!([
+        {"id": "notes", "command": ["sh", "-c", command], "extensions": ["md"]}
+    ]);
+    std::fs::write(&config, json.to_string()).unwrap();
+
+    let (code, out, err) = cocode(&["lsp", "diagnostics", "--workspace", dir, "notes.md"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "cocode: notes.md: notes is not started: this workspace's .cocode/config/workspace.json names its command (sh -c {command}), and it runs only once you trust it (cocode lsp trust, or Trust in the Problems panel)\n"
+        )
+    );
+    assert!(!ran.exists(), "the workspace's command ran untrusted");
+    let (_, out, _) = cocode(&["lsp", "servers", "--workspace", dir]);
+    assert!(
+        out.lines().any(|l| l
+            == format!(
+                "notes\t.md\tsh -c {command}\tnot started: this workspace's .cocode/config/workspace.json names its command (sh -c {command}); trust it first"
+            )),
+        "{out}"
+    );
+
+    let (code, out, err) = cocode(&["lsp", "trust", "--workspace", dir]);
+    assert_eq!(code, 0, "{err}");
+    let root = ws.path().canonicalize().unwrap();
+    assert_eq!(
+        out,
+        format!("trusted in {}: notes: sh -c {command}\n", root.display())
+    );
+    // Trusted, it runs (it is no language server, so it gives no answer).
+    let (code, _, _) = cocode(&[
+        "lsp",
+        "diagnostics",
+        "--workspace",
+        dir,
+        "--timeout",
+        "3",
+        "notes.md",
+    ]);
+    assert_eq!(code, 2);
+    assert!(ran.exists(), "the trusted command did not run");
+
+    // The same server id with another command is held again.
+    std::fs::remove_file(&ran).unwrap();
+    json["language_servers"][0]["command"] =
+        serde_json::json!(["sh", "-c", format!("{command}; true")]);
+    std::fs::write(&config, json.to_string()).unwrap();
+    let (code, _, err) = cocode(&["lsp", "diagnostics", "--workspace", dir, "notes.md"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("notes is not started"), "{err}");
+    assert!(!ran.exists());
+    let (code, out, err) = cocode(&["lsp", "trust", "--workspace", dir, "pyright"]);
+    assert_eq!((code, out.as_str()), (3, ""));
+    assert!(err.contains("pyright is not held"), "{err}");
+}

@@ -177,6 +177,26 @@ impl Connection {
     /// Sends a request and waits up to `timeout` for its answer. Past the
     /// timeout, or when the caller drops the future, the server is sent
     /// `$/cancelRequest`.
+    /// A request asked again (up to three times in all) while the server
+    /// answers that the content changed under it (`ContentModified`,
+    /// -32801) or that it cancelled the request itself
+    /// (`ServerCancelled`, -32802), as rust-analyzer does while it reloads
+    /// the workspace: the protocol's way of saying "ask again".
+    pub async fn request_retried(&self, method: &str, params: Value, timeout: Duration) -> Reply {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.request(method, params.clone(), timeout).await {
+                Err(LspError::Server { code, .. })
+                    if tries < 3 && (code == -32801 || code == -32802) =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                reply => return reply,
+            }
+        }
+    }
+
     pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Reply {
         if let Some(reason) = self.ended() {
             return Err(LspError::Closed { reason });

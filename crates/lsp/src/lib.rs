@@ -48,6 +48,10 @@ pub enum LspError {
     },
     #[error("the language server's answer to {method} is not readable: {message}")]
     BadResponse { method: String, message: String },
+    #[error(
+        "{server} is not started: this workspace's .cocode/config/workspace.json names its command ({command}), and it runs only once you trust it (cocode lsp trust, or Trust in the Problems panel)"
+    )]
+    Untrusted { server: String, command: String },
 }
 
 impl LspError {
@@ -62,6 +66,7 @@ impl LspError {
             Self::Timeout { .. } => "lsp.timeout",
             Self::Server { .. } => "lsp.server_error",
             Self::BadResponse { .. } => "lsp.bad_response",
+            Self::Untrusted { .. } => "lsp.untrusted",
         }
     }
 }

@@ -17,6 +17,11 @@ pub struct ServerSpec {
     pub command: Vec<String>,
     /// What a person runs to install it.
     pub install: String,
+    /// Its command was named by the workspace's own configuration (a
+    /// cloned repository's `.cocode/config/workspace.json`) and the person
+    /// has not trusted it: it is not started until they do.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub needs_trust: bool,
 }
 
 /// The protocol's language id of a file.
@@ -44,6 +49,7 @@ fn spec(id: &str, extensions: &[&str], command: &[&str], install: &str) -> Serve
         extensions: extensions.iter().map(|s| (*s).to_owned()).collect(),
         command: command.iter().map(|s| (*s).to_owned()).collect(),
         install: install.to_owned(),
+        needs_trust: false,
     }
 }
 
@@ -128,10 +134,36 @@ impl ServerRegistry {
                     extensions,
                     command: entry.command.clone(),
                     install: format!("install {}", entry.command.first().map_or("", |c| c)),
+                    needs_trust: false,
                 });
             }
         }
         self
+    }
+
+    /// Applies the workspace's own entries, as [`Self::with_entries`]
+    /// does, and holds every command they bring that `trusted` does not
+    /// accept: a cloned repository's configuration could otherwise name
+    /// any program, started as soon as one of its files opens. Turning a
+    /// server off, or naming other extensions for the same command, needs
+    /// no trust.
+    #[must_use]
+    pub fn with_workspace_entries(
+        self,
+        entries: &[LanguageServerEntry],
+        trusted: impl Fn(&[String]) -> bool,
+    ) -> Self {
+        let before = self.clone();
+        let mut after = self.with_entries(entries);
+        for spec in &mut after.specs {
+            let unchanged = before
+                .get(&spec.id)
+                .is_some_and(|b| b.command == spec.command);
+            if !unchanged && !spec.command.is_empty() && !trusted(&spec.command) {
+                spec.needs_trust = true;
+            }
+        }
+        after
     }
 
     pub fn specs(&self) -> &[ServerSpec] {
@@ -198,5 +230,49 @@ mod tests {
         // The added server names .py after pyright, so it wins.
         assert_eq!(r.for_path(Path::new("a.py")).unwrap().id, "ruff");
         assert_eq!(r.get("ruff").unwrap().install, "install ruff");
+        assert!(r.specs().iter().all(|s| !s.needs_trust));
+    }
+
+    #[test]
+    fn commands_a_workspace_names_are_held_until_trusted() {
+        let person = [entry(
+            "pyright",
+            &["basedpyright-langserver", "--stdio"],
+            &[],
+        )];
+        let workspace = [
+            // Its own command for a known server, and a new server.
+            entry("rust-analyzer", &["sh", "-c", "touch /tmp/owned"], &[]),
+            entry("evil", &["./tools/lsp"], &["txt"]),
+            // The person's command again, with other extensions: no trust.
+            entry(
+                "pyright",
+                &["basedpyright-langserver", "--stdio"],
+                &["py", "pyw"],
+            ),
+            // Turned off: nothing to start.
+            entry("taplo", &[], &[]),
+        ];
+        let trusted = |c: &[String]| c == ["./tools/lsp"];
+        let r = ServerRegistry::with_defaults()
+            .with_entries(&person)
+            .with_workspace_entries(&workspace, trusted);
+        let held: Vec<&str> = r
+            .specs()
+            .iter()
+            .filter(|s| s.needs_trust)
+            .map(|s| s.id.as_str())
+            .collect();
+        assert_eq!(held, ["rust-analyzer"]);
+        assert_eq!(r.get("pyright").unwrap().extensions, ["py", "pyw"]);
+        let none_trusted =
+            ServerRegistry::with_defaults().with_workspace_entries(&workspace, |_| false);
+        let held: Vec<&str> = none_trusted
+            .specs()
+            .iter()
+            .filter(|s| s.needs_trust)
+            .map(|s| s.id.as_str())
+            .collect();
+        assert_eq!(held, ["rust-analyzer", "pyright", "evil"]);
     }
 }

@@ -73,6 +73,11 @@ pub enum ServerState {
     Failed {
         reason: String,
     },
+    /// The workspace's own configuration names its command, and the
+    /// person has not trusted it yet: it is not started.
+    Untrusted {
+        command: Vec<String>,
+    },
 }
 
 impl ServerState {
@@ -85,6 +90,10 @@ impl ServerState {
             Self::Running => "running".into(),
             Self::Restarting { reason } => format!("restarting ({reason})"),
             Self::Failed { reason } => format!("stopped: {reason}"),
+            Self::Untrusted { command } => format!(
+                "not started: this workspace's .cocode/config/workspace.json names its command ({}); trust it first",
+                cocode_core::shown::line(&command.join(" "))
+            ),
         }
     }
 }
@@ -230,6 +239,8 @@ struct Inner {
     docs: Mutex<BTreeMap<NormalizedPath, Doc>>,
     reports: Mutex<BTreeMap<NormalizedPath, Reports>>,
     reported: Notify,
+    /// Servers held for trust that the person trusted while this runs.
+    trusted: Mutex<BTreeSet<String>>,
     listener: Box<dyn Fn(LspEvent) + Send + Sync>,
     closing: std::sync::atomic::AtomicBool,
     runtime: tokio::runtime::Handle,
@@ -308,6 +319,7 @@ impl LanguageServers {
                 docs: Mutex::default(),
                 reports: Mutex::default(),
                 reported: Notify::new(),
+                trusted: Mutex::default(),
                 listener: Box::new(listener),
                 closing: std::sync::atomic::AtomicBool::new(false),
                 runtime: setup.runtime,
@@ -617,7 +629,7 @@ impl LanguageServers {
         };
         let result = server
             .conn
-            .request(
+            .request_retried(
                 "textDocument/hover",
                 json!({ "textDocument": { "uri": uri }, "position": lsp_pos }),
                 self.inner.timeouts.request,
@@ -661,7 +673,7 @@ impl LanguageServers {
         };
         let result = server
             .conn
-            .request(
+            .request_retried(
                 "textDocument/completion",
                 json!({ "textDocument": { "uri": uri }, "position": lsp_pos, "context": context }),
                 self.inner.timeouts.request,
@@ -700,7 +712,7 @@ impl LanguageServers {
         };
         let result = server
             .conn
-            .request(
+            .request_retried(
                 "textDocument/definition",
                 json!({ "textDocument": { "uri": uri }, "position": lsp_pos }),
                 self.inner.timeouts.request,
@@ -757,7 +769,7 @@ impl LanguageServers {
         };
         let result = server
             .conn
-            .request(
+            .request_retried(
                 "textDocument/semanticTokens/full",
                 json!({ "textDocument": { "uri": uri } }),
                 self.inner.timeouts.request,
@@ -797,6 +809,14 @@ impl LanguageServers {
             server.conn.kill();
         }
         self.inner.ensure(&spec).await.map(|_| ())
+    }
+
+    /// The person trusts a server the workspace's configuration named: it
+    /// may start now (its open documents are sent to it).
+    pub async fn trust(&self, id: &str) -> Result<(), LspError> {
+        lock(&self.inner.trusted).insert(id.to_owned());
+        (self.inner.listener)(LspEvent::Servers);
+        self.restart(id).await
     }
 
     /// Asks every running server to shut down and exit (killing those that
@@ -946,6 +966,11 @@ impl Inner {
         }))
     }
 
+    /// Whether a server waits for the person's trust.
+    fn held(&self, spec: &ServerSpec) -> bool {
+        spec.needs_trust && !lock(&self.trusted).contains(&spec.id)
+    }
+
     fn state_of(&self, spec: &ServerSpec) -> ServerState {
         if let Some(slot) = lock(&self.slots).get(&spec.id) {
             match &*lock(&slot.state) {
@@ -975,6 +1000,11 @@ impl Inner {
             .first()
             .and_then(|p| find_program(p, self.path_var.as_deref()))
         {
+            // A program that is not there cannot run: the install hint
+            // comes first, the question of trust once it is installed.
+            Some(_) if self.held(spec) => ServerState::Untrusted {
+                command: spec.command.clone(),
+            },
             Some(program) => ServerState::Idle { program },
             None => ServerState::NotInstalled {
                 install: spec.install.clone(),
@@ -1205,7 +1235,7 @@ impl Inner {
             }
             Err(e) => {
                 *lock(&slot.state) = match &e {
-                    LspError::NotInstalled { .. } => SlotState::Idle,
+                    LspError::NotInstalled { .. } | LspError::Untrusted { .. } => SlotState::Idle,
                     other => SlotState::Failed {
                         reason: other.to_string(),
                     },
@@ -1226,6 +1256,12 @@ impl Inner {
                 server: spec.id.clone(),
                 program: program.clone(),
                 install: spec.install.clone(),
+            });
+        }
+        if self.held(spec) {
+            return Err(LspError::Untrusted {
+                server: spec.id.clone(),
+                command: cocode_core::shown::line(&spec.command.join(" ")).into_owned(),
             });
         }
         let handle = self

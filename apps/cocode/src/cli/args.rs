@@ -107,9 +107,19 @@ pub enum LspCommand {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
     },
-    /// Start the servers the files need, wait until they have reported (or
+    /// Trust the language-server commands this workspace's own
+    /// `.cocode/config/workspace.json` names (all of them, or the servers
+    /// given), so they may start; each is printed first. Kept per person,
+    /// outside the workspace; a changed command is held again.
+    Trust {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// Server ids (default: every held one).
+        servers: Vec<String>,
+    },
+    /// Start the servers the files need, wait until they have answered (or
     /// the timeout), and print one `path:line:column: severity: message
-    /// [source]` line per diagnostic (1-based; columns count characters).
+    /// [source code]` line per diagnostic (1-based; columns count characters).
     /// With no PATH, every file a server takes (up to 200). Exit status: 0
     /// without errors, 1 with errors, 2 when a file got no answer.
     Diagnostics {

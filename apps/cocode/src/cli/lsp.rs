@@ -1,4 +1,4 @@
-//! `cocode lsp servers` and `cocode lsp diagnostics`.
+//! `cocode lsp servers`, `cocode lsp trust` and `cocode lsp diagnostics`.
 
 use std::io::Write;
 use std::path::Path;
@@ -22,6 +22,10 @@ use crate::host::lsp::{
 pub fn lsp_command(action: &LspCommand, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     match action {
         LspCommand::Servers { workspace } => servers(workspace, rt, out),
+        LspCommand::Trust {
+            workspace,
+            servers: ids,
+        } => trust(workspace, ids, rt, out),
         LspCommand::Diagnostics {
             workspace,
             paths,
@@ -58,7 +62,7 @@ fn open(dir: &Path, rt: &Handle) -> anyhow::Result<(OpenWorkspace, LanguageServe
     let servers = language_servers(
         &ws.workspace.root,
         ws.workspace.options(),
-        registry(&ws.config, &user),
+        registry(&ws.workspace.root, &ws.config, &user),
         Arc::new(launcher),
         Arc::default(),
         rt.clone(),
@@ -85,6 +89,46 @@ fn servers(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
             status.command.join(" ")
         };
         writeln!(out, "{}\t{files}\t{command}\t{state}", status.id)?;
+    }
+    Ok(0)
+}
+
+/// `cocode lsp trust`: records the held commands (or those of `ids`) as
+/// trusted in this folder.
+fn trust(dir: &Path, ids: &[String], rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let (ws, servers) = open(dir, rt)?;
+    let held: Vec<_> = servers
+        .statuses()
+        .into_iter()
+        .filter_map(|s| match s.state {
+            ServerState::Untrusted { command } => Some((s.id, command)),
+            _ => None,
+        })
+        .collect();
+    if let Some(unknown) = ids.iter().find(|id| !held.iter().any(|(h, _)| h == *id)) {
+        bail!(
+            "{unknown} is not held: this workspace names no command of its own for it, or it is trusted already (see cocode lsp servers)"
+        );
+    }
+    let chosen: Vec<_> = held
+        .into_iter()
+        .filter(|(id, _)| ids.is_empty() || ids.contains(id))
+        .collect();
+    if chosen.is_empty() {
+        writeln!(
+            out,
+            "nothing to trust: this workspace names no language-server command that waits for trust"
+        )?;
+        return Ok(0);
+    }
+    for (id, command) in &chosen {
+        crate::host::trust::trust_command(&ws.workspace.root, command)?;
+        writeln!(
+            out,
+            "trusted in {}: {id}: {}",
+            ws.workspace.root.display(),
+            cocode_core::shown::line(&command.join(" "))
+        )?;
     }
     Ok(0)
 }

@@ -48,10 +48,25 @@ pub fn user_entries() -> Vec<LanguageServerEntry> {
 
 /// The servers of a workspace: built in, then the person's entries, then
 /// the workspace's.
-pub fn registry(config: &WorkspaceConfig, user: &[LanguageServerEntry]) -> ServerRegistry {
+pub fn registry(
+    root: &Path,
+    config: &WorkspaceConfig,
+    user: &[LanguageServerEntry],
+) -> ServerRegistry {
+    registry_of(root, &config.language_servers, user)
+}
+
+/// The servers of the folder `root` from its own entries: the commands the
+/// workspace names wait for the person's trust (`host::trust`).
+fn registry_of(
+    root: &Path,
+    workspace: &[LanguageServerEntry],
+    user: &[LanguageServerEntry],
+) -> ServerRegistry {
+    let store = crate::host::trust::TrustStore::person();
     ServerRegistry::with_defaults()
         .with_entries(user)
-        .with_entries(&config.language_servers)
+        .with_workspace_entries(workspace, |command| store.trusts(root, command))
 }
 
 /// Forwards server events to whoever listens (the window, once it opened
@@ -90,7 +105,7 @@ pub fn for_workspace(
     language_servers(
         &ws.workspace.root,
         ws.workspace.options(),
-        registry(&ws.config, &user_entries()),
+        registry(&ws.workspace.root, &ws.config, &user_entries()),
         launcher,
         Arc::default(),
         tokio::runtime::Handle::current(),
@@ -125,9 +140,7 @@ pub fn for_folder(
     let servers = language_servers(
         root,
         options,
-        ServerRegistry::with_defaults()
-            .with_entries(&user_entries())
-            .with_entries(&workspace_entries(root)),
+        registry_of(root, &workspace_entries(root), &user_entries()),
         launcher,
         Arc::clone(&listener),
         runtime,

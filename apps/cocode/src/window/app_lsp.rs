@@ -191,6 +191,29 @@ impl CocodeApp {
                 });
                 return;
             }
+            LspAsk::Trust { server, command } => {
+                let servers = lsp.servers.clone();
+                let (server, command) = (server.clone(), command.clone());
+                let Some(root) = self.workspace_root().cloned() else {
+                    return;
+                };
+                self.runtime.spawn(async move {
+                    let recorded = tokio::task::spawn_blocking(move || {
+                        crate::host::trust::trust_command(&root, &command)
+                    })
+                    .await;
+                    match recorded {
+                        Ok(Ok(())) => {
+                            if let Err(e) = servers.trust(&server).await {
+                                tracing::warn!("starting {server}: {e}");
+                            }
+                        }
+                        Ok(Err(e)) => tracing::warn!("trusting {server}: {e:#}"),
+                        Err(e) => tracing::warn!("trusting {server}: {e}"),
+                    }
+                });
+                return;
+            }
             LspAsk::Hover { id, at } | LspAsk::Definition { id, at } => (*id, Some(*at)),
             LspAsk::Complete { id, .. } => (*id, None),
         };
@@ -207,7 +230,7 @@ impl CocodeApp {
             LspAsk::Hover { at, .. } => lsp.hover(id, rel, version, *at, pos),
             LspAsk::Complete { trigger, .. } => lsp.complete(id, rel, version, pos, *trigger),
             LspAsk::Definition { .. } => lsp.definition(id, rel, pos),
-            LspAsk::Restart(_) => {}
+            LspAsk::Restart(_) | LspAsk::Trust { .. } => {}
         }
     }
 }

@@ -39,6 +39,12 @@ pub enum LspAsk {
     Definition { id: u32, at: usize },
     /// Start a stopped server again.
     Restart(String),
+    /// The person trusts the command this folder's configuration names for
+    /// a server: recorded, then the server starts.
+    Trust {
+        server: String,
+        command: Vec<String>,
+    },
 }
 
 impl PanelId {

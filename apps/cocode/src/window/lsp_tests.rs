@@ -151,6 +151,47 @@ fn a_missing_server_that_an_open_file_needs_says_how_to_install_it() {
     );
 }
 
+/// A command a cloned folder's own configuration names for a language
+/// server is not run when a file of its language opens: the Problems panel
+/// names it and offers to trust it.
+#[test]
+fn a_server_command_the_folder_names_waits_for_trust_and_never_runs_before() {
+    let marker = tempfile::tempdir().unwrap();
+    let ran = marker.path().join("ran");
+    let config = format!(
+        r#"{{"version": 1, "language_servers": [{{"id": "zig", "command": ["sh", "-c", "echo ran > {}"], "extensions": ["zig"]}}]}}"#,
+        ran.display()
+    );
+    let (_dir, root) = fixture_workspace(&[
+        ("main.zig", "const x = 1;\n"),
+        (".cocode/config/workspace.json", &config),
+    ]);
+    let mut h = harness(Some(root));
+    open_in_editor(&mut h, "main.zig");
+    run_until(&mut h, "the server held for trust", |h| {
+        h.state().lsp.as_ref().is_some_and(|l| {
+            l.statuses.iter().any(|s| {
+                s.id == "zig"
+                    && s.documents == 1
+                    && matches!(s.state, cocode_lsp::ServerState::Untrusted { .. })
+            })
+        })
+    });
+    h.get_by_label("⊗ 0  ⚠ 0").click();
+    h.run_steps(3);
+    let text = format!(
+        "zig is not started: this folder's .cocode/config/workspace.json names its command, sh -c echo ran > {}. Start it only if you trust this folder.",
+        ran.display()
+    );
+    assert!(h.query_by_label(&text).is_some(), "{text}");
+    assert!(h.query_by_label("Trust and start").is_some());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        !ran.exists(),
+        "the folder's command ran before it was trusted"
+    );
+}
+
 /// This process's children whose command line holds `name`.
 #[cfg(target_os = "linux")]
 fn children_named(name: &str) -> usize {

@@ -4,7 +4,8 @@
 //!   published on open and on each change.
 //! - Hover answers `hover: <word>`; hovering `crash` ends the process
 //!   (status 3), `sleep` answers after 30 s, `opens` tells how many times
-//!   the document was opened.
+//!   the document was opened, `modified` answers "content modified"
+//!   (-32801) twice before its answer.
 //! - Completion offers `alpha` (a text edit over the typed word), `beta`
 //!   (no range) and `gamma` (with an extra edit adding `import gamma` on
 //!   the first line); `.` triggers it.
@@ -59,6 +60,8 @@ struct Backend {
     units: Mutex<Units>,
     docs: Mutex<HashMap<String, String>>,
     opens: Mutex<HashMap<String, u32>>,
+    /// Hovers asked on `modified`.
+    modified: Mutex<u32>,
 }
 
 fn width(c: char, units: Units) -> u32 {
@@ -312,6 +315,20 @@ impl LanguageServer for Backend {
                     .copied()
                     .unwrap_or(0)
             ),
+            // Twice "the content changed", as rust-analyzer answers while
+            // it reloads; the third time an answer.
+            "modified" => {
+                let mut seen = self.modified.lock().unwrap();
+                *seen += 1;
+                if *seen <= 2 {
+                    return Err(tower_lsp_server::jsonrpc::Error {
+                        code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(-32801),
+                        message: "content modified".into(),
+                        data: None,
+                    });
+                }
+                format!("answered after {} tries", *seen)
+            }
             "" => return Ok(None),
             w => format!("hover: {w}"),
         };
@@ -430,6 +447,7 @@ async fn main() {
         units: Mutex::new(Units::Utf16),
         docs: Mutex::default(),
         opens: Mutex::default(),
+        modified: Mutex::default(),
     });
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)

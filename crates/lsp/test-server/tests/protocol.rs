@@ -577,3 +577,14 @@ async fn the_wait_ends_with_the_answer_after_the_servers_work_not_its_first_repo
     // Reported (empty), but not settled: what was said is not the answer.
     assert_eq!(f.servers.reported(std::slice::from_ref(&c)), vec![c]);
 }
+
+/// A server that answers "content modified" (as rust-analyzer does while it
+/// reloads) is asked again, and its third answer is the one returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_answered_content_modified_is_asked_again() {
+    let f = fixture(&[SERVER], quick());
+    let a = path("m.txt");
+    f.servers.open(&a, "modified\n", 1).await.unwrap();
+    let hover = f.servers.hover(&a, pos(0, 2)).await.unwrap().unwrap();
+    assert_eq!(hover.text, "answered after 3 tries");
+}

@@ -23,6 +23,64 @@ pub fn counts(problems: &[FileDiagnostics]) -> (usize, usize) {
     (errors, warnings)
 }
 
+/// Each server that is not running well, with why and a way on: not
+/// installed (while files wait on it), stopped, restarting, or held until
+/// the person trusts the command this folder names.
+fn server_troubles(
+    ui: &mut Ui,
+    servers: &[ServerStatus],
+    theme: Theme,
+    commands: &mut Vec<Command>,
+) {
+    for s in servers {
+        let trouble = match &s.state {
+            ServerState::NotInstalled { install } if s.documents > 0 => Some((
+                format!(
+                    "{} is not installed, so open files get no diagnostics — {install}",
+                    s.id
+                ),
+                false,
+            )),
+            ServerState::Failed { reason } => Some((format!("{} stopped: {reason}", s.id), true)),
+            ServerState::Restarting { reason } => {
+                Some((format!("{} is restarting ({reason})", s.id), false))
+            }
+            ServerState::Untrusted { command } => {
+                ui.horizontal_wrapped(|ui| {
+                    ui.colored_label(
+                        severity_color(Severity::Warning, theme),
+                        format!(
+                            "{} is not started: this folder's .cocode/config/workspace.json names its command, {}. Start it only if you trust this folder.",
+                            s.id,
+                            cocode_core::shown::line(&command.join(" "))
+                        ),
+                    );
+                    if ui
+                        .small_button("Trust and start")
+                        .on_hover_text("Remember this command as trusted for this folder, and start it")
+                        .clicked()
+                    {
+                        commands.push(Command::Lsp(LspAsk::Trust {
+                            server: s.id.clone(),
+                            command: command.clone(),
+                        }));
+                    }
+                });
+                None
+            }
+            _ => None,
+        };
+        if let Some((text, restart)) = trouble {
+            ui.horizontal_wrapped(|ui| {
+                ui.colored_label(severity_color(Severity::Warning, theme), text);
+                if restart && ui.small_button("Restart").clicked() {
+                    commands.push(Command::Lsp(LspAsk::Restart(s.id.clone())));
+                }
+            });
+        }
+    }
+}
+
 pub fn show(
     ui: &mut Ui,
     problems: &[FileDiagnostics],
@@ -46,30 +104,7 @@ pub fn show(
             if files == 1 { "file" } else { "files" }
         ));
     });
-    for s in servers {
-        let trouble = match &s.state {
-            ServerState::NotInstalled { install } if s.documents > 0 => Some((
-                format!(
-                    "{} is not installed, so open files get no diagnostics — {install}",
-                    s.id
-                ),
-                false,
-            )),
-            ServerState::Failed { reason } => Some((format!("{} stopped: {reason}", s.id), true)),
-            ServerState::Restarting { reason } => {
-                Some((format!("{} is restarting ({reason})", s.id), false))
-            }
-            _ => None,
-        };
-        if let Some((text, restart)) = trouble {
-            ui.horizontal_wrapped(|ui| {
-                ui.colored_label(severity_color(Severity::Warning, theme), text);
-                if restart && ui.small_button("Restart").clicked() {
-                    commands.push(Command::Lsp(LspAsk::Restart(s.id.clone())));
-                }
-            });
-        }
-    }
+    server_troubles(ui, servers, theme, commands);
     ui.separator();
     if problems.is_empty() {
         ui.weak("No problems have been found in the open files.");
