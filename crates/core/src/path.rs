@@ -24,6 +24,19 @@ pub fn is_cocode_name(name: &str) -> bool {
     folded == COCODE_DIR
 }
 
+/// The metadata folders of version-control systems. A hook or a
+/// configuration written there (`core.fsmonitor`, a filter driver) runs
+/// later in the person's own `git status`, outside any sandbox, so agents
+/// write none of them, at any depth.
+pub const VERSION_CONTROL_METADATA: [&str; 5] = [".git", ".hg", ".svn", ".jj", ".bzr"];
+
+/// Whether `name` is one of [`VERSION_CONTROL_METADATA`], compared as
+/// [`is_cocode_name`] compares (case- and Unicode-insensitively).
+pub fn is_version_control_name(name: &str) -> bool {
+    let folded: String = name.nfkc().collect::<String>().to_lowercase();
+    VERSION_CONTROL_METADATA.contains(&folded.as_str())
+}
+
 /// Bytes inspected for a NUL byte by [`looks_binary`].
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
@@ -228,6 +241,12 @@ impl NormalizedPath {
     /// the volume does, so `.COCODE/x` or a decomposed variant is refused too.
     pub fn is_in_cocode_dir(&self) -> bool {
         is_cocode_name(self.segments().next().unwrap_or_default())
+    }
+
+    /// True when a segment of the path, at any depth, is version-control
+    /// metadata (`.git`, `vendor/x/.git/hooks/…`, `.hg`, …).
+    pub fn is_in_version_control_metadata(&self) -> bool {
+        self.segments().any(is_version_control_name)
     }
 
     /// The content-independent key of this path: sha256 of its normalized text.

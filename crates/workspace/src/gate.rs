@@ -293,6 +293,27 @@ fn io_failed(operation: &'static str, message: &str, io_kind: Option<io::ErrorKi
     }
 }
 
+/// Agents write no version-control metadata, at any depth, by the path
+/// they named or by the real one it resolves to: a hook or a configuration
+/// (`core.fsmonitor`, a filter driver) written there runs in the person's
+/// own git later, outside any sandbox. The person's own saves are not
+/// judged here.
+fn outside_metadata(
+    operation: &'static str,
+    asked: &NormalizedPath,
+    target: &Resolved,
+) -> Result<(), GateError> {
+    if asked.is_in_version_control_metadata() || target.path.is_in_version_control_metadata() {
+        return Err(refuse(
+            WorkspaceErrorCode::PathNotWritable,
+            operation,
+            asked,
+            "version-control metadata (.git and the like) is the person's: a hook or setting written there would run in their own git, outside any sandbox",
+        ));
+    }
+    Ok(())
+}
+
 fn refuse(
     code: WorkspaceErrorCode,
     operation: &'static str,
@@ -685,6 +706,7 @@ impl Gate {
         bytes: &[u8],
     ) -> Result<(), GateError> {
         let target = self.policy.resolve("write", path)?;
+        outside_metadata("write", path, &target)?;
         let found = self
             .disk
             .entry(&target.dir, &target.name)
@@ -725,6 +747,7 @@ impl Gate {
 
     fn plan_delete(&self, plan: &mut Plan, path: &NormalizedPath) -> Result<(), GateError> {
         let target = self.policy.resolve("delete", path)?;
+        outside_metadata("delete", path, &target)?;
         match self.kind(&target)? {
             None => {
                 return Err(refuse(
@@ -762,6 +785,10 @@ impl Gate {
     ) -> Result<(), GateError> {
         let source = self.policy.resolve("rename", from)?;
         let dest = self.policy.resolve("rename", to)?;
+        // A folder holding a repository moves whole, as an agent command
+        // may move it; what is moved into or out of metadata is refused.
+        outside_metadata("rename", from, &source)?;
+        outside_metadata("rename", to, &dest)?;
         if source.path == dest.path
             || source.path.contains(&dest.path)
             || dest.path.contains(&source.path)

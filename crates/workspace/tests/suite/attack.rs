@@ -26,6 +26,50 @@ fn malformed_paths_are_invalid_before_they_reach_the_disk() {
     assert_eq!(tree(&ws.workspace.root), std::collections::BTreeMap::new());
 }
 
+/// Version-control metadata at any depth is the person's: an agent writes,
+/// deletes or renames nothing in it (a hook or `core.fsmonitor` would run
+/// in their own git, outside any sandbox), through a link to it neither;
+/// a folder holding a repository still moves whole.
+#[cfg(unix)]
+#[test]
+fn version_control_metadata_is_refused_at_any_depth_and_through_links() {
+    let (_d, ws) = workspace(&[
+        (".git/config", "[core]\n"),
+        ("vendor/dep/.git/config", "[core]\n"),
+        ("vendor/dep/lib.rs", "fn f() {}\n"),
+        ("notes.txt", "n\n"),
+    ]);
+    let root = ws.workspace.root.clone();
+    std::os::unix::fs::symlink(root.join(".git"), root.join("gitlink")).unwrap();
+    let before = tree(&root);
+    let c = ctx("t1", 1);
+    let ops = [
+        write(".git/hooks/pre-commit", b"#!/bin/sh\ntouch /tmp/owned\n"),
+        write(".git/config", b"[core]\n\tfsmonitor = touch /tmp/owned\n"),
+        write("vendor/dep/.git/hooks/post-checkout", b"x"),
+        write("sub/.git/config", b"[core]\n\tfsmonitor = x\n"),
+        write(".GIT/config", b"x"),
+        write(".hg/hgrc", b"[hooks]\n"),
+        write("gitlink/hooks/pre-commit", b"x"),
+        delete(".git/config"),
+        delete("vendor/dep/.git/config"),
+        rename("notes.txt", "sub/.git/config"),
+        rename(".git/config", "config-copy"),
+    ];
+    let codes: Vec<WorkspaceErrorCode> = ops
+        .into_iter()
+        .map(|op| ws.gate.apply(&c, op).unwrap_err().code)
+        .collect();
+    assert_eq!(codes, vec![WorkspaceErrorCode::PathNotWritable; 11]);
+    assert_eq!(tree(&root), before);
+    // A folder holding a repository moves whole.
+    ws.gate.apply(&c, rename("vendor/dep", "moved")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("moved/.git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
 #[test]
 fn the_cocode_folder_is_refused_in_every_spelling() {
     let (_d, ws) = workspace(&[]);
