@@ -1603,11 +1603,16 @@ fn a_cargo_project_task_completes_by_self_verification_with_the_real_toolchain()
 
 /// A loopback OpenAI-compatible server that answers every chat completion
 /// with `reply(n)` (n = 1, 2, …) as a whole JSON body.
+/// Every request body it was sent is kept.
 #[cfg(unix)]
-fn scripted_provider(reply: fn(usize) -> Value) -> String {
+fn recording_provider(
+    reply: fn(usize) -> Value,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use std::io::{BufRead as _, BufReader, Read as _, Write as _};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&bodies);
     std::thread::spawn(move || {
         let mut n = 0;
         for stream in listener.incoming() {
@@ -1628,6 +1633,9 @@ fn scripted_provider(reply: fn(usize) -> Value) -> String {
             }
             let mut body = vec![0; length];
             let _ = reader.read_exact(&mut body);
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&body).into_owned());
             n += 1;
             let payload = reply(n).to_string();
             let mut stream = stream;
@@ -1638,7 +1646,7 @@ fn scripted_provider(reply: fn(usize) -> Value) -> String {
             );
         }
     });
-    url
+    (url, bodies)
 }
 
 #[cfg(unix)]
@@ -1673,7 +1681,7 @@ fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
     if !have_cargo() {
         return;
     }
-    let url = scripted_provider(breaking_model);
+    let (url, bodies) = recording_provider(breaking_model);
     let ws = fixture_project("cargo-crate");
     let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
         .args([
@@ -1719,6 +1727,38 @@ fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
         failed_tests,
         vec![0, 1, 2, 3],
         "four attempts, each with failing tests"
+    );
+    // The model was told which test failed and how, not only an exit code.
+    let bodies = bodies.lock().unwrap();
+    let retry = bodies
+        .iter()
+        .find_map(|b| {
+            let body: Value = serde_json::from_str(b).ok()?;
+            body["messages"].as_array()?.iter().rev().find_map(|m| {
+                let text = m["content"].as_str()?;
+                text.starts_with("Verification of attempt 0 failed")
+                    .then(|| text.to_owned())
+            })
+        })
+        .unwrap_or_else(|| panic!("no retry message among {} requests", bodies.len()));
+    assert!(
+        retry.contains("- tests: failed (failure:code_defect), exit code 101\n  what it printed (the lines that say what failed):\n"),
+        "{retry}"
+    );
+    for needed in [
+        "    test tests::adds ... FAILED",
+        "      left: -1",
+        "     right: 5",
+    ] {
+        assert!(retry.lines().any(|l| l == needed), "{needed}\n{retry}");
+    }
+    // `thread 'tests::adds' (40) panicked at …`: the id depends on the run.
+    assert!(
+        retry
+            .lines()
+            .any(|l| l.starts_with("    thread 'tests::adds'")
+                && l.ends_with("panicked at src/lib.rs:10:9:")),
+        "{retry}"
     );
 }
 

@@ -398,6 +398,104 @@ fn count_errors(reading: Reading, output: &str) -> Option<u32> {
 }
 
 /// Total tests libtest reported in its `test result:` lines.
+/// Markers of the lines that say what failed, in the output of compilers
+/// and test runners (rustc and cargo test, pytest, jest and vitest, node's
+/// test runner and TAP, go test, tsc, eslint).
+const FAILURE_MARKERS: [&str; 17] = [
+    "error",
+    "Error",
+    "ERROR",
+    "FAILED",
+    "FAIL",
+    "failed",
+    "failures",
+    "panicked",
+    "assert",
+    "not ok",
+    "✗",
+    "✕",
+    "●",
+    "Traceback",
+    "Exception",
+    "expected",
+    "-->",
+];
+
+/// What a failing check printed that says what failed, for the model's
+/// retry and for people: each line with a failure marker and the two after
+/// it (rustc's `-->` place, a test's message), in order, at most
+/// `max_lines` lines and `max_bytes` bytes; when no line has a marker, the
+/// last `max_lines` lines. Escape sequences are dropped and the result is
+/// shown escaped (`cocode_core::shown`).
+pub fn failure_excerpt(output: &str, max_lines: usize, max_bytes: usize) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    let mut keep = vec![false; lines.len()];
+    let mut any = false;
+    for (i, line) in lines.iter().enumerate() {
+        if FAILURE_MARKERS.iter().any(|m| line.contains(m)) {
+            any = true;
+            for k in keep.iter_mut().skip(i).take(3) {
+                *k = true;
+            }
+        }
+    }
+    if !any {
+        let from = lines.len().saturating_sub(max_lines);
+        for k in keep.iter_mut().skip(from) {
+            *k = true;
+        }
+    }
+    let mut out = String::new();
+    let mut taken = 0;
+    let mut gap = false;
+    for (line, kept) in lines.iter().zip(&keep) {
+        if !kept {
+            gap = true;
+            continue;
+        }
+        if taken == max_lines {
+            out.push_str("…\n");
+            break;
+        }
+        if gap && !out.is_empty() {
+            out.push_str("…\n");
+        }
+        gap = false;
+        let clean = strip_escapes(line.trim_end());
+        let shown = cocode_core::shown::line(&clean);
+        if out.len() + shown.len() + 1 > max_bytes {
+            out.push_str("…\n");
+            break;
+        }
+        out.push_str(&shown);
+        out.push('\n');
+        taken += 1;
+    }
+    out
+}
+
+/// `line` without terminal escape sequences (colours, cursor moves).
+fn strip_escapes(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                // Parameters, then one final letter.
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn cargo_test_total(output: &str) -> u64 {
     output
         .lines()
@@ -755,6 +853,11 @@ impl OrchestratingVerificationRunner {
         if code == 0 {
             return VerificationOutcome::Pass;
         }
+        // A shell's "command not found": the check could not run (a script
+        // names a tool that is not installed), which no edit fixes.
+        if code == 127 {
+            return VerificationOutcome::Fail(FailureClass::EnvToolMissing);
+        }
         if blocked > 0 {
             return VerificationOutcome::Fail(FailureClass::EnvNetworkBlocked);
         }
@@ -892,6 +995,36 @@ impl VerificationRunner for OrchestratingVerificationRunner {
             ));
         }
         Ok(records)
+    }
+}
+
+#[cfg(test)]
+mod excerpt_tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_excerpt_keeps_what_failed_and_drops_the_rest() {
+        let cargo = "   Compiling probe v0.1.0\n    Finished test\n     Running unittests\n\nrunning 2 tests\ntest tests::subtracts ... ok\ntest tests::adds ... FAILED\n\nfailures:\n\n---- tests::adds stdout ----\n\nthread 'tests::adds' panicked at src/lib.rs:10:9:\nassertion `left == right` failed\n  left: -1\n right: 5\nnote: run with `RUST_BACKTRACE=1`\n\nfailures:\n    tests::adds\n\ntest result: FAILED. 1 passed; 1 failed\n";
+        assert_eq!(
+            failure_excerpt(cargo, 40, 4000),
+            "test tests::adds ... FAILED\n\nfailures:\n\n---- tests::adds stdout ----\n…\nthread 'tests::adds' panicked at src/lib.rs:10:9:\nassertion `left == right` failed\n  left: -1\n right: 5\n…\nfailures:\n    tests::adds\n\ntest result: FAILED. 1 passed; 1 failed\n"
+        );
+        // Colours go; controls are shown escaped; the caps hold.
+        assert_eq!(
+            failure_excerpt("\u{1b}[31merror\u{1b}[0m: bad\u{7}\n", 40, 4000),
+            "error: bad\\u0007\n"
+        );
+        let many: String = (0..100)
+            .flat_map(|i| ["error ".to_owned(), i.to_string(), "\n".to_owned()])
+            .collect();
+        assert_eq!(
+            failure_excerpt(&many, 3, 4000),
+            "error 0\nerror 1\nerror 2\n…\n"
+        );
+        assert!(failure_excerpt(&many, 100, 50).len() <= 54);
+        // Nothing marked: the end of the output.
+        assert_eq!(failure_excerpt("a\nb\nc\n", 2, 4000), "b\nc\n");
     }
 }
 

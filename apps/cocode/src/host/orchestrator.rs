@@ -134,28 +134,66 @@ fn new_task_id() -> Result<TaskId, OrchestratorError> {
         .map_err(|e| OrchestratorError::Setup(e.to_string()))
 }
 
+/// Lines of a failing check's output sent to the agent, at most.
+const EXCERPT_LINES: usize = 40;
+/// Bytes of a failing check's output sent to the agent, at most.
+const EXCERPT_BYTES: usize = 4000;
+
 /// The text sent to the agent after a failed verification: what failed,
-/// by method, with counts and exit codes (never tool output).
-pub fn failure_summary(records: &[VerificationRecord], attempt: AttemptNo) -> String {
+/// by method, with counts and exit codes, and the lines of each failing
+/// check's output that say what failed (`output` gives a method's output
+/// of that attempt, while this session keeps it). An attempt whose turn
+/// ended without `task.finish` was never verified, and is called so.
+pub fn failure_summary(
+    records: &[VerificationRecord],
+    attempt: AttemptNo,
+    output: impl Fn(cocode_core::verification::VerificationMethod) -> Option<String>,
+) -> String {
+    let failed: Vec<&VerificationRecord> = records
+        .iter()
+        .filter(|r| r.attempt_no() == attempt)
+        .filter(|r| matches!(r.outcome(), VerificationOutcome::Fail(_)))
+        .collect();
+    if failed.is_empty() {
+        return format!(
+            "Attempt {} ended without task.finish, so nothing was verified. Carry on with the task and call task.finish when the work is done.",
+            attempt.0
+        );
+    }
     let mut lines = vec![format!(
         "Verification of attempt {} failed. Fix the problems and call task.finish again.",
         attempt.0
     )];
-    for r in records.iter().filter(|r| r.attempt_no() == attempt) {
-        if let VerificationOutcome::Fail(class) = r.outcome() {
-            let facts = r.facts();
-            let mut line = format!("- {}: failed ({})", r.method().as_str(), class_str(class));
-            if let Some(counts) = facts.diagnostics_count {
-                let _ = write!(
-                    line,
-                    ", {} error(s), {} warning(s)",
-                    counts.error, counts.warning
-                );
+    for r in failed {
+        let VerificationOutcome::Fail(class) = r.outcome() else {
+            continue;
+        };
+        let facts = r.facts();
+        let mut line = format!("- {}: failed ({})", r.method().as_str(), class_str(class));
+        if let Some(counts) = facts.diagnostics_count {
+            let _ = write!(
+                line,
+                ", {} error(s), {} warning(s)",
+                counts.error, counts.warning
+            );
+        }
+        if let Some(code) = facts.exit_code {
+            let _ = write!(line, ", exit code {code}");
+        }
+        lines.push(line);
+        if let Some(text) = output(r.method()) {
+            let excerpt =
+                cocode_toolchain::verify::failure_excerpt(&text, EXCERPT_LINES, EXCERPT_BYTES);
+            if !excerpt.is_empty() {
+                lines.push("  what it printed (the lines that say what failed):".to_owned());
+                lines.extend(excerpt.lines().map(|l| {
+                    if l.is_empty() {
+                        String::new()
+                    } else {
+                        format!("    {l}")
+                    }
+                }));
             }
-            if let Some(code) = facts.exit_code {
-                let _ = write!(line, ", exit code {code}");
-            }
-            lines.push(line);
         }
     }
     lines.join("\n")
@@ -261,7 +299,19 @@ impl Run<'_> {
             }
             TransitionEffect::SendFailureSummary => {
                 let previous = AttemptNo(self.task.attempt_no().0.saturating_sub(1));
-                let text = failure_summary(self.task.verification_log(), previous);
+                let runner = Arc::clone(&self.host.runner);
+                let task_id = self.task.task_id().clone();
+                let text =
+                    failure_summary(
+                        self.task.verification_log(),
+                        previous,
+                        |method| match runner.raw_output(&task_id, previous, method) {
+                            cocode_toolchain::verify::RawNotice::Present(bytes) => {
+                                Some(String::from_utf8_lossy(&bytes).into_owned())
+                            }
+                            _ => None,
+                        },
+                    );
                 self.turn_sweep_begin().await;
                 if let Some(session) = &self.session
                     && let Err(e) = session.send(UserTurn { text }).await

@@ -244,6 +244,16 @@ async fn a_node_package_runs_npm_test() {
         summary(&run(&ws, &["add.js"]).await)[2],
         "tests:fail/code_defect"
     );
+    // A test script naming a runner that is not installed: the shell's
+    // "not found" (exit 127) is a check that could not run, not a defect.
+    let manifest = std::fs::read_to_string(ws.join("package.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    json["scripts"]["test"] = "no-such-test-runner-cocode --run".into();
+    std::fs::write(ws.join("package.json"), json.to_string()).unwrap();
+    assert_eq!(
+        summary(&run(&ws, &["add.js"]).await)[2],
+        "tests:fail/env_tool_missing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
