@@ -283,7 +283,7 @@ fn a_server_command_the_workspace_names_runs_only_once_trusted() {
     assert_eq!(
         err,
         format!(
-            "cocode: notes.md: notes is not started: this workspace's .cocode/config/workspace.json names its command (sh -c {command}), and it runs only once you trust it (cocode lsp trust, or Trust in the Problems panel)\n"
+            "cocode: notes.md: notes is not started: this workspace's .cocode/config/workspace.json names its command (sh -c '{command}'), and it runs only once you trust it (cocode lsp trust, or Trust in the Problems panel)\n"
         )
     );
     assert!(!ran.exists(), "the workspace's command ran untrusted");
@@ -291,7 +291,7 @@ fn a_server_command_the_workspace_names_runs_only_once_trusted() {
     assert!(
         out.lines().any(|l| l
             == format!(
-                "notes\t.md\tsh -c {command}\tnot started: this workspace's .cocode/config/workspace.json names its command (sh -c {command}); trust it first"
+                "notes\t.md\tsh -c '{command}'\tnot started: this workspace's .cocode/config/workspace.json names its command (sh -c '{command}'); trust it first"
             )),
         "{out}"
     );
@@ -301,7 +301,7 @@ fn a_server_command_the_workspace_names_runs_only_once_trusted() {
     let root = ws.path().canonicalize().unwrap();
     assert_eq!(
         out,
-        format!("trusted in {}: notes: sh -c {command}\n", root.display())
+        format!("trusted in {}: notes: sh -c '{command}'\n", root.display())
     );
     // Trusted, it runs (it is no language server, so it gives no answer).
     let (code, _, _) = cocode(&[

@@ -578,6 +578,7 @@ fn a_command_runs_sandboxed_and_its_changes_are_recorded_and_reversible() {
 }
 
 /// Every file below `root` but cocode's history, with its bytes.
+#[cfg(unix)]
 fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         for entry in std::fs::read_dir(dir).unwrap() {

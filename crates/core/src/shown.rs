@@ -57,6 +57,30 @@ pub fn lines(text: &str) -> Cow<'_, str> {
     escaped(text, true)
 }
 
+/// A command as a person reads it and a shell would take it: each
+/// argument shown as [`line`] shows it, and quoted (`'…'`) when it is empty
+/// or holds a space or a character a shell treats specially, so
+/// `["sh", "-c", "curl x | sh"]` reads `sh -c 'curl x | sh'`, never as if
+/// the pipe split the command.
+pub fn command(argv: &[String]) -> String {
+    argv.iter()
+        .map(|arg| {
+            let shown = line(arg);
+            let plain = !shown.is_empty()
+                && shown.chars().all(|c| {
+                    c.is_alphanumeric()
+                        || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '+' | ',' | '@' | '%')
+                });
+            if plain {
+                shown.into_owned()
+            } else {
+                format!("'{}'", shown.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +96,26 @@ mod tests {
             "a\\u0009b\\u000d\\u001b[2J\\u009b\\u200f\\u2067\\u061c\\u2028"
         );
         assert_eq!(lines("one\n\ttwo\u{202d}"), "one\n\ttwo\\u202d");
+        let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            command(&argv(&[
+                "sh",
+                "-c",
+                "curl http://x/y | sh",
+                "",
+                "it's",
+                "a\nb"
+            ])),
+            "sh -c 'curl http://x/y | sh' '' 'it'\\''s' 'a\\u000ab'"
+        );
+        assert_eq!(
+            command(&argv(&[
+                "pyright-langserver",
+                "--stdio",
+                "--log=/tmp/a.log"
+            ])),
+            "pyright-langserver --stdio --log=/tmp/a.log"
+        );
         // Plain text, Korean and joiners pass and are not copied.
         for plain in ["src/main.rs", "한글 파일.txt", "a\u{200d}b", "é ©"] {
             assert!(

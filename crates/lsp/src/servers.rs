@@ -92,7 +92,7 @@ impl ServerState {
             Self::Failed { reason } => format!("stopped: {reason}"),
             Self::Untrusted { command } => format!(
                 "not started: this workspace's .cocode/config/workspace.json names its command ({}); trust it first",
-                cocode_core::shown::line(&command.join(" "))
+                cocode_core::shown::command(command)
             ),
         }
     }
@@ -1261,7 +1261,7 @@ impl Inner {
         if self.held(spec) {
             return Err(LspError::Untrusted {
                 server: spec.id.clone(),
-                command: cocode_core::shown::line(&spec.command.join(" ")).into_owned(),
+                command: cocode_core::shown::command(&spec.command),
             });
         }
         let handle = self

@@ -420,13 +420,12 @@ fn integrity_problems(report: &IntegrityReport) -> Vec<String> {
     .collect()
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
     /// Without namespaces, the doctor names what it lost, and why: Ubuntu's
     /// AppArmor restriction is named with the way out.
-    #[cfg(target_os = "linux")]
     #[test]
     fn without_namespaces_the_doctor_says_which_protections_are_off_and_why() {
         let none = cocode_toolchain::confine::Protections {

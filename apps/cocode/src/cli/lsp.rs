@@ -86,7 +86,7 @@ fn servers(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
         let command = if status.command.is_empty() {
             "(turned off)".to_owned()
         } else {
-            status.command.join(" ")
+            cocode_core::shown::command(&status.command)
         };
         writeln!(out, "{}\t{files}\t{command}\t{state}", status.id)?;
     }
@@ -127,7 +127,7 @@ fn trust(dir: &Path, ids: &[String], rt: &Handle, out: &mut dyn Write) -> anyhow
             out,
             "trusted in {}: {id}: {}",
             ws.workspace.root.display(),
-            cocode_core::shown::line(&command.join(" "))
+            cocode_core::shown::command(command)
         )?;
     }
     Ok(0)

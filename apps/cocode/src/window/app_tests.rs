@@ -715,7 +715,7 @@ fn a_blocked_host_is_shown_in_the_review_and_allowed_for_a_rerun() {
     h.get_by_label("Run task").click();
     // The card shows the command line the person decides on.
     run_until(&mut h, "the approval card with its command", |h| {
-        h.query_by_label("sh -c curl -s -o /dev/null http://blocked.example/")
+        h.query_by_label("sh -c 'curl -s -o /dev/null http://blocked.example/'")
             .is_some()
             && h.query_by_label_contains("through the policy proxy (port")
                 .is_some()

@@ -180,7 +180,7 @@ fn a_server_command_the_folder_names_waits_for_trust_and_never_runs_before() {
     h.get_by_label("⊗ 0  ⚠ 0").click();
     h.run_steps(3);
     let text = format!(
-        "zig is not started: this folder's .cocode/config/workspace.json names its command, sh -c echo ran > {}. Start it only if you trust this folder.",
+        "zig is not started: this folder's .cocode/config/workspace.json names its command, sh -c 'echo ran > {}'. Start it only if you trust this folder.",
         ran.display()
     );
     assert!(h.query_by_label(&text).is_some(), "{text}");

@@ -330,7 +330,7 @@ fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::Approval
         }) => {
             ui.add(
                 egui::Label::new(
-                    egui::RichText::new(cocode_core::shown::line(&argv.join(" "))).monospace(),
+                    egui::RichText::new(cocode_core::shown::command(argv)).monospace(),
                 )
                 .wrap(),
             );

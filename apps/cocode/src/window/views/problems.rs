@@ -52,7 +52,7 @@ fn server_troubles(
                         format!(
                             "{} is not started: this folder's .cocode/config/workspace.json names its command, {}. Start it only if you trust this folder.",
                             s.id,
-                            cocode_core::shown::line(&command.join(" "))
+                            cocode_core::shown::command(command)
                         ),
                     );
                     if ui
