@@ -895,15 +895,14 @@ fn codex_under_deny_all_ends_the_task_promptly_with_the_refusal() {
 }
 
 /// Codex writes files in its own process (its shell, not the client's
-/// file methods): the turn's sweep records both changes as the task's
-/// observed snapshots, and `cocode rollback` restores the files byte for
-/// byte.
+/// file methods), one of them new at the workspace root: the turn's sweep
+/// records both changes as the task's observed snapshots, and `cocode
+/// rollback` restores the files byte for byte.
 #[test]
 fn codexs_own_file_writes_are_recorded_and_rolled_back() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("notes.txt"), NOTES).unwrap();
-    std::fs::create_dir(root.join("docs")).unwrap();
     let Some(subject) = codex(&root) else {
         return;
     };
@@ -914,7 +913,7 @@ fn codexs_own_file_writes_are_recorded_and_rolled_back() {
         "{shown}"
     );
     assert_eq!(
-        std::fs::read_to_string(root.join("docs/made.txt")).unwrap(),
+        std::fs::read_to_string(root.join("made.txt")).unwrap(),
         "made by codex\n"
     );
     assert_eq!(
@@ -941,10 +940,10 @@ fn codexs_own_file_writes_are_recorded_and_rolled_back() {
         .collect();
     assert_eq!(
         recorded,
-        vec![("docs/made.txt", "observed"), ("notes.txt", "observed")]
+        vec![("made.txt", "observed"), ("notes.txt", "observed")]
     );
     cli(&["rollback", "--task", &id]);
-    assert!(!root.join("docs/made.txt").exists());
+    assert!(!root.join("made.txt").exists());
     assert_eq!(
         std::fs::read_to_string(root.join("notes.txt")).unwrap(),
         NOTES

@@ -689,6 +689,87 @@ fn a_command_cannot_read_the_keys_in_cocodes_own_environment() {
     }
 }
 
+/// A repository a command makes (`sub/.git` with `core.fsmonitor` set, a
+/// hook) would run its settings in the person's next `git status` there:
+/// cocode removes it after the command, recorded with the task, and a
+/// repository that was there before stays.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_repository_a_command_makes_is_removed_and_one_that_was_there_stays() {
+    let ws = workspace(&[("vendor/dep/.git/config", "[core]\n"), ("keep.txt", "k\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"run "mkdir -p sub/.git/hooks && printf '[core]\n\tfsmonitor = touch /tmp/owned\n' > sub/.git/config && printf x > sub/.git/hooks/pre-commit && printf 'gitdir: ../elsewhere' > other.git-file && mkdir -p two && mv other.git-file two/.git && echo made > sub/file.txt""#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(!ws.path().join("sub/.git").exists(), "{out}");
+    assert!(!ws.path().join("two/.git").exists(), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("sub/file.txt")).unwrap(),
+        "made\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("vendor/dep/.git/config")).unwrap(),
+        "[core]\n"
+    );
+    // Made by the command, removed by cocode: both recorded with the task.
+    let shown = only_task(ws.path());
+    let mut kinds: Vec<(String, String)> = shown["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["path"].as_str().unwrap().contains(".git"))
+        .map(|s| {
+            let made = s["base"].is_null();
+            (
+                s["path"].as_str().unwrap().to_owned(),
+                format!(
+                    "{} {}",
+                    if made { "made" } else { "removed" },
+                    s["origin"].as_str().unwrap()
+                ),
+            )
+        })
+        .collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            ("sub/.git/config".to_owned(), "made observed".to_owned()),
+            ("sub/.git/config".to_owned(), "removed gate".to_owned()),
+            (
+                "sub/.git/hooks/pre-commit".to_owned(),
+                "made observed".to_owned()
+            ),
+            (
+                "sub/.git/hooks/pre-commit".to_owned(),
+                "removed gate".to_owned()
+            ),
+            ("two/.git".to_owned(), "made observed".to_owned()),
+            ("two/.git".to_owned(), "removed gate".to_owned()),
+        ],
+        "{shown}"
+    );
+    let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
+    let (code, undone) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{undone}");
+    // Rolled back whole: neither the repository nor the command's file is
+    // left (folders a rollback empties stay, as they do for any task).
+    for gone in [
+        "sub/.git/config",
+        "sub/.git/hooks/pre-commit",
+        "two/.git",
+        "sub/file.txt",
+    ] {
+        assert!(!ws.path().join(gone).exists(), "{gone}: {undone}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("vendor/dep/.git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
 /// A file name can hold a line feed (a forged `task …: completed` line
 /// of its own) or a right-to-left override (`gpj.exe` shown as `exe.jpg`):
 /// the command line shows both escaped, on the path's own line.

@@ -180,6 +180,9 @@ struct Plan {
     blobs: Vec<Vec<u8>>,
     /// Folders emptied by a directory delete or rename, deepest first.
     emptied_dirs: Vec<(Vec<String>, String)>,
+    /// A removal of version-control metadata an agent command made
+    /// (`Gate::remove_made_metadata`), the one change there planned.
+    metadata_removal: bool,
 }
 
 impl Plan {
@@ -747,7 +750,9 @@ impl Gate {
 
     fn plan_delete(&self, plan: &mut Plan, path: &NormalizedPath) -> Result<(), GateError> {
         let target = self.policy.resolve("delete", path)?;
-        outside_metadata("delete", path, &target)?;
+        if !plan.metadata_removal {
+            outside_metadata("delete", path, &target)?;
+        }
         match self.kind(&target)? {
             None => {
                 return Err(refuse(
@@ -1719,6 +1724,37 @@ impl Gate {
         origin: SnapshotOrigin,
     ) -> Result<Vec<EditSnapshot>, GateError> {
         self.end_sweep_by(ctx, origin, SweepWriters::Anyone)
+    }
+
+    /// Removes version-control metadata an agent command made (a new
+    /// `sub/.git` folder, a `.git` file naming another folder): its hooks
+    /// and settings would run in the person's own git later, outside any
+    /// sandbox. Recorded as the task's own deletes, so a rollback stays
+    /// whole; the only change cocode makes in metadata for an agent, and
+    /// only ever a removal. Each root must be a metadata entry itself.
+    pub fn remove_made_metadata(
+        &self,
+        ctx: &TaskContext,
+        roots: &[NormalizedPath],
+    ) -> Result<Vec<EditSnapshot>, GateError> {
+        let mut st = self.lock();
+        self.prepare(&mut st)?;
+        let mut plan = Plan {
+            metadata_removal: true,
+            ..Plan::default()
+        };
+        for root in roots {
+            if !cocode_core::path::is_version_control_name(root.file_name()) {
+                return Err(refuse(
+                    WorkspaceErrorCode::PathNotWritable,
+                    "delete",
+                    root,
+                    "not a version-control metadata folder or file",
+                ));
+            }
+            self.plan_delete(&mut plan, root)?;
+        }
+        self.commit(&mut st, ctx, &plan, SnapshotOrigin::Gate)
     }
 
     /// [`Self::end_sweep_as`], saying who may have written the workspace

@@ -516,16 +516,25 @@ impl Run<'_> {
         // confined processes, as an agent's commands do.
         let writers = host.command_writers;
         let ended = tokio::task::spawn_blocking(move || {
-            host.workspace.gate.end_sweep_by(&ctx, origin, writers)
+            let records = host.workspace.gate.end_sweep_by(&ctx, origin, writers)?;
+            // A repository the agent or a check made goes again, as after
+            // an agent's command.
+            let removed = crate::host::tools::remove_made_metadata(&host.workspace, &ctx, &records);
+            Ok::<_, cocode_core::gate::GateError>((records, removed))
         })
         .await;
         match ended {
-            Ok(Ok(records)) if !records.is_empty() => {
-                let text = changed.replace("{}", &records.len().to_string());
-                self.say(Progress::Note(text));
+            Ok(Ok((records, removed))) => {
+                if !records.is_empty() {
+                    let text = changed.replace("{}", &records.len().to_string());
+                    self.say(Progress::Note(text));
+                }
+                if let Some(note) = removed {
+                    self.say(Progress::Note(note));
+                }
             }
             Ok(Err(e)) => self.say(Progress::Note(format!("{failed}: {e}"))),
-            _ => {}
+            Err(_) => {}
         }
     }
 

@@ -974,10 +974,15 @@ impl WorkspaceTools {
         tokio::task::spawn_blocking(move || {
             if in_turn {
                 // The ACP agent's own writes: it runs confined like commands.
-                this.workspace
-                    .gate
-                    .end_sweep_by(&begin_ctx, cocode_core::SnapshotOrigin::Observed, writers)
-                    .map(drop)
+                let observed = this.workspace.gate.end_sweep_by(
+                    &begin_ctx,
+                    cocode_core::SnapshotOrigin::Observed,
+                    writers,
+                )?;
+                if let Some(note) = remove_made_metadata(&this.workspace, &begin_ctx, &observed) {
+                    tracing::info!("{note}");
+                }
+                Ok(())
             } else {
                 this.workspace.gate.begin_sweep().map(drop)
             }
@@ -1001,20 +1006,27 @@ impl WorkspaceTools {
         };
         let outcome = self.launch(spec, output_limit, &cx, &ctx.task_id).await;
         // The sweep runs whatever the command did, so its changes are
-        // recorded even when it failed.
+        // recorded even when it failed; a repository it made goes again.
         let this = Arc::clone(&self);
         let sweep_ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || {
-            this.workspace.gate.end_sweep_by(
+        let note = tokio::task::spawn_blocking(move || {
+            let observed = this.workspace.gate.end_sweep_by(
                 &sweep_ctx,
                 cocode_core::SnapshotOrigin::Observed,
                 writers,
-            )
+            )?;
+            Ok::<_, GateError>(remove_made_metadata(&this.workspace, &sweep_ctx, &observed))
         })
         .await
         .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
         .map_err(gate_error)?;
-        outcome
+        outcome.map(|mut out| {
+            if let Some(note) = note {
+                out.content
+                    .push(cocode_tool_protocol::ContentBlock::Text { text: note });
+            }
+            out
+        })
     }
 
     async fn launch(
@@ -1414,4 +1426,93 @@ impl WorkspaceTools {
         }
         Ok(())
     }
+}
+
+/// The version-control metadata a command made, as the sweep after it
+/// recorded it: each `…/.git` (or `.hg`, …) folder every file of which the
+/// command created, and each such file it created. Metadata that was there
+/// before is not one (read-only to commands wherever a mount namespace
+/// keeps it so).
+fn made_metadata(ws: &OpenWorkspace, observed: &[EditSnapshot]) -> Vec<NormalizedPath> {
+    let created: std::collections::BTreeSet<&str> = observed
+        .iter()
+        .filter(|s| s.kind() == cocode_core::SnapshotKind::Create)
+        .map(|s| s.parts().path.as_str())
+        .collect();
+    let mut roots = std::collections::BTreeSet::new();
+    for path in &created {
+        let segments: Vec<&str> = path.split('/').collect();
+        if let Some(at) = segments
+            .iter()
+            .position(|s| cocode_core::path::is_version_control_name(s))
+        {
+            roots.insert(segments[..=at].join("/"));
+        }
+    }
+    let base = &ws.workspace.root;
+    roots
+        .into_iter()
+        .filter(|root| {
+            let mut files = Vec::new();
+            let all_made = list_files(&base.join(root), root, &mut files)
+                && files.iter().all(|f| created.contains(f.as_str()));
+            all_made && !files.is_empty()
+        })
+        .filter_map(|root| normalize(&root, ws.workspace.options()).ok())
+        .collect()
+}
+
+/// The files below `dir` (or `dir` itself, a file) as workspace paths
+/// under `rel`; false when something there is neither (a link, a device),
+/// which is then left as it is.
+fn list_files(dir: &Path, rel: &str, out: &mut Vec<String>) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    if meta.is_file() {
+        out.push(rel.to_owned());
+        return true;
+    }
+    if !meta.is_dir() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().all(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        list_files(&e.path(), &format!("{rel}/{name}"), out)
+    })
+}
+
+/// Removes the metadata a command made (see [`made_metadata`]) through the
+/// gate, recorded with the task; the words the agent and the person read,
+/// when there was any.
+pub(crate) fn remove_made_metadata(
+    ws: &OpenWorkspace,
+    ctx: &TaskContext,
+    observed: &[EditSnapshot],
+) -> Option<String> {
+    let made = made_metadata(ws, observed);
+    if made.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = made
+        .iter()
+        .map(|p| cocode_core::shown::line(p.as_str()).into_owned())
+        .collect();
+    Some(match ws.gate.remove_made_metadata(ctx, &made) {
+        Ok(_) => format!(
+            "cocode removed {}, made by the agent's work: a repository's hooks and settings run in the person's own git, outside any sandbox. Agents do not create repositories; ask the person to.",
+            names.join(", ")
+        ),
+        Err(e) => {
+            tracing::warn!("removing {}: {e}", names.join(", "));
+            format!(
+                "the agent's work made {}, and cocode could not remove it ({}): tell the person before they run git there.",
+                names.join(", "),
+                e.message
+            )
+        }
+    })
 }

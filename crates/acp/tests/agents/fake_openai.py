@@ -8,7 +8,8 @@ messages):
   "run make"         -> the shell tool with `make build` (a command Codex
                         does not trust: it asks permission for it)
   "run echo hi"      -> the shell tool with `echo hi`
-  "write files"      -> the shell tool writing `docs/made.txt` and appending
+  "write files"      -> the shell tool writing `made.txt` (a new file at the
+                        workspace root) and appending
                         to `notes.txt` (Codex writes in its own process)
   "slow"             -> answers nothing for 120 s
 
@@ -58,7 +59,7 @@ def plan(body):
     if shell and "run echo hi" in prompt:
         return [call(shell, "echo hi")]
     if shell and "write files" in prompt:
-        return [call(shell, "printf 'made by codex\\n' > docs/made.txt && printf 'more\\n' >> notes.txt")]
+        return [call(shell, "printf 'made by codex\\n' > made.txt && printf 'more\\n' >> notes.txt")]
     if "slow" in prompt:
         time.sleep(120)
     return [message("nothing to do")]

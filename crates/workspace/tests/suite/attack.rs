@@ -62,6 +62,16 @@ fn version_control_metadata_is_refused_at_any_depth_and_through_links() {
         .collect();
     assert_eq!(codes, vec![WorkspaceErrorCode::PathNotWritable; 11]);
     assert_eq!(tree(&root), before);
+    // The removal cocode makes of metadata a command made takes metadata
+    // only.
+    assert_eq!(
+        ws.gate
+            .remove_made_metadata(&c, &[p("notes.txt")])
+            .unwrap_err()
+            .code,
+        WorkspaceErrorCode::PathNotWritable
+    );
+    assert_eq!(tree(&root), before);
     // A folder holding a repository moves whole.
     ws.gate.apply(&c, rename("vendor/dep", "moved")).unwrap();
     assert_eq!(
