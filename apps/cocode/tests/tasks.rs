@@ -770,6 +770,102 @@ fn a_repository_a_command_makes_is_removed_and_one_that_was_there_stays() {
     );
 }
 
+/// The real, sealed `cocode` run by a person who is not root (run as root,
+/// the test drops to `nobody`): every namespace is there — the doctor says
+/// so — and a command writes a new file at the workspace root while `.git`
+/// stays read-only. A sealed cocode is undumpable, and its forks could not
+/// write their user namespace's maps before.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_person_who_is_not_root_gets_every_namespace_from_the_sealed_binary() {
+    use std::os::unix::process::CommandExt as _;
+    // Who runs the test.
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    if !root {
+        eprintln!("skipping: the test drops from root to another user; run as root to run it");
+        return;
+    }
+    let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .is_ok_and(|v| v.trim() != "0")
+        && std::fs::read_to_string("/proc/sys/kernel/unprivileged_userns_clone")
+            .map_or(true, |v| v.trim() == "1")
+        && std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+            .map_or(true, |v| v.trim() == "0");
+    if !peers::require("unprivileged user namespaces", userns) {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let ws = base.path().join("ws");
+    let home = base.path().join("home");
+    for dir in [ws.join(".git"), home.clone()] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join("keep.txt"), "k\n").unwrap();
+    let nobody = 65534;
+    for entry in [
+        base.path(),
+        &ws,
+        &ws.join(".git"),
+        &ws.join(".git/config"),
+        &ws.join("keep.txt"),
+        &home,
+    ] {
+        std::os::unix::fs::chown(entry, Some(nobody), Some(nobody)).unwrap();
+    }
+    let as_nobody = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+            .args(args)
+            .uid(nobody)
+            .gid(nobody)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &home)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let dir = ws.to_str().unwrap();
+    let (_, doctor) = as_nobody(&["doctor", "--workspace", dir]);
+    for line in [
+        "command lifetime (a PID namespace per agent command; nothing it starts outlives it or cocode): active",
+        "processes out of sight (a private /proc per agent command; cocode, its parent and other users' processes are not visible): active",
+    ] {
+        assert!(doctor.lines().any(|l| l == line), "{line}\n{doctor}");
+    }
+    assert!(
+        doctor.contains(
+            "read-only to agent commands: active — .cocode, .git, .hg, .svn, .jj, .bzr at any depth"
+        ),
+        "{doctor}"
+    );
+    let (code, out) = as_nobody(&[
+        "task",
+        "run",
+        "--workspace",
+        dir,
+        "--prompt",
+        r#"run "echo made > top.txt; echo x >> .git/config 2>/dev/null; true""#,
+        "--yes",
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("top.txt")).unwrap(),
+        "made\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
 /// A file name can hold a line feed (a forged `task …: completed` line
 /// of its own) or a right-to-left override (`gpj.exe` shown as `exe.jpg`):
 /// the command line shows both escaped, on the path's own line.
