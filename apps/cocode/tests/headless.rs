@@ -41,7 +41,7 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
         &ws,
     );
     let mut out = Vec::new();
-    let code = cocode::cli::check::verify(&ws, runtime.handle(), &mut out).unwrap();
+    let code = cocode::cli::check::verify(&ws, true, runtime.handle(), &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let methods: Vec<String> = text
         .lines()
@@ -67,11 +67,29 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
             "verdict: passed".to_owned()
         )
     );
+    // In words: each method's outcome, and what the failing test printed.
     std::fs::write(ws.join("add.js"), "exports.add = (a, b) => a - b;\n").unwrap();
     let mut out = Vec::new();
     assert_eq!(
-        cocode::cli::check::verify(&ws, runtime.handle(), &mut out).unwrap(),
+        cocode::cli::check::verify(&ws, false, runtime.handle(), &mut out).unwrap(),
         1
+    );
+    let text = String::from_utf8(out).unwrap();
+    let outcomes: Vec<&str> = text.lines().filter(|l| !l.starts_with("    |")).collect();
+    assert_eq!(
+        outcomes,
+        [
+            "static analysis: nothing to check: no analyzed file",
+            "build: nothing to check: nothing to build",
+            "tests: failed: the code has a defect (exit code 1)",
+            "verdict: failed: the code has a defect"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("    | ") && l.contains("not ok")),
+        "{text}"
     );
 }
 

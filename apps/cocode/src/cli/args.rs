@@ -23,11 +23,16 @@ pub enum CliCommand {
         /// desktop launcher starts it).
         dir: Option<PathBuf>,
     },
-    /// Run self-verification over a workspace and print the records and the verdict.
+    /// Run self-verification over a workspace and print, per method, its
+    /// outcome and for a failed one the lines of its output that say what
+    /// failed, then the verdict.
     Verify {
         /// The workspace folder.
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
+        /// Print the verification records as JSON, one per line.
+        #[arg(long)]
+        json: bool,
     },
     /// Check confinement, the credential store, the policy proxy and a
     /// workspace's history; list paths an interrupted operation left
@@ -317,7 +322,8 @@ mod tests {
                 .unwrap()
                 .command,
             Some(CliCommand::Verify {
-                workspace: PathBuf::from("ws")
+                workspace: PathBuf::from("ws"),
+                json: false
             })
         );
         assert_eq!(

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use cocode_core::ids::{AttemptNo, TaskId};
 use cocode_core::process::Confinement;
 use cocode_core::services::{VerificationRequest, VerificationRunner};
-use cocode_core::verification::VerificationVerdict;
+use cocode_core::verification::{VerificationOutcome, VerificationVerdict};
 use cocode_toolchain::verify::OrchestratingVerificationRunner;
 use cocode_toolchain::{Launcher, PolicyProxy, WritableRoots};
 
@@ -45,7 +45,7 @@ fn own_files(out: &mut dyn Write) -> anyhow::Result<()> {
 /// Runs self-verification over the whole workspace and prints one JSON
 /// record per line, then the verdict. Exit code 0 pass, 1 fail, 2 when the
 /// records cannot complete a task.
-pub fn verify(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn verify(dir: &Path, json: bool, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
     let root = ws.workspace.root.clone();
     let hosts = crate::host::task_host::allowed_hosts(&ws, &ws.config.allowed_hosts);
@@ -67,16 +67,71 @@ pub fn verify(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
             ws.config.limits,
             Arc::new(move |t| blocked.blocked_hosts(t).len()),
         );
+        let task = TaskId::new("cli-verify")?;
         let req = VerificationRequest {
-            task_id: TaskId::new("cli-verify")?,
+            task_id: task.clone(),
             attempt_no: AttemptNo(0),
             workspace_root: root.clone(),
             edited_paths: Vec::new(),
         };
-        anyhow::Ok(runner.verify(req).await?)
+        let records = runner.verify(req).await?;
+        // What each failed method printed, for the words below.
+        let excerpts: Vec<Option<String>> = records
+            .iter()
+            .map(|r| {
+                match (
+                    r.outcome(),
+                    runner.raw_output(&task, AttemptNo(0), r.method()),
+                ) {
+                    (
+                        VerificationOutcome::Fail(_),
+                        cocode_toolchain::verify::RawNotice::Present(bytes),
+                    ) => Some(cocode_toolchain::verify::failure_excerpt(
+                        &String::from_utf8_lossy(&bytes),
+                        40,
+                        4000,
+                    )),
+                    _ => None,
+                }
+            })
+            .collect();
+        anyhow::Ok((records, excerpts))
     })?;
-    for record in &records {
-        writeln!(out, "{}", serde_json::to_string(record)?)?;
+    let (records, excerpts) = records;
+    for (record, excerpt) in records.iter().zip(&excerpts) {
+        if json {
+            writeln!(out, "{}", serde_json::to_string(record)?)?;
+            continue;
+        }
+        let facts = record.facts();
+        let mut told = Vec::new();
+        if let Some(counts) = facts.diagnostics_count {
+            told.push(format!(
+                "{} error(s), {} warning(s)",
+                counts.error, counts.warning
+            ));
+        }
+        if let Some(code) = facts.exit_code {
+            told.push(format!("exit code {code}"));
+        }
+        let told = if told.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", told.join(", "))
+        };
+        writeln!(
+            out,
+            "{}: {}{told}",
+            record.method().phrase(),
+            record.outcome().phrase()
+        )?;
+        for line in excerpt.iter().flat_map(|e| e.lines()) {
+            if line.is_empty() {
+                writeln!(out, "    |")?;
+            } else {
+                writeln!(out, "    | {line}")?;
+            }
+        }
     }
     let verdict = VerificationVerdict::evaluate(&records, AttemptNo(0));
     writeln!(out, "verdict: {}", verdict.phrase())?;
