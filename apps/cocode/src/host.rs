@@ -8,6 +8,7 @@ pub mod backend;
 pub mod bootstrap;
 pub mod bricks;
 pub mod commands;
+pub mod config_file;
 pub mod crash;
 pub mod files;
 pub mod log;

@@ -3,13 +3,8 @@
 //! the OS credential store). The file is replaced whole and atomically (a
 //! temporary file beside it, synced, then renamed), so a crash leaves the
 //! old settings or the new ones, never half of either.
-#![expect(
-    clippy::disallowed_methods,
-    reason = "the settings file is cocode's own, in the person's config folder, outside every workspace"
-)]
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -74,19 +69,7 @@ impl ProviderSettings {
 
     /// Writes the settings to `file`, replacing it atomically.
     pub fn save(&self, file: &Path) -> anyhow::Result<()> {
-        let dir = file
-            .parent()
-            .with_context(|| format!("{} has no folder", file.display()))?;
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let mut text = serde_json::to_string_pretty(self)?;
-        text.push('\n');
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("a temporary file in {}", dir.display()))?;
-        tmp.write_all(text.as_bytes())?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(file)
-            .with_context(|| format!("replacing {}", file.display()))?;
-        Ok(())
+        crate::host::config_file::replace_json(file, self)
     }
 
     /// The presets with these settings' base URLs.
@@ -134,6 +117,10 @@ impl ProviderSettings {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests lay out and break the file"
+)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

@@ -6,13 +6,8 @@
 //! (`<config dir>/cocode/trusted-commands.json`), keyed by the folder's
 //! canonical path and the exact command; a changed command is asked about
 //! again.
-#![expect(
-    clippy::disallowed_methods,
-    reason = "the trust list is cocode's own, in the person's config folder, outside every workspace"
-)]
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -81,19 +76,7 @@ impl TrustStore {
 
     /// Writes the store to `file`, replacing it atomically.
     pub fn save(&self, file: &Path) -> anyhow::Result<()> {
-        let dir = file
-            .parent()
-            .with_context(|| format!("{} has no folder", file.display()))?;
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let mut text = serde_json::to_string_pretty(self)?;
-        text.push('\n');
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("a temporary file in {}", dir.display()))?;
-        tmp.write_all(text.as_bytes())?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(file)
-            .with_context(|| format!("replacing {}", file.display()))?;
-        Ok(())
+        crate::host::config_file::replace_json(file, self)
     }
 }
 
@@ -106,6 +89,10 @@ pub fn trust_command(root: &Path, command: &[String]) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests lay out and break the file"
+)]
 mod tests {
     use super::*;
 

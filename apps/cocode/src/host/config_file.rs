@@ -1,0 +1,31 @@
+//! cocode's own files in the person's config folder (provider settings,
+//! trusted commands), outside every workspace: each is replaced whole and
+//! atomically (a temporary file beside it, synced, then renamed), so a
+//! crash leaves the old contents or the new ones, never half of either.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "cocode's own files in the person's config folder, outside every workspace"
+)]
+
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+
+/// Replaces `file` with `value` as pretty JSON and a final line feed,
+/// making its folder when it is missing.
+pub fn replace_json(file: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let dir = file
+        .parent()
+        .with_context(|| format!("{} has no folder", file.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("a temporary file in {}", dir.display()))?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(file)
+        .with_context(|| format!("replacing {}", file.display()))?;
+    Ok(())
+}
