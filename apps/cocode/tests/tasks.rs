@@ -1853,6 +1853,25 @@ fn breaking_model(n: usize) -> Value {
     }
 }
 
+/// The first message sent to the model that starts with `start`.
+fn first_message_starting(bodies: &[String], start: &str) -> String {
+    bodies
+        .iter()
+        .find_map(|b| {
+            let body: Value = serde_json::from_str(b).ok()?;
+            body["messages"].as_array()?.iter().rev().find_map(|m| {
+                let text = m["content"].as_str()?;
+                text.starts_with(start).then(|| text.to_owned())
+            })
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no message starting {start:?} among {} requests",
+                bodies.len()
+            )
+        })
+}
+
 #[cfg(unix)]
 #[test]
 fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
@@ -1907,36 +1926,51 @@ fn a_change_that_breaks_a_test_is_retried_three_times_and_then_fails() {
         "four attempts, each with failing tests"
     );
     // The model was told which test failed and how, not only an exit code.
-    let bodies = bodies.lock().unwrap();
-    let retry = bodies
-        .iter()
-        .find_map(|b| {
-            let body: Value = serde_json::from_str(b).ok()?;
-            body["messages"].as_array()?.iter().rev().find_map(|m| {
-                let text = m["content"].as_str()?;
-                text.starts_with("Verification of attempt 0 failed")
-                    .then(|| text.to_owned())
-            })
-        })
-        .unwrap_or_else(|| panic!("no retry message among {} requests", bodies.len()));
+    let retry = first_message_starting(&bodies.lock().unwrap(), "Verification of attempt 1 failed");
+
     assert!(
-        retry.contains("- tests: failed (failure:code_defect), exit code 101\n  what it printed (the lines that say what failed):\n"),
+        retry.contains(
+            "- tests: failed (failure:code_defect), exit code 101\n  what failed:\n    failed test tests::adds at src/lib.rs:10:9\n"
+        ),
         "{retry}"
     );
-    for needed in [
-        "    test tests::adds ... FAILED",
-        "      left: -1",
-        "     right: 5",
-    ] {
+    for needed in ["        left: -1", "       right: 5"] {
         assert!(retry.lines().any(|l| l == needed), "{needed}\n{retry}");
     }
     // `thread 'tests::adds' (40) panicked at …`: the id depends on the run.
     assert!(
         retry
             .lines()
-            .any(|l| l.starts_with("    thread 'tests::adds'")
+            .any(|l| l.starts_with("      thread 'tests::adds'")
                 && l.ends_with("panicked at src/lib.rs:10:9:")),
         "{retry}"
+    );
+    // The record on disk names it too.
+    let first = task["verification_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["method"] == "tests")
+        .unwrap()
+        .clone();
+    assert_eq!(first["findings"][0]["name"], "tests::adds");
+    assert_eq!(first["findings"][0]["place"], "src/lib.rs:10:9");
+    // And `task show` prints it in words.
+    let id = task["task_id"].as_str().unwrap().to_owned();
+    let show = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "show",
+            &id,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        shown.contains("failed test tests::adds at src/lib.rs:10:9"),
+        "{shown}"
     );
 }
 

@@ -137,6 +137,11 @@ pub struct AttemptNo(pub u32);
 impl AttemptNo {
     pub const FIRST: Self = Self(0);
 
+    /// The number a person reads: the first attempt is attempt 1.
+    pub const fn ordinal(self) -> u32 {
+        self.0.saturating_add(1)
+    }
+
     #[must_use]
     pub fn next(self) -> Self {
         Self(self.0.saturating_add(1))

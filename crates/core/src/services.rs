@@ -19,6 +19,8 @@ pub struct VerificationRequest {
     pub workspace_root: PathBuf,
     /// Files the attempt changed (for package detection and ⑤).
     pub edited_paths: Vec<NormalizedPath>,
+    /// The workspace's own commands per method (`workspace.json`).
+    pub commands: crate::workspace::VerificationCommands,
 }
 
 /// Verification could not run at all (distinct from a failing method).

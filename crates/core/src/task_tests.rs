@@ -725,7 +725,7 @@ fn records_are_accepted_only_for_the_current_attempt_while_verifying() {
     let mut t = task_in((S::Running, P::None), CompletionMode::SelfVerification);
     let r = VerificationRecord::pass(VerificationMethod::Tests, AttemptNo(0), FACTS);
     assert_eq!(
-        t.record_verification(r),
+        t.record_verification(r.clone()),
         Err(RecordRefused::NotVerifying(S::Running))
     );
     step(&mut t, TaskEvent::AgentTurnEnded);

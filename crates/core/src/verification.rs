@@ -107,15 +107,28 @@ pub enum FailureClass {
     EnvNetworkBlocked,
     #[serde(rename = "failure:env_tool_missing")]
     EnvToolMissing,
+    /// The sandbox refused a write outside the workspace the check needed.
+    #[serde(rename = "failure:env_sandbox_refused")]
+    EnvSandboxRefused,
+    /// The installed toolchain cannot build the project (a newer
+    /// `rust-version`, a nightly-only crate).
+    #[serde(rename = "failure:env_toolchain")]
+    EnvToolchain,
+    /// The check ran out of the attempt's time.
+    #[serde(rename = "failure:env_timed_out")]
+    EnvTimedOut,
 }
 
 impl FailureClass {
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 8] = [
         Self::CodeDefect,
         Self::EnvToolAborted,
         Self::EnvResource,
         Self::EnvNetworkBlocked,
         Self::EnvToolMissing,
+        Self::EnvSandboxRefused,
+        Self::EnvToolchain,
+        Self::EnvTimedOut,
     ];
 
     /// Whether a failure of this class spends one of the task's retries.
@@ -151,13 +164,145 @@ pub struct RunFacts {
 }
 
 /// One entry of a task's `verification_log`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "RecordWire", into = "RecordWire")]
 pub struct VerificationRecord {
     method: VerificationMethod,
     outcome: VerificationOutcome,
     attempt_no: AttemptNo,
     facts: RunFacts,
+    findings: Vec<Finding>,
+    notes: Vec<VerificationNote>,
+}
+
+/// At most this many findings are kept per record.
+pub const MAX_FINDINGS: usize = 20;
+/// Caps of one finding's fields, in bytes (cut at a character boundary).
+pub const MAX_FINDING_NAME: usize = 300;
+pub const MAX_FINDING_PLACE: usize = 300;
+pub const MAX_FINDING_DETAIL: usize = 1200;
+/// At most this many lines of a finding's detail are kept.
+pub const MAX_FINDING_DETAIL_LINES: usize = 12;
+
+/// What kind of thing a finding names (closed set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// A test the runner reported as failed (`name` is the test's name).
+    FailedTest,
+    /// An error a compiler, type checker or linter reported (`name` is its
+    /// message, `place` where).
+    Error,
+    /// A program the check needed that is not installed (`name`).
+    MissingTool,
+    /// A path outside the workspace the sandbox refused to let the check
+    /// write (`name`).
+    RefusedPath,
+}
+
+/// One thing a check said failed, read from its output by the runner (never
+/// from what an agent says). The verdict does not read findings: they are
+/// for people and for the model's next attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "FindingWire", into = "FindingWire")]
+pub struct Finding {
+    kind: FindingKind,
+    name: String,
+    place: Option<String>,
+    detail: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FindingWire {
+    kind: FindingKind,
+    name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    place: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    detail: String,
+}
+
+/// `text` cut to at most `max` bytes at a character boundary, `…` marking a cut.
+fn capped(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+impl Finding {
+    /// A finding with its fields capped (`MAX_FINDING_*`); the detail keeps
+    /// its first `MAX_FINDING_DETAIL_LINES` lines.
+    pub fn new(kind: FindingKind, name: &str, place: Option<&str>, detail: &str) -> Self {
+        let lines: Vec<&str> = detail.lines().collect();
+        let mut kept = lines
+            .iter()
+            .take(MAX_FINDING_DETAIL_LINES)
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n");
+        if lines.len() > MAX_FINDING_DETAIL_LINES {
+            kept.push_str("\n…");
+        }
+        Self {
+            kind,
+            name: capped(name.trim(), MAX_FINDING_NAME),
+            place: place
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|p| capped(p, MAX_FINDING_PLACE)),
+            detail: capped(kept.trim_end(), MAX_FINDING_DETAIL),
+        }
+    }
+
+    pub fn kind(&self) -> FindingKind {
+        self.kind
+    }
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn place(&self) -> Option<&str> {
+        self.place.as_deref()
+    }
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+}
+
+impl From<FindingWire> for Finding {
+    fn from(w: FindingWire) -> Self {
+        Self::new(w.kind, &w.name, w.place.as_deref(), &w.detail)
+    }
+}
+
+impl From<Finding> for FindingWire {
+    fn from(f: Finding) -> Self {
+        Self {
+            kind: f.kind,
+            name: f.name,
+            place: f.place,
+            detail: f.detail,
+        }
+    }
+}
+
+/// Something the runner did that a person should know beside the outcome
+/// (closed set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum VerificationNote {
+    /// Targets that need a nightly toolchain (`#![feature]`) were left out;
+    /// the rest was checked.
+    #[serde(rename = "note:skipped_nightly_targets")]
+    SkippedNightlyTargets,
+    /// The command came from the workspace's `verification` settings, not
+    /// from detection.
+    #[serde(rename = "note:configured_command")]
+    ConfiguredCommand,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,6 +329,10 @@ struct RecordWire {
     diagnostics_count: Option<DiagnosticsCount>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    findings: Vec<Finding>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<VerificationNote>,
 }
 
 /// A persisted record whose fields contradict each other.
@@ -209,7 +358,8 @@ impl TryFrom<RecordWire> for VerificationRecord {
             diagnostics_count: w.diagnostics_count,
             exit_code: w.exit_code,
         };
-        match (w.result, w.no_target_code, w.failure_class) {
+        let (findings, notes) = (w.findings, w.notes);
+        let record = match (w.result, w.no_target_code, w.failure_class) {
             (ResultWire::Pass, None, None) => Ok(Self::pass(w.method, w.attempt_no, facts)),
             (ResultWire::Pass, _, _) => Err(RecordInvalid::UnexpectedCode("pass")),
             (ResultWire::Fail, None, Some(class)) => {
@@ -229,7 +379,8 @@ impl TryFrom<RecordWire> for VerificationRecord {
             }
             (ResultWire::NoTarget, None, None) => Err(RecordInvalid::MissingCode("no_target")),
             (ResultWire::NoTarget, _, Some(_)) => Err(RecordInvalid::UnexpectedCode("no_target")),
-        }
+        }?;
+        Ok(record.with_findings(findings).with_notes(notes))
     }
 }
 
@@ -250,6 +401,8 @@ impl From<VerificationRecord> for RecordWire {
             duration_ms: r.facts.duration_ms,
             diagnostics_count: r.facts.diagnostics_count,
             exit_code: r.facts.exit_code,
+            findings: r.findings,
+            notes: r.notes,
         }
     }
 }
@@ -261,6 +414,8 @@ impl VerificationRecord {
             outcome: VerificationOutcome::Pass,
             attempt_no,
             facts,
+            findings: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -275,6 +430,8 @@ impl VerificationRecord {
             outcome: VerificationOutcome::Fail(class),
             attempt_no,
             facts,
+            findings: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -285,6 +442,8 @@ impl VerificationRecord {
             outcome: VerificationOutcome::NoTarget(code),
             attempt_no,
             facts,
+            findings: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -299,6 +458,30 @@ impl VerificationRecord {
     }
     pub fn facts(&self) -> RunFacts {
         self.facts
+    }
+    /// What the check said failed (at most `MAX_FINDINGS`).
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+    pub fn notes(&self) -> &[VerificationNote] {
+        &self.notes
+    }
+
+    /// The record with these findings, the first `MAX_FINDINGS` kept.
+    #[must_use]
+    pub fn with_findings(mut self, mut findings: Vec<Finding>) -> Self {
+        findings.truncate(MAX_FINDINGS);
+        self.findings = findings;
+        self
+    }
+
+    /// The record with these notes, each once, in order.
+    #[must_use]
+    pub fn with_notes(mut self, mut notes: Vec<VerificationNote>) -> Self {
+        notes.sort();
+        notes.dedup();
+        self.notes = notes;
+        self
     }
 }
 

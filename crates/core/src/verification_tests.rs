@@ -45,7 +45,7 @@ fn record_wire_format_matches_the_design() {
         })
     );
     let f = VerificationRecord::fail(Tests, FailureClass::EnvToolMissing, A1, FACTS);
-    let json = serde_json::to_value(f).unwrap();
+    let json = serde_json::to_value(&f).unwrap();
     assert_eq!(json["failure_class"], "failure:env_tool_missing");
     assert_eq!(json["result"], "fail");
     assert_eq!(
@@ -301,4 +301,69 @@ fn timed_out_record_is_a_code_defect_failure() {
     );
     assert_eq!(r.attempt_no(), A1);
     assert_eq!(r.facts().duration_ms, 1_200_000);
+}
+
+#[test]
+fn findings_and_notes_travel_with_the_record_and_are_capped() {
+    let long_name = "t".repeat(MAX_FINDING_NAME + 50);
+    let detail: String = (0..30)
+        .map(|i| format!("line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let findings: Vec<Finding> = (0..MAX_FINDINGS + 5)
+        .map(|i| {
+            Finding::new(
+                FindingKind::FailedTest,
+                &format!("tests::case_{i}"),
+                Some("src/lib.rs:10:9"),
+                "assertion failed",
+            )
+        })
+        .collect();
+    let r = VerificationRecord::fail(Tests, FailureClass::CodeDefect, A1, FACTS)
+        .with_findings(findings)
+        .with_notes(vec![
+            VerificationNote::SkippedNightlyTargets,
+            VerificationNote::SkippedNightlyTargets,
+        ]);
+    assert_eq!(r.findings().len(), MAX_FINDINGS);
+    assert_eq!(r.findings()[3].name(), "tests::case_3");
+    assert_eq!(r.notes(), &[VerificationNote::SkippedNightlyTargets]);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        json["findings"][0],
+        serde_json::json!({"kind": "failed_test", "name": "tests::case_0",
+            "place": "src/lib.rs:10:9", "detail": "assertion failed"})
+    );
+    assert_eq!(
+        json["notes"],
+        serde_json::json!(["note:skipped_nightly_targets"])
+    );
+    assert_eq!(
+        serde_json::from_value::<VerificationRecord>(json).unwrap(),
+        r
+    );
+
+    // One finding's fields are capped at a character boundary.
+    let capped = Finding::new(FindingKind::Error, &format!("{long_name}한"), None, &detail);
+    assert!(
+        capped.name().len() <= MAX_FINDING_NAME,
+        "{}",
+        capped.name().len()
+    );
+    assert!(capped.name().ends_with('…'));
+    assert_eq!(
+        capped.detail().lines().count(),
+        MAX_FINDING_DETAIL_LINES + 1
+    );
+    assert!(capped.detail().ends_with("line 11\n…"));
+    // Read back from disk, an oversized finding is capped the same way.
+    let wire = serde_json::json!({"kind": "error", "name": long_name});
+    let read: Finding = serde_json::from_value(wire).unwrap();
+    assert!(read.name().len() <= MAX_FINDING_NAME);
+    // Old records without findings still read.
+    let old = serde_json::json!({"method": "tests", "result": "pass", "attempt_no": 0,
+        "started_at": 0, "duration_ms": 1});
+    let old: VerificationRecord = serde_json::from_value(old).unwrap();
+    assert!(old.findings().is_empty() && old.notes().is_empty());
 }

@@ -7,8 +7,8 @@ use crate::process::{Confinement, ExitStatus};
 use crate::snapshot::{SnapshotKind, SnapshotOrigin};
 use crate::task::{CancelReason, CompletionMode, PendingApprovalKind, TaskStatus, TerminalReason};
 use crate::verification::{
-    FailureClass, NoTargetCode, NotCompletable, VerificationMethod, VerificationOutcome,
-    VerificationVerdict,
+    FailureClass, Finding, FindingKind, NoTargetCode, NotCompletable, VerificationMethod,
+    VerificationNote, VerificationOutcome, VerificationRecord, VerificationVerdict,
 };
 
 impl TaskStatus {
@@ -105,7 +105,10 @@ impl FailureClass {
             Self::EnvToolAborted => "the tool was aborted",
             Self::EnvResource => "the machine ran out of a resource",
             Self::EnvNetworkBlocked => "the network was blocked",
-            Self::EnvToolMissing => "a needed tool is not installed",
+            Self::EnvToolMissing => "a program it needs is not installed",
+            Self::EnvSandboxRefused => "the sandbox refused a write outside the workspace",
+            Self::EnvToolchain => "the installed toolchain cannot build this project",
+            Self::EnvTimedOut => "the check ran out of time",
         }
     }
 }
@@ -139,8 +142,154 @@ impl VerificationOutcome {
     pub fn phrase(self) -> String {
         match self {
             Self::Pass => "passed".to_owned(),
+            Self::Fail(
+                class @ (FailureClass::EnvToolMissing
+                | FailureClass::EnvSandboxRefused
+                | FailureClass::EnvToolchain),
+            ) => format!("failed: the check could not run: {}", class.phrase()),
             Self::Fail(class) => format!("failed: {}", class.phrase()),
             Self::NoTarget(code) => format!("nothing to check: {}", code.phrase()),
+        }
+    }
+}
+
+impl VerificationRecord {
+    /// The outcome in words, with what the record adds: the program that is
+    /// missing, the path the sandbox refused, and a pass whose errors were
+    /// all there before the task ("found 2 problems that were there before
+    /// the task"), never "passed" beside an error count.
+    pub fn phrase(&self) -> String {
+        let named = |kind: FindingKind| -> Vec<&str> {
+            self.findings()
+                .iter()
+                .filter(|f| f.kind() == kind)
+                .map(Finding::name)
+                .collect()
+        };
+        match self.outcome() {
+            VerificationOutcome::Fail(FailureClass::EnvToolMissing) => {
+                let missing = named(FindingKind::MissingTool);
+                if missing.is_empty() {
+                    self.outcome().phrase()
+                } else {
+                    let verb = if missing.len() == 1 { "is" } else { "are" };
+                    format!(
+                        "failed: the check could not run: {} {verb} not installed",
+                        missing.join(", ")
+                    )
+                }
+            }
+            VerificationOutcome::Fail(FailureClass::EnvSandboxRefused) => {
+                let refused = named(FindingKind::RefusedPath);
+                if refused.is_empty() {
+                    self.outcome().phrase()
+                } else {
+                    format!(
+                        "failed: the check could not run: the sandbox refused to let it write {}",
+                        refused.join(", ")
+                    )
+                }
+            }
+            VerificationOutcome::Pass => {
+                let errors = self.facts().diagnostics_count.map_or(0, |d| d.error);
+                match errors {
+                    0 => "passed".to_owned(),
+                    1 => "found 1 problem that was there before the task".to_owned(),
+                    n => format!("found {n} problems that were there before the task"),
+                }
+            }
+            outcome => outcome.phrase(),
+        }
+    }
+}
+
+impl VerificationRecord {
+    /// What the record says beyond its outcome, one line each, for people
+    /// and for the model's next attempt: each finding (`failed test
+    /// tests::adds at src/lib.rs:10:9`) with its first lines indented by
+    /// two spaces, each note, and for a failure the code did not cause,
+    /// what to do about it. Shown text is escaped (`shown::line`).
+    pub fn detail_lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in self.findings() {
+            let place = f
+                .place()
+                .map(|p| format!(" at {}", crate::shown::line(p)))
+                .unwrap_or_default();
+            let line = match f.kind() {
+                FindingKind::MissingTool | FindingKind::RefusedPath => {
+                    format!("{}: {}", f.kind().phrase(), crate::shown::line(f.name()))
+                }
+                kind => format!("{} {}{place}", kind.phrase(), crate::shown::line(f.name())),
+            };
+            out.push(line);
+            out.extend(
+                f.detail()
+                    .lines()
+                    .map(|l| format!("  {}", crate::shown::line(l))),
+            );
+        }
+        for note in self.notes() {
+            out.push(format!("note: {}", note.phrase()));
+        }
+        if let VerificationOutcome::Fail(class) = self.outcome()
+            && let Some(remedy) = class.remedy()
+        {
+            out.push(format!("to fix: {remedy}"));
+        }
+        out
+    }
+}
+
+impl FailureClass {
+    /// What a person can do about a failure the code did not cause; `None`
+    /// for a code defect (the agent's next attempt fixes it).
+    pub const fn remedy(self) -> Option<&'static str> {
+        match self {
+            Self::CodeDefect => None,
+            Self::EnvToolMissing => Some(
+                "install the program, or name the commands to run under \"verification\" in .cocode/config/workspace.json",
+            ),
+            Self::EnvSandboxRefused => Some(
+                "add the folder to the workspace's write exceptions, or name other commands under \"verification\" in .cocode/config/workspace.json",
+            ),
+            Self::EnvToolchain => Some(
+                "install the toolchain the project asks for (rustup toolchain install …), or name other commands under \"verification\" in .cocode/config/workspace.json",
+            ),
+            Self::EnvTimedOut => Some(
+                "raise the attempt time limit in .cocode/config/workspace.json (limits), or name quicker commands under \"verification\"",
+            ),
+            Self::EnvToolAborted => {
+                Some("run the check again; if it keeps stopping, run it in a terminal to see why")
+            }
+            Self::EnvResource => Some("free disk space or memory, then run the check again"),
+            Self::EnvNetworkBlocked => Some(
+                "allow the host the check needs (Settings, or the allowed hosts in .cocode/config/workspace.json)",
+            ),
+        }
+    }
+}
+
+impl FindingKind {
+    pub const fn phrase(self) -> &'static str {
+        match self {
+            Self::FailedTest => "failed test",
+            Self::Error => "error",
+            Self::MissingTool => "not installed",
+            Self::RefusedPath => "refused",
+        }
+    }
+}
+
+impl VerificationNote {
+    pub const fn phrase(self) -> &'static str {
+        match self {
+            Self::SkippedNightlyTargets => {
+                "targets that need a nightly toolchain were left out; the rest was checked"
+            }
+            Self::ConfiguredCommand => {
+                "ran the command named in the workspace's verification settings"
+            }
         }
     }
 }

@@ -117,6 +117,70 @@ fn verification_reads_as_words() {
         .phrase(),
         "incomplete: not run yet: tests, static analysis"
     );
+    check_all(&FailureClass::ALL, |c| {
+        c.remedy().unwrap_or("none").to_owned()
+    });
+    assert_eq!(FailureClass::CodeDefect.remedy(), None);
+    check_all(
+        &[
+            VerificationNote::SkippedNightlyTargets,
+            VerificationNote::ConfiguredCommand,
+        ],
+        |n| n.phrase().to_owned(),
+    );
+}
+
+#[test]
+fn a_record_names_what_is_missing_and_never_passes_beside_errors() {
+    use crate::ids::{AttemptNo, Timestamp};
+    use crate::verification::{
+        DiagnosticsCount, Finding, FindingKind, RunFacts, VerificationRecord,
+    };
+    let facts = |errors: Option<u32>| RunFacts {
+        started_at: Timestamp(0),
+        duration_ms: 1,
+        diagnostics_count: errors.map(|error| DiagnosticsCount { error, warning: 0 }),
+        exit_code: Some(101),
+    };
+    let m = VerificationMethod::StaticAnalysis;
+    let a = AttemptNo(0);
+    assert_eq!(a.ordinal(), 1);
+    assert_eq!(
+        VerificationRecord::pass(m, a, facts(None)).phrase(),
+        "passed"
+    );
+    assert_eq!(
+        VerificationRecord::pass(m, a, facts(Some(1))).phrase(),
+        "found 1 problem that was there before the task"
+    );
+    assert_eq!(
+        VerificationRecord::pass(m, a, facts(Some(3))).phrase(),
+        "found 3 problems that were there before the task"
+    );
+    let missing =
+        VerificationRecord::fail(m, FailureClass::EnvToolMissing, a, facts(None)).with_findings(
+            vec![Finding::new(FindingKind::MissingTool, "yarn", None, "")],
+        );
+    assert_eq!(
+        missing.phrase(),
+        "failed: the check could not run: yarn is not installed"
+    );
+    let refused = VerificationRecord::fail(m, FailureClass::EnvSandboxRefused, a, facts(None))
+        .with_findings(vec![Finding::new(
+            FindingKind::RefusedPath,
+            "/home/me/.cache/x",
+            None,
+            "",
+        )]);
+    assert_eq!(
+        refused.phrase(),
+        "failed: the check could not run: the sandbox refused to let it write /home/me/.cache/x"
+    );
+    // Without a finding, the class's own words.
+    assert_eq!(
+        VerificationRecord::fail(m, FailureClass::EnvToolMissing, a, facts(None)).phrase(),
+        "failed: the check could not run: a program it needs is not installed"
+    );
 }
 
 #[test]

@@ -242,6 +242,42 @@ pub struct WorkspaceConfig {
     /// server's id replaces its command (an empty command turns it off).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub language_servers: Vec<LanguageServerEntry>,
+    /// The commands verification runs, per method, instead of what it
+    /// detects from the project's manifests.
+    #[serde(default, skip_serializing_if = "VerificationCommands::is_empty")]
+    pub verification: VerificationCommands,
+}
+
+/// The `verification` section of `workspace.json`: per method, the
+/// program and arguments to run at the workspace root (no shell) instead
+/// of what detection would run. An empty list turns the method off
+/// (nothing to check); a missing entry keeps detection.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerificationCommands {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_analysis: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<Vec<String>>,
+}
+
+impl VerificationCommands {
+    pub fn is_empty(&self) -> bool {
+        self.static_analysis.is_none() && self.build.is_none() && self.tests.is_none()
+    }
+
+    /// The command named for `method`, if any (③ and ⑤ take none).
+    pub fn for_method(&self, method: crate::verification::VerificationMethod) -> Option<&[String]> {
+        use crate::verification::VerificationMethod as M;
+        match method {
+            M::StaticAnalysis => self.static_analysis.as_deref(),
+            M::Build => self.build.as_deref(),
+            M::Tests => self.tests.as_deref(),
+            M::RuntimeErrors | M::ParseCheck => None,
+        }
+    }
 }
 
 /// A language server entry of `workspace.json` (or of the person's
@@ -310,6 +346,7 @@ impl Default for WorkspaceConfig {
             applied_bricks: Vec::new(),
             acp_agents: Vec::new(),
             language_servers: Vec::new(),
+            verification: VerificationCommands::default(),
         }
     }
 }

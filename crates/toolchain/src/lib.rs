@@ -8,6 +8,7 @@ mod broker;
 pub mod confine;
 pub mod doctor;
 pub mod env;
+pub mod findings;
 pub mod hosts;
 pub mod launcher;
 pub mod parsers;

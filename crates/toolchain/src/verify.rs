@@ -24,8 +24,9 @@ use cocode_core::services::{
     ParseCheck, VerificationError, VerificationRequest, VerificationRunner,
 };
 use cocode_core::verification::{
-    DiagnosticsCount, FailureClass, NoTargetCode, RunFacts, VerificationLimits, VerificationMethod,
-    VerificationOutcome, VerificationRecord,
+    DiagnosticsCount, FailureClass, Finding, FindingKind, NoTargetCode, RunFacts,
+    VerificationLimits, VerificationMethod, VerificationNote, VerificationOutcome,
+    VerificationRecord,
 };
 
 use cocode_core::output::OutputBuffer;
@@ -37,6 +38,8 @@ pub enum ProjectKind {
     Python,
     Node,
     Dart,
+    /// The workspace's own commands (`verification` in `workspace.json`).
+    Configured,
 }
 
 /// A detected project.
@@ -113,6 +116,66 @@ enum Reading {
     RuffJson,
     /// Lines containing `error TS` (tsc) or ` error - ` (dart analyze).
     ErrorLines(&'static str),
+    /// `pyright --outputjson` over the edited files: its errors that mean
+    /// the code is broken wherever it runs (syntax, undefined names); type
+    /// errors that depend on installed packages or existed before do not
+    /// fail a task (pyright has no baseline of the files before the task).
+    PyrightJson,
+}
+
+/// The pyright rules whose errors count (besides syntax errors, which
+/// have no rule).
+const PYRIGHT_COUNTED_RULES: [&str; 1] = ["reportUndefinedVariable"];
+
+/// The counted errors of `pyright --outputjson` output, or `None` when it
+/// is not pyright's JSON.
+fn pyright_errors(output: &str) -> Option<Vec<serde_json::Value>> {
+    let start = output.find('{')?;
+    let v: serde_json::Value = serde_json::from_str(output[start..].trim()).ok()?;
+    let all = v.get("generalDiagnostics")?.as_array()?;
+    Some(
+        all.iter()
+            .filter(|d| d.get("severity").and_then(|s| s.as_str()) == Some("error"))
+            .filter(|d| {
+                d.get("rule")
+                    .and_then(|r| r.as_str())
+                    .is_none_or(|r| PYRIGHT_COUNTED_RULES.contains(&r))
+            })
+            .cloned()
+            .collect(),
+    )
+}
+
+/// Findings of pyright's counted errors.
+fn pyright_findings(output: &str) -> Vec<Finding> {
+    pyright_errors(output)
+        .unwrap_or_default()
+        .iter()
+        .map(|d| {
+            let start = d.get("range").and_then(|r| r.get("start"));
+            let n = |k: &str| {
+                start
+                    .and_then(|s| s.get(k))
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0)
+                    + 1
+            };
+            let place = format!(
+                "{}:{}:{}",
+                d.get("file").and_then(|f| f.as_str()).unwrap_or("?"),
+                n("line"),
+                n("character")
+            );
+            Finding::new(
+                FindingKind::Error,
+                d.get("message")
+                    .and_then(|m| m.as_str())
+                    .unwrap_or_default(),
+                Some(&place),
+                "",
+            )
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone)]
@@ -121,9 +184,12 @@ struct Step {
     cwd: PathBuf,
     env: BTreeMap<String, String>,
     reading: Reading,
-    /// A lasting folder outside the workspace the step writes (Cargo's
-    /// build output), made if missing and granted to the step alone.
-    lasting: Option<PathBuf>,
+    /// Lasting folders outside the workspace the step writes (Cargo's
+    /// build output, the project's private home), made if missing and
+    /// granted to the step alone.
+    lasting: Vec<PathBuf>,
+    /// Notes the runner adds to the record of this step's method.
+    notes: Vec<VerificationNote>,
 }
 
 #[derive(Debug, Clone)]
@@ -181,7 +247,8 @@ fn step(parts: &[&str], cwd: &Path, reading: Reading) -> Planned {
         cwd: cwd.to_path_buf(),
         env: BTreeMap::new(),
         reading,
-        lasting: None,
+        lasting: Vec::new(),
+        notes: Vec::new(),
     })
 }
 
@@ -197,8 +264,23 @@ fn plan(
         ProjectKind::Python => plan_python(method, project, edited_py),
         ProjectKind::Node => plan_node(method, project),
         ProjectKind::Dart => plan_dart(method, project),
+        ProjectKind::Configured => None,
     };
     planned.unwrap_or(Planned::NoTarget(no_target_of(method)))
+}
+
+/// The command verification runs as ① for `project` (what the agent's
+/// status tool names), when it has one.
+pub fn test_command(project: &Project) -> Option<Vec<String>> {
+    match plan(
+        VerificationMethod::Tests,
+        project,
+        &[],
+        &std::env::temp_dir(),
+    ) {
+        Planned::Run(step) => Some(step.argv),
+        Planned::NoTarget(_) => None,
+    }
 }
 
 fn plan_cargo(method: VerificationMethod, project: &Project, target_dir: &Path) -> Option<Planned> {
@@ -232,7 +314,8 @@ fn plan_cargo(method: VerificationMethod, project: &Project, target_dir: &Path) 
         cwd: project.dir.clone(),
         env,
         reading,
-        lasting: Some(target),
+        lasting: vec![target],
+        notes: Vec::new(),
     }))
 }
 
@@ -268,6 +351,19 @@ fn project_target_name(dir: &Path) -> String {
 const PY_COMPILE_CHECK: &str =
     "import sys\nfor f in sys.argv[1:]:\n    compile(open(f, 'rb').read(), f, 'exec')";
 
+/// Whether the project declares pytest as its runner: a `pytest.ini`, a
+/// `[tool.pytest.ini_options]` table in `pyproject.toml`, a `[tool:pytest]`
+/// section in `setup.cfg` or a `[pytest]` section in `tox.ini`.
+fn declares_pytest(dir: &Path) -> bool {
+    let has = |file: &str, marker: &str| {
+        std::fs::read_to_string(dir.join(file)).is_ok_and(|t| t.contains(marker))
+    };
+    dir.join("pytest.ini").is_file()
+        || has("pyproject.toml", "[tool.pytest")
+        || has("setup.cfg", "[tool:pytest]")
+        || has("tox.ini", "[pytest]")
+}
+
 fn plan_python(
     method: VerificationMethod,
     project: &Project,
@@ -279,11 +375,24 @@ fn plan_python(
             &project.dir,
             Reading::RuffJson,
         )),
+        // Without ruff, pyright over the edited files: only their errors,
+        // so a project's untyped remainder does not fail the task.
+        VerificationMethod::StaticAnalysis if on_path("pyright") && !edited_py.is_empty() => {
+            let mut parts = argv(&["pyright", "--outputjson"]);
+            parts.extend(edited_py.iter().map(|p| p.to_string_lossy().into_owned()));
+            Some(Planned::Run(Step {
+                argv: parts,
+                cwd: project.dir.clone(),
+                env: BTreeMap::new(),
+                reading: Reading::PyrightJson,
+                lasting: Vec::new(),
+                notes: Vec::new(),
+            }))
+        }
         VerificationMethod::StaticAnalysis if !edited_py.is_empty() => {
             // Without a linter, the interpreter's own compiler checks the
             // edited files — in memory: `py_compile` would write bytecode
-            // beside them (a new top-level `__pycache__` a command may not
-            // make).
+            // beside them.
             let mut parts = argv(&["python3", "-c", PY_COMPILE_CHECK]);
             parts.extend(edited_py.iter().map(|p| p.to_string_lossy().into_owned()));
             Some(Planned::Run(Step {
@@ -291,10 +400,13 @@ fn plan_python(
                 cwd: project.dir.clone(),
                 env: BTreeMap::new(),
                 reading: Reading::ExitCode,
-                lasting: None,
+                lasting: Vec::new(),
+                notes: Vec::new(),
             }))
         }
-        VerificationMethod::Tests if has_python_tests(&project.dir, 0) => {
+        VerificationMethod::Tests
+            if declares_pytest(&project.dir) || has_python_tests(&project.dir, 0) =>
+        {
             let mut env = BTreeMap::new();
             env.insert("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned());
             Some(Planned::Run(Step {
@@ -302,14 +414,50 @@ fn plan_python(
                 cwd: project.dir.clone(),
                 env,
                 reading: Reading::Pytest,
-                lasting: None,
+                lasting: Vec::new(),
+                notes: Vec::new(),
             }))
         }
         _ => None,
     }
 }
 
+/// The package manager a Node project declares: the `packageManager`
+/// field of `package.json` (`yarn@4.1.0`), else the lock file it keeps,
+/// else npm.
+pub fn node_package_manager(dir: &Path) -> &'static str {
+    let declared = std::fs::read(dir.join("package.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("packageManager")?.as_str().map(ToOwned::to_owned));
+    if let Some(declared) = declared {
+        for manager in ["pnpm", "yarn", "bun", "npm"] {
+            if declared.split('@').next() == Some(manager) {
+                return manager;
+            }
+        }
+    }
+    if dir.join("pnpm-lock.yaml").is_file() {
+        "pnpm"
+    } else if dir.join("yarn.lock").is_file() {
+        "yarn"
+    } else if dir.join("bun.lockb").is_file() || dir.join("bun.lock").is_file() {
+        "bun"
+    } else {
+        "npm"
+    }
+}
+
 fn plan_node(method: VerificationMethod, project: &Project) -> Option<Planned> {
+    let manager = node_package_manager(&project.dir);
+    let run_script = |script: &str| -> Vec<String> {
+        match (manager, script) {
+            ("npm", "test") => argv(&["npm", "test", "--silent"]),
+            ("npm", _) => argv(&["npm", "run", script, "--silent"]),
+            ("yarn", _) => argv(&["yarn", "run", script]),
+            (other, _) => argv(&[other, "run", script]),
+        }
+    };
     match method {
         VerificationMethod::StaticAnalysis if project.dir.join("tsconfig.json").is_file() => {
             let local = project.dir.join("node_modules/.bin/tsc");
@@ -325,19 +473,28 @@ fn plan_node(method: VerificationMethod, project: &Project) -> Option<Planned> {
                 cwd: project.dir.clone(),
                 env: BTreeMap::new(),
                 reading: Reading::ErrorLines("error TS"),
-                lasting: None,
+                lasting: Vec::new(),
+                notes: Vec::new(),
             }))
         }
-        VerificationMethod::Build if npm_script(&project.dir, "build") => Some(step(
-            &["npm", "run", "build", "--silent"],
-            &project.dir,
-            Reading::ExitCode,
-        )),
-        VerificationMethod::Tests if npm_script(&project.dir, "test") => Some(step(
-            &["npm", "test", "--silent"],
-            &project.dir,
-            Reading::ExitCode,
-        )),
+        VerificationMethod::Build if npm_script(&project.dir, "build") => {
+            Some(Planned::Run(Step {
+                argv: run_script("build"),
+                cwd: project.dir.clone(),
+                env: BTreeMap::new(),
+                reading: Reading::ExitCode,
+                lasting: Vec::new(),
+                notes: Vec::new(),
+            }))
+        }
+        VerificationMethod::Tests if npm_script(&project.dir, "test") => Some(Planned::Run(Step {
+            argv: run_script("test"),
+            cwd: project.dir.clone(),
+            env: BTreeMap::new(),
+            reading: Reading::ExitCode,
+            lasting: Vec::new(),
+            notes: Vec::new(),
+        })),
         _ => None,
     }
 }
@@ -392,6 +549,7 @@ fn count_errors(reading: Reading, output: &str) -> Option<u32> {
             .map(|v| v.len())
             .ok()?,
         Reading::ErrorLines(marker) => output.lines().filter(|l| l.contains(marker)).count(),
+        Reading::PyrightJson => pyright_errors(output)?.len(),
         Reading::ExitCode | Reading::CargoTests | Reading::Pytest => return None,
     };
     Some(u32::try_from(n).unwrap_or(u32::MAX))
@@ -461,7 +619,7 @@ pub fn failure_excerpt(output: &str, max_lines: usize, max_bytes: usize) -> Stri
             out.push_str("…\n");
         }
         gap = false;
-        let clean = strip_escapes(line.trim_end());
+        let clean = crate::findings::strip_escapes(line.trim_end());
         let shown = cocode_core::shown::line(&clean);
         if out.len() + shown.len() + 1 > max_bytes {
             out.push_str("…\n");
@@ -470,28 +628,6 @@ pub fn failure_excerpt(output: &str, max_lines: usize, max_bytes: usize) -> Stri
         out.push_str(&shown);
         out.push('\n');
         taken += 1;
-    }
-    out
-}
-
-/// `line` without terminal escape sequences (colours, cursor moves).
-fn strip_escapes(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                // Parameters, then one final letter.
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() || c == '~' {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        out.push(c);
     }
     out
 }
@@ -509,6 +645,84 @@ fn cargo_test_total(output: &str) -> u64 {
             })
         })
         .sum()
+}
+
+/// What cargo and rustc say when the installed toolchain cannot build the
+/// project at all (a newer `rust-version`, a nightly-only feature outside
+/// the targets that can be left out).
+const TOOLCHAIN_MARKERS: [&str; 3] = [
+    "may not be used on the stable release channel",
+    "cannot be built because it requires rustc",
+    "is not supported by the installed toolchain",
+];
+
+/// The rustc error of a `#![feature]` on a stable toolchain.
+const NIGHTLY_ONLY: &str = "E0554";
+
+/// `step` (a `cargo check --all-targets`) without the targets that failed
+/// only because they need a nightly toolchain, when every error is of that
+/// kind and in a bench or example; `None` otherwise.
+fn without_nightly_targets(step: &Step, output: &str) -> Option<Step> {
+    if !step.argv.iter().any(|a| a == "--all-targets") {
+        return None;
+    }
+    let mut kinds: Vec<String> = Vec::new();
+    for line in output.lines().filter(|l| l.starts_with('{')) {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v.get("reason").and_then(|r| r.as_str()) != Some("compiler-message") {
+            continue;
+        }
+        let Some(m) = v.get("message") else { continue };
+        if m.get("level").and_then(|l| l.as_str()) != Some("error") {
+            continue;
+        }
+        let text = m
+            .get("message")
+            .and_then(|t| t.as_str())
+            .unwrap_or_default();
+        if text.starts_with("aborting due to") {
+            continue;
+        }
+        let code = m
+            .get("code")
+            .and_then(|c| c.get("code"))
+            .and_then(|c| c.as_str());
+        if code != Some(NIGHTLY_ONLY) {
+            return None;
+        }
+        let target_kinds = v
+            .get("target")
+            .and_then(|t| t.get("kind"))
+            .and_then(|k| k.as_array())
+            .map_or_else(Vec::new, |k| {
+                k.iter()
+                    .filter_map(|x| x.as_str().map(ToOwned::to_owned))
+                    .collect()
+            });
+        kinds.extend(target_kinds);
+    }
+    if kinds.is_empty() || kinds.iter().any(|k| k != "bench" && k != "example") {
+        return None;
+    }
+    let mut narrowed = step.clone();
+    narrowed.argv.retain(|a| a != "--all-targets");
+    let keep: &[&str] = if kinds.iter().any(|k| k == "example") {
+        &["--lib", "--bins", "--tests"]
+    } else {
+        &["--lib", "--bins", "--tests", "--examples"]
+    };
+    let at = narrowed
+        .argv
+        .iter()
+        .position(|a| a == "check")
+        .map_or(1, |p| p + 1);
+    for (i, flag) in keep.iter().enumerate() {
+        narrowed.argv.insert(at + i, (*flag).to_owned());
+    }
+    narrowed.notes.push(VerificationNote::SkippedNightlyTargets);
+    Some(narrowed)
 }
 
 const RESOURCE_MARKERS: [&str; 4] = [
@@ -618,6 +832,8 @@ struct MethodResult {
     outcome: VerificationOutcome,
     diagnostics: Option<DiagnosticsCount>,
     exit_code: Option<i32>,
+    findings: Vec<Finding>,
+    notes: Vec<VerificationNote>,
 }
 
 impl OrchestratingVerificationRunner {
@@ -661,12 +877,13 @@ impl OrchestratingVerificationRunner {
     /// Counts ④'s errors before the task's first edit, so only new errors fail.
     pub async fn capture_baseline(&self, req: &VerificationRequest) {
         for project in detect(&req.workspace_root, &req.edited_paths) {
-            if let Planned::Run(step) = plan(
+            if let Planned::Run(mut step) = plan(
                 VerificationMethod::StaticAnalysis,
                 &project,
                 &[],
                 &self.target_dir,
             ) {
+                self.give_private_home(&mut step, &project);
                 let (_, output, _) = self
                     .execute(&req.task_id, &step, self.limits.attempt_time_limit())
                     .await;
@@ -688,10 +905,14 @@ impl OrchestratingVerificationRunner {
         limit: Duration,
     ) -> (Result<ExitStatus, LaunchError>, String, usize) {
         let blocked_before = (self.blocked_hosts)(task);
-        let extra_writable = match step.lasting.as_deref().map(crate::scratch::lasting_folder) {
-            None => Vec::new(),
-            Some(Ok(folder)) => vec![folder],
-            Some(Err(e)) => return (Err(e), String::new(), 0),
+        let extra_writable = match step
+            .lasting
+            .iter()
+            .map(|p| crate::scratch::lasting_folder(p))
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(folders) => folders,
+            Err(e) => return (Err(e), String::new(), 0),
         };
         let spec = LaunchSpec {
             argv: step.argv.clone(),
@@ -753,35 +974,40 @@ impl OrchestratingVerificationRunner {
         projects: &[Project],
         deadline: Instant,
     ) -> MethodResult {
-        let edited_py: Vec<PathBuf> = req
-            .edited_paths
-            .iter()
-            .filter(|p| {
-                Path::new(p.file_name())
-                    .extension()
-                    .is_some_and(|e| e.eq_ignore_ascii_case("py"))
-            })
-            .map(|p| {
-                p.segments()
-                    .fold(req.workspace_root.clone(), |acc, s| acc.join(s))
-            })
-            .filter(|p| p.is_file())
-            .collect();
+        let edited_py = edited_python(req);
+        let planned = self.planned(req, method, projects, &edited_py);
         let mut outcomes = Vec::new();
         let mut diagnostics: Option<DiagnosticsCount> = None;
         let mut exit_code = None;
-        for project in projects {
-            let step = match plan(method, project, &edited_py, &self.target_dir) {
+        let mut findings = Vec::new();
+        let mut notes = Vec::new();
+        for (project, planned) in planned {
+            let mut step = match planned {
                 Planned::NoTarget(code) => {
                     outcomes.push(VerificationOutcome::NoTarget(code));
                     continue;
                 }
                 Planned::Run(step) => step,
             };
-            let remaining = deadline
-                .saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(1));
-            let (status, output, blocked) = self.execute(&req.task_id, &step, remaining).await;
+            self.give_private_home(&mut step, &project);
+            let remaining = |deadline: Instant| {
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .max(Duration::from_millis(1))
+            };
+            let (mut status, mut output, mut blocked) =
+                self.execute(&req.task_id, &step, remaining(deadline)).await;
+            // A target that needs a nightly toolchain (a bench with
+            // `#![feature(test)]`) is left out and the rest checked again.
+            if project.kind == ProjectKind::Cargo
+                && matches!(status, Ok(ExitStatus::Code(c)) if c != 0)
+                && let Some(narrowed) = without_nightly_targets(&step, &output)
+            {
+                step = narrowed;
+                (status, output, blocked) =
+                    self.execute(&req.task_id, &step, remaining(deadline)).await;
+            }
+            notes.extend(step.notes.iter().copied());
             self.raw
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -794,19 +1020,27 @@ impl OrchestratingVerificationRunner {
                 let d = diagnostics.get_or_insert_with(DiagnosticsCount::default);
                 d.error = d.error.saturating_add(n);
             }
-            let outcome = match status {
-                Err(LaunchError::NotFound(_)) => {
+            let outcome = match &status {
+                Err(LaunchError::NotFound(program)) => {
+                    let name = Path::new(program)
+                        .file_name()
+                        .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+                    findings.push(Finding::new(FindingKind::MissingTool, &name, None, ""));
                     VerificationOutcome::Fail(FailureClass::EnvToolMissing)
                 }
                 Err(_) => VerificationOutcome::Fail(FailureClass::EnvToolAborted),
-                Ok(ExitStatus::Signal(_) | ExitStatus::Killed | ExitStatus::TimedOut) => {
+                Ok(ExitStatus::TimedOut) => VerificationOutcome::Fail(FailureClass::EnvTimedOut),
+                Ok(ExitStatus::Signal(_) | ExitStatus::Killed) => {
                     VerificationOutcome::Fail(FailureClass::EnvToolAborted)
                 }
                 Ok(ExitStatus::Code(code)) => {
-                    exit_code = Some(code);
-                    self.judge_exit(req, project, step.reading, code, errors, &output, blocked)
+                    exit_code = Some(*code);
+                    self.judge_exit(req, &project, step.reading, *code, errors, &output, blocked)
                 }
             };
+            if let VerificationOutcome::Fail(class) = outcome {
+                findings.extend(Self::findings_of(class, step.reading, &output, req));
+            }
             outcomes.push(outcome);
         }
         let outcome = outcomes
@@ -824,7 +1058,123 @@ impl OrchestratingVerificationRunner {
             outcome,
             diagnostics,
             exit_code,
+            findings,
+            notes,
         }
+    }
+
+    /// What to run for `method`: the workspace's own command, which
+    /// replaces detection for this method (an empty one turns it off), or
+    /// the plan of each detected project.
+    fn planned(
+        &self,
+        req: &VerificationRequest,
+        method: VerificationMethod,
+        projects: &[Project],
+        edited_py: &[PathBuf],
+    ) -> Vec<(Project, Planned)> {
+        match req.commands.for_method(method) {
+            Some([]) => vec![(
+                Project {
+                    kind: ProjectKind::Configured,
+                    dir: req.workspace_root.clone(),
+                },
+                Planned::NoTarget(no_target_of(method)),
+            )],
+            Some(command) => {
+                let project = Project {
+                    kind: ProjectKind::Configured,
+                    dir: req.workspace_root.clone(),
+                };
+                let step = Step {
+                    argv: command.to_vec(),
+                    cwd: req.workspace_root.clone(),
+                    env: BTreeMap::new(),
+                    reading: Reading::ExitCode,
+                    lasting: Vec::new(),
+                    notes: vec![VerificationNote::ConfiguredCommand],
+                };
+                vec![(project, Planned::Run(step))]
+            }
+            None => projects
+                .iter()
+                .map(|p| (p.clone(), plan(method, p, edited_py, &self.target_dir)))
+                .collect(),
+        }
+    }
+
+    /// What a failed step's output says failed, for its class.
+    fn findings_of(
+        class: FailureClass,
+        reading: Reading,
+        output: &str,
+        req: &VerificationRequest,
+    ) -> Vec<Finding> {
+        match class {
+            FailureClass::EnvToolMissing => crate::findings::missing_tools(output)
+                .iter()
+                .map(|n| Finding::new(FindingKind::MissingTool, n, None, ""))
+                .collect(),
+            FailureClass::EnvSandboxRefused => {
+                crate::findings::refused_paths(output, &req.workspace_root)
+                    .iter()
+                    .map(|p| Finding::new(FindingKind::RefusedPath, p, None, ""))
+                    .collect()
+            }
+            _ if reading == Reading::PyrightJson => pyright_findings(output),
+            _ => crate::findings::read(output),
+        }
+    }
+
+    /// The step's own home: `HOME` and the XDG folders point at a lasting
+    /// folder of the project below the runner's base (coverage tools,
+    /// package managers and test runners write their caches there, which
+    /// the sandbox would refuse in the person's home), while the
+    /// toolchains installed in the person's home stay found.
+    fn give_private_home(&self, step: &mut Step, project: &Project) {
+        let home = self
+            .target_dir
+            .join("homes")
+            .join(project_target_name(&project.dir));
+        let real = std::env::var_os("HOME").map(PathBuf::from);
+        let text = |p: &Path| p.to_string_lossy().into_owned();
+        for (name, sub) in [
+            ("HOME", ""),
+            ("XDG_CACHE_HOME", ".cache"),
+            ("XDG_CONFIG_HOME", ".config"),
+            ("XDG_DATA_HOME", ".local/share"),
+            ("XDG_STATE_HOME", ".local/state"),
+        ] {
+            let path = if sub.is_empty() {
+                home.clone()
+            } else {
+                home.join(sub)
+            };
+            step.env
+                .entry(name.to_owned())
+                .or_insert_with(|| text(&path));
+        }
+        if let Some(real) = real {
+            // Where rustup, cargo, pyenv, pub and pip --user installs live
+            // unless the person set their variables (then those pass).
+            for (name, sub) in [
+                ("CARGO_HOME", ".cargo"),
+                ("RUSTUP_HOME", ".rustup"),
+                ("PYENV_ROOT", ".pyenv"),
+                ("PUB_CACHE", ".pub-cache"),
+                ("PYTHONUSERBASE", ".local"),
+                ("GIT_CONFIG_GLOBAL", ".gitconfig"),
+                ("NPM_CONFIG_USERCONFIG", ".npmrc"),
+            ] {
+                let path = real.join(sub);
+                if std::env::var_os(name).is_none() && path.exists() {
+                    step.env
+                        .entry(name.to_owned())
+                        .or_insert_with(|| text(&path));
+                }
+            }
+        }
+        step.lasting.push(home);
     }
 
     #[expect(
@@ -850,12 +1200,19 @@ impl OrchestratingVerificationRunner {
         if reading == Reading::CargoTests && code == 0 && cargo_test_total(output) == 0 {
             return VerificationOutcome::NoTarget(NoTargetCode::NoTestFiles);
         }
+        // pyright exits 1 for any error; only the counted ones decide.
+        if reading == Reading::PyrightJson && (code == 0 || code == 1) && errors == Some(0) {
+            return VerificationOutcome::Pass;
+        }
         if code == 0 {
             return VerificationOutcome::Pass;
         }
         // A shell's "command not found": the check could not run (a script
         // names a tool that is not installed), which no edit fixes.
-        if code == 127 {
+        if code == 127
+            || !crate::findings::missing_tools(output).is_empty()
+                && crate::findings::read(output).is_empty()
+        {
             return VerificationOutcome::Fail(FailureClass::EnvToolMissing);
         }
         if blocked > 0 {
@@ -863,6 +1220,14 @@ impl OrchestratingVerificationRunner {
         }
         if RESOURCE_MARKERS.iter().any(|m| output.contains(m)) {
             return VerificationOutcome::Fail(FailureClass::EnvResource);
+        }
+        if TOOLCHAIN_MARKERS.iter().any(|m| output.contains(m)) {
+            return VerificationOutcome::Fail(FailureClass::EnvToolchain);
+        }
+        if !crate::findings::refused_paths(output, &req.workspace_root).is_empty()
+            && crate::findings::read(output).is_empty()
+        {
+            return VerificationOutcome::Fail(FailureClass::EnvSandboxRefused);
         }
         if let Some(n) = errors {
             // Only errors beyond those present before the task's first edit count.
@@ -884,6 +1249,7 @@ impl OrchestratingVerificationRunner {
     fn parse_check(&self, req: &VerificationRequest) -> MethodResult {
         let mut errors = 0u32;
         let mut checked = 0;
+        let mut findings = Vec::new();
         for path in &req.edited_paths {
             let Some(parser) = self.parsers.parser_for(path.file_name()) else {
                 continue;
@@ -897,6 +1263,17 @@ impl OrchestratingVerificationRunner {
             checked += 1;
             if let ParseCheck::Errors { count } = parser.check(&bytes) {
                 errors = errors.saturating_add(count);
+                let what = if count == 1 {
+                    "1 syntax error".to_owned()
+                } else {
+                    format!("{count} syntax errors")
+                };
+                findings.push(Finding::new(
+                    FindingKind::Error,
+                    &what,
+                    Some(path.as_str()),
+                    "",
+                ));
             }
         }
         let outcome = if checked == 0 {
@@ -913,8 +1290,31 @@ impl OrchestratingVerificationRunner {
                 warning: 0,
             }),
             exit_code: None,
+            findings: if outcome == VerificationOutcome::Pass {
+                Vec::new()
+            } else {
+                findings
+            },
+            notes: Vec::new(),
         }
     }
+}
+
+/// The edited Python files that exist, as full paths.
+fn edited_python(req: &VerificationRequest) -> Vec<PathBuf> {
+    req.edited_paths
+        .iter()
+        .filter(|p| {
+            Path::new(p.file_name())
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("py"))
+        })
+        .map(|p| {
+            p.segments()
+                .fold(req.workspace_root.clone(), |acc, s| acc.join(s))
+        })
+        .filter(|p| p.is_file())
+        .collect()
 }
 
 fn no_target_of(method: VerificationMethod) -> NoTargetCode {
@@ -940,11 +1340,14 @@ fn record(
         diagnostics_count: result.diagnostics,
         exit_code: result.exit_code,
     };
-    match result.outcome {
+    let record = match result.outcome {
         VerificationOutcome::Pass => VerificationRecord::pass(method, attempt, facts),
         VerificationOutcome::Fail(class) => VerificationRecord::fail(method, class, attempt, facts),
         VerificationOutcome::NoTarget(code) => VerificationRecord::no_target(code, attempt, facts),
-    }
+    };
+    record
+        .with_findings(result.findings.clone())
+        .with_notes(result.notes.clone())
 }
 
 #[async_trait::async_trait]

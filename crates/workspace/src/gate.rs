@@ -1058,7 +1058,8 @@ impl Gate {
                 path: String::new(),
                 message: format!(
                     "attempt {} is older than the task's attempt {}",
-                    attempt_no.0, cursor.last_attempt.0
+                    attempt_no.ordinal(),
+                    cursor.last_attempt.ordinal()
                 ),
                 io_kind: None,
             });

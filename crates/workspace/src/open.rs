@@ -152,6 +152,14 @@ impl OpenWorkspace {
         Ok(load_or_create_config(self.gate.store(), &self.layout)?.allowed_hosts)
     }
 
+    /// The verification commands as `workspace.json` holds them now (a
+    /// change made while the workspace is open applies to the next check).
+    pub fn verification_commands(
+        &self,
+    ) -> Result<cocode_core::workspace::VerificationCommands, OpenError> {
+        Ok(load_or_create_config(self.gate.store(), &self.layout)?.verification)
+    }
+
     /// Saves a changed config (the old file stays until the new one is complete).
     pub fn save_config(&mut self, config: WorkspaceConfig) -> Result<(), StoreError> {
         self.gate.store().save_config(&config)?;

@@ -59,7 +59,8 @@ pub enum CliCommand {
         /// The task to roll back.
         #[arg(long)]
         task: String,
-        /// Undo attempt K and every later one.
+        /// Undo attempt K (the first attempt is 1, as `task show` numbers
+        /// them) and every later one.
         #[arg(long, conflicts_with = "to_snapshot")]
         to_attempt: Option<u32>,
         /// Undo this snapshot and every later one of the task.

@@ -42,8 +42,9 @@ fn own_files(out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs self-verification over the whole workspace and prints one JSON
-/// record per line, then the verdict. Exit code 0 pass, 1 fail, 2 when the
+/// Runs self-verification over the whole workspace and prints each
+/// method's outcome in words with what it found (`--json`: one record per
+/// line), then the verdict. Exit code 0 pass, 1 fail, 2 when the
 /// records cannot complete a task.
 pub fn verify(dir: &Path, json: bool, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
@@ -73,6 +74,7 @@ pub fn verify(dir: &Path, json: bool, rt: &Handle, out: &mut dyn Write) -> anyho
             attempt_no: AttemptNo(0),
             workspace_root: root.clone(),
             edited_paths: Vec::new(),
+            commands: ws.config.verification.clone(),
         };
         let records = runner.verify(req).await?;
         // What each failed method printed, for the words below.
@@ -123,9 +125,15 @@ pub fn verify(dir: &Path, json: bool, rt: &Handle, out: &mut dyn Write) -> anyho
             out,
             "{}: {}{told}",
             record.method().phrase(),
-            record.outcome().phrase()
+            record.phrase()
         )?;
-        for line in excerpt.iter().flat_map(|e| e.lines()) {
+        let details = record.detail_lines();
+        for line in &details {
+            writeln!(out, "    {line}")?;
+        }
+        // The output's failing lines when nothing more precise was found.
+        let named = !record.findings().is_empty();
+        for line in excerpt.iter().filter(|_| !named).flat_map(|e| e.lines()) {
             if line.is_empty() {
                 writeln!(out, "    |")?;
             } else {

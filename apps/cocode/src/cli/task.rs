@@ -440,7 +440,7 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
     let _ = writeln!(
         text,
         "  attempt:  {} · retries used: {}",
-        task.attempt_no().0,
+        task.attempt_no().ordinal(),
         task.retry_count()
     );
     if task.verification_log().is_empty() {
@@ -451,10 +451,13 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
             let _ = writeln!(
                 text,
                 "    attempt {} · {} · {}",
-                r.attempt_no().0,
+                r.attempt_no().ordinal(),
                 r.method().phrase(),
-                r.outcome().phrase()
+                r.phrase()
             );
+            for line in r.detail_lines() {
+                let _ = writeln!(text, "      {line}");
+            }
         }
     }
     if snapshots.is_empty() {
@@ -480,7 +483,7 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
                 parts.seq.0,
                 s.kind().phrase(),
                 cocode_core::shown::line(parts.path.as_str()),
-                parts.attempt_no.0,
+                parts.attempt_no.ordinal(),
                 parts.origin.phrase()
             );
         }
@@ -604,7 +607,10 @@ pub fn rollback(
     let _writer = ws.lock_for_writing(&crate::host::task_host::holder_description())?;
     let id = TaskId::new(task).with_context(|| format!("“{task}” is not a task id"))?;
     let query = match (to_attempt, to_snapshot) {
-        (Some(k), _) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k)),
+        (Some(0), _) => {
+            anyhow::bail!("attempts are numbered from 1 (the first attempt is attempt 1)")
+        }
+        (Some(k), _) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k - 1)),
         (None, Some(s)) => RollbackQuery::ToSnapshot(
             SnapshotId::new(s).with_context(|| format!("“{s}” is not a snapshot id"))?,
         ),

@@ -231,6 +231,34 @@ fn the_progress_transcript_reads_as_words() {
             AttemptNo(0),
             FACTS,
         )),
+        Progress::Verification(
+            VerificationRecord::fail(
+                VerificationMethod::Tests,
+                FailureClass::CodeDefect,
+                AttemptNo(0),
+                FACTS,
+            )
+            .with_findings(vec![cocode_core::verification::Finding::new(
+                cocode_core::verification::FindingKind::FailedTest,
+                "tests::adds",
+                Some("src/lib.rs:10:9"),
+                "assertion `left == right` failed\n  left: -1\n right: 5",
+            )]),
+        ),
+        Progress::Verification(
+            VerificationRecord::fail(
+                VerificationMethod::Tests,
+                FailureClass::EnvToolMissing,
+                AttemptNo(0),
+                FACTS,
+            )
+            .with_findings(vec![cocode_core::verification::Finding::new(
+                cocode_core::verification::FindingKind::MissingTool,
+                "yarn",
+                None,
+                "",
+            )]),
+        ),
         Progress::Verification(VerificationRecord::no_target(
             NoTargetCode::NoTestFiles,
             AttemptNo(0),

@@ -92,6 +92,15 @@ pub enum Progress {
     },
     Agent(AgentEvent),
     Verification(VerificationRecord),
+    /// The lines of a failed check's output that say what failed (after
+    /// its record; the window shows them a click away).
+    VerificationOutput {
+        method: cocode_core::verification::VerificationMethod,
+        excerpt: String,
+        /// Whether its record named what failed (then the command line
+        /// does not print the excerpt again).
+        named: bool,
+    },
     Note(String),
     /// The person's reply to the agent.
     Reply(String),
@@ -157,12 +166,12 @@ pub fn failure_summary(
     if failed.is_empty() {
         return format!(
             "Attempt {} ended without task.finish, so nothing was verified. Carry on with the task and call task.finish when the work is done.",
-            attempt.0
+            attempt.ordinal()
         );
     }
     let mut lines = vec![format!(
         "Verification of attempt {} failed. Fix the problems and call task.finish again.",
-        attempt.0
+        attempt.ordinal()
     )];
     for r in failed {
         let VerificationOutcome::Fail(class) = r.outcome() else {
@@ -181,7 +190,13 @@ pub fn failure_summary(
             let _ = write!(line, ", exit code {code}");
         }
         lines.push(line);
-        if let Some(text) = output(r.method()) {
+        let details = r.detail_lines();
+        if !r.findings().is_empty() {
+            lines.push("  what failed:".to_owned());
+        }
+        lines.extend(details.iter().map(|l| format!("    {l}")));
+        // The output's failing lines when the runner named nothing.
+        if let Some(text) = output(r.method()).filter(|_| r.findings().is_empty()) {
             let excerpt =
                 cocode_toolchain::verify::failure_excerpt(&text, EXCERPT_LINES, EXCERPT_BYTES);
             if !excerpt.is_empty() {
@@ -543,11 +558,16 @@ impl Run<'_> {
         if self.task.status() == TaskStatus::Running {
             self.apply(TaskEvent::AgentTurnEnded).await?;
         }
+        let (commands, unread) = self.host.verification_commands();
+        if let Some(note) = unread {
+            self.say(Progress::Note(note));
+        }
         let request = VerificationRequest {
             task_id: self.task.task_id().clone(),
             attempt_no: self.task.attempt_no(),
             workspace_root: self.host.root().to_path_buf(),
             edited_paths: self.edited_paths(),
+            commands,
         };
         self.say(Progress::Note("verifying".into()));
         // Verification commands write files too (a test that leaves output
@@ -559,7 +579,26 @@ impl Run<'_> {
         match verified {
             Ok(records) => {
                 for record in records {
-                    self.say(Progress::Verification(record));
+                    self.say(Progress::Verification(record.clone()));
+                    if matches!(record.outcome(), VerificationOutcome::Fail(_))
+                        && let cocode_toolchain::verify::RawNotice::Present(bytes) = self
+                            .host
+                            .runner
+                            .raw_output(self.task.task_id(), record.attempt_no(), record.method())
+                    {
+                        let excerpt = cocode_toolchain::verify::failure_excerpt(
+                            &String::from_utf8_lossy(&bytes),
+                            EXCERPT_LINES,
+                            EXCERPT_BYTES,
+                        );
+                        if !excerpt.is_empty() {
+                            self.say(Progress::VerificationOutput {
+                                method: record.method(),
+                                excerpt,
+                                named: !record.findings().is_empty(),
+                            });
+                        }
+                    }
                     if let Err(e) = self.task.record_verification(record) {
                         self.say(Progress::Note(format!(
                             "a verification record was refused: {e}"
@@ -1046,6 +1085,7 @@ impl TaskOrchestrator {
                 attempt_no: AttemptNo(0),
                 workspace_root: self.host.root().to_path_buf(),
                 edited_paths: Vec::new(),
+                commands: self.host.verification_commands().0,
             })
             .await;
         run.apply(TaskEvent::Start).await?;

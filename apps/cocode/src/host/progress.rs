@@ -79,11 +79,23 @@ pub fn print_progress(
             }
             line(out, text)
         }
-        Progress::Agent(_) => Ok(()),
-        Progress::Verification(r) => line(
-            out,
-            format!("  verify {}: {}", r.method().phrase(), r.outcome().phrase()),
-        ),
+        // The record's findings were printed with it; the output's own
+        // failing lines only when it named nothing.
+        Progress::Agent(_) | Progress::VerificationOutput { named: true, .. } => Ok(()),
+        Progress::Verification(r) => {
+            let mut text = format!("  verify {}: {}", r.method().phrase(), r.phrase());
+            for detail in r.detail_lines() {
+                let _ = write!(text, "\n    {detail}");
+            }
+            line(out, text)
+        }
+        Progress::VerificationOutput { excerpt, .. } => {
+            let mut text = String::from("    what it printed (the lines that say what failed):");
+            for l in excerpt.lines() {
+                let _ = write!(text, "\n    | {}", shown::line(l));
+            }
+            line(out, text)
+        }
         Progress::Note(text) => line(out, format!("  {text}")),
         Progress::Reply(text) => line(out, format!("you: {text}")),
     }

@@ -75,7 +75,7 @@ pub fn snapshot_row(ws: &OpenWorkspace, s: &cocode_core::EditSnapshot) -> Snapsh
     }
     SnapshotRow {
         seq: parts.seq.0,
-        attempt: parts.attempt_no.0,
+        attempt: parts.attempt_no.ordinal(),
         kind: s.kind().phrase().to_owned(),
         origin: parts.origin.phrase().to_owned(),
         path: parts.path.to_string(),
@@ -96,12 +96,17 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         .verification_log()
         .iter()
         .map(|r| {
-            format!(
+            let mut line = format!(
                 "attempt {} · {} · {}",
-                r.attempt_no().0,
+                r.attempt_no().ordinal(),
                 r.method().phrase(),
-                r.outcome().phrase()
-            )
+                r.phrase()
+            );
+            for detail in r.detail_lines() {
+                line.push_str("\n    ");
+                line.push_str(&detail);
+            }
+            line
         })
         .collect();
     let rollback = match ws.gate.rollback_availability(id, &RollbackQuery::TaskStart) {
@@ -112,7 +117,7 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         id: id.to_string(),
         state: describe_end(&task),
         prompt: task.prompt().to_owned(),
-        attempt: task.attempt_no().0,
+        attempt: task.attempt_no().ordinal(),
         retries: task.retry_count(),
         checks,
         snapshots,

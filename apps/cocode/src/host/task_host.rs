@@ -373,6 +373,23 @@ impl TaskHost {
         &self.workspace.workspace.root
     }
 
+    /// The workspace's verification commands as `workspace.json` holds
+    /// them now; when it cannot be read, those it had when it opened, with
+    /// the words that say so.
+    pub fn verification_commands(
+        &self,
+    ) -> (cocode_core::workspace::VerificationCommands, Option<String>) {
+        match self.workspace.verification_commands() {
+            Ok(commands) => (commands, None),
+            Err(e) => (
+                self.workspace.config.verification.clone(),
+                Some(format!(
+                    "{e}; verification runs the commands it had when the workspace opened"
+                )),
+            ),
+        }
+    }
+
     /// Allows `host` from now on: saved in `workspace.json` and applied to
     /// the running policy proxy at once.
     pub fn allow_host(&self, host: &str) -> anyhow::Result<()> {

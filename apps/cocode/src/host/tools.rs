@@ -673,12 +673,14 @@ impl WorkspaceTools {
                     .strip_prefix(root)
                     .map(|r| r.to_string_lossy().replace('\\', "/"))
                     .unwrap_or_default();
-                let (kind, test): (&str, &[&str]) = match p.kind {
-                    cocode_toolchain::verify::ProjectKind::Cargo => ("cargo", &["cargo", "test"]),
-                    cocode_toolchain::verify::ProjectKind::Python => ("python", &["python3", "-m", "pytest"]),
-                    cocode_toolchain::verify::ProjectKind::Node => ("node", &["npm", "test"]),
-                    cocode_toolchain::verify::ProjectKind::Dart => ("dart", &["dart", "test"]),
+                let kind = match p.kind {
+                    cocode_toolchain::verify::ProjectKind::Cargo => "cargo",
+                    cocode_toolchain::verify::ProjectKind::Python => "python",
+                    cocode_toolchain::verify::ProjectKind::Node => "node",
+                    cocode_toolchain::verify::ProjectKind::Dart => "dart",
+                    cocode_toolchain::verify::ProjectKind::Configured => "configured",
                 };
+                let test = cocode_toolchain::verify::test_command(&p).unwrap_or_default();
                 json!({"kind": kind, "path": if rel.is_empty() { ".".to_owned() } else { rel }, "testCommand": test})
             })
             .collect();

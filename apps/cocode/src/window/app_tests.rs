@@ -290,7 +290,7 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
         h.state().agent.detail.is_some()
     });
     h.get_by_label("Changes (1)");
-    h.get_by_label_contains("#1 config.json modified · recorded before the change · attempt 0")
+    h.get_by_label_contains("#1 config.json modified · recorded before the change · attempt 1")
         .click();
     h.run_steps(2);
     let diff = h.state().agent.detail.as_ref().unwrap().snapshots[0]

@@ -83,6 +83,11 @@ pub struct VerificationEntry {
     pub errors: Option<u32>,
     pub warnings: Option<u32>,
     pub exit_code: Option<i32>,
+    /// What the check found (failing tests, errors with their place),
+    /// notes and what to do, one line each (`detail_lines`).
+    pub details: Vec<String>,
+    /// The lines of its output that say what failed, when it failed.
+    pub output: Option<String>,
 }
 
 /// One entry of the transcript.
@@ -259,15 +264,30 @@ impl Transcript {
                 let facts = r.facts();
                 self.push(Entry::Verification(VerificationEntry {
                     method: r.method().phrase().to_owned(),
-                    outcome: r.outcome().phrase(),
+                    outcome: r.phrase(),
                     passed,
                     code,
-                    attempt: r.attempt_no().0,
+                    attempt: r.attempt_no().ordinal(),
                     duration_ms: facts.duration_ms,
                     errors: facts.diagnostics_count.map(|c| c.error),
                     warnings: facts.diagnostics_count.map(|c| c.warning),
                     exit_code: facts.exit_code,
+                    details: r.detail_lines(),
+                    output: None,
                 }));
+            }
+            Progress::VerificationOutput {
+                method, excerpt, ..
+            } => {
+                let method = method.phrase();
+                if let Some(Entry::Verification(v)) = self
+                    .entries
+                    .iter_mut()
+                    .rev()
+                    .find(|e| matches!(e, Entry::Verification(v) if v.method == method))
+                {
+                    v.output = Some(excerpt.clone());
+                }
             }
             Progress::Note(text) => self.push(Entry::Note(text.clone())),
             Progress::Reply(text) => self.push(Entry::User(text.clone())),
@@ -631,6 +651,11 @@ fn entry_text(out: &mut String, e: &Entry) {
         }
         Entry::Verification(v) => {
             let _ = writeln!(out, "{}", verification_line(v));
+            indented(out, &v.details.join("\n"), "  ");
+            if let Some(output) = &v.output {
+                out.push_str("  output:\n");
+                indented(out, output, "  | ");
+            }
         }
         Entry::Plan(steps) => {
             out.push_str("plan:\n");

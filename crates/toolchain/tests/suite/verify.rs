@@ -81,7 +81,18 @@ fn request(ws: &Path, edited: &[&str]) -> VerificationRequest {
             .iter()
             .map(|p| NormalizedPath::try_from((*p).to_owned()).unwrap())
             .collect(),
+        commands: cocode_core::workspace::VerificationCommands::default(),
     }
+}
+
+/// `kind name @ place` per finding of the record of `method`.
+fn findings_of(records: &[VerificationRecord], method: &str) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| serde_json::to_value(r.method()).unwrap() == method)
+        .flat_map(|r| r.findings().iter())
+        .map(|f| format!("{} @ {}", f.name(), f.place().unwrap_or("-")))
+        .collect()
 }
 
 /// "method:outcome" per record, e.g. `static_analysis:fail/code_defect`.
@@ -152,13 +163,80 @@ async fn a_cargo_crate_passes_clean_and_fails_on_a_type_error_or_a_failing_test(
         source.replace("super::add(2, 3), 5", "super::add(2, 3), 6"),
     )
     .unwrap();
+    let failing = run(&ws, &["src/lib.rs"]).await;
     assert_eq!(
-        summary(&run(&ws, &["src/lib.rs"]).await),
+        summary(&failing),
         vec![
             "static_analysis:pass",
             "build:pass",
             "tests:fail/code_defect"
         ]
+    );
+    // The record names the failing test and where it panicked.
+    assert_eq!(
+        findings_of(&failing, "tests"),
+        vec!["tests::adds @ src/lib.rs:10:9"]
+    );
+    assert!(
+        failing[2].findings()[0].detail().contains("right: 6"),
+        "{:?}",
+        failing[2].findings()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_type_error_is_named_with_its_place() {
+    if !require("cargo") {
+        return;
+    }
+    let (_d, ws) = fixture("cargo-crate");
+    let lib = ws.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(&lib, source.replace("a + b\n", "\"not a number\"\n")).unwrap();
+    let records = run(&ws, &["src/lib.rs"]).await;
+    assert_eq!(summary(&records), vec!["static_analysis:fail/code_defect"]);
+    let found = findings_of(&records, "static_analysis");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("E0308: mismatched types @ src/lib.rs:"),
+        "{found:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crate_with_a_nightly_only_bench_verifies_its_tests_and_says_what_it_left_out() {
+    if !require("cargo") {
+        return;
+    }
+    let (_d, ws) = fixture("cargo-crate");
+    std::fs::create_dir_all(ws.join("benches")).unwrap();
+    std::fs::write(
+        ws.join("benches/speed.rs"),
+        "#![feature(test)]\nextern crate test;\n#[bench]\nfn add(b: &mut test::Bencher) { b.iter(|| fixture_crate::add(1, 2)); }\n",
+    )
+    .unwrap();
+    let records = run(&ws, &["src/lib.rs"]).await;
+    assert_eq!(
+        summary(&records),
+        vec![
+            "static_analysis:pass",
+            "build:pass",
+            "tests:pass",
+            "runtime_errors:no_target/no_debug_session"
+        ]
+    );
+    assert_eq!(
+        records[0].notes(),
+        &[cocode_core::verification::VerificationNote::SkippedNightlyTargets]
+    );
+    // A nightly feature in the library itself is the toolchain's limit,
+    // not a defect of the code, and it is not left out.
+    let lib = ws.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(&lib, format!("#![feature(never_type)]\n{source}")).unwrap();
+    assert_eq!(
+        summary(&run(&ws, &["src/lib.rs"]).await),
+        vec!["static_analysis:fail/env_toolchain"]
     );
 }
 
@@ -212,9 +290,11 @@ async fn a_python_package_runs_its_compile_check_and_pytest() {
         ]
     );
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    let failing = run(&ws, &["calc.py"]).await;
+    assert_eq!(summary(&failing)[2], "tests:fail/code_defect");
     assert_eq!(
-        summary(&run(&ws, &["calc.py"]).await)[2],
-        "tests:fail/code_defect"
+        findings_of(&failing, "tests"),
+        vec!["test_calc.py::test_add @ test_calc.py:5"]
     );
     std::fs::write(ws.join("calc.py"), "def add(a, b)\n    return a + b\n").unwrap();
     assert_eq!(
@@ -240,10 +320,11 @@ async fn a_node_package_runs_npm_test() {
         ]
     );
     std::fs::write(ws.join("add.js"), "exports.add = (a, b) => a * b;\n").unwrap();
-    assert_eq!(
-        summary(&run(&ws, &["add.js"]).await)[2],
-        "tests:fail/code_defect"
-    );
+    let failing = run(&ws, &["add.js"]).await;
+    assert_eq!(summary(&failing)[2], "tests:fail/code_defect");
+    let named = findings_of(&failing, "tests");
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert!(named[0].starts_with("adds @ "), "{named:?}");
     // A test script naming a runner that is not installed: the shell's
     // "not found" (exit 127) is a check that could not run, not a defect.
     let manifest = std::fs::read_to_string(ws.join("package.json")).unwrap();
@@ -314,6 +395,99 @@ async fn a_missing_tool_is_an_environment_failure_not_a_pass() {
         summary(&run(&ws, &["pubspec.yaml"]).await),
         vec!["static_analysis:fail/env_tool_missing"]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_script_that_writes_under_home_passes_in_its_private_home() {
+    if !require("npm") {
+        return;
+    }
+    let (_d, ws) = fixture("node-pkg");
+    // What coverage tools and package managers do: a cache in the home
+    // folder and in the XDG cache folder.
+    let script = "node -e \"const fs=require('fs'),os=require('os'),p=require('path');const d=p.join(os.homedir(),'.cache','cov');fs.mkdirSync(d,{recursive:true});fs.writeFileSync(p.join(d,'x'),'1');fs.mkdirSync(p.join(process.env.XDG_CACHE_HOME,'y'),{recursive:true})\" && node --test";
+    let manifest = std::fs::read_to_string(ws.join("package.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    json["scripts"]["test"] = script.into();
+    std::fs::write(ws.join("package.json"), json.to_string()).unwrap();
+    let records = run(&ws, &["add.js"]).await;
+    assert_eq!(
+        summary(&records)[2],
+        "tests:pass",
+        "{:?}",
+        records[2].findings()
+    );
+    // The person's own home was not written.
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap();
+    assert!(!home.join(".cache/cov/x").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_runner_that_is_missing_could_not_run_and_is_named() {
+    if !require("npm") {
+        return;
+    }
+    if super::common::have("yarn") {
+        eprintln!("skipping: yarn is installed, so it is not missing");
+        return;
+    }
+    let (_d, ws) = fixture("node-pkg");
+    // The lock file says the project uses yarn.
+    std::fs::write(ws.join("yarn.lock"), "# yarn lockfile v1\n").unwrap();
+    let records = run(&ws, &["add.js"]).await;
+    assert_eq!(summary(&records)[2], "tests:fail/env_tool_missing");
+    assert_eq!(
+        records[2].phrase(),
+        "failed: the check could not run: yarn is not installed"
+    );
+    assert_eq!(
+        VerificationVerdict::evaluate(&records, AttemptNo(0)),
+        VerificationVerdict::Fail {
+            class: cocode_core::verification::FailureClass::EnvToolMissing
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workspace_commands_replace_detection() {
+    if !require("npm") {
+        return;
+    }
+    let (_d, ws) = fixture("node-pkg");
+    let target = tempfile::tempdir().unwrap();
+    let runner = runner(&ws, target.path()).await;
+    let mut req = request(&ws, &["add.js"]);
+    req.commands = cocode_core::workspace::VerificationCommands {
+        static_analysis: Some(Vec::new()),
+        build: Some(vec![
+            "node".into(),
+            "-e".into(),
+            "require('./add.js')".into(),
+        ]),
+        tests: Some(vec![
+            "node".into(),
+            "-e".into(),
+            "process.exit(require('./add.js').add(2, 3) === 5 ? 0 : 1)".into(),
+        ]),
+    };
+    let records = runner.verify(req.clone()).await.unwrap();
+    assert_eq!(
+        summary(&records),
+        vec![
+            "static_analysis:no_target/file_not_analyzed",
+            "build:pass",
+            "tests:pass",
+            "runtime_errors:no_target/no_debug_session"
+        ]
+    );
+    assert_eq!(
+        records[1].notes(),
+        &[cocode_core::verification::VerificationNote::ConfiguredCommand]
+    );
+    // npm test (detection) would pass too; the configured check decides.
+    std::fs::write(ws.join("add.js"), "exports.add = (a, b) => a * b;\n").unwrap();
+    let records = runner.verify(req).await.unwrap();
+    assert_eq!(summary(&records)[2], "tests:fail/code_defect");
 }
 
 fn strings(v: &serde_json::Value, out: &mut Vec<String>) {

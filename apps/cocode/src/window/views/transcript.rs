@@ -113,6 +113,45 @@ pub fn show(ui: &mut Ui, transcript: &Transcript, max_height: f32, commands: &mu
     }));
 }
 
+/// A verification record: its line, what it found, and the output's
+/// failing lines a click away.
+fn verification_card(ui: &mut Ui, v: &crate::window::transcript::VerificationEntry, n: usize) {
+    let (mark, tone) = match v.passed {
+        Some(true) => ("✔", Tone::Success),
+        Some(false) => ("✖", Tone::Danger),
+        None => ("–", Tone::Neutral),
+    };
+    ui.horizontal_wrapped(|ui| {
+        cocode_ui::badge(ui, mark, tone);
+        ui.label(verification_line(v));
+    });
+    if !v.details.is_empty() {
+        ui.indent(("verification-details", n), |ui| {
+            for line in &v.details {
+                let text = egui::RichText::new(line).monospace();
+                // A finding's own line stands out; its indented
+                // first lines and the notes are quieter.
+                let text = if line.starts_with(' ') || line.starts_with("note:") {
+                    text.weak()
+                } else {
+                    text
+                };
+                ui.add(egui::Label::new(text).wrap());
+            }
+        });
+    }
+    if let Some(output) = &v.output {
+        ui.indent(("verification-output", n), |ui| {
+            egui::CollapsingHeader::new("What it printed")
+                .id_salt(("verification-output", n))
+                .default_open(false)
+                .show(ui, |ui| {
+                    ui.add(egui::Label::new(egui::RichText::new(output).monospace()).wrap());
+                });
+        });
+    }
+}
+
 fn entry_card(ui: &mut Ui, entry: &Entry, n: usize, markdown: &mut CommonMarkCache) {
     match entry {
         Entry::User(text) => {
@@ -143,17 +182,7 @@ fn entry_card(ui: &mut Ui, entry: &Entry, n: usize, markdown: &mut CommonMarkCac
         }
         Entry::Tool(tool) => tool_card(ui, tool, n),
         Entry::Terminal(term) => terminal_card(ui, term, n),
-        Entry::Verification(v) => {
-            let (mark, tone) = match v.passed {
-                Some(true) => ("✔", Tone::Success),
-                Some(false) => ("✖", Tone::Danger),
-                None => ("–", Tone::Neutral),
-            };
-            ui.horizontal_wrapped(|ui| {
-                cocode_ui::badge(ui, mark, tone);
-                ui.label(verification_line(v));
-            });
-        }
+        Entry::Verification(v) => verification_card(ui, v, n),
         Entry::Plan(steps) => {
             egui::Frame::group(ui.style()).show(ui, |ui| {
                 ui.set_width(ui.available_width());
