@@ -325,33 +325,44 @@ fn pytest(lines: &[&str], out: &mut Vec<Finding>) {
             continue;
         }
         let file = name.split("::").next().unwrap_or(name);
-        let place = lines.iter().find_map(|l| {
-            let l = l.trim();
-            let after = l.strip_prefix(file)?.strip_prefix(':')?;
+        // The test's section: `____ test_add ____`, or for a test in a
+        // class `____ ChunkedTests.test_even ____`.
+        let title = name.split("::").skip(1).collect::<Vec<_>>().join(".");
+        let title = format!(" {title} ");
+        let section: Vec<&str> = lines
+            .iter()
+            .position(|l| l.starts_with('_') && l.contains(&title))
+            .map(|at| {
+                lines
+                    .iter()
+                    .skip(at + 1)
+                    // `_ _ _` separates the frames of one test.
+                    .take_while(|l| !l.starts_with("__") && !l.starts_with('='))
+                    .copied()
+                    .collect()
+            })
+            .unwrap_or_default();
+        // The first `tests/test_x.py:5: …` line of the section is the
+        // test's own failing line.
+        let place = section.iter().find_map(|l| {
+            let after = l.trim().strip_prefix(file)?.strip_prefix(':')?;
             let (n, _) = after.split_once(':')?;
             n.bytes()
                 .all(|b| b.is_ascii_digit())
                 .then(|| format!("{file}:{n}"))
         });
-        // The `E   ` lines of the test's section say most.
-        let test = name.rsplit("::").next().unwrap_or(name);
-        let section = lines
+        // The `E   ` lines say most.
+        let detail: Vec<&str> = section
             .iter()
-            .position(|l| l.starts_with('_') && l.contains(&format!(" {test} ")));
-        let detail = section
-            .map(|at| {
-                lines
-                    .iter()
-                    .skip(at + 1)
-                    .take_while(|l| !l.starts_with('_') && !l.starts_with('='))
-                    .filter(|l| l.starts_with("E ") || l.starts_with("> "))
-                    .take(8)
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .filter(|d| !d.is_empty())
-            .unwrap_or_else(|| message.to_owned());
+            .filter(|l| (l.starts_with("E ") || l.starts_with("> ")) && !l[1..].trim().is_empty())
+            .take(8)
+            .copied()
+            .collect();
+        let detail = if detail.is_empty() {
+            message.to_owned()
+        } else {
+            detail.join("\n")
+        };
         out.push(Finding::new(kind, name, place.as_deref(), &detail));
     }
 }

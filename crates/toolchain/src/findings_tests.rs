@@ -58,6 +58,37 @@ fn pytest_names_the_failing_test_with_its_assertion() {
 }
 
 #[test]
+fn pytest_places_each_test_of_a_class_in_its_own_section() {
+    let found = read(&fixture("pytest-classes"));
+    let places: Vec<(&str, Option<&str>)> = found.iter().map(|f| (f.name(), f.place())).collect();
+    assert_eq!(
+        places,
+        [
+            (
+                "tests/test_more.py::ChunkedTests::test_even",
+                Some("tests/test_more.py:55")
+            ),
+            (
+                "tests/test_more.py::ChunkedTests::test_strict_being_true",
+                Some("tests/test_more.py:104")
+            ),
+        ]
+    );
+    assert!(
+        found[0].detail().starts_with(">       self.assertEqual(\nE       AssertionError: Lists differ: [['A', 'B', 'C', 'D'], ['E', 'F']]"),
+        "{}",
+        found[0].detail()
+    );
+    assert!(
+        found[1]
+            .detail()
+            .contains("E               ValueError: iterable is not divisible by n."),
+        "{}",
+        found[1].detail()
+    );
+}
+
+#[test]
 fn jest_and_vitest_name_the_failing_test() {
     assert_eq!(
         shown(&read(&fixture("jest"))),
