@@ -309,6 +309,28 @@ fn package_name(spec: &str) -> &str {
     }
 }
 
+/// A package spec's version (`name@1.2.3` → `1.2.3`).
+fn package_version(spec: &str) -> Option<&str> {
+    match spec.rfind('@') {
+        Some(at) if at > 0 => Some(&spec[at + 1..]),
+        _ => None,
+    }
+}
+
+/// Whether the installed package in `dir` is the pinned version: a peer
+/// of another version on the machine (a global TypeScript 7 beside the
+/// suite's 5) is replaced, not taken as present.
+fn installed_at_version(dir: &Path, spec: &str) -> bool {
+    let Some(manifest) = std::fs::read(dir.join("package.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return false;
+    };
+    let found = manifest.get("version").and_then(|v| v.as_str());
+    package_version(spec).is_none_or(|wanted| found == Some(wanted))
+}
+
 fn install_npm_packages() {
     if !have("npm") {
         println!(
@@ -323,11 +345,11 @@ fn install_npm_packages() {
         .copied()
         .filter(|spec| {
             root.as_ref()
-                .is_none_or(|r| !r.join(package_name(spec)).join("package.json").is_file())
+                .is_none_or(|r| !installed_at_version(&r.join(package_name(spec)), spec))
         })
         .collect();
     if missing.is_empty() {
-        println!("test: npm packages present");
+        println!("test: npm packages present at their pinned versions");
     } else {
         println!("test: installing {} with npm", missing.join(" "));
         let installed = Command::new("npm")
@@ -412,6 +434,25 @@ fn ensure_rust_components() {
 
 #[cfg(test)]
 mod npm_tests {
+    #[test]
+    #[expect(clippy::disallowed_methods, reason = "the test lays out a package")]
+    fn a_peer_of_another_version_is_not_present() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("package.json"),
+            r#"{"name": "typescript", "version": "7.0.2"}"#,
+        )
+        .unwrap();
+        assert!(!super::installed_at_version(dir.path(), "typescript@5.9.3"));
+        assert!(super::installed_at_version(dir.path(), "typescript@7.0.2"));
+        assert!(super::installed_at_version(dir.path(), "typescript"));
+        assert!(!super::installed_at_version(
+            &dir.path().join("none"),
+            "typescript@5.9.3"
+        ));
+        assert_eq!(super::package_version("@scope/x@1.2.3"), Some("1.2.3"));
+    }
+
     #[test]
     fn package_names_drop_the_version_and_keep_the_scope() {
         assert_eq!(super::package_name("tsx@4.20.6"), "tsx");

@@ -361,13 +361,19 @@ async fn pump(mut handle: Box<dyn ProcessHandle>, mut p: Pump) {
         }
     }
     let status = handle.wait().await;
+    // Its last words: the last three lines it wrote to stderr.
     let tail = {
         let buf = log.lock().unwrap_or_else(PoisonError::into_inner);
         let text = String::from_utf8_lossy(&buf);
-        text.lines()
+        let mut last: Vec<&str> = text
+            .lines()
             .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim().to_owned())
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(3)
+            .collect();
+        last.reverse();
+        (!last.is_empty()).then(|| cocode_core::shown::line(&last.join(" / ")).into_owned())
     };
     let mut reason = match (broken, status) {
         (Some(e), _) => format!("it broke the protocol ({e})"),

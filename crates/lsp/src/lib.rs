@@ -11,6 +11,7 @@ pub mod features;
 pub mod framing;
 pub mod registry;
 mod servers;
+pub mod typescript;
 
 pub use cocode_platform::programs::find_program;
 pub use encoding::{PositionEncoding, TextPos, TextRange};

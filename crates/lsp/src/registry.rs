@@ -22,6 +22,12 @@ pub struct ServerSpec {
     /// has not trusted it: it is not started until they do.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub needs_trust: bool,
+    /// `initializationOptions` it is started with (the TypeScript it uses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initialization_options: Option<serde_json::Value>,
+    /// What a person should know about how it runs (which TypeScript).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The protocol's language id of a file.
@@ -50,6 +56,8 @@ fn spec(id: &str, extensions: &[&str], command: &[&str], install: &str) -> Serve
         command: command.iter().map(|s| (*s).to_owned()).collect(),
         install: install.to_owned(),
         needs_trust: false,
+        initialization_options: None,
+        note: None,
     }
 }
 
@@ -135,6 +143,8 @@ impl ServerRegistry {
                     command: entry.command.clone(),
                     install: format!("install {}", entry.command.first().map_or("", |c| c)),
                     needs_trust: false,
+                    initialization_options: None,
+                    note: None,
                 });
             }
         }
@@ -164,6 +174,21 @@ impl ServerRegistry {
             }
         }
         after
+    }
+
+    /// Points the built-in TypeScript server at the TypeScript this
+    /// folder uses (`typescript`): its own, else a global one.
+    #[must_use]
+    pub fn with_typescript(mut self, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Self {
+        if let Some(spec) = self
+            .specs
+            .iter_mut()
+            .find(|s| s.id == crate::typescript::SERVER_ID)
+        {
+            let found = crate::typescript::installations(root, path_var);
+            crate::typescript::apply(spec, crate::typescript::choose(&found));
+        }
+        self
     }
 
     pub fn specs(&self) -> &[ServerSpec] {

@@ -107,6 +107,9 @@ pub struct ServerStatus {
     /// Open documents waiting on it (a missing server with documents is
     /// one the person needs).
     pub documents: usize,
+    /// What a person should know about how it runs (which TypeScript).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(flatten)]
     pub state: ServerState,
 }
@@ -351,6 +354,7 @@ impl LanguageServers {
                 extensions: spec.extensions.clone(),
                 command: spec.command.clone(),
                 documents: held.iter().filter(|s| **s == spec.id).count(),
+                note: spec.note.clone(),
                 state: self.inner.state_of(spec),
             })
             .collect()
@@ -1236,6 +1240,10 @@ impl Inner {
             Err(e) => {
                 *lock(&slot.state) = match &e {
                     LspError::NotInstalled { .. } | LspError::Untrusted { .. } => SlotState::Idle,
+                    // Its own words, without "stopped" twice.
+                    LspError::Closed { reason } => SlotState::Failed {
+                        reason: reason.clone(),
+                    },
                     other => SlotState::Failed {
                         reason: other.to_string(),
                     },
@@ -1244,6 +1252,22 @@ impl Inner {
                 Err(e)
             }
         }
+    }
+
+    /// `initialize`'s parameters for `spec`, with its own options.
+    fn initialize_params(&self, spec: &ServerSpec) -> Value {
+        let mut params = json!({
+            "processId": std::process::id(),
+            "clientInfo": { "name": "cocode", "version": env!("CARGO_PKG_VERSION") },
+            "rootUri": self.root_uri,
+            "rootPath": self.root.to_string_lossy(),
+            "workspaceFolders": [{ "uri": self.root_uri, "name": "workspace" }],
+            "capabilities": client_capabilities(),
+        });
+        if let Some(options) = &spec.initialization_options {
+            params["initializationOptions"] = options.clone();
+        }
+        params
     }
 
     async fn start(self: &Arc<Self>, spec: &ServerSpec) -> Result<Arc<Running>, LspError> {
@@ -1296,14 +1320,7 @@ impl Inner {
                 reason: "cocode is closing".into(),
             });
         }
-        let params = json!({
-            "processId": std::process::id(),
-            "clientInfo": { "name": "cocode", "version": env!("CARGO_PKG_VERSION") },
-            "rootUri": self.root_uri,
-            "rootPath": self.root.to_string_lossy(),
-            "workspaceFolders": [{ "uri": self.root_uri, "name": "workspace" }],
-            "capabilities": client_capabilities(),
-        });
+        let params = self.initialize_params(spec);
         let result = match conn
             .request("initialize", params, self.timeouts.initialize)
             .await

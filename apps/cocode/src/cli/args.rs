@@ -112,6 +112,10 @@ pub enum LspCommand {
     Servers {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
+        /// Start each installed server (initialize, then shut down) and
+        /// say whether it really starts, with its last words if not.
+        #[arg(long)]
+        check: bool,
     },
     /// Trust the language-server commands this workspace's own
     /// `.cocode/config/workspace.json` names (all of them, or the servers

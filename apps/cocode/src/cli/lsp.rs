@@ -21,7 +21,7 @@ use crate::host::lsp::{
 /// Runs `cocode lsp …`.
 pub fn lsp_command(action: &LspCommand, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     match action {
-        LspCommand::Servers { workspace } => servers(workspace, rt, out),
+        LspCommand::Servers { workspace, check } => servers(workspace, *check, rt, out),
         LspCommand::Trust {
             workspace,
             servers: ids,
@@ -70,8 +70,29 @@ fn open(dir: &Path, rt: &Handle) -> anyhow::Result<(OpenWorkspace, LanguageServe
     Ok((ws, servers))
 }
 
-fn servers(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// `cocode lsp servers [--check]`: each server, its files, its command and
+/// its state; with `--check`, each installed one is started and asked to
+/// initialize (exit 1 when one does not start).
+fn servers(dir: &Path, check: bool, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
     let (_ws, servers) = open(dir, rt)?;
+    let mut started: std::collections::BTreeMap<String, Result<(), String>> =
+        std::collections::BTreeMap::new();
+    if check {
+        let idle: Vec<String> = servers
+            .statuses()
+            .into_iter()
+            .filter(|s| matches!(s.state, ServerState::Idle { .. }))
+            .map(|s| s.id)
+            .collect();
+        rt.block_on(async {
+            for id in idle {
+                let result = servers.restart(&id).await.map_err(|e| e.to_string());
+                started.insert(id, result);
+            }
+            servers.shutdown().await;
+        });
+    }
+    let mut failed = 0u8;
     for status in servers.statuses() {
         let files = status
             .extensions
@@ -79,9 +100,18 @@ fn servers(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
             .map(|e| format!(".{e}"))
             .collect::<Vec<_>>()
             .join(" ");
-        let state = match &status.state {
-            ServerState::Idle { program } => format!("installed: {}", program.display()),
-            other => other.describe(),
+        let state = match (&status.state, started.get(&status.id)) {
+            (_, Some(Ok(()))) => "starts".to_owned(),
+            (_, Some(Err(reason))) => {
+                failed = failed.saturating_add(1);
+                format!("does not start: {reason}")
+            }
+            (ServerState::Idle { program }, None) => format!("installed: {}", program.display()),
+            (other, None) => other.describe(),
+        };
+        let state = match &status.note {
+            Some(note) => format!("{state} · {note}"),
+            None => state,
         };
         let command = if status.command.is_empty() {
             "(turned off)".to_owned()
@@ -90,7 +120,7 @@ fn servers(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
         };
         writeln!(out, "{}\t{files}\t{command}\t{state}", status.id)?;
     }
-    Ok(0)
+    Ok(u8::from(failed > 0))
 }
 
 /// `cocode lsp trust`: records the held commands (or those of `ids`) as

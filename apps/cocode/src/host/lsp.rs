@@ -67,6 +67,7 @@ fn registry_of(
     ServerRegistry::with_defaults()
         .with_entries(user)
         .with_workspace_entries(workspace, |command| store.trusts(root, command))
+        .with_typescript(root, std::env::var_os("PATH").as_deref())
 }
 
 /// Forwards server events to whoever listens (the window, once it opened

@@ -413,6 +413,24 @@ impl CocodeApp {
                 {
                     commands.push(Command::ShowPanel(PanelId::Problems));
                 }
+                // A server that stopped leaves its files without
+                // diagnostics: the count above would read as clean.
+                for status in &lsp.statuses {
+                    if let cocode_lsp::ServerState::Failed { reason } = &status.state {
+                        ui.separator();
+                        let label = format!("{} stopped", status.id);
+                        let text = cocode_ui::badge_text(ui, &label, cocode_ui::Tone::Danger);
+                        if ui
+                            .add(egui::Button::new(text).frame(false))
+                            .on_hover_text(format!(
+                                "{reason}\nIts files get no diagnostics. The Problems panel can restart it."
+                            ))
+                            .clicked()
+                        {
+                            commands.push(Command::ShowPanel(PanelId::Problems));
+                        }
+                    }
+                }
             }
             if let Some(facts) = self
                 .active_editor()

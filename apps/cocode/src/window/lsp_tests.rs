@@ -211,6 +211,55 @@ fn a_server_command_the_folder_names_waits_for_trust_and_never_runs_before() {
     );
 }
 
+/// A server that exits as it starts shows as stopped: in the status bar
+/// (the error count alone would read as clean) and in the Problems panel
+/// with its last words and Restart.
+#[test]
+fn a_server_that_exits_shows_as_stopped_with_its_last_words_and_restart() {
+    let config = r#"{"version": 1, "language_servers": [{"id": "zig", "command": ["sh", "-c", "echo 'starting' >&2; echo 'Could not find a valid zig installation' >&2; exit 3"], "extensions": ["zig"]}]}"#;
+    let (_dir, root) = fixture_workspace(&[
+        ("main.zig", "const x = 1;\n"),
+        (".cocode/config/workspace.json", config),
+    ]);
+    let mut h = harness(Some(root));
+    open_in_editor(&mut h, "main.zig");
+    run_until(&mut h, "the server held for trust", |h| {
+        h.state().lsp.as_ref().is_some_and(|l| {
+            l.statuses.iter().any(|s| {
+                s.id == "zig" && matches!(s.state, cocode_lsp::ServerState::Untrusted { .. })
+            })
+        })
+    });
+    h.get_by_label("⊗ 0  ⚠ 0").click();
+    h.run_steps(3);
+    h.get_by_label("Trust and start").click();
+    run_until(&mut h, "the server stopped", |h| {
+        h.state().lsp.as_ref().is_some_and(|l| {
+            l.statuses
+                .iter()
+                .any(|s| s.id == "zig" && matches!(s.state, cocode_lsp::ServerState::Failed { .. }))
+        })
+    });
+    h.run_steps(3);
+    // The status bar says so, beside the count.
+    assert!(h.query_by_label("zig stopped").is_some());
+    let reason = h
+        .state()
+        .lsp
+        .as_ref()
+        .and_then(|l| l.statuses.iter().find(|s| s.id == "zig"))
+        .map(|s| s.state.describe())
+        .unwrap_or_default();
+    assert!(
+        h.query_by_label_contains(
+            "zig stopped: it exited with status 3: starting / Could not find a valid zig installation"
+        )
+        .is_some(),
+        "{reason}"
+    );
+    assert!(h.query_by_label("Restart").is_some());
+}
+
 /// This process's children whose command line holds `name`.
 #[cfg(target_os = "linux")]
 fn children_named(name: &str) -> usize {

@@ -37,7 +37,8 @@ fn servers(root: &std::path::Path) -> LanguageServers {
             launcher: Arc::new(launcher),
             root: root.canonicalize().unwrap(),
             options: options(),
-            registry: ServerRegistry::with_defaults(),
+            registry: ServerRegistry::with_defaults()
+                .with_typescript(root, std::env::var_os("PATH").as_deref()),
             path_var: std::env::var_os("PATH"),
             runtime: tokio::runtime::Handle::current(),
             timeouts: Timeouts {
@@ -221,6 +222,53 @@ async fn typescript_language_server_reports_fixes_and_hovers() {
         }],
     );
     errors_after(&servers, &p, "the fix", <[_]>::is_empty).await;
+    servers.shutdown().await;
+}
+
+/// A plain JavaScript folder (no `node_modules`, no `tsconfig.json`) is
+/// served by the global TypeScript, given to the server as
+/// `tsserver.path`: a `// @ts-check` error is reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_javascript_folder_uses_the_global_typescript() {
+    if !require::require_program("typescript-language-server") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("package.json"),
+        r#"{"name": "plain", "version": "1.0.0"}"#,
+    )
+    .unwrap();
+    let text = "// @ts-check\nlet n = 1;\nn.toUpperCase();\n";
+    std::fs::write(dir.path().join("index.js"), text).unwrap();
+    let servers = servers(dir.path());
+    let spec = servers
+        .registry()
+        .get("typescript-language-server")
+        .unwrap();
+    let note = spec.note.clone().unwrap_or_default();
+    assert!(note.contains("(global, "), "{note}");
+    let tsserver = spec.initialization_options.as_ref().unwrap()["tsserver"]["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        tsserver.ends_with("typescript/lib/tsserver.js")
+            && !tsserver.starts_with(&*dir.path().to_string_lossy()),
+        "{tsserver}"
+    );
+    let p = path("index.js");
+    servers.open(&p, text, 1).await.unwrap();
+    let errors = errors_after(&servers, &p, "the ts-check error", |d| !d.is_empty()).await;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0]
+            .message
+            .contains("Property 'toUpperCase' does not exist on type 'number'"),
+        "{}",
+        errors[0].message
+    );
+    assert_eq!(errors[0].range.start.line, 2);
     servers.shutdown().await;
 }
 
