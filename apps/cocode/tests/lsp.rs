@@ -148,6 +148,57 @@ fn diagnostics_prints_compiler_lines_and_json_in_characters() {
     );
 }
 
+/// Four named files each get the server's whole result, and with no path
+/// every file the server takes does: pyright's reports for one file do
+/// not end the wait for the others.
+#[test]
+fn four_named_python_files_each_get_their_own_result() {
+    if !peers::require_program("pyright-langserver") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let names = ["a.py", "b.py", "c.py", "d.py"];
+    for (i, name) in names.iter().enumerate() {
+        // Each file has its own count of errors: i + 1.
+        let body = (0..=i)
+            .map(|k| format!("v{k}: int = \"s{k}\""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(ws.path().join(name), body).unwrap();
+    }
+    let dir = ws.path().to_str().unwrap();
+    let mut args = vec!["lsp", "diagnostics", "--workspace", dir, "--format", "json"];
+    args.extend(names);
+    let (code, out, err) = cocode(&args);
+    assert_eq!(code, 1, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let counts: Vec<(String, usize)> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["diagnostics"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        vec![
+            ("a.py".to_owned(), 1),
+            ("b.py".to_owned(), 2),
+            ("c.py".to_owned(), 3),
+            ("d.py".to_owned(), 4)
+        ]
+    );
+    assert_eq!(report["unanswered"], serde_json::json!([]));
+    // With no path: the same, every file the server takes.
+    let (code, out, _) = cocode(&["lsp", "diagnostics", "--workspace", dir]);
+    assert_eq!(code, 1);
+    assert_eq!(out.lines().count(), 1 + 2 + 3 + 4, "{out}");
+}
+
 #[test]
 fn a_local_agent_task_asks_the_language_server_and_sees_its_error() {
     if !peers::require_program("pyright-langserver") {

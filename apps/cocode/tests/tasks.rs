@@ -1854,6 +1854,7 @@ fn breaking_model(n: usize) -> Value {
 }
 
 /// The first message sent to the model that starts with `start`.
+#[cfg(unix)]
 fn first_message_starting(bodies: &[String], start: &str) -> String {
     bodies
         .iter()

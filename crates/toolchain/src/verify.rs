@@ -708,11 +708,19 @@ fn without_nightly_targets(step: &Step, output: &str) -> Option<Step> {
     }
     let mut narrowed = step.clone();
     narrowed.argv.retain(|a| a != "--all-targets");
-    let keep: &[&str] = if kinds.iter().any(|k| k == "example") {
-        &["--lib", "--bins", "--tests"]
-    } else {
-        &["--lib", "--bins", "--tests", "--examples"]
-    };
+    // `--lib` on a package without a library is an error of its own.
+    let manifest = std::fs::read_to_string(step.cwd.join("Cargo.toml")).unwrap_or_default();
+    let has_lib = step.cwd.join("src/lib.rs").is_file()
+        || manifest.contains("[lib]")
+        || manifest.contains("[workspace]");
+    let mut keep: Vec<&str> = Vec::new();
+    if has_lib {
+        keep.push("--lib");
+    }
+    keep.extend(["--bins", "--tests"]);
+    if !kinds.iter().any(|k| k == "example") {
+        keep.push("--examples");
+    }
     let at = narrowed
         .argv
         .iter()
@@ -1039,7 +1047,11 @@ impl OrchestratingVerificationRunner {
                 }
             };
             if let VerificationOutcome::Fail(class) = outcome {
-                findings.extend(Self::findings_of(class, step.reading, &output, req));
+                findings.extend(
+                    Self::findings_of(class, step.reading, &output, req)
+                        .into_iter()
+                        .map(|f| from_root(f, &req.workspace_root, &step.cwd)),
+                );
             }
             outcomes.push(outcome);
         }
@@ -1201,8 +1213,15 @@ impl OrchestratingVerificationRunner {
             return VerificationOutcome::NoTarget(NoTargetCode::NoTestFiles);
         }
         // pyright exits 1 for any error; only the counted ones decide.
-        if reading == Reading::PyrightJson && (code == 0 || code == 1) && errors == Some(0) {
-            return VerificationOutcome::Pass;
+        if reading == Reading::PyrightJson {
+            match errors {
+                Some(0) if code == 0 || code == 1 => return VerificationOutcome::Pass,
+                // Not its report: pyright itself failed (exit 2 or 3).
+                None if code != 0 => {
+                    return VerificationOutcome::Fail(FailureClass::EnvToolAborted);
+                }
+                _ => {}
+            }
         }
         if code == 0 {
             return VerificationOutcome::Pass;
@@ -1298,6 +1317,34 @@ impl OrchestratingVerificationRunner {
             notes: Vec::new(),
         }
     }
+}
+
+/// A finding whose place is relative to the workspace root, as people and
+/// the agent name files: an absolute place inside the workspace loses the
+/// root, and a place relative to a project below the root gains the
+/// project's folder.
+fn from_root(finding: Finding, root: &Path, cwd: &Path) -> Finding {
+    let Some(place) = finding.place() else {
+        return finding;
+    };
+    let path = Path::new(place);
+    let rooted = if path.is_absolute() {
+        match path.strip_prefix(root) {
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => return finding,
+        }
+    } else {
+        match cwd.strip_prefix(root) {
+            Ok(sub) if !sub.as_os_str().is_empty() => sub.join(path).to_string_lossy().into_owned(),
+            _ => return finding,
+        }
+    };
+    Finding::new(
+        finding.kind(),
+        finding.name(),
+        Some(&rooted.replace('\\', "/")),
+        finding.detail(),
+    )
 }
 
 /// The edited Python files that exist, as full paths.
