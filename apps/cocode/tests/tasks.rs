@@ -1418,8 +1418,12 @@ fn interactive_task_run_asks_once_per_action() {
         questions[0], "The agent asks: Write out.txt — y: Allow once, n: Reject? [y/N]",
         "{questions:#?}"
     );
+    // A text file has no check: verification decided nothing, and the
+    // question says so rather than calling the task ready.
     assert!(
-        questions[1].ends_with("is ready. Accept it as completed? [y/N]"),
+        questions[1].ends_with(
+            "is ready; verification decided nothing (incomplete: nothing applied, so a person decides). Accept it as completed? [y/N]"
+        ),
         "{questions:#?}"
     );
     let asked = out.find("Accept it as completed?").unwrap();

@@ -70,12 +70,7 @@ impl TaskApprover for FlagApprover {
         if !std::io::stdin().is_terminal() {
             return Decision::Defer;
         }
-        let question = match kind {
-            PendingApprovalKind::TestChange => {
-                format!("Task {} changes a test file. Apply it?", task.task_id())
-            }
-            _ => format!("Task {} is ready. Accept it as completed?", task.task_id()),
-        };
+        let question = crate::host::orchestrator::approval_question(task, kind);
         // After what came before it (the verification results).
         if ask_in_order(&self.2, question).await {
             Decision::Approve

@@ -68,7 +68,12 @@ pub struct Conversation {
     pub failure: Option<Failure>,
     /// The agent ended its turn unfinished and waits for the person.
     pub awaiting_reply: Option<cocode_core::TaskId>,
-    pub task_approval: Option<(cocode_core::TaskId, cocode_core::PendingApprovalKind)>,
+    /// The task waiting for the person, what it waits for and the question.
+    pub task_approval: Option<(
+        cocode_core::TaskId,
+        cocode_core::PendingApprovalKind,
+        String,
+    )>,
     /// "waiting for task X's lease on path", while it does.
     pub lease_wait: Option<String>,
     /// Why the run could not start or broke off.
@@ -182,7 +187,11 @@ impl Conversation {
                 self.transcript.apply(&p);
             }
             R::Changes { call_id, rows } => self.transcript.attach_changes(&call_id, &rows),
-            R::TaskApproval { task_id, kind } => self.task_approval = Some((task_id, kind)),
+            R::TaskApproval {
+                task_id,
+                kind,
+                question,
+            } => self.task_approval = Some((task_id, kind, question)),
             R::AwaitingReply { task_id } => self.awaiting_reply = Some(task_id),
             R::LeaseWait(wait) => self.lease_wait = wait,
             R::Finished {

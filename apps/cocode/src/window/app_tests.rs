@@ -252,7 +252,7 @@ fn a_task_runs_from_the_agent_panel_with_approvals_in_the_window() {
     // Enter approves the first card (no text field has the keyboard).
     h.key_press(Key::Enter);
     run_until(&mut h, "the completion card", |h| {
-        h.query_by_label_contains("is ready. Accept it as completed?")
+        h.query_by_label_contains("passed verification. Accept it as completed?")
             .is_some()
     });
     h.get_by_label("Accept").click();

@@ -605,7 +605,7 @@ fn an_open_file_a_running_task_changes_shows_its_edit_and_is_read_only_until_the
     });
     h.get_by_label("Approve").click();
     run_until(&mut h, "the completion card", |h| {
-        h.query_by_label_contains("is ready. Accept it as completed?")
+        h.query_by_label_contains("passed verification. Accept it as completed?")
             .is_some()
     });
     // The agent's edit is in the buffer, and the tab says who holds it.

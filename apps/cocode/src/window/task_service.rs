@@ -101,6 +101,8 @@ pub enum RunEvent {
     TaskApproval {
         task_id: TaskId,
         kind: PendingApprovalKind,
+        /// The question in words, with what verification said.
+        question: String,
     },
     /// The agent ended its turn unfinished: the task waits for the
     /// person's reply.
@@ -257,6 +259,7 @@ impl TaskApprover for WindowApprover {
         let asked = RunEvent::TaskApproval {
             task_id: task.task_id().clone(),
             kind,
+            question: crate::host::orchestrator::approval_question(task, kind),
         };
         self.wait_for(&self.waiting.decision, asked, Decision::Defer)
             .await

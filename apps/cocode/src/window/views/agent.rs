@@ -2,7 +2,6 @@
 //! cards for tool calls and for the task, the streamed transcript, and the
 //! workspace's tasks.
 
-use cocode_core::PendingApprovalKind;
 use cocode_ui::Tone;
 use egui::Key;
 
@@ -467,14 +466,9 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
             });
         });
     }
-    if let Some((task, kind)) = &conv.task_approval {
+    if let Some((_, _, question)) = &conv.task_approval {
         ui.group(|ui| {
-            ui.label(match kind {
-                PendingApprovalKind::TestChange => {
-                    format!("Task {task} changes a test file. Apply the change?")
-                }
-                _ => format!("Task {task} is ready. Accept it as completed?"),
-            });
+            ui.label(question);
             ui.horizontal(|ui| {
                 if ui.button("Accept").clicked() {
                     commands.push(Command::TaskDecision { approve: true });
