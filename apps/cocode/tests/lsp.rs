@@ -317,13 +317,19 @@ fn a_server_command_the_workspace_names_runs_only_once_trusted() {
     let ws = workspace();
     let dir = ws.path().to_str().unwrap();
     let outside = tempfile::tempdir().unwrap();
-    let ran = outside.path().join("ran");
+    let ran = ws.path().join("ran");
+    let escaped = outside.path().join("escaped");
     let (code, _, _) = cocode(&["lsp", "servers", "--workspace", dir]);
     assert_eq!(code, 0);
     let config = ws.path().join(".cocode/config/workspace.json");
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
-    let command = format!("echo ran > {}", ran.display());
+    // It writes in the workspace, then tries outside it.
+    let command = format!(
+        "echo ran > {}; echo out > {}",
+        ran.display(),
+        escaped.display()
+    );
     json["language_servers"] = serde_json::json!([
         {"id": "notes", "command": ["sh", "-c", command], "extensions": ["md"]}
     ]);
@@ -354,7 +360,8 @@ fn a_server_command_the_workspace_names_runs_only_once_trusted() {
         out,
         format!("trusted in {}: notes: sh -c '{command}'\n", root.display())
     );
-    // Trusted, it runs (it is no language server, so it gives no answer).
+    // Trusted, it runs (it is no language server, so it gives no answer)
+    // — confined: it wrote in the workspace and nothing outside it.
     let (code, _, _) = cocode(&[
         "lsp",
         "diagnostics",
@@ -366,6 +373,14 @@ fn a_server_command_the_workspace_names_runs_only_once_trusted() {
     ]);
     assert_eq!(code, 2);
     assert!(ran.exists(), "the trusted command did not run");
+    let landlock =
+        cocode_toolchain::confine::available() == cocode_core::process::Confinement::Landlock;
+    if peers::require("Landlock", landlock) {
+        assert!(
+            !escaped.exists(),
+            "a server the workspace names wrote outside the workspace"
+        );
+    }
 
     // The same server id with another command is held again.
     std::fs::remove_file(&ran).unwrap();

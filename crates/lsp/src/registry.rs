@@ -22,6 +22,12 @@ pub struct ServerSpec {
     /// has not trusted it: it is not started until they do.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub needs_trust: bool,
+    /// Its command came from the workspace's own configuration (a cloned
+    /// repository's): it runs confined like an agent's command (writes in
+    /// the workspace only, network through the policy proxy), trusted or
+    /// not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_workspace: bool,
     /// `initializationOptions` it is started with (the TypeScript it uses).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initialization_options: Option<serde_json::Value>,
@@ -56,6 +62,7 @@ fn spec(id: &str, extensions: &[&str], command: &[&str], install: &str) -> Serve
         command: command.iter().map(|s| (*s).to_owned()).collect(),
         install: install.to_owned(),
         needs_trust: false,
+        from_workspace: false,
         initialization_options: None,
         note: None,
     }
@@ -143,6 +150,7 @@ impl ServerRegistry {
                     command: entry.command.clone(),
                     install: format!("install {}", entry.command.first().map_or("", |c| c)),
                     needs_trust: false,
+                    from_workspace: false,
                     initialization_options: None,
                     note: None,
                 });
@@ -169,8 +177,9 @@ impl ServerRegistry {
             let unchanged = before
                 .get(&spec.id)
                 .is_some_and(|b| b.command == spec.command);
-            if !unchanged && !spec.command.is_empty() && !trusted(&spec.command) {
-                spec.needs_trust = true;
+            if !unchanged && !spec.command.is_empty() {
+                spec.from_workspace = true;
+                spec.needs_trust = !trusted(&spec.command);
             }
         }
         after

@@ -114,6 +114,34 @@ pub struct ServerStatus {
     pub state: ServerState,
 }
 
+/// How a server runs: a built-in or the person's own with the tool
+/// profile; one the workspace's configuration names confined as an
+/// agent's command is (writes in the workspace, network through the policy
+/// proxy), under its own launch name (`lsp-<id>`).
+fn profile_of(spec: &ServerSpec) -> Result<SandboxProfile, LspError> {
+    if !spec.from_workspace {
+        return Ok(SandboxProfile::Tool);
+    }
+    let name: String = spec
+        .id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    let task_id =
+        cocode_core::ids::TaskId::new(format!("lsp-{name}")).map_err(|e| LspError::Launch {
+            server: spec.id.clone(),
+            message: e.to_string(),
+        })?;
+    Ok(SandboxProfile::Agent { task_id })
+}
+
 /// What listeners hear about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LspEvent {
@@ -1294,7 +1322,7 @@ impl Inner {
                 argv: spec.command.clone(),
                 cwd: self.root.clone(),
                 env_overrides: BTreeMap::new(),
-                profile: SandboxProfile::Tool,
+                profile: profile_of(spec)?,
                 io: LaunchIo::PipedSplit,
                 timeout: None,
                 output_byte_limit: None,

@@ -186,6 +186,33 @@ impl PolicyProxy {
         .await
     }
 
+    /// [`Self::start`] from code that is not async (the window's thread):
+    /// binding a loopback port does not wait, so nothing blocks. Must be
+    /// called inside the runtime (`Handle::enter`).
+    pub fn start_now(policy: HostPolicy) -> Result<Self, ProxyError> {
+        let std_listener =
+            std::net::TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0))
+                .map_err(ProxyError::Bind)?;
+        std_listener
+            .set_nonblocking(true)
+            .map_err(ProxyError::Bind)?;
+        let listener = TcpListener::from_std(std_listener).map_err(ProxyError::Bind)?;
+        let addr = listener.local_addr().map_err(ProxyError::Bind)?;
+        let shared = Arc::new(Shared {
+            policy: RwLock::new(policy),
+            launches: Mutex::new(HashMap::new()),
+            blocked: BlockedHostLog::default(),
+            tunnels: crate::tunnel::TunnelCount::new(crate::tunnel::MAX_TUNNELS),
+            tunnel_idle: crate::tunnel::TUNNEL_IDLE,
+        });
+        let accept = serve(listener, Arc::clone(&shared));
+        Ok(Self {
+            addr,
+            shared,
+            accept,
+        })
+    }
+
     /// [`Self::start`] with another cap on open tunnels and idle time.
     pub async fn start_with_tunnels(
         policy: HostPolicy,

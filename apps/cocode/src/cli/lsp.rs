@@ -8,7 +8,6 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use cocode_core::path::normalize;
 use cocode_lsp::{LanguageServers, ServerState, Severity};
-use cocode_toolchain::{Launcher, WritableRoots};
 use cocode_workspace::OpenWorkspace;
 use tokio::runtime::Handle;
 
@@ -55,15 +54,12 @@ fn open(dir: &Path, rt: &Handle) -> anyhow::Result<(OpenWorkspace, LanguageServe
         Some(file) => read_entries(&file)?,
         None => Vec::new(),
     };
-    let launcher = {
-        let _entered = rt.enter();
-        Launcher::new(rt.clone(), None, WritableRoots::default())
-    };
+    let launcher = crate::host::lsp::launcher(&ws.workspace.root, rt);
     let servers = language_servers(
         &ws.workspace.root,
         ws.workspace.options(),
         registry(&ws.workspace.root, &ws.config, &user),
-        Arc::new(launcher),
+        launcher,
         Arc::default(),
         rt.clone(),
     );

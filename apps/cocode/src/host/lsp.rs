@@ -1,7 +1,8 @@
 //! The workspace's language servers as the host sets them up: the built-in
 //! list with the person's `language-servers.json` and the workspace's
 //! `language_servers` entries applied, started through the launcher's tool
-//! profile; and the diagnostics query the command line
+//! profile (a server the workspace names: confined, see [`launcher`]); and
+//! the diagnostics query the command line
 //! (`cocode lsp diagnostics`) and agents (`lsp.diagnostics`) share.
 
 use std::path::{Path, PathBuf};
@@ -111,6 +112,42 @@ pub fn for_workspace(
         Arc::default(),
         tokio::runtime::Handle::current(),
     )
+}
+
+/// The launcher a folder's language servers start through: the tool
+/// profile for the built-in and the person's servers, and for a server the
+/// folder's own configuration names the agent profile — writes in the
+/// folder only (its metadata read-only), the network through a policy
+/// proxy of the folder's allowed hosts. Binding the proxy's loopback port
+/// does not wait, so this may run on the window's thread. Without a proxy
+/// (the port could not be bound) such a server does not start, and says
+/// why.
+pub fn launcher(root: &Path, runtime: &tokio::runtime::Handle) -> Arc<dyn ProcessLauncher> {
+    let _entered = runtime.enter();
+    let user = match std::fs::read_to_string(cocode_workspace::Layout::new(root).config_file()) {
+        Ok(text) => serde_json::from_str::<WorkspaceConfig>(&text)
+            .map(|c| c.allowed_hosts)
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    let hosts = cocode_toolchain::allowed::compose(root, &user);
+    let proxy = match cocode_toolchain::PolicyProxy::start_now(
+        cocode_toolchain::allowed::policy_for(&hosts, &[]),
+    ) {
+        Ok(proxy) => Some(Arc::new(proxy)),
+        Err(e) => {
+            tracing::warn!("the language servers' policy proxy did not start: {e}");
+            None
+        }
+    };
+    Arc::new(cocode_toolchain::Launcher::new(
+        runtime.clone(),
+        proxy,
+        cocode_toolchain::WritableRoots {
+            workspace: Some(root.to_path_buf()),
+            exceptions: crate::host::task_host::write_exceptions(),
+        },
+    ))
 }
 
 /// The workspace's own entries, read without opening the workspace (the

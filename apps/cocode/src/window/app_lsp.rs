@@ -63,11 +63,7 @@ impl CocodeApp {
         if let Some(old) = self.lsp.take() {
             old.shutdown();
         }
-        let launcher = Arc::new(Launcher::new(
-            self.runtime.clone(),
-            None,
-            WritableRoots::default(),
-        ));
+        let launcher = crate::host::lsp::launcher(root, &self.runtime);
         let (servers, listener) = crate::host::lsp::for_folder(
             root,
             NormalizeOptions::native(CaseSensitivity::Sensitive),
