@@ -34,7 +34,7 @@ pub fn read(output: &str) -> Vec<Finding> {
     tap(&lines, &mut out);
     go_test(&lines, &mut out);
     rustc(&lines, &mut out);
-    cargo_json(&lines, &mut out);
+    cargo_json(&clean, &mut out);
     tsc(&lines, &mut out);
     colon_places(&lines, &mut out);
     python_traceback(&lines, &mut out);
@@ -682,34 +682,48 @@ fn rustc(lines: &[&str], out: &mut Vec<Finding>) {
     }
 }
 
-/// `cargo check --message-format=json`: each error message with its
-/// primary span.
-fn cargo_json(lines: &[&str], out: &mut Vec<Finding>) {
-    for line in lines {
+/// One error message of `cargo … --message-format=json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CargoError {
+    /// rustc's code (`E0308`), when it has one.
+    pub code: Option<String>,
+    pub message: String,
+    /// `path:line:col` of its primary span.
+    pub place: Option<String>,
+    /// The message as rustc renders it for a terminal.
+    pub rendered: String,
+    /// The kinds of the target it was reported for (`lib`, `bench`, …).
+    pub target_kinds: Vec<String>,
+}
+
+/// The error messages in cargo's JSON output, in order (rustc's closing
+/// "aborting due to …" left out).
+pub fn cargo_errors(output: &str) -> Vec<CargoError> {
+    let str_of = |v: Option<&serde_json::Value>| v.and_then(|x| x.as_str()).map(ToOwned::to_owned);
+    let mut out = Vec::new();
+    for line in output.lines() {
         if !line.starts_with('{') || !line.contains("compiler-message") {
             continue;
         }
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
+        if str_of(v.get("reason")).as_deref() != Some("compiler-message") {
+            continue;
+        }
         let Some(m) = v.get("message") else {
             continue;
         };
-        if m.get("level").and_then(|l| l.as_str()) != Some("error") {
+        if str_of(m.get("level")).as_deref() != Some("error") {
             continue;
         }
-        let text = m
-            .get("message")
-            .and_then(|t| t.as_str())
-            .unwrap_or_default();
-        if text.starts_with("aborting due to") {
+        let message = str_of(m.get("message")).unwrap_or_default();
+        if message.starts_with("aborting due to") {
             continue;
         }
-        let code = m
-            .get("code")
-            .and_then(|c| c.get("code"))
-            .and_then(|c| c.as_str());
-        let name = code.map_or_else(|| text.to_owned(), |c| format!("{c}: {text}"));
+        let number = |s: &serde_json::Value, key: &str| {
+            s.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0)
+        };
         let place = m
             .get("spans")
             .and_then(|s| s.as_array())
@@ -721,20 +735,40 @@ fn cargo_json(lines: &[&str], out: &mut Vec<Finding>) {
             .map(|s| {
                 format!(
                     "{}:{}:{}",
-                    s.get("file_name").and_then(|f| f.as_str()).unwrap_or("?"),
-                    s.get("line_start")
-                        .and_then(serde_json::Value::as_u64)
-                        .unwrap_or(0),
-                    s.get("column_start")
-                        .and_then(serde_json::Value::as_u64)
-                        .unwrap_or(0)
+                    str_of(s.get("file_name")).unwrap_or_else(|| "?".to_owned()),
+                    number(s, "line_start"),
+                    number(s, "column_start")
                 )
             });
-        let rendered = m
-            .get("rendered")
-            .and_then(|r| r.as_str())
-            .unwrap_or_default();
-        let detail: String = rendered
+        out.push(CargoError {
+            code: str_of(m.get("code").and_then(|c| c.get("code"))),
+            message,
+            place,
+            rendered: str_of(m.get("rendered")).unwrap_or_default(),
+            target_kinds: v
+                .get("target")
+                .and_then(|t| t.get("kind"))
+                .and_then(|k| k.as_array())
+                .map_or_else(Vec::new, |k| {
+                    k.iter()
+                        .filter_map(|x| x.as_str().map(ToOwned::to_owned))
+                        .collect()
+                }),
+        });
+    }
+    out
+}
+
+/// `cargo check --message-format=json`: each error message with its
+/// primary span.
+fn cargo_json(output: &str, out: &mut Vec<Finding>) {
+    for e in cargo_errors(output) {
+        let name = e
+            .code
+            .as_ref()
+            .map_or_else(|| e.message.clone(), |c| format!("{c}: {}", e.message));
+        let detail: String = e
+            .rendered
             .lines()
             .skip(1)
             .take(8)
@@ -743,7 +777,7 @@ fn cargo_json(lines: &[&str], out: &mut Vec<Finding>) {
         out.push(Finding::new(
             FindingKind::Error,
             &name,
-            place.as_deref(),
+            e.place.as_deref(),
             &detail,
         ));
     }

@@ -525,23 +525,14 @@ fn count_errors(reading: Reading, output: &str) -> Option<u32> {
     let n = match reading {
         // The same error is reported once per target that compiles the
         // file (`--all-targets`): count distinct rendered messages.
-        Reading::CargoMessages => output
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v.get("reason").and_then(|r| r.as_str()) == Some("compiler-message"))
-            .filter_map(|v| v.get("message").cloned())
-            .filter(|m| m.get("level").and_then(|l| l.as_str()) == Some("error"))
-            .filter(|m| {
-                !m.get("message")
-                    .and_then(|t| t.as_str())
-                    .unwrap_or_default()
-                    .starts_with("aborting due to")
-            })
-            .map(|m| {
-                m.get("rendered")
-                    .or_else(|| m.get("message"))
-                    .map(ToString::to_string)
-                    .unwrap_or_default()
+        Reading::CargoMessages => crate::findings::cargo_errors(output)
+            .into_iter()
+            .map(|e| {
+                if e.rendered.is_empty() {
+                    e.message
+                } else {
+                    e.rendered
+                }
             })
             .collect::<std::collections::BTreeSet<String>>()
             .len(),
@@ -666,43 +657,14 @@ fn without_nightly_targets(step: &Step, output: &str) -> Option<Step> {
     if !step.argv.iter().any(|a| a == "--all-targets") {
         return None;
     }
-    let mut kinds: Vec<String> = Vec::new();
-    for line in output.lines().filter(|l| l.starts_with('{')) {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if v.get("reason").and_then(|r| r.as_str()) != Some("compiler-message") {
-            continue;
-        }
-        let Some(m) = v.get("message") else { continue };
-        if m.get("level").and_then(|l| l.as_str()) != Some("error") {
-            continue;
-        }
-        let text = m
-            .get("message")
-            .and_then(|t| t.as_str())
-            .unwrap_or_default();
-        if text.starts_with("aborting due to") {
-            continue;
-        }
-        let code = m
-            .get("code")
-            .and_then(|c| c.get("code"))
-            .and_then(|c| c.as_str());
-        if code != Some(NIGHTLY_ONLY) {
-            return None;
-        }
-        let target_kinds = v
-            .get("target")
-            .and_then(|t| t.get("kind"))
-            .and_then(|k| k.as_array())
-            .map_or_else(Vec::new, |k| {
-                k.iter()
-                    .filter_map(|x| x.as_str().map(ToOwned::to_owned))
-                    .collect()
-            });
-        kinds.extend(target_kinds);
+    let errors = crate::findings::cargo_errors(output);
+    if errors
+        .iter()
+        .any(|e| e.code.as_deref() != Some(NIGHTLY_ONLY))
+    {
+        return None;
     }
+    let kinds: Vec<String> = errors.into_iter().flat_map(|e| e.target_kinds).collect();
     if kinds.is_empty() || kinds.iter().any(|k| k != "bench" && k != "example") {
         return None;
     }
