@@ -770,6 +770,52 @@ fn a_repository_a_command_makes_is_removed_and_one_that_was_there_stays() {
     );
 }
 
+/// A repository where the sweep does not look — at a root that had none,
+/// in a folder `.gitignore` names — made by a command goes too: its
+/// `core.fsmonitor` would run in the person's next `git status`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_repository_made_at_a_root_without_one_or_in_an_ignored_folder_is_removed() {
+    let ws = workspace(&[(".gitignore", "ignored/\n"), ("keep.txt", "k\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"run "mkdir -p .git/hooks && printf '[core]\n\tfsmonitor = touch /tmp/owned\n' > .git/config && mkdir -p ignored/x/.git && printf '[core]\n' > ignored/x/.git/config && echo made > ignored/x/file.txt""#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(!ws.path().join(".git").exists(), "{out}");
+    assert!(!ws.path().join("ignored/x/.git").exists(), "{out}");
+    // What is not a repository stays.
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ignored/x/file.txt")).unwrap(),
+        "made\n"
+    );
+    // The removals are recorded with the task, so a rollback can answer
+    // for them too.
+    let shown = only_task(ws.path());
+    let mut removed: Vec<(String, String)> = shown["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().to_owned(),
+                s["origin"].as_str().unwrap().to_owned(),
+            )
+        })
+        .filter(|(path, _)| path.contains(".git"))
+        .collect();
+    removed.sort();
+    assert_eq!(
+        removed,
+        [
+            (".git/config".to_owned(), "gate".to_owned()),
+            ("ignored/x/.git/config".to_owned(), "gate".to_owned()),
+        ],
+        "{shown}"
+    );
+}
+
 /// The real, sealed `cocode` run by a person who is not root (run as root,
 /// the test drops to `nobody`): every namespace is there — the doctor says
 /// so — and a command writes a new file at the workspace root while `.git`

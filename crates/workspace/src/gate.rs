@@ -133,6 +133,9 @@ struct GateState {
     sweep: StatCache,
     /// What the last scan of the sweep did.
     last_scan: crate::sweep::SweepStats,
+    /// The version-control metadata the workspace held when the sweep
+    /// began (`metadata_census`), or `None` when it was too large to count.
+    metadata_before: Option<BTreeSet<NormalizedPath>>,
 }
 
 /// Who may have written the workspace between the two scans of a sweep.
@@ -398,6 +401,7 @@ impl Gate {
                 blocked: BTreeMap::new(),
                 exclusion: BTreeMap::new(),
                 tasks: HashMap::new(),
+                metadata_before: None,
                 held_by_journals: HashMap::new(),
                 settled_unsynced: Vec::new(),
                 checkpointed_unsynced: Vec::new(),
@@ -903,7 +907,9 @@ impl Gate {
         let mut dirs = Vec::new();
         self.collect_dirs(top, &mut dirs, operation)?;
         dirs.reverse();
-        plan.emptied_dirs = dirs;
+        // A plan may delete several folders (every repository a command
+        // made): each one's emptied folders are kept, not the last one's.
+        plan.emptied_dirs.extend(dirs);
         Ok(())
     }
 
@@ -1646,7 +1652,25 @@ impl Gate {
     pub fn begin_sweep(&self) -> Result<crate::sweep::SweepStats, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
-        self.scan(&mut st, crate::sweep::IgnoreRules::OnDisk)
+        let stats = self.scan(&mut st, crate::sweep::IgnoreRules::OnDisk)?;
+        st.metadata_before =
+            crate::metadata_census::take(self.layout.workspace_root(), self.policy.options());
+        Ok(stats)
+    }
+
+    /// The version-control metadata made since the sweep began (or since
+    /// this was last asked): a repository at a root that had none, or in a
+    /// folder the sweep ignores, which its records do not show. The census
+    /// is taken again, so each entry is named once.
+    pub fn metadata_made_since_sweep(&self) -> Vec<NormalizedPath> {
+        let now = crate::metadata_census::take(self.layout.workspace_root(), self.policy.options());
+        let mut st = self.lock();
+        let made = match (&st.metadata_before, &now) {
+            (Some(before), Some(after)) => crate::metadata_census::made(before, after),
+            _ => Vec::new(),
+        };
+        st.metadata_before = now;
+        made
     }
 
     /// One stat-cache scan; stored blobs are noted for the next barrier.

@@ -11,6 +11,7 @@ pub mod ignore_rules;
 pub mod integrity;
 pub mod layout;
 pub mod leases;
+pub mod metadata_census;
 pub mod open;
 mod pack;
 mod parallel;

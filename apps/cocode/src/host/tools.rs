@@ -1495,7 +1495,14 @@ pub(crate) fn remove_made_metadata(
     ctx: &TaskContext,
     observed: &[EditSnapshot],
 ) -> Option<String> {
-    let made = made_metadata(ws, observed);
+    // What the sweep's records show, and what it does not look at: a
+    // repository at a root that had none, or in an ignored folder.
+    let mut made: Vec<NormalizedPath> = made_metadata(ws, observed);
+    for path in ws.gate.metadata_made_since_sweep() {
+        if !made.iter().any(|m| path.as_str().starts_with(m.as_str())) {
+            made.push(path);
+        }
+    }
     if made.is_empty() {
         return None;
     }
