@@ -27,7 +27,11 @@ pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
     // Paths, prompts and replies can hold terminal escape sequences.
     let out = &mut printable::Printable::new(std::io::stdout());
     let (result, error_code) = match command {
-        CliCommand::Verify { workspace, json } => (check::verify(workspace, *json, rt, out), 3),
+        CliCommand::Verify {
+            workspace,
+            json,
+            trust,
+        } => (check::verify(workspace, *json, *trust, rt, out), 3),
         CliCommand::Doctor {
             workspace,
             abandon: None,

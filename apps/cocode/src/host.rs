@@ -10,6 +10,7 @@ pub mod bricks;
 pub mod commands;
 pub mod config_file;
 pub mod crash;
+pub mod exceptions;
 pub mod files;
 pub mod log;
 pub mod lsp;

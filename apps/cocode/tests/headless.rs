@@ -41,7 +41,7 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
         &ws,
     );
     let mut out = Vec::new();
-    let code = cocode::cli::check::verify(&ws, true, runtime.handle(), &mut out).unwrap();
+    let code = cocode::cli::check::verify(&ws, true, false, runtime.handle(), &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let methods: Vec<String> = text
         .lines()
@@ -71,7 +71,7 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
     std::fs::write(ws.join("add.js"), "exports.add = (a, b) => a - b;\n").unwrap();
     let mut out = Vec::new();
     assert_eq!(
-        cocode::cli::check::verify(&ws, false, runtime.handle(), &mut out).unwrap(),
+        cocode::cli::check::verify(&ws, false, false, runtime.handle(), &mut out).unwrap(),
         1
     );
     let text = String::from_utf8(out).unwrap();
@@ -185,4 +185,65 @@ fn doctor_reports_each_check_and_a_clean_history() {
     assert!(text.contains("history: 0 problem(s)"), "{text}");
     assert!(text.contains("\nblocked paths: none\n"), "{text}");
     assert_eq!(code, 0);
+}
+
+/// A command the workspace's `verification` settings name runs only once
+/// the person trusted it (a cloned repository could name any program):
+/// `cocode verify` says it could not run and how to trust it; `--trust`
+/// prints the command, trusts it and runs it.
+#[cfg(unix)]
+#[test]
+fn a_verification_command_the_workspace_names_runs_once_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let verify = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cocode"))
+            .args(["verify", "--workspace", ws.to_str().unwrap()])
+            .args(extra)
+            .env("XDG_CONFIG_HOME", config.path())
+            .env("HOME", config.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    // The first run makes `.cocode/`; then the workspace names its check.
+    verify(&[]);
+    let file = ws.join(".cocode/config/workspace.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    json["verification"] = serde_json::json!({"tests": ["touch", "ran"]});
+    std::fs::write(&file, json.to_string()).unwrap();
+
+    let (code, out) = verify(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "tests: failed: the check could not run: this workspace names its command, which is not trusted yet\n    not trusted yet: touch ran\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("cocode verify --trust"), "{out}");
+    assert!(!ws.join("ran").exists());
+
+    let (code, out) = verify(&["--trust"]);
+    let root = ws.canonicalize().unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "trusted in {}: tests: touch ran\n",
+            root.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(ws.join("ran").exists());
+    // Trusted once: the next run needs no flag.
+    std::fs::remove_file(ws.join("ran")).unwrap();
+    let (code, out) = verify(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(ws.join("ran").exists());
 }

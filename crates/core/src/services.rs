@@ -21,6 +21,9 @@ pub struct VerificationRequest {
     pub edited_paths: Vec<NormalizedPath>,
     /// The workspace's own commands per method (`workspace.json`).
     pub commands: crate::workspace::VerificationCommands,
+    /// The methods whose configured command the person has not trusted in
+    /// this folder: they are not run (`failure:env_untrusted`).
+    pub untrusted: Vec<crate::verification::VerificationMethod>,
 }
 
 /// Verification could not run at all (distinct from a failing method).

@@ -117,10 +117,14 @@ pub enum FailureClass {
     /// The check ran out of the attempt's time.
     #[serde(rename = "failure:env_timed_out")]
     EnvTimedOut,
+    /// The workspace's configuration names the command, and the person has
+    /// not trusted it yet: it was not run.
+    #[serde(rename = "failure:env_untrusted")]
+    EnvUntrusted,
 }
 
 impl FailureClass {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::CodeDefect,
         Self::EnvToolAborted,
         Self::EnvResource,
@@ -129,6 +133,7 @@ impl FailureClass {
         Self::EnvSandboxRefused,
         Self::EnvToolchain,
         Self::EnvTimedOut,
+        Self::EnvUntrusted,
     ];
 
     /// Whether a failure of this class spends one of the task's retries.
@@ -198,6 +203,9 @@ pub enum FindingKind {
     /// A path outside the workspace the sandbox refused to let the check
     /// write (`name`).
     RefusedPath,
+    /// A command the workspace names that the person has not trusted yet
+    /// (`name`, shell-quoted).
+    UntrustedCommand,
 }
 
 /// One thing a check said failed, read from its output by the runner (never

@@ -109,6 +109,7 @@ impl FailureClass {
             Self::EnvSandboxRefused => "the sandbox refused a write outside the workspace",
             Self::EnvToolchain => "the installed toolchain cannot build this project",
             Self::EnvTimedOut => "the check ran out of time",
+            Self::EnvUntrusted => "this workspace names its command, which is not trusted yet",
         }
     }
 }
@@ -145,7 +146,8 @@ impl VerificationOutcome {
             Self::Fail(
                 class @ (FailureClass::EnvToolMissing
                 | FailureClass::EnvSandboxRefused
-                | FailureClass::EnvToolchain),
+                | FailureClass::EnvToolchain
+                | FailureClass::EnvUntrusted),
             ) => format!("failed: the check could not run: {}", class.phrase()),
             Self::Fail(class) => format!("failed: {}", class.phrase()),
             Self::NoTarget(code) => format!("nothing to check: {}", code.phrase()),
@@ -217,7 +219,9 @@ impl VerificationRecord {
                 .map(|p| format!(" at {}", crate::shown::line(p)))
                 .unwrap_or_default();
             let line = match f.kind() {
-                FindingKind::MissingTool | FindingKind::RefusedPath => {
+                FindingKind::MissingTool
+                | FindingKind::RefusedPath
+                | FindingKind::UntrustedCommand => {
                     format!("{}: {}", f.kind().phrase(), crate::shown::line(f.name()))
                 }
                 kind => format!("{} {}{place}", kind.phrase(), crate::shown::line(f.name())),
@@ -259,6 +263,9 @@ impl FailureClass {
             Self::EnvTimedOut => Some(
                 "raise the attempt time limit in .cocode/config/workspace.json (limits), or name quicker commands under \"verification\"",
             ),
+            Self::EnvUntrusted => Some(
+                "read the command, and if you trust this folder run cocode verify --trust there (it asks only once per command)",
+            ),
             Self::EnvToolAborted => {
                 Some("run the check again; if it keeps stopping, run it in a terminal to see why")
             }
@@ -277,6 +284,7 @@ impl FindingKind {
             Self::Error => "error",
             Self::MissingTool => "not installed",
             Self::RefusedPath => "refused",
+            Self::UntrustedCommand => "not trusted yet",
         }
     }
 }

@@ -196,6 +196,9 @@ struct Step {
 enum Planned {
     Run(Step),
     NoTarget(NoTargetCode),
+    /// A command the workspace names that the person has not trusted: not
+    /// run.
+    Untrusted(Vec<String>),
 }
 
 fn on_path(program: &str) -> bool {
@@ -279,7 +282,7 @@ pub fn test_command(project: &Project) -> Option<Vec<String>> {
         &std::env::temp_dir(),
     ) {
         Planned::Run(step) => Some(step.argv),
-        Planned::NoTarget(_) => None,
+        Planned::NoTarget(_) | Planned::Untrusted(_) => None,
     }
 }
 
@@ -957,6 +960,12 @@ impl OrchestratingVerificationRunner {
                     outcomes.push(VerificationOutcome::NoTarget(code));
                     continue;
                 }
+                Planned::Untrusted(command) => {
+                    findings.push(untrusted_finding(&command));
+                    notes.push(VerificationNote::ConfiguredCommand);
+                    outcomes.push(VerificationOutcome::Fail(FailureClass::EnvUntrusted));
+                    continue;
+                }
                 Planned::Run(step) => step,
             };
             self.give_private_home(&mut step, &project);
@@ -1054,6 +1063,13 @@ impl OrchestratingVerificationRunner {
                     dir: req.workspace_root.clone(),
                 },
                 Planned::NoTarget(no_target_of(method)),
+            )],
+            Some(command) if req.untrusted.contains(&method) => vec![(
+                Project {
+                    kind: ProjectKind::Configured,
+                    dir: req.workspace_root.clone(),
+                },
+                Planned::Untrusted(command.to_vec()),
             )],
             Some(command) => {
                 let project = Project {
@@ -1306,6 +1322,16 @@ fn from_root(finding: Finding, root: &Path, cwd: &Path) -> Finding {
         finding.name(),
         Some(&rooted.replace('\\', "/")),
         finding.detail(),
+    )
+}
+
+/// The finding of a command the person has not trusted: it, quoted.
+fn untrusted_finding(command: &[String]) -> Finding {
+    Finding::new(
+        FindingKind::UntrustedCommand,
+        &cocode_core::shown::command(command),
+        None,
+        "",
     )
 }
 

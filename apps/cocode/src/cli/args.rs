@@ -33,6 +33,10 @@ pub enum CliCommand {
         /// Print the verification records as JSON, one per line.
         #[arg(long)]
         json: bool,
+        /// Trust the commands this workspace's `verification` settings
+        /// name (each is printed), so they run from now on.
+        #[arg(long)]
+        trust: bool,
     },
     /// Check confinement, the credential store, the policy proxy and a
     /// workspace's history; list paths an interrupted operation left
@@ -328,7 +332,8 @@ mod tests {
                 .command,
             Some(CliCommand::Verify {
                 workspace: PathBuf::from("ws"),
-                json: false
+                json: false,
+                trust: false
             })
         );
         assert_eq!(

@@ -46,9 +46,90 @@ fn own_files(out: &mut dyn Write) -> anyhow::Result<()> {
 /// method's outcome in words with what it found (`--json`: one record per
 /// line), then the verdict. Exit code 0 pass, 1 fail, 2 when the
 /// records cannot complete a task.
-pub fn verify(dir: &Path, json: bool, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// One record in words: the method, its outcome with counts and exit code,
+/// what it found, and the output's failing lines when it named nothing.
+fn print_record(
+    record: &cocode_core::verification::VerificationRecord,
+    excerpt: Option<&str>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let facts = record.facts();
+    let mut told = Vec::new();
+    if let Some(counts) = facts.diagnostics_count {
+        told.push(format!(
+            "{} error(s), {} warning(s)",
+            counts.error, counts.warning
+        ));
+    }
+    if let Some(code) = facts.exit_code {
+        told.push(format!("exit code {code}"));
+    }
+    let told = if told.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", told.join(", "))
+    };
+    writeln!(
+        out,
+        "{}: {}{told}",
+        record.method().phrase(),
+        record.phrase()
+    )?;
+    let details = record.detail_lines();
+    for line in &details {
+        writeln!(out, "    {line}")?;
+    }
+    // The output's failing lines when nothing more precise was found.
+    let named = !record.findings().is_empty();
+    for line in excerpt.iter().filter(|_| !named).flat_map(|e| e.lines()) {
+        if line.is_empty() {
+            writeln!(out, "    |")?;
+        } else {
+            writeln!(out, "    | {line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Trusts each command the workspace's `verification` settings name,
+/// printing it.
+fn trust_verification(
+    root: &Path,
+    commands: &cocode_core::workspace::VerificationCommands,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    for method in cocode_core::verification::VerificationMethod::EXECUTION_ORDER {
+        if let Some(command) = commands.for_method(method).filter(|c| !c.is_empty()) {
+            crate::host::trust::trust_command(root, command)?;
+            writeln!(
+                out,
+                "trusted in {}: {}: {}",
+                root.display(),
+                method.phrase(),
+                cocode_core::shown::command(command)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// With `trust`, the commands the workspace's `verification` settings name
+/// are trusted first (each printed); without it, one not trusted yet is
+/// not run and fails as "not trusted yet".
+pub fn verify(
+    dir: &Path,
+    json: bool,
+    trust: bool,
+    rt: &Handle,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
     let root = ws.workspace.root.clone();
+    let commands = ws.config.verification.clone();
+    if trust {
+        trust_verification(&root, &commands, out)?;
+    }
+    let untrusted = crate::host::trust::untrusted_verification(&root, &commands);
     let hosts = crate::host::task_host::allowed_hosts(&ws, &ws.config.allowed_hosts);
     let records = rt.block_on(async {
         let proxy =
@@ -74,7 +155,8 @@ pub fn verify(dir: &Path, json: bool, rt: &Handle, out: &mut dyn Write) -> anyho
             attempt_no: AttemptNo(0),
             workspace_root: root.clone(),
             edited_paths: Vec::new(),
-            commands: ws.config.verification.clone(),
+            commands,
+            untrusted,
         };
         let records = runner.verify(req).await?;
         // What each failed method printed, for the words below.
@@ -105,41 +187,7 @@ pub fn verify(dir: &Path, json: bool, rt: &Handle, out: &mut dyn Write) -> anyho
             writeln!(out, "{}", serde_json::to_string(record)?)?;
             continue;
         }
-        let facts = record.facts();
-        let mut told = Vec::new();
-        if let Some(counts) = facts.diagnostics_count {
-            told.push(format!(
-                "{} error(s), {} warning(s)",
-                counts.error, counts.warning
-            ));
-        }
-        if let Some(code) = facts.exit_code {
-            told.push(format!("exit code {code}"));
-        }
-        let told = if told.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", told.join(", "))
-        };
-        writeln!(
-            out,
-            "{}: {}{told}",
-            record.method().phrase(),
-            record.phrase()
-        )?;
-        let details = record.detail_lines();
-        for line in &details {
-            writeln!(out, "    {line}")?;
-        }
-        // The output's failing lines when nothing more precise was found.
-        let named = !record.findings().is_empty();
-        for line in excerpt.iter().filter(|_| !named).flat_map(|e| e.lines()) {
-            if line.is_empty() {
-                writeln!(out, "    |")?;
-            } else {
-                writeln!(out, "    | {line}")?;
-            }
-        }
+        print_record(record, excerpt.as_deref(), out)?;
     }
     let verdict = VerificationVerdict::evaluate(&records, AttemptNo(0));
     writeln!(out, "verdict: {}", verdict.phrase())?;

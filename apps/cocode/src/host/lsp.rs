@@ -145,7 +145,7 @@ pub fn launcher(root: &Path, runtime: &tokio::runtime::Handle) -> Arc<dyn Proces
         proxy,
         cocode_toolchain::WritableRoots {
             workspace: Some(root.to_path_buf()),
-            exceptions: crate::host::task_host::write_exceptions(),
+            exceptions: crate::host::exceptions::write_exceptions(),
         },
     ))
 }

@@ -585,12 +585,14 @@ impl Run<'_> {
         if let Some(note) = unread {
             self.say(Progress::Note(note));
         }
+        let untrusted = crate::host::trust::untrusted_verification(self.host.root(), &commands);
         let request = VerificationRequest {
             task_id: self.task.task_id().clone(),
             attempt_no: self.task.attempt_no(),
             workspace_root: self.host.root().to_path_buf(),
             edited_paths: self.edited_paths(),
             commands,
+            untrusted,
         };
         self.say(Progress::Note("verifying".into()));
         // Verification commands write files too (a test that leaves output
@@ -1109,6 +1111,7 @@ impl TaskOrchestrator {
                 workspace_root: self.host.root().to_path_buf(),
                 edited_paths: Vec::new(),
                 commands: self.host.verification_commands().0,
+                untrusted: Vec::new(),
             })
             .await;
         run.apply(TaskEvent::Start).await?;

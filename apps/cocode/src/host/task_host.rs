@@ -4,7 +4,7 @@
 //! window.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -15,7 +15,7 @@ use cocode_core::{DelegatedTask, TaskId};
 use cocode_editor::OpenDocuments;
 use cocode_tool_protocol::{ApprovalQueue, RegistryOptions, ToolRegistry};
 use cocode_toolchain::verify::OrchestratingVerificationRunner;
-use cocode_toolchain::{Launcher, PolicyProxy, TargetOs, WritableRoots};
+use cocode_toolchain::{Launcher, PolicyProxy, WritableRoots};
 use cocode_workspace::{LeaseRegistry, OpenWorkspace, RetentionReport, RetentionTrigger};
 
 use crate::host::records::{load_all, load_record, runner_path, save_task_record, task_lives};
@@ -109,28 +109,7 @@ impl std::fmt::Debug for TaskHost {
     }
 }
 
-/// The toolchain caches agent children may write. The cache folders of a
-/// toolchain whose home exists are made when missing (`~/.cargo/git`
-/// appears only with a first git dependency, which would then fail to
-/// download); the caches of a toolchain that is not there are left out.
-pub fn write_exceptions() -> Vec<PathBuf> {
-    let env: BTreeMap<String, String> = std::env::vars().collect();
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .map(PathBuf::from);
-    cocode_toolchain::allowed::write_exceptions(&env, home.as_deref(), TargetOs::current())
-        .into_iter()
-        .filter_map(|x| {
-            if !x.path.exists()
-                && x.path.parent().is_some_and(Path::is_dir)
-                && let Err(e) = cocode_toolchain::scratch::lasting_folder(&x.path)
-            {
-                tracing::warn!("{e}");
-            }
-            x.path.canonicalize().ok()
-        })
-        .collect()
-}
+pub use crate::host::exceptions::write_exceptions;
 
 /// The registry's options: approval cards show the paths and the command
 /// line a person decides on (never file contents).

@@ -1,5 +1,6 @@
-//! Commands a workspace's own configuration names (language servers in
-//! `.cocode/config/workspace.json`) run only once the person trusted them
+//! Commands a workspace's own configuration names (language servers and
+//! verification commands in `.cocode/config/workspace.json`) run only once
+//! the person trusted them
 //! for that folder: a cloned repository could otherwise name any program,
 //! started as soon as one of its files opens. What the person trusted is
 //! kept outside every workspace, per person
@@ -78,6 +79,24 @@ impl TrustStore {
     pub fn save(&self, file: &Path) -> anyhow::Result<()> {
         crate::host::config_file::replace_json(file, self)
     }
+}
+
+/// The methods whose command the workspace's `verification` settings name
+/// and the person has not trusted in `root` (an empty command runs
+/// nothing and needs no trust).
+pub fn untrusted_verification(
+    root: &Path,
+    commands: &cocode_core::workspace::VerificationCommands,
+) -> Vec<cocode_core::verification::VerificationMethod> {
+    let store = TrustStore::person();
+    cocode_core::verification::VerificationMethod::EXECUTION_ORDER
+        .into_iter()
+        .filter(|m| {
+            commands
+                .for_method(*m)
+                .is_some_and(|c| !c.is_empty() && !store.trusts(root, c))
+        })
+        .collect()
 }
 
 /// Records in the person's store that `command` is trusted in `root`.

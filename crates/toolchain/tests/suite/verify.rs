@@ -82,6 +82,7 @@ fn request(ws: &Path, edited: &[&str]) -> VerificationRequest {
             .map(|p| NormalizedPath::try_from((*p).to_owned()).unwrap())
             .collect(),
         commands: cocode_core::workspace::VerificationCommands::default(),
+        untrusted: Vec::new(),
     }
 }
 
@@ -486,8 +487,30 @@ async fn the_workspace_commands_replace_detection() {
     );
     // npm test (detection) would pass too; the configured check decides.
     std::fs::write(ws.join("add.js"), "exports.add = (a, b) => a * b;\n").unwrap();
-    let records = runner.verify(req).await.unwrap();
+    let records = runner.verify(req.clone()).await.unwrap();
     assert_eq!(summary(&records)[2], "tests:fail/code_defect");
+    // A command the person has not trusted is not run: it could not run,
+    // and the record names it.
+    let marker = ws.join("ran-untrusted");
+    req.commands.build = Some(vec!["touch".into(), marker.to_string_lossy().into_owned()]);
+    req.untrusted = vec![cocode_core::verification::VerificationMethod::Build];
+    let records = runner.verify(req).await.unwrap();
+    assert_eq!(
+        summary(&records),
+        vec![
+            "static_analysis:no_target/file_not_analyzed",
+            "build:fail/env_untrusted"
+        ]
+    );
+    assert_eq!(
+        records[1].phrase(),
+        "failed: the check could not run: this workspace names its command, which is not trusted yet"
+    );
+    assert_eq!(
+        records[1].findings()[0].name(),
+        format!("touch {}", marker.display())
+    );
+    assert!(!marker.exists(), "the untrusted command ran");
 }
 
 fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
