@@ -22,7 +22,8 @@ fn cocode(args: &[&str]) -> (i32, String, String) {
         .env("HOME", std::env::temp_dir())
         .env(
             "XDG_CONFIG_HOME",
-            std::env::temp_dir().join("cocode-lsp-test-config"),
+            // One per test process: another user's run leaves its own.
+            std::env::temp_dir().join(format!("cocode-lsp-test-config-{}", std::process::id())),
         )
         .output()
         .unwrap();

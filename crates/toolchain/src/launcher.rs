@@ -412,6 +412,36 @@ fn received_fd(channel: &std::os::fd::OwnedFd) -> Result<std::os::fd::OwnedFd, S
         .ok_or_else(|| "no descriptor came".into())
 }
 
+/// What a failed spawn of `argv0` (run as `program`) means. A folder on
+/// the PATH the person cannot read makes the search end with "permission
+/// denied" though the program is nowhere: it is not installed, not refused.
+fn spawn_error(
+    e: &std::io::Error,
+    program: &str,
+    argv0: &str,
+    path: Option<&String>,
+) -> LaunchError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => LaunchError::NotFound(argv0.to_owned()),
+        std::io::ErrorKind::PermissionDenied
+            if !on_search_path(argv0, path.map(String::as_str)) =>
+        {
+            LaunchError::NotFound(argv0.to_owned())
+        }
+        _ => LaunchError::Spawn(format!("{program}: {e}")),
+    }
+}
+
+/// Whether `program` names a file that exists: a path as it is, a bare
+/// name in one of `path`'s folders (a folder that cannot be read holds
+/// nothing that could run).
+fn on_search_path(program: &str, path: Option<&str>) -> bool {
+    if program.contains('/') || program.contains('\\') {
+        return std::path::Path::new(program).exists();
+    }
+    path.is_some_and(|p| std::env::split_paths(p).any(|dir| dir.join(program).exists()))
+}
+
 impl ProcessLauncher for Launcher {
     fn launch(&self, spec: LaunchSpec) -> Result<Box<dyn ProcessHandle>, LaunchError> {
         if spec.argv.is_empty() {
@@ -495,10 +525,9 @@ impl Launcher {
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
         let channel = self.confine_child(&mut cmd, &plan)?;
-        let mut child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => LaunchError::NotFound(spec.argv[0].clone()),
-            _ => LaunchError::Spawn(format!("{program}: {e}")),
-        })?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| spawn_error(&e, &program, &spec.argv[0], env.get("PATH")))?;
         // The child's end of the channel goes with the command line.
         drop(cmd);
         #[cfg(target_os = "linux")]
@@ -1020,6 +1049,26 @@ impl Drop for PtyHandle {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    #[cfg(unix)]
+    fn permission_denied_on_the_search_is_not_installed_but_on_a_program_is_refused() {
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let path = "/nonexistent-cocode-dir:/bin".to_owned();
+        assert_eq!(
+            spawn_error(&denied, "no-such-tool", "no-such-tool", Some(&path)),
+            LaunchError::NotFound("no-such-tool".into())
+        );
+        assert_eq!(
+            spawn_error(&denied, "sh", "sh", Some(&path)),
+            LaunchError::Spawn(format!("sh: {denied}"))
+        );
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(
+            spawn_error(&missing, "x", "x", None),
+            LaunchError::NotFound("x".into())
+        );
+    }
     use super::*;
     use pretty_assertions::assert_eq;
 

@@ -777,6 +777,24 @@ fn now_ms() -> Timestamp {
     )
 }
 
+/// The name of the runner's base folder below the temp folder, one per
+/// person (`cocode-verify-target-<uid>` on Unix): the temp folder is shared,
+/// and a folder another user made there is refused (`lasting_folder`), so
+/// one person's base must never stand in another's way.
+fn base_name() -> String {
+    #[cfg(unix)]
+    {
+        format!(
+            "cocode-verify-target-{}",
+            rustix::process::getuid().as_raw()
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        "cocode-verify-target".to_owned()
+    }
+}
+
 /// The blocked-host count of a task (from the policy proxy), to tell a
 /// network refusal from a code defect.
 pub type BlockedHosts = Arc<dyn Fn(&TaskId) -> usize + Send + Sync>;
@@ -821,7 +839,7 @@ impl OrchestratingVerificationRunner {
             parsers,
             limits,
             blocked_hosts,
-            target_dir: std::env::temp_dir().join("cocode-verify-target"),
+            target_dir: std::env::temp_dir().join(base_name()),
             baselines: Mutex::new(HashMap::new()),
             raw: Mutex::new(RawOutputBuffer::new(8 * 1024 * 1024)),
         }
@@ -1212,7 +1230,10 @@ impl OrchestratingVerificationRunner {
         {
             return VerificationOutcome::Fail(FailureClass::EnvToolMissing);
         }
-        if blocked > 0 {
+        // A refused host explains a failure only when the output names no
+        // failing test or error of its own (a tool's update check may be
+        // refused beside a test that really failed).
+        if blocked > 0 && crate::findings::read(output).is_empty() {
             return VerificationOutcome::Fail(FailureClass::EnvNetworkBlocked);
         }
         if RESOURCE_MARKERS.iter().any(|m| output.contains(m)) {
