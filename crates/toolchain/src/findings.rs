@@ -190,6 +190,16 @@ fn ext_is_word(file: &str) -> bool {
         .is_some_and(|(_, ext)| ext.chars().all(|c| c.is_ascii_alphanumeric()))
 }
 
+/// The lines after `at` up to the first for which `keep` is false.
+fn block_after<'a>(lines: &[&'a str], at: usize, keep: impl Fn(&&str) -> bool) -> Vec<&'a str> {
+    lines
+        .iter()
+        .skip(at + 1)
+        .take_while(|l| keep(l))
+        .copied()
+        .collect()
+}
+
 /// Up to `max` non-empty lines after `from` that do not start another
 /// block (a line for which `stop` is true ends the detail).
 fn detail_after(lines: &[&str], from: usize, max: usize, stop: impl Fn(&str) -> bool) -> String {
@@ -266,12 +276,9 @@ fn nextest(lines: &[&str], out: &mut Vec<Finding>) {
         let Some(name) = after.split_whitespace().last() else {
             continue;
         };
-        let block: Vec<&str> = lines
-            .iter()
-            .skip(at + 1)
-            .take_while(|l| !starts(l) && !l.trim_start().starts_with("────"))
-            .copied()
-            .collect();
+        let block = block_after(lines, at, |l| {
+            !starts(l) && !l.trim_start().starts_with("────")
+        });
         // A summary line repeats the test after the run; its output is
         // above, with the first one.
         if block.is_empty()
@@ -383,12 +390,9 @@ fn jest(lines: &[&str], out: &mut Vec<Finding>) {
         if name.is_empty() || name.starts_with("Console") {
             continue;
         }
-        let block: Vec<&str> = lines
-            .iter()
-            .skip(at + 1)
-            .take_while(|l| !l.trim_start().starts_with("● ") && !l.starts_with("Test Suites:"))
-            .copied()
-            .collect();
+        let block = block_after(lines, at, |l| {
+            !l.trim_start().starts_with("● ") && !l.starts_with("Test Suites:")
+        });
         let detail = block
             .iter()
             .take_while(|l| !l.trim_start().starts_with("at "))
@@ -430,12 +434,9 @@ fn vitest(lines: &[&str], out: &mut Vec<Finding>) {
         if !name.contains(" > ") {
             continue;
         }
-        let block: Vec<&str> = lines
-            .iter()
-            .skip(at + 1)
-            .take_while(|l| !l.trim_start().starts_with("FAIL ") && !l.contains("⎯⎯⎯"))
-            .copied()
-            .collect();
+        let block = block_after(lines, at, |l| {
+            !l.trim_start().starts_with("FAIL ") && !l.contains("⎯⎯⎯")
+        });
         let detail = block
             .iter()
             .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('❯'))
@@ -479,12 +480,7 @@ fn node_spec(lines: &[&str], out: &mut Vec<Finding>) {
         {
             continue;
         }
-        let block: Vec<&str> = lines
-            .iter()
-            .skip(at + 1)
-            .take_while(|l| l.trim().is_empty() || indent_of(l) > indent)
-            .copied()
-            .collect();
+        let block = block_after(lines, at, |l| l.trim().is_empty() || indent_of(l) > indent);
         let detail = block
             .iter()
             .take_while(|l| !l.trim_start().starts_with("at "))
