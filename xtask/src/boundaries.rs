@@ -9,7 +9,8 @@
 //! - single runtime: only one file builds a tokio runtime;
 //! - module rules of the app crate: which top-level modules each may use,
 //!   and no cycle between its files (`modules.rs`);
-//! - words: no `{:?}` in the format strings of user-facing files.
+//! - words: no `{:?}` in the format strings of user-facing files;
+//! - an `unsafe fn` has a `# Safety` section in its documentation.
 //!
 //! Tests, benches, examples and `#[cfg(test)]` code are exempt.
 
@@ -59,6 +60,7 @@ pub enum Rule {
     ModuleLayer,
     ModuleCycle,
     DebugInUserText,
+    UnsafeWithoutSafety,
 }
 
 impl fmt::Display for Rule {
@@ -72,6 +74,7 @@ impl fmt::Display for Rule {
             Self::ModuleLayer => "module rules",
             Self::ModuleCycle => "module cycle",
             Self::DebugInUserText => "words, not Debug",
+            Self::UnsafeWithoutSafety => "an unsafe fn says when it is safe",
         })
     }
 }
@@ -146,7 +149,11 @@ pub fn scan(sources: &[(PathBuf, String)], allow: &Allowlist) -> Result<Vec<Find
                 Rule::SingleWriter => &allow.writer,
                 Rule::TaskStatus => &allow.task_status,
                 Rule::SingleRuntime => &allow.runtime,
-                Rule::PureCrate | Rule::ModuleLayer | Rule::ModuleCycle | Rule::DebugInUserText => {
+                Rule::PureCrate
+                | Rule::ModuleLayer
+                | Rule::ModuleCycle
+                | Rule::DebugInUserText
+                | Rule::UnsafeWithoutSafety => {
                     return true;
                 }
             };
@@ -155,6 +162,7 @@ pub fn scan(sources: &[(PathBuf, String)], allow: &Allowlist) -> Result<Vec<Find
         if allow.words.iter().any(|w| path.starts_with(w)) {
             findings.extend(crate::modules::check_words(path, file));
         }
+        findings.extend(unsafe_fns_without_safety(path, file));
     }
     if let Some(rules) = &allow.modules {
         let product: Vec<(&Path, &syn::File)> = parsed
@@ -457,6 +465,66 @@ macro_rules! skip_test_items {
     };
 }
 pub(crate) use skip_test_items;
+
+/// Whether `attrs` hold documentation with a `# Safety` heading.
+fn documents_safety(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("doc")
+            && matches!(&a.meta, syn::Meta::NameValue(nv) if matches!(
+                &nv.value,
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })
+                    if s.value().trim() == "# Safety"
+            ))
+    })
+}
+
+/// Every `unsafe fn` (free, in an `impl` or a trait) of a file without a
+/// `# Safety` section; test code is left out.
+fn unsafe_fns_without_safety(path: &Path, file: &syn::File) -> Vec<Finding> {
+    struct Unsafe<'a> {
+        path: &'a Path,
+        found: Vec<Finding>,
+    }
+    impl Unsafe<'_> {
+        fn check(&mut self, sig: &syn::Signature, attrs: &[syn::Attribute]) {
+            if sig.unsafety.is_some() && !documents_safety(attrs) {
+                self.found.push(Finding {
+                    file: self.path.to_path_buf(),
+                    line: sig.ident.span().start().line,
+                    rule: Rule::UnsafeWithoutSafety,
+                    what: format!("`unsafe fn {}` has no `# Safety` section", sig.ident),
+                });
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Unsafe<'_> {
+        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+            if !has_cfg_test(&m.attrs) {
+                syn::visit::visit_item_mod(self, m);
+            }
+        }
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            if !has_cfg_test(&f.attrs) {
+                self.check(&f.sig, &f.attrs);
+                syn::visit::visit_item_fn(self, f);
+            }
+        }
+        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+            self.check(&f.sig, &f.attrs);
+            syn::visit::visit_impl_item_fn(self, f);
+        }
+        fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+            self.check(&f.sig, &f.attrs);
+            syn::visit::visit_trait_item_fn(self, f);
+        }
+    }
+    let mut visitor = Unsafe {
+        path,
+        found: Vec::new(),
+    };
+    visitor.visit_file(file);
+    visitor.found
+}
 
 impl<'ast> Visit<'ast> for Scanner<'_> {
     skip_test_items!('ast);

@@ -205,6 +205,30 @@ fn test_code_is_exempt() {
 }
 
 #[test]
+fn an_unsafe_fn_says_when_it_is_safe() {
+    let bare = "unsafe fn f() {}\nstruct S;\nimpl S { unsafe fn g(&self) {} }\ntrait T { unsafe fn h(); }\n";
+    assert_eq!(
+        findings(&[("crates/agent/src/lib.rs", bare)]),
+        vec![
+            (
+                "crates/agent/src/lib.rs:1".to_owned(),
+                Rule::UnsafeWithoutSafety
+            ),
+            (
+                "crates/agent/src/lib.rs:3".to_owned(),
+                Rule::UnsafeWithoutSafety
+            ),
+            (
+                "crates/agent/src/lib.rs:4".to_owned(),
+                Rule::UnsafeWithoutSafety
+            ),
+        ]
+    );
+    let documented = "/// Does it.\n///\n/// # Safety\n/// Only before threads.\nunsafe fn f() {}\n#[cfg(test)]\nmod tests { unsafe fn t() {} }\n";
+    assert_eq!(findings(&[("crates/agent/src/lib.rs", documented)]), vec![]);
+}
+
+#[test]
 fn unparsable_sources_are_an_error_not_a_pass() {
     let sources = vec![(PathBuf::from("crates/agent/src/lib.rs"), "fn (".to_owned())];
     assert!(scan(&sources, &allow()).is_err());
@@ -278,6 +302,11 @@ fn the_repository_passes_and_each_deliberate_break_fails() {
             "apps/cocode/src/window/views/agent.rs",
             "\npub fn sneaky(s: &str) -> String { format!(\"status: {s:?}\") }\n",
             Rule::DebugInUserText,
+        ),
+        (
+            "crates/toolchain/src/scratch.rs",
+            "\n/// Frees it.\npub unsafe fn sneaky() {}\n",
+            Rule::UnsafeWithoutSafety,
         ),
     ];
     for (file, injected, rule) in breaks {

@@ -138,6 +138,10 @@ mod linux {
     }
 
     /// Overwrites each span with NUL bytes.
+    ///
+    /// # Safety
+    /// Each span lies in the process's environment block as [`value_spans`]
+    /// found it, and no other thread reads the environment meanwhile.
     pub(super) unsafe fn wipe(spans: &[(usize, usize)]) {
         for &(start, len) in spans {
             // SAFETY: the caller guarantees the spans are live, writable and

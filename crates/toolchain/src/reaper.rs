@@ -227,6 +227,10 @@ impl PidNamespace {
     /// empty read-only folder over each folder, `/dev/null` over each
     /// socket file. Nothing leaks back out (the namespace's mounts are made
     /// private first).
+    ///
+    /// # Safety
+    /// Only in the forked child, single-threaded, inside its new mount
+    /// namespace and before exec; the paths were prepared before the fork.
     unsafe fn cover(&self) -> std::io::Result<()> {
         // SAFETY: NUL-terminated paths prepared before the fork.
         unsafe {
@@ -318,6 +322,10 @@ impl PidNamespace {
 
     /// The keeper: waits for the namespace's init (or for cocode's end, then
     /// kills it) and ends the way the command ended.
+    ///
+    /// # Safety
+    /// Only in the forked keeper, single-threaded: `init` is its child and
+    /// `alive` and `status` are the pipes made for the two of them.
     unsafe fn keep(&self, init: libc::pid_t, alive: [RawFd; 2], status: [RawFd; 2]) -> ! {
         // SAFETY: raw system calls in a single-threaded child.
         unsafe {
@@ -384,6 +392,10 @@ impl PidNamespace {
 }
 
 /// A close-on-exec pipe: [read, write].
+///
+/// # Safety
+/// The caller owns the two descriptors and closes them (in a forked child,
+/// only async-signal-safe calls follow).
 unsafe fn pipe() -> std::io::Result<[RawFd; 2]> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` has room for the two descriptors.
@@ -397,6 +409,11 @@ unsafe fn pipe() -> std::io::Result<[RawFd; 2]> {
 /// and goes on to exec), reaps every orphan the namespace hands it, and
 /// when the command ends sends its wait status to the keeper and exits —
 /// which kills and reaps every process left in the namespace.
+///
+/// # Safety
+/// Only in the forked child that is the new PID namespace's first process,
+/// single-threaded and before exec; `alive` and `status` are the pipes made
+/// for it and the keeper.
 unsafe fn init(alive: [RawFd; 2], status: [RawFd; 2], proc: bool) -> std::io::Result<()> {
     // SAFETY: raw system calls in a single-threaded child.
     unsafe {
@@ -482,6 +499,10 @@ fn locked_flags(path: &std::ffi::CStr) -> Option<libc::c_ulong> {
 }
 
 /// Brings the new network namespace's loopback interface up.
+///
+/// # Safety
+/// Only in a single-threaded child inside its own network namespace,
+/// before exec.
 unsafe fn loopback_up() -> std::io::Result<()> {
     // SAFETY: a zeroed `ifreq` is valid; the calls get live pointers.
     unsafe {
@@ -505,6 +526,9 @@ unsafe fn loopback_up() -> std::io::Result<()> {
 }
 
 /// A TCP listener on `127.0.0.1:port` in the current network namespace.
+///
+/// # Safety
+/// As [`loopback_up`]; the caller owns the returned descriptor.
 unsafe fn listen_on_loopback(port: u16) -> std::io::Result<RawFd> {
     // SAFETY: a zeroed `sockaddr_in` is valid; the calls get live pointers.
     unsafe {
@@ -531,6 +555,9 @@ unsafe fn listen_on_loopback(port: u16) -> std::io::Result<RawFd> {
 
 /// Sends descriptor `fd` over the Unix socket `channel` (one byte of data
 /// carries it).
+///
+/// # Safety
+/// `channel` and `fd` are open descriptors the caller owns for the call.
 pub(crate) unsafe fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
     // SAFETY: the message points at live stack buffers sized with the
     // kernel's macros.
@@ -565,6 +592,9 @@ pub(crate) unsafe fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
 }
 
 /// Writes `bytes` whole to `fd` in one call and closes it.
+///
+/// # Safety
+/// `fd` is an open descriptor the caller gives away: it is closed here.
 unsafe fn write_fd(fd: RawFd, bytes: &[u8]) -> std::io::Result<()> {
     // SAFETY: `fd` is open and this function's to close; `bytes` is live.
     unsafe {
@@ -580,6 +610,10 @@ unsafe fn write_fd(fd: RawFd, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Closes every descriptor but those in `keep` (sorted here).
+///
+/// # Safety
+/// Only in a single-threaded child before exec: every other descriptor is
+/// closed, those Rust objects own included.
 unsafe fn close_all_but(keep: &mut [RawFd]) {
     keep.sort_unstable();
     let to_u = |fd: RawFd| libc::c_uint::try_from(fd).unwrap_or(0);
