@@ -90,6 +90,26 @@ pub struct LockfileChange {
     pub after: Option<String>,
 }
 
+/// The hosts of the ecosystems whose manifests `root` holds, and the
+/// person's own (`user`) — no host a lockfile names: for programs a
+/// cloned folder names (its language servers), whose lockfiles are the
+/// folder's word, not the person's. Only looks whether the manifests
+/// exist.
+pub fn without_lockfiles(root: &Path, user: &[HostPattern]) -> AllowedHosts {
+    let mut defaults = BTreeSet::new();
+    for eco in ecosystems() {
+        if eco.manifests.iter().any(|m| root.join(m).is_file()) {
+            defaults.extend(eco.hosts.iter().filter_map(|h| HostPattern::parse(h).ok()));
+        }
+    }
+    AllowedHosts {
+        defaults: defaults.into_iter().collect(),
+        derived: Vec::new(),
+        user: user.to_vec(),
+        held: Vec::new(),
+    }
+}
+
 /// The allowed hosts of the workspace at `root` (reads its top-level
 /// manifests and lockfiles; `user` comes from `workspace.json`), with no
 /// agent change of a lockfile on record.
@@ -363,6 +383,22 @@ mod tests {
         assert!(policy.judge("api.anthropic.com", 443).is_ok());
         assert!(policy.judge("x.corp.example", 443).is_ok());
         assert!(policy.judge("registry.npmjs.org", 443).is_err());
+        // Without lockfiles: the same registries and the person's hosts,
+        // none the folder's lockfile names.
+        let folders = without_lockfiles(dir.path(), &user);
+        assert_eq!(
+            (
+                names(&folders.defaults),
+                names(&folders.derived),
+                names(&folders.user)
+            ),
+            (names(&hosts.defaults), Vec::new(), names(&hosts.user))
+        );
+        assert!(
+            policy_for(&folders, &[])
+                .judge("git.example.com", 443)
+                .is_err()
+        );
     }
 
     #[test]

@@ -118,8 +118,10 @@ pub fn for_workspace(
 /// profile for the built-in and the person's servers, and for a server the
 /// folder's own configuration names the agent profile — writes in the
 /// folder only (its metadata read-only), the network through a policy
-/// proxy of the folder's allowed hosts. Binding the proxy's loopback port
-/// does not wait, so this may run on the window's thread. Without a proxy
+/// proxy of the ecosystems' registries and the person's allowed hosts (no
+/// host the folder's lockfiles name). It reads the folder's
+/// `workspace.json` and looks whether its manifests exist; binding the
+/// proxy's loopback port does not wait. Without a proxy
 /// (the port could not be bound) such a server does not start, and says
 /// why.
 pub fn launcher(root: &Path, runtime: &tokio::runtime::Handle) -> Arc<dyn ProcessLauncher> {
@@ -130,7 +132,9 @@ pub fn launcher(root: &Path, runtime: &tokio::runtime::Handle) -> Arc<dyn Proces
             .unwrap_or_default(),
         Err(_) => Vec::new(),
     };
-    let hosts = cocode_toolchain::allowed::compose(root, &user);
+    // The folder's lockfiles name hosts on the folder's word: a server the
+    // folder names gets the ecosystems' registries and the person's hosts.
+    let hosts = cocode_toolchain::allowed::without_lockfiles(root, &user);
     let proxy = match cocode_toolchain::PolicyProxy::start_now(
         cocode_toolchain::allowed::policy_for(&hosts, &[]),
     ) {
@@ -143,9 +147,12 @@ pub fn launcher(root: &Path, runtime: &tokio::runtime::Handle) -> Arc<dyn Proces
     Arc::new(cocode_toolchain::Launcher::new(
         runtime.clone(),
         proxy,
+        // The folder alone: no toolchain cache outside it (nothing is made
+        // on the window's thread, and a folder's server has no business
+        // there).
         cocode_toolchain::WritableRoots {
             workspace: Some(root.to_path_buf()),
-            exceptions: crate::host::exceptions::write_exceptions(),
+            exceptions: Vec::new(),
         },
     ))
 }
