@@ -5,6 +5,7 @@
 //! `AgentRequest`s, completed through the same use cases as the built-in
 //! agent's tool calls.
 
+pub mod framing;
 pub mod registry;
 pub mod session;
 pub mod updates;

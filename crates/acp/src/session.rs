@@ -866,7 +866,8 @@ fn spawn_io(
         });
     }
     let task = tokio::spawn(async move {
-        let mut pending = Vec::new();
+        let mut framer = crate::framing::LineFramer::default();
+        let mut arrived = Vec::new();
         let mut writing = true;
         loop {
             let step = tokio::select! {
@@ -884,13 +885,25 @@ fn spawn_io(
                 }
                 Io::Out(None) => writing = false,
                 Io::In(Some(chunk)) => {
-                    pending.extend_from_slice(&chunk);
-                    while let Some(pos) = pending.iter().position(|b| *b == b'\n') {
-                        let line: Vec<u8> = pending.drain(..=pos).collect();
-                        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
-                        if !text.is_empty() {
-                            let _ = in_tx.unbounded_send(Ok(text));
+                    framer.push(&chunk, &mut arrived);
+                    let mut too_long = None;
+                    for item in arrived.drain(..) {
+                        match item {
+                            crate::framing::Framed::Line(text) => {
+                                let _ = in_tx.unbounded_send(Ok(text));
+                            }
+                            crate::framing::Framed::TooLong { limit } => too_long = Some(limit),
                         }
+                    }
+                    // A message past the limit cannot be read: the
+                    // connection ends with the reason.
+                    if let Some(limit) = too_long {
+                        let _ = handle.kill().await;
+                        shared.close(format!(
+                            "the agent sent a message longer than {} MiB, which cocode does not read",
+                            limit / (1024 * 1024)
+                        ));
+                        break;
                     }
                 }
                 Io::In(None) => break,
