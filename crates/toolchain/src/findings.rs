@@ -393,19 +393,7 @@ fn jest(lines: &[&str], out: &mut Vec<Finding>) {
         let block = block_after(lines, at, |l| {
             !l.trim_start().starts_with("● ") && !l.starts_with("Test Suites:")
         });
-        let detail = block
-            .iter()
-            .take_while(|l| !l.trim_start().starts_with("at "))
-            .filter(|l| !l.trim().is_empty())
-            .filter(|l| !is_code_frame(l))
-            .take(8)
-            .map(|l| l.trim())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let place = block
-            .iter()
-            .filter(|l| l.trim_start().starts_with("at ") && !l.contains("node_modules"))
-            .find_map(|l| place_in(l));
+        let (detail, place) = message_and_frame(&block, 8, "node_modules");
         let kind = if name == "Test suite failed to run" {
             FindingKind::Error
         } else {
@@ -413,6 +401,25 @@ fn jest(lines: &[&str], out: &mut Vec<Finding>) {
         };
         out.push(Finding::new(kind, name, place.as_deref(), &detail));
     }
+}
+
+/// A JavaScript failure's message — its lines before the stack (`at …`),
+/// source excerpts left out, at most `max` — and the place of the first
+/// stack frame that does not contain `outside` (a dependency's, node's own).
+fn message_and_frame(block: &[&str], max: usize, outside: &str) -> (String, Option<String>) {
+    let message = block
+        .iter()
+        .take_while(|l| !l.trim_start().starts_with("at "))
+        .filter(|l| !l.trim().is_empty() && !is_code_frame(l))
+        .take(max)
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let place = block
+        .iter()
+        .filter(|l| l.trim_start().starts_with("at ") && !l.contains(outside))
+        .find_map(|l| place_in(l));
+    (message, place)
 }
 
 /// A line of a source excerpt jest and vitest print (`> 3 | code`,
@@ -481,18 +488,7 @@ fn node_spec(lines: &[&str], out: &mut Vec<Finding>) {
             continue;
         }
         let block = block_after(lines, at, |l| l.trim().is_empty() || indent_of(l) > indent);
-        let detail = block
-            .iter()
-            .take_while(|l| !l.trim_start().starts_with("at "))
-            .filter(|l| !l.trim().is_empty())
-            .take(6)
-            .map(|l| l.trim())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let place = block
-            .iter()
-            .filter(|l| l.trim_start().starts_with("at ") && !l.contains("(node:"))
-            .find_map(|l| place_in(l));
+        let (detail, place) = message_and_frame(&block, 6, "(node:");
         out.push(failed_test(name, place.as_deref(), &detail));
     }
 }

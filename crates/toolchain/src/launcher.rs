@@ -435,11 +435,11 @@ fn spawn_error(
 /// Whether `program` names a file that exists: a path as it is, a bare
 /// name in one of `path`'s folders (a folder that cannot be read holds
 /// nothing that could run).
-fn on_search_path(program: &str, path: Option<&str>) -> bool {
+pub(crate) fn on_search_path(program: &str, path: Option<&str>) -> bool {
     if program.contains('/') || program.contains('\\') {
         return std::path::Path::new(program).exists();
     }
-    path.is_some_and(|p| std::env::split_paths(p).any(|dir| dir.join(program).exists()))
+    path.is_some_and(|p| std::env::split_paths(p).any(|dir| dir.join(program).is_file()))
 }
 
 impl ProcessLauncher for Launcher {

@@ -202,8 +202,8 @@ enum Planned {
 }
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+    let path = std::env::var("PATH").ok();
+    crate::launcher::on_search_path(program, path.as_deref())
 }
 
 fn argv(parts: &[&str]) -> Vec<String> {
