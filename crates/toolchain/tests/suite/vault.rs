@@ -73,19 +73,27 @@ fn session(home: &Path, script: &str) -> String {
         std::os::unix::fs::PermissionsExt::from_mode(0o700),
     )
     .unwrap();
+    // The children's lines go to a file, not to a pipe: a keyring daemon
+    // the bus started can outlive the session holding the pipe open, and
+    // reading to its end would wait for it.
+    let lines = home.join("lines");
     let full = format!(
-        "child() {{ COCODE_VAULT_SCENARIO=\"$1\" \"$EXE\" --exact suite::vault::vault_child --nocapture --test-threads=1 --quiet | grep -E '^(before|set|read|delete|after|get) '; }}\n{script}"
+        "child() {{ COCODE_VAULT_SCENARIO=\"$1\" \"$EXE\" --exact suite::vault::vault_child --nocapture --test-threads=1 --quiet | grep -E '^(before|set|read|delete|after|get) ' >> \"$COCODE_LINES\"; }}\n{script}"
     );
-    let out = Command::new("dbus-run-session")
+    Command::new("dbus-run-session")
         .args(["--", "bash", "-c", &full])
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("XDG_RUNTIME_DIR", &runtime)
         .env("EXE", exe)
-        .output()
+        .env("COCODE_LINES", &lines)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
         .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    std::fs::read_to_string(&lines).unwrap_or_default()
 }
 
 #[test]
