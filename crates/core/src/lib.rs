@@ -4,8 +4,10 @@
 //! network access.
 
 pub mod agent;
+pub mod cancel;
 pub mod error;
 pub mod gate;
+mod hex;
 pub mod ids;
 pub mod output;
 pub mod path;

@@ -305,7 +305,7 @@ impl PathKey {
     }
 
     pub fn to_hex(&self) -> String {
-        crate::snapshot::hex(&self.0)
+        crate::hex::hex(&self.0)
     }
 }
 

@@ -10,20 +10,11 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::hex::hex;
 use crate::ids::{AttemptNo, Seq, SnapshotId, TaskId, Timestamp};
 use crate::path::NormalizedPath;
 
 const HASH_PREFIX: &str = "sha256:";
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
-}
 
 /// sha256 of a file's content, written `sha256:<64 lower-case hex digits>`.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -10,6 +10,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::cancel::CancelReason;
 use crate::ids::{AcpAgentId, AttemptNo, ProviderId, TaskId, Timestamp};
 use crate::verification::{
     FailureClass, MAX_RETRIES, VerificationLimits, VerificationRecord, VerificationVerdict,
@@ -134,17 +135,6 @@ impl TaskBackend {
             Self::Acp { .. } => crate::agent::AgentBackendKind::Acp,
         }
     }
-}
-
-/// Why a session is cancelled (closed set). Cancel is idempotent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CancelReason {
-    UserStopped,
-    UserRolledBack,
-    ApprovalRejected,
-    TaskFailed,
-    WorkspaceClosing,
 }
 
 /// Which unresponsiveness signal fired (AC-20).

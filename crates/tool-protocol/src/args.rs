@@ -10,7 +10,7 @@ use schemars::generate::SchemaSettings;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalog::{
+use crate::limits::{
     COMMAND_OUTPUT_LIMIT_BYTES, COMMAND_TIMEOUT_LIMIT_SECS, EDIT_BATCH_LIMIT, LIST_PAGE_LIMIT,
     SEARCH_RESULT_LIMIT, SOURCE_LIMIT_BYTES,
 };

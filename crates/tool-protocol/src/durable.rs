@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ToolError, ToolErrorCode};
 use crate::observe::ObservabilityPolicy;
-use crate::registry::ToolOutput;
+use crate::types::ToolOutput;
 
 /// The state of a durable operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

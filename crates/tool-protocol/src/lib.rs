@@ -9,6 +9,7 @@ pub mod args;
 pub mod catalog;
 pub mod durable;
 pub mod error;
+pub mod limits;
 pub mod observe;
 pub mod policy;
 pub mod projection;

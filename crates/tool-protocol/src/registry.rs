@@ -36,9 +36,10 @@ pub enum ExportFormat {
     Anthropic,
     Mcp,
 }
+pub use crate::types::ToolOutput;
 use crate::types::{
-    ContentBlock, ToolCallContext, ToolCallRequest, ToolCallResult, ToolDefinition,
-    ToolListRequest, ToolListResult,
+    ToolCallContext, ToolCallRequest, ToolCallResult, ToolDefinition, ToolListRequest,
+    ToolListResult,
 };
 
 /// A boxed, sendable future.
@@ -67,39 +68,6 @@ pub struct HandlerContext {
     pub cancel: CancellationToken,
     /// The caller's sink for output streamed while the call runs.
     pub output: Option<OutputSink>,
-}
-
-/// A handler's successful output.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ToolOutput {
-    pub content: Vec<ContentBlock>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
-}
-
-impl ToolOutput {
-    pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            content: vec![ContentBlock::Text { text: text.into() }],
-            structured_content: None,
-        }
-    }
-
-    /// A structured result, also shown as a JSON block. A value that cannot
-    /// be serialized is `TOOL_RESULT_SERIALIZATION_FAILED`.
-    pub fn json<T: serde::Serialize>(value: &T) -> Result<Self, ToolError> {
-        let json = serde_json::to_value(value).map_err(|e| {
-            ToolError::new(
-                ToolErrorCode::ResultSerializationFailed,
-                format!("result is not serializable: {e}"),
-            )
-        })?;
-        Ok(Self {
-            content: vec![ContentBlock::Json { json: json.clone() }],
-            structured_content: Some(json),
-        })
-    }
 }
 
 /// What asking a person about a call needs (moved into the call's task).

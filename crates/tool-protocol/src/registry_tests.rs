@@ -1,6 +1,7 @@
 use super::*;
 use crate::approval::ApprovalEvent;
 use crate::observe::{ObservabilityPolicy, TraceStore};
+use crate::types::ContentBlock;
 use crate::types::{ToolMode, ToolSource};
 use pretty_assertions::assert_eq;
 use std::sync::atomic::AtomicUsize;

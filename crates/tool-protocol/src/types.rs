@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::ToolError;
+use crate::error::{ToolError, ToolErrorCode};
 
 /// Hints about a tool's effects. `destructive` is a UI hint; enforcement is the policy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,3 +227,36 @@ pub fn is_tool_call_result(value: &Value) -> bool {
 #[cfg(test)]
 #[path = "types_tests.rs"]
 mod tests;
+
+/// A handler's successful output.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolOutput {
+    pub content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::Text { text: text.into() }],
+            structured_content: None,
+        }
+    }
+
+    /// A structured result, also shown as a JSON block. A value that cannot
+    /// be serialized is `TOOL_RESULT_SERIALIZATION_FAILED`.
+    pub fn json<T: Serialize>(value: &T) -> Result<Self, ToolError> {
+        let json = serde_json::to_value(value).map_err(|e| {
+            ToolError::new(
+                ToolErrorCode::ResultSerializationFailed,
+                format!("result is not serializable: {e}"),
+            )
+        })?;
+        Ok(Self {
+            content: vec![ContentBlock::Json { json: json.clone() }],
+            structured_content: Some(json),
+        })
+    }
+}

@@ -51,10 +51,8 @@ fn call_results_must_be_consistent() {
     assert!(is_tool_call_result(&value), "{value}");
     assert_eq!(serde_json::from_value::<ToolCallResult>(value).unwrap(), ok);
 
-    let failed = ToolCallResult::failure(
-        "c2",
-        ToolError::new(crate::ToolErrorCode::NotFound, "no tool x"),
-    );
+    let failed =
+        ToolCallResult::failure("c2", ToolError::new(ToolErrorCode::NotFound, "no tool x"));
     assert!(is_tool_call_result(&serde_json::to_value(&failed).unwrap()));
 
     for bad in [

@@ -1,5 +1,6 @@
-//! The workspace crate (layer L1): the only writer of files — the
-//! `WorkspaceFileGate`, the content-addressed history store, the write
+//! The workspace crate (layer L1): the writer of workspace files and of
+//! cocode's state under `.cocode/` (its disk layer is on the writer list
+//! of `boundaries.yaml`) — the `WorkspaceFileGate`, the content-addressed history store, the write
 //! journal and recovery, the observed-change sweep and the integrity checker.
 
 #[cfg(test)]
@@ -21,6 +22,7 @@ pub mod retention;
 pub mod rollback;
 pub mod store;
 pub mod sweep;
+mod sweep_entry;
 mod sweep_file;
 #[cfg(target_os = "linux")]
 mod sweep_watch;

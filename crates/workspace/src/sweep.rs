@@ -44,6 +44,7 @@ use cocode_core::path::{
 use cocode_core::snapshot::{ContentHash, ContentHasher, PathTransition, Unkept};
 
 use crate::ignore_rules::{KeptRules, Matchers};
+use crate::sweep_entry::{Entry, Stat};
 #[cfg(target_os = "linux")]
 use crate::sweep_watch::Unwatched;
 #[cfg(target_os = "linux")]
@@ -84,17 +85,6 @@ pub struct SweepStats {
     /// Only what the watcher reported (and what it cannot vouch for) was
     /// looked at, not every file.
     pub narrowed: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Entry {
-    pub(crate) stat: Stat,
-    pub(crate) hash: ContentHash,
-    /// mtime or ctime not older than the scan that recorded it: hash again
-    /// next time.
-    pub(crate) racy: bool,
-    /// History holds the content (false: above the ceiling, hash only).
-    pub(crate) kept: bool,
 }
 
 /// One change a sweep found, and which of its sides are hash only.
@@ -151,53 +141,6 @@ pub struct StatCache {
     /// Tracked files the last full scan did not meet (in folders it did not
     /// list, so not watched).
     unwatched: BTreeSet<NormalizedPath>,
-}
-
-/// What a file's metadata says of its content. The change time is part of
-/// it: any write sets it to the file system's "now", and no program can
-/// set it back, so a rewrite that restores the size and the mtime (`touch
-/// -d`) is still seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stat {
-    pub(crate) len: u64,
-    pub(crate) mtime: Option<SystemTime>,
-    /// Seconds and nanoseconds since the epoch (Unix only).
-    pub(crate) ctime: Option<(i64, i64)>,
-    pub(crate) ino: u64,
-}
-
-impl Stat {
-    fn of(meta: &std::fs::Metadata) -> Self {
-        #[cfg(unix)]
-        let (ctime, ino) = {
-            use std::os::unix::fs::MetadataExt as _;
-            (Some((meta.ctime(), meta.ctime_nsec())), meta.ino())
-        };
-        #[cfg(not(unix))]
-        let (ctime, ino) = (None, 0);
-        Self {
-            len: meta.len(),
-            mtime: meta.modified().ok(),
-            ctime,
-            ino,
-        }
-    }
-
-    /// Whether a write within the same clock tick as `started` could leave
-    /// this stat as it is (git's "racy clean" rule): hash it again.
-    fn racy_since(&self, started: SystemTime) -> bool {
-        let ctime_racy = self.ctime.is_some_and(|(secs, nanos)| {
-            let since = started
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap_or_default();
-            let started = (
-                i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
-                i64::from(since.subsec_nanos()),
-            );
-            (secs, nanos) >= started
-        });
-        ctime_racy || self.mtime.is_none_or(|m| m >= started)
-    }
 }
 
 impl StatCache {

@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime};
 
 use cocode_core::snapshot::ContentHash;
 
-use crate::sweep::{Entry, Stat};
+use crate::sweep_entry::{Entry, Stat};
 use crate::varint::{get, put};
 
 /// Bytes of a packed blob's hash the saved form keeps (96 bits: two blobs

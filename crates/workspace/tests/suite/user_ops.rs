@@ -76,7 +76,7 @@ fn refusals_name_the_reason_and_change_nothing() {
             from: p("dir"),
             to: p("dir/inner")
         }),
-        WorkspaceErrorCode::PathInvalid
+        WorkspaceErrorCode::FileConflict
     );
     assert_eq!(
         code(UserOp::Delete(p("missing"))),

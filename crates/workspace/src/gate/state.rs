@@ -1,0 +1,170 @@
+//! The gate itself ([`Gate`]): what it holds, the state its serial section
+//! guards, its construction and accessors, and its close.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use cocode_core::gate::GateError;
+use cocode_core::ids::{AttemptNo, OpId, Seq, TaskId};
+use cocode_core::path::NormalizedPath;
+
+use crate::disk::{self, SafeRoot};
+use crate::layout::Layout;
+use crate::parallel::lock_ignoring_poison;
+use crate::policy::{PathPolicy, TestPatterns};
+use crate::store::HistoryStore;
+use crate::sweep::{StatCache, SweepLimits};
+
+/// Where a task's numbering stands.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TaskCursor {
+    pub(super) last_seq: Option<Seq>,
+    pub(super) last_attempt: AttemptNo,
+}
+
+/// What the gate's serial section guards (behind [`Gate::lock`]).
+pub(super) struct GateState {
+    pub(super) recovered: bool,
+    /// Paths of unresolved write journals.
+    pub(super) blocked: BTreeMap<NormalizedPath, OpId>,
+    /// Paths of a running or interrupted rollback.
+    pub(super) exclusion: BTreeMap<NormalizedPath, OpId>,
+    pub(super) tasks: HashMap<TaskId, TaskCursor>,
+    /// Numbering held by unresolved journals, so new records never reuse it.
+    pub(super) held_by_journals: HashMap<TaskId, TaskCursor>,
+    /// Committed operations whose journals go after the next barrier.
+    pub(super) settled_unsynced: Vec<OpId>,
+    /// Checkpointed operations the next barrier makes durable: then their
+    /// journals are settled.
+    pub(super) checkpointed_unsynced: Vec<OpId>,
+    /// Finished rollbacks whose journals go after the next barrier.
+    pub(super) rollbacks_unsynced: Vec<OpId>,
+    /// Files written and folders changed since the last barrier.
+    pub(super) unsynced_files: BTreeSet<PathBuf>,
+    pub(super) unsynced_dirs: BTreeSet<PathBuf>,
+    /// Folders and appended files whose entry was looked at since the last
+    /// barrier, with their identity then (see [`disk::entry_id`]).
+    pub(super) entries_seen: HashMap<PathBuf, Option<disk::EntryId>>,
+    /// Folders and appended files whose entry in their folder a barrier
+    /// made durable, with their identity then: while it is the same, their
+    /// folder need not be synced for them.
+    pub(super) durable_entries: HashMap<PathBuf, disk::EntryId>,
+    pub(super) sweep: StatCache,
+    /// What the last scan of the sweep did.
+    pub(super) last_scan: crate::sweep::SweepStats,
+    /// The version-control metadata the workspace held when the sweep
+    /// began (`metadata_census`), or `None` when it was too large to count.
+    pub(super) metadata_before: Option<BTreeSet<NormalizedPath>>,
+}
+
+/// The gate over one open workspace.
+pub struct Gate {
+    pub(super) layout: Layout,
+    pub(super) store: HistoryStore,
+    pub(super) policy: PathPolicy,
+    pub(super) tests: TestPatterns,
+    pub(super) disk: SafeRoot,
+    pub(super) sweep_limits: SweepLimits,
+    pub(super) state: Mutex<GateState>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("root", &self.layout.workspace_root())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gate {
+    /// A gate over the canonical `layout` root. Nothing is recovered yet:
+    /// call [`Gate::recover`] at startup; the first operation does it anyway.
+    pub fn new(layout: Layout, policy: PathPolicy, tests: TestPatterns) -> io::Result<Self> {
+        let disk = SafeRoot::open(layout.workspace_root())?;
+        let mut sweep = StatCache::default();
+        sweep.set_options(policy.options());
+        Ok(Self {
+            store: HistoryStore::new(layout.clone()),
+            layout,
+            policy,
+            tests,
+            disk,
+            sweep_limits: SweepLimits::default(),
+            state: Mutex::new(GateState {
+                recovered: false,
+                blocked: BTreeMap::new(),
+                exclusion: BTreeMap::new(),
+                tasks: HashMap::new(),
+                metadata_before: None,
+                held_by_journals: HashMap::new(),
+                settled_unsynced: Vec::new(),
+                checkpointed_unsynced: Vec::new(),
+                rollbacks_unsynced: Vec::new(),
+                unsynced_files: BTreeSet::new(),
+                unsynced_dirs: BTreeSet::new(),
+                entries_seen: HashMap::new(),
+                durable_entries: HashMap::new(),
+                sweep,
+                last_scan: crate::sweep::SweepStats::default(),
+            }),
+        })
+    }
+
+    /// Replaces the sweep's size and count limits.
+    #[must_use]
+    pub fn with_sweep_limits(mut self, limits: SweepLimits) -> Self {
+        self.sweep_limits = limits;
+        self
+    }
+
+    /// Whether `path` matches the workspace's test patterns (an agent's
+    /// change to it is held for a person).
+    pub fn is_test_file(&self, path: &NormalizedPath) -> bool {
+        self.tests.is_protected(path)
+    }
+
+    pub fn store(&self) -> &HistoryStore {
+        &self.store
+    }
+
+    pub fn policy(&self) -> &PathPolicy {
+        &self.policy
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, GateState> {
+        // A panic inside the serial section leaves the disk in a state
+        // recovery understands; keep serving rather than poisoning the gate.
+        lock_ignoring_poison(&self.state)
+    }
+
+    /// Reads a workspace file through the one safe read path
+    /// ([`crate::read`]); `None` when nothing is there.
+    pub fn read_file(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<Option<Vec<u8>>, GateError> {
+        crate::read::read_file(&self.policy, &self.disk, operation, path)
+    }
+
+    /// Paths blocked by unresolved write journals.
+    pub fn blocked_paths(&self) -> Vec<(NormalizedPath, OpId)> {
+        self.lock()
+            .blocked
+            .iter()
+            .map(|(p, o)| (p.clone(), o.clone()))
+            .collect()
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        let mut st = self.lock();
+        if let Err(e) = self.flush_locked(&mut st) {
+            tracing::warn!(error = %e, "could not flush the gate on close; recovery settles it at the next start");
+        }
+        self.save_sweep_cache(&st);
+    }
+}
