@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -44,12 +44,24 @@ use cocode_core::services::{CredentialVault, Secret};
 use cocode_core::{CancelReason, ProviderId, RequestId};
 use futures::{SinkExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::registry::{AcpAgentConfig, AcpAgentRegistry};
 use crate::updates::UpdateMapper;
 
+mod runtime;
+mod session_impl;
+mod terminals;
+
 /// The most stderr kept per agent (the newest bytes).
 const LOG_LIMIT: usize = 256 * 1024;
+
+/// Most lines from the agent queued for the protocol.
+const INCOMING_QUEUE: usize = 64;
+
+/// Most commands (a prompt, a cancel) queued for the connection task; one
+/// turn runs at a time, so the queue is never long.
+const COMMAND_QUEUE: usize = 4;
 
 /// How long a cancelled agent may take to stop before it is killed.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -310,7 +322,8 @@ struct Shared {
     /// Maps updates; knows the open tool calls.
     updates: Mutex<UpdateMapper>,
     log: Mutex<Vec<u8>>,
-    closed: Mutex<bool>,
+    /// Set once: the transport's end is told once.
+    closed: AtomicBool,
     /// The login method to select before `session/new`, when the agent's
     /// secrets were supplied.
     auth_method: Option<String>,
@@ -354,204 +367,8 @@ impl Shared {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// `terminal/create`: the id now, the command through the host.
-    fn create_terminal(&self, r: &acp::CreateTerminalRequest) -> String {
-        let n = self.next_terminal.fetch_add(1, Ordering::Relaxed);
-        let terminal_id = format!("term-{n}");
-        let request = self.next_id();
-        let cwd = r
-            .cwd
-            .as_ref()
-            .map(|c| self.relative(c))
-            .filter(|c| !c.is_empty());
-        let kind = AgentRequestKind::Command {
-            argv: command_argv(&r.command, &r.args),
-            cwd,
-            env: r
-                .env
-                .iter()
-                .map(|e| (e.name.clone(), e.value.clone()))
-                .collect(),
-            output_limit: r.output_byte_limit,
-        };
-        self.lock_terminals().insert(
-            terminal_id.clone(),
-            Terminal {
-                request: request.clone(),
-                end: None,
-                waiters: Vec::new(),
-                killed: false,
-                live: OutputBuffer::new(Some(
-                    r.output_byte_limit
-                        .and_then(|l| usize::try_from(l).ok())
-                        .unwrap_or(LIVE_OUTPUT_LIMIT)
-                        .min(LIVE_OUTPUT_LIMIT),
-                )),
-            },
-        );
-        self.send_request(
-            request,
-            kind,
-            Pending::Command {
-                terminal_id: terminal_id.clone(),
-            },
-        );
-        terminal_id
-    }
-
-    /// Output of a terminal's running command, kept for `terminal/output`.
-    fn request_output(&self, id: &RequestId, chunk: &[u8]) {
-        let terminal_id = match self.lock_pending().get(id) {
-            Some(Pending::Command { terminal_id }) => terminal_id.clone(),
-            _ => return,
-        };
-        if let Some(terminal) = self.lock_terminals().get_mut(&terminal_id)
-            && terminal.end.is_none()
-        {
-            terminal.live.push(chunk);
-        }
-    }
-
-    /// `terminal/output`: the output so far, and the exit once it ended.
-    fn terminal_output(
-        &self,
-        id: &acp::TerminalId,
-    ) -> Result<acp::TerminalOutputResponse, agent_client_protocol::Error> {
-        let terminals = self.lock_terminals();
-        let terminal = terminals.get(&*id.0).ok_or_else(|| unknown_terminal(id))?;
-        match &terminal.end {
-            None => Ok(acp::TerminalOutputResponse::new(
-                String::from_utf8_lossy(terminal.live.bytes()),
-                terminal.live.trimmed() > 0,
-            )),
-            Some(Ok(end)) => Ok(acp::TerminalOutputResponse::new(
-                end.output.clone(),
-                end.truncated,
-            )
-            .exit_status(end.status.clone())),
-            Some(Err(code)) => Err(failure(code)),
-        }
-    }
-
-    /// `terminal/wait_for_exit`: answered now when the command has ended,
-    /// otherwise when it ends.
-    fn wait_for_exit(
-        &self,
-        id: &acp::TerminalId,
-        responder: Responder<acp::WaitForTerminalExitResponse, V1>,
-    ) -> Result<(), agent_client_protocol::Error> {
-        let mut terminals = self.lock_terminals();
-        let Some(terminal) = terminals.get_mut(&*id.0) else {
-            return responder.respond_with_error(unknown_terminal(id));
-        };
-        match &terminal.end {
-            None => {
-                terminal.waiters.push(responder);
-                Ok(())
-            }
-            Some(Ok(end)) => {
-                responder.respond(acp::WaitForTerminalExitResponse::new(end.status.clone()))
-            }
-            Some(Err(code)) => responder.respond_with_error(failure(code)),
-        }
-    }
-
-    /// `terminal/kill`, or with `release` `terminal/release` (which also
-    /// forgets the terminal). A running command's request is withdrawn.
-    fn stop_terminal(
-        &self,
-        id: &acp::TerminalId,
-        release: bool,
-    ) -> Result<(), agent_client_protocol::Error> {
-        let mut terminals = self.lock_terminals();
-        let terminal = terminals
-            .get_mut(&*id.0)
-            .ok_or_else(|| unknown_terminal(id))?;
-        let withdraw = terminal.end.is_none() && !terminal.killed;
-        terminal.killed |= terminal.end.is_none();
-        let request = terminal.request.clone();
-        if release && let Some(terminal) = terminals.remove(&*id.0) {
-            for waiter in terminal.waiters {
-                let _ = waiter.respond_with_error(unknown_terminal(id));
-            }
-        }
-        drop(terminals);
-        if withdraw {
-            self.emit(AgentEvent::RequestWithdrawn { id: request });
-        }
-        Ok(())
-    }
-
-    /// The host ran (or refused) a terminal's command.
-    fn terminal_ended(&self, terminal_id: &str, completion: RequestCompletion) {
-        let mut terminals = self.lock_terminals();
-        // A released terminal is gone; a command still running then was
-        // stopped by its release.
-        let killed = terminals.get(terminal_id).is_none_or(|t| t.killed);
-        let end = match completion {
-            RequestCompletion::Success(v) => {
-                let code = v
-                    .get("exitCode")
-                    .and_then(serde_json::Value::as_i64)
-                    .and_then(|c| i32::try_from(c).ok());
-                let timed_out = v.get("timedOut") == Some(&serde_json::json!(true));
-                let signal = if code.is_none() && (killed || timed_out) {
-                    Some("SIGKILL".to_owned())
-                } else {
-                    v.get("signal")
-                        .and_then(serde_json::Value::as_i64)
-                        .map(signal_name)
-                };
-                Ok(TerminalEnd {
-                    output: v
-                        .get("output")
-                        .and_then(serde_json::Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    truncated: v.get("truncated") == Some(&serde_json::json!(true)),
-                    code,
-                    status: acp::TerminalExitStatus::new()
-                        .exit_code(code.map(i32::cast_unsigned))
-                        .signal(signal),
-                })
-            }
-            // A kill the host answered with its cancellation.
-            _ if killed => Ok(TerminalEnd {
-                output: String::new(),
-                truncated: false,
-                code: None,
-                status: acp::TerminalExitStatus::new().signal("SIGKILL".to_owned()),
-            }),
-            RequestCompletion::Refused { code } | RequestCompletion::Error { code, .. } => {
-                Err(code)
-            }
-        };
-        if let Ok(end) = &end {
-            self.emit(AgentEvent::TerminalOutput {
-                terminal_id: terminal_id.to_owned(),
-                output: end.output.clone(),
-                exit_code: end.code,
-                truncated: end.truncated,
-            });
-        }
-        let Some(terminal) = terminals.get_mut(terminal_id) else {
-            return;
-        };
-        for waiter in terminal.waiters.drain(..) {
-            let _ = match &end {
-                Ok(end) => {
-                    waiter.respond(acp::WaitForTerminalExitResponse::new(end.status.clone()))
-                }
-                Err(code) => waiter.respond_with_error(failure(code)),
-            };
-        }
-        terminal.end = Some(end);
-    }
-
     fn close(&self, reason: String) {
-        let mut closed = self.closed.lock().unwrap_or_else(PoisonError::into_inner);
-        if !*closed {
-            *closed = true;
+        if !self.closed.swap(true, Ordering::AcqRel) {
             self.emit(AgentEvent::TransportClosed { reason });
         }
     }
@@ -608,11 +425,12 @@ enum Command {
 pub struct AcpSession {
     shared: Arc<Shared>,
     events: Option<mpsc::UnboundedReceiver<AgentEvent>>,
-    commands: mpsc::UnboundedSender<Command>,
-    kill: tokio_util_kill::Kill,
+    commands: mpsc::Sender<Command>,
+    /// Ends the IO task (and with it the agent's process).
+    kill: CancellationToken,
     capabilities: AgentCapabilities,
     grace: Duration,
-    turn_running: Arc<Mutex<bool>>,
+    turn_running: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for AcpSession {
@@ -637,139 +455,12 @@ impl AcpSession {
     }
 }
 
-/// A kill switch for the IO task.
-mod tokio_util_kill {
-    use tokio::sync::watch;
-
-    #[derive(Debug, Clone)]
-    pub struct Kill(pub watch::Sender<bool>);
-
-    impl Kill {
-        pub fn fire(&self) {
-            let _ = self.0.send(true);
-        }
-    }
-}
-
 struct Receiver(mpsc::UnboundedReceiver<AgentEvent>);
 
 impl futures::Stream for Receiver {
     type Item = AgentEvent;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
         self.0.poll_recv(cx)
-    }
-}
-
-#[async_trait]
-impl AgentRuntime for AcpRuntime {
-    fn kind(&self) -> AgentBackendKind {
-        AgentBackendKind::Acp
-    }
-
-    async fn describe_providers(&self) -> Vec<AgentProvider> {
-        self.agents
-            .agents()
-            .filter_map(|a| {
-                Some(AgentProvider {
-                    id: ProviderId::new(a.id.as_str()).ok()?,
-                    display_name: a.display_name.clone(),
-                    // Whether the program is installed shows when it launches.
-                    available: true,
-                    models: Vec::new(),
-                })
-            })
-            .collect()
-    }
-
-    async fn start_session(
-        &self,
-        req: SessionRequest,
-    ) -> Result<Box<dyn AgentSession>, AgentError> {
-        let SessionTarget::Acp { agent_id } = &req.target else {
-            return Err(backend(
-                "ACP_CONFIG",
-                "the ACP backend runs ACP agents only",
-                false,
-            ));
-        };
-        let agent = self.agents.get(agent_id).ok_or_else(|| {
-            backend(
-                "ACP_CONFIG",
-                format!("no ACP agent {agent_id} is configured"),
-                false,
-            )
-        })?;
-        let (spec, secret_problems, auth_method) = self.launch_spec(agent, &req)?;
-        let handle = self.launcher.launch(spec).map_err(|e| {
-            backend(
-                "ACP_LAUNCH_FAILED",
-                format!("{}: {e}", agent.display_name),
-                false,
-            )
-        })?;
-        let (events, rx) = mpsc::unbounded_channel();
-        let shared = Arc::new(Shared {
-            root: req.workspace_root.clone(),
-            events,
-            pending: Mutex::new(BTreeMap::new()),
-            next_request: AtomicU64::new(1),
-            terminals: Mutex::new(BTreeMap::new()),
-            next_terminal: AtomicU64::new(1),
-            updates: Mutex::new(UpdateMapper::new(req.workspace_root.clone())),
-            log: Mutex::new(Vec::new()),
-            closed: Mutex::new(false),
-            auth_method,
-        });
-        let (kill_tx, kill_rx) = tokio::sync::watch::channel(false);
-        let (transport, _io) = spawn_io(handle, Arc::clone(&shared), kill_rx);
-        let (commands, command_rx) = mpsc::unbounded_channel();
-        let (ready_tx, ready_rx) = oneshot::channel();
-        let turn_running = Arc::new(Mutex::new(false));
-        tokio::spawn(connect(
-            transport,
-            Arc::clone(&shared),
-            command_rx,
-            ready_tx,
-            Arc::clone(&turn_running),
-        ));
-        let kill = tokio_util_kill::Kill(kill_tx);
-        let ready = tokio::time::timeout(req.request_timeout, ready_rx).await;
-        let capabilities = match ready {
-            Ok(Ok(Ok(caps))) => caps,
-            Ok(Ok(Err(e))) => {
-                kill.fire();
-                return Err(with_notes(with_log(e, &shared), &secret_problems));
-            }
-            Ok(Err(_)) => {
-                kill.fire();
-                return Err(backend(
-                    "ACP_TRANSPORT_CLOSED",
-                    format!(
-                        "{} exited before the session started: {}",
-                        agent.display_name,
-                        tail(&shared)
-                    ),
-                    false,
-                ));
-            }
-            Err(_) => {
-                kill.fire();
-                return Err(backend(
-                    "ACP_TIMEOUT",
-                    format!("{} did not start a session in time", agent.display_name),
-                    true,
-                ));
-            }
-        };
-        Ok(Box::new(AcpSession {
-            shared,
-            events: Some(rx),
-            commands,
-            kill,
-            capabilities,
-            grace: self.grace,
-            turn_running,
-        }))
     }
 }
 
@@ -827,7 +518,7 @@ type OutgoingSink = futures::sink::SinkMapErr<
     futures::channel::mpsc::UnboundedSender<String>,
     fn(futures::channel::mpsc::SendError) -> io::Error,
 >;
-type IncomingStream = futures::channel::mpsc::UnboundedReceiver<io::Result<String>>;
+type IncomingStream = futures::channel::mpsc::Receiver<io::Result<String>>;
 
 fn to_io(e: futures::channel::mpsc::SendError) -> io::Error {
     io::Error::other(e)
@@ -845,13 +536,15 @@ enum Io {
 fn spawn_io(
     mut handle: Box<dyn ProcessHandle>,
     shared: Arc<Shared>,
-    mut kill: tokio::sync::watch::Receiver<bool>,
+    kill: CancellationToken,
 ) -> (
     Lines<OutgoingSink, IncomingStream>,
     tokio::task::JoinHandle<()>,
 ) {
     let (out_tx, mut out_rx) = futures::channel::mpsc::unbounded::<String>();
-    let (in_tx, in_rx) = futures::channel::mpsc::unbounded::<io::Result<String>>();
+    // Bounded: while the protocol is behind, the agent's output waits in
+    // its pipe.
+    let (mut in_tx, in_rx) = futures::channel::mpsc::channel::<io::Result<String>>(INCOMING_QUEUE);
     if let Some(mut stderr) = handle.take_stderr() {
         let log = Arc::clone(&shared);
         tokio::spawn(async move {
@@ -873,7 +566,7 @@ fn spawn_io(
             let step = tokio::select! {
                 line = out_rx.next(), if writing => Io::Out(line),
                 chunk = handle.read_output() => Io::In(chunk),
-                _ = kill.changed() => Io::Kill,
+                () = kill.cancelled() => Io::Kill,
             };
             match step {
                 Io::Out(Some(line)) => {
@@ -890,7 +583,7 @@ fn spawn_io(
                     for item in arrived.drain(..) {
                         match item {
                             crate::framing::Framed::Line(text) => {
-                                let _ = in_tx.unbounded_send(Ok(text));
+                                let _ = in_tx.send(Ok(text)).await;
                             }
                             crate::framing::Framed::TooLong { limit } => too_long = Some(limit),
                         }
@@ -933,9 +626,9 @@ fn spawn_io(
 async fn connect(
     transport: Lines<OutgoingSink, IncomingStream>,
     shared: Arc<Shared>,
-    mut commands: mpsc::UnboundedReceiver<Command>,
+    mut commands: mpsc::Receiver<Command>,
     ready: oneshot::Sender<Result<AgentCapabilities, AgentError>>,
-    turn_running: Arc<Mutex<bool>>,
+    turn_running: Arc<AtomicBool>,
 ) {
     let on_update = Arc::clone(&shared);
     let on_read = Arc::clone(&shared);
@@ -1239,9 +932,9 @@ async fn handshake(
 async fn run_protocol(
     cx: &ConnectionTo<Agent>,
     shared: &Arc<Shared>,
-    commands: &mut mpsc::UnboundedReceiver<Command>,
+    commands: &mut mpsc::Receiver<Command>,
     ready: oneshot::Sender<Result<AgentCapabilities, AgentError>>,
-    turn_running: &Arc<Mutex<bool>>,
+    turn_running: &AtomicBool,
 ) {
     let session = match handshake(cx, shared).await {
         Ok((session, capabilities)) => {
@@ -1278,13 +971,13 @@ async fn run_protocol(
                     // The agent is gone: the transport's end says so
                     // (`TransportClosed`, with its exit and log).
                     Err(e) if agent_client_protocol::is_incoming_transport_closed(&e) => {
-                        *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
+                        turn_running.store(false, Ordering::Release);
                         return;
                     }
                     Err(e) => {
                         // Free for the next turn before anyone hears of the
                         // failure (a caller may send again at once).
-                        *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
+                        turn_running.store(false, Ordering::Release);
                         shared.emit(AgentEvent::Failed {
                             code: "ACP_PROMPT_FAILED".into(),
                             message: error_text(&e),
@@ -1305,149 +998,8 @@ async fn run_protocol(
                 },
             }
         };
-        *turn_running.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        turn_running.store(false, Ordering::Release);
         shared.emit(AgentEvent::TurnEnded { reason });
-    }
-}
-
-#[async_trait]
-impl AgentSession for AcpSession {
-    fn capabilities(&self) -> AgentCapabilities {
-        self.capabilities
-    }
-
-    fn events(&mut self) -> EventStream {
-        match self.events.take() {
-            Some(rx) => Box::pin(Receiver(rx)),
-            None => Box::pin(Receiver(mpsc::unbounded_channel().1)),
-        }
-    }
-
-    async fn send(&self, turn: UserTurn) -> Result<(), AgentError> {
-        if *self
-            .shared
-            .closed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-        {
-            return Err(AgentError::Closed);
-        }
-        {
-            let mut running = self
-                .turn_running
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if *running {
-                return Err(backend(
-                    "AGENT_BUSY",
-                    "the agent is still working on the previous turn",
-                    true,
-                ));
-            }
-            *running = true;
-        }
-        self.commands
-            .send(Command::Prompt(turn.text))
-            .map_err(|_| AgentError::Closed)
-    }
-
-    fn request_output(&self, id: &RequestId, chunk: &[u8]) {
-        self.shared.request_output(id, chunk);
-    }
-
-    async fn complete(
-        &self,
-        id: RequestId,
-        completion: RequestCompletion,
-    ) -> Result<(), AgentError> {
-        let pending = self
-            .shared
-            .lock_pending()
-            .remove(&id)
-            .ok_or_else(|| AgentError::AlreadyCompleted(id.clone()))?;
-        let sent = match (pending, completion) {
-            (Pending::Command { terminal_id }, completion) => {
-                self.shared.terminal_ended(&terminal_id, completion);
-                Ok(())
-            }
-            (Pending::Read(r), RequestCompletion::Success(value)) => {
-                let content = value
-                    .get("content")
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                r.respond(acp::ReadTextFileResponse::new(content))
-            }
-            (Pending::Write(r), RequestCompletion::Success(_)) => {
-                r.respond(acp::WriteTextFileResponse::new())
-            }
-            (Pending::Permission { responder, options }, completion) => {
-                let chosen = match &completion {
-                    RequestCompletion::Success(v) => v
-                        .get("optionId")
-                        .and_then(serde_json::Value::as_str)
-                        .filter(|id| options.iter().any(|(o, _)| o == id))
-                        .map(str::to_owned),
-                    // A refusal picks the agent's own reject option when it has one.
-                    _ => options
-                        .iter()
-                        .find(|(_, k)| {
-                            matches!(
-                                k,
-                                PermissionOptionKind::RejectOnce
-                                    | PermissionOptionKind::RejectAlways
-                            )
-                        })
-                        .map(|(o, _)| o.clone()),
-                };
-                let outcome = chosen.map_or(acp::RequestPermissionOutcome::Cancelled, |id| {
-                    acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(id))
-                });
-                responder.respond(acp::RequestPermissionResponse::new(outcome))
-            }
-            (
-                Pending::Read(r),
-                RequestCompletion::Refused { code } | RequestCompletion::Error { code, .. },
-            ) => r.respond_with_error(failure(&code)),
-            (
-                Pending::Write(r),
-                RequestCompletion::Refused { code } | RequestCompletion::Error { code, .. },
-            ) => r.respond_with_error(failure(&code)),
-        };
-        sent.map_err(|e| backend("ACP_TRANSPORT_CLOSED", e.to_string(), false))
-    }
-
-    async fn cancel(&self, _reason: CancelReason) -> Result<(), AgentError> {
-        let running = *self
-            .turn_running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        // During a turn the connection sends `session/cancel` first and then
-        // answers the pending permissions, so the agent learns of the cancel
-        // before it sees the answers.
-        let sent = running && self.commands.send(Command::Cancel).is_ok();
-        if !sent {
-            self.shared.cancel_pending();
-        }
-        if running {
-            // The agent answers the prompt with `cancelled`; one that does not
-            // within the grace period is killed.
-            let flag = Arc::clone(&self.turn_running);
-            let kill = self.kill.clone();
-            let grace = self.grace;
-            tokio::spawn(async move {
-                tokio::time::sleep(grace).await;
-                if *flag.lock().unwrap_or_else(PoisonError::into_inner) {
-                    kill.fire();
-                }
-            });
-        }
-        Ok(())
-    }
-
-    async fn dispose(self: Box<Self>) {
-        let _ = self.cancel(CancelReason::WorkspaceClosing).await;
-        self.kill.fire();
     }
 }
 

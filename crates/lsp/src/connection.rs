@@ -11,7 +11,7 @@ use cocode_core::process::ProcessHandle;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::LspError;
+use crate::error::LspError;
 use crate::framing::{Decoder, encode};
 
 type Reply = Result<Value, LspError>;
@@ -54,6 +54,11 @@ fn answer(method: &str, params: &Value, root_uri: &str) -> Result<Value, (i64, S
         _ => Err((-32601, format!("cocode does not handle {method}"))),
     }
 }
+
+/// Most notifications queued for the reader before the server's output
+/// is read no further (a server publishing diagnostics for a whole tree
+/// waits in its pipe rather than filling memory).
+const NOTIFICATION_QUEUE: usize = 256;
 
 /// The client side of one server's connection.
 pub struct Connection {
@@ -113,9 +118,9 @@ impl Connection {
     pub fn start(
         handle: Box<dyn ProcessHandle>,
         root_uri: String,
-    ) -> (Self, mpsc::UnboundedReceiver<Notification>) {
+    ) -> (Self, mpsc::Receiver<Notification>) {
         let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let (note_tx, note_rx) = mpsc::unbounded_channel();
+        let (note_tx, note_rx) = mpsc::channel(NOTIFICATION_QUEUE);
         let (ended_tx, ended_rx) = watch::channel(None);
         let (kill_tx, kill_rx) = watch::channel(false);
         let pending: Pending = Arc::default();
@@ -241,7 +246,7 @@ impl Connection {
 struct Pump {
     out_rx: mpsc::UnboundedReceiver<Vec<u8>>,
     out_tx: mpsc::UnboundedSender<Vec<u8>>,
-    notes: mpsc::UnboundedSender<Notification>,
+    notes: mpsc::Sender<Notification>,
     pending: Pending,
     ended: watch::Sender<Option<String>>,
     kill: watch::Receiver<bool>,
@@ -255,11 +260,12 @@ enum Step {
 }
 
 impl Pump {
-    /// Routes one message from the server.
-    fn dispatch(&self, body: &[u8]) {
+    /// Routes one message from the server; a notification is returned for
+    /// the caller to queue.
+    fn dispatch(&self, body: &[u8]) -> Option<Notification> {
         let Ok(message) = serde_json::from_slice::<Value>(body) else {
             tracing::warn!("a language server sent a message that is not JSON");
-            return;
+            return None;
         };
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id").filter(|id| !id.is_null());
@@ -274,19 +280,19 @@ impl Pump {
                 let _ = self.out_tx.send(encode(response.to_string().as_bytes()));
             }
             (Some(method), None) => {
-                let _ = self.notes.send(Notification {
+                return Some(Notification {
                     method: method.to_owned(),
                     params: message.get("params").cloned().unwrap_or(Value::Null),
                 });
             }
             (None, Some(id)) => {
-                let Some(id) = id.as_i64() else { return };
+                let id = id.as_i64()?;
                 let waiting = self
                     .pending
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(&id);
-                let Some((method, tx)) = waiting else { return };
+                let (method, tx) = waiting?;
                 let reply = match message.get("error") {
                     Some(error) => Err(LspError::Server {
                         method,
@@ -299,7 +305,23 @@ impl Pump {
             }
             (None, None) => {}
         }
+        None
     }
+}
+
+/// A server's last words: the last three lines it wrote to stderr.
+fn last_words(log: &Mutex<Vec<u8>>) -> Option<String> {
+    let buf = log.lock().unwrap_or_else(PoisonError::into_inner);
+    let text = String::from_utf8_lossy(&buf);
+    let mut last: Vec<&str> = text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(3)
+        .collect();
+    last.reverse();
+    (!last.is_empty()).then(|| cocode_core::shown::line(&last.join(" / ")).into_owned())
 }
 
 /// Moves bytes between the process and the connection until the process's
@@ -340,7 +362,13 @@ async fn pump(mut handle: Box<dyn ProcessHandle>, mut p: Pump) {
                 decoder.push(&chunk);
                 loop {
                     match decoder.next_frame() {
-                        Ok(Some(body)) => p.dispatch(&body),
+                        Ok(Some(body)) => {
+                            // Back-pressure: while the reader of notifications
+                            // is behind, the server's output waits in its pipe.
+                            if let Some(note) = p.dispatch(&body) {
+                                let _ = p.notes.send(note).await;
+                            }
+                        }
                         Ok(None) => break,
                         Err(e) => {
                             broken = Some(e.to_string());
@@ -361,20 +389,7 @@ async fn pump(mut handle: Box<dyn ProcessHandle>, mut p: Pump) {
         }
     }
     let status = handle.wait().await;
-    // Its last words: the last three lines it wrote to stderr.
-    let tail = {
-        let buf = log.lock().unwrap_or_else(PoisonError::into_inner);
-        let text = String::from_utf8_lossy(&buf);
-        let mut last: Vec<&str> = text
-            .lines()
-            .rev()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .take(3)
-            .collect();
-        last.reverse();
-        (!last.is_empty()).then(|| cocode_core::shown::line(&last.join(" / ")).into_owned())
-    };
+    let tail = last_words(&log);
     let mut reason = match (broken, status) {
         (Some(e), _) => format!("it broke the protocol ({e})"),
         (None, Ok(cocode_core::process::ExitStatus::Code(0))) => "it exited".to_owned(),

@@ -4,37 +4,8 @@
 use std::path::Path;
 
 use cocode_core::workspace::LanguageServerEntry;
-use serde::Serialize;
 
-/// One language server cocode can start.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ServerSpec {
-    /// Stable id (`pyright`), the key of configuration entries.
-    pub id: String,
-    /// Extensions (lower case, no dot) of the files it serves.
-    pub extensions: Vec<String>,
-    /// Program and arguments (no shell).
-    pub command: Vec<String>,
-    /// What a person runs to install it.
-    pub install: String,
-    /// Its command was named by the workspace's own configuration (a
-    /// cloned repository's `.cocode/config/workspace.json`) and the person
-    /// has not trusted it: it is not started until they do.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub needs_trust: bool,
-    /// Its command came from the workspace's own configuration (a cloned
-    /// repository's): it runs confined like an agent's command (writes in
-    /// the workspace only, network through the policy proxy), trusted or
-    /// not.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub from_workspace: bool,
-    /// `initializationOptions` it is started with (the TypeScript it uses).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub initialization_options: Option<serde_json::Value>,
-    /// What a person should know about how it runs (which TypeScript).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
+pub use crate::spec::ServerSpec;
 
 /// The protocol's language id of a file.
 pub fn language_id(path: &Path) -> Option<&'static str> {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::registry::ServerSpec;
+use crate::spec::ServerSpec;
 
 /// The built-in server's id and command, which discovery may adjust.
 pub const SERVER_ID: &str = "typescript-language-server";
@@ -85,7 +85,7 @@ fn package_at(dir: &Path, local: bool) -> Option<TypeScript> {
 /// into (`/usr/lib/node_modules` for `/usr/bin/typescript-language-server`,
 /// a link into it).
 fn global_modules_of(program: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
-    let found = crate::find_program(program, path_var)?;
+    let found = cocode_platform::programs::find_program(program, path_var)?;
     let real = found.canonicalize().ok()?;
     real.ancestors()
         .find(|a| a.file_name() == Some(OsStr::new("node_modules")))

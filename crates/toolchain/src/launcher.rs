@@ -12,7 +12,6 @@
 )]
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,12 +31,7 @@ use crate::policy::LaunchPolicy;
 use crate::proxy::PolicyProxy;
 use crate::scratch::PrivateTemp;
 
-/// Where agent children may write (besides the temp folder).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WritableRoots {
-    pub workspace: Option<PathBuf>,
-    pub exceptions: Vec<PathBuf>,
-}
+pub use crate::roots::WritableRoots;
 
 /// The launcher of one app instance.
 pub struct Launcher {
@@ -311,9 +305,9 @@ impl Launcher {
     /// The person's socket places to cover for an agent launch: those that
     /// exist and hold nothing the launch may write.
     #[cfg(target_os = "linux")]
-    fn hidden(&self, plan: &SandboxPlan) -> Vec<crate::confine::Hidden> {
+    fn hidden(&self, plan: &SandboxPlan) -> Vec<crate::hidden::Hidden> {
         let uid = rustix::process::geteuid().as_raw();
-        crate::confine::hidden_sockets(&self.policy.inherited, uid)
+        crate::hidden::hidden_sockets(&self.policy.inherited, uid)
             .into_iter()
             .filter(|h| {
                 let (path, folder) = h.parts();

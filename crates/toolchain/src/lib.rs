@@ -9,6 +9,7 @@ pub mod confine;
 pub mod doctor;
 pub mod env;
 pub mod findings;
+pub mod hidden;
 pub mod hosts;
 pub mod launcher;
 pub mod parsers;
@@ -16,6 +17,7 @@ pub mod policy;
 pub mod proxy;
 #[cfg(target_os = "linux")]
 pub mod reaper;
+mod roots;
 pub mod scratch;
 mod tunnel;
 pub mod vault;

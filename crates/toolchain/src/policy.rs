@@ -14,7 +14,7 @@ use cocode_core::process::{
 };
 
 use crate::env::{ProxyEnv, TargetOs, add_secrets, child_env};
-use crate::launcher::WritableRoots;
+use crate::roots::WritableRoots;
 
 /// The sandbox policy of one app instance's launches.
 #[derive(Debug, Clone)]

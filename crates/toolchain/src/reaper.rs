@@ -28,7 +28,7 @@
 //! The same keeper gives the command a network namespace of its own with
 //! nothing but loopback, where it makes a listener on the proxy's port and
 //! hands it to cocode, whose proxy serves it: no other address answers. And
-//! a mount namespace where the person's own sockets (`confine::hidden_sockets`:
+//! a mount namespace where the person's own sockets (`hidden::hidden_sockets`:
 //! the D-Bus session bus, ssh and gpg agents, displays, container engines)
 //! are covered, so a command cannot reach them with the person's rights,
 //! and a devpts instance of its own is mounted, so it can use
@@ -96,7 +96,7 @@ impl PidNamespace {
     /// The plan for this process, or `None` when the pipe cannot be made.
     pub(crate) fn prepare(
         net: Option<NetNamespace>,
-        hide: &[crate::confine::Hidden],
+        hide: &[crate::hidden::Hidden],
         ptys: bool,
         read_only: &[std::path::PathBuf],
         proc: bool,
