@@ -23,7 +23,8 @@ use crate::cli::args::CliCommand;
 ///
 /// `verify` and `doctor` use 1 and 2 for findings, so their own errors are
 /// 3; task commands use 3 for "awaiting approval", so theirs are 1.
-pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
+pub fn run(command: &CliCommand, root: &crate::host::root::HostRoot) -> ExitCode {
+    let rt = root.runtime();
     // Paths, prompts and replies can hold terminal escape sequences.
     let out = &mut printable::Printable::new(std::io::stdout());
     let (result, error_code) = match command {
@@ -54,7 +55,7 @@ pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
         CliCommand::Acp { action } => (
             acp::acp_command(
                 action,
-                &cocode_toolchain::vault::KeyringVault,
+                root.credentials().as_ref(),
                 &mut std::io::stdin().lock(),
                 out,
             ),
@@ -63,7 +64,7 @@ pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
         CliCommand::Provider { action } => (
             provider::provider_command(
                 action,
-                &cocode_toolchain::vault::KeyringVault,
+                root.credentials().as_ref(),
                 &mut std::io::stdin().lock(),
                 out,
             ),
@@ -71,7 +72,7 @@ pub fn run(command: &CliCommand, rt: &tokio::runtime::Handle) -> ExitCode {
         ),
         CliCommand::Lsp { action } => (lsp::lsp_command(action, rt, out), 3),
         CliCommand::New { dest, brick, vars } => {
-            (bricks::new_workspace(dest, brick, vars, rt, out), 1)
+            (bricks::new_workspace(dest, brick, vars, root, out), 1)
         }
         CliCommand::Bricks => (bricks::list(out), 1),
         CliCommand::Open { .. } => {

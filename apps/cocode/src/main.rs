@@ -76,10 +76,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let handle = runtime.handle().clone();
+    // The composition root: launchers, the credential store and the brick
+    // engine are built there, once, for whichever front end runs.
+    let root = cocode::host::root::HostRoot::new(runtime.handle().clone());
     match &cli.command {
-        Some(CliCommand::Open { dir }) => cocode::window::run(dir.as_deref(), handle),
-        None => cocode::window::run(None, handle),
-        Some(command) => cocode::cli::run(command, &handle),
+        Some(CliCommand::Open { dir }) => cocode::window::run(dir.as_deref(), root),
+        None => cocode::window::run(None, root),
+        Some(command) => cocode::cli::run(command, &root),
     }
 }

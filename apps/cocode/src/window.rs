@@ -21,10 +21,10 @@ pub mod open_folder;
 pub mod providers;
 pub mod quick_open;
 pub mod search;
-pub mod task_service;
 pub mod terminals;
 pub mod transcript;
 pub mod views;
+pub mod workspace_service;
 
 #[cfg(all(test, target_os = "linux"))]
 pub(crate) mod loopback;
@@ -40,8 +40,8 @@ use crate::window::app::CocodeApp;
 
 /// Opens the window (with `folder` open, if given) and runs it until it
 /// closes.
-pub fn run(folder: Option<&Path>, runtime: tokio::runtime::Handle) -> ExitCode {
-    match open(folder, runtime) {
+pub fn run(folder: Option<&Path>, root: crate::host::root::HostRoot) -> ExitCode {
+    match open(folder, root) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("cocode: {err:#}");
@@ -50,7 +50,7 @@ pub fn run(folder: Option<&Path>, runtime: tokio::runtime::Handle) -> ExitCode {
     }
 }
 
-fn open(folder: Option<&Path>, runtime: tokio::runtime::Handle) -> anyhow::Result<()> {
+fn open(folder: Option<&Path>, root: crate::host::root::HostRoot) -> anyhow::Result<()> {
     let folder = match folder {
         Some(dir) => {
             let canonical = std::fs::canonicalize(dir)
@@ -79,7 +79,7 @@ fn open(folder: Option<&Path>, runtime: tokio::runtime::Handle) -> anyhow::Resul
         "cocode",
         options,
         Box::new(move |cc| {
-            let mut app = CocodeApp::new(folder, runtime)?;
+            let mut app = CocodeApp::new(folder, root)?;
             app.open_requests = requests;
             app.bind(&cc.egui_ctx);
             Ok(Box::new(app))

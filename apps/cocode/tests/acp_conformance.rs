@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cocode::host::task_host::{HostOptions, TaskHost};
+use cocode::host::workspace_host::{HostOptions, WorkspaceHost};
 use cocode_core::agent::{
     AgentEvent, AgentRequestKind, AgentRuntime as _, AgentSession, FileEditOp, SessionRequest,
     SessionTarget, TurnEndReason, UserTurn,
@@ -343,7 +343,7 @@ fn claude_code(root: &Path) -> Option<Subject> {
 struct Harness {
     _dir: tempfile::TempDir,
     root: PathBuf,
-    host: Arc<TaskHost>,
+    host: Arc<WorkspaceHost>,
     subject: Subject,
     approve: Arc<AtomicBool>,
     task: TaskId,
@@ -387,7 +387,7 @@ async fn harness_with(
             .unwrap();
     }
     let host = Arc::new(
-        TaskHost::open(
+        WorkspaceHost::open(
             &root,
             HostOptions {
                 vault: Arc::new(vault),

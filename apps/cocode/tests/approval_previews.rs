@@ -21,7 +21,7 @@ use serde_json::json;
 /// Makes the call, takes the preview its approval request carries, denies
 /// it, and checks that nothing was written.
 async fn preview_of(
-    host: &Arc<cocode::host::task_host::TaskHost>,
+    host: &Arc<cocode::host::workspace_host::WorkspaceHost>,
     root: &std::path::Path,
     tool: &'static str,
     args: serde_json::Value,

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use cocode::host::orchestrator::{Decision, TaskApprover, TaskOrchestrator, TaskSpec};
-use cocode::host::task_host::{HostOptions, TaskHost};
+use cocode::host::workspace_host::{HostOptions, WorkspaceHost};
 use cocode_core::path::normalize;
 use cocode_core::task::TaskBackend;
 use cocode_core::{CompletionMode, ContentHash, DelegatedTask, PendingApprovalKind, TaskStatus};
@@ -28,7 +28,7 @@ async fn two_tasks_on_one_file_never_interleave_their_edits() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("shared.txt"), "alpha beta\n").unwrap();
     let host = Arc::new(
-        TaskHost::open(
+        WorkspaceHost::open(
             dir.path(),
             HostOptions {
                 vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),

@@ -56,7 +56,10 @@ const BEFORE: [(&str, &str); 3] = [
     ("old.txt", "o\n"),
 ];
 
-async fn host_with_files() -> (tempfile::TempDir, cocode::host::task_host::TaskHost) {
+async fn host_with_files() -> (
+    tempfile::TempDir,
+    cocode::host::workspace_host::WorkspaceHost,
+) {
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in BEFORE {
         std::fs::write(dir.path().join(path), text).unwrap();
@@ -206,5 +209,42 @@ async fn one_failing_or_malformed_edit_changes_nothing() {
             .snapshots_of_task(&TaskId::new("t1").unwrap())
             .unwrap(),
         Vec::new()
+    );
+}
+
+/// The host's trace sees every call of its registry, started and ended,
+/// with a written file's text kept only as its length.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_call_is_traced_without_the_text_it_wrote() {
+    use cocode_tool_protocol::observe::LifecyclePhase;
+    let (_dir, host) = host_with_files().await;
+    let result = call(
+        &host,
+        catalog::WRITE_FILE,
+        json!({"path": "secret.txt", "content": "the whole text of a file\n"}),
+    )
+    .await;
+    assert_eq!(result.error, None);
+    let rows: Vec<(LifecyclePhase, String, Value)> = host
+        .traces
+        .entries()
+        .into_iter()
+        .map(|e| (e.phase, e.tool, e.arguments))
+        .collect();
+    let redacted = json!({"path": "secret.txt", "content": {"chars": 25}});
+    assert_eq!(
+        rows,
+        vec![
+            (
+                LifecyclePhase::Started,
+                catalog::WRITE_FILE.to_owned(),
+                redacted.clone()
+            ),
+            (
+                LifecyclePhase::Completed,
+                catalog::WRITE_FILE.to_owned(),
+                redacted
+            ),
+        ]
     );
 }

@@ -4,12 +4,9 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use cocode_bricks::Bricks;
 use cocode_core::services::{BrickEngine, BrickVariableKind, ScaffoldRequest};
-use cocode_toolchain::{Launcher, WritableRoots};
 
 use crate::host::bricks::{catalog, user_bricks_dir};
 
@@ -68,7 +65,7 @@ pub fn new_workspace(
     dest: &Path,
     brick: &str,
     vars: &[String],
-    rt: &tokio::runtime::Handle,
+    root: &crate::host::root::HostRoot,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     let variables = parse_vars(vars)?;
@@ -78,13 +75,8 @@ pub fn new_workspace(
     for problem in &problems {
         writeln!(out, "not loaded: {problem}")?;
     }
-    let made = rt.block_on(async {
-        let launcher = Launcher::new(
-            tokio::runtime::Handle::current(),
-            None,
-            WritableRoots::default(),
-        );
-        let engine = Bricks::new(catalog, Arc::new(launcher));
+    let made = root.runtime().block_on(async {
+        let engine = root.bricks(catalog);
         let req = ScaffoldRequest {
             brick: brick.to_owned(),
             destination,

@@ -9,10 +9,9 @@ use cocode_core::ids::{AttemptNo, TaskId};
 use cocode_core::process::Confinement;
 use cocode_core::services::{VerificationRequest, VerificationRunner};
 use cocode_core::verification::{VerificationOutcome, VerificationVerdict};
+use cocode_toolchain::PolicyProxy;
 use cocode_toolchain::verify::OrchestratingVerificationRunner;
-use cocode_toolchain::{Launcher, PolicyProxy, WritableRoots};
 
-use crate::host::task_host::write_exceptions;
 use cocode_workspace::{HistoryIntegrityChecker, IntegrityReport, OpenWorkspace};
 use tokio::runtime::Handle;
 
@@ -130,17 +129,14 @@ pub fn verify(
         trust_verification(&root, &commands, out)?;
     }
     let untrusted = crate::host::trust::untrusted_verification(&root, &commands);
-    let hosts = crate::host::task_host::allowed_hosts(&ws, &ws.config.allowed_hosts);
+    let hosts = crate::host::workspace_host::allowed_hosts(&ws, &ws.config.allowed_hosts);
     let records = rt.block_on(async {
         let proxy =
             Arc::new(PolicyProxy::start(cocode_toolchain::allowed::policy_for(&hosts, &[])).await?);
-        let launcher = Launcher::new(
+        let launcher = crate::host::root::workspace_launcher(
             Handle::current(),
-            Some(Arc::clone(&proxy)),
-            WritableRoots {
-                workspace: Some(root.clone()),
-                exceptions: write_exceptions(),
-            },
+            root.clone(),
+            Arc::clone(&proxy),
         );
         let blocked = Arc::clone(&proxy);
         let runner = OrchestratingVerificationRunner::new(
@@ -220,7 +216,7 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
     // interrupted operation left in neither their old nor their new state —
     // unless another process writes the workspace now: its journals are
     // live, not leftovers.
-    let writer = match ws.lock_for_writing(&crate::host::task_host::holder_description()) {
+    let writer = match ws.lock_for_writing(&crate::host::workspace_host::holder_description()) {
         Ok(lock) => Some(lock),
         Err(cocode_workspace::OpenError::Busy { holder }) => {
             writeln!(
@@ -327,7 +323,7 @@ fn agent_protections(
             )?;
         }
     }
-    let hosts = crate::host::task_host::allowed_hosts(ws, &ws.config.allowed_hosts);
+    let hosts = crate::host::workspace_host::allowed_hosts(ws, &ws.config.allowed_hosts);
     if hosts.held.is_empty() {
         writeln!(out, "hosts held for a person: none")?;
     } else {
@@ -452,7 +448,7 @@ fn protection_lines(
 /// be written again.
 pub fn abandon(dir: &Path, journal: &str, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
-    let _writer = ws.lock_for_writing(&crate::host::task_host::holder_description())?;
+    let _writer = ws.lock_for_writing(&crate::host::workspace_host::holder_description())?;
     let op = cocode_core::OpId::new(journal)
         .with_context(|| format!("“{journal}” is not a journal id"))?;
     ws.gate

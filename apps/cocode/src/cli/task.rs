@@ -26,7 +26,7 @@ use crate::host::orchestrator::{
 };
 use crate::host::progress::print_progress;
 use crate::host::records::{load_all, load_task_record};
-use crate::host::task_host::{HostOptions, TaskHost};
+use crate::host::workspace_host::{HostOptions, WorkspaceHost};
 use tokio::runtime::Handle;
 
 /// Asks on the terminal; without one, answers no.
@@ -98,7 +98,11 @@ impl TaskApprover for FlagApprover {
 }
 
 /// Answers the tool approval queue for the whole run.
-fn answer_tool_approvals(host: &TaskHost, flags: ApprovalFlags, asks: mpsc::UnboundedSender<Ask>) {
+fn answer_tool_approvals(
+    host: &WorkspaceHost,
+    flags: ApprovalFlags,
+    asks: mpsc::UnboundedSender<Ask>,
+) {
     let queue = Arc::clone(host.tools.approvals());
     let mut events = queue.subscribe();
     tokio::spawn(async move {
@@ -166,7 +170,7 @@ pub fn exit_code(task: &DelegatedTask) -> u8 {
 /// from cocode's own environment, for this run only. Anything else is an
 /// error — a credential never reaches an agent that did not declare it.
 fn pass_secrets(
-    host: &TaskHost,
+    host: &WorkspaceHost,
     backend: &TaskBackend,
     names: &[String],
     run: &SessionVault,
@@ -205,7 +209,11 @@ fn pass_secrets(
 
 /// The hosts the policy proxy refused during the run, with where to allow
 /// them.
-fn print_blocked(host: &TaskHost, task: &DelegatedTask, out: &mut dyn Write) -> anyhow::Result<()> {
+fn print_blocked(
+    host: &WorkspaceHost,
+    task: &DelegatedTask,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let blocked = host.proxy.blocked_hosts(task.task_id());
     if !blocked.is_empty() {
         let places = host.proxy.blocked_places(task.task_id()).join(", ");
@@ -270,7 +278,7 @@ fn run_task(
     });
     rt.block_on(async {
         let host = Arc::new(
-            TaskHost::open(
+            WorkspaceHost::open(
                 workspace,
                 HostOptions {
                     vault,
@@ -523,7 +531,7 @@ fn decide(
     let id = TaskId::new(id).with_context(|| format!("“{id}” is not a task id"))?;
     rt.block_on(async {
         let host = Arc::new(
-            TaskHost::open(
+            WorkspaceHost::open(
                 workspace,
                 HostOptions {
                     vault: Arc::new(SessionVault::default()),
@@ -599,7 +607,7 @@ pub fn rollback(
         .with_context(|| format!("opening {}", workspace.display()))?;
     // Never while another process writes the workspace (its task may be
     // running).
-    let _writer = ws.lock_for_writing(&crate::host::task_host::holder_description())?;
+    let _writer = ws.lock_for_writing(&crate::host::workspace_host::holder_description())?;
     let id = TaskId::new(task).with_context(|| format!("“{task}” is not a task id"))?;
     let query = match (to_attempt, to_snapshot) {
         (Some(0), _) => {

@@ -1,5 +1,5 @@
 //! Bootstrap: registers every contract implementation of a workspace's host
-//! exactly once in the typed `ContractRegistry` (`TaskHost::open` calls
+//! exactly once in the typed `ContractRegistry` (`WorkspaceHost::open` calls
 //! [`register_contracts`] with the parts it built).
 //!
 //! A contract without an implementation in this build is listed in

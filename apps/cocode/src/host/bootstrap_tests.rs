@@ -63,9 +63,9 @@ fn every_contract_is_registered_once_or_listed_as_unregistered() {
         .build()
         .unwrap();
     let host = rt
-        .block_on(crate::host::task_host::TaskHost::open(
+        .block_on(crate::host::workspace_host::WorkspaceHost::open(
             dir.path(),
-            crate::host::task_host::HostOptions {
+            crate::host::workspace_host::HostOptions {
                 vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),
                 providers: cocode_agent::LlmProviderRegistry::with_presets().unwrap(),
                 retry: cocode_agent::RetryPolicy::default(),

@@ -36,7 +36,7 @@ pub enum CommandEvent {
 }
 
 /// The watch over agents' commands, shared by the tool handlers and the
-/// window's task service.
+/// window's workspace service.
 #[derive(Debug, Default)]
 pub struct CommandWatch {
     watcher: Mutex<Option<mpsc::Sender<CommandEvent>>>,

@@ -144,16 +144,10 @@ pub fn launcher(root: &Path, runtime: &tokio::runtime::Handle) -> Arc<dyn Proces
             None
         }
     };
-    Arc::new(cocode_toolchain::Launcher::new(
+    Arc::new(crate::host::root::language_server_launcher(
         runtime.clone(),
+        root,
         proxy,
-        // The folder alone: no toolchain cache outside it (nothing is made
-        // on the window's thread, and a folder's server has no business
-        // there).
-        cocode_toolchain::WritableRoots {
-            workspace: Some(root.to_path_buf()),
-            exceptions: Vec::new(),
-        },
     ))
 }
 

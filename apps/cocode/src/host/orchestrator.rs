@@ -13,9 +13,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cocode_core::agent::{
     AgentEvent, AgentRuntime, AgentSession, RequestCompletion, SessionRequest, SessionTarget,
-    TurnEndReason, UserTurn,
+    UserTurn,
 };
-use cocode_core::services::{VerificationRequest, VerificationRunner};
+use cocode_core::services::VerificationRequest;
 use cocode_core::task::{
     NewTask, TaskBackend, Transition, TransitionContext, TransitionEffect, UnresponsiveSignal,
 };
@@ -24,7 +24,6 @@ use cocode_core::{
     AttemptNo, CancelReason, CompletionMode, DelegatedTask, PendingApprovalKind, RequestId,
     SessionId, TaskEvent, TaskId, TaskStatus, TaskTransition, Timestamp,
 };
-use cocode_tool_protocol::OutputSink;
 use cocode_workspace::RetentionTrigger;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
@@ -32,8 +31,11 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::host::log::LogErr as _;
-use crate::host::task_host::TaskHost;
 use crate::host::tools::HeldEdit;
+use crate::host::workspace_host::WorkspaceHost;
+
+mod checks;
+mod events;
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,7 +249,7 @@ pub fn class_str(class: cocode_core::verification::FailureClass) -> String {
 
 /// Runs tasks on a host.
 pub struct TaskOrchestrator {
-    host: Arc<TaskHost>,
+    host: Arc<WorkspaceHost>,
 }
 
 impl std::fmt::Debug for TaskOrchestrator {
@@ -258,7 +260,7 @@ impl std::fmt::Debug for TaskOrchestrator {
 
 /// One run's moving parts.
 struct Run<'a> {
-    host: Arc<TaskHost>,
+    host: Arc<WorkspaceHost>,
     task: DelegatedTask,
     session_id: SessionId,
     session: Option<Box<dyn AgentSession>>,
@@ -484,195 +486,6 @@ impl Run<'_> {
         }
     }
 
-    /// Whether the agent writes files with its own tools (an external ACP
-    /// agent may, besides `fs/write_text_file`): its turns are swept.
-    fn sweeps_turns(&self) -> bool {
-        matches!(self.task.backend(), TaskBackend::Acp { .. })
-    }
-
-    /// Takes the workspace's picture as an external agent's turn begins.
-    async fn turn_sweep_begin(&mut self) {
-        if !self.sweeps_turns() || self.host.tasks.turn_swept(self.task.task_id()) {
-            return;
-        }
-        self.sweep_begin().await;
-        self.host.tasks.set_turn_swept(self.task.task_id(), true);
-    }
-
-    /// Records what an external agent changed itself during its turn as
-    /// observed snapshots of the task.
-    async fn turn_sweep_end(&mut self) {
-        if !self.host.tasks.turn_swept(self.task.task_id()) {
-            return;
-        }
-        self.host.tasks.set_turn_swept(self.task.task_id(), false);
-        self.record_sweep(
-            cocode_core::SnapshotOrigin::Observed,
-            "the agent changed {} file(s) itself; recorded with the task",
-            "what the agent changed itself could not be recorded",
-        )
-        .await;
-    }
-
-    /// Refreshes the sweep's picture before verification commands run.
-    async fn sweep_begin(&mut self) {
-        let host = Arc::clone(&self.host);
-        let began = tokio::task::spawn_blocking(move || host.workspace.gate.begin_sweep()).await;
-        if let Ok(Err(e)) = began {
-            self.say(Progress::Note(format!(
-                "the workspace could not be swept before verification: {e}"
-            )));
-        }
-    }
-
-    /// Records what verification commands changed as the task's own changes.
-    async fn sweep_end(&mut self) {
-        self.record_sweep(
-            cocode_core::SnapshotOrigin::Verification,
-            "verification changed {} file(s); recorded with the task",
-            "what verification changed could not be recorded",
-        )
-        .await;
-    }
-
-    /// Ends a sweep: what changed since its picture becomes the task's
-    /// snapshots with `origin`; `changed` (with `{}` for the count) and
-    /// `failed` say so.
-    async fn record_sweep(
-        &mut self,
-        origin: cocode_core::SnapshotOrigin,
-        changed: &str,
-        failed: &str,
-    ) {
-        let host = Arc::clone(&self.host);
-        let ctx = cocode_core::gate::TaskContext {
-            task_id: self.task.task_id().clone(),
-            session_id: self.session_id.clone(),
-            attempt_no: self.task.attempt_no(),
-        };
-        // The agent's own writes and verification's commands both come from
-        // confined processes, as an agent's commands do.
-        let writers = host.command_writers;
-        let ended = tokio::task::spawn_blocking(move || {
-            let records = host.workspace.gate.end_sweep_by(&ctx, origin, writers)?;
-            // A repository the agent or a check made goes again, as after
-            // an agent's command.
-            let removed = crate::host::tools::remove_made_metadata(&host.workspace, &ctx, &records);
-            Ok::<_, cocode_core::gate::GateError>((records, removed))
-        })
-        .await;
-        match ended {
-            Ok(Ok((records, removed))) => {
-                if !records.is_empty() {
-                    let text = changed.replace("{}", &records.len().to_string());
-                    self.say(Progress::Note(text));
-                }
-                if let Some(note) = removed {
-                    self.say(Progress::Note(note));
-                }
-            }
-            Ok(Err(e)) => self.say(Progress::Note(format!("{failed}: {e}"))),
-            Err(_) => {}
-        }
-    }
-
-    /// The agent declared the attempt done: verify, then decide.
-    async fn verify(&mut self) -> Result<(), OrchestratorError> {
-        if self.task.status() == TaskStatus::Running {
-            self.apply(TaskEvent::AgentTurnEnded).await?;
-        }
-        let (commands, unread) = self.host.verification_commands();
-        if let Some(note) = unread {
-            self.say(Progress::Note(note));
-        }
-        let untrusted = crate::host::trust::untrusted_verification(self.host.root(), &commands);
-        let request = VerificationRequest {
-            task_id: self.task.task_id().clone(),
-            attempt_no: self.task.attempt_no(),
-            workspace_root: self.host.root().to_path_buf(),
-            edited_paths: self.edited_paths(),
-            commands,
-            untrusted,
-        };
-        self.say(Progress::Note("verifying".into()));
-        // Verification commands write files too (a test that leaves output
-        // behind): swept like agent commands, recorded as the task's own
-        // changes (`verification`), so a rollback undoes them.
-        self.sweep_begin().await;
-        let verified = self.host.runner.verify(request).await;
-        self.sweep_end().await;
-        match verified {
-            Ok(records) => {
-                for record in records {
-                    self.say(Progress::Verification(record.clone()));
-                    if matches!(record.outcome(), VerificationOutcome::Fail(_))
-                        && let cocode_toolchain::verify::RawNotice::Present(bytes) = self
-                            .host
-                            .runner
-                            .raw_output(self.task.task_id(), record.attempt_no(), record.method())
-                    {
-                        let excerpt = cocode_toolchain::verify::failure_excerpt(
-                            &String::from_utf8_lossy(&bytes),
-                            EXCERPT_LINES,
-                            EXCERPT_BYTES,
-                        );
-                        if !excerpt.is_empty() {
-                            self.say(Progress::VerificationOutput {
-                                method: record.method(),
-                                excerpt,
-                                named: !record.findings().is_empty(),
-                            });
-                        }
-                    }
-                    if let Err(e) = self.task.record_verification(record) {
-                        self.say(Progress::Note(format!(
-                            "a verification record was refused: {e}"
-                        )));
-                    }
-                }
-                self.persist()?;
-            }
-            Err(e) => {
-                self.say(Progress::Note(format!("verification could not run: {e}")));
-                self.apply(TaskEvent::EnvironmentExhausted).await?;
-                return Ok(());
-            }
-        }
-        self.decide_verdict().await
-    }
-
-    /// Turns the verdict into the transition the completion mode allows:
-    /// environment failures end the task in both modes; in human-approval
-    /// mode every other verdict goes to a person (the log is shown, not a
-    /// gate); in self-verification mode pass completes, a code defect
-    /// retries, and an incomplete verdict goes to a person.
-    async fn decide_verdict(&mut self) -> Result<(), OrchestratorError> {
-        let verdict = self.task.verdict();
-        if let VerificationVerdict::Fail { class } = verdict
-            && !class.spends_retry()
-        {
-            self.apply(TaskEvent::EnvironmentExhausted).await?;
-            return Ok(());
-        }
-        match (self.task.completion_mode(), verdict) {
-            (CompletionMode::HumanApproval, _) => {
-                self.apply(TaskEvent::VerificationDone).await?;
-                self.ask().await?;
-            }
-            (CompletionMode::SelfVerification, VerificationVerdict::Fail { .. }) => {
-                self.apply(TaskEvent::VerdictFail).await?;
-            }
-            (CompletionMode::SelfVerification, VerificationVerdict::Pass) => {
-                self.apply(TaskEvent::VerdictPass).await?;
-            }
-            (CompletionMode::SelfVerification, VerificationVerdict::NotCompletable(_)) => {
-                self.apply(TaskEvent::VerdictIncomplete).await?;
-                self.ask().await?;
-            }
-        }
-        Ok(())
-    }
-
     /// Asks the approver about the pending approval.
     async fn ask(&mut self) -> Result<(), OrchestratorError> {
         if self.task.status() != TaskStatus::AwaitingApproval {
@@ -796,165 +609,6 @@ impl Run<'_> {
         }
     }
 
-    /// Acts on one session event.
-    async fn on_event(
-        &mut self,
-        event: AgentEvent,
-        calls_in_flight: &mut BTreeSet<String>,
-    ) -> Result<(), OrchestratorError> {
-        if matches!(
-            event,
-            AgentEvent::TurnEnded { .. }
-                | AgentEvent::Failed { .. }
-                | AgentEvent::TransportClosed { .. }
-        ) {
-            // What the agent wrote itself during the turn is its own change
-            // (and part of what verification looks at).
-            self.turn_sweep_end().await;
-        }
-        match event {
-            AgentEvent::ToolCallUpdate(u) => {
-                use cocode_core::agent::ToolCallStatus as S;
-                match u.status {
-                    S::Pending | S::InProgress => {
-                        calls_in_flight.insert(u.call_id);
-                    }
-                    S::Completed | S::Failed | S::Cancelled => {
-                        calls_in_flight.remove(&u.call_id);
-                    }
-                }
-            }
-            AgentEvent::TurnEnded {
-                reason: TurnEndReason::Finished,
-            } => {
-                self.attempt_done().await?;
-            }
-            AgentEvent::TurnEnded {
-                reason: TurnEndReason::Cancelled,
-            } => self.turn_cancelled().await?,
-            // An agent without `task.finish` (an external one) cannot
-            // say it is done: the end of its turn is the end of the
-            // attempt.
-            AgentEvent::TurnEnded {
-                reason: TurnEndReason::EndTurn,
-            } if !self
-                .session
-                .as_ref()
-                .is_some_and(|s| s.capabilities().finish_tool) =>
-            {
-                self.attempt_done().await?;
-            }
-            AgentEvent::TurnEnded { reason } => {
-                self.say(Progress::Note(format!(
-                    "the agent ended its turn ({}) without finishing the attempt",
-                    reason.phrase()
-                )));
-                if self.approver.converses() {
-                    self.apply(TaskEvent::AwaitReply).await?;
-                    self.converse().await?;
-                } else {
-                    self.apply(TaskEvent::AgentEndedUnfinished).await?;
-                }
-            }
-            AgentEvent::Failed { code, .. } => {
-                self.apply(TaskEvent::AgentError { code }).await?;
-            }
-            AgentEvent::Request(request) => {
-                // Completed through the tool registry, answered by the pump
-                // when done; time spent on it is not idleness.
-                let token = self.stop.child_token();
-                self.request_tokens
-                    .insert(request.id.clone(), token.clone());
-                let host = Arc::clone(&self.host);
-                let task = self.task.task_id().clone();
-                let session = self.session_id.clone();
-                let id = request.id.clone();
-                let sink = {
-                    let (tx, id) = (self.request_output.0.clone(), id.clone());
-                    OutputSink(Arc::new(move |chunk: &[u8]| {
-                        let _ = tx.send((id.clone(), chunk.to_vec()));
-                    }))
-                };
-                let handle = self.requests.spawn(async move {
-                    let completion = host
-                        .complete_request(&task, &session, request.kind, &token, Some(sink))
-                        .await;
-                    (request.id, completion)
-                });
-                self.request_tasks.insert(handle.id(), id);
-            }
-            AgentEvent::RequestWithdrawn { id } => {
-                if let Some(token) = self.request_tokens.get(&id) {
-                    token.cancel();
-                }
-            }
-            AgentEvent::TransportClosed { .. } => {
-                self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::TransportClosed))
-                    .await?;
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// Answers the agent once the host completed one of its requests.
-    async fn answer(
-        &mut self,
-        done: Result<(tokio::task::Id, (RequestId, RequestCompletion)), tokio::task::JoinError>,
-    ) {
-        let (id, completion) = match done {
-            Ok((task, done)) => {
-                self.request_tasks.remove(&task);
-                done
-            }
-            // Every request is answered exactly once, even when its
-            // handler failed.
-            Err(e) => {
-                let Some(id) = self.request_tasks.remove(&e.id()) else {
-                    return;
-                };
-                self.say(Progress::Note(format!("a request's handler failed: {e}")));
-                (
-                    id,
-                    RequestCompletion::Error {
-                        code: "TOOL_EXECUTION_FAILED".into(),
-                        retryable: false,
-                    },
-                )
-            }
-        };
-        self.request_tokens.remove(&id);
-        if let RequestCompletion::Refused { code } = &completion {
-            self.last_refusal = Some(code.clone());
-        }
-        if let Some(session) = &self.session
-            && let Err(e) = session.complete(id, completion).await
-        {
-            self.say(Progress::Note(format!(
-                "a request could not be answered: {e}"
-            )));
-        }
-    }
-
-    /// What to say when the agent has been quiet for [`QUIET`]: and which
-    /// places the proxy refused it, with the setting that allows each kind.
-    fn quiet_note(&self) -> String {
-        let mut note = format!(
-            "no word from the agent for {} s; it is still running",
-            QUIET.as_secs()
-        );
-        let refused = self.host.proxy.blocked_places(self.task.task_id());
-        if !refused.is_empty() {
-            let _ = write!(note, "; the proxy refused it {}", refused.join(", "));
-            if matches!(self.task.backend(), TaskBackend::Acp { .. }) {
-                note.push_str(
-                    " (an external agent's own model API belongs in model_hosts of its acp_agents entry)",
-                );
-            }
-        }
-        note
-    }
-
     /// Pumps session events until the task is terminal or waits for a person.
     async fn pump(&mut self) -> Result<(), OrchestratorError> {
         let limits = self.host.workspace.config.limits;
@@ -1036,7 +690,7 @@ impl Run<'_> {
 }
 
 impl TaskOrchestrator {
-    pub fn new(host: Arc<TaskHost>) -> Self {
+    pub fn new(host: Arc<WorkspaceHost>) -> Self {
         Self { host }
     }
 
@@ -1247,79 +901,5 @@ pub fn describe_end(task: &DelegatedTask) -> String {
 }
 
 #[cfg(test)]
-mod summary_tests {
-    use cocode_core::ids::{AttemptNo, Timestamp};
-    use cocode_core::verification::{
-        FailureClass, Finding, FindingKind, RunFacts, VerificationMethod, VerificationRecord,
-    };
-    use pretty_assertions::assert_eq;
-
-    const FACTS: RunFacts = RunFacts {
-        started_at: Timestamp(0),
-        duration_ms: 1,
-        diagnostics_count: None,
-        exit_code: Some(1),
-    };
-
-    fn failed(findings: Vec<Finding>) -> VerificationRecord {
-        VerificationRecord::fail(
-            VerificationMethod::Tests,
-            FailureClass::CodeDefect,
-            AttemptNo(0),
-            FACTS,
-        )
-        .with_findings(findings)
-    }
-
-    /// The model hears which test failed, where, and how, for pytest and
-    /// node's runner as for cargo test; the output's lines only when the
-    /// runner named nothing.
-    #[test]
-    fn the_retry_message_names_each_failing_test() {
-        let pytest = failed(vec![Finding::new(
-            FindingKind::FailedTest,
-            "test_calc.py::test_add",
-            Some("test_calc.py:5"),
-            ">       assert add(2, 3) == 5\nE       assert -1 == 5",
-        )]);
-        let node = failed(vec![Finding::new(
-            FindingKind::FailedTest,
-            "adds",
-            Some("add.test.js:5:1"),
-            "error: Expected values to be strictly equal: -1 !== 5",
-        )]);
-        for (record, lines) in [
-            (
-                pytest,
-                "    failed test test_calc.py::test_add at test_calc.py:5\n      >       assert add(2, 3) == 5\n      E       assert -1 == 5",
-            ),
-            (
-                node,
-                "    failed test adds at add.test.js:5:1\n      error: Expected values to be strictly equal: -1 !== 5",
-            ),
-        ] {
-            let text = super::failure_summary(&[record], AttemptNo(0), |_| {
-                Some("the whole output\nnot ok 1 - adds\n".to_owned())
-            });
-            assert_eq!(
-                text,
-                format!(
-                    "Verification of attempt 1 failed. Fix the problems and call task.finish again.\n- tests: failed (failure:code_defect), exit code 1\n  what failed:\n{lines}"
-                )
-            );
-        }
-        // Nothing named: the output's failing lines.
-        let text = super::failure_summary(&[failed(Vec::new())], AttemptNo(0), |_| {
-            Some("noise\nnot ok 1 - adds\n  ---\n".to_owned())
-        });
-        assert!(
-            text.ends_with("  what it printed (the lines that say what failed):\n    not ok 1 - adds\n      ---"),
-            "{text}"
-        );
-        // A turn that ended without finishing was never verified.
-        assert_eq!(
-            super::failure_summary(&[], AttemptNo(1), |_| None),
-            "Attempt 2 ended without task.finish, so nothing was verified. Carry on with the task and call task.finish when the work is done."
-        );
-    }
-}
+#[path = "orchestrator_tests.rs"]
+mod summary_tests;

@@ -17,7 +17,7 @@ use cocode_tool_protocol::{
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::host::task_host::TaskHost;
+use crate::host::workspace_host::WorkspaceHost;
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
 
@@ -46,7 +46,7 @@ fn failure(result: &ToolCallResult) -> RequestCompletion {
     }
 }
 
-impl TaskHost {
+impl WorkspaceHost {
     async fn call_tool(
         &self,
         task: &TaskId,

@@ -8,7 +8,7 @@ use cocode_core::WorkspaceErrorCode;
 use cocode_core::gate::{EditLockRegistry as _, GateError, WorkspaceFileGate as _};
 use cocode_core::path::NormalizedPath;
 
-use crate::host::task_host::TaskHost;
+use crate::host::workspace_host::WorkspaceHost;
 
 /// Why a save did not happen. Nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,7 +39,7 @@ pub enum Saved {
     ChangedMeanwhile,
 }
 
-impl TaskHost {
+impl WorkspaceHost {
     /// A person's new file, new folder, rename or delete from the Explorer,
     /// through the gate (no snapshot; never charged to an agent's command);
     /// refused while an agent's edit holds any path it touches.

@@ -15,7 +15,7 @@ use cocode_core::{DelegatedTask, TaskId};
 use cocode_editor::OpenDocuments;
 use cocode_tool_protocol::{ApprovalQueue, RegistryOptions, ToolRegistry};
 use cocode_toolchain::verify::OrchestratingVerificationRunner;
-use cocode_toolchain::{Launcher, PolicyProxy, WritableRoots};
+use cocode_toolchain::{Launcher, PolicyProxy};
 use cocode_workspace::{LeaseRegistry, OpenWorkspace, RetentionReport, RetentionTrigger};
 
 use crate::host::records::{load_all, load_record, runner_path, save_task_record, task_lives};
@@ -45,14 +45,29 @@ impl std::fmt::Debug for HostOptions {
     }
 }
 
+/// How many tool-call events the trace keeps (the oldest go first).
+const TRACE_ENTRIES: usize = 2_000;
+
+/// The trace of one host's tool calls: the newest [`TRACE_ENTRIES`]
+/// events, arguments redacted.
+fn trace_store() -> Arc<cocode_tool_protocol::observe::TraceStore> {
+    Arc::new(cocode_tool_protocol::observe::TraceStore::new(
+        cocode_tool_protocol::observe::ObservabilityPolicy::default(),
+        TRACE_ENTRIES,
+    ))
+}
+
 /// The assembled headless host of one workspace.
-pub struct TaskHost {
+pub struct WorkspaceHost {
     pub workspace: Arc<OpenWorkspace>,
     pub leases: Arc<LeaseRegistry>,
     pub proxy: Arc<PolicyProxy>,
     pub launcher: Arc<Launcher>,
     pub runner: Arc<OrchestratingVerificationRunner>,
     pub tools: Arc<ToolRegistry>,
+    /// Every tool call's lifecycle (arguments redacted, bounded): what the
+    /// Trace panel shows.
+    pub traces: Arc<cocode_tool_protocol::observe::TraceStore>,
     pub tasks: Arc<TaskDirectory>,
     pub agent: Arc<BuiltInRuntime>,
     /// External agents over ACP.
@@ -101,9 +116,9 @@ pub fn holder_description() -> String {
     }
 }
 
-impl std::fmt::Debug for TaskHost {
+impl std::fmt::Debug for WorkspaceHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskHost")
+        f.debug_struct("WorkspaceHost")
             .field("root", &self.workspace.workspace.root)
             .finish_non_exhaustive()
     }
@@ -163,12 +178,16 @@ pub fn allowed_hosts(
 
 impl WorkspaceTools {
     /// A tool registry serving these handlers.
+    /// A tool registry serving these handlers; `traces` observes every
+    /// call.
     fn registry(
         self: &Arc<Self>,
         confined: &(cocode_core::process::Confinement, u16),
+        traces: Arc<cocode_tool_protocol::observe::TraceStore>,
     ) -> Result<ToolRegistry, cocode_tool_protocol::RegistrationError> {
         let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
         self.register(&mut registry, confined)?;
+        registry.add_observer(traces);
         Ok(registry)
     }
 }
@@ -216,7 +235,7 @@ fn watch_commands(ws: &OpenWorkspace, launcher: &Launcher) -> cocode_workspace::
     }
 }
 
-impl TaskHost {
+impl WorkspaceHost {
     /// Opens `folder`: recovery, the policy proxy, the launcher, the
     /// verification runner, the tool registry and the agent runtime. Must
     /// run inside a tokio runtime.
@@ -229,13 +248,10 @@ impl TaskHost {
                 .await
                 .context("starting the policy proxy")?,
         );
-        let launcher = Arc::new(Launcher::new(
+        let launcher = Arc::new(crate::host::root::workspace_launcher(
             tokio::runtime::Handle::current(),
-            Some(Arc::clone(&proxy)),
-            WritableRoots {
-                workspace: Some(root.clone()),
-                exceptions: write_exceptions(),
-            },
+            root.clone(),
+            Arc::clone(&proxy),
         ));
         let blocked = Arc::clone(&proxy);
         let runner = Arc::new(OrchestratingVerificationRunner::new(
@@ -267,7 +283,11 @@ impl TaskHost {
             lsp: Some(lsp.clone()),
             command_writers,
         });
-        let tools = Arc::new(handlers.registry(&(launcher.agent_confinement(), proxy.port()))?);
+        let traces = trace_store();
+        let tools = Arc::new(handlers.registry(
+            &(launcher.agent_confinement(), proxy.port()),
+            Arc::clone(&traces),
+        )?);
         let agent = Arc::new(BuiltInRuntime::new(
             Arc::new(options.providers),
             Arc::clone(&tools),
@@ -304,6 +324,7 @@ impl TaskHost {
             launcher,
             runner,
             tools,
+            traces,
             tasks,
             agent,
             acp,

@@ -1,5 +1,5 @@
 //! The Agent panel's state: the composer, the transcript, approvals and the
-//! workspace's tasks. The task service's events fill it; `views::agent`
+//! workspace's tasks. The workspace service's events fill it; `views::agent`
 //! draws it.
 
 use crate::window::transcript::Transcript;
@@ -56,7 +56,7 @@ impl Failure {
 /// waits for. Several run at once, each in its own tab.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
-    /// The number the task service tags this conversation's reports with.
+    /// The number the workspace service tags this conversation's reports with.
     pub id: u64,
     /// Its task, once created.
     pub task: Option<cocode_core::TaskId>,
@@ -176,9 +176,9 @@ impl Conversation {
         }
     }
 
-    fn on_event(&mut self, event: crate::window::task_service::RunEvent) {
+    fn on_event(&mut self, event: crate::window::workspace_service::RunEvent) {
         use crate::host::orchestrator::Progress;
-        use crate::window::task_service::RunEvent as R;
+        use crate::window::workspace_service::RunEvent as R;
         match event {
             R::Progress(p) => {
                 if let Progress::Created(id) = &p {
@@ -218,7 +218,7 @@ impl Conversation {
     }
 }
 
-/// The Agent panel's state; the task service fills it.
+/// The Agent panel's state; the workspace service fills it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentPanel {
     pub prompt: String,
@@ -232,10 +232,10 @@ pub struct AgentPanel {
     next_conversation: u64,
     /// Tool calls of every running task waiting for the person.
     pub tool_approvals: Vec<cocode_tool_protocol::ApprovalSnapshot>,
-    pub tasks: Vec<crate::window::task_service::TaskRow>,
+    pub tasks: Vec<crate::window::workspace_service::TaskRow>,
     /// External (ACP) agents of the workspace, offered as backends
     /// `acp:<id>`.
-    pub acp_agents: Vec<crate::window::task_service::AcpAgentRow>,
+    pub acp_agents: Vec<crate::window::workspace_service::AcpAgentRow>,
     /// The task whose review detail is open.
     pub detail: Option<crate::host::review::TaskDetail>,
     pub note: Option<String>,
@@ -256,12 +256,12 @@ impl Default for AgentPanel {
             next_conversation: 2,
             tool_approvals: Vec::new(),
             tasks: Vec::new(),
-            // The presets until the workspace's task service reports its
+            // The presets until the workspace's workspace service reports its
             // own list, with whether each is installed (a folder without
             // history starts no service).
             acp_agents: cocode_acp::AcpAgentRegistry::with_presets()
                 .agents()
-                .map(|a| crate::window::task_service::AcpAgentRow {
+                .map(|a| crate::window::workspace_service::AcpAgentRow {
                     id: a.id.to_string(),
                     name: a.display_name.clone(),
                     missing: None,
@@ -367,10 +367,10 @@ impl AgentPanel {
     pub(crate) fn request_for(
         &mut self,
         command: &crate::window::command::Command,
-    ) -> Option<crate::window::task_service::ServiceRequest> {
+    ) -> Option<crate::window::workspace_service::ServiceRequest> {
         use crate::host::orchestrator::Reply;
         use crate::window::command::Command;
-        use crate::window::task_service::ServiceRequest;
+        use crate::window::workspace_service::ServiceRequest;
         let text = match command {
             Command::SendReply => std::mem::take(&mut self.prompt).trim().to_owned(),
             _ => String::new(),
@@ -404,8 +404,8 @@ impl AgentPanel {
         }
     }
 
-    pub(crate) fn on_event(&mut self, event: crate::window::task_service::ServiceEvent) {
-        use crate::window::task_service::ServiceEvent as E;
+    pub(crate) fn on_event(&mut self, event: crate::window::workspace_service::ServiceEvent) {
+        use crate::window::workspace_service::ServiceEvent as E;
         match event {
             E::Run { conv, event } => {
                 if let Some(c) = self.conversations.iter_mut().find(|c| c.id == conv) {
@@ -464,9 +464,9 @@ mod tests {
         // A running task's tab does not close.
         panel.close_conversation(0);
         assert_eq!(panel.conversations.len(), 2);
-        panel.on_event(crate::window::task_service::ServiceEvent::Run {
+        panel.on_event(crate::window::workspace_service::ServiceEvent::Run {
             conv: 1,
-            event: crate::window::task_service::RunEvent::Failed("no such backend".into()),
+            event: crate::window::workspace_service::RunEvent::Failed("no such backend".into()),
         });
         assert_eq!(panel.standing(&panel.conversations[0]), Standing::Failed);
         assert_eq!(panel.running(), 1);
@@ -474,14 +474,14 @@ mod tests {
         assert_eq!(titles(&panel), vec!["a second task with a lon…"]);
         assert_eq!(panel.active, 0);
         // Reports for a closed conversation are dropped.
-        panel.on_event(crate::window::task_service::ServiceEvent::Run {
+        panel.on_event(crate::window::workspace_service::ServiceEvent::Run {
             conv: 1,
-            event: crate::window::task_service::RunEvent::LeaseWait(Some("x".into())),
+            event: crate::window::workspace_service::RunEvent::LeaseWait(Some("x".into())),
         });
         assert_eq!(panel.current().lease_wait, None);
-        panel.on_event(crate::window::task_service::ServiceEvent::Run {
+        panel.on_event(crate::window::workspace_service::ServiceEvent::Run {
             conv: 2,
-            event: crate::window::task_service::RunEvent::LeaseWait(Some(
+            event: crate::window::workspace_service::RunEvent::LeaseWait(Some(
                 "waiting for task t's lease on a.txt".into(),
             )),
         });

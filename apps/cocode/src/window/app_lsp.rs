@@ -5,7 +5,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cocode_core::path::{CaseSensitivity, NormalizeOptions};
-use cocode_toolchain::{Launcher, WritableRoots};
 
 use super::CocodeApp;
 use crate::window::command::{Command, LspAsk};
@@ -25,7 +24,7 @@ impl CocodeApp {
                 cocode_platform::Os::Windows => vec!["explorer".to_owned()],
                 cocode_platform::Os::Linux => vec!["xdg-open".to_owned()],
             };
-            let launcher = Launcher::new(self.runtime.clone(), None, WritableRoots::default());
+            let launcher = self.root.person_launcher();
             let mut argv = argv;
             argv.push(notice.dir.display().to_string());
             let spec = cocode_core::process::LaunchSpec {
@@ -41,7 +40,7 @@ impl CocodeApp {
                 extra_hosts: Vec::new(),
             };
             let _entered = self.runtime.enter();
-            match cocode_core::process::ProcessLauncher::launch(&launcher, spec) {
+            match cocode_core::process::ProcessLauncher::launch(&*launcher, spec) {
                 Ok(mut child) => {
                     self.runtime.spawn(async move {
                         let _ = child.wait().await;

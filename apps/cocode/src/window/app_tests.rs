@@ -12,6 +12,7 @@ use crate::window::testing::{approve_and_accept, type_prompt};
 use crate::window::testing::{harness, run_until};
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
+use std::path::Path;
 
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -653,7 +654,7 @@ fn an_acp_agent_that_is_not_installed_says_so_and_how_to_install_it() {
         .cloned();
     assert_eq!(
         codex,
-        Some(crate::window::task_service::AcpAgentRow {
+        Some(crate::window::workspace_service::AcpAgentRow {
             id: "codex".into(),
             name: "Codex".into(),
             missing: Some("not installed".into()),
@@ -1320,7 +1321,7 @@ fn opening_another_folder_stops_a_running_task_first_and_it_is_saved_as_stopped(
 }
 
 /// A folder left while its agent was still stopping (the agent ignores the
-/// cancel until it is ended) opens again at once: its new task service
+/// cancel until it is ended) opens again at once: its new workspace service
 /// waits for the old one to let go of the folder instead of finding it
 /// "open for writing in another cocode process" (this one).
 #[cfg(target_os = "linux")]

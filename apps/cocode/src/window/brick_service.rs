@@ -7,10 +7,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cocode_bricks::Bricks;
 use cocode_core::services::{BrickEngine, BrickInfo, ScaffoldError, ScaffoldRequest};
-use cocode_toolchain::{Launcher, WritableRoots};
-use tokio::runtime::Handle;
+
+use crate::host::root::HostRoot;
 
 use crate::window::link::{Coalesce, UiEnd, Waker, link};
 
@@ -58,10 +57,10 @@ fn message(e: &ScaffoldError) -> String {
 
 impl BrickService {
     /// Starts the worker on the process's runtime.
-    pub fn spawn(waker: Waker, rt: &Handle) -> Self {
+    pub fn spawn(waker: Waker, root: &HostRoot) -> Self {
         let (ui, mut worker) = link(waker);
-        let handle = rt.clone();
-        rt.spawn(async move {
+        let root = root.clone();
+        root.runtime().clone().spawn(async move {
             let events = worker.events;
             // Reading the person's bricks folder touches the disk.
             let loaded = tokio::task::spawn_blocking(crate::host::bricks::catalog).await;
@@ -78,8 +77,7 @@ impl BrickService {
                     vec![format!("the bricks could not be read: {e}")],
                 ),
             };
-            let launcher = Launcher::new(handle, None, WritableRoots::default());
-            let engine = Arc::new(Bricks::new(catalog, Arc::new(launcher)));
+            let engine = Arc::new(root.bricks(catalog));
             let listed = BrickResponse::Listed {
                 bricks: engine.bricks(),
                 problems,

@@ -109,6 +109,11 @@ pub enum IoRequest {
         root: PathBuf,
         path: PathBuf,
     },
+    /// Whether the folder at `root` already has cocode history (a
+    /// `.cocode` folder).
+    History {
+        root: PathBuf,
+    },
 }
 
 /// Results, in request order.
@@ -136,6 +141,8 @@ pub enum IoResponse {
         path: PathBuf,
         result: Result<Option<Vec<u8>>, String>,
     },
+    /// Whether `root` has cocode history.
+    History { root: PathBuf, present: bool },
 }
 
 /// Handle to the IO thread; dropping it ends the thread.
@@ -205,6 +212,10 @@ pub fn handle(request: IoRequest) -> IoResponse {
         IoRequest::Reread { root, path } => {
             let result = read_whole(&root, &path);
             IoResponse::Reread { path, result }
+        }
+        IoRequest::History { root } => {
+            let present = root.join(cocode_core::path::COCODE_DIR).is_dir();
+            IoResponse::History { root, present }
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The one shape of traffic between the window and a worker (the IO
-//! thread, the task service, the brick worker).
+//! thread, the workspace service, the brick worker).
 //!
 //! - Requests go down a bounded channel. The UI never blocks: when the
 //!   channel is full, a request waits in the UI's own queue, in order, and

@@ -209,7 +209,7 @@ impl ProvidersPanel {
 pub struct ProviderSetup {
     /// The OS credential store (a test's stand-in in tests).
     pub store: Arc<dyn CredentialVault>,
-    /// Keys kept for this session only; the task host reads them first.
+    /// Keys kept for this session only; the workspace host reads them first.
     pub session: Arc<SessionVault>,
     /// `providers.json`; `None`: settings are not kept.
     pub settings_file: Option<PathBuf>,
@@ -224,10 +224,11 @@ impl std::fmt::Debug for ProviderSetup {
 }
 
 impl ProviderSetup {
-    /// The OS credential store and `<config dir>/cocode/providers.json`.
-    pub fn system() -> Self {
+    /// The credential store `store` (the OS's, from the composition root)
+    /// and `<config dir>/cocode/providers.json`.
+    pub fn system(store: Arc<dyn CredentialVault>) -> Self {
         Self {
-            store: Arc::new(cocode_toolchain::vault::KeyringVault),
+            store,
             session: Arc::new(SessionVault::default()),
             settings_file: crate::host::provider_settings::settings_file(),
         }

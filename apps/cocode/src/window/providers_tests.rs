@@ -374,7 +374,7 @@ fn keyring_child() {
     let settings_dir = tempfile::tempdir().unwrap();
     let keys = ProviderSetup {
         settings_file: Some(settings_dir.path().join("providers.json")),
-        ..ProviderSetup::system()
+        ..ProviderSetup::system(Arc::new(cocode_toolchain::vault::KeyringVault))
     };
     let mut h = harness_keys(Some(root), keys, |app| app.crash_notice = None);
     set_up_openai(&mut h, &base_url, KEY);

@@ -1,6 +1,6 @@
 //! The window's terminals: the person's shells, each a PTY session started
 //! off the UI thread, and read-only views of agents' commands fed from the
-//! task service. The dock holds `PanelId::Terminal(id)` tabs; this holds
+//! workspace service. The dock holds `PanelId::Terminal(id)` tabs; this holds
 //! their sessions.
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,7 +9,6 @@ use std::sync::{Arc, mpsc};
 
 use cocode_core::process::{ExitStatus, ProcessLauncher};
 use cocode_terminal::{GridSize, SearchQuery, SessionError, SessionOptions, TerminalSession};
-use cocode_toolchain::{Launcher, WritableRoots};
 
 use crate::host::commands::CommandEvent;
 use crate::window::link::Waker;
@@ -117,8 +116,8 @@ type Started = (u32, Result<TerminalSession, SessionError>);
 pub struct Terminals {
     tabs: BTreeMap<u32, TerminalTab>,
     next: u32,
-    /// The launcher of the person's terminals, made on first use.
-    launcher: Option<Arc<dyn ProcessLauncher>>,
+    /// The launcher of the person's terminals (the composition root's).
+    launcher: Arc<dyn ProcessLauncher>,
     runtime: tokio::runtime::Handle,
     waker: Waker,
     started_tx: mpsc::Sender<Started>,
@@ -148,12 +147,16 @@ impl std::fmt::Debug for Terminals {
 }
 
 impl Terminals {
-    pub fn new(runtime: tokio::runtime::Handle, waker: Waker) -> Self {
+    pub fn new(
+        runtime: tokio::runtime::Handle,
+        launcher: Arc<dyn ProcessLauncher>,
+        waker: Waker,
+    ) -> Self {
         let (started_tx, started_rx) = mpsc::channel();
         Self {
             tabs: BTreeMap::new(),
             next: 1,
-            launcher: None,
+            launcher,
             runtime,
             waker,
             started_tx,
@@ -187,11 +190,8 @@ impl Terminals {
             .map(|t| t.id)
     }
 
-    fn launcher(&mut self) -> Arc<dyn ProcessLauncher> {
-        let runtime = self.runtime.clone();
-        Arc::clone(self.launcher.get_or_insert_with(|| {
-            Arc::new(Launcher::new(runtime, None, WritableRoots::default()))
-        }))
+    fn launcher(&self) -> Arc<dyn ProcessLauncher> {
+        Arc::clone(&self.launcher)
     }
 
     /// Opens the person's shell in `cwd`; the session starts off the UI

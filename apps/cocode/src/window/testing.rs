@@ -52,7 +52,8 @@ pub fn harness_keys(
     keys: ProviderSetup,
     prepare: impl FnOnce(&mut CocodeApp),
 ) -> Harness<'static, CocodeApp> {
-    let mut app = CocodeApp::with_keys(folder, runtime(), keys).expect("io thread starts");
+    let mut app = CocodeApp::with_keys(folder, crate::host::root::HostRoot::new(runtime()), keys)
+        .expect("io thread starts");
     app.os = cocode_platform::Os::Linux;
     prepare(&mut app);
     Harness::builder()

@@ -3,7 +3,10 @@
 pub mod agent;
 pub mod diff;
 pub mod editor;
+pub mod editor_bars;
+pub mod editor_input;
 pub mod editor_lsp;
+pub mod editor_prompts;
 pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;

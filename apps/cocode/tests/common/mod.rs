@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cocode::host::task_host::{HostOptions, TaskHost};
+use cocode::host::workspace_host::{HostOptions, WorkspaceHost};
 use cocode_editor::OpenDocuments;
 use cocode_tool_protocol::{
     ToolCallContext, ToolCallOptions, ToolCallRequest, ToolMode, ToolSource,
@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// Calls `tool` as the model of task `t1` in session `s1`.
 pub async fn call(
-    host: &TaskHost,
+    host: &WorkspaceHost,
     tool: &str,
     args: Value,
 ) -> cocode_tool_protocol::ToolCallResult {
@@ -36,7 +36,7 @@ pub async fn call(
 }
 
 /// Approves every approval request of the host's tools from now on.
-pub fn approve_everything(host: &TaskHost) {
+pub fn approve_everything(host: &WorkspaceHost) {
     use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent};
     let queue = Arc::clone(host.tools.approvals());
     let mut approvals = queue.subscribe();
@@ -50,9 +50,9 @@ pub fn approve_everything(host: &TaskHost) {
 }
 
 /// A host of the workspace at `dir` sharing its open documents with the test.
-pub async fn open_host(dir: &std::path::Path) -> (TaskHost, Arc<OpenDocuments>) {
+pub async fn open_host(dir: &std::path::Path) -> (WorkspaceHost, Arc<OpenDocuments>) {
     let documents = Arc::new(OpenDocuments::new());
-    let host = TaskHost::open(
+    let host = WorkspaceHost::open(
         dir,
         HostOptions {
             vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),

@@ -635,7 +635,7 @@ fn backend_row(
     ui.horizontal_wrapped(|ui| {
         ui.label("Backend");
         let mut backend = panel.backend.clone();
-        let acp_label = |a: &crate::window::task_service::AcpAgentRow| {
+        let acp_label = |a: &crate::window::workspace_service::AcpAgentRow| {
             let installed = if a.missing.is_some() {
                 " — not installed"
             } else {

@@ -1,5 +1,5 @@
-//! The window's task service: a task on the process's runtime that owns
-//! the workspace's `TaskHost` and runs delegated tasks. The UI
+//! The window's workspace service: a task on the process's runtime that owns
+//! the workspace's `WorkspaceHost` and runs delegated tasks. The UI
 //! sends requests and drains events; every event wakes the UI once, so the
 //! frame never waits and nothing repaints while idle.
 //!
@@ -30,7 +30,7 @@ use crate::host::orchestrator::{
     Decision, Progress, Reply, TaskApprover, TaskOrchestrator, TaskSpec, describe_end,
 };
 use crate::host::review::{RollbackOutcome, SnapshotRow, TaskDetail};
-use crate::host::task_host::{HostOptions, TaskHost};
+use crate::host::workspace_host::{HostOptions, WorkspaceHost};
 use crate::window::link::{Coalesce, Events, UiEnd, Waker, link};
 
 /// What the UI asks for.
@@ -172,7 +172,7 @@ pub enum ServiceEvent {
 
 /// The UI's handle on the service.
 #[derive(Debug)]
-pub struct TaskService {
+pub struct WorkspaceService {
     link: UiEnd<ServiceRequest, ServiceEvent>,
     root: PathBuf,
     /// Becomes true once the service has ended and let go of the
@@ -278,7 +278,7 @@ impl TaskApprover for WindowApprover {
 }
 
 /// [`rows`] on the blocking pool: the records are read from disk.
-async fn rows_off_thread(host: &Arc<TaskHost>) -> Vec<TaskRow> {
+async fn rows_off_thread(host: &Arc<WorkspaceHost>) -> Vec<TaskRow> {
     let host = Arc::clone(host);
     tokio::task::spawn_blocking(move || rows(&host))
         .await
@@ -288,7 +288,7 @@ async fn rows_off_thread(host: &Arc<TaskHost>) -> Vec<TaskRow> {
         })
 }
 
-fn rows(host: &TaskHost) -> Vec<TaskRow> {
+fn rows(host: &WorkspaceHost) -> Vec<TaskRow> {
     host.load_tasks()
         .into_iter()
         .map(|r| match r {
@@ -306,7 +306,7 @@ fn rows(host: &TaskHost) -> Vec<TaskRow> {
         .collect()
 }
 
-impl TaskService {
+impl WorkspaceService {
     /// Starts the service for the workspace at `root` on the process's
     /// runtime; `waker` wakes the UI after every event. With `after`, the
     /// workspace is opened only once that earlier service of the same
@@ -373,7 +373,7 @@ impl TaskService {
 async fn open_host(
     root: &std::path::Path,
     (documents, lsp, keys): HostParts,
-) -> Result<(Arc<TaskHost>, LlmProviderRegistry), String> {
+) -> Result<(Arc<WorkspaceHost>, LlmProviderRegistry), String> {
     // The person's provider settings (a file read: off the runtime's
     // workers); a settings file that cannot be used leaves the presets,
     // and the Providers page says why.
@@ -393,7 +393,7 @@ async fn open_host(
         documents,
         lsp,
     };
-    match TaskHost::open(root, options).await {
+    match WorkspaceHost::open(root, options).await {
         Ok(h) => Ok((Arc::new(h), providers)),
         Err(e) => Err(format!("{e:#}")),
     }
@@ -424,7 +424,7 @@ async fn refuse_all(why: String, out: &Out, inbox: &mut mpsc::Receiver<ServiceRe
 }
 
 /// Saves an open document on the blocking pool.
-async fn save_of(host: &Arc<TaskHost>, path: NormalizedPath) -> ServiceEvent {
+async fn save_of(host: &Arc<WorkspaceHost>, path: NormalizedPath) -> ServiceEvent {
     let saver = Arc::clone(host);
     let target = path.clone();
     let result = tokio::task::spawn_blocking(move || saver.save_user_file(&target))
@@ -449,7 +449,7 @@ pub struct AcpAgentRow {
 
 /// The workspace's external agents, for the backend picker, with whether
 /// each program is installed (looked up here, off the UI thread).
-fn acp_agents(host: &TaskHost) -> ServiceEvent {
+fn acp_agents(host: &WorkspaceHost) -> ServiceEvent {
     let path_var = std::env::var_os("PATH");
     ServiceEvent::AcpAgents(
         host.acp
@@ -469,7 +469,7 @@ fn acp_agents(host: &TaskHost) -> ServiceEvent {
 }
 
 /// Tool approvals go to the window's cards.
-fn forward_approvals(host: &TaskHost, out: &Out) {
+fn forward_approvals(host: &WorkspaceHost, out: &Out) {
     let mut approvals = host.tools.approvals().subscribe();
     let out = out.clone();
     tokio::spawn(async move {
@@ -484,7 +484,7 @@ fn forward_approvals(host: &TaskHost, out: &Out) {
 }
 
 /// Agents' commands go to their terminal tabs.
-fn forward_commands(host: &TaskHost, out: &Out) {
+fn forward_commands(host: &WorkspaceHost, out: &Out) {
     let mut commands = host.commands.watch();
     let out = out.clone();
     tokio::spawn(async move {
@@ -710,7 +710,7 @@ impl Waits {
 /// The files task `task` has changed so far, and the snapshots recorded
 /// after sequence number `after` as rows with their diffs.
 async fn changes_of(
-    host: &Arc<TaskHost>,
+    host: &Arc<WorkspaceHost>,
     task: &TaskId,
     after: u64,
 ) -> (Vec<NormalizedPath>, Vec<SnapshotRow>) {
@@ -732,7 +732,7 @@ async fn changes_of(
     .unwrap_or_default()
 }
 
-async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDetail> {
+async fn detail_of(host: &Arc<WorkspaceHost>, task_id: &str) -> anyhow::Result<TaskDetail> {
     let id = TaskId::new(task_id)?;
     let ws = Arc::clone(&host.workspace);
     let blocked_hosts = host.proxy.blocked_hosts(&id);
@@ -751,7 +751,7 @@ async fn detail_of(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskDe
 /// Starts a run of `spec` in conversation `conv`, unless it cannot start
 /// (the conversation says why).
 async fn start_run(
-    host: &Arc<TaskHost>,
+    host: &Arc<WorkspaceHost>,
     conv: u64,
     spec: anyhow::Result<TaskSpec>,
     out: &Out,
@@ -799,7 +799,7 @@ async fn start_run(
 
 /// The spec of a new run of an earlier task (same prompt, backend and
 /// completion mode).
-async fn rerun_spec(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskSpec> {
+async fn rerun_spec(host: &Arc<WorkspaceHost>, task_id: &str) -> anyhow::Result<TaskSpec> {
     let id = TaskId::new(task_id)?;
     let ws = Arc::clone(&host.workspace);
     let task =
@@ -812,7 +812,7 @@ async fn rerun_spec(host: &Arc<TaskHost>, task_id: &str) -> anyhow::Result<TaskS
     })
 }
 
-async fn rollback_of(host: &Arc<TaskHost>, task_id: &str) -> ServiceEvent {
+async fn rollback_of(host: &Arc<WorkspaceHost>, task_id: &str) -> ServiceEvent {
     let Ok(id) = TaskId::new(task_id) else {
         return ServiceEvent::Error(format!("“{task_id}” is not a task id"));
     };
@@ -879,7 +879,7 @@ async fn watch_leases(
 /// Runs one task; `ended` is set right before the window hears how it
 /// ended.
 async fn run_one(
-    host: Arc<TaskHost>,
+    host: Arc<WorkspaceHost>,
     spec: TaskSpec,
     approver: WindowApprover,
     (stop, ended): (CancellationToken, Arc<AtomicBool>),
@@ -977,5 +977,5 @@ async fn run_one(
 }
 
 #[cfg(test)]
-#[path = "task_service_tests.rs"]
+#[path = "workspace_service_tests.rs"]
 mod tests;

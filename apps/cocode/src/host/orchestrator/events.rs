@@ -1,0 +1,173 @@
+//! A run's agent events and the host requests it answers.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use cocode_core::agent::{AgentEvent, RequestCompletion, TurnEndReason};
+use cocode_core::task::{TaskBackend, UnresponsiveSignal};
+use cocode_core::{RequestId, TaskEvent};
+use cocode_tool_protocol::OutputSink;
+
+use super::*;
+
+impl Run<'_> {
+    /// Acts on one session event.
+    pub(super) async fn on_event(
+        &mut self,
+        event: AgentEvent,
+        calls_in_flight: &mut BTreeSet<String>,
+    ) -> Result<(), OrchestratorError> {
+        if matches!(
+            event,
+            AgentEvent::TurnEnded { .. }
+                | AgentEvent::Failed { .. }
+                | AgentEvent::TransportClosed { .. }
+        ) {
+            // What the agent wrote itself during the turn is its own change
+            // (and part of what verification looks at).
+            self.turn_sweep_end().await;
+        }
+        match event {
+            AgentEvent::ToolCallUpdate(u) => {
+                use cocode_core::agent::ToolCallStatus as S;
+                match u.status {
+                    S::Pending | S::InProgress => {
+                        calls_in_flight.insert(u.call_id);
+                    }
+                    S::Completed | S::Failed | S::Cancelled => {
+                        calls_in_flight.remove(&u.call_id);
+                    }
+                }
+            }
+            AgentEvent::TurnEnded {
+                reason: TurnEndReason::Finished,
+            } => {
+                self.attempt_done().await?;
+            }
+            AgentEvent::TurnEnded {
+                reason: TurnEndReason::Cancelled,
+            } => self.turn_cancelled().await?,
+            // An agent without `task.finish` (an external one) cannot
+            // say it is done: the end of its turn is the end of the
+            // attempt.
+            AgentEvent::TurnEnded {
+                reason: TurnEndReason::EndTurn,
+            } if !self
+                .session
+                .as_ref()
+                .is_some_and(|s| s.capabilities().finish_tool) =>
+            {
+                self.attempt_done().await?;
+            }
+            AgentEvent::TurnEnded { reason } => {
+                self.say(Progress::Note(format!(
+                    "the agent ended its turn ({}) without finishing the attempt",
+                    reason.phrase()
+                )));
+                if self.approver.converses() {
+                    self.apply(TaskEvent::AwaitReply).await?;
+                    self.converse().await?;
+                } else {
+                    self.apply(TaskEvent::AgentEndedUnfinished).await?;
+                }
+            }
+            AgentEvent::Failed { code, .. } => {
+                self.apply(TaskEvent::AgentError { code }).await?;
+            }
+            AgentEvent::Request(request) => {
+                // Completed through the tool registry, answered by the pump
+                // when done; time spent on it is not idleness.
+                let token = self.stop.child_token();
+                self.request_tokens
+                    .insert(request.id.clone(), token.clone());
+                let host = Arc::clone(&self.host);
+                let task = self.task.task_id().clone();
+                let session = self.session_id.clone();
+                let id = request.id.clone();
+                let sink = {
+                    let (tx, id) = (self.request_output.0.clone(), id.clone());
+                    OutputSink(Arc::new(move |chunk: &[u8]| {
+                        let _ = tx.send((id.clone(), chunk.to_vec()));
+                    }))
+                };
+                let handle = self.requests.spawn(async move {
+                    let completion = host
+                        .complete_request(&task, &session, request.kind, &token, Some(sink))
+                        .await;
+                    (request.id, completion)
+                });
+                self.request_tasks.insert(handle.id(), id);
+            }
+            AgentEvent::RequestWithdrawn { id } => {
+                if let Some(token) = self.request_tokens.get(&id) {
+                    token.cancel();
+                }
+            }
+            AgentEvent::TransportClosed { .. } => {
+                self.apply(TaskEvent::Unresponsive(UnresponsiveSignal::TransportClosed))
+                    .await?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Answers the agent once the host completed one of its requests.
+    pub(super) async fn answer(
+        &mut self,
+        done: Result<(tokio::task::Id, (RequestId, RequestCompletion)), tokio::task::JoinError>,
+    ) {
+        let (id, completion) = match done {
+            Ok((task, done)) => {
+                self.request_tasks.remove(&task);
+                done
+            }
+            // Every request is answered exactly once, even when its
+            // handler failed.
+            Err(e) => {
+                let Some(id) = self.request_tasks.remove(&e.id()) else {
+                    return;
+                };
+                self.say(Progress::Note(format!("a request's handler failed: {e}")));
+                (
+                    id,
+                    RequestCompletion::Error {
+                        code: "TOOL_EXECUTION_FAILED".into(),
+                        retryable: false,
+                    },
+                )
+            }
+        };
+        self.request_tokens.remove(&id);
+        if let RequestCompletion::Refused { code } = &completion {
+            self.last_refusal = Some(code.clone());
+        }
+        if let Some(session) = &self.session
+            && let Err(e) = session.complete(id, completion).await
+        {
+            self.say(Progress::Note(format!(
+                "a request could not be answered: {e}"
+            )));
+        }
+    }
+
+    /// What to say when the agent has been quiet for [`QUIET`]: and which
+    /// places the proxy refused it, with the setting that allows each kind.
+    pub(super) fn quiet_note(&self) -> String {
+        let mut note = format!(
+            "no word from the agent for {} s; it is still running",
+            QUIET.as_secs()
+        );
+        let refused = self.host.proxy.blocked_places(self.task.task_id());
+        if !refused.is_empty() {
+            let _ = write!(note, "; the proxy refused it {}", refused.join(", "));
+            if matches!(self.task.backend(), TaskBackend::Acp { .. }) {
+                note.push_str(
+                    " (an external agent's own model API belongs in model_hosts of its acp_agents entry)",
+                );
+            }
+        }
+        note
+    }
+}

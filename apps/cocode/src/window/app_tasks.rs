@@ -1,0 +1,263 @@
+//! The window's tasks: the Agent panel's commands, the providers, the
+//! workspace service's events, and starting runs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::window::command::{Command, ProviderAction};
+use crate::window::providers::ProviderRequest;
+use crate::window::workspace_service::{ServiceEvent, ServiceRequest, WorkspaceService};
+
+// Tests build it with its parent under `cfg(test)`, where the lint is quiet.
+#[cfg_attr(
+    not(test),
+    expect(
+        clippy::wildcard_imports,
+        reason = "a part of its parent's impl, cut out of one file: it names what the parent names"
+    )
+)]
+use super::*;
+
+impl CocodeApp {
+    /// The Agent panel's and the Providers page's commands.
+    pub(super) fn run_agent_command(&mut self, command: Command) {
+        match command {
+            Command::AgentPrompt(text) => self.agent.prompt = text,
+            Command::RunTask => self.run_task(),
+            Command::CloseTask => self.agent.detail = None,
+            Command::SendReply
+            | Command::FinishAndVerify
+            | Command::TaskDecision { .. }
+            | Command::StopTask => {
+                if let Some(request) = self.agent.request_for(&command) {
+                    self.send_task(request);
+                }
+            }
+            Command::ToolDecision { id, decision } => {
+                self.send_task(ServiceRequest::ToolDecision { id, decision });
+            }
+            Command::RollbackTask(task_id) => {
+                self.agent.error = None;
+                self.agent.note = None;
+                self.send_task(ServiceRequest::Rollback { task_id });
+            }
+            Command::AllowAndRerun { task_id, host } => {
+                self.agent.error = None;
+                self.agent.note = None;
+                // The re-run's tab is named after the task's prompt; a
+                // Retry there uses the backend picked now.
+                let prompt = self.agent.detail.as_ref().map(|d| d.prompt.clone());
+                let picked = (self.agent.backend.clone(), self.agent.model.clone());
+                let conv = self.agent.conversation_for_run();
+                conv.running = true;
+                conv.last_run = prompt.map(|p| (p, picked.0, picked.1));
+                conv.transcript.push_note(&format!(
+                    "allowed {host}; running task {task_id}'s prompt again"
+                ));
+                let conv = conv.id;
+                self.agent.detail = None;
+                self.send_task(ServiceRequest::AllowAndRerun {
+                    conv,
+                    task_id,
+                    host,
+                });
+            }
+            Command::NewConversation => self.agent.new_conversation(),
+            Command::ShowConversation(i) => self.agent.show_conversation(i),
+            Command::CloseConversation(i) => self.agent.close_conversation(i),
+            Command::ShowTask(task_id) => {
+                self.send_task(ServiceRequest::Detail { task_id });
+            }
+            Command::RetryTask { local } => {
+                let conv = self.agent.current();
+                if let Some((prompt, backend, model)) = conv.last_run.clone()
+                    && !conv.running
+                {
+                    let run = if local {
+                        "local".clone_into(&mut self.agent.backend);
+                        self.agent.model = None;
+                        (prompt, "local".to_owned(), None)
+                    } else {
+                        (prompt, backend, model)
+                    };
+                    // Again in the same tab.
+                    let conv = self.agent.current().id;
+                    self.start_run(conv, run);
+                }
+            }
+            Command::AgentBackend(backend) => {
+                self.agent.model = self.providers.row(&backend).and_then(|r| r.model.clone());
+                self.agent.backend = backend;
+            }
+            Command::AgentModel(model) => {
+                self.providers.send(ProviderRequest::SetModel {
+                    id: self.agent.backend.clone(),
+                    model: model.clone(),
+                });
+                self.agent.model = model;
+            }
+            Command::ProviderKeyDraft { id, text } => {
+                self.providers
+                    .key_drafts
+                    .insert(id, crate::window::providers::KeyDraft(text));
+            }
+            Command::ProviderUrlDraft { id, text } => {
+                self.providers.url_drafts.insert(id, text);
+            }
+            Command::Provider(action) => self.provider_action(action),
+            _ => {}
+        }
+    }
+
+    /// Starts the Providers worker once; hands a changed set of providers
+    /// to the workspace service.
+    pub(super) fn apply_providers(&mut self) {
+        self.providers
+            .start(&self.provider_setup, &self.waker, &self.runtime);
+        let had_rows = !self.providers.rows.is_empty();
+        if let Some(registry) = self.providers.drain() {
+            self.send_task(ServiceRequest::Providers(registry.clone()));
+            self.provider_registry = Some(registry);
+        }
+        if !had_rows && self.agent.model.is_none() {
+            // The remembered model of the chosen provider, once known.
+            self.agent.model = self
+                .providers
+                .row(&self.agent.backend)
+                .and_then(|r| r.model.clone());
+        }
+    }
+
+    /// Carries out a Providers page action; a typed key leaves its draft
+    /// here and goes straight to the worker.
+    pub(super) fn provider_action(&mut self, action: ProviderAction) {
+        let request = match action {
+            ProviderAction::SaveKey { id, session_only } => {
+                let key = self.providers.key_drafts.remove(&id).unwrap_or_default();
+                ProviderRequest::SetKey {
+                    id,
+                    key: cocode_core::services::Secret::new(key.0),
+                    session_only,
+                }
+            }
+            ProviderAction::DeleteKey(id) => ProviderRequest::DeleteKey { id },
+            ProviderAction::SaveUrl { id, reset } => {
+                let typed = self.providers.url_drafts.remove(&id);
+                ProviderRequest::SetBaseUrl {
+                    id,
+                    url: if reset { None } else { typed },
+                }
+            }
+            ProviderAction::Models(id) => ProviderRequest::Models { id },
+        };
+        self.providers.send(request);
+    }
+
+    /// What the workspace service reported since the last frame.
+    pub(super) fn apply_service_events(&mut self) {
+        let events = self
+            .tasks
+            .as_mut()
+            .map(WorkspaceService::drain)
+            .unwrap_or_default();
+        for event in events {
+            match event {
+                ServiceEvent::Command(command) => {
+                    if let Some(id) = self.terminals.on_command(command) {
+                        self.add_terminal_tab(id);
+                    }
+                }
+                ServiceEvent::Saved { path, result } => {
+                    if result.is_ok()
+                        && let Some(lsp) = &self.lsp
+                    {
+                        lsp.saved(&path);
+                    }
+                    if let Some(id) = self.editors.on_saved(&path, result) {
+                        self.close_editor_tab(id);
+                    }
+                }
+                ServiceEvent::UserOpDone { op, result } => self.on_user_op(&op, result),
+                ServiceEvent::TaskFiles { task_id, paths } => {
+                    self.editors.on_task_files(&task_id, &paths);
+                }
+                other => self.agent.on_event(other),
+            }
+        }
+    }
+
+    pub(super) fn send_task(&self, request: ServiceRequest) {
+        if let Some(service) = &self.tasks {
+            service.send(request);
+        }
+    }
+
+    /// Starts the workspace service of the workspace at `root`, after the
+    /// service this window had for it before has let go of it.
+    pub(super) fn start_tasks(&mut self, root: PathBuf) {
+        self.closing.retain(|_, closed| !*closed.borrow());
+        let after = self.closing.get(&root).cloned();
+        self.tasks = Some(WorkspaceService::start(
+            root,
+            Arc::clone(&self.editors.docs),
+            self.lsp.as_ref().map(|l| l.servers.clone()),
+            self.provider_setup.clone(),
+            self.waker.clone(),
+            &self.runtime,
+            after,
+        ));
+        // Providers changed in this window before the service started win
+        // over the settings file it reads (which may not be kept at all).
+        if let Some(registry) = self.provider_registry.clone() {
+            self.send_task(ServiceRequest::Providers(registry));
+        }
+    }
+
+    /// Starts the workspace's workspace service if needed and runs the prompt.
+    pub(super) fn run_task(&mut self) {
+        let Some(root) = self.workspace_root().cloned() else {
+            return;
+        };
+        if self.agent.prompt.trim().is_empty() {
+            return;
+        }
+        if self.tasks.is_none() {
+            self.start_tasks(root);
+        }
+        // The message moves from the composer into the conversation.
+        let run = (
+            std::mem::take(&mut self.agent.prompt).trim().to_owned(),
+            self.agent.backend.clone(),
+            self.agent.model.clone(),
+        );
+        let conv = self.agent.conversation_for_run().id;
+        self.start_run(conv, run);
+    }
+
+    /// Runs `(prompt, backend, model)` as a new task in conversation
+    /// `conv` (which starts over).
+    pub(super) fn start_run(
+        &mut self,
+        conv: u64,
+        (prompt, backend, model): (String, String, Option<String>),
+    ) {
+        self.agent.error = None;
+        self.agent.detail = None;
+        let Some(c) = self.agent.conversations.iter_mut().find(|c| c.id == conv) else {
+            return;
+        };
+        c.failure = None;
+        c.error = None;
+        c.task = None;
+        c.running = true;
+        c.transcript.clear();
+        c.transcript.push_user(&prompt);
+        c.last_run = Some((prompt.clone(), backend.clone(), model.clone()));
+        self.send_task(ServiceRequest::Run {
+            conv,
+            prompt,
+            backend,
+            model,
+        });
+    }
+}
