@@ -2,13 +2,14 @@
 //! product source file with `syn`.
 //!
 //! - single launcher: process spawning only in the allowlisted launcher file;
+//! - one composition root: a `Launcher` is built only in the host's root;
 //! - single writer: file creation, writes, renames and removals only in the
-//!   allowlisted gate/store files (and the bricks staging target);
+//!   files under `writer:` in `boundaries.yaml`;
 //! - pure crates: no `std::fs`, `std::net`, `std::process` or tokio I/O;
 //! - task status is assigned only inside `TaskTransition`;
 //! - single runtime: only one file builds a tokio runtime;
-//! - module rules of the app crate: which top-level modules each may use,
-//!   and no cycle between its files (`modules.rs`);
+//! - module rules: which top-level modules of the app crate each may use,
+//!   and no cycle between the files of any crate (`modules.rs`);
 //! - words: no `{:?}` in the format strings of user-facing files;
 //! - an `unsafe fn` has a `# Safety` section in its documentation.
 //!
@@ -34,6 +35,9 @@ pub struct Allowlist {
     pub launcher: Vec<PathBuf>,
     #[serde(default)]
     pub writer: Vec<PathBuf>,
+    /// One composition root: the only files that build a `Launcher`.
+    #[serde(default)]
+    pub launcher_root: Vec<PathBuf>,
     #[serde(default)]
     pub task_status: Vec<PathBuf>,
     /// Single runtime: building a tokio runtime.
@@ -53,6 +57,7 @@ pub struct Allowlist {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rule {
     SingleLauncher,
+    LauncherRoot,
     SingleWriter,
     PureCrate,
     TaskStatus,
@@ -67,6 +72,7 @@ impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::SingleLauncher => "single launcher",
+            Self::LauncherRoot => "one composition root",
             Self::SingleWriter => "single writer",
             Self::PureCrate => "pure crate",
             Self::TaskStatus => "task status only in TaskTransition",
@@ -123,6 +129,62 @@ pub fn run(root: &Path) -> Result<Vec<Finding>> {
     scan(&sources, &allow)
 }
 
+/// Prints each crate's module graph in numbers and the largest product
+/// files (`cargo xtask boundaries --graph`).
+pub fn print_graph(root: &Path) -> Result<()> {
+    let mut sources = Vec::new();
+    for dir in ["crates", "apps"] {
+        for file in source_files(&root.join(dir)) {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let relative = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+            sources.push((relative, text));
+        }
+    }
+    let mut parsed = Vec::new();
+    for (path, text) in &sources {
+        let file = syn::parse_file(text).with_context(|| format!("parsing {}", path.display()))?;
+        parsed.push((path.clone(), file, text.lines().count()));
+    }
+    let pairs: Vec<(PathBuf, syn::File)> = parsed
+        .iter()
+        .map(|(p, f, _)| (p.clone(), f.clone()))
+        .collect();
+    let test_modules = test_module_files(&pairs);
+    let product: Vec<(&Path, &syn::File, usize)> = parsed
+        .iter()
+        .filter(|(path, _, _)| !is_test_path(path) && !test_modules.contains(path))
+        .map(|(path, file, lines)| (path.as_path(), file, *lines))
+        .collect();
+    let files: Vec<(&Path, &syn::File)> = product.iter().map(|(p, f, _)| (*p, *f)).collect();
+    println!("crate                              files  edges  circles  files on circles");
+    let (mut total_files, mut total_edges, mut total_circles) = (0, 0, 0);
+    for s in crate::modules::summaries(&files) {
+        println!(
+            "{:<34} {:>5}  {:>5}  {:>7}  {:>16}",
+            s.root.display(),
+            s.files,
+            s.edges,
+            s.circles,
+            s.files_on_circles
+        );
+        total_files += s.files;
+        total_edges += s.edges;
+        total_circles += s.circles;
+    }
+    println!(
+        "{:<34} {total_files:>5}  {total_edges:>5}  {total_circles:>7}",
+        "all"
+    );
+    let mut largest: Vec<(usize, &Path)> = product.iter().map(|(p, _, n)| (*n, *p)).collect();
+    largest.sort_by(|a, b| b.cmp(a));
+    println!("largest product files (lines):");
+    for (lines, path) in largest.iter().take(8) {
+        println!("  {lines:>5}  {}", path.display());
+    }
+    Ok(())
+}
+
 /// Scans in-memory sources (paths relative to the repository root).
 pub fn scan(sources: &[(PathBuf, String)], allow: &Allowlist) -> Result<Vec<Finding>> {
     let mut parsed = Vec::new();
@@ -146,6 +208,7 @@ pub fn scan(sources: &[(PathBuf, String)], allow: &Allowlist) -> Result<Vec<Find
         findings.extend(visitor.findings.into_iter().filter(|f| {
             let allowed = match f.rule {
                 Rule::SingleLauncher => &allow.launcher,
+                Rule::LauncherRoot => &allow.launcher_root,
                 Rule::SingleWriter => &allow.writer,
                 Rule::TaskStatus => &allow.task_status,
                 Rule::SingleRuntime => &allow.runtime,
@@ -164,13 +227,14 @@ pub fn scan(sources: &[(PathBuf, String)], allow: &Allowlist) -> Result<Vec<Find
         }
         findings.extend(unsafe_fns_without_safety(path, file));
     }
-    if let Some(rules) = &allow.modules {
-        let product: Vec<(&Path, &syn::File)> = parsed
-            .iter()
-            .filter(|(path, _)| !is_test_path(path) && !test_modules.contains(path))
-            .map(|(path, file)| (path.as_path(), file))
-            .collect();
-        findings.extend(crate::modules::check(rules, &product));
+    let product: Vec<(&Path, &syn::File)> = parsed
+        .iter()
+        .filter(|(path, _)| !is_test_path(path) && !test_modules.contains(path))
+        .map(|(path, file)| (path.as_path(), file))
+        .collect();
+    match &allow.modules {
+        Some(rules) => findings.extend(crate::modules::check(rules, &product)),
+        None => findings.extend(crate::modules::cycles_in_crates(&product)),
     }
     findings.sort();
     Ok(findings)
@@ -256,7 +320,7 @@ fn collect_aliases(file: &syn::File) -> BTreeMap<String, Vec<String>> {
     struct Uses(BTreeMap<String, Vec<String>>);
     impl<'ast> Visit<'ast> for Uses {
         fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-            for (path, rename) in flatten_use(&u.tree) {
+            for (path, rename, _) in flatten_use(&u.tree) {
                 if let Some(rename) = rename {
                     self.0.insert(rename, path);
                 }
@@ -346,6 +410,14 @@ impl Scanner<'_> {
             );
         }
 
+        if ends_with(&["Launcher", "new"]) {
+            self.report(
+                span,
+                Rule::LauncherRoot,
+                format!("`{text}` builds a launcher outside the composition root"),
+            );
+        }
+
         let writes = WRITE_SUFFIXES.iter().any(|s| ends_with(s))
             || contains("OpenOptions")
             || (starts(&["tokio", "fs"])
@@ -404,12 +476,12 @@ pub(crate) fn path_segments(path: &syn::Path) -> Vec<String> {
 }
 
 /// Every path a `use` tree imports, with its `as` name if renamed
-/// (a glob yields its module path).
-pub(crate) fn flatten_use(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<String>)> {
+/// and whether it is a glob (a glob yields its module path).
+pub(crate) fn flatten_use(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<String>, bool)> {
     fn walk(
         tree: &syn::UseTree,
         prefix: &mut Vec<String>,
-        out: &mut Vec<(Vec<String>, Option<String>)>,
+        out: &mut Vec<(Vec<String>, Option<String>, bool)>,
     ) {
         let leaf = |prefix: &[String], ident: &syn::Ident| {
             let mut full = prefix.to_vec();
@@ -424,11 +496,11 @@ pub(crate) fn flatten_use(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<Strin
                 walk(&p.tree, prefix, out);
                 prefix.pop();
             }
-            syn::UseTree::Name(n) => out.push((leaf(prefix, &n.ident), None)),
+            syn::UseTree::Name(n) => out.push((leaf(prefix, &n.ident), None, false)),
             syn::UseTree::Rename(r) => {
-                out.push((leaf(prefix, &r.ident), Some(r.rename.to_string())));
+                out.push((leaf(prefix, &r.ident), Some(r.rename.to_string()), false));
             }
-            syn::UseTree::Glob(_) => out.push((prefix.clone(), None)),
+            syn::UseTree::Glob(_) => out.push((prefix.clone(), None, true)),
             syn::UseTree::Group(g) => {
                 for item in &g.items {
                     walk(item, prefix, out);
@@ -533,7 +605,7 @@ impl<'ast> Visit<'ast> for Scanner<'_> {
         if has_cfg_test(&u.attrs) {
             return;
         }
-        for (path, _) in flatten_use(&u.tree) {
+        for (path, _, _) in flatten_use(&u.tree) {
             // `use std::process;`, `use std::process as p;` and globs hide
             // later spawns behind a short name: `check_path` flags the bare module.
             self.check_path(&path, u.span());

@@ -5,6 +5,7 @@ fn allow() -> Allowlist {
     Allowlist {
         launcher: vec!["crates/toolchain/src/launcher.rs".into()],
         writer: vec!["crates/workspace/src/gate.rs".into()],
+        launcher_root: vec!["apps/cocode/src/host/root.rs".into()],
         task_status: vec!["crates/core/src/task.rs".into()],
         runtime: vec!["apps/cocode/src/host/runtime.rs".into()],
         pure: vec!["crates/core".into()],
@@ -205,6 +206,19 @@ fn test_code_is_exempt() {
 }
 
 #[test]
+fn a_launcher_is_built_only_in_the_composition_root() {
+    let src = "use cocode_toolchain::Launcher;\nfn f(h: H) -> Launcher {\n    Launcher::new(h, None, W::default())\n}\n";
+    assert_eq!(
+        findings(&[("apps/cocode/src/window/terminals.rs", src)]),
+        vec![(
+            "apps/cocode/src/window/terminals.rs:3".to_owned(),
+            Rule::LauncherRoot
+        )]
+    );
+    assert_eq!(findings(&[("apps/cocode/src/host/root.rs", src)]), vec![]);
+}
+
+#[test]
 fn an_unsafe_fn_says_when_it_is_safe() {
     let bare = "unsafe fn f() {}\nstruct S;\nimpl S { unsafe fn g(&self) {} }\ntrait T { unsafe fn h(); }\n";
     assert_eq!(
@@ -290,7 +304,7 @@ fn the_repository_passes_and_each_deliberate_break_fails() {
         // host closes a circle.
         (
             "apps/cocode/src/host/records.rs",
-            "\npub fn sneaky() { let _ = crate::host::task_host::write_exceptions(); }\n",
+            "\npub fn sneaky() { let _ = crate::host::workspace_host::write_exceptions(); }\n",
             Rule::ModuleCycle,
         ),
         (
@@ -307,6 +321,19 @@ fn the_repository_passes_and_each_deliberate_break_fails() {
             "crates/toolchain/src/scratch.rs",
             "\n/// Frees it.\npub unsafe fn sneaky() {}\n",
             Rule::UnsafeWithoutSafety,
+        ),
+        // The task state machine names ids; ids naming the state machine
+        // closes a circle in a crate other than the app.
+        (
+            "crates/core/src/ids.rs",
+            "\npub fn sneaky() -> crate::task::TaskStatus { todo!() }\n",
+            Rule::ModuleCycle,
+        ),
+        // The window building its own launcher.
+        (
+            "apps/cocode/src/window/app.rs",
+            "\nfn sneaky(h: H) { let _ = cocode_toolchain::Launcher::new(h, None, W::default()); }\n",
+            Rule::LauncherRoot,
         ),
     ];
     for (file, injected, rule) in breaks {

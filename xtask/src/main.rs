@@ -37,8 +37,14 @@ struct Cli {
 enum Command {
     /// Check the crate ladder in `dependency_layers.yaml`.
     Layers,
-    /// Check the "only place" rules (launcher, writer, pure core, task status).
-    Boundaries,
+    /// Check the "only place" rules (launcher, writer, pure core, task status,
+    /// one composition root, no circle between the files of a crate).
+    Boundaries {
+        /// Also print each crate's module graph in numbers (files, edges,
+        /// circles) and its largest product files.
+        #[arg(long)]
+        graph: bool,
+    },
     /// Check the Windows and macOS code paths (installs the targets first).
     CrossCheck {
         /// Do not install the targets or the MinGW compiler.
@@ -120,7 +126,12 @@ fn run(command: Command) -> Result<bool> {
     let root = repo_root()?;
     match command {
         Command::Layers => Ok(report("layers", &layers::run(&root)?)),
-        Command::Boundaries => Ok(report("boundaries", &boundaries::run(&root)?)),
+        Command::Boundaries { graph } => {
+            if graph {
+                boundaries::print_graph(&root)?;
+            }
+            Ok(report("boundaries", &boundaries::run(&root)?))
+        }
         Command::CrossCheck { no_install } => cross::run(&root, !no_install),
         Command::Test { no_install } => suite::run(&root, !no_install),
         Command::Bench { report_only, check } => bench::run(&root, report_only, check),
@@ -160,7 +171,11 @@ fn report<T: std::fmt::Display>(name: &str, findings: &[T]) -> bool {
 
 /// The repository root (the parent of this crate's manifest directory).
 fn repo_root() -> Result<PathBuf> {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // `cargo run` names the package's folder at run time too; prefer it, so
+    // that a binary built from another checkout of the same target folder
+    // still checks the checkout it was run in.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
     manifest
         .parent()
         .map(Path::to_path_buf)

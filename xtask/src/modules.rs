@@ -1,5 +1,5 @@
-//! Module rules inside one crate (the app): which top-level modules a
-//! module may use, and no cycle between its files; and the words rule:
+//! Module rules: which top-level modules of the app crate a module may
+//! use, and no cycle between the files of any crate; and the words rule:
 //! no `{:?}` in the format strings of user-facing files.
 //!
 //! A file is one module (`window/views/agent.rs` is `window::views::agent`;
@@ -55,32 +55,69 @@ struct Reference {
     line: usize,
 }
 
+/// One name a `use` brings in: its path, its rename, whether it is a glob,
+/// its line and the inline modules it sits in.
+type UseItem = (Vec<String>, Option<String>, bool, usize, Vec<String>);
+
 /// Collects every path a file names outside its test code, with `use`
-/// imports of modules remembered as aliases.
+/// imports of modules remembered as aliases. Each path keeps the inline
+/// modules (`mod unix { … }`) it sits in, so that `super` inside one means
+/// the file's own module.
 struct Collector {
-    uses: Vec<(Vec<String>, Option<String>, usize)>,
-    paths: Vec<(Vec<String>, usize)>,
+    inline: Vec<String>,
+    uses: Vec<UseItem>,
+    paths: Vec<(Vec<String>, usize, Vec<String>)>,
 }
 
 impl<'ast> Visit<'ast> for Collector {
-    skip_test_items!('ast);
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if has_cfg_test(&m.attrs) {
+            return;
+        }
+        self.inline.push(m.ident.to_string());
+        syn::visit::visit_item_mod(self, m);
+        self.inline.pop();
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !has_cfg_test(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        if !has_cfg_test(&i.attrs) {
+            syn::visit::visit_item_impl(self, i);
+        }
+    }
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {
+        // `pub(crate)`, `pub(super)`, `pub(in path)` name no item.
+    }
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         if has_cfg_test(&u.attrs) {
             return;
         }
         let line = u.span().start().line;
-        for (path, rename) in flatten_use(&u.tree) {
-            self.uses.push((path, rename, line));
+        for (path, rename, glob) in flatten_use(&u.tree) {
+            self.uses
+                .push((path, rename, glob, line, self.inline.clone()));
         }
     }
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        self.paths
-            .push((path_segments(path), path.span().start().line));
+        self.paths.push((
+            path_segments(path),
+            path.span().start().line,
+            self.inline.clone(),
+        ));
         syn::visit::visit_path(self, path);
     }
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         // `format!("{}", crate::x::f())`: paths inside macro bodies count.
-        collect_token_paths(&m.tokens, &mut self.paths);
+        let mut found = Vec::new();
+        collect_token_paths(&m.tokens, &mut found);
+        self.paths.extend(
+            found
+                .into_iter()
+                .map(|(p, line)| (p, line, self.inline.clone())),
+        );
         syn::visit::visit_macro(self, m);
     }
 }
@@ -167,54 +204,208 @@ fn file_module(path: &[String], modules: &BTreeSet<ModPath>) -> Option<ModPath> 
         .find(|p| modules.contains(p))
 }
 
-/// Every reference of one file (module `here`) into the crate.
-fn references_of(here: &[String], file: &syn::File, modules: &BTreeSet<ModPath>) -> Vec<Reference> {
+/// Every reference of one file (module `here`) into the crate, and what
+/// its `use` items import: (name, crate path, whether a glob).
+fn references_of(
+    here: &[String],
+    file: &syn::File,
+    modules: &BTreeSet<ModPath>,
+) -> (Vec<Reference>, Vec<(String, ModPath, bool)>) {
     let mut collector = Collector {
+        inline: Vec::new(),
         uses: Vec::new(),
         paths: Vec::new(),
     };
     collector.visit_file(file);
+    let within = |inline: &[String]| -> ModPath { here.iter().chain(inline).cloned().collect() };
     let mut aliases = BTreeMap::new();
     let mut references = Vec::new();
-    for (segments, rename, line) in &collector.uses {
-        let Some(resolved) = resolve(here, segments, modules, &BTreeMap::new()) else {
+    let mut imports = Vec::new();
+    for (segments, rename, glob, line, inline) in &collector.uses {
+        let Some(resolved) = resolve(&within(inline), segments, modules, &BTreeMap::new()) else {
             continue;
         };
-        if let Some(name) = rename.clone().or_else(|| segments.last().cloned())
+        if *glob {
+            imports.push((String::new(), resolved.clone(), true));
+        } else if let Some(name) = rename.clone().or_else(|| segments.last().cloned())
             && name != "_"
         {
-            aliases.insert(name, resolved.clone());
+            aliases.insert(name.clone(), resolved.clone());
+            if inline.is_empty() {
+                imports.push((name, resolved.clone(), false));
+            }
         }
         references.push(Reference {
             path: resolved,
             line: *line,
         });
     }
-    for (segments, line) in &collector.paths {
-        if let Some(resolved) = resolve(here, segments, modules, &aliases) {
+    for (segments, line, inline) in &collector.paths {
+        if let Some(resolved) = resolve(&within(inline), segments, modules, &aliases) {
             references.push(Reference {
                 path: resolved,
                 line: *line,
             });
         }
     }
-    references
+    (references, imports)
 }
 
-/// Checks the module rules over the crate's parsed, non-test files.
-pub fn check(rules: &ModuleRules, files: &[(&Path, &syn::File)]) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    let in_crate: Vec<(ModPath, &Path, &syn::File)> = files
+/// The crate source folder (`crates/x/src`, `apps/cocode/src`) a file
+/// belongs to: its path up to the first `src`.
+fn crate_root(file: &Path) -> Option<PathBuf> {
+    let mut root = PathBuf::new();
+    for c in file.components() {
+        root.push(c);
+        if c.as_os_str() == "src" {
+            return Some(root);
+        }
+    }
+    None
+}
+
+/// A crate's files as modules and the edges between them: from a file to
+/// the file that defines what it names, following `use` re-exports
+/// (`crate::Gate` re-exported by `lib.rs` lands in the file that defines
+/// `Gate`).
+struct CrateGraph<'a> {
+    modules: BTreeSet<ModPath>,
+    file_of: BTreeMap<ModPath, &'a Path>,
+    /// (module, its file, the path as written, the file it lands in, line)
+    references: Vec<(ModPath, &'a Path, ModPath, ModPath, usize)>,
+    edges: BTreeMap<ModPath, BTreeMap<ModPath, usize>>,
+}
+
+/// What one module imports (`use`), by name, and its glob imports.
+#[derive(Default)]
+struct Imports {
+    names: BTreeMap<String, ModPath>,
+    globs: Vec<ModPath>,
+}
+
+/// The names a file defines at its top level (items and inline modules).
+fn defined_names(file: &syn::File) -> BTreeSet<String> {
+    file.items
         .iter()
-        .filter_map(|(path, file)| module_of(&rules.root, path).map(|m| (m, *path, *file)))
+        .filter_map(|item| match item {
+            syn::Item::Const(i) => Some(i.ident.to_string()),
+            syn::Item::Enum(i) => Some(i.ident.to_string()),
+            syn::Item::Fn(i) => Some(i.sig.ident.to_string()),
+            syn::Item::Macro(i) => i.ident.as_ref().map(ToString::to_string),
+            syn::Item::Mod(i) => Some(i.ident.to_string()),
+            syn::Item::Static(i) => Some(i.ident.to_string()),
+            syn::Item::Struct(i) => Some(i.ident.to_string()),
+            syn::Item::Trait(i) => Some(i.ident.to_string()),
+            syn::Item::Type(i) => Some(i.ident.to_string()),
+            syn::Item::Union(i) => Some(i.ident.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn crate_graph<'a>(root: &Path, files: &[(&'a Path, &syn::File)]) -> CrateGraph<'a> {
+    let in_crate: Vec<(ModPath, &'a Path, &syn::File)> = files
+        .iter()
+        .filter_map(|(path, file)| module_of(root, path).map(|m| (m, *path, *file)))
         .collect();
     let modules: BTreeSet<ModPath> = in_crate.iter().map(|(m, _, _)| m.clone()).collect();
-    let file_of: BTreeMap<&ModPath, &Path> = in_crate.iter().map(|(m, p, _)| (m, *p)).collect();
-    let mut edges: BTreeMap<ModPath, BTreeMap<ModPath, usize>> = BTreeMap::new();
+    let file_of: BTreeMap<ModPath, &'a Path> =
+        in_crate.iter().map(|(m, p, _)| (m.clone(), *p)).collect();
+    let defined: BTreeMap<&ModPath, BTreeSet<String>> = in_crate
+        .iter()
+        .map(|(m, _, f)| (m, defined_names(f)))
+        .collect();
+    let mut imports: BTreeMap<ModPath, Imports> = BTreeMap::new();
+    let mut written = Vec::new();
     for (here, path, file) in &in_crate {
-        let references = references_of(here, file, &modules);
-        let top = here.first();
-        if let Some(top) = top
+        let (references, uses) = references_of(here, file, &modules);
+        let entry = imports.entry(here.clone()).or_default();
+        for (name, target, glob) in uses {
+            if glob {
+                entry.globs.push(target);
+            } else {
+                entry.names.insert(name, target);
+            }
+        }
+        written.push((here.clone(), *path, references));
+    }
+    // Where a path lands: the file defining its item, through imports.
+    let land = |path: &[String]| -> Option<ModPath> {
+        let mut path = path.to_vec();
+        'follow: for _ in 0..16 {
+            let module = file_module(&path, &modules)?;
+            let Some(name) = path.get(module.len()) else {
+                return Some(module);
+            };
+            if defined.get(&module).is_some_and(|d| d.contains(name)) {
+                return Some(module);
+            }
+            let Some(imported) = imports.get(&module) else {
+                return Some(module);
+            };
+            if let Some(target) = imported.names.get(name) {
+                let next: ModPath = target
+                    .iter()
+                    .chain(&path[module.len() + 1..])
+                    .cloned()
+                    .collect();
+                if next == path {
+                    return Some(module);
+                }
+                path = next;
+                continue;
+            }
+            for glob in &imported.globs {
+                if modules.contains(glob) && defined.get(glob).is_some_and(|d| d.contains(name)) {
+                    path = glob.iter().chain(&path[module.len()..]).cloned().collect();
+                    continue 'follow;
+                }
+            }
+            return Some(module);
+        }
+        file_module(&path, &modules)
+    };
+    let mut references = Vec::new();
+    let mut edges: BTreeMap<ModPath, BTreeMap<ModPath, usize>> = BTreeMap::new();
+    for (here, path, written) in written {
+        for reference in written {
+            let Some(target) = land(&reference.path) else {
+                continue;
+            };
+            if target == here {
+                continue;
+            }
+            edges
+                .entry(here.clone())
+                .or_default()
+                .entry(target.clone())
+                .or_insert(reference.line);
+            references.push((here.clone(), path, reference.path, target, reference.line));
+        }
+    }
+    CrateGraph {
+        modules,
+        file_of,
+        references,
+        edges,
+    }
+}
+
+/// Checks the module rules over the crate's parsed, non-test files: which
+/// top-level modules each may use (the app crate), and no cycle between
+/// the files of any crate.
+pub fn check(rules: &ModuleRules, files: &[(&Path, &syn::File)]) -> Vec<Finding> {
+    let mut findings = layers(rules, files);
+    findings.extend(cycles_in_crates(files));
+    findings
+}
+
+/// Which top-level modules of `rules.root` each may use.
+fn layers(rules: &ModuleRules, files: &[(&Path, &syn::File)]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let graph = crate_graph(&rules.root, files);
+    for (module, path) in &graph.file_of {
+        if let Some(top) = module.first()
             && !rules.may_use.contains_key(top)
         {
             findings.push(Finding {
@@ -224,69 +415,122 @@ pub fn check(rules: &ModuleRules, files: &[(&Path, &syn::File)]) -> Vec<Finding>
                 what: format!("module `{top}` has no entry in boundaries.yaml's module rules"),
             });
         }
-        for reference in references {
-            let Some(target) = file_module(&reference.path, &modules) else {
-                continue;
-            };
-            if &target == here {
-                continue;
-            }
-            if let (Some(top), Some(target_top)) = (top, target.first())
-                && top != target_top
-                && rules
-                    .may_use
-                    .get(top)
-                    .is_some_and(|allowed| !allowed.contains(target_top))
-            {
-                findings.push(Finding {
-                    file: path.to_path_buf(),
-                    line: reference.line,
-                    rule: Rule::ModuleLayer,
-                    what: format!(
-                        "`{top}` may not use `{target_top}` (`crate::{}`)",
-                        reference.path.join("::")
-                    ),
-                });
-            }
-            edges
-                .entry(here.clone())
-                .or_default()
-                .entry(target)
-                .or_insert(reference.line);
-        }
     }
-    for cycle in cycles(&modules, &edges) {
-        let first = &cycle[0];
-        let next = &cycle[1 % cycle.len()];
-        let line = edges
-            .get(first)
-            .and_then(|e| e.get(next))
-            .copied()
-            .unwrap_or(1);
-        let names: Vec<String> = cycle
-            .iter()
-            .chain(std::iter::once(first))
-            .map(|m| {
-                file_of
-                    .get(m)
-                    .map_or_else(|| m.join("::"), |p| p.display().to_string())
-            })
-            .collect();
-        findings.push(Finding {
-            file: file_of
-                .get(first)
-                .map_or_else(PathBuf::new, |p| p.to_path_buf()),
-            line,
-            rule: Rule::ModuleCycle,
-            what: names.join(" → "),
-        });
+    for (here, path, written, target, line) in &graph.references {
+        if let (Some(top), Some(target_top)) = (here.first(), target.first())
+            && top != target_top
+            && rules
+                .may_use
+                .get(top)
+                .is_some_and(|allowed| !allowed.contains(target_top))
+        {
+            findings.push(Finding {
+                file: path.to_path_buf(),
+                line: *line,
+                rule: Rule::ModuleLayer,
+                what: format!(
+                    "`{top}` may not use `{target_top}` (`crate::{}`)",
+                    written.join("::")
+                ),
+            });
+        }
     }
     findings
 }
 
-/// The strongly connected components of more than one module, each as a
-/// cycle through them (Tarjan, then a walk inside the component).
-fn cycles(
+/// No two files of one crate use each other, directly or around a circle.
+pub fn cycles_in_crates(files: &[(&Path, &syn::File)]) -> Vec<Finding> {
+    let mut by_crate: BTreeMap<PathBuf, Vec<(&Path, &syn::File)>> = BTreeMap::new();
+    for (path, file) in files {
+        if let Some(root) = crate_root(path) {
+            by_crate.entry(root).or_default().push((*path, *file));
+        }
+    }
+    let mut findings = Vec::new();
+    for (root, files) in &by_crate {
+        let graph = crate_graph(root, files);
+        for cycle in cycles(&graph.modules, &graph.edges) {
+            let first = &cycle[0];
+            let next = &cycle[1 % cycle.len()];
+            let line = graph
+                .edges
+                .get(first)
+                .and_then(|e| e.get(next))
+                .copied()
+                .unwrap_or(1);
+            // Each hop names the line of the reference that makes it.
+            let names: Vec<String> = cycle
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let file = graph
+                        .file_of
+                        .get(m)
+                        .map_or_else(|| m.join("::"), |p| p.display().to_string());
+                    let to = &cycle[(i + 1) % cycle.len()];
+                    match graph.edges.get(m).and_then(|e| e.get(to)) {
+                        Some(line) => format!("{file}:{line}"),
+                        None => file,
+                    }
+                })
+                .chain(std::iter::once(
+                    graph
+                        .file_of
+                        .get(first)
+                        .map_or_else(|| first.join("::"), |p| p.display().to_string()),
+                ))
+                .collect();
+            findings.push(Finding {
+                file: graph
+                    .file_of
+                    .get(first)
+                    .map_or_else(PathBuf::new, |p| p.to_path_buf()),
+                line,
+                rule: Rule::ModuleCycle,
+                what: names.join(" → "),
+            });
+        }
+    }
+    findings
+}
+
+/// One crate's module graph in numbers: files, edges between them, files
+/// on a circle, and its largest file's lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphSummary {
+    pub root: PathBuf,
+    pub files: usize,
+    pub edges: usize,
+    pub circles: usize,
+    pub files_on_circles: usize,
+}
+
+/// The summary of every crate among `files`.
+pub fn summaries(files: &[(&Path, &syn::File)]) -> Vec<GraphSummary> {
+    let mut by_crate: BTreeMap<PathBuf, Vec<(&Path, &syn::File)>> = BTreeMap::new();
+    for (path, file) in files {
+        if let Some(root) = crate_root(path) {
+            by_crate.entry(root).or_default().push((*path, *file));
+        }
+    }
+    by_crate
+        .iter()
+        .map(|(root, files)| {
+            let graph = crate_graph(root, files);
+            let components = strongly_connected(&graph.modules, &graph.edges);
+            GraphSummary {
+                root: root.clone(),
+                files: graph.modules.len(),
+                edges: graph.edges.values().map(BTreeMap::len).sum(),
+                circles: components.len(),
+                files_on_circles: components.iter().map(Vec::len).sum(),
+            }
+        })
+        .collect()
+}
+
+/// The strongly connected components of more than one module (Tarjan).
+fn strongly_connected(
     modules: &BTreeSet<ModPath>,
     edges: &BTreeMap<ModPath, BTreeMap<ModPath, usize>>,
 ) -> Vec<Vec<ModPath>> {
@@ -346,10 +590,16 @@ fn cycles(
             visit(&mut state, m);
         }
     }
-    // Name one concrete cycle per component: from its first module, follow
-    // edges inside the component until a module repeats.
-    state
-        .components
+    state.components
+}
+
+/// One concrete cycle per strongly connected component: from its first
+/// module, edges inside the component are followed until a module repeats.
+fn cycles(
+    modules: &BTreeSet<ModPath>,
+    edges: &BTreeMap<ModPath, BTreeMap<ModPath, usize>>,
+) -> Vec<Vec<ModPath>> {
+    strongly_connected(modules, edges)
         .into_iter()
         .map(|component| {
             let members: BTreeSet<&ModPath> = component.iter().collect();

@@ -95,7 +95,7 @@ fn a_planted_cycle_is_found_with_its_files() {
             "apps/cocode/src/window/app.rs".to_owned(),
             4,
             Rule::ModuleCycle,
-            "apps/cocode/src/window/app.rs → apps/cocode/src/window/views/agent.rs → apps/cocode/src/window/app.rs"
+            "apps/cocode/src/window/app.rs:4 → apps/cocode/src/window/views/agent.rs:1 → apps/cocode/src/window/app.rs"
                 .to_owned()
         )]
     );
@@ -123,8 +123,52 @@ fn a_cycle_through_three_files_and_a_parent_is_found() {
     assert_eq!(found[0].2, Rule::ModuleCycle);
     assert_eq!(
         found[0].3,
-        "apps/cocode/src/host.rs → apps/cocode/src/host/a.rs → apps/cocode/src/host/b.rs → apps/cocode/src/host.rs"
+        "apps/cocode/src/host.rs:3 → apps/cocode/src/host/a.rs:1 → apps/cocode/src/host/b.rs:1 → apps/cocode/src/host.rs"
     );
+}
+
+#[test]
+fn a_circle_in_any_crate_is_found() {
+    let files = [
+        ("crates/core/src/lib.rs", "pub mod ids;\npub mod task;\n"),
+        (
+            "crates/core/src/ids.rs",
+            "pub struct TaskId;\npub fn f() -> crate::task::Status { todo!() }\n",
+        ),
+        (
+            "crates/core/src/task.rs",
+            "use crate::ids::TaskId;\npub struct Status(TaskId);\n",
+        ),
+    ];
+    assert_eq!(
+        check_files(&files),
+        vec![(
+            "crates/core/src/ids.rs".to_owned(),
+            2,
+            Rule::ModuleCycle,
+            "crates/core/src/ids.rs:2 → crates/core/src/task.rs:1 → crates/core/src/ids.rs"
+                .to_owned()
+        )]
+    );
+}
+
+#[test]
+fn re_exports_visibility_and_inline_modules_make_no_false_circle() {
+    let files = [
+        (
+            "crates/gate/src/lib.rs",
+            "pub mod disk;\npub mod paths;\npub use paths::Checked;\n",
+        ),
+        (
+            "crates/gate/src/paths.rs",
+            "pub struct Checked;\npub(crate) fn check() -> Checked { Checked }\n",
+        ),
+        (
+            "crates/gate/src/disk.rs",
+            "use crate::Checked;\npub(crate) fn write(_: Checked) {}\nmod unix {\n    use super::write;\n    pub fn w() { write(crate::paths::check()) }\n}\n",
+        ),
+    ];
+    assert_eq!(check_files(&files), vec![]);
 }
 
 #[test]
