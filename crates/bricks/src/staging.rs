@@ -1,5 +1,5 @@
-//! The bricks staging target: the only place besides the workspace gate and
-//! store that writes files. A scaffold is built in a folder beside its
+//! The bricks staging target, on the writer list of `boundaries.yaml`
+//! beside the workspace's disk layer. A scaffold is built in a folder beside its
 //! destination (`<parent>/.cocode-staging-<brick>-<stamp>`, so on the same
 //! volume), made durable, and moved into place with one rename that never
 //! replaces anything; on failure the staging folder is removed.
