@@ -8,8 +8,8 @@
 //! runs out of turns, fails or is cancelled.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 
 use async_trait::async_trait;
@@ -244,7 +244,7 @@ impl AgentRuntime for BuiltInRuntime {
             || "workspace".to_owned(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let (events, rx) = mpsc::unbounded_channel();
+        let (events, rx) = Events::new(EVENT_QUEUE);
         let shared = Arc::new(Shared {
             backend,
             tools: Arc::clone(&self.tools),
@@ -284,22 +284,87 @@ struct Shared {
     system: String,
     /// The provider conversation, kept verbatim for the next turn.
     messages: tokio::sync::Mutex<Vec<Message>>,
-    events: mpsc::UnboundedSender<AgentEvent>,
+    events: Events,
     /// A run is in progress.
     active: AtomicBool,
 }
 
+/// The queue of a session's events to its reader (bounded).
+#[derive(Debug)]
+struct Events {
+    tx: mpsc::Sender<AgentEvent>,
+    /// Events of a cancelled run, delivered in order by a task of their
+    /// own: a cancelled run never waits for the reader.
+    after_cancel: OnceLock<mpsc::UnboundedSender<AgentEvent>>,
+    /// Events handed to that task and not yet delivered; while there are
+    /// any, later events follow them through it, so none overtakes another.
+    forwarding: Arc<AtomicUsize>,
+}
+
+impl Events {
+    fn new(capacity: usize) -> (Self, mpsc::Receiver<AgentEvent>) {
+        let (tx, rx) = mpsc::channel(capacity);
+        let events = Self {
+            tx,
+            after_cancel: OnceLock::new(),
+            forwarding: Arc::new(AtomicUsize::new(0)),
+        };
+        (events, rx)
+    }
+
+    /// Queues `event` for the session's reader, waiting while the queue is
+    /// full (the model's stream waits with it). Once `cancel` fires the run
+    /// no longer waits: this and every later event go, in order, through
+    /// a task that hands them over as the reader makes room. A dropped
+    /// reader means nobody watches; the run still finishes.
+    async fn emit(&self, event: AgentEvent, cancel: &CancellationToken) {
+        if cancel.is_cancelled() || self.forwarding.load(Ordering::Acquire) > 0 {
+            self.forward(event);
+            return;
+        }
+        tokio::select! {
+            biased;
+            permit = self.tx.reserve() => {
+                if let Ok(permit) = permit {
+                    permit.send(event);
+                }
+            }
+            () = cancel.cancelled() => self.forward(event),
+        }
+    }
+
+    /// Hands `event` to the task that delivers a cancelled run's events.
+    fn forward(&self, event: AgentEvent) {
+        let later = self.after_cancel.get_or_init(|| {
+            let (tx, mut rx) = mpsc::unbounded_channel::<AgentEvent>();
+            let events = self.tx.clone();
+            let forwarding = Arc::clone(&self.forwarding);
+            tokio::spawn(async move {
+                while let Some(event) = rx.recv().await {
+                    let _ = events.send(event).await;
+                    forwarding.fetch_sub(1, Ordering::AcqRel);
+                }
+            });
+            tx
+        });
+        self.forwarding.fetch_add(1, Ordering::AcqRel);
+        if later.send(event).is_err() {
+            self.forwarding.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
 impl Shared {
-    fn emit(&self, event: AgentEvent) {
-        // A dropped receiver means nobody watches; the run still finishes.
-        let _ = self.events.send(event);
+    /// Queues `event` for the session's reader (see [`Events::emit`]).
+    async fn emit(&self, event: AgentEvent, cancel: &CancellationToken) {
+        self.events.emit(event, cancel).await;
     }
 }
 
 /// A running built-in session.
 pub struct BuiltInSession {
     shared: Arc<Shared>,
-    events: Option<mpsc::UnboundedReceiver<AgentEvent>>,
+    events: Option<mpsc::Receiver<AgentEvent>>,
     run: Mutex<Option<(JoinHandle<()>, CancellationToken)>>,
 }
 
@@ -329,7 +394,7 @@ impl BuiltInSession {
     }
 }
 
-struct Receiver(mpsc::UnboundedReceiver<AgentEvent>);
+struct Receiver(mpsc::Receiver<AgentEvent>);
 
 impl Stream for Receiver {
     type Item = AgentEvent;
@@ -352,7 +417,7 @@ impl AgentSession for BuiltInSession {
     fn events(&mut self) -> EventStream {
         match self.events.take() {
             Some(rx) => Box::pin(Receiver(rx)),
-            None => Box::pin(Receiver(mpsc::unbounded_channel().1)),
+            None => Box::pin(Receiver(mpsc::channel(1).1)),
         }
     }
 
@@ -373,7 +438,7 @@ impl AgentSession for BuiltInSession {
         let handle = tokio::spawn(async move {
             let end = run(&shared, turn.text, &token).await;
             shared.active.store(false, Ordering::SeqCst);
-            shared.emit(end);
+            shared.emit(end, &token).await;
         });
         *slot = Some((handle, cancel));
         Ok(())
@@ -404,12 +469,16 @@ impl AgentSession for BuiltInSession {
     }
 }
 
-/// Emits stream progress as session events.
-struct EventObserver<'a>(&'a Shared);
+/// Most events queued for the session's reader before the run waits.
+const EVENT_QUEUE: usize = 256;
 
+/// Emits stream progress as session events.
+struct EventObserver<'a>(&'a Shared, &'a CancellationToken);
+
+#[async_trait]
 impl StreamObserver for EventObserver<'_> {
-    fn on_delta(&mut self, delta: StreamDelta) {
-        self.0.emit(match delta {
+    async fn on_delta(&mut self, delta: StreamDelta) {
+        let event = match delta {
             StreamDelta::Text(t) => AgentEvent::MessageDelta(t),
             StreamDelta::Thought(t) => AgentEvent::ThoughtDelta(t),
             StreamDelta::ToolCallStarted { id, name } => {
@@ -421,15 +490,17 @@ impl StreamObserver for EventObserver<'_> {
                     content: Vec::new(),
                 })
             }
-        });
+        };
+        self.0.emit(event, self.1).await;
     }
 
-    fn on_retry(&mut self, attempt: u32, max: u32, error: &ProviderError) {
-        self.0.emit(AgentEvent::Retrying {
+    async fn on_retry(&mut self, attempt: u32, max: u32, error: &ProviderError) {
+        let event = AgentEvent::Retrying {
             attempt,
             max,
             code: error.code.as_str().to_owned(),
-        });
+        };
+        self.0.emit(event, self.1).await;
     }
 }
 
@@ -440,12 +511,14 @@ async fn ask(
     tools: &[Value],
     cancel: &CancellationToken,
 ) -> Result<AssistantMessage, ProviderError> {
-    let mut observer = EventObserver(shared);
+    let mut observer = EventObserver(shared, cancel);
     let (spec, decoder, body): (_, &DecoderFactory, BodyDecoder) = match &shared.backend {
         Backend::Local => {
             let turn = local::next(messages);
             if !turn.text.is_empty() {
-                observer.on_delta(StreamDelta::Text(turn.text.clone()));
+                observer
+                    .on_delta(StreamDelta::Text(turn.text.clone()))
+                    .await;
             }
             return Ok(turn);
         }
@@ -491,10 +564,15 @@ async fn ask(
         .stream(&spec, decoder, body, cancel, &mut observer)
         .await?;
     if let Some(usage) = raw.usage {
-        shared.emit(AgentEvent::TokenUsage {
-            input: usage.input,
-            output: usage.output,
-        });
+        shared
+            .emit(
+                AgentEvent::TokenUsage {
+                    input: usage.input,
+                    output: usage.output,
+                },
+                cancel,
+            )
+            .await;
     }
     validate(raw)
 }
@@ -629,10 +707,15 @@ async fn run_calls(
             })
         };
         let input = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
-        shared.emit(update(
-            ToolCallStatus::InProgress,
-            vec![ToolCallContent::Input(shown_text(&input))],
-        ));
+        shared
+            .emit(
+                update(
+                    ToolCallStatus::InProgress,
+                    vec![ToolCallContent::Input(shown_text(&input))],
+                ),
+                cancel,
+            )
+            .await;
         let result = if cancel.is_cancelled() {
             ToolCallResult::failure(
                 call.id.clone(),
@@ -657,10 +740,15 @@ async fn run_calls(
             }
             Some(_) => ToolCallStatus::Failed,
         };
-        shared.emit(update(
-            status,
-            vec![ToolCallContent::Text(shown_text(&result_text(&result)))],
-        ));
+        shared
+            .emit(
+                update(
+                    status,
+                    vec![ToolCallContent::Text(shown_text(&result_text(&result)))],
+                ),
+                cancel,
+            )
+            .await;
         finished |= name == TASK_FINISH && !result.is_error;
         results.push(ToolResultMessage {
             call_id: call.id.clone(),
@@ -736,5 +824,69 @@ async fn run(shared: &Shared, text: String, cancel: &CancellationToken) -> Agent
     }
     AgentEvent::TurnEnded {
         reason: TurnEndReason::MaxTurns,
+    }
+}
+
+#[cfg(test)]
+mod events_tests {
+    use super::*;
+    use futures_util::FutureExt as _;
+    use pretty_assertions::assert_eq;
+
+    fn delta(n: u32) -> AgentEvent {
+        AgentEvent::MessageDelta(format!("piece {n}"))
+    }
+
+    async fn take(rx: &mut mpsc::Receiver<AgentEvent>, n: usize) -> Vec<AgentEvent> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out.push(rx.recv().await.unwrap_or_else(|| panic!("the queue ended")));
+        }
+        out
+    }
+
+    /// A full queue makes the run wait; room lets it go on.
+    #[tokio::test]
+    async fn a_full_queue_makes_the_run_wait_for_its_reader() {
+        let (events, mut rx) = Events::new(2);
+        let run = CancellationToken::new();
+        events.emit(delta(1), &run).await;
+        events.emit(delta(2), &run).await;
+        let mut third = Box::pin(events.emit(delta(3), &run));
+        assert_eq!((&mut third).now_or_never(), None, "the third waits");
+        assert_eq!(take(&mut rx, 1).await, vec![delta(1)]);
+        third.await;
+        assert_eq!(take(&mut rx, 2).await, vec![delta(2), delta(3)]);
+    }
+
+    /// A cancelled run never waits, and its events still arrive, in order,
+    /// before those of the next run.
+    #[tokio::test]
+    async fn a_cancelled_run_does_not_wait_and_loses_nothing() {
+        let (events, mut rx) = Events::new(2);
+        let run = CancellationToken::new();
+        events.emit(delta(1), &run).await;
+        events.emit(delta(2), &run).await;
+        let mut waiting = Box::pin(events.emit(delta(3), &run));
+        assert_eq!((&mut waiting).now_or_never(), None);
+        run.cancel();
+        waiting.await;
+        // Cancelled: no wait although the queue is still full.
+        assert_eq!(events.emit(delta(4), &run).now_or_never(), Some(()));
+        // The next run's first event queues behind them.
+        let next = CancellationToken::new();
+        assert_eq!(events.emit(delta(5), &next).now_or_never(), Some(()));
+        assert_eq!(
+            take(&mut rx, 5).await,
+            vec![delta(1), delta(2), delta(3), delta(4), delta(5)]
+        );
+        // Once the task has handed over all of them, the next run waits
+        // for room again.
+        while events.forwarding.load(Ordering::Acquire) > 0 {
+            tokio::task::yield_now().await;
+        }
+        events.emit(delta(6), &next).await;
+        events.emit(delta(7), &next).await;
+        assert_eq!(events.emit(delta(8), &next).now_or_never(), None);
     }
 }

@@ -118,11 +118,14 @@ pub type DecoderFactory = dyn Fn() -> Box<dyn StreamDecoder> + Send + Sync;
 /// Decodes a whole (non-streamed) body.
 pub type BodyDecoder = fn(&Value) -> Result<RawAssistant, ProviderError>;
 
-/// Observes a streaming request.
+/// Observes a streaming request. Each call is awaited before the stream
+/// is read further: an observer that waits (a full event queue) slows the
+/// reading of the response instead of growing memory.
+#[async_trait::async_trait]
 pub trait StreamObserver: Send {
-    fn on_delta(&mut self, delta: StreamDelta);
+    async fn on_delta(&mut self, delta: StreamDelta);
     /// Retry `attempt` of `max` is about to be sent after `error`.
-    fn on_retry(&mut self, attempt: u32, max: u32, error: &ProviderError);
+    async fn on_retry(&mut self, attempt: u32, max: u32, error: &ProviderError);
 }
 
 /// The proxies the person's environment names for cocode's own requests
@@ -237,7 +240,6 @@ impl Transport {
     async fn with_retries<T, F, Fut>(
         &self,
         cancel: &CancellationToken,
-        mut on_retry: impl FnMut(u32, u32, &ProviderError),
         mut once: F,
     ) -> Result<T, ProviderError>
     where
@@ -253,21 +255,36 @@ impl Transport {
                 Ok(value) => return Ok(value),
                 Err(e) => e,
             };
-            let too_long = error
-                .retry_after
-                .is_some_and(|ra| ra > self.policy.max_retry_after);
-            if !error.code.retried_by_transport() || retries >= self.policy.max_retries || too_long
-            {
+            let Some(wait) = self.retry_wait(&error, &mut retries) else {
                 return Err(error);
-            }
-            retries += 1;
-            let wait = self.policy.backoff(retries, error.retry_after);
-            tracing::debug!(code = %error.code, retries, ?wait, "provider request retried");
-            on_retry(retries, self.policy.max_retries, &error);
-            tokio::select! {
-                () = cancel.cancelled() => return Err(cancelled()),
-                () = tokio::time::sleep(wait) => {}
-            }
+            };
+            self.wait_to_retry(cancel, wait).await?;
+        }
+    }
+
+    /// How long to wait before retrying after `error`, with `retries` counted
+    /// up; `None` when it is not retried.
+    fn retry_wait(&self, error: &ProviderError, retries: &mut u32) -> Option<Duration> {
+        let too_long = error
+            .retry_after
+            .is_some_and(|ra| ra > self.policy.max_retry_after);
+        if !error.code.retried_by_transport() || *retries >= self.policy.max_retries || too_long {
+            return None;
+        }
+        *retries += 1;
+        let wait = self.policy.backoff(*retries, error.retry_after);
+        tracing::debug!(code = %error.code, retries, ?wait, "provider request retried");
+        Some(wait)
+    }
+
+    async fn wait_to_retry(
+        &self,
+        cancel: &CancellationToken,
+        wait: Duration,
+    ) -> Result<(), ProviderError> {
+        tokio::select! {
+            () = cancel.cancelled() => Err(cancelled()),
+            () = tokio::time::sleep(wait) => Ok(()),
         }
     }
 
@@ -335,20 +352,16 @@ impl Transport {
         spec: &HttpRequestSpec,
         cancel: &CancellationToken,
     ) -> Result<Value, ProviderError> {
-        self.with_retries(
-            cancel,
-            |_, _, _| {},
-            || async {
-                let response = self.send(spec, true, cancel).await?;
-                let text = self.text(response, cancel).await?;
-                serde_json::from_str(&text).map_err(|_| {
-                    ProviderError::invalid_response(format!(
-                        "the response is not JSON: {}",
-                        snippet(&text)
-                    ))
-                })
-            },
-        )
+        self.with_retries(cancel, || async {
+            let response = self.send(spec, true, cancel).await?;
+            let text = self.text(response, cancel).await?;
+            serde_json::from_str(&text).map_err(|_| {
+                ProviderError::invalid_response(format!(
+                    "the response is not JSON: {}",
+                    snippet(&text)
+                ))
+            })
+        })
         .await
     }
 
@@ -363,70 +376,84 @@ impl Transport {
         cancel: &CancellationToken,
         observer: &mut dyn StreamObserver,
     ) -> Result<RawAssistant, ProviderError> {
-        let observer = std::sync::Mutex::new(observer);
-        let notify = |delta: StreamDelta| {
-            if let Ok(mut o) = observer.lock() {
-                o.on_delta(delta);
+        let mut retries = 0;
+        loop {
+            if cancel.is_cancelled() {
+                return Err(cancelled());
             }
-        };
-        self.with_retries(
-            cancel,
-            |n, max, e| {
-                if let Ok(mut o) = observer.lock() {
-                    o.on_retry(n, max, e);
+            let error = match self
+                .stream_once(spec, new_decoder, decode_body, cancel, observer)
+                .await
+            {
+                Ok(raw) => return Ok(raw),
+                Err(e) => e,
+            };
+            let Some(wait) = self.retry_wait(&error, &mut retries) else {
+                return Err(error);
+            };
+            observer
+                .on_retry(retries, self.policy.max_retries, &error)
+                .await;
+            self.wait_to_retry(cancel, wait).await?;
+        }
+    }
+
+    /// One try of a streaming request.
+    async fn stream_once(
+        &self,
+        spec: &HttpRequestSpec,
+        new_decoder: &DecoderFactory,
+        decode_body: BodyDecoder,
+        cancel: &CancellationToken,
+        observer: &mut dyn StreamObserver,
+    ) -> Result<RawAssistant, ProviderError> {
+        let response = self.send(spec, false, cancel).await?;
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            let text = self.text(response, cancel).await?;
+            let body = serde_json::from_str::<Value>(&text).map_err(|_| {
+                ProviderError::invalid_response(format!(
+                    "the response is neither an event stream nor JSON: {}",
+                    snippet(&text)
+                ))
+            })?;
+            let raw = decode_body(&body)?;
+            if !raw.text.is_empty() {
+                observer.on_delta(StreamDelta::Text(raw.text.clone())).await;
+            }
+            return Ok(raw);
+        }
+        let mut decoder = new_decoder();
+        let mut events = response.bytes_stream().eventsource();
+        loop {
+            let next = tokio::select! {
+                () = cancel.cancelled() => return Err(cancelled()),
+                n = tokio::time::timeout(self.policy.request_timeout, events.next()) => n,
+            };
+            match next {
+                Err(_) => return Err(timeout("stream")),
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    return Err(ProviderError::new(
+                        ProviderErrorCode::Network,
+                        format!("the response stream broke: {e}"),
+                    ));
                 }
-            },
-            || async {
-                let response = self.send(spec, false, cancel).await?;
-                let is_sse = response
-                    .headers()
-                    .get(CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .is_some_and(|v| v.starts_with("text/event-stream"));
-                if !is_sse {
-                    let text = self.text(response, cancel).await?;
-                    let body = serde_json::from_str::<Value>(&text).map_err(|_| {
-                        ProviderError::invalid_response(format!(
-                            "the response is neither an event stream nor JSON: {}",
-                            snippet(&text)
-                        ))
-                    })?;
-                    let raw = decode_body(&body)?;
-                    if !raw.text.is_empty() {
-                        notify(StreamDelta::Text(raw.text.clone()));
+                Ok(Some(Ok(event))) => {
+                    for delta in decoder.on_event(&event.event, &event.data)? {
+                        observer.on_delta(delta).await;
                     }
-                    return Ok(raw);
-                }
-                let mut decoder = new_decoder();
-                let mut events = response.bytes_stream().eventsource();
-                loop {
-                    let next = tokio::select! {
-                        () = cancel.cancelled() => return Err(cancelled()),
-                        n = tokio::time::timeout(self.policy.request_timeout, events.next()) => n,
-                    };
-                    match next {
-                        Err(_) => return Err(timeout("stream")),
-                        Ok(None) => break,
-                        Ok(Some(Err(e))) => {
-                            return Err(ProviderError::new(
-                                ProviderErrorCode::Network,
-                                format!("the response stream broke: {e}"),
-                            ));
-                        }
-                        Ok(Some(Ok(event))) => {
-                            for delta in decoder.on_event(&event.event, &event.data)? {
-                                notify(delta);
-                            }
-                            if decoder.is_done() {
-                                break;
-                            }
-                        }
+                    if decoder.is_done() {
+                        break;
                     }
                 }
-                decoder.finish()
-            },
-        )
-        .await
+            }
+        }
+        decoder.finish()
     }
 }
 
