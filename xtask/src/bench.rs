@@ -660,6 +660,7 @@ mod tests {
                 "big_tree",
                 "editor",
                 "editor_view",
+                "framing",
                 "launch",
                 "proxy",
                 "registry",

@@ -692,9 +692,9 @@ fn windows_tool(argv: &[String]) -> Option<std::process::Command> {
     use std::os::windows::process::CommandExt as _;
     const CREATE_NO_WINDOW: u32 = 0x0800_0000;
     let (program, args) = argv.split_first()?;
-    let system = std::env::var_os("SystemRoot").map(PathBuf::from);
+    let system = std::env::var_os("SystemRoot").map(std::path::PathBuf::from);
     let path = system.map_or_else(
-        || PathBuf::from(program),
+        || std::path::PathBuf::from(program),
         |root| root.join("System32").join(format!("{program}.exe")),
     );
     let mut cmd = std::process::Command::new(path);

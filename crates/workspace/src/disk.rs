@@ -30,7 +30,7 @@ mod state;
 pub(crate) use regular::{EntryKind, open_regular_file, read_all};
 pub(crate) use safe_root::{Entry, SafeRoot, Staged};
 pub(crate) use stamp::{Stamp, fs_clock};
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub(crate) use state::BARRIER_WATCH;
 pub(crate) use state::{
     EntryId, FileLock, LockRefused, append, append_at, barrier, create_dir_all, create_new_empty,
@@ -43,8 +43,7 @@ mod tests {
     use super::replace::{ReplaceStep, next_replace_step};
     use super::*;
     use pretty_assertions::assert_eq;
-    use std::fs::{self, File};
-    use std::io;
+    use std::fs;
 
     #[cfg(unix)]
     #[test]
@@ -61,7 +60,7 @@ mod tests {
             .modified()
             .unwrap();
         fs::write(dir.path().join("f"), "two").unwrap();
-        File::options()
+        fs::File::options()
             .write(true)
             .open(dir.path().join("f"))
             .unwrap()
@@ -101,12 +100,12 @@ mod tests {
             .map(|p| (p, safe.both_ways(&seg(p))))
             .collect();
         let names = Ok(vec!["f.txt".to_owned()]);
-        let symlink: Result<Vec<String>, _> = Err(io::ErrorKind::InvalidInput);
+        let symlink: Result<Vec<String>, _> = Err(std::io::ErrorKind::InvalidInput);
         let want = [
             ("a/b", names),
             ("link/b", symlink.clone()),
             ("inner/b", symlink.clone()),
-            ("a/missing", Err(io::ErrorKind::NotFound)),
+            ("a/missing", Err(std::io::ErrorKind::NotFound)),
             ("file/b", symlink),
         ];
         let both: Vec<_> = want

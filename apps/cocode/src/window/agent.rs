@@ -256,7 +256,7 @@ impl Default for AgentPanel {
             next_conversation: 2,
             tool_approvals: Vec::new(),
             tasks: Vec::new(),
-            // The presets until the workspace's workspace service reports its
+            // The presets until the folder's workspace service reports its
             // own list, with whether each is installed (a folder without
             // history starts no service).
             acp_agents: cocode_acp::AcpAgentRegistry::with_presets()

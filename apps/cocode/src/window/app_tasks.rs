@@ -213,7 +213,7 @@ impl CocodeApp {
         }
     }
 
-    /// Starts the workspace's workspace service if needed and runs the prompt.
+    /// Starts the folder's workspace service if needed and runs the prompt.
     pub(super) fn run_task(&mut self) {
         let Some(root) = self.workspace_root().cloned() else {
             return;

@@ -1,7 +1,9 @@
 //! The window's workspace service: a task on the process's runtime that owns
-//! the workspace's `WorkspaceHost` and runs delegated tasks. The UI
-//! sends requests and drains events; every event wakes the UI once, so the
-//! frame never waits and nothing repaints while idle.
+//! the open folder's `WorkspaceHost`. It runs delegated tasks, and the
+//! person's saves and Explorer operations, which go through the same gate
+//! on the same queue (so they keep the order the person made them in). The
+//! UI sends requests and drains events; every event wakes the UI once, so
+//! the frame never waits and nothing repaints while idle.
 //!
 //! Several tasks run at once, each in its own conversation: the window
 //! numbers conversations and the service tags what each run reports with
