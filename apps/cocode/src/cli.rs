@@ -41,7 +41,7 @@ pub fn run(command: &CliCommand, root: &crate::host::root::HostRoot) -> ExitCode
             workspace,
             abandon: Some(journal),
         } => (check::abandon(workspace, journal, out), 3),
-        CliCommand::Task { action } => (task::task_command(action, rt, out), 1),
+        CliCommand::Task { action } => (task::task_command(action, root, out), 1),
         CliCommand::Rollback {
             workspace,
             task,

@@ -248,3 +248,50 @@ async fn every_call_is_traced_without_the_text_it_wrote() {
         ]
     );
 }
+
+/// A host opened with the composition root's clock stamps what it records
+/// with that clock, not the system's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_injected_clock_stamps_the_snapshots() {
+    use cocode_core::clock::{Clock as _, ManualClock};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::at(1_234_567));
+    let (host, _documents) =
+        common::open_host_with_clock(dir.path(), Arc::clone(&clock) as _).await;
+    approve_everything(&host);
+    host.tasks
+        .set_attempt(&TaskId::new("t1").unwrap(), AttemptNo(1));
+    assert_eq!(host.clock.now(), clock.now());
+    let first = call(
+        &host,
+        catalog::WRITE_FILE,
+        json!({"path": "a.txt", "content": "one\n"}),
+    )
+    .await;
+    assert_eq!(first.error, None);
+    clock.advance(1_000);
+    let second = call(
+        &host,
+        catalog::WRITE_FILE,
+        json!({"path": "b.txt", "content": "two\n"}),
+    )
+    .await;
+    assert_eq!(second.error, None);
+    let stamps: Vec<(String, i64)> = host
+        .workspace
+        .gate
+        .store()
+        .snapshots_of_task(&TaskId::new("t1").unwrap())
+        .unwrap()
+        .iter()
+        .map(|s| (s.path().as_str().to_owned(), s.ts().as_millis()))
+        .collect();
+    assert_eq!(
+        stamps,
+        vec![
+            ("a.txt".to_owned(), 1_234_567),
+            ("b.txt".to_owned(), 1_235_567)
+        ]
+    );
+}

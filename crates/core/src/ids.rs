@@ -154,8 +154,9 @@ impl fmt::Display for AttemptNo {
     }
 }
 
-/// Milliseconds since the Unix epoch (UTC). Core has no clock: callers pass
-/// the time in, which keeps every domain rule deterministic under test.
+/// Milliseconds since the Unix epoch (UTC). Core's rules never read a
+/// clock: callers pass the time in (read from a [`crate::clock::Clock`]),
+/// which keeps every domain rule deterministic under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Timestamp(pub i64);

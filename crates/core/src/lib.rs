@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod cancel;
+pub mod clock;
 pub mod error;
 pub mod gate;
 mod hex;

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use cocode_core::ids::{AttemptNo, TaskId, Timestamp};
 use cocode_core::process::{
@@ -29,6 +29,7 @@ use cocode_core::verification::{
     VerificationRecord,
 };
 
+use cocode_core::clock::Clock;
 use cocode_core::output::OutputBuffer;
 
 mod output;
@@ -41,14 +42,6 @@ use output::{
 pub use output::{RawNotice, RawOutputBuffer, failure_excerpt};
 use plan::{Planned, Reading, Step, no_target_of, plan, project_target_name};
 pub use plan::{Project, ProjectKind, detect, node_package_manager, test_command};
-
-fn now_ms() -> Timestamp {
-    Timestamp::from_millis(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
-    )
-}
 
 /// The name of the runner's base folder below the temp folder, one per
 /// person (`cocode-verify-target-<uid>` on Unix): the temp folder is shared,
@@ -81,6 +74,8 @@ pub struct OrchestratingVerificationRunner {
     target_dir: PathBuf,
     baselines: Mutex<HashMap<(TaskId, Project), u32>>,
     raw: Mutex<RawOutputBuffer>,
+    /// What records are stamped with.
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for OrchestratingVerificationRunner {
@@ -115,6 +110,7 @@ impl OrchestratingVerificationRunner {
             target_dir: std::env::temp_dir().join(base_name()),
             baselines: Mutex::new(HashMap::new()),
             raw: Mutex::new(RawOutputBuffer::new(8 * 1024 * 1024)),
+            clock: cocode_core::clock::system(),
         }
     }
 
@@ -123,6 +119,13 @@ impl OrchestratingVerificationRunner {
     #[must_use]
     pub fn with_target_dir(mut self, dir: PathBuf) -> Self {
         self.target_dir = dir;
+        self
+    }
+
+    /// Stamps records with `clock` (the host's one clock).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
         self
     }
 
@@ -692,10 +695,13 @@ impl VerificationRunner for OrchestratingVerificationRunner {
             VerificationMethod::RuntimeErrors,
         ] {
             if Instant::now() >= deadline {
-                records.push(self.limits.timed_out_record(req.attempt_no, now_ms()));
+                records.push(
+                    self.limits
+                        .timed_out_record(req.attempt_no, self.clock.now()),
+                );
                 return Ok(records);
             }
-            let (started_at, clock) = (now_ms(), Instant::now());
+            let (started_at, clock) = (self.clock.now(), Instant::now());
             let result = self.run_method(&req, method, &projects, deadline).await;
             let rec = record(method, &result, req.attempt_no, started_at, clock.elapsed());
             all_no_target &= matches!(rec.outcome(), VerificationOutcome::NoTarget(_));
@@ -706,7 +712,7 @@ impl VerificationRunner for OrchestratingVerificationRunner {
             }
         }
         if all_no_target {
-            let (started_at, clock) = (now_ms(), Instant::now());
+            let (started_at, clock) = (self.clock.now(), Instant::now());
             let result = self.parse_check(&req);
             records.push(record(
                 VerificationMethod::ParseCheck,

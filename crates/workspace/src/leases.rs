@@ -14,13 +14,13 @@
 //! change, for post-mortem reading only: a new registry (app start)
 //! discards whatever it finds there.
 
+use cocode_core::clock::Clock;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use cocode_core::gate::{EditLease, EditLockRegistry, LeaseError, LeaseGuard, TaskContext};
 use cocode_core::ids::{SessionId, TaskId, Timestamp};
@@ -126,6 +126,8 @@ impl State {
 struct Inner {
     state: Mutex<State>,
     store: Option<HistoryStore>,
+    /// What grants are stamped with.
+    clock: Arc<dyn Clock>,
 }
 
 impl Inner {
@@ -159,17 +161,10 @@ impl Inner {
         let before = st.held.len();
         st.held.retain(|h| h.id != id);
         if st.held.len() != before {
-            st.grant(now());
+            st.grant(self.clock.now());
             self.persist(&st);
         }
     }
-}
-
-fn now() -> Timestamp {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    Timestamp::from_millis(ms)
 }
 
 /// An acquisition waiting for another task's lease.
@@ -202,10 +197,16 @@ impl LeaseRegistry {
     /// left by an earlier run are discarded (they cannot be held by anyone
     /// now); afterwards [`Self::startup_sweep_completed`] is true.
     pub fn open(store: HistoryStore) -> Self {
+        Self::open_with_clock(store, cocode_core::clock::system())
+    }
+
+    /// [`Self::open`], stamping grants with `clock`.
+    pub fn open_with_clock(store: HistoryStore, clock: Arc<dyn Clock>) -> Self {
         let registry = Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(State::default()),
                 store: Some(store),
+                clock,
             }),
             startup_sweep_completed: AtomicBool::new(false),
         };
@@ -231,6 +232,7 @@ impl LeaseRegistry {
             inner: Arc::new(Inner {
                 state: Mutex::new(State::default()),
                 store: None,
+                clock: cocode_core::clock::system(),
             }),
             startup_sweep_completed: AtomicBool::new(true),
         }
@@ -294,7 +296,7 @@ impl LeaseRegistry {
                 }
             }
         }
-        st.grant(now());
+        st.grant(self.inner.clock.now());
         self.inner.persist(&st);
     }
 }
@@ -362,7 +364,7 @@ impl Drop for Acquire {
         if granted {
             st.held.retain(|h| h.id != self.id);
         }
-        st.grant(now());
+        st.grant(self.inner.clock.now());
         self.inner.persist(&st);
     }
 }
@@ -385,7 +387,7 @@ impl EditLockRegistry for LeaseRegistry {
                 waker: None,
                 outcome: None,
             });
-            st.grant(now());
+            st.grant(self.inner.clock.now());
             self.inner.persist(&st);
             id
         };

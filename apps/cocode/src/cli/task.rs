@@ -15,7 +15,9 @@ use cocode_core::{
 };
 use cocode_tool_protocol::projection::{to_anthropic_tools, to_mcp_tools, to_openai_tools};
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent};
-use cocode_toolchain::vault::{KeyringVault, LayeredVault, SessionVault};
+use cocode_toolchain::vault::{LayeredVault, SessionVault};
+
+use crate::host::root::HostRoot;
 use cocode_workspace::OpenWorkspace;
 use tokio::sync::mpsc;
 
@@ -27,7 +29,6 @@ use crate::host::orchestrator::{
 use crate::host::progress::print_progress;
 use crate::host::records::{load_all, load_task_record};
 use crate::host::workspace_host::{HostOptions, WorkspaceHost};
-use tokio::runtime::Handle;
 
 /// Asks on the terminal; without one, answers no.
 fn ask_terminal(question: &str) -> bool {
@@ -246,9 +247,10 @@ fn run_task(
     api_key_env: Option<&str>,
     pass_env: &[String],
     (flags, interactive): (ApprovalFlags, bool),
-    rt: &Handle,
+    root: &HostRoot,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
+    let rt = root.runtime();
     let mut providers = LlmProviderRegistry::with_presets()?.providers().to_vec();
     if let Some(url) = base_url {
         let Some(p) = providers.iter_mut().find(|p| p.id.as_str() == backend) else {
@@ -269,7 +271,7 @@ fn run_task(
             session.set(&id, &Secret::new(key))?;
             Arc::new(session)
         }
-        None => Arc::new(KeyringVault),
+        None => root.credentials(),
     };
     let passed = Arc::new(SessionVault::default());
     let vault: Arc<dyn CredentialVault> = Arc::new(LayeredVault {
@@ -278,7 +280,7 @@ fn run_task(
     });
     rt.block_on(async {
         let host = Arc::new(
-            WorkspaceHost::open(
+            WorkspaceHost::open_with_clock(
                 workspace,
                 HostOptions {
                     vault,
@@ -288,6 +290,7 @@ fn run_task(
                     documents: Arc::new(cocode_editor::OpenDocuments::new()),
                     lsp: None,
                 },
+                root.clock(),
             )
             .await?,
         );
@@ -525,13 +528,14 @@ fn decide(
     workspace: &Path,
     id: &str,
     approve: bool,
-    rt: &Handle,
+    root: &HostRoot,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
+    let rt = root.runtime();
     let id = TaskId::new(id).with_context(|| format!("“{id}” is not a task id"))?;
     rt.block_on(async {
         let host = Arc::new(
-            WorkspaceHost::open(
+            WorkspaceHost::open_with_clock(
                 workspace,
                 HostOptions {
                     vault: Arc::new(SessionVault::default()),
@@ -541,6 +545,7 @@ fn decide(
                     documents: Arc::new(cocode_editor::OpenDocuments::new()),
                     lsp: None,
                 },
+                root.clock(),
             )
             .await?,
         );
@@ -551,7 +556,11 @@ fn decide(
 }
 
 /// Runs `cocode task …`.
-pub fn task_command(action: &TaskCommand, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn task_command(
+    action: &TaskCommand,
+    root: &HostRoot,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
     match action {
         TaskCommand::Run {
             workspace,
@@ -574,7 +583,7 @@ pub fn task_command(action: &TaskCommand, rt: &Handle, out: &mut dyn Write) -> a
             api_key_env.as_deref(),
             pass_env,
             (*approvals, *interactive),
-            rt,
+            root,
             out,
         ),
         TaskCommand::List { workspace } => list(workspace, out),
@@ -583,8 +592,8 @@ pub fn task_command(action: &TaskCommand, rt: &Handle, out: &mut dyn Write) -> a
             workspace,
             json,
         } => show(workspace, id, *json, out),
-        TaskCommand::Approve { id, workspace } => decide(workspace, id, true, rt, out),
-        TaskCommand::Reject { id, workspace } => decide(workspace, id, false, rt, out),
+        TaskCommand::Approve { id, workspace } => decide(workspace, id, true, root, out),
+        TaskCommand::Reject { id, workspace } => decide(workspace, id, false, root, out),
     }
 }
 

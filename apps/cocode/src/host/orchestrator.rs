@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use cocode_core::agent::{
     AgentEvent, AgentRuntime, AgentSession, RequestCompletion, SessionRequest, SessionTarget,
@@ -132,15 +132,9 @@ fn code_of(e: cocode_core::agent::AgentError) -> String {
     }
 }
 
-pub(crate) fn now() -> Timestamp {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    Timestamp::from_millis(millis)
-}
-
-fn new_task_id() -> Result<TaskId, OrchestratorError> {
-    let t = now().as_millis();
+/// A fresh task id made at `now`.
+fn new_task_id(now: Timestamp) -> Result<TaskId, OrchestratorError> {
+    let t = now.as_millis();
     TaskId::new(format!("task-{t}-{:04x}", fastrand::u16(..)))
         .map_err(|e| OrchestratorError::Setup(e.to_string()))
 }
@@ -653,7 +647,8 @@ impl Run<'_> {
                 }
                 () = tokio::time::sleep(attempt_left) => {
                     self.say(Progress::Note("the attempt ran out of time".into()));
-                    self.apply(TaskEvent::AttemptTimedOut { at: now() }).await?;
+                    let at = self.host.clock.now();
+                    self.apply(TaskEvent::AttemptTimedOut { at }).await?;
                     self.decide_verdict().await?;
                 }
                 () = tokio::time::sleep(idle_left) => {
@@ -716,7 +711,8 @@ impl TaskOrchestrator {
         progress: &mpsc::UnboundedSender<Progress>,
         stop: CancellationToken,
     ) -> Result<DelegatedTask, OrchestratorError> {
-        let task_id = new_task_id()?;
+        let created_at = self.host.clock.now();
+        let task_id = new_task_id(created_at)?;
         // The hosts derived from the workspace's files as they are before
         // this task starts (a host an agent's edit added stays held).
         if let Err(e) = self.host.refresh_hosts() {
@@ -729,7 +725,7 @@ impl TaskOrchestrator {
             prompt: spec.prompt.clone(),
             backend: spec.backend.clone(),
             completion_mode: spec.completion_mode,
-            created_at: now(),
+            created_at,
         });
         let held = self.host.tasks.held_edits(&task_id);
         let mut run = Run {

@@ -1,5 +1,5 @@
 //! The composition root: the one place the app builds its launchers, its
-//! credential store and its brick engine. `main` builds one [`HostRoot`]
+//! credential store, its clock and its brick engine. `main` builds one [`HostRoot`]
 //! and hands it to the window or the command line; a workspace's host gets
 //! its launchers from here too. `cargo xtask boundaries` refuses a
 //! `Launcher::new` anywhere else.
@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cocode_core::clock::Clock;
 use cocode_core::services::CredentialVault;
 use cocode_toolchain::{Launcher, PolicyProxy, WritableRoots};
 
@@ -19,6 +20,7 @@ pub struct HostRoot {
     runtime: tokio::runtime::Handle,
     person: Arc<Launcher>,
     credentials: Arc<dyn CredentialVault>,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for HostRoot {
@@ -43,6 +45,7 @@ impl HostRoot {
             runtime,
             person,
             credentials,
+            clock: cocode_core::clock::system(),
         }
     }
 
@@ -61,6 +64,11 @@ impl HostRoot {
     /// The OS credential store (provider keys, agents' secrets).
     pub fn credentials(&self) -> Arc<dyn CredentialVault> {
         Arc::clone(&self.credentials)
+    }
+
+    /// The one clock the hosts stamp their records with.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
     }
 
     /// The brick engine over `catalog`; its hooks run as the person's.

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use cocode_agent::{BuiltInRuntime, LlmProviderRegistry, LoopLimits, RetryPolicy, Transport};
 use cocode_bricks::Bricks;
+use cocode_core::clock::Clock;
 use cocode_core::services::CredentialVault;
 use cocode_core::{DelegatedTask, TaskId};
 use cocode_editor::OpenDocuments;
@@ -87,6 +88,8 @@ pub struct WorkspaceHost {
     /// or verification's command, an ACP agent) runs: the sweep after it
     /// narrows when only confined commands could have.
     pub command_writers: cocode_workspace::SweepWriters,
+    /// The one clock its records are stamped with.
+    pub clock: Arc<dyn Clock>,
     /// The workspace's writer lock: no other cocode process writes it
     /// while this host lives.
     _writer: cocode_workspace::WriterLock,
@@ -238,9 +241,24 @@ fn watch_commands(ws: &OpenWorkspace, launcher: &Launcher) -> cocode_workspace::
 impl WorkspaceHost {
     /// Opens `folder`: recovery, the policy proxy, the launcher, the
     /// verification runner, the tool registry and the agent runtime. Must
-    /// run inside a tokio runtime.
+    /// run inside a tokio runtime. Records are stamped by the system clock.
     pub async fn open(folder: &Path, options: HostOptions) -> anyhow::Result<Self> {
-        let (ws, writer) = open_for_writing(folder)?;
+        Self::open_with_clock(folder, options, cocode_core::clock::system()).await
+    }
+
+    /// [`Self::open`] with `clock` stamping the gate's records, the leases,
+    /// verification and the tasks (the composition root's one clock).
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the host's parts, built in the order they need each other"
+    )]
+    pub async fn open_with_clock(
+        folder: &Path,
+        options: HostOptions,
+        clock: Arc<dyn Clock>,
+    ) -> anyhow::Result<Self> {
+        let (mut ws, writer) = open_for_writing(folder)?;
+        ws.gate.use_clock(Arc::clone(&clock));
         let root = ws.workspace.root.clone();
         let hosts = allowed_hosts(&ws, &ws.config.allowed_hosts);
         let proxy = Arc::new(
@@ -254,13 +272,19 @@ impl WorkspaceHost {
             Arc::clone(&proxy),
         ));
         let blocked = Arc::clone(&proxy);
-        let runner = Arc::new(OrchestratingVerificationRunner::new(
-            Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
-            cocode_toolchain::parsers::builtin_registry()?,
-            ws.config.limits,
-            Arc::new(move |t| blocked.blocked_hosts(t).len()),
+        let runner = Arc::new(
+            OrchestratingVerificationRunner::new(
+                Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
+                cocode_toolchain::parsers::builtin_registry()?,
+                ws.config.limits,
+                Arc::new(move |t| blocked.blocked_hosts(t).len()),
+            )
+            .with_clock(Arc::clone(&clock)),
+        );
+        let leases = Arc::new(LeaseRegistry::open_with_clock(
+            ws.gate.store().clone(),
+            Arc::clone(&clock),
         ));
-        let leases = Arc::new(LeaseRegistry::open(ws.gate.store().clone()));
         let workspace = Arc::new(ws);
         let tasks = Arc::new(TaskDirectory::default());
         let commands = Arc::new(crate::host::commands::CommandWatch::default());
@@ -334,6 +358,7 @@ impl WorkspaceHost {
             commands,
             lsp,
             command_writers,
+            clock,
             _writer: writer,
         };
         host.run_retention(RetentionTrigger::AppStart);

@@ -199,9 +199,12 @@ impl CocodeApp {
         let after = self.closing.get(&root).cloned();
         self.tasks = Some(WorkspaceService::start(
             root,
-            Arc::clone(&self.editors.docs),
-            self.lsp.as_ref().map(|l| l.servers.clone()),
-            self.provider_setup.clone(),
+            (
+                Arc::clone(&self.editors.docs),
+                self.lsp.as_ref().map(|l| l.servers.clone()),
+                self.provider_setup.clone(),
+                self.root.clock(),
+            ),
             self.waker.clone(),
             &self.runtime,
             after,

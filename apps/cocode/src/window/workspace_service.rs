@@ -313,14 +313,13 @@ impl WorkspaceService {
     /// runtime; `waker` wakes the UI after every event. With `after`, the
     /// workspace is opened only once that earlier service of the same
     /// folder has let go of it (requests wait in the queue meanwhile).
-    /// `documents` are the window's open documents (agents read unsaved
-    /// text from them, saves write them); `lsp` the window's language
-    /// servers, which agents' `lsp.diagnostics` shares.
+    /// `parts` are what the host opens with: the window's open documents
+    /// (agents read unsaved text from them, saves write them), its
+    /// language servers (which agents' `lsp.diagnostics` shares), the
+    /// provider setup and the composition root's clock.
     pub fn start(
         root: PathBuf,
-        documents: Arc<OpenDocuments>,
-        lsp: Option<cocode_lsp::LanguageServers>,
-        keys: ProviderSetup,
+        parts: HostParts,
         waker: Waker,
         rt: &tokio::runtime::Handle,
         after: Option<tokio::sync::watch::Receiver<bool>>,
@@ -333,13 +332,7 @@ impl WorkspaceService {
                 // An error means that service is gone too.
                 let _ = earlier.wait_for(|closed| *closed).await;
             }
-            serve(
-                folder,
-                (documents, lsp, keys),
-                worker.events,
-                &mut worker.requests,
-            )
-            .await;
+            serve(folder, parts, worker.events, &mut worker.requests).await;
             let _ = closed_tx.send(true);
         });
         Self {
@@ -374,7 +367,7 @@ impl WorkspaceService {
 /// Opens the workspace's host; reports why not.
 async fn open_host(
     root: &std::path::Path,
-    (documents, lsp, keys): HostParts,
+    (documents, lsp, keys, clock): HostParts,
 ) -> Result<(Arc<WorkspaceHost>, LlmProviderRegistry), String> {
     // The person's provider settings (a file read: off the runtime's
     // workers); a settings file that cannot be used leaves the presets,
@@ -395,7 +388,7 @@ async fn open_host(
         documents,
         lsp,
     };
-    match WorkspaceHost::open(root, options).await {
+    match WorkspaceHost::open_with_clock(root, options, clock).await {
         Ok(h) => Ok((Arc::new(h), providers)),
         Err(e) => Err(format!("{e:#}")),
     }
@@ -498,11 +491,13 @@ fn forward_commands(host: &WorkspaceHost, out: &Out) {
     });
 }
 
-/// What the host is opened with besides its folder.
-type HostParts = (
+/// What the host is opened with besides its folder: the window's open
+/// documents, its language servers, the provider setup and the one clock.
+pub type HostParts = (
     Arc<OpenDocuments>,
     Option<cocode_lsp::LanguageServers>,
     ProviderSetup,
+    Arc<dyn cocode_core::clock::Clock>,
 );
 
 #[expect(

@@ -51,8 +51,16 @@ pub fn approve_everything(host: &WorkspaceHost) {
 
 /// A host of the workspace at `dir` sharing its open documents with the test.
 pub async fn open_host(dir: &std::path::Path) -> (WorkspaceHost, Arc<OpenDocuments>) {
+    open_host_with_clock(dir, cocode_core::clock::system()).await
+}
+
+/// [`open_host`], stamping what it records with `clock`.
+pub async fn open_host_with_clock(
+    dir: &std::path::Path,
+    clock: Arc<dyn cocode_core::clock::Clock>,
+) -> (WorkspaceHost, Arc<OpenDocuments>) {
     let documents = Arc::new(OpenDocuments::new());
-    let host = WorkspaceHost::open(
+    let host = WorkspaceHost::open_with_clock(
         dir,
         HostOptions {
             vault: Arc::new(cocode_toolchain::vault::SessionVault::default()),
@@ -62,6 +70,7 @@ pub async fn open_host(dir: &std::path::Path) -> (WorkspaceHost, Arc<OpenDocumen
             documents: Arc::clone(&documents),
             lsp: None,
         },
+        clock,
     )
     .await
     .unwrap();

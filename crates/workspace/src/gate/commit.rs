@@ -10,7 +10,7 @@ use cocode_core::ids::{AttemptNo, OpId, Seq, SnapshotId, TaskId, Timestamp};
 use cocode_core::snapshot::{ContentHash, EditSnapshot, EditSnapshotParts, SnapshotOrigin};
 
 use super::errors::{disk_failed, internal, io_failed, refuse, store_failed};
-use super::ids::{new_op_id, now};
+use super::ids::new_op_id;
 use super::plan::{Action, Change, Plan, StagedName};
 use super::state::{Gate, GateState, TaskCursor};
 use crate::disk::Staged;
@@ -71,7 +71,7 @@ impl Gate {
                 io_kind: None,
             });
         }
-        let ts = now();
+        let ts = self.clock.now();
         let op_id = new_op_id(ts)?;
         let mut seq = cursor.last_seq.map_or(Seq(1), Seq::next);
         let mut records = Vec::new();

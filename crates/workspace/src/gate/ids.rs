@@ -1,8 +1,6 @@
-//! The time and the operation ids the gate stamps its records and journals
-//! with.
+//! The operation ids the gate stamps its records and journals with.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use cocode_core::gate::GateError;
 use cocode_core::ids::{OpId, Timestamp};
@@ -10,13 +8,6 @@ use cocode_core::ids::{OpId, Timestamp};
 use super::errors::internal;
 
 static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-pub(super) fn now() -> Timestamp {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    Timestamp::from_millis(ms)
-}
 
 /// A fresh operation id; ids sort by creation time.
 pub(super) fn new_op_id(ts: Timestamp) -> Result<OpId, GateError> {

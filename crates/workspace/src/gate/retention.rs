@@ -10,7 +10,6 @@ use cocode_core::snapshot::{ContentHash, EditSnapshot};
 use cocode_core::workspace::RetentionConfig;
 
 use super::errors::store_failed;
-use super::ids::now;
 use super::state::Gate;
 use crate::retention::{self, RetentionPlan, RetentionTrigger, TaskHistory, TaskLife};
 use crate::store::RetentionMarker;
@@ -96,7 +95,7 @@ impl Gate {
             };
             let marker = RetentionMarker {
                 version: 1,
-                removed_at: now(),
+                removed_at: self.clock.now(),
                 reason: format!(
                     "history over its {} MiB cap (retention ran on {}); this task's snapshots were removed",
                     config.byte_cap / (1024 * 1024),

@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use cocode_core::clock::Clock;
 use cocode_core::gate::GateError;
 use cocode_core::ids::{AttemptNo, OpId, Seq, TaskId};
 use cocode_core::path::NormalizedPath;
@@ -68,6 +69,8 @@ pub struct Gate {
     pub(super) disk: SafeRoot,
     pub(super) sweep_limits: SweepLimits,
     pub(super) state: Mutex<GateState>,
+    /// What records and journals are stamped with.
+    pub(super) clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -92,6 +95,7 @@ impl Gate {
             tests,
             disk,
             sweep_limits: SweepLimits::default(),
+            clock: cocode_core::clock::system(),
             state: Mutex::new(GateState {
                 recovered: false,
                 blocked: BTreeMap::new(),
@@ -117,6 +121,12 @@ impl Gate {
     pub fn with_sweep_limits(mut self, limits: SweepLimits) -> Self {
         self.sweep_limits = limits;
         self
+    }
+
+    /// Stamps records and journals with `clock` from now on (the host's
+    /// one clock; the system's until then).
+    pub fn use_clock(&mut self, clock: Arc<dyn Clock>) {
+        self.clock = clock;
     }
 
     /// Whether `path` matches the workspace's test patterns (an agent's
