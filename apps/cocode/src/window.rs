@@ -18,6 +18,7 @@ pub mod link;
 pub mod lsp;
 pub mod new_brick;
 pub mod open_folder;
+pub mod person_files;
 pub mod providers;
 pub mod quick_open;
 pub mod search;

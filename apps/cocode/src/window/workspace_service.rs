@@ -34,6 +34,7 @@ use crate::host::orchestrator::{
 use crate::host::review::{RollbackOutcome, SnapshotRow, TaskDetail};
 use crate::host::workspace_host::{HostOptions, WorkspaceHost};
 use crate::window::link::{Coalesce, Events, UiEnd, Waker, link};
+use crate::window::person_files;
 
 /// What the UI asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -402,34 +403,20 @@ async fn refuse_all(why: String, out: &Out, inbox: &mut mpsc::Receiver<ServiceRe
             ServiceRequest::Save { path } => {
                 out.send(ServiceEvent::Saved {
                     path,
-                    result: Err(format!("not saved: {why}")),
+                    result: Err(person_files::unsaved(&why)),
                 })
                 .await;
             }
             ServiceRequest::UserOp(op) => {
                 out.send(ServiceEvent::UserOpDone {
                     op,
-                    result: Err(format!("not done: {why}")),
+                    result: Err(person_files::undone(&why)),
                 })
                 .await;
             }
             _ => {}
         }
     }
-}
-
-/// Saves an open document on the blocking pool.
-async fn save_of(host: &Arc<WorkspaceHost>, path: NormalizedPath) -> ServiceEvent {
-    let saver = Arc::clone(host);
-    let target = path.clone();
-    let result = tokio::task::spawn_blocking(move || saver.save_user_file(&target))
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| {
-            r.map(|_| ())
-                .map_err(|e| format!("not saved ({}): {e}", e.code().as_str()))
-        });
-    ServiceEvent::Saved { path, result }
 }
 
 /// An external agent in the backend picker.
@@ -603,15 +590,11 @@ async fn serve(
                 }
             }
             ServiceRequest::Save { path } => {
-                out.send(save_of(&host, path).await).await;
+                let result = person_files::save(&host, &path).await;
+                out.send(ServiceEvent::Saved { path, result }).await;
             }
             ServiceRequest::UserOp(op) => {
-                let doer = Arc::clone(&host);
-                let asked = op.clone();
-                let result = tokio::task::spawn_blocking(move || doer.user_op(&asked))
-                    .await
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| r.map_err(|e| format!("{} ({})", e, e.code().as_str())));
+                let result = person_files::user_op(&host, &op).await;
                 out.send(ServiceEvent::UserOpDone { op, result }).await;
             }
             ServiceRequest::StopCommand(id) => {
