@@ -23,6 +23,7 @@ pub mod providers;
 pub mod quick_open;
 pub mod search;
 pub mod terminals;
+pub mod trace;
 pub mod transcript;
 pub mod views;
 pub mod workspace_service;

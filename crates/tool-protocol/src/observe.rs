@@ -209,6 +209,20 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
+/// The metadata of trace rows, without any argument: what an export of the
+/// trace holds.
+pub fn metadata_of<'a>(entries: impl IntoIterator<Item = &'a TraceEntry>) -> Value {
+    let rows: Vec<Value> = entries
+        .into_iter()
+        .map(|e| {
+            json!({"traceId": e.trace_id, "phase": e.phase, "callId": e.call_id, "tool": e.tool,
+                "source": e.source, "mode": e.mode, "sessionId": e.session_id,
+                "durationMs": e.duration_ms, "resultBytes": e.result_bytes, "errorCode": e.error_code})
+        })
+        .collect();
+    Value::Array(rows)
+}
+
 /// One kept trace row: the event with its arguments redacted.
 pub type TraceEntry = ToolLifecycleEvent;
 
@@ -253,16 +267,7 @@ impl TraceStore {
 
     /// Metadata-only export: no arguments at all.
     pub fn export_metadata(&self) -> Value {
-        let rows: Vec<Value> = self
-            .lock()
-            .iter()
-            .map(|e| {
-                json!({"traceId": e.trace_id, "phase": e.phase, "callId": e.call_id, "tool": e.tool,
-                    "source": e.source, "mode": e.mode, "sessionId": e.session_id,
-                    "durationMs": e.duration_ms, "resultBytes": e.result_bytes, "errorCode": e.error_code})
-            })
-            .collect();
-        Value::Array(rows)
+        metadata_of(self.lock().iter())
     }
 }
 

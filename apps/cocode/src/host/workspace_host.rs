@@ -14,6 +14,7 @@ use cocode_core::clock::Clock;
 use cocode_core::services::CredentialVault;
 use cocode_core::{DelegatedTask, TaskId};
 use cocode_editor::OpenDocuments;
+use cocode_tool_protocol::observe::TraceStore;
 use cocode_tool_protocol::{ApprovalQueue, RegistryOptions, ToolRegistry};
 use cocode_toolchain::verify::OrchestratingVerificationRunner;
 use cocode_toolchain::{Launcher, PolicyProxy};
@@ -51,11 +52,25 @@ const TRACE_ENTRIES: usize = 2_000;
 
 /// The trace of one host's tool calls: the newest [`TRACE_ENTRIES`]
 /// events, arguments redacted.
-fn trace_store() -> Arc<cocode_tool_protocol::observe::TraceStore> {
-    Arc::new(cocode_tool_protocol::observe::TraceStore::new(
+fn trace_store() -> Arc<TraceStore> {
+    Arc::new(TraceStore::new(
         cocode_tool_protocol::observe::ObservabilityPolicy::default(),
         TRACE_ENTRIES,
     ))
+}
+
+/// The registry's observer: each event kept in the trace store and
+/// counted, so whoever shows the trace learns that it changed.
+struct TraceFeed {
+    store: Arc<TraceStore>,
+    changed: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl cocode_tool_protocol::observe::ToolObserver for TraceFeed {
+    fn on_event(&self, event: &cocode_tool_protocol::observe::ToolLifecycleEvent) {
+        self.store.on_event(event);
+        self.changed.send_modify(|n| *n += 1);
+    }
 }
 
 /// The assembled headless host of one workspace.
@@ -68,7 +83,9 @@ pub struct WorkspaceHost {
     pub tools: Arc<ToolRegistry>,
     /// Every tool call's lifecycle (arguments redacted, bounded): what the
     /// Trace panel shows.
-    pub traces: Arc<cocode_tool_protocol::observe::TraceStore>,
+    pub traces: Arc<TraceStore>,
+    /// Counts the trace's changes (new events, a clear).
+    trace_changed: Arc<tokio::sync::watch::Sender<u64>>,
     pub tasks: Arc<TaskDirectory>,
     pub agent: Arc<BuiltInRuntime>,
     /// External agents over ACP.
@@ -186,7 +203,7 @@ impl WorkspaceTools {
     fn registry(
         self: &Arc<Self>,
         confined: &(cocode_core::process::Confinement, u16),
-        traces: Arc<cocode_tool_protocol::observe::TraceStore>,
+        traces: Arc<dyn cocode_tool_protocol::observe::ToolObserver>,
     ) -> Result<ToolRegistry, cocode_tool_protocol::RegistrationError> {
         let mut registry = ToolRegistry::new(registry_options(), Arc::new(ApprovalQueue::new()));
         self.register(&mut registry, confined)?;
@@ -308,9 +325,14 @@ impl WorkspaceHost {
             command_writers,
         });
         let traces = trace_store();
+        let trace_changed = Arc::new(tokio::sync::watch::Sender::new(0));
+        let feed = TraceFeed {
+            store: Arc::clone(&traces),
+            changed: Arc::clone(&trace_changed),
+        };
         let tools = Arc::new(handlers.registry(
             &(launcher.agent_confinement(), proxy.port()),
-            Arc::clone(&traces),
+            Arc::new(feed),
         )?);
         let agent = Arc::new(BuiltInRuntime::new(
             Arc::new(options.providers),
@@ -349,6 +371,7 @@ impl WorkspaceHost {
             runner,
             tools,
             traces,
+            trace_changed,
             tasks,
             agent,
             acp,
@@ -363,6 +386,17 @@ impl WorkspaceHost {
         };
         host.run_retention(RetentionTrigger::AppStart);
         Ok(host)
+    }
+
+    /// Turns over each time the trace changes.
+    pub fn trace_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.trace_changed.subscribe()
+    }
+
+    /// Empties the trace.
+    pub fn clear_trace(&self) {
+        self.traces.clear();
+        self.trace_changed.send_modify(|n| *n += 1);
     }
 
     /// Runs history retention (design 30: at app start and after a task

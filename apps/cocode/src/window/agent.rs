@@ -425,7 +425,11 @@ impl AgentPanel {
             E::Error(e) => self.error = Some(e),
             // Agents' commands go to their terminal tabs; saves to their
             // editor tabs.
-            E::Command(_) | E::Saved { .. } | E::UserOpDone { .. } | E::TaskFiles { .. } => {}
+            E::Command(_)
+            | E::Saved { .. }
+            | E::UserOpDone { .. }
+            | E::TaskFiles { .. }
+            | E::Trace(_) => {}
         }
     }
 }

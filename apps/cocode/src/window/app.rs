@@ -57,6 +57,8 @@ pub struct CocodeApp {
     pub(crate) theme: Theme,
     pub(crate) os: Os,
     pub(crate) agent: AgentPanel,
+    /// The Trace panel: the folder's tool calls.
+    pub(crate) trace: crate::window::trace::TracePanel,
     /// Settings → Providers, and its worker (started on the first frame).
     pub(crate) providers: ProvidersPanel,
     /// Where provider keys and settings live.
@@ -165,6 +167,7 @@ impl CocodeApp {
             theme: Theme::default(),
             os: Os::current(),
             agent: AgentPanel::default(),
+            trace: crate::window::trace::TracePanel::default(),
             providers: ProvidersPanel::default(),
             provider_setup: keys,
             provider_registry: None,
@@ -270,6 +273,7 @@ impl CocodeApp {
                 editors: &mut self.editors,
                 search: &mut self.search,
                 agent: &self.agent,
+                trace: &mut self.trace,
                 providers: &self.providers,
                 terminals: &mut self.terminals,
                 lsp: self.lsp.as_ref(),
@@ -560,6 +564,7 @@ impl CocodeApp {
             }
             Command::ResetLayout => self.dock = default_layout(),
             Command::ShowPanel(panel) => self.show_panel(panel),
+            Command::ClearTrace => self.send_task(ServiceRequest::ClearTrace),
             Command::Lsp(ask) => self.run_lsp(&ask),
             Command::OpenCrashFolder => self.end_crash_notice(true),
             Command::DismissCrashNotice => self.end_crash_notice(false),
@@ -643,6 +648,7 @@ struct Viewer<'a> {
     editors: &'a mut Editors,
     search: &'a mut Search,
     agent: &'a AgentPanel,
+    trace: &'a mut crate::window::trace::TracePanel,
     providers: &'a ProvidersPanel,
     terminals: &'a mut Terminals,
     lsp: Option<&'a crate::window::lsp::LspClient>,
@@ -719,6 +725,10 @@ impl TabViewer for Viewer<'_> {
                 );
             }
             PanelId::Providers => views::providers::show(ui, self.providers, self.commands),
+            PanelId::Trace => {
+                let running = self.agent.running() > 0;
+                views::trace::show(ui, self.trace, running, self.commands);
+            }
             PanelId::Problems => views::problems::show(
                 ui,
                 self.lsp.map_or(&[], |l| l.problems.as_slice()),
@@ -800,3 +810,7 @@ mod editor_tests;
 #[cfg(test)]
 #[path = "lsp_tests.rs"]
 mod lsp_tests;
+
+#[cfg(test)]
+#[path = "trace_tests.rs"]
+mod trace_tests;

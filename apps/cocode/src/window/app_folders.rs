@@ -199,6 +199,7 @@ impl CocodeApp {
             self.closing.insert(old.root().to_path_buf(), old.closed());
         }
         self.agent = AgentPanel::default();
+        self.trace = crate::window::trace::TracePanel::default();
         // The old folder's terminals end with it.
         for id in self.terminals.clear() {
             if let Some(path) = self.dock.find_tab(&PanelId::Terminal(id)) {

@@ -195,7 +195,7 @@ impl CocodeApp {
         let beside = self
             .dock
             .iter_all_tabs()
-            .find(|(_, t)| matches!(t, PanelId::Terminal(_) | PanelId::Problems))
+            .find(|(_, t)| matches!(t, PanelId::Terminal(_) | PanelId::Problems | PanelId::Trace))
             .map(|(path, _)| path);
         let editor_area = self
             .dock
@@ -231,7 +231,7 @@ impl CocodeApp {
         }
         if self.dock.find_tab(&panel).is_none() {
             match panel {
-                PanelId::Problems => self.add_bottom_tab(panel),
+                PanelId::Problems | PanelId::Trace => self.add_bottom_tab(panel),
                 // Settings open where files do, as in VS Code.
                 PanelId::Providers => self.add_editor_area_tab(panel),
                 _ => self.dock.push_to_focused_leaf(panel),

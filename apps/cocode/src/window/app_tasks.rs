@@ -181,6 +181,7 @@ impl CocodeApp {
                 ServiceEvent::TaskFiles { task_id, paths } => {
                     self.editors.on_task_files(&task_id, &paths);
                 }
+                ServiceEvent::Trace(rows) => self.trace.rows = rows,
                 other => self.agent.on_event(other),
             }
         }

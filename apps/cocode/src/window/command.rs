@@ -26,6 +26,8 @@ pub enum PanelId {
     /// Settings → Providers: keys, addresses and models of the built-in
     /// agent's providers.
     Providers,
+    /// Every tool call of the folder's tasks.
+    Trace,
 }
 
 /// What an editor asks of its language server.
@@ -48,13 +50,14 @@ pub enum LspAsk {
 }
 
 impl PanelId {
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Explorer,
         Self::Search,
         Self::Welcome,
         Self::Agent,
         Self::Problems,
         Self::Providers,
+        Self::Trace,
     ];
 
     pub fn title(self) -> &'static str {
@@ -67,6 +70,7 @@ impl PanelId {
             Self::Editor(_) => "Editor",
             Self::Problems => "Problems",
             Self::Providers => "Providers",
+            Self::Trace => "Trace",
         }
     }
 }
@@ -161,6 +165,8 @@ pub enum Command {
     Refresh,
     ResetLayout,
     ShowPanel(PanelId),
+    /// Empty the Trace panel's trace.
+    ClearTrace,
     SetTheme(Theme),
     /// Folder picker navigation.
     PickerBrowse(PathBuf),

@@ -15,6 +15,7 @@ pub mod providers;
 pub mod quick_open;
 pub mod search;
 pub mod terminal;
+pub mod trace;
 pub mod transcript;
 
 /// Keeps the keyboard on a prompt's buttons: when none of those that can

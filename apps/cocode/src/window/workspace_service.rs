@@ -87,6 +87,8 @@ pub enum ServiceRequest {
     },
     /// A person's new file, new folder, rename or delete.
     UserOp(cocode_workspace::UserOp),
+    /// Empty the trace of tool calls.
+    ClearTrace,
 }
 
 /// One row of the task list.
@@ -171,6 +173,8 @@ pub enum ServiceEvent {
         op: cocode_workspace::UserOp,
         result: Result<(), String>,
     },
+    /// The trace of tool calls as it is now (arguments redacted).
+    Trace(Vec<cocode_tool_protocol::observe::TraceEntry>),
 }
 
 /// The UI's handle on the service.
@@ -213,6 +217,11 @@ impl Coalesce for ServiceEvent {
                 }),
             ) if *id == next => {
                 bytes.extend_from_slice(&more);
+                None
+            }
+            // Only the newest trace matters.
+            (Self::Trace(rows), Self::Trace(newer)) => {
+                *rows = newer;
                 None
             }
             (_, next) => Some(next),
@@ -465,6 +474,19 @@ fn forward_approvals(host: &WorkspaceHost, out: &Out) {
     });
 }
 
+/// The trace goes to the Trace panel each time it changes (the newest
+/// only, when several changes come between two looks).
+fn forward_traces(host: &WorkspaceHost, out: &Out) {
+    let mut changes = host.trace_changes();
+    let traces = Arc::clone(&host.traces);
+    let out = out.clone();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            out.send(ServiceEvent::Trace(traces.entries())).await;
+        }
+    });
+}
+
 /// Agents' commands go to their terminal tabs.
 fn forward_commands(host: &WorkspaceHost, out: &Out) {
     let mut commands = host.commands.watch();
@@ -527,6 +549,7 @@ async fn serve(
     out.send(acp_agents(&host)).await;
     forward_approvals(&host, &out);
     forward_commands(&host, &out);
+    forward_traces(&host, &out);
     let queue = Arc::clone(host.tools.approvals());
     let mut runs: HashMap<u64, RunSlot> = HashMap::new();
     // Runs over for the window whose tasks may still be finishing.
@@ -600,6 +623,7 @@ async fn serve(
             ServiceRequest::StopCommand(id) => {
                 host.commands.stop(id);
             }
+            ServiceRequest::ClearTrace => host.clear_trace(),
             ServiceRequest::ToolDecision { id, decision } => {
                 queue.resolve(id, decision);
             }
