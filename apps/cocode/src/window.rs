@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod app;
 pub mod brick_service;
+pub mod catalog;
 pub mod command;
 pub mod crash_notice;
 pub mod disk_watch;

@@ -6,6 +6,7 @@ use std::io::{BufRead as _, IsTerminal as _, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::host::tools::{CatalogFormat, catalog_json};
 use anyhow::{Context as _, bail};
 use cocode_agent::{LlmProviderRegistry, LoopLimits, RetryPolicy};
 use cocode_core::services::{CredentialVault, Secret};
@@ -13,7 +14,6 @@ use cocode_core::task::{CompletionModePolicy, TaskBackend};
 use cocode_core::{
     CompletionMode, DelegatedTask, PendingApprovalKind, ProviderId, TaskId, TaskStatus,
 };
-use cocode_tool_protocol::projection::{to_anthropic_tools, to_mcp_tools, to_openai_tools};
 use cocode_tool_protocol::{ApprovalDecision, ApprovalEvent};
 use cocode_toolchain::vault::{LayeredVault, SessionVault};
 
@@ -657,14 +657,10 @@ pub fn rollback(
 /// Runs `cocode tools …`.
 pub fn tools_command(action: &ToolsCommand, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ToolsCommand::List { format } = action;
-    let tools = crate::host::tools::served_tools();
-    let value = match format.as_str() {
-        "mcp" => to_mcp_tools(&tools),
-        "openai" => to_openai_tools(&tools),
-        "anthropic" => to_anthropic_tools(&tools),
-        other => bail!("--format “{other}”: use mcp, openai or anthropic"),
+    let Some(format) = CatalogFormat::named(format) else {
+        bail!("--format “{format}”: use mcp, openai or anthropic");
     };
-    writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+    writeln!(out, "{}", catalog_json(format))?;
     Ok(0)
 }
 

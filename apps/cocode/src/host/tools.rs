@@ -46,6 +46,54 @@ pub fn served_tools() -> Vec<cocode_tool_protocol::ToolDefinition> {
         .collect()
 }
 
+/// A format the catalog is exported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogFormat {
+    Mcp,
+    OpenAi,
+    Anthropic,
+}
+
+impl CatalogFormat {
+    pub const ALL: [Self; 3] = [Self::Mcp, Self::OpenAi, Self::Anthropic];
+
+    /// The format by its command-line name (`mcp`, `openai`, `anthropic`).
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Its command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mcp => "mcp",
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    /// Its name as a person reads it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Mcp => "MCP",
+            Self::OpenAi => "OpenAI",
+            Self::Anthropic => "Anthropic",
+        }
+    }
+}
+
+/// The served catalog as `format`'s JSON, pretty-printed: what
+/// `cocode tools list --format` prints and the Tool catalog panel copies.
+pub fn catalog_json(format: CatalogFormat) -> String {
+    use cocode_tool_protocol::projection::{to_anthropic_tools, to_mcp_tools, to_openai_tools};
+    let tools = served_tools();
+    let value = match format {
+        CatalogFormat::Mcp => to_mcp_tools(&tools),
+        CatalogFormat::OpenAi => to_openai_tools(&tools),
+        CatalogFormat::Anthropic => to_anthropic_tools(&tools),
+    };
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
 /// How long `lsp.diagnostics` waits for the servers' reports.
 const LSP_TOOL_WAIT: Duration = Duration::from_secs(20);
 

@@ -59,6 +59,8 @@ pub struct CocodeApp {
     pub(crate) agent: AgentPanel,
     /// The Trace panel: the folder's tool calls.
     pub(crate) trace: crate::window::trace::TracePanel,
+    /// The Tool catalog panel.
+    pub(crate) catalog: crate::window::catalog::CatalogPanel,
     /// Settings → Providers, and its worker (started on the first frame).
     pub(crate) providers: ProvidersPanel,
     /// Where provider keys and settings live.
@@ -168,6 +170,7 @@ impl CocodeApp {
             os: Os::current(),
             agent: AgentPanel::default(),
             trace: crate::window::trace::TracePanel::default(),
+            catalog: crate::window::catalog::CatalogPanel::default(),
             providers: ProvidersPanel::default(),
             provider_setup: keys,
             provider_registry: None,
@@ -274,6 +277,7 @@ impl CocodeApp {
                 search: &mut self.search,
                 agent: &self.agent,
                 trace: &mut self.trace,
+                catalog: &mut self.catalog,
                 providers: &self.providers,
                 terminals: &mut self.terminals,
                 lsp: self.lsp.as_ref(),
@@ -649,6 +653,7 @@ struct Viewer<'a> {
     search: &'a mut Search,
     agent: &'a AgentPanel,
     trace: &'a mut crate::window::trace::TracePanel,
+    catalog: &'a mut crate::window::catalog::CatalogPanel,
     providers: &'a ProvidersPanel,
     terminals: &'a mut Terminals,
     lsp: Option<&'a crate::window::lsp::LspClient>,
@@ -725,6 +730,7 @@ impl TabViewer for Viewer<'_> {
                 );
             }
             PanelId::Providers => views::providers::show(ui, self.providers, self.commands),
+            PanelId::ToolCatalog => views::catalog::show(ui, self.catalog),
             PanelId::Trace => {
                 let running = self.agent.running() > 0;
                 views::trace::show(ui, self.trace, running, self.commands);
@@ -814,3 +820,7 @@ mod lsp_tests;
 #[cfg(test)]
 #[path = "trace_tests.rs"]
 mod trace_tests;
+
+#[cfg(test)]
+#[path = "catalog_tests.rs"]
+mod catalog_tests;

@@ -233,7 +233,7 @@ impl CocodeApp {
             match panel {
                 PanelId::Problems | PanelId::Trace => self.add_bottom_tab(panel),
                 // Settings open where files do, as in VS Code.
-                PanelId::Providers => self.add_editor_area_tab(panel),
+                PanelId::Providers | PanelId::ToolCatalog => self.add_editor_area_tab(panel),
                 _ => self.dock.push_to_focused_leaf(panel),
             }
         }

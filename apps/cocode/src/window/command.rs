@@ -28,6 +28,8 @@ pub enum PanelId {
     Providers,
     /// Every tool call of the folder's tasks.
     Trace,
+    /// The tools agents call, as the catalog defines them.
+    ToolCatalog,
 }
 
 /// What an editor asks of its language server.
@@ -50,7 +52,7 @@ pub enum LspAsk {
 }
 
 impl PanelId {
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Explorer,
         Self::Search,
         Self::Welcome,
@@ -58,6 +60,7 @@ impl PanelId {
         Self::Problems,
         Self::Providers,
         Self::Trace,
+        Self::ToolCatalog,
     ];
 
     pub fn title(self) -> &'static str {
@@ -71,6 +74,7 @@ impl PanelId {
             Self::Problems => "Problems",
             Self::Providers => "Providers",
             Self::Trace => "Trace",
+            Self::ToolCatalog => "Tool catalog",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Panel views: read state, draw, and return commands.
 
 pub mod agent;
+pub mod catalog;
 pub mod diff;
 pub mod editor;
 pub mod editor_bars;
