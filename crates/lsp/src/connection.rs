@@ -55,6 +55,9 @@ fn answer(method: &str, params: &Value, root_uri: &str) -> Result<Value, (i64, S
     }
 }
 
+/// How long the end of a server waits for the rest of its stderr.
+const STDERR_DRAIN: Duration = Duration::from_secs(2);
+
 /// Most notifications queued for the reader before the server's output
 /// is read no further (a server publishing diagnostics for a whole tree
 /// waits in its pipe rather than filling memory).
@@ -328,7 +331,7 @@ fn last_words(log: &Mutex<Vec<u8>>) -> Option<String> {
 /// output ends or the connection is killed.
 async fn pump(mut handle: Box<dyn ProcessHandle>, mut p: Pump) {
     let log = Arc::new(Mutex::new(Vec::<u8>::new()));
-    if let Some(mut stderr) = handle.take_stderr() {
+    let stderr_reader = handle.take_stderr().map(|mut stderr| {
         let log = Arc::clone(&log);
         tokio::spawn(async move {
             use std::future::poll_fn;
@@ -340,8 +343,8 @@ async fn pump(mut handle: Box<dyn ProcessHandle>, mut p: Pump) {
                     buf.drain(..cut);
                 }
             }
-        });
-    }
+        })
+    });
     let mut decoder = Decoder::default();
     let mut writing = true;
     let mut broken = None;
@@ -389,6 +392,11 @@ async fn pump(mut handle: Box<dyn ProcessHandle>, mut p: Pump) {
         }
     }
     let status = handle.wait().await;
+    // Its stderr ends with it: what it wrote last is read before its last
+    // words are taken (bounded, for a child of its that keeps the pipe).
+    if let Some(reader) = stderr_reader {
+        let _ = tokio::time::timeout(STDERR_DRAIN, reader).await;
+    }
     let tail = last_words(&log);
     let mut reason = match (broken, status) {
         (Some(e), _) => format!("it broke the protocol ({e})"),

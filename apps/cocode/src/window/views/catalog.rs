@@ -9,7 +9,8 @@ use crate::host::tools::{CatalogFormat, catalog_json};
 use crate::window::catalog::{CatalogPanel, Scope, policy_words};
 
 pub fn show(ui: &mut Ui, panel: &mut CatalogPanel) {
-    ui.horizontal(|ui| {
+    // Wrapped: the panel may be narrower than the scopes and the exports.
+    ui.horizontal_wrapped(|ui| {
         for scope in Scope::ALL {
             ui.selectable_value(&mut panel.scope, scope, scope.label());
         }
