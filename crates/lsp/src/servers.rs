@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -112,6 +113,10 @@ pub struct ServerStatus {
     /// What a person should know about how it runs (which TypeScript).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What it says it is doing while it runs (indexing, checking), with
+    /// its progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<String>,
     #[serde(flatten)]
     pub state: ServerState,
 }
@@ -149,7 +154,8 @@ fn profile_of(spec: &ServerSpec) -> Result<SandboxProfile, LspError> {
 pub enum LspEvent {
     /// The diagnostics of a file changed.
     Diagnostics(NormalizedPath),
-    /// A server started, stopped, crashed or restarted.
+    /// A server started, stopped, crashed or restarted, or its work
+    /// (indexing, checking) began, moved on or ended.
     Servers,
 }
 
@@ -186,9 +192,10 @@ struct Running {
 /// only once it has none left and has been quiet for [`SETTLE`].
 #[derive(Debug)]
 struct Work {
-    /// `$/progress` tokens it began and has not ended (rust-analyzer's
-    /// indexing and `cargo check`, pyright's analysis).
-    progress: BTreeSet<String>,
+    /// `$/progress` work it began and has not ended (rust-analyzer's
+    /// indexing and `cargo check`, pyright's analysis), by token: its
+    /// title, its last message and percentage.
+    progress: BTreeMap<String, (String, Option<String>, Option<u32>)>,
     /// rust-analyzer's `experimental/serverStatus`: false while it loads
     /// the workspace.
     quiescent: bool,
@@ -201,7 +208,7 @@ struct Work {
 impl Default for Work {
     fn default() -> Self {
         Self {
-            progress: BTreeSet::new(),
+            progress: BTreeMap::new(),
             quiescent: true,
             pulls: 0,
             last: tokio::time::Instant::now(),
@@ -212,6 +219,25 @@ impl Default for Work {
 impl Work {
     fn busy(&self) -> bool {
         !self.progress.is_empty() || !self.quiescent || self.pulls > 0
+    }
+
+    /// What it says it is doing, in its own words (`None`: nothing).
+    fn describe(&self) -> Option<String> {
+        if let Some((title, message, percent)) = self.progress.values().next() {
+            let mut text = title.clone();
+            if let Some(m) = message.as_deref().filter(|m| !m.is_empty()) {
+                text.push_str(": ");
+                text.push_str(m);
+            }
+            if let Some(p) = percent {
+                let _ = write!(text, " ({p}%)");
+            }
+            if self.progress.len() > 1 {
+                let _ = write!(text, " and {} more", self.progress.len() - 1);
+            }
+            return Some(text);
+        }
+        (!self.quiescent).then(|| "loading the workspace".to_owned())
     }
 }
 
@@ -385,6 +411,7 @@ impl LanguageServers {
                 command: spec.command.clone(),
                 documents: held.iter().filter(|s| **s == spec.id).count(),
                 note: spec.note.clone(),
+                work: self.inner.work_of(&spec.id),
                 state: self.inner.state_of(spec),
             })
             .collect()

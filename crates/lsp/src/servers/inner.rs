@@ -28,6 +28,16 @@ impl Inner {
         spec.needs_trust && !lock(&self.trusted).contains(&spec.id)
     }
 
+    /// What the running server `id` says it is doing.
+    pub(super) fn work_of(&self, id: &str) -> Option<String> {
+        let slot = lock(&self.slots).get(id).map(Arc::clone)?;
+        let state = lock(&slot.state);
+        match &*state {
+            SlotState::Running(r) => lock(&r.work).describe(),
+            _ => None,
+        }
+    }
+
     pub(super) fn state_of(&self, spec: &ServerSpec) -> ServerState {
         if let Some(slot) = lock(&self.slots).get(&spec.id) {
             match &*lock(&slot.state) {
@@ -216,9 +226,26 @@ impl Inner {
                 };
                 {
                     let mut work = lock(&server.work);
-                    match note.params["value"]["kind"].as_str() {
+                    let value = &note.params["value"];
+                    let text = |key: &str| value[key].as_str().map(str::to_owned);
+                    let percent = value["percentage"]
+                        .as_u64()
+                        .and_then(|p| u32::try_from(p.min(100)).ok());
+                    match value["kind"].as_str() {
                         Some("begin") => {
-                            work.progress.insert(token);
+                            let title = text("title").unwrap_or_else(|| "working".to_owned());
+                            work.progress
+                                .insert(token, (title, text("message"), percent));
+                        }
+                        Some("report") => {
+                            if let Some(entry) = work.progress.get_mut(&token) {
+                                if let Some(m) = text("message") {
+                                    entry.1 = Some(m);
+                                }
+                                if percent.is_some() {
+                                    entry.2 = percent;
+                                }
+                            }
                         }
                         Some("end") => {
                             work.progress.remove(&token);
@@ -228,6 +255,7 @@ impl Inner {
                     work.last = tokio::time::Instant::now();
                 }
                 self.reported.notify_waiters();
+                (self.listener)(LspEvent::Servers);
                 return;
             }
             "experimental/serverStatus" => {
@@ -237,6 +265,7 @@ impl Inner {
                     work.last = tokio::time::Instant::now();
                 }
                 self.reported.notify_waiters();
+                (self.listener)(LspEvent::Servers);
                 return;
             }
             "textDocument/publishDiagnostics" => {

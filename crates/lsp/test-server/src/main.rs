@@ -14,7 +14,8 @@
 //! - Semantic tokens mark each `let` as a keyword.
 //! - A document containing `SLOW_CHECK` is answered as rust-analyzer does:
 //!   an empty report at once, then, after a pause, work announced with
-//!   `$/progress`, the real report 1.5 s later and the work's end;
+//!   `$/progress` ("checking: 1/2 crates", 50%), the real report 1.5 s
+//!   later and the work's end;
 //!   `NEVER_SETTLES` begins the work and never ends it.
 //!
 //! `--encoding utf-8` makes it count columns in bytes (when the client
@@ -161,6 +162,8 @@ impl Backend {
                 .send_notification::<Progress>(progress(WorkDoneProgress::Begin(
                     WorkDoneProgressBegin {
                         title: "checking".into(),
+                        message: Some("1/2 crates".into()),
+                        percentage: Some(50),
                         ..Default::default()
                     },
                 )))

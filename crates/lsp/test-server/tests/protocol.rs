@@ -576,6 +576,14 @@ async fn the_wait_ends_with_the_answer_after_the_servers_work_not_its_first_repo
     );
     // Reported (empty), but not settled: what was said is not the answer.
     assert_eq!(f.servers.reported(std::slice::from_ref(&c)), vec![c]);
+    // The server's status says what it is doing, in its own words.
+    let work: Vec<String> = f
+        .servers
+        .statuses()
+        .into_iter()
+        .filter_map(|s| s.work)
+        .collect();
+    assert_eq!(work, vec!["checking: 1/2 crates (50%)".to_owned()]);
 }
 
 /// A server that answers "content modified" (as rust-analyzer does while it
