@@ -78,8 +78,9 @@ fn frame(ctx: &egui::Context, editors: &mut Editors, id: u32) -> usize {
         ..RawInput::default()
     };
     let mut commands: Vec<Command> = Vec::new();
+    let keys = cocode::window::keymap::Keymap::defaults(Os::Linux);
     let mut output = ctx.run_ui(input, |ui| {
-        cocode::window::views::editor::show(ui, editors, id, Theme::Dark, Os::Linux, &mut commands);
+        cocode::window::views::editor::show(ui, editors, id, Theme::Dark, &keys, &mut commands);
     });
     output.textures_delta.clear();
     ctx.tessellate(output.shapes, output.pixels_per_point).len()

@@ -24,6 +24,7 @@ pub mod root;
 pub mod runtime;
 pub mod save;
 pub mod secrets;
+pub mod settings;
 pub mod tools;
 pub mod trust;
 pub mod workspace_host;

@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod approvals;
 pub mod brick_service;
 pub mod catalog;
 pub mod command;
@@ -15,14 +16,19 @@ pub mod disk_watch;
 pub mod editors;
 pub mod explorer;
 pub mod io_worker;
+pub mod keymap;
 pub mod link;
 pub mod lsp;
 pub mod new_brick;
 pub mod open_folder;
+pub mod palette;
+pub mod panel;
 pub mod person_files;
 pub mod providers;
 pub mod quick_open;
+pub mod saved;
 pub mod search;
+pub mod settings;
 pub mod terminals;
 pub mod trace;
 pub mod transcript;
@@ -63,13 +69,37 @@ fn open(folder: Option<&Path>, root: crate::host::root::HostRoot) -> anyhow::Res
         }
         None => None,
     };
+    // What the last run left: with no folder asked for, its last one
+    // (while it is still a folder), and the window's size and place.
+    let file = saved::state_file();
+    let loaded = file.as_deref().map(saved::SavedState::load);
+    let folder = folder.or_else(|| {
+        loaded
+            .as_ref()
+            .and_then(|l| l.state.last_workspace.clone())
+            .filter(|p| p.is_dir())
+    });
+    let mut viewport = egui::ViewportBuilder::default()
+        .with_title("cocode")
+        .with_app_id("cocode")
+        .with_inner_size([1280.0, 800.0])
+        .with_min_inner_size([480.0, 320.0])
+        .with_icon(window_icon());
+    if let Some(geometry) = loaded.as_ref().and_then(|l| l.state.window) {
+        let [w, h] = geometry.size;
+        if w >= 480.0 && h >= 320.0 && w.is_finite() && h.is_finite() {
+            viewport = viewport.with_inner_size([w, h]);
+        }
+        if let Some(position) = geometry
+            .position
+            .filter(|p| p.iter().all(|v| v.is_finite()))
+        {
+            viewport = viewport.with_position(position);
+        }
+        viewport = viewport.with_maximized(geometry.maximized);
+    }
     let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title("cocode")
-            .with_app_id("cocode")
-            .with_inner_size([1280.0, 800.0])
-            .with_min_inner_size([480.0, 320.0])
-            .with_icon(window_icon()),
+        viewport,
         ..Default::default()
     };
     // Before the event loop starts: macOS sends the folder a launch was
@@ -82,7 +112,13 @@ fn open(folder: Option<&Path>, root: crate::host::root::HostRoot) -> anyhow::Res
         "cocode",
         options,
         Box::new(move |cc| {
-            let mut app = CocodeApp::new(folder, root)?;
+            let mut app = CocodeApp::new(None, root)?;
+            if let (Some(file), Some(loaded)) = (file, loaded) {
+                app.adopt_saved(file, loaded);
+            }
+            if let Some(folder) = folder {
+                app.open_workspace(folder);
+            }
             app.open_requests = requests;
             app.bind(&cc.egui_ctx);
             Ok(Box::new(app))

@@ -375,6 +375,14 @@ async fn harness_with(
     change(&mut entry);
     config["acp_agents"] = json!([entry]);
     std::fs::write(&config_path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    // The person who wrote the entry allows it.
+    let written: cocode_core::workspace::WorkspaceConfig =
+        serde_json::from_value(config.clone()).unwrap();
+    let decisions: Vec<_> = cocode::host::trust::grants_of(&written)
+        .into_iter()
+        .map(|g| (g, true))
+        .collect();
+    cocode::host::trust::decide_grants(&root, &decisions).unwrap();
 
     let vault = cocode_toolchain::vault::SessionVault::default();
     let agent = AcpAgentId::new("subject").unwrap();
@@ -856,6 +864,7 @@ fn codex_task_run(
             approval,
             "--pass-env",
             "OPENAI_API_KEY",
+            "--trust-workspace",
         ])
         .env("OPENAI_API_KEY", "sk-openai-loopback")
         .stdin(std::process::Stdio::null())

@@ -59,6 +59,11 @@ fn run_args<'a>(ws: &'a Path, prompt: &'a str, extra: &[&'a str]) -> Vec<&'a str
         prompt,
     ];
     args.extend_from_slice(extra);
+    // The tests wrote the external agent's entry into workspace.json
+    // themselves: as its person, they allow it.
+    if extra.iter().any(|a| a.starts_with("acp:")) {
+        args.push("--trust-workspace");
+    }
     args
 }
 
@@ -1684,6 +1689,7 @@ fn pass_env_gives_an_acp_agent_its_declared_secret_for_one_run_only() {
             "--backend",
             "acp:scripted",
             "--yes",
+            "--trust-workspace",
         ];
         args.extend_from_slice(extra);
         let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
@@ -2352,4 +2358,49 @@ fn an_interactive_run_reads_the_persons_reply_and_the_agent_goes_on_with_it() {
         only_task(ws.path())["task"]["terminal_reason"],
         serde_json::json!({"reason": "agent_ended_unfinished"})
     );
+}
+
+#[test]
+fn a_run_is_refused_while_the_folders_own_settings_grant_what_was_not_confirmed() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    let (code, _) = cocode(&["task", "list", "--workspace", ws.path().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let path = ws.path().join(".cocode/config/workspace.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["allowed_hosts"] = serde_json::json!(["example.org"]);
+    std::fs::write(&path, config.to_string()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+            .args(run_args(ws.path(), r#"run "true""#, extra))
+            .stdin(Stdio::null())
+            .env("HOME", home.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["--yes"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert_eq!(
+        err,
+        "cocode: this folder's .cocode/config/workspace.json grants what you have not confirmed:\n  network access to example.org for agents' commands\nRun again with --trust-workspace to allow it (remembered for this folder), or take it out of workspace.json\n"
+    );
+    assert!(!out.contains("created"), "no task was made: {out}");
+    let (code, out, err) = run(&["--yes", "--trust-workspace"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.starts_with(
+            "allowed for this folder: network access to example.org for agents' commands\n"
+        ),
+        "{out}"
+    );
+    // Remembered: the next run is not asked about it.
+    let (code, out, err) = run(&["--yes"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(!out.contains("allowed for this folder"), "{out}");
 }

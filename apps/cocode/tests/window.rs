@@ -54,6 +54,8 @@ fn the_app_opens_a_window_with_a_folder() {
             .arg(env!("CARGO_BIN_EXE_cocode"))
             .arg(dir.path())
             .arg(&log)
+            // The window remembers its folders: not in the person's own.
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout).trim().to_owned();

@@ -69,7 +69,9 @@ pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// The ACP backend.
 pub struct AcpRuntime {
     launcher: Arc<dyn ProcessLauncher>,
-    agents: AcpAgentRegistry,
+    /// Replaced whole when the person's decisions about a workspace's own
+    /// entries change ([`Self::set_agents`]).
+    agents: std::sync::RwLock<AcpAgentRegistry>,
     grace: Duration,
     /// Where declared secret variables get their values (none: no agent
     /// gets a secret).
@@ -88,7 +90,7 @@ impl AcpRuntime {
     pub fn new(launcher: Arc<dyn ProcessLauncher>, agents: AcpAgentRegistry) -> Self {
         Self {
             launcher,
-            agents,
+            agents: std::sync::RwLock::new(agents),
             grace: CANCEL_GRACE,
             secrets: None,
         }
@@ -184,13 +186,23 @@ impl AcpRuntime {
     }
 
     /// Every configured agent.
-    pub fn agents(&self) -> impl Iterator<Item = &AcpAgentConfig> {
-        self.agents.agents()
+    pub fn agents(&self) -> Vec<AcpAgentConfig> {
+        self.registry().agents().cloned().collect()
     }
 
     /// The configured agent `id`.
-    pub fn agent(&self, id: &cocode_core::AcpAgentId) -> Option<&AcpAgentConfig> {
-        self.agents.get(id)
+    pub fn agent(&self, id: &cocode_core::AcpAgentId) -> Option<AcpAgentConfig> {
+        self.registry().get(id).cloned()
+    }
+
+    /// Replaces the configured agents (sessions already started keep
+    /// theirs).
+    pub fn set_agents(&self, agents: AcpAgentRegistry) {
+        *self.agents.write().unwrap_or_else(PoisonError::into_inner) = agents;
+    }
+
+    fn registry(&self) -> std::sync::RwLockReadGuard<'_, AcpAgentRegistry> {
+        self.agents.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// How long a cancelled agent may take before it is killed.

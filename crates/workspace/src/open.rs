@@ -147,6 +147,19 @@ impl OpenWorkspace {
             })
     }
 
+    /// `workspace.json` as it is now (a change made while the workspace is
+    /// open applies from here).
+    pub fn current_config(&self) -> Result<WorkspaceConfig, OpenError> {
+        load_or_create_config(self.gate.store(), &self.layout)
+    }
+
+    /// Replaces `workspace.json` with `config` (the old file stays until
+    /// the new one is complete). The settings read at open stay as they
+    /// were; [`Self::current_config`] reads the new ones.
+    pub fn replace_config(&self, config: &WorkspaceConfig) -> Result<(), StoreError> {
+        self.gate.store().save_config(config)
+    }
+
     /// The person's allowed hosts as `workspace.json` holds them now.
     pub fn user_hosts(&self) -> Result<Vec<cocode_core::workspace::HostPattern>, OpenError> {
         Ok(load_or_create_config(self.gate.store(), &self.layout)?.allowed_hosts)

@@ -244,6 +244,12 @@ pub enum TaskCommand {
         /// ends the task as it would without a reply).
         #[arg(long)]
         interactive: bool,
+        /// Allow what this folder's own `.cocode/config/workspace.json`
+        /// grants (hosts agents' commands may reach, external agents'
+        /// commands and model hosts) that you have not confirmed before;
+        /// remembered for this folder. Without it such a run is refused.
+        #[arg(long)]
+        trust_workspace: bool,
     },
     /// List the workspace's tasks, newest first.
     List {

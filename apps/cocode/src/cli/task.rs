@@ -236,6 +236,30 @@ fn print_blocked(
     Ok(())
 }
 
+/// What the folder's own `workspace.json` grants that the person has not
+/// confirmed: allowed (and remembered) with `--trust-workspace`, else the
+/// run is refused, naming each grant.
+fn confirm_grants(host: &WorkspaceHost, trust: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let pending = host.pending_grants();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let words: Vec<String> = pending
+        .iter()
+        .map(crate::host::trust::Grant::words)
+        .collect();
+    if !trust {
+        bail!(
+            "this folder's .cocode/config/workspace.json grants what you have not confirmed:\n  {}\nRun again with --trust-workspace to allow it (remembered for this folder), or take it out of workspace.json",
+            words.join("\n  ")
+        );
+    }
+    let decisions: Vec<_> = pending.into_iter().map(|g| (g, true)).collect();
+    host.decide_grants(&decisions)?;
+    writeln!(out, "allowed for this folder: {}", words.join("; "))?;
+    Ok(())
+}
+
 #[expect(clippy::too_many_arguments, reason = "the CLI's flags, passed through")]
 fn run_task(
     workspace: &Path,
@@ -246,7 +270,7 @@ fn run_task(
     base_url: Option<&str>,
     api_key_env: Option<&str>,
     pass_env: &[String],
-    (flags, interactive): (ApprovalFlags, bool),
+    (flags, interactive, trust): (ApprovalFlags, bool, bool),
     root: &HostRoot,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
@@ -294,6 +318,7 @@ fn run_task(
             )
             .await?,
         );
+        confirm_grants(&host, trust, out)?;
         let mode = match completion_mode {
             None => CompletionModePolicy::decide(host.workspace.config.completion_mode),
             Some("self_verification") => CompletionMode::SelfVerification,
@@ -573,6 +598,7 @@ pub fn task_command(
             pass_env,
             approvals,
             interactive,
+            trust_workspace,
         } => run_task(
             workspace,
             prompt,
@@ -582,7 +608,7 @@ pub fn task_command(
             base_url.as_deref(),
             api_key_env.as_deref(),
             pass_env,
-            (*approvals, *interactive),
+            (*approvals, *interactive, *trust_workspace),
             root,
             out,
         ),

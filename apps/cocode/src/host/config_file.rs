@@ -29,3 +29,30 @@ pub fn replace_json(file: &Path, value: &impl serde::Serialize) -> anyhow::Resul
         .with_context(|| format!("replacing {}", file.display()))?;
     Ok(())
 }
+
+/// Moves a file that cannot be used out of the way, beside itself as
+/// `<name>.<label>` (`<name>.<label>.2`, … when that is taken), so that
+/// nothing in it is lost; returns where it went.
+pub fn set_aside(file: &Path, label: &str) -> anyhow::Result<std::path::PathBuf> {
+    let name = file
+        .file_name()
+        .with_context(|| format!("{} has no name", file.display()))?
+        .to_string_lossy()
+        .into_owned();
+    for n in 1..100 {
+        let aside = if n == 1 {
+            file.with_file_name(format!("{name}.{label}"))
+        } else {
+            file.with_file_name(format!("{name}.{label}.{n}"))
+        };
+        if aside.symlink_metadata().is_err() {
+            std::fs::rename(file, &aside)
+                .with_context(|| format!("moving {} aside", file.display()))?;
+            return Ok(aside);
+        }
+    }
+    anyhow::bail!(
+        "99 earlier copies of {} are already set aside",
+        file.display()
+    )
+}

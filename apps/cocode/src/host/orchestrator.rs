@@ -122,6 +122,25 @@ pub enum OrchestratorError {
     Persist(String),
     #[error("{0}")]
     Setup(String),
+    /// The folder's `workspace.json` grants hosts or agents the person has
+    /// not confirmed: no agent runs until they do (or keep them off).
+    #[error(
+        "this folder's .cocode/config/workspace.json grants what you have not confirmed: {}",
+        .0.join("; ")
+    )]
+    Untrusted(Vec<String>),
+}
+
+impl OrchestratorError {
+    /// The stable code of the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Transition(_) => "task_transition",
+            Self::Persist(_) => "task_persist",
+            Self::Setup(_) => "task_setup",
+            Self::Untrusted(_) => "untrusted_workspace",
+        }
+    }
 }
 
 /// An agent error's stable code (its words when it has none).
@@ -711,6 +730,17 @@ impl TaskOrchestrator {
         progress: &mpsc::UnboundedSender<Progress>,
         stop: CancellationToken,
     ) -> Result<DelegatedTask, OrchestratorError> {
+        // Before anything of the task exists: a folder whose own settings
+        // grant what the person has not confirmed runs no agent.
+        let pending = self.host.pending_grants();
+        if !pending.is_empty() {
+            return Err(OrchestratorError::Untrusted(
+                pending
+                    .iter()
+                    .map(crate::host::trust::Grant::words)
+                    .collect(),
+            ));
+        }
         let created_at = self.host.clock.now();
         let task_id = new_task_id(created_at)?;
         // The hosts derived from the workspace's files as they are before

@@ -9,17 +9,103 @@
 //! again.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-/// The trusted commands of every folder.
+/// The trusted commands of every folder, and what the person decided
+/// about the hosts and agents a folder's `workspace.json` grants.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrustStore {
     /// Folder (canonical path) → the commands trusted there.
     #[serde(default)]
     pub folders: BTreeMap<String, Vec<Vec<String>>>,
+    /// Folder → the grants the person allowed there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub allowed: BTreeMap<String, Vec<Grant>>,
+    /// Folder → the grants the person kept off there (not asked again).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub refused: BTreeMap<String, Vec<Grant>>,
+}
+
+/// What a workspace's own `workspace.json` grants its agents, which a
+/// person confirms before any agent of the folder runs: a cloned
+/// repository could otherwise open the network to any host, or name the
+/// program an "agent" entry starts.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Grant {
+    /// A host of `allowed_hosts`: agents' commands may reach it.
+    Host { host: String },
+    /// An `acp_agents` entry: the program it starts (with its environment).
+    Agent {
+        id: String,
+        command: Vec<String>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        env: BTreeMap<String, String>,
+    },
+    /// A host of an `acp_agents` entry's `model_hosts`.
+    ModelHost { agent: String, host: String },
+}
+
+impl Grant {
+    /// The grant in a person's words.
+    pub fn words(&self) -> String {
+        match self {
+            Self::Host { host } => format!("network access to {host} for agents' commands"),
+            Self::Agent { id, command, env } => {
+                let mut text = format!(
+                    "the external agent “{id}”, started as: {}",
+                    cocode_core::shown::command(command)
+                );
+                if !env.is_empty() {
+                    let names: Vec<&str> = env.keys().map(String::as_str).collect();
+                    let _ = write!(text, " (setting {})", names.join(", "));
+                }
+                text
+            }
+            Self::ModelHost { agent, host } => {
+                format!("network access to {host} for the agent “{agent}”")
+            }
+        }
+    }
+}
+
+/// Every grant of `config`, in the file's order.
+pub fn grants_of(config: &cocode_core::workspace::WorkspaceConfig) -> Vec<Grant> {
+    let mut grants: Vec<Grant> = config
+        .allowed_hosts
+        .iter()
+        .map(|h| Grant::Host {
+            host: h.to_string(),
+        })
+        .collect();
+    for agent in &config.acp_agents {
+        grants.push(Grant::Agent {
+            id: agent.id.to_string(),
+            command: agent.command.clone(),
+            env: agent.env.clone(),
+        });
+        for host in &agent.model_hosts {
+            grants.push(Grant::ModelHost {
+                agent: agent.id.to_string(),
+                host: host.clone(),
+            });
+        }
+    }
+    grants.dedup();
+    grants
+}
+
+/// What the person decided about a folder's grants.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantStanding {
+    pub allowed: Vec<Grant>,
+    pub refused: Vec<Grant>,
+    /// Neither yet: off until the person allows them.
+    pub pending: Vec<Grant>,
 }
 
 /// Where the person's trusted commands are kept.
@@ -75,6 +161,79 @@ impl TrustStore {
         }
     }
 
+    /// Where each grant of `config` stands in the folder `root`.
+    pub fn standing(
+        &self,
+        root: &Path,
+        config: &cocode_core::workspace::WorkspaceConfig,
+    ) -> GrantStanding {
+        let allowed = self.allowed.get(&key(root));
+        let refused = self.refused.get(&key(root));
+        let mut standing = GrantStanding::default();
+        for grant in grants_of(config) {
+            if refused.is_some_and(|r| r.contains(&grant)) {
+                standing.refused.push(grant);
+            } else if allowed.is_some_and(|a| a.contains(&grant)) {
+                standing.allowed.push(grant);
+            } else {
+                standing.pending.push(grant);
+            }
+        }
+        standing
+    }
+
+    /// Records the person's decision on `grant` in `root`.
+    pub fn decide(&mut self, root: &Path, grant: &Grant, allow: bool) {
+        let k = key(root);
+        let (yes, no) = if allow {
+            (&mut self.allowed, &mut self.refused)
+        } else {
+            (&mut self.refused, &mut self.allowed)
+        };
+        if let Some(list) = no.get_mut(&k) {
+            list.retain(|g| g != grant);
+        }
+        let list = yes.entry(k).or_default();
+        if !list.contains(grant) {
+            list.push(grant.clone());
+        }
+    }
+
+    /// `config` with only what the person allowed in `root`: hosts and
+    /// model hosts not allowed are left out, and an agent entry whose
+    /// command is not allowed is left out (a preset of the same id stays
+    /// as it ships).
+    pub fn effective(
+        &self,
+        root: &Path,
+        config: &cocode_core::workspace::WorkspaceConfig,
+    ) -> cocode_core::workspace::WorkspaceConfig {
+        let allowed = self.standing(root, config).allowed;
+        let mut out = config.clone();
+        out.allowed_hosts.retain(|h| {
+            allowed.contains(&Grant::Host {
+                host: h.to_string(),
+            })
+        });
+        out.acp_agents.retain(|a| {
+            allowed.contains(&Grant::Agent {
+                id: a.id.to_string(),
+                command: a.command.clone(),
+                env: a.env.clone(),
+            })
+        });
+        for agent in &mut out.acp_agents {
+            let id = agent.id.to_string();
+            agent.model_hosts.retain(|host| {
+                allowed.contains(&Grant::ModelHost {
+                    agent: id.clone(),
+                    host: host.clone(),
+                })
+            });
+        }
+        out
+    }
+
     /// Writes the store to `file`, replacing it atomically.
     pub fn save(&self, file: &Path) -> anyhow::Result<()> {
         crate::host::config_file::replace_json(file, self)
@@ -97,6 +256,35 @@ pub fn untrusted_verification(
                 .is_some_and(|c| !c.is_empty() && !store.trusts(root, c))
         })
         .collect()
+}
+
+/// Where the grants of `config` stand for the person in `root`.
+pub fn grant_standing(
+    root: &Path,
+    config: &cocode_core::workspace::WorkspaceConfig,
+) -> GrantStanding {
+    TrustStore::person().standing(root, config)
+}
+
+/// `config` as the person allowed it in `root` (see [`TrustStore::effective`]).
+pub fn effective_config(
+    root: &Path,
+    config: &cocode_core::workspace::WorkspaceConfig,
+) -> cocode_core::workspace::WorkspaceConfig {
+    TrustStore::person().effective(root, config)
+}
+
+/// Records the person's decisions on grants of `root` in their store.
+pub fn decide_grants(root: &Path, decisions: &[(Grant, bool)]) -> anyhow::Result<()> {
+    if decisions.is_empty() {
+        return Ok(());
+    }
+    let file = store_file().context("this system has no configuration folder")?;
+    let mut store = TrustStore::load(&file)?;
+    for (grant, allow) in decisions {
+        store.decide(root, grant, *allow);
+    }
+    store.save(&file)
 }
 
 /// Records in the person's store that `command` is trusted in `root`.

@@ -218,11 +218,16 @@ fn acp_runtime(
     launcher: Arc<dyn cocode_core::process::ProcessLauncher>,
     vault: Arc<dyn CredentialVault>,
 ) -> cocode_acp::AcpRuntime {
+    cocode_acp::AcpRuntime::new(launcher, acp_agents(config)).with_secrets(vault)
+}
+
+/// The presets, with the workspace's own entries (as allowed).
+fn acp_agents(config: &cocode_core::workspace::WorkspaceConfig) -> cocode_acp::AcpAgentRegistry {
     let mut agents = cocode_acp::AcpAgentRegistry::with_presets();
     for entry in config.acp_agents.iter().cloned() {
         agents.insert(entry);
     }
-    cocode_acp::AcpRuntime::new(launcher, agents).with_secrets(vault)
+    agents
 }
 
 /// Opens `folder` as its one writer process, and recovers it (the lock
@@ -277,7 +282,9 @@ impl WorkspaceHost {
         let (mut ws, writer) = open_for_writing(folder)?;
         ws.gate.use_clock(Arc::clone(&clock));
         let root = ws.workspace.root.clone();
-        let hosts = allowed_hosts(&ws, &ws.config.allowed_hosts);
+        // Only what the person allowed of the folder's own grants.
+        let effective = crate::host::trust::effective_config(&root, &ws.config);
+        let hosts = allowed_hosts(&ws, &effective.allowed_hosts);
         let proxy = Arc::new(
             PolicyProxy::start(cocode_toolchain::allowed::policy_for(&hosts, &[]))
                 .await
@@ -342,7 +349,7 @@ impl WorkspaceHost {
             options.limits,
         ));
         let acp = Arc::new(acp_runtime(
-            &workspace.config,
+            &effective,
             Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
             Arc::clone(&options.vault),
         ));
@@ -453,21 +460,84 @@ impl WorkspaceHost {
     /// the running policy proxy at once.
     pub fn allow_host(&self, host: &str) -> anyhow::Result<()> {
         let pattern = cocode_core::workspace::HostPattern::parse(host)?;
-        let user = self.workspace.allow_host(&pattern)?;
-        let hosts = allowed_hosts(&self.workspace, &user);
-        self.proxy
-            .set_policy(cocode_toolchain::allowed::policy_for(&hosts, &[]));
-        Ok(())
+        // The person allows it here: it is theirs, not the folder's word.
+        crate::host::trust::decide_grants(
+            self.root(),
+            &[(
+                crate::host::trust::Grant::Host {
+                    host: pattern.to_string(),
+                },
+                true,
+            )],
+        )?;
+        self.workspace.allow_host(&pattern)?;
+        self.refresh_hosts()
     }
 
-    /// Recomposes the allowed hosts from the workspace's files and history
-    /// as they are now (each task starts with this), and applies them to
-    /// the running policy proxy.
+    /// The Settings page's view of `workspace.json` as it is now.
+    pub fn settings_view(&self) -> anyhow::Result<crate::host::settings::SettingsView> {
+        let config = self.workspace.current_config()?;
+        Ok(crate::host::settings::view_of(self.root(), config, true))
+    }
+
+    /// Makes one change of the Settings page in `workspace.json` (read
+    /// afresh): `Ok(Err(why))` when the change is refused and nothing was
+    /// written. A host the person adds is theirs: allowed at once.
+    pub fn edit_settings(
+        &self,
+        edit: &crate::host::settings::SettingsEdit,
+    ) -> anyhow::Result<Result<(), String>> {
+        let mut config = self.workspace.current_config()?;
+        if let Err(why) = crate::host::settings::apply(self.root(), &mut config, edit) {
+            return Ok(Err(why));
+        }
+        if let Some(grant) = crate::host::settings::granted_by(edit) {
+            crate::host::trust::decide_grants(self.root(), &[(grant, true)])?;
+        }
+        self.workspace.replace_config(&config)?;
+        self.refresh_hosts()?;
+        Ok(Ok(()))
+    }
+
+    /// What the folder's `workspace.json` grants now that the person has
+    /// neither allowed nor kept off.
+    pub fn pending_grants(&self) -> Vec<crate::host::trust::Grant> {
+        match self.workspace.current_config() {
+            Ok(config) => crate::host::trust::grant_standing(self.root(), &config).pending,
+            Err(e) => {
+                tracing::warn!("workspace.json: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Where each grant of the folder's `workspace.json` stands now.
+    pub fn grant_standing(&self) -> anyhow::Result<crate::host::trust::GrantStanding> {
+        let config = self.workspace.current_config()?;
+        Ok(crate::host::trust::grant_standing(self.root(), &config))
+    }
+
+    /// Records the person's decisions on the folder's grants and applies
+    /// them at once (hosts, external agents).
+    pub fn decide_grants(
+        &self,
+        decisions: &[(crate::host::trust::Grant, bool)],
+    ) -> anyhow::Result<()> {
+        crate::host::trust::decide_grants(self.root(), decisions)?;
+        self.refresh_hosts()
+    }
+
+    /// Recomposes the allowed hosts and the external agents from the
+    /// workspace's files, history and the person's decisions as they are
+    /// now (each task starts with this), and applies them to the running
+    /// policy proxy and agent runtime.
     pub fn refresh_hosts(&self) -> anyhow::Result<()> {
-        let user = self.workspace.user_hosts()?;
-        let hosts = allowed_hosts(&self.workspace, &user);
+        let config = self.workspace.current_config()?;
+        let effective = crate::host::trust::effective_config(self.root(), &config);
+        let hosts = allowed_hosts(&self.workspace, &effective.allowed_hosts);
         self.proxy
             .set_policy(cocode_toolchain::allowed::policy_for(&hosts, &[]));
+        self.acp.set_agents(acp_agents(&effective));
         Ok(())
     }
 
@@ -479,9 +549,10 @@ impl WorkspaceHost {
         if blocked.is_empty() {
             return BTreeMap::new();
         }
-        let Ok(user) = self.workspace.user_hosts() else {
+        let Ok(config) = self.workspace.current_config() else {
             return BTreeMap::new();
         };
+        let user = crate::host::trust::effective_config(self.root(), &config).allowed_hosts;
         let hosts = allowed_hosts(&self.workspace, &user);
         blocked
             .iter()

@@ -243,6 +243,20 @@ pub struct AgentPanel {
     /// Agent-command confinement and the proxy port, once the workspace's
     /// host is open.
     pub sandbox: Option<(cocode_core::process::Confinement, u16)>,
+    /// What the folder's `workspace.json` grants, waiting for the person's
+    /// decision before a run starts.
+    pub grant_prompt: Option<GrantPrompt>,
+}
+
+/// The question asked before the first run of a folder whose own settings
+/// grant hosts or agents the person has not confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantPrompt {
+    /// The conversation whose run waits.
+    pub conv: u64,
+    pub grants: Vec<crate::host::trust::Grant>,
+    /// Which are ticked to be allowed (all start off).
+    pub allow: Vec<bool>,
 }
 
 impl Default for AgentPanel {
@@ -271,6 +285,7 @@ impl Default for AgentPanel {
             note: None,
             error: None,
             sandbox: None,
+            grant_prompt: None,
         }
     }
 }
@@ -287,6 +302,25 @@ impl AgentPanel {
     }
 
     /// How many tasks run now.
+    /// What waits for the person: tool calls, and tasks asking to be
+    /// accepted as completed.
+    pub fn waiting(&self) -> usize {
+        self.tool_approvals.len()
+            + self
+                .conversations
+                .iter()
+                .filter(|c| c.task_approval.is_some())
+                .count()
+    }
+
+    /// The conversation whose task's session is `session`.
+    pub fn conversation_of_session(&self, session: &str) -> Option<(usize, &Conversation)> {
+        self.conversations
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.session().is_some_and(|s| s == session))
+    }
+
     pub fn running(&self) -> usize {
         self.conversations.iter().filter(|c| c.running).count()
     }
@@ -423,13 +457,29 @@ impl AgentPanel {
                 proxy_port,
             } => self.sandbox = Some((confinement, proxy_port)),
             E::Error(e) => self.error = Some(e),
+            E::ConfirmGrants { conv, grants } => {
+                if let Some(c) = self.conversations.iter_mut().find(|c| c.id == conv) {
+                    c.running = false;
+                    c.transcript.push_note(
+                        "waiting for your decision on what this folder's settings grant",
+                    );
+                }
+                let allow = vec![false; grants.len()];
+                self.grant_prompt = Some(GrantPrompt {
+                    conv,
+                    grants,
+                    allow,
+                });
+            }
             // Agents' commands go to their terminal tabs; saves to their
             // editor tabs.
             E::Command(_)
             | E::Saved { .. }
             | E::UserOpDone { .. }
             | E::TaskFiles { .. }
-            | E::Trace(_) => {}
+            | E::Trace(_)
+            | E::Settings(_)
+            | E::SettingsRefused(_) => {}
         }
     }
 }

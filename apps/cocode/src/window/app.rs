@@ -7,21 +7,21 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use cocode_platform::Os;
 use cocode_platform::open_requests::OpenRequests;
-use cocode_platform::{Os, Shortcut};
 use cocode_ui::Theme;
-use egui::{Key, KeyboardShortcut, Modifiers};
 use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
 
 use crate::host::root::HostRoot;
 use crate::window::agent::AgentPanel;
 use crate::window::brick_service::BrickService;
-use crate::window::command::{CloseEditor, Command, PanelId};
+use crate::window::command::{Command, PanelId};
 use crate::window::crash_notice::CrashNotice;
 use crate::window::disk_watch::DiskWatch;
 use crate::window::editors::Editors;
 use crate::window::explorer::WorkspaceView;
 use crate::window::io_worker::IoWorker;
+use crate::window::keymap::{Action, Keymap};
 use crate::window::link::Waker;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::open_folder::{Losses, OpenFolderDialog, Switching};
@@ -56,13 +56,29 @@ pub struct CocodeApp {
     pub(crate) dock: DockState<PanelId>,
     pub(crate) theme: Theme,
     pub(crate) os: Os,
+    /// The shortcuts of every command (the person's overrides applied).
+    pub(crate) keymap: Keymap,
+    /// What the person's keybindings file got wrong was seen and dismissed.
+    pub(crate) keymap_notice_dismissed: bool,
+    /// The command palette (Ctrl/Cmd+Shift+P).
+    pub(crate) palette: crate::window::palette::Palette,
+    /// What the window remembers between runs.
+    pub(crate) saved: crate::window::saved::SavedState,
+    /// Where it is written (`None`: nowhere, as in tests).
+    pub(crate) state_file: Option<PathBuf>,
+    /// Why the saved state was not used, until dismissed.
+    pub(crate) saved_notice: Option<String>,
     pub(crate) agent: AgentPanel,
+    /// The Approvals panel: its selection.
+    pub(crate) approvals: crate::window::approvals::ApprovalsPanel,
     /// The Trace panel: the folder's tool calls.
     pub(crate) trace: crate::window::trace::TracePanel,
     /// The Tool catalog panel.
     pub(crate) catalog: crate::window::catalog::CatalogPanel,
     /// Settings → Providers, and its worker (started on the first frame).
     pub(crate) providers: ProvidersPanel,
+    /// The Settings page.
+    pub(crate) settings: crate::window::settings::SettingsPanel,
     /// Where provider keys and settings live.
     pub(crate) provider_setup: ProviderSetup,
     /// The providers as the person last changed them in this window (a
@@ -116,19 +132,6 @@ pub fn default_layout() -> DockState<PanelId> {
     dock
 }
 
-const OPEN_FOLDER: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
-/// As in VS Code, Ctrl (not Cmd) on every platform.
-const FOCUS_TERMINAL: KeyboardShortcut = KeyboardShortcut::new(Modifiers::CTRL, Key::Backtick);
-const NEW_TERMINAL: KeyboardShortcut =
-    KeyboardShortcut::new(Modifiers::CTRL.plus(Modifiers::SHIFT), Key::Backtick);
-const SAVE: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
-const QUICK_OPEN: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::P);
-const SEARCH: KeyboardShortcut =
-    KeyboardShortcut::new(Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::F);
-const CLOSE_EDITOR: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::W);
-const REOPEN_EDITOR: KeyboardShortcut =
-    KeyboardShortcut::new(Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::T);
-
 impl CocodeApp {
     /// Builds the app; `folder` (canonical) opens immediately.
     pub fn new(folder: Option<PathBuf>, root: HostRoot) -> std::io::Result<Self> {
@@ -168,10 +171,21 @@ impl CocodeApp {
             dock: default_layout(),
             theme: Theme::default(),
             os: Os::current(),
+            keymap: Keymap::load(
+                Os::current(),
+                crate::window::keymap::overrides_file().as_deref(),
+            ),
+            keymap_notice_dismissed: false,
+            palette: crate::window::palette::Palette::default(),
+            saved: crate::window::saved::SavedState::default(),
+            state_file: None,
+            saved_notice: None,
             agent: AgentPanel::default(),
+            approvals: crate::window::approvals::ApprovalsPanel::default(),
             trace: crate::window::trace::TracePanel::default(),
             catalog: crate::window::catalog::CatalogPanel::default(),
             providers: ProvidersPanel::default(),
+            settings: crate::window::settings::SettingsPanel::default(),
             provider_setup: keys,
             provider_registry: None,
             terminals: Terminals::new(runtime.clone(), root.person_launcher(), waker.clone()),
@@ -203,6 +217,9 @@ impl CocodeApp {
             self.open_requests.set_waker(move || wake.request_repaint());
             cocode_ui::install_fonts(ctx);
             cocode_ui::apply_theme(ctx, self.theme);
+            if let Some(zoom) = self.saved.zoom.filter(|z| (0.5..=3.0).contains(z)) {
+                ctx.set_zoom_factor(zoom);
+            }
             // Work that finished before binding is drained on the next frame.
             ctx.request_repaint();
         }
@@ -229,46 +246,19 @@ impl CocodeApp {
         self.advance_switch();
         self.apply_providers();
         self.apply_lsp();
-        if ui.ctx().input_mut(|i| i.consume_shortcut(&OPEN_FOLDER)) {
-            self.commands.push(Command::ShowOpenFolder);
-        }
-        if ui.ctx().input_mut(|i| i.consume_shortcut(&SEARCH)) {
-            self.commands.push(Command::ShowSearch);
-        }
-        if ui.ctx().input_mut(|i| i.consume_shortcut(&QUICK_OPEN)) {
-            self.commands.push(Command::QuickOpen);
-        }
-        // The longer shortcut first: Ctrl+Shift+T would also match Ctrl+T.
-        if ui.ctx().input_mut(|i| i.consume_shortcut(&REOPEN_EDITOR)) {
-            self.commands.push(Command::ReopenClosedEditor);
-        }
-        if let Some(id) = self.active_editor() {
-            if ui.ctx().input_mut(|i| i.consume_shortcut(&SAVE)) {
-                self.commands.push(Command::Save(id));
-            }
-            if ui.ctx().input_mut(|i| i.consume_shortcut(&CLOSE_EDITOR)) {
-                self.commands.push(Command::CloseEditor {
-                    id,
-                    action: CloseEditor::Ask,
-                });
-            }
-        }
-        // The longer shortcut first: Ctrl+` would also match Ctrl+Shift+`.
-        if ui.ctx().input_mut(|i| i.consume_shortcut(&NEW_TERMINAL)) {
-            self.commands.push(Command::NewTerminal);
-        } else if ui.ctx().input_mut(|i| i.consume_shortcut(&FOCUS_TERMINAL)) {
-            self.commands.push(Command::FocusTerminal);
+        // The keymap's window commands (an editor's keys reach the editor).
+        while let Some(action) = ui.ctx().input_mut(|i| {
+            self.keymap
+                .take_window_action(i, |a| self.action_available(a))
+        }) {
+            self.commands.push(Command::Run(action));
         }
         let mut commands = std::mem::take(&mut self.commands);
 
         egui::Panel::top("menu").show(ui, |ui| {
             egui::MenuBar::new().ui(ui, |ui| self.menu(ui, &mut commands));
         });
-        if let Some(notice) = &self.crash_notice {
-            egui::Panel::top("crash-notice").show(ui, |ui| {
-                crate::window::crash_notice::show(ui, notice, &mut commands);
-            });
-        }
+        self.notices(ui, &mut commands);
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui, &mut commands));
         egui::CentralPanel::default().show(ui, |ui| {
             let mut viewer = Viewer {
@@ -276,13 +266,18 @@ impl CocodeApp {
                 editors: &mut self.editors,
                 search: &mut self.search,
                 agent: &self.agent,
+                approvals: &mut self.approvals,
                 trace: &mut self.trace,
                 catalog: &mut self.catalog,
                 providers: &self.providers,
+                settings: &mut self.settings,
+                zoom: zoom_percent(ui.ctx()),
                 terminals: &mut self.terminals,
                 lsp: self.lsp.as_ref(),
                 commands: &mut commands,
                 os: self.os,
+                keymap: &self.keymap,
+                recent: &self.saved.recent,
                 theme: self.theme,
             };
             DockArea::new(&mut self.dock)
@@ -301,8 +296,21 @@ impl CocodeApp {
             views::explorer::prompt(ui.ctx(), prompt, &mut commands);
         }
         views::terminal::prompts(ui.ctx(), &self.terminals, &mut commands);
+        if let Some(prompt) = &self.agent.grant_prompt {
+            views::agent::grant_prompt(ui.ctx(), prompt, &mut commands);
+        }
         if let Some(ws) = &self.workspace {
             views::quick_open::show(ui.ctx(), &mut self.quick_open, &ws.root, &mut commands);
+        }
+        if self.palette.open {
+            let available = self.available_actions();
+            views::palette::show(
+                ui.ctx(),
+                &mut self.palette,
+                &available,
+                &self.keymap,
+                &mut commands,
+            );
         }
         self.unsaved_prompt(ui.ctx(), &mut commands);
         if ui.ctx().input(|i| !i.raw.hovered_files.is_empty()) {
@@ -315,98 +323,120 @@ impl CocodeApp {
         }
     }
 
-    fn menu(&self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
-        ui.menu_button("File", |ui| {
-            let label = format!("Open Folder…    {}", Shortcut::primary("O").label(self.os));
-            if ui.button(label).clicked() {
-                commands.push(Command::ShowOpenFolder);
-            }
-            if ui.button("New Workspace from Brick…").clicked() {
-                commands.push(Command::ShowNewFromBrick);
-            }
-            if ui
-                .add_enabled(
-                    self.workspace.is_some(),
-                    egui::Button::new("Refresh Explorer"),
-                )
-                .clicked()
-            {
-                commands.push(Command::Refresh);
-            }
-            ui.separator();
-            let go = format!("Go to File…    {}", Shortcut::primary("P").label(self.os));
-            if ui
-                .add_enabled(self.workspace.is_some(), egui::Button::new(go))
-                .clicked()
-            {
-                commands.push(Command::QuickOpen);
-            }
-            let active = self.active_editor();
-            let save = format!("Save    {}", Shortcut::primary("S").label(self.os));
-            if ui
-                .add_enabled(active.is_some(), egui::Button::new(save))
-                .clicked()
-                && let Some(id) = active
-            {
-                commands.push(Command::Save(id));
-            }
-            if ui
-                .add_enabled(
-                    !self.editors.docs.dirty_paths().is_empty(),
-                    egui::Button::new("Save All"),
-                )
-                .clicked()
-            {
-                commands.push(Command::SaveAll);
-            }
-            let close = format!("Close Editor    {}", Shortcut::primary("W").label(self.os));
-            if ui
-                .add_enabled(active.is_some(), egui::Button::new(close))
-                .clicked()
-                && let Some(id) = active
-            {
-                commands.push(Command::CloseEditor {
-                    id,
-                    action: CloseEditor::Ask,
+    /// The bars above the dock: crash reports, a saved state that was not
+    /// used, keybindings that could not be.
+    fn notices(&self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
+        if let Some(notice) = &self.crash_notice {
+            egui::Panel::top("crash-notice").show(ui, |ui| {
+                crate::window::crash_notice::show(ui, notice, commands);
+            });
+        }
+        if let Some(notice) = &self.saved_notice {
+            egui::Panel::top("state-notice").show(ui, |ui| {
+                ui.horizontal_wrapped(|ui| {
+                    cocode_ui::badge(ui, "Layout", cocode_ui::Tone::Warning);
+                    ui.label(notice);
+                    if ui.button("Dismiss").clicked() {
+                        commands.push(Command::DismissStateNotice);
+                    }
                 });
+            });
+        }
+        if !self.keymap.problems.is_empty() && !self.keymap_notice_dismissed {
+            egui::Panel::top("keymap-notice").show(ui, |ui| {
+                keymap_notice(ui, &self.keymap.problems, commands);
+            });
+        }
+    }
+
+    fn menu(&self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
+        use crate::window::keymap::EditorAction as E;
+        let item = |ui: &mut egui::Ui, action: Action, commands: &mut Vec<Command>| {
+            let label = self.keymap.label(action);
+            let mut button = egui::Button::new(action.title());
+            if !label.is_empty() {
+                button = button.shortcut_text(label);
             }
-            let reopen = format!(
-                "Reopen Closed Editor    {}",
-                Shortcut::primary_shift("T").label(self.os)
-            );
-            if ui.button(reopen).clicked() {
-                commands.push(Command::ReopenClosedEditor);
+            if ui
+                .add_enabled(self.action_available(action), button)
+                .clicked()
+            {
+                commands.push(Command::Run(action));
+                ui.close();
+            }
+        };
+        ui.menu_button("File", |ui| {
+            item(ui, Action::OpenFolder, commands);
+            ui.add_enabled_ui(!self.saved.recent.is_empty(), |ui| {
+                ui.menu_button("Open Recent", |ui| {
+                    for root in &self.saved.recent {
+                        if ui.button(root.display().to_string()).clicked() {
+                            commands.push(Command::OpenFolder(root.clone()));
+                            ui.close();
+                        }
+                    }
+                    ui.separator();
+                    if ui.button("Clear Recently Opened").clicked() {
+                        commands.push(Command::ForgetRecent(None));
+                        ui.close();
+                    }
+                });
+            });
+            item(ui, Action::NewFromBrick, commands);
+            item(ui, Action::RefreshExplorer, commands);
+            ui.separator();
+            for action in [
+                Action::GoToFile,
+                Action::Save,
+                Action::SaveAll,
+                Action::CloseEditor,
+                Action::ReopenClosedEditor,
+            ] {
+                item(ui, action, commands);
             }
             ui.separator();
-            if ui.button("Quit").clicked() {
-                commands.push(Command::Quit);
-            }
+            item(ui, Action::Quit, commands);
         });
-        ui.menu_button("Terminal", |ui| {
-            if ui.button("New Terminal    Ctrl+Shift+`").clicked() {
-                commands.push(Command::NewTerminal);
+        ui.menu_button("Edit", |ui| {
+            for group in [
+                &[E::Undo, E::Redo][..],
+                &[E::SelectAll, E::SelectLine, E::AddNextOccurrence][..],
+                &[E::DeleteLines, E::ToggleComment, E::Indent, E::Outdent][..],
+                &[
+                    E::Find,
+                    E::Replace,
+                    E::FindNext,
+                    E::FindPrevious,
+                    E::GoToLine,
+                ][..],
+            ] {
+                for e in group {
+                    item(ui, Action::Editor(*e), commands);
+                }
+                ui.separator();
             }
-            if ui.button("Focus Terminal    Ctrl+`").clicked() {
-                commands.push(Command::FocusTerminal);
-            }
+            item(ui, Action::Show(PanelId::Search), commands);
         });
         ui.menu_button("View", |ui| {
+            item(ui, Action::CommandPalette, commands);
+            ui.separator();
             for panel in PanelId::ALL {
-                if ui.button(panel.title()).clicked() {
-                    commands.push(Command::ShowPanel(panel));
+                if panel != PanelId::Search {
+                    item(ui, Action::Show(panel), commands);
                 }
             }
             ui.separator();
-            if ui.button("Reset Layout").clicked() {
-                commands.push(Command::ResetLayout);
-            }
-            let (label, next) = match self.theme {
-                Theme::Dark => ("Light Theme", Theme::Light),
-                Theme::Light => ("Dark Theme", Theme::Dark),
-            };
-            if ui.button(label).clicked() {
-                commands.push(Command::SetTheme(next));
-            }
+            item(ui, Action::ResetLayout, commands);
+            item(ui, Action::ToggleTheme, commands);
+        });
+        ui.menu_button("Terminal", |ui| {
+            item(ui, Action::NewTerminal, commands);
+            item(ui, Action::FocusTerminal, commands);
+        });
+        ui.menu_button("Agent", |ui| {
+            item(ui, Action::NewConversation, commands);
+            item(ui, Action::StopTask, commands);
+            item(ui, Action::Show(PanelId::Approvals), commands);
         });
     }
 
@@ -427,18 +457,16 @@ impl CocodeApp {
                 {
                     commands.push(Command::ShowPanel(PanelId::Problems));
                 }
-                // A server that stopped leaves its files without
-                // diagnostics: the count above would read as clean.
+                // Each server at work or in trouble; a stopped one leaves
+                // its files without diagnostics, which the count above
+                // would read as clean.
                 for status in &lsp.statuses {
-                    if let cocode_lsp::ServerState::Failed { reason } = &status.state {
+                    if let Some((label, tone, hover)) = server_badge(status) {
                         ui.separator();
-                        let label = format!("{} stopped", status.id);
-                        let text = cocode_ui::badge_text(ui, &label, cocode_ui::Tone::Danger);
+                        let text = cocode_ui::badge_text(ui, &label, tone);
                         if ui
                             .add(egui::Button::new(text).frame(false))
-                            .on_hover_text(format!(
-                                "{reason}\nIts files get no diagnostics. The Problems panel can restart it."
-                            ))
+                            .on_hover_text(hover)
                             .clicked()
                         {
                             commands.push(Command::ShowPanel(PanelId::Problems));
@@ -468,6 +496,23 @@ impl CocodeApp {
                 n => {
                     ui.separator();
                     ui.label(format!("{n} tasks running"));
+                }
+            }
+            let waiting = self.agent.waiting();
+            if waiting > 0 {
+                ui.separator();
+                let label = if waiting == 1 {
+                    "1 approval waiting".to_owned()
+                } else {
+                    format!("{waiting} approvals waiting")
+                };
+                let text = cocode_ui::badge_text(ui, &label, cocode_ui::Tone::Warning);
+                if ui
+                    .add(egui::Button::new(text).frame(false))
+                    .on_hover_text("Show the Approvals panel")
+                    .clicked()
+                {
+                    commands.push(Command::ShowPanel(PanelId::Approvals));
                 }
             }
             if let Some((confinement, port)) = &self.agent.sandbox {
@@ -517,6 +562,18 @@ impl CocodeApp {
 
     pub(crate) fn run(&mut self, command: Command, ctx: &egui::Context) {
         match command {
+            Command::Run(_)
+            | Command::Palette
+            | Command::DismissKeymapNotice
+            | Command::DismissStateNotice
+            | Command::SetZoom(_)
+            | Command::EditSettings(_)
+            | Command::DecideGrant { .. }
+            | Command::ForgetRecent(_)
+            | Command::ResetLayout
+            | Command::ShowPanel(_)
+            | Command::ClearTrace
+            | Command::SetTheme(_) => self.run_shell(command, ctx),
             Command::ShowOpenFolder
             | Command::PickerBrowse(_)
             | Command::OpenFolder(_)
@@ -566,16 +623,9 @@ impl CocodeApp {
                     }
                 }
             }
-            Command::ResetLayout => self.dock = default_layout(),
-            Command::ShowPanel(panel) => self.show_panel(panel),
-            Command::ClearTrace => self.send_task(ServiceRequest::ClearTrace),
             Command::Lsp(ask) => self.run_lsp(&ask),
             Command::OpenCrashFolder => self.end_crash_notice(true),
             Command::DismissCrashNotice => self.end_crash_notice(false),
-            Command::SetTheme(theme) => {
-                self.theme = theme;
-                cocode_ui::apply_theme(ctx, theme);
-            }
             Command::AgentPrompt(_)
             | Command::SendReply
             | Command::FinishAndVerify
@@ -595,7 +645,10 @@ impl CocodeApp {
             | Command::Provider(_)
             | Command::StopTask
             | Command::RollbackTask(_)
-            | Command::AllowAndRerun { .. } => self.run_agent_command(command),
+            | Command::AllowAndRerun { .. }
+            | Command::GrantToggle(_)
+            | Command::DecideGrants
+            | Command::CancelGrants => self.run_agent_command(command),
             Command::FocusTerminal
             | Command::NewTerminal
             | Command::CloseTerminal { .. }
@@ -614,6 +667,50 @@ impl CocodeApp {
         self.editors
             .active
             .filter(|id| self.editors.get(*id).is_some())
+    }
+}
+
+/// A language server in the status bar: starting, at work (with its own
+/// words and progress), ready, restarting or stopped (with why); nothing
+/// for one that is not in use.
+pub fn server_badge(
+    status: &cocode_lsp::ServerStatus,
+) -> Option<(String, cocode_ui::Tone, String)> {
+    use cocode_lsp::ServerState;
+    use cocode_ui::Tone;
+    let id = &status.id;
+    match &status.state {
+        ServerState::Starting => Some((
+            format!("{id} starting…"),
+            Tone::Neutral,
+            format!("{id} is starting."),
+        )),
+        ServerState::Running => Some(match &status.work {
+            Some(work) => (
+                format!("{id}: {work}"),
+                Tone::Neutral,
+                format!("{id} is at work; its diagnostics may still change."),
+            ),
+            None => (format!("{id} ✓"), Tone::Success, format!("{id} is ready.")),
+        }),
+        ServerState::Restarting { reason } => Some((
+            format!("{id} restarting"),
+            Tone::Warning,
+            format!("{reason}\nIt starts again shortly."),
+        )),
+        ServerState::Failed { reason } => Some((
+            format!("{id} stopped"),
+            Tone::Danger,
+            format!("{reason}\nIts files get no diagnostics. The Problems panel can restart it."),
+        )),
+        ServerState::NotInstalled { install } if status.documents > 0 => Some((
+            format!("{id} not installed"),
+            Tone::Warning,
+            format!("Its files get no diagnostics. To install it: {install}"),
+        )),
+        ServerState::NotInstalled { .. }
+        | ServerState::Idle { .. }
+        | ServerState::Untrusted { .. } => None,
     }
 }
 
@@ -643,6 +740,35 @@ pub fn sandbox_status(
     }
 }
 
+/// The interface's zoom, in whole percent.
+fn zoom_percent(ctx: &egui::Context) -> u32 {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "zoom is a small positive factor"
+    )]
+    let percent = (ctx.zoom_factor() * 100.0).round() as u32;
+    percent
+}
+
+/// What the person's keybindings file got wrong; the rest of it applies.
+fn keymap_notice(ui: &mut egui::Ui, problems: &[String], commands: &mut Vec<Command>) {
+    ui.horizontal_wrapped(|ui| {
+        cocode_ui::badge(ui, "Keybindings", cocode_ui::Tone::Warning);
+        ui.label(format!(
+            "{} entr{} of your keybindings could not be used; the others apply.",
+            problems.len(),
+            if problems.len() == 1 { "y" } else { "ies" }
+        ));
+        if ui.button("Dismiss").clicked() {
+            commands.push(Command::DismissKeymapNotice);
+        }
+    });
+    for problem in problems {
+        ui.label(problem);
+    }
+}
+
 fn home_dir() -> Option<PathBuf> {
     std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).map(PathBuf::from)
 }
@@ -652,13 +778,19 @@ struct Viewer<'a> {
     editors: &'a mut Editors,
     search: &'a mut Search,
     agent: &'a AgentPanel,
+    approvals: &'a mut crate::window::approvals::ApprovalsPanel,
     trace: &'a mut crate::window::trace::TracePanel,
     catalog: &'a mut crate::window::catalog::CatalogPanel,
     providers: &'a ProvidersPanel,
+    settings: &'a mut crate::window::settings::SettingsPanel,
+    /// The interface's zoom in percent.
+    zoom: u32,
     terminals: &'a mut Terminals,
     lsp: Option<&'a crate::window::lsp::LspClient>,
     commands: &'a mut Vec<Command>,
     os: Os,
+    keymap: &'a Keymap,
+    recent: &'a [PathBuf],
     theme: Theme,
 }
 
@@ -710,7 +842,13 @@ impl TabViewer for Viewer<'_> {
                 let marks = self.editors.marks();
                 views::explorer::show(ui, self.workspace, &marks, self.commands, self.os);
             }
-            PanelId::Welcome => views::editor::welcome(ui, self.workspace.is_some(), self.os),
+            PanelId::Welcome => views::editor::welcome(
+                ui,
+                self.workspace.is_some(),
+                self.recent,
+                self.keymap,
+                self.commands,
+            ),
             PanelId::Search => views::search::show(
                 ui,
                 self.search,
@@ -718,7 +856,14 @@ impl TabViewer for Viewer<'_> {
                 self.commands,
             ),
             PanelId::Editor(id) => {
-                views::editor::show(ui, self.editors, *id, self.theme, self.os, self.commands);
+                views::editor::show(
+                    ui,
+                    self.editors,
+                    *id,
+                    self.theme,
+                    self.keymap,
+                    self.commands,
+                );
             }
             PanelId::Agent => {
                 views::agent::show(
@@ -729,7 +874,19 @@ impl TabViewer for Viewer<'_> {
                     self.commands,
                 );
             }
-            PanelId::Providers => views::providers::show(ui, self.providers, self.commands),
+            PanelId::Settings => {
+                let cx = views::settings::Context {
+                    providers: self.providers,
+                    folder: self.workspace.map(|w| w.root.as_path()),
+                    theme: self.theme,
+                    zoom: self.zoom,
+                    keys: self.keymap,
+                };
+                views::settings::show(ui, self.settings, &cx, self.commands);
+            }
+            PanelId::Approvals => {
+                views::approvals::show(ui, self.agent, self.approvals, self.commands);
+            }
             PanelId::ToolCatalog => views::catalog::show(ui, self.catalog),
             PanelId::Trace => {
                 let running = self.agent.running() > 0;
@@ -783,8 +940,15 @@ impl eframe::App for CocodeApp {
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.stop_running_tasks(std::time::Duration::from_secs(5));
+        self.save_state_now();
     }
 }
+
+#[path = "app_actions.rs"]
+mod app_actions;
+
+#[path = "app_saved.rs"]
+mod app_saved;
 
 #[path = "app_files.rs"]
 mod app_files;
@@ -824,3 +988,7 @@ mod trace_tests;
 #[cfg(test)]
 #[path = "catalog_tests.rs"]
 mod catalog_tests;
+
+#[cfg(test)]
+#[path = "shell_tests.rs"]
+mod shell_tests;

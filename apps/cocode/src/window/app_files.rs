@@ -52,6 +52,7 @@ impl CocodeApp {
                 }
             }
             Command::QuickOpen => {
+                self.palette.close();
                 if self.quick_open.open {
                     self.quick_open.close();
                 } else if let Some(ws) = &self.workspace {

@@ -72,6 +72,22 @@ impl CocodeApp {
                 IoResponse::OpenResolved { requested, result } => {
                     self.on_open_resolved(&requested, result);
                 }
+                IoResponse::Settings { root, result } => {
+                    if self.workspace_root() == Some(&root) {
+                        match result {
+                            Ok(view) => self.settings.on_view(*view),
+                            Err(e) => {
+                                self.settings.busy = false;
+                                self.settings.error = Some(e);
+                            }
+                        }
+                    }
+                }
+                IoResponse::StateSaved { result } => {
+                    if let Err(e) = result {
+                        tracing::warn!("the window's state was not saved: {e}");
+                    }
+                }
                 IoResponse::History { root, present } => {
                     // Only for the folder still open, and only once: a task
                     // started meanwhile has started the service already.
@@ -188,8 +204,9 @@ impl CocodeApp {
         }
     }
 
-    pub(super) fn open_workspace(&mut self, root: PathBuf) {
+    pub(crate) fn open_workspace(&mut self, root: PathBuf) {
         self.switching = None;
+        self.remember_workspace();
         // A new folder gets its own workspace service, started on the first task:
         // dropping this one stops the old folder's runs. Until it has let
         // go of its folder, a new service of that folder waits for it (it
@@ -225,11 +242,14 @@ impl CocodeApp {
         // as the IO thread has looked; any other folder is left untouched
         // until its first task.
         self.io.send(IoRequest::History { root: root.clone() });
+        self.restore_workspace(&root);
+        self.saved.opened(&root);
         self.workspace = Some(WorkspaceView {
             root,
             explorer,
             prompt: None,
         });
+        self.save_state();
     }
 
     /// The Open Folder dialog's commands.

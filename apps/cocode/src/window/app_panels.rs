@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
 use crate::window::command::{Command, PanelId};
+use crate::window::io_worker::IoRequest;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::providers::ProviderRequest;
 use crate::window::workspace_service::ServiceRequest;
@@ -224,16 +225,26 @@ impl CocodeApp {
 
     /// Focuses a panel, re-adding it if the person closed it (Problems
     /// below the editors, beside the terminals, as in VS Code).
-    pub(super) fn show_panel(&mut self, panel: PanelId) {
-        if panel == PanelId::Providers {
+    pub(crate) fn show_panel(&mut self, panel: PanelId) {
+        if panel == PanelId::Approvals {
+            // Its keys (arrows, Enter, Escape) work at once.
+            self.approvals.focus = true;
+        }
+        if panel == PanelId::Settings {
             // A credential store may have come (or gone) since the last look.
             self.providers.send(ProviderRequest::Refresh);
+            self.load_settings();
         }
         if self.dock.find_tab(&panel).is_none() {
             match panel {
                 PanelId::Problems | PanelId::Trace => self.add_bottom_tab(panel),
                 // Settings open where files do, as in VS Code.
-                PanelId::Providers | PanelId::ToolCatalog => self.add_editor_area_tab(panel),
+                PanelId::Settings | PanelId::ToolCatalog => self.add_editor_area_tab(panel),
+                // Beside the conversations it answers for.
+                PanelId::Approvals => match self.dock.find_tab(&PanelId::Agent) {
+                    Some(path) => self.dock[path.surface][path.node].append_tab(panel),
+                    None => self.dock.push_to_focused_leaf(panel),
+                },
                 _ => self.dock.push_to_focused_leaf(panel),
             }
         }
@@ -241,5 +252,40 @@ impl CocodeApp {
             // The path was just found, so focusing it cannot fail.
             let _ = self.dock.set_active_tab(path);
         }
+    }
+
+    /// Reads the open folder's settings for the Settings page: from its
+    /// workspace service when it runs, else from the file on the IO
+    /// thread (nothing is created by looking).
+    pub(super) fn load_settings(&mut self) {
+        let Some(root) = self.workspace_root().cloned() else {
+            self.settings.view = None;
+            return;
+        };
+        self.settings.busy = true;
+        if self.tasks.is_some() {
+            self.send_task(ServiceRequest::LoadSettings);
+        } else {
+            self.io.send(IoRequest::ReadSettings { root });
+        }
+    }
+
+    /// Starts the open folder's workspace service when it has none.
+    pub(super) fn ensure_service(&mut self) {
+        if self.tasks.is_none()
+            && let Some(root) = self.workspace_root().cloned()
+        {
+            self.start_tasks(root);
+        }
+    }
+
+    /// Makes one change of the Settings page through the folder's
+    /// workspace service (started for it: the change creates the
+    /// folder's settings when it has none).
+    pub(super) fn edit_settings(&mut self, edit: crate::host::settings::SettingsEdit) {
+        self.ensure_service();
+        self.settings.error = None;
+        self.settings.busy = true;
+        self.send_task(ServiceRequest::EditSettings(edit));
     }
 }

@@ -62,6 +62,9 @@ impl CocodeApp {
                     host,
                 });
             }
+            Command::GrantToggle(_) | Command::DecideGrants | Command::CancelGrants => {
+                self.run_grant_command(&command);
+            }
             Command::NewConversation => self.agent.new_conversation(),
             Command::ShowConversation(i) => self.agent.show_conversation(i),
             Command::CloseConversation(i) => self.agent.close_conversation(i),
@@ -153,6 +156,50 @@ impl CocodeApp {
         self.providers.send(request);
     }
 
+    /// The question about what a folder's own settings grant.
+    fn run_grant_command(&mut self, command: &Command) {
+        match *command {
+            Command::GrantToggle(i) => {
+                if let Some(tick) = self
+                    .agent
+                    .grant_prompt
+                    .as_mut()
+                    .and_then(|p| p.allow.get_mut(i))
+                {
+                    *tick = !*tick;
+                }
+            }
+            Command::DecideGrants => {
+                if let Some(prompt) = self.agent.grant_prompt.take() {
+                    let decisions = prompt.grants.into_iter().zip(prompt.allow).collect();
+                    self.send_task(ServiceRequest::DecideGrants(decisions));
+                    let run = self
+                        .agent
+                        .conversations
+                        .iter()
+                        .find(|c| c.id == prompt.conv)
+                        .and_then(|c| c.last_run.clone());
+                    if let Some(run) = run {
+                        self.start_run(prompt.conv, run);
+                    }
+                }
+            }
+            Command::CancelGrants => {
+                if let Some(prompt) = self.agent.grant_prompt.take()
+                    && let Some(c) = self
+                        .agent
+                        .conversations
+                        .iter_mut()
+                        .find(|c| c.id == prompt.conv)
+                {
+                    c.transcript
+                        .push_note("not run: this folder's settings were not decided on");
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// What the workspace service reported since the last frame.
     pub(super) fn apply_service_events(&mut self) {
         let events = self
@@ -182,6 +229,11 @@ impl CocodeApp {
                     self.editors.on_task_files(&task_id, &paths);
                 }
                 ServiceEvent::Trace(rows) => self.trace.rows = rows,
+                ServiceEvent::Settings(view) => self.settings.on_view(*view),
+                ServiceEvent::SettingsRefused(why) => {
+                    self.settings.busy = false;
+                    self.settings.error = Some(why);
+                }
                 other => self.agent.on_event(other),
             }
         }

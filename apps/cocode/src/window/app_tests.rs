@@ -10,6 +10,7 @@ use crate::window::testing::accept_completion;
 #[cfg(target_os = "linux")]
 use crate::window::testing::{approve_and_accept, type_prompt};
 use crate::window::testing::{harness, run_until};
+use egui::{Key, Modifiers};
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
 use std::path::Path;
@@ -479,6 +480,7 @@ fn scripted_acp_workspace() -> (tempfile::TempDir, PathBuf) {
         "command": ["python3", script],
     }]);
     std::fs::write(&config_path, config.to_string()).unwrap();
+    crate::window::testing::trust_folder_settings(&root);
     (dir, root)
 }
 
@@ -641,6 +643,7 @@ fn an_acp_agent_that_is_not_installed_says_so_and_how_to_install_it() {
         "command": ["/no/such/agent-program"],
     }]);
     std::fs::write(&config_path, config.to_string()).unwrap();
+    crate::window::testing::trust_folder_settings(&root);
     let mut h = harness(Some(root));
     run_until(&mut h, "the workspace's agents", |h| {
         h.state().agent.acp_agents.iter().any(|a| a.id == "absent")
@@ -760,9 +763,15 @@ fn a_new_workspace_is_created_from_a_brick_and_opened() {
     std::fs::create_dir(parent_path.join("taken")).unwrap();
     let mut h = harness(None);
     h.run();
+    // The welcome page offers it; so does the File menu.
+    h.get_by_label("Welcome to cocode");
     h.get_by_label("File").click();
     h.run_steps(2);
-    h.get_by_label("New Workspace from Brick…").click();
+    assert_eq!(h.query_all_by_label("New Workspace from Brick…").count(), 2);
+    h.get_all_by_label("New Workspace from Brick…")
+        .last()
+        .unwrap()
+        .click_accesskit();
     run_until(&mut h, "the bricks", |h| {
         h.state()
             .new_brick

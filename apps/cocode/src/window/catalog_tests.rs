@@ -12,7 +12,7 @@ fn the_tool_catalog_filters_explains_and_exports_what_the_cli_prints() {
     h.run_steps(2);
     h.get_by_label("View").click();
     h.run_steps(2);
-    h.get_by_label("Tool catalog").click();
+    h.get_by_label("Show Tool Catalog").click();
     h.run_steps(3);
     // All the served tools, then only those that read.
     assert!(h.query_by_label_contains("workspace.writeFile").is_some());

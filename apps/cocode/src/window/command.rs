@@ -4,33 +4,9 @@
 use std::path::PathBuf;
 
 use cocode_ui::Theme;
-use serde::{Deserialize, Serialize};
 
 use crate::window::new_brick::BrickDialogChange;
-
-/// The dockable panels. Small serialisable ids; the viewer borrows the state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum PanelId {
-    Explorer,
-    /// Search in the folder's files.
-    Search,
-    /// The editor area's start page (shown until a file opens beside it).
-    Welcome,
-    Agent,
-    /// A terminal tab: a person's shell or an agent's command.
-    Terminal(u32),
-    /// An editor tab.
-    Editor(u32),
-    /// Every file's diagnostics, and the language servers' states.
-    Problems,
-    /// Settings → Providers: keys, addresses and models of the built-in
-    /// agent's providers.
-    Providers,
-    /// Every tool call of the folder's tasks.
-    Trace,
-    /// The tools agents call, as the catalog defines them.
-    ToolCatalog,
-}
+pub use crate::window::panel::PanelId;
 
 /// What an editor asks of its language server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,34 +25,6 @@ pub enum LspAsk {
         server: String,
         command: Vec<String>,
     },
-}
-
-impl PanelId {
-    pub const ALL: [Self; 8] = [
-        Self::Explorer,
-        Self::Search,
-        Self::Welcome,
-        Self::Agent,
-        Self::Problems,
-        Self::Providers,
-        Self::Trace,
-        Self::ToolCatalog,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Self::Explorer => "Explorer",
-            Self::Search => "Search",
-            Self::Welcome => "Welcome",
-            Self::Agent => "Agent",
-            Self::Terminal(_) => "Terminal",
-            Self::Editor(_) => "Editor",
-            Self::Problems => "Problems",
-            Self::Providers => "Providers",
-            Self::Trace => "Trace",
-            Self::ToolCatalog => "Tool catalog",
-        }
-    }
 }
 
 /// What the Providers page asks of its worker.
@@ -110,6 +58,32 @@ pub enum CloseEditor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
 pub enum Command {
+    /// Run a command of the keymap (from the palette, a menu or its key).
+    Run(crate::window::keymap::Action),
+    /// Show (or hide) the command palette.
+    Palette,
+    /// Stop showing what the person's keybindings file got wrong.
+    DismissKeymapNotice,
+    /// Stop showing why the saved window state was not used.
+    DismissStateNotice,
+    /// Tick (or untick) grant N of the folder-settings question.
+    GrantToggle(usize),
+    /// Record the ticked grants as allowed and the others as kept off,
+    /// then start the run that waited.
+    DecideGrants,
+    /// Close the folder-settings question; the run does not start.
+    CancelGrants,
+    /// The interface's zoom, in percent.
+    SetZoom(u32),
+    /// One change of the Settings page.
+    EditSettings(crate::host::settings::SettingsEdit),
+    /// Allow (or keep off) one grant of the folder's settings.
+    DecideGrant {
+        grant: crate::host::trust::Grant,
+        allow: bool,
+    },
+    /// Take a workspace off the recent list (`None`: every one).
+    ForgetRecent(Option<PathBuf>),
     /// Ask the language servers (hover, completion, definition).
     Lsp(LspAsk),
     /// Show the crash reports' folder (and stop announcing them).

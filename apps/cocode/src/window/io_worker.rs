@@ -84,7 +84,7 @@ pub enum Opened {
 }
 
 /// Work for the IO thread.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum IoRequest {
     List {
         dir: PathBuf,
@@ -113,6 +113,16 @@ pub enum IoRequest {
     /// `.cocode` folder).
     History {
         root: PathBuf,
+    },
+    /// Read the Settings page's view of the folder at `root` (nothing is
+    /// created).
+    ReadSettings {
+        root: PathBuf,
+    },
+    /// Write the window's saved state to `file` (replaced atomically).
+    SaveState {
+        file: PathBuf,
+        state: Box<crate::window::saved::SavedState>,
     },
 }
 
@@ -143,6 +153,13 @@ pub enum IoResponse {
     },
     /// Whether `root` has cocode history.
     History { root: PathBuf, present: bool },
+    /// The Settings page's view of the folder at `root`.
+    Settings {
+        root: PathBuf,
+        result: Result<Box<crate::host::settings::SettingsView>, String>,
+    },
+    /// The saved state was written (or why not).
+    StateSaved { result: Result<(), String> },
 }
 
 /// Handle to the IO thread; dropping it ends the thread.
@@ -217,6 +234,16 @@ pub fn handle(request: IoRequest) -> IoResponse {
             let present = root.join(cocode_core::path::COCODE_DIR).is_dir();
             IoResponse::History { root, present }
         }
+        IoRequest::ReadSettings { root } => IoResponse::Settings {
+            result: crate::host::settings::read_config(&root).map(|(config, exists)| {
+                Box::new(crate::host::settings::view_of(&root, config, exists))
+            }),
+            root,
+        },
+        IoRequest::SaveState { file, state } => IoResponse::StateSaved {
+            result: crate::host::config_file::replace_json(&file, &state)
+                .map_err(|e| format!("{e:#}")),
+        },
     }
 }
 

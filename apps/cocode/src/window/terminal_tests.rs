@@ -8,6 +8,7 @@
 use super::*;
 use crate::window::terminals::{TabKind, TabState};
 use crate::window::testing::{harness, run_until};
+use egui::{Key, Modifiers};
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
 

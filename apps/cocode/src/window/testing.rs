@@ -176,3 +176,15 @@ pub fn approve_and_accept(h: &mut Harness<'static, CocodeApp>, cards: &[&str]) {
     }
     accept_completion(h);
 }
+
+/// Allows everything the folder's `workspace.json` grants, as its person
+/// does who wrote it there (tests that are not about that question).
+pub fn trust_folder_settings(root: &std::path::Path) {
+    let text = std::fs::read_to_string(root.join(".cocode/config/workspace.json")).unwrap();
+    let config: cocode_core::workspace::WorkspaceConfig = serde_json::from_str(&text).unwrap();
+    let decisions: Vec<_> = crate::host::trust::grants_of(&config)
+        .into_iter()
+        .map(|g| (g, true))
+        .collect();
+    crate::host::trust::decide_grants(root, &decisions).unwrap();
+}

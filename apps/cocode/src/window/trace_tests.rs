@@ -72,7 +72,7 @@ fn the_trace_panel_lists_a_finished_tasks_calls_and_exports_no_argument_values()
     // under its row.
     h.get_by_label("View").click();
     h.run_steps(2);
-    h.get_by_label("Trace").click();
+    h.get_by_label("Show Trace").click();
     h.run_steps(3);
     let tool = edits[1].0.clone();
     h.get_by_label_contains(&format!("{tool}  completed"))

@@ -1,6 +1,7 @@
 //! Panel views: read state, draw, and return commands.
 
 pub mod agent;
+pub mod approvals;
 pub mod catalog;
 pub mod diff;
 pub mod editor;
@@ -11,10 +12,12 @@ pub mod editor_prompts;
 pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;
+pub mod palette;
 pub mod problems;
 pub mod providers;
 pub mod quick_open;
 pub mod search;
+pub mod settings;
 pub mod terminal;
 pub mod trace;
 pub mod transcript;

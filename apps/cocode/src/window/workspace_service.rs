@@ -89,6 +89,13 @@ pub enum ServiceRequest {
     UserOp(cocode_workspace::UserOp),
     /// Empty the trace of tool calls.
     ClearTrace,
+    /// The person's decisions on what the folder's `workspace.json`
+    /// grants (allowed or kept off).
+    DecideGrants(Vec<(crate::host::trust::Grant, bool)>),
+    /// Send the Settings page's view of `workspace.json`.
+    LoadSettings,
+    /// One change of the Settings page.
+    EditSettings(crate::host::settings::SettingsEdit),
 }
 
 /// One row of the task list.
@@ -175,6 +182,16 @@ pub enum ServiceEvent {
     },
     /// The trace of tool calls as it is now (arguments redacted).
     Trace(Vec<cocode_tool_protocol::observe::TraceEntry>),
+    /// Conversation `conv`'s run did not start: the folder's
+    /// `workspace.json` grants what the person has not confirmed.
+    ConfirmGrants {
+        conv: u64,
+        grants: Vec<crate::host::trust::Grant>,
+    },
+    /// The Settings page's view of `workspace.json` as it is now.
+    Settings(Box<crate::host::settings::SettingsView>),
+    /// Why a change of the Settings page was refused (nothing changed).
+    SettingsRefused(String),
 }
 
 /// The UI's handle on the service.
@@ -438,6 +455,15 @@ pub struct AcpAgentRow {
     pub missing: Option<String>,
 }
 
+/// The Settings page's view, or why it cannot be read.
+async fn send_settings(host: &WorkspaceHost, out: &Out) {
+    out.send(match host.settings_view() {
+        Ok(view) => ServiceEvent::Settings(Box::new(view)),
+        Err(e) => ServiceEvent::SettingsRefused(format!("{e:#}")),
+    })
+    .await;
+}
+
 /// The workspace's external agents, for the backend picker, with whether
 /// each program is installed (looked up here, off the UI thread).
 fn acp_agents(host: &WorkspaceHost) -> ServiceEvent {
@@ -445,6 +471,7 @@ fn acp_agents(host: &WorkspaceHost) -> ServiceEvent {
     ServiceEvent::AcpAgents(
         host.acp
             .agents()
+            .iter()
             .map(|a| AcpAgentRow {
                 id: a.id.to_string(),
                 name: a.display_name.clone(),
@@ -579,14 +606,24 @@ async fn serve(
                 backend,
                 model,
             } => {
+                // No agent runs before the person decided on what the
+                // folder's own settings grant.
+                let grants = host.pending_grants();
+                if !grants.is_empty() {
+                    out.send(ServiceEvent::ConfirmGrants { conv, grants }).await;
+                    continue;
+                }
                 let backend =
                     crate::host::backend::backend_of(&backend, model.as_deref(), &providers);
+                // The setting as it is now (Settings may have changed it).
+                let mode = host
+                    .workspace
+                    .current_config()
+                    .map_or(host.workspace.config.completion_mode, |c| c.completion_mode);
                 let spec = backend.map(|backend| TaskSpec {
                     prompt,
                     backend,
-                    completion_mode: CompletionModePolicy::decide(
-                        host.workspace.config.completion_mode,
-                    ),
+                    completion_mode: CompletionModePolicy::decide(mode),
                 });
                 start_run(&host, conv, spec, &out, &mut runs).await;
             }
@@ -624,6 +661,32 @@ async fn serve(
                 host.commands.stop(id);
             }
             ServiceRequest::ClearTrace => host.clear_trace(),
+            ServiceRequest::DecideGrants(decisions) => {
+                if let Err(e) = host.decide_grants(&decisions) {
+                    out.send(ServiceEvent::Error(format!(
+                        "your decision on this folder's settings was not saved: {e:#}"
+                    )))
+                    .await;
+                }
+                // An external agent allowed now is one to pick.
+                out.send(acp_agents(&host)).await;
+                send_settings(&host, &out).await;
+            }
+            ServiceRequest::LoadSettings => send_settings(&host, &out).await,
+            ServiceRequest::EditSettings(edit) => {
+                match host.edit_settings(&edit) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(why)) => {
+                        out.send(ServiceEvent::SettingsRefused(why)).await;
+                    }
+                    Err(e) => {
+                        out.send(ServiceEvent::SettingsRefused(format!("{e:#}")))
+                            .await;
+                    }
+                }
+                out.send(acp_agents(&host)).await;
+                send_settings(&host, &out).await;
+            }
             ServiceRequest::ToolDecision { id, decision } => {
                 queue.resolve(id, decision);
             }

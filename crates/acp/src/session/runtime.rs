@@ -10,8 +10,8 @@ impl AgentRuntime for AcpRuntime {
     }
 
     async fn describe_providers(&self) -> Vec<AgentProvider> {
-        self.agents
-            .agents()
+        self.agents()
+            .into_iter()
             .filter_map(|a| {
                 Some(AgentProvider {
                     id: ProviderId::new(a.id.as_str()).ok()?,
@@ -35,14 +35,14 @@ impl AgentRuntime for AcpRuntime {
                 false,
             ));
         };
-        let agent = self.agents.get(agent_id).ok_or_else(|| {
+        let agent = self.agent(agent_id).ok_or_else(|| {
             backend(
                 "ACP_CONFIG",
                 format!("no ACP agent {agent_id} is configured"),
                 false,
             )
         })?;
-        let (spec, secret_problems, auth_method) = self.launch_spec(agent, &req)?;
+        let (spec, secret_problems, auth_method) = self.launch_spec(&agent, &req)?;
         let handle = self.launcher.launch(spec).map_err(|e| {
             backend(
                 "ACP_LAUNCH_FAILED",

@@ -136,7 +136,7 @@ fn failure_card(ui: &mut egui::Ui, failure: &Failure, commands: &mut Vec<Command
             }
             FailureKind::Setup => {
                 if ui.button("Open Providers").clicked() {
-                    commands.push(Command::ShowPanel(PanelId::Providers));
+                    commands.push(Command::ShowPanel(PanelId::Settings));
                 }
                 if ui.button("Use the local agent and retry").clicked() {
                     commands.push(Command::RetryTask { local: true });
@@ -290,7 +290,10 @@ fn task_list(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>)
 
 /// What a card shows of its call: the change with its diff, the command
 /// line, or (when nothing more is known) the safe summary of its arguments.
-fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::ApprovalSnapshot) {
+pub(crate) fn approval_preview(
+    ui: &mut egui::Ui,
+    approval: &cocode_tool_protocol::ApprovalSnapshot,
+) {
     use cocode_tool_protocol::{ApprovalPreview, ChangeKind};
     match approval.preview.as_deref() {
         Some(ApprovalPreview::Changes(changes)) => {
@@ -358,7 +361,7 @@ fn approval_preview(ui: &mut egui::Ui, approval: &cocode_tool_protocol::Approval
 /// A card's three buttons (approve, allow for the task, deny): an external
 /// agent's own words for its answers when it offered them ("Allow once",
 /// "Always allow", "Reject"; the first of each kind), else cocode's.
-fn button_labels(approval: &cocode_tool_protocol::ApprovalSnapshot) -> [String; 3] {
+pub(crate) fn button_labels(approval: &cocode_tool_protocol::ApprovalSnapshot) -> [String; 3] {
     let mut labels = [
         "Approve".to_owned(),
         "Allow for this task".to_owned(),
@@ -674,7 +677,7 @@ fn backend_row(
             .on_hover_text("Keys, addresses and models of the built-in agent's providers")
             .clicked()
         {
-            commands.push(Command::ShowPanel(PanelId::Providers));
+            commands.push(Command::ShowPanel(PanelId::Settings));
         }
         if panel.current().running {
             ui.spinner();
@@ -747,4 +750,49 @@ fn model_picker(
             provider.to_owned(),
         )));
     }
+}
+
+/// Before the first run of a folder whose own `workspace.json` grants
+/// hosts or agents the person has not confirmed: each grant with a tick
+/// box (all off), then run with the ticked ones allowed and the others
+/// kept off, or do not run.
+pub fn grant_prompt(
+    ctx: &egui::Context,
+    prompt: &crate::window::agent::GrantPrompt,
+    commands: &mut Vec<Command>,
+) {
+    egui::Modal::new(egui::Id::new("grant-prompt")).show(ctx, |ui| {
+        ui.set_max_width(560.0);
+        ui.heading("This folder's settings ask for more");
+        ui.label(
+            "Its .cocode/config/workspace.json grants agents the following. A folder you cloned \
+             can say anything there: allow only what you recognise. What you leave unticked stays \
+             off and is not asked again.",
+        );
+        ui.add_space(6.0);
+        for (i, grant) in prompt.grants.iter().enumerate() {
+            let mut ticked = prompt.allow.get(i).copied().unwrap_or(false);
+            if ui.checkbox(&mut ticked, grant.words()).changed() {
+                commands.push(Command::GrantToggle(i));
+            }
+        }
+        ui.add_space(6.0);
+        ui.horizontal(|ui| {
+            let allowed = prompt.allow.iter().filter(|a| **a).count();
+            let run = if allowed == 0 {
+                "Keep them off and run".to_owned()
+            } else {
+                format!("Allow {allowed} and run")
+            };
+            let run = ui.button(run);
+            let cancel = ui.button("Cancel");
+            crate::window::views::keep_focus_on(ui, &[&run, &cancel]);
+            if run.clicked() {
+                commands.push(Command::DecideGrants);
+            }
+            if cancel.clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
+                commands.push(Command::CancelGrants);
+            }
+        });
+    });
 }

@@ -6,7 +6,6 @@
 
 use cocode_editor::commands::{line_end, line_of, line_start, matching_bracket};
 use cocode_editor::{Document, Highlight};
-use cocode_platform::Os;
 use cocode_ui::{Theme, Tone};
 use egui::text::{CCursor, LayoutJob};
 use egui::{
@@ -15,6 +14,7 @@ use egui::{
 
 use crate::window::command::Command;
 use crate::window::editors::{EditorTab, Editors, TabBody};
+use crate::window::keymap::Keymap;
 use crate::window::views::editor_bars::{banners, compare, find_bar, go_to_line_bar};
 use crate::window::views::editor_input::{Geometry, hit, keyboard, mouse};
 use crate::window::views::editor_lsp;
@@ -59,7 +59,7 @@ pub fn show(
     editors: &mut Editors,
     id: u32,
     theme: Theme,
-    os: Os,
+    keys: &Keymap,
     commands: &mut Vec<Command>,
 ) {
     let docs = std::sync::Arc::clone(&editors.docs);
@@ -117,7 +117,7 @@ pub fn show(
             tab,
             doc,
             (theme, tokens.as_deref().unwrap_or(&[])),
-            os,
+            keys,
             commands,
         );
     });
@@ -261,7 +261,7 @@ fn text_area(
     tab: &mut EditorTab,
     doc: &mut Document,
     (theme, tokens): (Theme, &[cocode_core::services::SemanticToken]),
-    os: Os,
+    keys: &Keymap,
     commands: &mut Vec<Command>,
 ) {
     let font = TextStyle::Monospace.resolve(ui.style());
@@ -556,7 +556,7 @@ fn text_area(
                 ui.scroll_to_rect(target, None);
                 tab.reveal = false;
             }
-            mouse(ui, &response, tab, doc, geo, &galleys, os);
+            mouse(ui, &response, tab, doc, geo, &galleys, keys.os);
             let over = response
                 .hover_pos()
                 .filter(|p| p.x >= geo.origin.x)
@@ -592,7 +592,7 @@ fn text_area(
             reason = "a page of rows"
         )]
         let page = ((output.inner_rect.height() / geo.row).floor().max(1.0)) as usize;
-        keyboard(ui, tab, doc, page, os, commands);
+        keyboard(ui, tab, doc, page, keys, commands);
     }
     response.widget_info(|| {
         egui::WidgetInfo::labeled(

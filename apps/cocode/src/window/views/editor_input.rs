@@ -8,6 +8,7 @@ use egui::{Event, ImeEvent, Key, Modifiers, Pos2, Ui, Vec2};
 
 use crate::window::command::Command;
 use crate::window::editors::EditorTab;
+use crate::window::keymap::{EditorAction, Keymap};
 use crate::window::views::editor_bars::{open_find, step_find};
 use crate::window::views::editor_lsp;
 
@@ -172,7 +173,7 @@ pub(super) fn keyboard(
     tab: &mut EditorTab,
     doc: &mut Document,
     page: usize,
-    os: Os,
+    keys: &Keymap,
     commands: &mut Vec<Command>,
 ) {
     let events = editor_lsp::intercept(ui.input(|i| i.events.clone()), tab, doc, commands);
@@ -211,7 +212,7 @@ pub(super) fn keyboard(
                 pressed: true,
                 modifiers,
                 ..
-            } => key_press(doc, tab, key, modifiers, page, os, writable, commands),
+            } => key_press(doc, tab, key, modifiers, page, keys, writable),
             _ => {}
         }
     }
@@ -223,32 +224,26 @@ pub(super) fn keyboard(
     }
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the key and everything it may change"
-)]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one match over the editor's key bindings"
-)]
+/// A key press in the editor: the keymap's editor commands first, then
+/// the motions and edits of plain keys.
 pub(super) fn key_press(
     doc: &mut Document,
     tab: &mut EditorTab,
     key: Key,
     m: Modifiers,
     page: usize,
-    os: Os,
+    keys: &Keymap,
     writable: bool,
-    commands: &mut Vec<Command>,
 ) {
+    if let Some(action) = keys.editor_action(key, m) {
+        run_action(doc, tab, action, writable);
+        return;
+    }
+    let os = keys.os;
     let cmd = m.command;
     let shift = m.shift;
     // Word-wise motion: Ctrl on Linux and Windows, Option on macOS.
     let word = if os == Os::MacOs { m.alt } else { m.ctrl };
-    // Plain text and languages without line comments: Ctrl+/ does nothing.
-    let comment = tab
-        .language()
-        .and_then(cocode_editor::Language::line_comment);
     match key {
         Key::ArrowLeft | Key::ArrowRight if os == Os::MacOs && m.mac_cmd => {
             let motion = if key == Key::ArrowLeft {
@@ -331,31 +326,42 @@ pub(super) fn key_press(
                 doc.set_selection(collapsed);
             }
         }
-        Key::A if cmd => doc.select_all(),
-        Key::L if cmd => doc.select_line(),
-        Key::D if cmd => doc.add_next_occurrence(),
-        Key::K if cmd && shift && writable => doc.delete_lines(),
-        Key::Slash if cmd && writable => {
-            if let Some(token) = comment {
+        _ => {}
+    }
+}
+
+/// Runs one of the keymap's editor commands (a key of the table, or the
+/// command palette on the last editor used).
+pub fn run_action(doc: &mut Document, tab: &mut EditorTab, action: EditorAction, writable: bool) {
+    if action.edits() && !writable {
+        return;
+    }
+    match action {
+        EditorAction::Undo => {
+            doc.undo();
+        }
+        EditorAction::Redo => {
+            doc.redo();
+        }
+        EditorAction::SelectAll => doc.select_all(),
+        EditorAction::SelectLine => doc.select_line(),
+        EditorAction::AddNextOccurrence => doc.add_next_occurrence(),
+        EditorAction::DeleteLines => doc.delete_lines(),
+        EditorAction::ToggleComment => {
+            // Plain text and languages without line comments: nothing.
+            if let Some(token) = tab
+                .language()
+                .and_then(cocode_editor::Language::line_comment)
+            {
                 doc.toggle_comment(token);
             }
         }
-        Key::CloseBracket if cmd && writable => doc.indent_lines(),
-        Key::OpenBracket if cmd && writable => doc.outdent_lines(),
-        Key::Z if cmd && shift && writable => {
-            doc.redo();
-        }
-        Key::Z if cmd && writable => {
-            doc.undo();
-        }
-        Key::Y if cmd && writable && os != Os::MacOs => {
-            doc.redo();
-        }
-        Key::F if cmd && !shift => open_find(tab, doc, false),
-        Key::H if cmd && !shift && writable => open_find(tab, doc, true),
-        Key::G if cmd || (m.ctrl && os == Os::MacOs) => tab.go_to_line = Some(String::new()),
-        Key::F3 => step_find(tab, doc, shift),
-        Key::S if cmd => commands.push(Command::Save(tab.id)),
-        _ => {}
+        EditorAction::Indent => doc.indent_lines(),
+        EditorAction::Outdent => doc.outdent_lines(),
+        EditorAction::Find => open_find(tab, doc, false),
+        EditorAction::Replace => open_find(tab, doc, true),
+        EditorAction::GoToLine => tab.go_to_line = Some(String::new()),
+        EditorAction::FindNext => step_find(tab, doc, false),
+        EditorAction::FindPrevious => step_find(tab, doc, true),
     }
 }

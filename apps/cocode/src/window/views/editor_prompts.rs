@@ -2,7 +2,6 @@
 //! welcome page, and the prompts before closing unsaved work.
 
 use cocode_editor::commands::{column, line_of};
-use cocode_platform::Os;
 use egui::{Key, Ui};
 
 use crate::window::command::Command;
@@ -56,18 +55,69 @@ pub fn status(editors: &Editors, id: u32) -> Option<Vec<String>> {
     })
 }
 
-/// The editor area before a file is open: what to do next.
-pub fn welcome(ui: &mut Ui, folder_open: bool, os: Os) {
-    use cocode_platform::Shortcut;
+/// The editor area before a file is open: what to do next. With no
+/// folder open: Open Folder, New Workspace from Brick and the recent
+/// workspaces (each can be taken off the list).
+pub fn welcome(
+    ui: &mut Ui,
+    folder_open: bool,
+    recent: &[std::path::PathBuf],
+    keys: &crate::window::keymap::Keymap,
+    commands: &mut Vec<Command>,
+) {
+    use crate::window::command::PanelId;
+    use crate::window::keymap::{Action, EditorAction as E};
     if !folder_open {
         cocode_ui::empty_state(
             ui,
-            "Nothing to edit yet",
-            &format!(
-                "Open a folder ({}) to edit its files.",
-                Shortcut::primary("O").label(os)
-            ),
+            "Welcome to cocode",
+            "Open a folder to edit its files, run terminals and give tasks to agents.",
         );
+        ui.vertical_centered(|ui| {
+            ui.horizontal(|ui| {
+                // Centred: the row is as wide as its two buttons.
+                let width = ui.available_width();
+                ui.add_space((width - 380.0).max(0.0) / 2.0);
+                let open =
+                    egui::Button::new("Open Folder…").shortcut_text(keys.label(Action::OpenFolder));
+                if ui.add(open).clicked() {
+                    commands.push(Command::Run(Action::OpenFolder));
+                }
+                if ui.button("New Workspace from Brick…").clicked() {
+                    commands.push(Command::Run(Action::NewFromBrick));
+                }
+            });
+            ui.add_space(12.0);
+            if recent.is_empty() {
+                ui.weak("Folders you open are listed here.");
+            } else {
+                ui.strong("Recent");
+                egui::Grid::new("welcome-recent").show(ui, |ui| {
+                    for root in recent {
+                        let name = root.file_name().map_or_else(
+                            || root.display().to_string(),
+                            |n| n.to_string_lossy().into_owned(),
+                        );
+                        if ui
+                            .link(name)
+                            .on_hover_text(root.display().to_string())
+                            .clicked()
+                        {
+                            commands.push(Command::OpenFolder(root.clone()));
+                        }
+                        ui.weak(root.display().to_string());
+                        if ui
+                            .small_button("✕")
+                            .on_hover_text("Remove from the list")
+                            .clicked()
+                        {
+                            commands.push(Command::ForgetRecent(Some(root.clone())));
+                        }
+                        ui.end_row();
+                    }
+                });
+            }
+        });
         return;
     }
     cocode_ui::empty_state(
@@ -75,29 +125,32 @@ pub fn welcome(ui: &mut Ui, folder_open: bool, os: Os) {
         "No file is open",
         "Open a file from the Explorer or by name:",
     );
-    // The keys, centred under the title.
+    // The keys, centred under the title, as the keymap binds them now.
     ui.vertical_centered(|ui| {
         egui::Grid::new("welcome-keys")
             .striped(true)
             .show(ui, |ui| {
-                for (what, keys) in [
-                    ("Go to file", Shortcut::primary("P")),
-                    ("Search in files", Shortcut::primary_shift("F")),
-                    ("Save", Shortcut::primary("S")),
-                    ("Find / Replace", Shortcut::primary("F")),
-                    ("Go to line", Shortcut::primary("G")),
-                    ("Next occurrence as a cursor", Shortcut::primary("D")),
-                    ("Toggle comment", Shortcut::primary("/")),
-                    ("Close editor", Shortcut::primary("W")),
-                    ("Reopen closed editor", Shortcut::primary_shift("T")),
+                for action in [
+                    Action::CommandPalette,
+                    Action::GoToFile,
+                    Action::Show(PanelId::Search),
+                    Action::Save,
+                    Action::Editor(E::Find),
+                    Action::Editor(E::GoToLine),
+                    Action::Editor(E::AddNextOccurrence),
+                    Action::Editor(E::ToggleComment),
+                    Action::CloseEditor,
+                    Action::ReopenClosedEditor,
+                    Action::FocusTerminal,
                 ] {
-                    ui.label(what);
-                    ui.label(keys.label(os).to_string());
+                    let label = keys.label(action);
+                    if label.is_empty() {
+                        continue;
+                    }
+                    ui.label(action.title());
+                    ui.label(label);
                     ui.end_row();
                 }
-                ui.label("Terminal");
-                ui.label("Ctrl+`");
-                ui.end_row();
             });
     });
 }

@@ -12,35 +12,30 @@ use crate::window::providers::{KeyState, ProviderRow, ProvidersPanel};
 /// The most model names listed on a card (the composer offers them all).
 const MODELS_SHOWN: usize = 12;
 
-/// Draws the page.
-pub fn show(ui: &mut Ui, panel: &ProvidersPanel, commands: &mut Vec<Command>) {
-    egui::ScrollArea::vertical()
-        .id_salt("providers")
-        .auto_shrink([false, false])
-        .show(ui, |ui| {
-            ui.heading("Providers");
-            ui.label(
-                "The built-in agent's model providers. A key is kept in the OS credential \
-                 store: it is never shown again, written to a file, recorded with a task, \
-                 or given to agents' commands.",
-            );
-            if let Some((text, _)) = panel.notes.get("") {
-                cocode_ui::badge(ui, text, Tone::Warning);
-            }
-            if panel.rows.is_empty() {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.label("Looking up the providers…");
-                });
-            }
-            for row in &panel.rows {
-                ui.add_space(6.0);
-                egui::Frame::group(ui.style()).show(ui, |ui| {
-                    ui.set_width(ui.available_width());
-                    provider_card(ui, panel, row, commands);
-                });
-            }
+/// The Settings page's Providers section.
+pub fn section(ui: &mut Ui, panel: &ProvidersPanel, commands: &mut Vec<Command>) {
+    ui.heading("Providers");
+    ui.label(
+        "The built-in agent's model providers. A key is kept in the OS credential \
+         store: it is never shown again, written to a file, recorded with a task, \
+         or given to agents' commands.",
+    );
+    if let Some((text, _)) = panel.notes.get("") {
+        cocode_ui::badge(ui, text, Tone::Warning);
+    }
+    if panel.rows.is_empty() {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("Looking up the providers…");
         });
+    }
+    for row in &panel.rows {
+        ui.add_space(6.0);
+        egui::Frame::group(ui.style()).show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            provider_card(ui, panel, row, commands);
+        });
+    }
 }
 
 fn key_tone(key: &KeyState) -> Tone {

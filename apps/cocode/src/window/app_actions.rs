@@ -1,0 +1,144 @@
+//! The keymap's commands in the window: which can run now (menus grey the
+//! others out, the palette leaves them out, their keys pass through), and
+//! what each one does.
+
+use cocode_ui::Theme;
+
+use crate::window::app::CocodeApp;
+use crate::window::command::{CloseEditor, Command, PanelId};
+use crate::window::keymap::{Action, EditorAction};
+use crate::window::workspace_service::ServiceRequest;
+
+impl CocodeApp {
+    /// The window's own commands: the keymap's, the palette, notices,
+    /// zoom, the Settings page's changes and the recent folders.
+    pub(super) fn run_shell(&mut self, command: Command, ctx: &egui::Context) {
+        match command {
+            Command::Run(action) => self.run_action(action, ctx),
+            Command::Palette => {
+                if self.palette.open {
+                    self.palette.close();
+                } else {
+                    self.quick_open.close();
+                    self.palette.show();
+                }
+            }
+            Command::DismissKeymapNotice => self.keymap_notice_dismissed = true,
+            Command::DismissStateNotice => self.saved_notice = None,
+            Command::SetZoom(percent) => {
+                #[expect(clippy::cast_precision_loss, reason = "a percentage")]
+                ctx.set_zoom_factor(percent as f32 / 100.0);
+            }
+            Command::EditSettings(edit) => self.edit_settings(edit),
+            Command::DecideGrant { grant, allow } => {
+                self.ensure_service();
+                self.send_task(ServiceRequest::DecideGrants(vec![(grant, allow)]));
+            }
+            Command::ForgetRecent(root) => self.forget_recent(root.as_deref()),
+            Command::ResetLayout => self.dock = crate::window::app::default_layout(),
+            Command::ShowPanel(panel) => self.show_panel(panel),
+            Command::ClearTrace => self.send_task(ServiceRequest::ClearTrace),
+            Command::SetTheme(theme) => {
+                self.theme = theme;
+                cocode_ui::apply_theme(ctx, theme);
+            }
+            other => tracing::error!("not a window command: {other:?}"),
+        }
+    }
+
+    /// Whether `action` can run now.
+    pub(crate) fn action_available(&self, action: Action) -> bool {
+        match action {
+            Action::OpenFolder
+            | Action::NewFromBrick
+            | Action::ReopenClosedEditor
+            | Action::Quit
+            | Action::CommandPalette
+            | Action::Show(_)
+            | Action::ResetLayout
+            | Action::ToggleTheme
+            | Action::NewTerminal
+            | Action::FocusTerminal
+            | Action::NewConversation => true,
+            Action::GoToFile | Action::RefreshExplorer => self.workspace.is_some(),
+            Action::Save | Action::CloseEditor | Action::Editor(_) => {
+                self.active_editor().is_some()
+            }
+            Action::SaveAll => !self.editors.docs.dirty_paths().is_empty(),
+            Action::StopTask => self.agent.current().running,
+        }
+    }
+
+    /// The commands that can run now, in the keymap's order.
+    pub(crate) fn available_actions(&self) -> Vec<Action> {
+        Action::all()
+            .into_iter()
+            .filter(|a| self.action_available(*a))
+            .collect()
+    }
+
+    /// Runs `action` (nothing when it cannot run now).
+    pub(crate) fn run_action(&mut self, action: Action, ctx: &egui::Context) {
+        if !self.action_available(action) {
+            return;
+        }
+        let editor = self.active_editor();
+        let command = match action {
+            Action::OpenFolder => Command::ShowOpenFolder,
+            Action::NewFromBrick => Command::ShowNewFromBrick,
+            Action::GoToFile => Command::QuickOpen,
+            Action::Save => match editor {
+                Some(id) => Command::Save(id),
+                None => return,
+            },
+            Action::SaveAll => Command::SaveAll,
+            Action::CloseEditor => match editor {
+                Some(id) => Command::CloseEditor {
+                    id,
+                    action: CloseEditor::Ask,
+                },
+                None => return,
+            },
+            Action::ReopenClosedEditor => Command::ReopenClosedEditor,
+            Action::RefreshExplorer => Command::Refresh,
+            Action::Quit => Command::Quit,
+            Action::CommandPalette => Command::Palette,
+            Action::Show(PanelId::Search) => Command::ShowSearch,
+            Action::Show(panel) => Command::ShowPanel(panel),
+            Action::ResetLayout => Command::ResetLayout,
+            Action::ToggleTheme => Command::SetTheme(match self.theme {
+                Theme::Dark => Theme::Light,
+                Theme::Light => Theme::Dark,
+            }),
+            Action::NewTerminal => Command::NewTerminal,
+            Action::FocusTerminal => Command::FocusTerminal,
+            Action::NewConversation => {
+                self.show_panel(PanelId::Agent);
+                Command::NewConversation
+            }
+            Action::StopTask => Command::StopTask,
+            Action::Editor(e) => {
+                if let Some(id) = editor {
+                    self.run_editor_action(id, e);
+                }
+                return;
+            }
+        };
+        self.run(command, ctx);
+    }
+
+    /// Runs an editor command on editor `id` and shows that editor.
+    fn run_editor_action(&mut self, id: u32, action: EditorAction) {
+        let docs = std::sync::Arc::clone(&self.editors.docs);
+        if let Some(tab) = self.editors.get_mut(id)
+            && let Some(rel) = tab.rel.clone()
+        {
+            let writable = tab.locked().is_none();
+            docs.with_document(&rel, |doc| {
+                crate::window::views::editor_input::run_action(doc, tab, action, writable);
+            });
+            tab.reveal = true;
+        }
+        self.show_panel(PanelId::Editor(id));
+    }
+}

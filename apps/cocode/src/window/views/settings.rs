@@ -1,0 +1,437 @@
+//! The Settings page: a search over every setting, each with one line of
+//! explanation — the window's look, the keyboard, the providers, and the
+//! open folder's `.cocode/config/workspace.json` (completion, attempts,
+//! hosts, write exceptions, external agents, retention, and what the
+//! folder's own settings grant). What is typed is checked as it is typed
+//! and applied by its button; a refused change says why.
+
+use std::path::Path;
+
+use cocode_core::task::CompletionMode;
+use cocode_ui::{Theme, Tone};
+use egui::Ui;
+
+use crate::host::settings::{self, SettingsEdit};
+use crate::host::trust::Grant;
+use crate::window::command::Command;
+use crate::window::keymap::Keymap;
+use crate::window::providers::ProvidersPanel;
+use crate::window::settings::SettingsPanel;
+
+/// What the page shows besides its own state.
+#[derive(Debug)]
+pub struct Context<'a> {
+    pub providers: &'a ProvidersPanel,
+    pub folder: Option<&'a Path>,
+    pub theme: Theme,
+    /// The zoom in percent.
+    pub zoom: u32,
+    pub keys: &'a Keymap,
+}
+
+/// Draws the page.
+pub fn show(ui: &mut Ui, panel: &mut SettingsPanel, cx: &Context<'_>, commands: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        let heading = ui.heading("Settings");
+        ui.add(
+            egui::TextEdit::singleline(&mut panel.query)
+                .hint_text("Search settings")
+                .desired_width(f32::INFINITY),
+        )
+        .labelled_by(heading.id);
+    });
+    if let Some(error) = &panel.error {
+        cocode_ui::badge(ui, error, Tone::Danger);
+    }
+    egui::ScrollArea::vertical()
+        .id_salt("settings")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            appearance(ui, panel, cx, commands);
+            keyboard(ui, panel, cx.keys);
+            if panel.shows(&["Providers", "key", "model", "address", "API", "provider"]) {
+                ui.separator();
+                crate::window::views::providers::section(ui, cx.providers, commands);
+            }
+            ui.separator();
+            folder(ui, panel, cx.folder, commands);
+        });
+}
+
+/// One setting: its name, its explanation, and its controls, when the
+/// search shows it.
+fn setting(
+    ui: &mut Ui,
+    panel: &SettingsPanel,
+    (name, explanation): (&str, &str),
+    controls: impl FnOnce(&mut Ui),
+) {
+    if !panel.shows(&[name, explanation]) {
+        return;
+    }
+    ui.add_space(6.0);
+    ui.strong(name);
+    ui.weak(explanation);
+    controls(ui);
+}
+
+fn appearance(ui: &mut Ui, panel: &SettingsPanel, cx: &Context<'_>, commands: &mut Vec<Command>) {
+    setting(
+        ui,
+        panel,
+        ("Theme", "The window's colours: dark or light."),
+        |ui| {
+            ui.horizontal(|ui| {
+                for (theme, name) in [(Theme::Dark, "Dark"), (Theme::Light, "Light")] {
+                    if ui.radio(cx.theme == theme, name).clicked() {
+                        commands.push(Command::SetTheme(theme));
+                    }
+                }
+            });
+        },
+    );
+    setting(
+        ui,
+        panel,
+        (
+            "Zoom",
+            "The size of all text and controls (Ctrl and + or - does the same).",
+        ),
+        |ui| {
+            let mut zoom = cx.zoom;
+            let slider = egui::Slider::new(&mut zoom, 75..=200)
+                .step_by(5.0)
+                .suffix("%");
+            if ui.add(slider).changed() {
+                commands.push(Command::SetZoom(zoom));
+            }
+        },
+    );
+}
+
+fn keyboard(ui: &mut Ui, panel: &SettingsPanel, keys: &Keymap) {
+    setting(
+        ui,
+        panel,
+        (
+            "Keyboard shortcuts",
+            "Your own bindings, in VS Code's form, are read from keybindings.json at start.",
+        ),
+        |ui| {
+            if let Some(file) = crate::window::keymap::overrides_file() {
+                ui.monospace(file.display().to_string());
+            }
+            for problem in &keys.problems {
+                cocode_ui::badge(ui, problem, Tone::Warning);
+            }
+        },
+    );
+}
+
+#[expect(
+    clippy::too_many_lines,
+    reason = "the folder's settings, one after the other"
+)]
+fn folder(
+    ui: &mut Ui,
+    panel: &mut SettingsPanel,
+    folder: Option<&Path>,
+    commands: &mut Vec<Command>,
+) {
+    ui.heading("This folder");
+    let Some(root) = folder else {
+        ui.weak("Open a folder to change its settings.");
+        return;
+    };
+    let Some(view) = panel.view.clone() else {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("Reading this folder's settings…");
+        });
+        return;
+    };
+    ui.weak(if view.exists {
+        "Kept in .cocode/config/workspace.json."
+    } else {
+        "This folder has no settings of its own yet: a change creates .cocode/config/workspace.json."
+    });
+    let config = &view.config;
+    setting(
+        ui,
+        panel,
+        (
+            "Completion",
+            "Who says a task is done: a person approves it, or passing verification completes it.",
+        ),
+        |ui| {
+            ui.horizontal(|ui| {
+                let approval = config.completion_mode != Some(CompletionMode::SelfVerification);
+                if ui.radio(approval, "A person approves").clicked() && !approval {
+                    commands.push(Command::EditSettings(SettingsEdit::CompletionMode(None)));
+                }
+                if ui.radio(!approval, "Verification decides").clicked() && approval {
+                    commands.push(Command::EditSettings(SettingsEdit::CompletionMode(Some(
+                        CompletionMode::SelfVerification,
+                    ))));
+                }
+            });
+        },
+    );
+    let drafts = &mut panel.drafts;
+    let attempts = SettingsEdit::Attempts {
+        time_limit_secs: drafts.time_limit.clone(),
+        retries: drafts.retries.clone(),
+    };
+    let retention = SettingsEdit::Retention {
+        keep_per_path: drafts.keep_per_path.clone(),
+        cap_mib: drafts.cap_mib.clone(),
+    };
+    let max_kept = SettingsEdit::MaxKeptFile(drafts.max_kept.clone());
+    let shows = |words: &[&str]| {
+        let q = panel.query.trim().to_lowercase();
+        q.is_empty()
+            || q.split_whitespace()
+                .all(|q| words.iter().any(|w| w.to_lowercase().contains(q)))
+    };
+    if shows(&[
+        "Attempts",
+        "time limit retries verification fails (applies from the next opening of the folder)",
+    ]) {
+        ui.add_space(6.0);
+        ui.strong("Attempts");
+        ui.weak("How long one attempt may take, in seconds, and how many times a task retries after verification fails (from the next opening of the folder).");
+        ui.horizontal(|ui| {
+            let label = ui.label("seconds");
+            ui.add(egui::TextEdit::singleline(&mut drafts.time_limit).desired_width(80.0))
+                .labelled_by(label.id);
+            let label = ui.label("retries");
+            ui.add(egui::TextEdit::singleline(&mut drafts.retries).desired_width(40.0))
+                .labelled_by(label.id);
+        });
+        apply_row(ui, root, config, &attempts, commands);
+    }
+    if shows(&[
+        "Allowed hosts",
+        "network hosts agents' commands may reach through the policy proxy",
+    ]) {
+        ui.add_space(6.0);
+        ui.strong("Allowed hosts");
+        ui.weak("The hosts agents' commands may reach through the policy proxy. The ecosystems' registries and the hosts of the folder's lockfiles are allowed as well.");
+        let builtin: Vec<String> = view
+            .hosts
+            .defaults
+            .iter()
+            .chain(&view.hosts.derived)
+            .map(ToString::to_string)
+            .collect();
+        if !builtin.is_empty() {
+            ui.label(format!("Always: {}", builtin.join(", ")));
+        }
+        for host in &config.allowed_hosts {
+            let host = host.to_string();
+            ui.horizontal(|ui| {
+                ui.monospace(&host);
+                standing_badge(ui, &view.grants, &Grant::Host { host: host.clone() });
+                if ui.small_button("Remove").clicked() {
+                    commands.push(Command::EditSettings(SettingsEdit::RemoveHost(
+                        host.clone(),
+                    )));
+                }
+            });
+        }
+        ui.horizontal(|ui| {
+            let label = ui.label("Add a host:");
+            ui.add(
+                egui::TextEdit::singleline(&mut drafts.host)
+                    .hint_text("api.example.com")
+                    .desired_width(220.0),
+            )
+            .labelled_by(label.id);
+            let checked =
+                (!drafts.host.trim().is_empty()).then(|| settings::parse_host(&drafts.host));
+            let ok = matches!(checked, Some(Ok(_)));
+            if ui.add_enabled(ok, egui::Button::new("Add host")).clicked() {
+                commands.push(Command::EditSettings(SettingsEdit::AddHost(
+                    std::mem::take(&mut drafts.host),
+                )));
+            }
+            if let Some(Err(why)) = checked {
+                cocode_ui::badge(ui, &why, Tone::Danger);
+            }
+        });
+    }
+    if shows(&[
+        "Write exceptions",
+        "folders outside the workspace agents' commands may write (caches)",
+    ]) {
+        ui.add_space(6.0);
+        ui.strong("Write exceptions");
+        ui.weak("Folders outside the workspace that agents' commands may write, such as a package cache.");
+        for exception in &config.write_exceptions {
+            ui.horizontal(|ui| {
+                ui.label(&exception.name);
+                ui.monospace(exception.path.display().to_string());
+                if ui.small_button("Remove").clicked() {
+                    commands.push(Command::EditSettings(SettingsEdit::RemoveWriteException(
+                        exception.name.clone(),
+                    )));
+                }
+            });
+        }
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::TextEdit::singleline(&mut drafts.exception_name)
+                    .hint_text("CARGO_HOME")
+                    .desired_width(120.0),
+            );
+            ui.add(
+                egui::TextEdit::singleline(&mut drafts.exception_path)
+                    .hint_text("/home/you/.cargo")
+                    .desired_width(220.0),
+            );
+            let typed = !drafts.exception_name.trim().is_empty()
+                || !drafts.exception_path.trim().is_empty();
+            let checked = typed.then(|| {
+                settings::parse_write_exception(
+                    root,
+                    &drafts.exception_name,
+                    &drafts.exception_path,
+                )
+            });
+            let ok = matches!(checked, Some(Ok(_)));
+            if ui
+                .add_enabled(ok, egui::Button::new("Add exception"))
+                .clicked()
+            {
+                commands.push(Command::EditSettings(SettingsEdit::AddWriteException {
+                    name: std::mem::take(&mut drafts.exception_name),
+                    path: std::mem::take(&mut drafts.exception_path),
+                }));
+            }
+            if let Some(Err(why)) = checked {
+                cocode_ui::badge(ui, &why, Tone::Danger);
+            }
+        });
+    }
+    if shows(&["External agents", "ACP agents this folder adds or replaces"])
+        && !config.acp_agents.is_empty()
+    {
+        ui.add_space(6.0);
+        ui.strong("External agents");
+        ui.weak("Agents this folder's settings add, or presets they replace (`cocode acp set-secret` stores their keys).");
+        for agent in &config.acp_agents {
+            ui.horizontal_wrapped(|ui| {
+                ui.label(format!("{} ({})", agent.display_name, agent.id));
+                ui.monospace(cocode_core::shown::command(&agent.command));
+                standing_badge(
+                    ui,
+                    &view.grants,
+                    &Grant::Agent {
+                        id: agent.id.to_string(),
+                        command: agent.command.clone(),
+                        env: agent.env.clone(),
+                    },
+                );
+                if ui.small_button("Remove").clicked() {
+                    commands.push(Command::EditSettings(SettingsEdit::RemoveAgent(
+                        agent.id.to_string(),
+                    )));
+                }
+            });
+        }
+    }
+    if shows(&[
+        "History retention",
+        "tasks kept per file and the size cap of the history (from the next opening of the folder)",
+    ]) {
+        ui.add_space(6.0);
+        ui.strong("History retention");
+        ui.weak("How many recent tasks stay kept for each file, and the history's size cap in MiB (from the next opening of the folder).");
+        ui.horizontal(|ui| {
+            let label = ui.label("tasks per file");
+            ui.add(egui::TextEdit::singleline(&mut drafts.keep_per_path).desired_width(60.0))
+                .labelled_by(label.id);
+            let label = ui.label("cap (MiB)");
+            ui.add(egui::TextEdit::singleline(&mut drafts.cap_mib).desired_width(80.0))
+                .labelled_by(label.id);
+        });
+        apply_row(ui, root, config, &retention, commands);
+    }
+    if shows(&[
+        "Largest kept file",
+        "content above this size in MiB is recorded by hash only",
+    ]) {
+        ui.add_space(6.0);
+        ui.strong("Largest kept file");
+        ui.weak("A file a command changed is kept whole up to this size in MiB; above it only its hash is recorded and rolling it back is refused.");
+        ui.add(egui::TextEdit::singleline(&mut drafts.max_kept).desired_width(80.0));
+        apply_row(ui, root, config, &max_kept, commands);
+    }
+    let grants: Vec<(Grant, &str)> = view
+        .grants
+        .allowed
+        .iter()
+        .map(|g| (g.clone(), "allowed"))
+        .chain(view.grants.refused.iter().map(|g| (g.clone(), "kept off")))
+        .chain(
+            view.grants
+                .pending
+                .iter()
+                .map(|g| (g.clone(), "not decided")),
+        )
+        .collect();
+    if !grants.is_empty()
+        && shows(&[
+            "What this folder's settings grant",
+            "hosts and agents allowed or kept off trust",
+        ])
+    {
+        ui.add_space(6.0);
+        ui.strong("What this folder's settings grant");
+        ui.weak("Decided by you, for this folder only; what is kept off stays off.");
+        for (grant, state) in grants {
+            ui.horizontal_wrapped(|ui| {
+                ui.label(grant.words());
+                ui.weak(state);
+                let (label, allow) = if state == "allowed" {
+                    ("Keep off", false)
+                } else {
+                    ("Allow", true)
+                };
+                if ui.small_button(label).clicked() {
+                    commands.push(Command::DecideGrant { grant, allow });
+                }
+            });
+        }
+    }
+}
+
+/// An Apply button for `edit`, enabled when it differs from `config` and
+/// can be made; its reason when it cannot.
+fn apply_row(
+    ui: &mut Ui,
+    root: &Path,
+    config: &cocode_core::workspace::WorkspaceConfig,
+    edit: &SettingsEdit,
+    commands: &mut Vec<Command>,
+) {
+    let mut changed = config.clone();
+    let checked = settings::apply(root, &mut changed, edit);
+    ui.horizontal(|ui| {
+        let ok = checked.is_ok() && changed != *config;
+        if ui.add_enabled(ok, egui::Button::new("Apply")).clicked() {
+            commands.push(Command::EditSettings(edit.clone()));
+        }
+        if let Err(why) = checked {
+            cocode_ui::badge(ui, &why, Tone::Danger);
+        }
+    });
+}
+
+fn standing_badge(ui: &mut Ui, grants: &crate::host::trust::GrantStanding, grant: &Grant) {
+    if grants.refused.contains(grant) {
+        cocode_ui::badge(ui, "kept off", Tone::Warning);
+    } else if grants.pending.contains(grant) {
+        cocode_ui::badge(ui, "not decided", Tone::Neutral);
+    }
+}
