@@ -38,6 +38,8 @@ pub mod workspace_service;
 #[cfg(all(test, target_os = "linux"))]
 pub(crate) mod loopback;
 #[cfg(test)]
+pub(crate) mod raster;
+#[cfg(test)]
 pub(crate) mod testing;
 
 use std::path::Path;

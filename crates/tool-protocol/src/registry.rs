@@ -309,6 +309,54 @@ fn schema_issues(validator: &jsonschema::Validator, instance: &Value) -> Vec<Val
         .collect()
 }
 
+/// Why `arguments` do not fit a tool's input `schema`, in words a person
+/// reads beside what they typed (each problem with where it is); empty
+/// when they fit. The registry checks the same schema before a call.
+pub fn argument_problems(schema: &Value, arguments: &Value) -> Vec<String> {
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(v) => v,
+        Err(e) => return vec![format!("the tool's schema cannot be used: {e}")],
+    };
+    validator
+        .iter_errors(arguments)
+        .map(|e| {
+            let at = e.instance_path().as_str();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect()
+}
+
+/// Arguments that a tool's input `schema` lists as required, each with an
+/// empty value of its type, as a starting point to edit.
+pub fn sample_arguments(schema: &Value) -> Value {
+    let mut sample = Map::new();
+    let required = schema["required"].as_array().cloned().unwrap_or_default();
+    for name in required.iter().filter_map(Value::as_str) {
+        let property = &schema["properties"][name];
+        let kind = match &property["type"] {
+            Value::String(t) => t.as_str(),
+            Value::Array(types) => types.iter().find_map(Value::as_str).unwrap_or("string"),
+            _ => "string",
+        };
+        let value = match kind {
+            "integer" | "number" => json!(0),
+            "boolean" => json!(false),
+            "array" => json!([]),
+            "object" => json!({}),
+            _ => property["enum"]
+                .as_array()
+                .and_then(|e| e.first().cloned())
+                .unwrap_or_else(|| json!("")),
+        };
+        sample.insert(name.to_owned(), value);
+    }
+    Value::Object(sample)
+}
+
 /// Walks a paged listing: refuses a repeated cursor and stops after `max_pages`.
 pub fn walk_pages(
     mut fetch: impl FnMut(Option<String>) -> Result<ToolListResult, ToolError>,

@@ -1071,3 +1071,47 @@ async fn a_tool_allowed_for_the_task_runs_without_asking_again_in_that_task_only
     }
     assert_eq!(runs.load(Ordering::SeqCst), 2);
 }
+
+#[test]
+fn sample_arguments_fill_what_is_required_and_problems_say_where() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "limit": {"type": "integer"},
+            "recursive": {"type": "boolean"},
+            "mode": {"type": "string", "enum": ["fast", "full"]},
+            "extra": {"type": "string"}
+        },
+        "required": ["path", "limit", "recursive", "mode"],
+        "additionalProperties": false
+    });
+    let sample = sample_arguments(&schema);
+    assert_eq!(
+        sample,
+        json!({"path": "", "limit": 0, "recursive": false, "mode": "fast"})
+    );
+    assert_eq!(argument_problems(&schema, &sample), Vec::<String>::new());
+    let problems = argument_problems(
+        &schema,
+        &json!({"path": 3, "limit": 1, "recursive": true, "mode": "fast", "other": 1}),
+    );
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("/path: 3 is not of type")),
+        "{problems:?}"
+    );
+    assert!(problems.iter().any(|p| p.contains("other")), "{problems:?}");
+    let missing = argument_problems(&schema, &json!({}));
+    assert_eq!(
+        missing,
+        vec![
+            "\"path\" is a required property",
+            "\"limit\" is a required property",
+            "\"recursive\" is a required property",
+            "\"mode\" is a required property",
+        ]
+    );
+}

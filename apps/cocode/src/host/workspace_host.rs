@@ -81,6 +81,8 @@ pub struct WorkspaceHost {
     pub launcher: Arc<Launcher>,
     pub runner: Arc<OrchestratingVerificationRunner>,
     pub tools: Arc<ToolRegistry>,
+    /// Calls run from the Tool catalog so far (their ids).
+    sample_calls: std::sync::atomic::AtomicU64,
     /// Every tool call's lifecycle (arguments redacted, bounded): what the
     /// Trace panel shows.
     pub traces: Arc<TraceStore>,
@@ -377,6 +379,7 @@ impl WorkspaceHost {
             launcher,
             runner,
             tools,
+            sample_calls: std::sync::atomic::AtomicU64::new(0),
             traces,
             trace_changed,
             tasks,
@@ -472,6 +475,48 @@ impl WorkspaceHost {
         )?;
         self.workspace.allow_host(&pattern)?;
         self.refresh_hosts()
+    }
+
+    /// Runs a read-only tool of the catalog with `arguments`, as a person
+    /// trying it from the Tool catalog (source "palette", direct mode,
+    /// no task): through the registry, so the call is checked against the
+    /// tool's schema, policy and limits and appears in the trace. A tool
+    /// that changes anything is refused before it is looked at.
+    pub async fn run_tool_sample(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<cocode_tool_protocol::ToolCallResult, String> {
+        let tools = self.tools.list_all_tools().map_err(|e| e.message.clone())?;
+        let Some(tool) = tools.iter().find(|t| t.name == name) else {
+            return Err(format!("no tool is named {name}"));
+        };
+        if !tool.annotations.read_only {
+            return Err(format!(
+                "{name} changes the workspace: only read-only tools run from the catalog"
+            ));
+        }
+        let n = self
+            .sample_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(self
+            .tools
+            .call(
+                cocode_tool_protocol::ToolCallRequest {
+                    id: format!("catalog-sample-{n}"),
+                    name: name.to_owned(),
+                    arguments,
+                },
+                cocode_tool_protocol::ToolCallContext {
+                    source: cocode_tool_protocol::ToolSource::Palette,
+                    mode: cocode_tool_protocol::ToolMode::Direct,
+                    session_id: "tool-catalog".to_owned(),
+                    task_id: None,
+                    revision: None,
+                },
+                cocode_tool_protocol::ToolCallOptions::default(),
+            )
+            .await)
     }
 
     /// The Settings page's view of `workspace.json` as it is now.

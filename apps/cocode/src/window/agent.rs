@@ -479,7 +479,8 @@ impl AgentPanel {
             | E::TaskFiles { .. }
             | E::Trace(_)
             | E::Settings(_)
-            | E::SettingsRefused(_) => {}
+            | E::SettingsRefused(_)
+            | E::ToolSample { .. } => {}
         }
     }
 }

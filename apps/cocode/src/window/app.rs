@@ -136,7 +136,13 @@ impl CocodeApp {
     /// Builds the app; `folder` (canonical) opens immediately.
     pub fn new(folder: Option<PathBuf>, root: HostRoot) -> std::io::Result<Self> {
         let keys = ProviderSetup::system(root.credentials());
-        Self::with_keys(folder, root, keys)
+        let mut app = Self::with_keys(folder, root, keys)?;
+        // The person's own keybindings (tests keep the defaults).
+        app.keymap = Keymap::load(
+            Os::current(),
+            crate::window::keymap::overrides_file().as_deref(),
+        );
+        Ok(app)
     }
 
     /// [`Self::new`] with provider keys and settings kept where `keys`
@@ -171,10 +177,7 @@ impl CocodeApp {
             dock: default_layout(),
             theme: Theme::default(),
             os: Os::current(),
-            keymap: Keymap::load(
-                Os::current(),
-                crate::window::keymap::overrides_file().as_deref(),
-            ),
+            keymap: Keymap::defaults(Os::current()),
             keymap_notice_dismissed: false,
             palette: crate::window::palette::Palette::default(),
             saved: crate::window::saved::SavedState::default(),
@@ -573,7 +576,9 @@ impl CocodeApp {
             | Command::ResetLayout
             | Command::ShowPanel(_)
             | Command::ClearTrace
-            | Command::SetTheme(_) => self.run_shell(command, ctx),
+            | Command::SetTheme(_)
+            | Command::RunToolSample { .. }
+            | Command::ShowSettings(_) => self.run_shell(command, ctx),
             Command::ShowOpenFolder
             | Command::PickerBrowse(_)
             | Command::OpenFolder(_)
@@ -887,7 +892,9 @@ impl TabViewer for Viewer<'_> {
             PanelId::Approvals => {
                 views::approvals::show(ui, self.agent, self.approvals, self.commands);
             }
-            PanelId::ToolCatalog => views::catalog::show(ui, self.catalog),
+            PanelId::ToolCatalog => {
+                views::catalog::show(ui, self.catalog, self.workspace.is_some(), self.commands);
+            }
             PanelId::Trace => {
                 let running = self.agent.running() > 0;
                 views::trace::show(ui, self.trace, running, self.commands);
@@ -992,3 +999,7 @@ mod catalog_tests;
 #[cfg(test)]
 #[path = "shell_tests.rs"]
 mod shell_tests;
+
+#[cfg(test)]
+#[path = "snapshot_tests.rs"]
+mod snapshot_tests;

@@ -36,7 +36,15 @@ impl CocodeApp {
             }
             Command::ForgetRecent(root) => self.forget_recent(root.as_deref()),
             Command::ResetLayout => self.dock = crate::window::app::default_layout(),
+            Command::RunToolSample { name, arguments } => {
+                self.ensure_service();
+                self.send_task(ServiceRequest::RunToolSample { name, arguments });
+            }
             Command::ShowPanel(panel) => self.show_panel(panel),
+            Command::ShowSettings(section) => {
+                self.settings.section = section;
+                self.show_panel(PanelId::Settings);
+            }
             Command::ClearTrace => self.send_task(ServiceRequest::ClearTrace),
             Command::SetTheme(theme) => {
                 self.theme = theme;

@@ -230,6 +230,10 @@ impl CocodeApp {
                 }
                 ServiceEvent::Trace(rows) => self.trace.rows = rows,
                 ServiceEvent::Settings(view) => self.settings.on_view(*view),
+                ServiceEvent::ToolSample { name, result } => {
+                    self.catalog.running = None;
+                    self.catalog.results.insert(name, result);
+                }
                 ServiceEvent::SettingsRefused(why) => {
                     self.settings.busy = false;
                     self.settings.error = Some(why);

@@ -32,6 +32,13 @@ impl Scope {
 pub struct CatalogPanel {
     pub tools: Vec<ToolDefinition>,
     pub scope: Scope,
+    /// Each tool's sample arguments as typed (JSON), once its entry opened.
+    pub samples: std::collections::HashMap<String, String>,
+    /// What each tool run from the panel returned (pretty JSON), or why it
+    /// did not run.
+    pub results: std::collections::HashMap<String, Result<String, String>>,
+    /// The tool whose sample runs now.
+    pub running: Option<String>,
 }
 
 impl Default for CatalogPanel {
@@ -39,7 +46,20 @@ impl Default for CatalogPanel {
         Self {
             tools: crate::host::tools::served_tools(),
             scope: Scope::All,
+            samples: std::collections::HashMap::new(),
+            results: std::collections::HashMap::new(),
+            running: None,
         }
+    }
+}
+
+/// What is wrong with `text` as `tool`'s arguments: not JSON, not an
+/// object, or not what its schema asks for (empty: they fit).
+pub fn sample_problems(tool: &ToolDefinition, text: &str) -> Vec<String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Err(e) => vec![format!("not JSON: {e}")],
+        Ok(value) if !value.is_object() => vec!["the arguments are a JSON object".to_owned()],
+        Ok(value) => cocode_tool_protocol::registry::argument_problems(&tool.input_schema, &value),
     }
 }
 

@@ -73,6 +73,13 @@ pub enum Command {
     DecideGrants,
     /// Close the folder-settings question; the run does not start.
     CancelGrants,
+    /// Run a read-only tool of the catalog with these arguments.
+    RunToolSample {
+        name: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
+    /// Show Settings, at one part of it (`None`: all of it).
+    ShowSettings(Option<crate::window::settings::Section>),
     /// The interface's zoom, in percent.
     SetZoom(u32),
     /// One change of the Settings page.

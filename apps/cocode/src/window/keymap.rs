@@ -474,6 +474,8 @@ pub struct Keymap {
     bindings: Vec<(Chord, Action)>,
     /// Why entries of the overrides were not used, in words.
     pub problems: Vec<String>,
+    /// The person's keybindings file it read (or would have).
+    pub file: Option<PathBuf>,
 }
 
 /// One entry of `keybindings.json`.
@@ -563,6 +565,7 @@ impl Keymap {
             os,
             bindings,
             problems: Vec::new(),
+            file: None,
         }
     }
 
@@ -634,7 +637,7 @@ impl Keymap {
         let Some(file) = file else {
             return Self::defaults(os);
         };
-        match std::fs::read_to_string(file) {
+        let mut map = match std::fs::read_to_string(file) {
             Ok(text) => Self::with_overrides(os, &text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::defaults(os),
             Err(e) => {
@@ -645,7 +648,9 @@ impl Keymap {
                 ));
                 map
             }
-        }
+        };
+        map.file = Some(file.to_path_buf());
+        map
     }
 
     /// The first shortcut of `action`.

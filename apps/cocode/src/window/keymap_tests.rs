@@ -164,8 +164,11 @@ fn what_cannot_be_used_is_said_and_the_rest_applies() {
 #[test]
 fn a_missing_file_is_the_defaults_and_an_unreadable_one_is_said() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = Keymap::load(Os::Linux, Some(&dir.path().join("keybindings.json")));
-    assert_eq!(missing, Keymap::defaults(Os::Linux));
+    let file = dir.path().join("keybindings.json");
+    let missing = Keymap::load(Os::Linux, Some(&file));
+    assert_eq!(missing.bindings, Keymap::defaults(Os::Linux).bindings);
+    assert_eq!(missing.problems, Vec::<String>::new());
+    assert_eq!(missing.file, Some(file));
     // A folder where the file should be cannot be read as one.
     let unreadable = Keymap::load(Os::Linux, Some(dir.path()));
     assert_eq!(unreadable.problems.len(), 1);

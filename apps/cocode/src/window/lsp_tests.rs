@@ -12,11 +12,20 @@ use crate::window::testing::{fixture_workspace, harness, open_in_editor, run_unt
 
 use crate::window::testing::peers;
 
+/// The tests that start pyright take turns: one counts this process's
+/// pyright children, which another's would add to.
+fn pyright_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn a_diagnostic_shows_in_the_gutter_and_problems_and_choosing_it_moves_the_cursor() {
     if !peers::require_program("pyright-langserver") {
         return;
     }
+    let _turn = pyright_turn();
     let (_dir, root) = fixture_workspace(&[("main.py", "s = \"한글🙂\"\nn: int = \"text\"\n")]);
     let mut h = harness(Some(root));
     let id = open_in_editor(&mut h, "main.py");
@@ -57,6 +66,7 @@ fn the_completion_list_opens_with_ctrl_space_and_enter_inserts_the_choice() {
     if !peers::require_program("pyright-langserver") {
         return;
     }
+    let _turn = pyright_turn();
     let (_dir, root) = fixture_workspace(&[("main.py", "import os\nos.pa")]);
     let mut h = harness(Some(root));
     let id = open_in_editor(&mut h, "main.py");
@@ -288,6 +298,7 @@ fn closing_the_window_stops_its_language_servers() {
     if !peers::require_program("pyright-langserver") {
         return;
     }
+    let _turn = pyright_turn();
     let (_dir, root) = fixture_workspace(&[("main.py", "x: int = 1\n")]);
     let mut h = harness(Some(root));
     open_in_editor(&mut h, "main.py");

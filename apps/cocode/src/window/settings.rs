@@ -16,11 +16,36 @@ pub struct Drafts {
     pub max_kept: String,
 }
 
+/// A part of the Settings page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The window's look and keys.
+    Window,
+    /// The open folder's `workspace.json`.
+    Folder,
+    /// The built-in agent's providers.
+    Providers,
+}
+
+impl Section {
+    pub const ALL: [Self; 3] = [Self::Window, Self::Folder, Self::Providers];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Window => "Window",
+            Self::Folder => "This folder",
+            Self::Providers => "Providers",
+        }
+    }
+}
+
 /// The Settings page.
 #[derive(Debug, Default)]
 pub struct SettingsPanel {
     /// Only settings whose words hold it are shown.
     pub query: String,
+    /// The one part shown (`None`: all of them).
+    pub section: Option<Section>,
     /// The open folder's settings (`None` until read).
     pub view: Option<SettingsView>,
     /// Reading them, or a change under way.
@@ -42,6 +67,11 @@ impl SettingsPanel {
         self.drafts.max_kept = c.max_kept_file_mib.to_string();
         self.view = Some(view);
         self.busy = false;
+    }
+
+    /// Whether `section` is shown.
+    pub fn shows_section(&self, section: Section) -> bool {
+        self.section.is_none_or(|s| s == section)
     }
 
     /// Whether a setting with these words is shown for the search.

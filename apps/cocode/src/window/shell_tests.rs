@@ -255,7 +255,7 @@ fn the_welcome_page_opens_a_recent_workspace_and_forgets_one() {
     let gone_name = gone.file_name().unwrap().to_string_lossy().into_owned();
     h.get_by_label(&gone_name);
     // Taken off the list: only the other stays.
-    let remove = h.get_all_by_label("✕").nth(1).unwrap();
+    let remove = h.get_all_by_label("×").nth(1).unwrap();
     remove.click();
     h.run_steps(2);
     assert_eq!(h.state().saved.recent, vec![root.clone()]);

@@ -55,11 +55,58 @@ pub fn harness_keys(
     let mut app = CocodeApp::with_keys(folder, crate::host::root::HostRoot::new(runtime()), keys)
         .expect("io thread starts");
     app.os = cocode_platform::Os::Linux;
+    app.keymap = crate::window::keymap::Keymap::defaults(cocode_platform::Os::Linux);
     prepare(&mut app);
     Harness::builder()
         .with_size(egui::vec2(1200.0, 800.0))
         .with_os(egui::os::OperatingSystem::Nix)
         .build_ui_state(|ui, app: &mut CocodeApp| app.ui(ui), app)
+}
+
+/// [`harness_with`] drawn by the software renderer, for image snapshots:
+/// the text cursor does not blink, so the same state draws the same
+/// pixels.
+pub fn harness_rendered(
+    folder: Option<PathBuf>,
+    prepare: impl FnOnce(&mut CocodeApp),
+) -> Harness<'static, CocodeApp> {
+    let mut app = CocodeApp::with_keys(
+        folder,
+        crate::host::root::HostRoot::new(runtime()),
+        ProviderSetup::in_memory(),
+    )
+    .expect("io thread starts");
+    app.os = cocode_platform::Os::Linux;
+    app.keymap = crate::window::keymap::Keymap::defaults(cocode_platform::Os::Linux);
+    app.crash_notice = None;
+    prepare(&mut app);
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1200.0, 800.0))
+        .with_os(egui::os::OperatingSystem::Nix)
+        .renderer(crate::window::raster::Raster::default())
+        .build_ui_state(|ui, app: &mut CocodeApp| app.ui(ui), app);
+    h.run_steps(2);
+    h.ctx
+        .all_styles_mut(|s| s.visuals.text_cursor.blink = false);
+    h
+}
+
+/// A folder at a fixed path under the system's temporary folder (made
+/// afresh), so that what shows its path draws the same pixels each run.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests lay out fixture workspaces on disk"
+)]
+pub fn fixed_workspace(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("cocode-snapshot-{name}"));
+    let _ = std::fs::remove_dir_all(&root);
+    for (file, text) in files {
+        let path = root.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::canonicalize(&root).unwrap()
 }
 
 /// Steps frames until `done` holds (the IO thread answers asynchronously).
@@ -179,6 +226,7 @@ pub fn approve_and_accept(h: &mut Harness<'static, CocodeApp>, cards: &[&str]) {
 
 /// Allows everything the folder's `workspace.json` grants, as its person
 /// does who wrote it there (tests that are not about that question).
+#[cfg(unix)]
 pub fn trust_folder_settings(root: &std::path::Path) {
     let text = std::fs::read_to_string(root.join(".cocode/config/workspace.json")).unwrap();
     let config: cocode_core::workspace::WorkspaceConfig = serde_json::from_str(&text).unwrap();

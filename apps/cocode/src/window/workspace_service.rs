@@ -96,6 +96,11 @@ pub enum ServiceRequest {
     LoadSettings,
     /// One change of the Settings page.
     EditSettings(crate::host::settings::SettingsEdit),
+    /// Run a read-only tool of the catalog with these arguments.
+    RunToolSample {
+        name: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
 }
 
 /// One row of the task list.
@@ -192,6 +197,12 @@ pub enum ServiceEvent {
     Settings(Box<crate::host::settings::SettingsView>),
     /// Why a change of the Settings page was refused (nothing changed).
     SettingsRefused(String),
+    /// What a tool run from the catalog returned (as pretty JSON), or why
+    /// it did not run.
+    ToolSample {
+        name: String,
+        result: Result<String, String>,
+    },
 }
 
 /// The UI's handle on the service.
@@ -673,6 +684,13 @@ async fn serve(
                 send_settings(&host, &out).await;
             }
             ServiceRequest::LoadSettings => send_settings(&host, &out).await,
+            ServiceRequest::RunToolSample { name, arguments } => {
+                let result = host
+                    .run_tool_sample(&name, arguments)
+                    .await
+                    .map(|r| serde_json::to_string_pretty(&r).unwrap_or_default());
+                out.send(ServiceEvent::ToolSample { name, result }).await;
+            }
             ServiceRequest::EditSettings(edit) => {
                 match host.edit_settings(&edit) {
                     Ok(Ok(())) => {}

@@ -6,7 +6,7 @@ use cocode_ui::Tone;
 use egui::Key;
 
 use crate::window::agent::{AgentPanel, BACKENDS, Failure, FailureKind, Standing};
-use crate::window::command::{Command, PanelId, ProviderAction};
+use crate::window::command::{Command, ProviderAction};
 use crate::window::providers::ProvidersPanel;
 use crate::window::transcript::tool_words;
 
@@ -136,7 +136,9 @@ fn failure_card(ui: &mut egui::Ui, failure: &Failure, commands: &mut Vec<Command
             }
             FailureKind::Setup => {
                 if ui.button("Open Providers").clicked() {
-                    commands.push(Command::ShowPanel(PanelId::Settings));
+                    commands.push(Command::ShowSettings(Some(
+                        crate::window::settings::Section::Providers,
+                    )));
                 }
                 if ui.button("Use the local agent and retry").clicked() {
                     commands.push(Command::RetryTask { local: true });
@@ -677,7 +679,9 @@ fn backend_row(
             .on_hover_text("Keys, addresses and models of the built-in agent's providers")
             .clicked()
         {
-            commands.push(Command::ShowPanel(PanelId::Settings));
+            commands.push(Command::ShowSettings(Some(
+                crate::window::settings::Section::Providers,
+            )));
         }
         if panel.current().running {
             ui.spinner();

@@ -107,7 +107,7 @@ pub fn welcome(
                         }
                         ui.weak(root.display().to_string());
                         if ui
-                            .small_button("✕")
+                            .small_button("×")
                             .on_hover_text("Remove from the list")
                             .clicked()
                         {

@@ -16,7 +16,7 @@ use crate::host::trust::Grant;
 use crate::window::command::Command;
 use crate::window::keymap::Keymap;
 use crate::window::providers::ProvidersPanel;
-use crate::window::settings::SettingsPanel;
+use crate::window::settings::{Section, SettingsPanel};
 
 /// What the page shows besides its own state.
 #[derive(Debug)]
@@ -40,6 +40,12 @@ pub fn show(ui: &mut Ui, panel: &mut SettingsPanel, cx: &Context<'_>, commands: 
         )
         .labelled_by(heading.id);
     });
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut panel.section, None, "All");
+        for section in Section::ALL {
+            ui.selectable_value(&mut panel.section, Some(section), section.title());
+        }
+    });
     if let Some(error) = &panel.error {
         cocode_ui::badge(ui, error, Tone::Danger);
     }
@@ -47,14 +53,20 @@ pub fn show(ui: &mut Ui, panel: &mut SettingsPanel, cx: &Context<'_>, commands: 
         .id_salt("settings")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            appearance(ui, panel, cx, commands);
-            keyboard(ui, panel, cx.keys);
-            if panel.shows(&["Providers", "key", "model", "address", "API", "provider"]) {
+            if panel.shows_section(Section::Window) {
+                appearance(ui, panel, cx, commands);
+                keyboard(ui, panel, cx.keys);
                 ui.separator();
+            }
+            if panel.shows_section(Section::Folder) {
+                folder(ui, panel, cx.folder, commands);
+                ui.separator();
+            }
+            if panel.shows_section(Section::Providers)
+                && panel.shows(&["Providers", "key", "model", "address", "API", "provider"])
+            {
                 crate::window::views::providers::section(ui, cx.providers, commands);
             }
-            ui.separator();
-            folder(ui, panel, cx.folder, commands);
         });
 }
 
@@ -118,7 +130,7 @@ fn keyboard(ui: &mut Ui, panel: &SettingsPanel, keys: &Keymap) {
             "Your own bindings, in VS Code's form, are read from keybindings.json at start.",
         ),
         |ui| {
-            if let Some(file) = crate::window::keymap::overrides_file() {
+            if let Some(file) = &keys.file {
                 ui.monospace(file.display().to_string());
             }
             for problem in &keys.problems {
