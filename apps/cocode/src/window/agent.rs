@@ -2,6 +2,7 @@
 //! workspace's tasks. The workspace service's events fill it; `views::agent`
 //! draws it.
 
+use crate::window::command::AgentCommand;
 use crate::window::transcript::Transcript;
 
 /// The backends the composer offers (`local` needs no key).
@@ -400,40 +401,39 @@ impl AgentPanel {
     /// task waits for no such thing.
     pub(crate) fn request_for(
         &mut self,
-        command: &crate::window::command::Command,
+        command: &AgentCommand,
     ) -> Option<crate::window::workspace_service::ServiceRequest> {
         use crate::host::orchestrator::Reply;
-        use crate::window::command::Command;
         use crate::window::workspace_service::ServiceRequest;
         let text = match command {
-            Command::SendReply => std::mem::take(&mut self.prompt).trim().to_owned(),
+            AgentCommand::SendReply => std::mem::take(&mut self.prompt).trim().to_owned(),
             _ => String::new(),
         };
         let conv = self.current_mut();
         let id = conv.id;
         match command {
-            Command::SendReply if !text.is_empty() => {
+            AgentCommand::SendReply if !text.is_empty() => {
                 conv.awaiting_reply.take()?;
                 Some(ServiceRequest::Reply {
                     conv: id,
                     reply: Reply::Message(text),
                 })
             }
-            Command::FinishAndVerify => {
+            AgentCommand::FinishAndVerify => {
                 conv.awaiting_reply.take()?;
                 Some(ServiceRequest::Reply {
                     conv: id,
                     reply: Reply::FinishAndVerify,
                 })
             }
-            Command::TaskDecision { approve } => {
+            AgentCommand::TaskDecision { approve } => {
                 conv.task_approval.take()?;
                 Some(ServiceRequest::TaskDecision {
                     conv: id,
                     approve: *approve,
                 })
             }
-            Command::StopTask if conv.running => Some(ServiceRequest::Stop(id)),
+            AgentCommand::StopTask if conv.running => Some(ServiceRequest::Stop(id)),
             _ => None,
         }
     }

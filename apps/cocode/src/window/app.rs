@@ -15,7 +15,7 @@ use egui_dock::{DockArea, DockState, NodeIndex, Style, TabViewer};
 use crate::host::root::HostRoot;
 use crate::window::agent::AgentPanel;
 use crate::window::brick_service::BrickService;
-use crate::window::command::{Command, PanelId};
+use crate::window::command::{Command, FolderCommand, PanelId, WindowCommand};
 use crate::window::crash_notice::CrashNotice;
 use crate::window::disk_watch::DiskWatch;
 use crate::window::editors::Editors;
@@ -254,7 +254,8 @@ impl CocodeApp {
             self.keymap
                 .take_window_action(i, |a| self.action_available(a))
         }) {
-            self.commands.push(Command::Run(action));
+            self.commands
+                .push(Command::Window(WindowCommand::Run(action)));
         }
         let mut commands = std::mem::take(&mut self.commands);
 
@@ -340,7 +341,7 @@ impl CocodeApp {
                     cocode_ui::badge(ui, "Layout", cocode_ui::Tone::Warning);
                     ui.label(notice);
                     if ui.button("Dismiss").clicked() {
-                        commands.push(Command::DismissStateNotice);
+                        commands.push(Command::Window(WindowCommand::DismissStateNotice));
                     }
                 });
             });
@@ -364,7 +365,7 @@ impl CocodeApp {
                 .add_enabled(self.action_available(action), button)
                 .clicked()
             {
-                commands.push(Command::Run(action));
+                commands.push(Command::Window(WindowCommand::Run(action)));
                 ui.close();
             }
         };
@@ -374,13 +375,13 @@ impl CocodeApp {
                 ui.menu_button("Open Recent", |ui| {
                     for root in &self.saved.recent {
                         if ui.button(root.display().to_string()).clicked() {
-                            commands.push(Command::OpenFolder(root.clone()));
+                            commands.push(Command::Folder(FolderCommand::OpenFolder(root.clone())));
                             ui.close();
                         }
                     }
                     ui.separator();
                     if ui.button("Clear Recently Opened").clicked() {
-                        commands.push(Command::ForgetRecent(None));
+                        commands.push(Command::Window(WindowCommand::ForgetRecent(None)));
                         ui.close();
                     }
                 });
@@ -458,7 +459,7 @@ impl CocodeApp {
                     .on_hover_text("Problems")
                     .clicked()
                 {
-                    commands.push(Command::ShowPanel(PanelId::Problems));
+                    commands.push(Command::Window(WindowCommand::ShowPanel(PanelId::Problems)));
                 }
                 // Each server at work or in trouble; a stopped one leaves
                 // its files without diagnostics, which the count above
@@ -472,7 +473,8 @@ impl CocodeApp {
                             .on_hover_text(hover)
                             .clicked()
                         {
-                            commands.push(Command::ShowPanel(PanelId::Problems));
+                            commands
+                                .push(Command::Window(WindowCommand::ShowPanel(PanelId::Problems)));
                         }
                     }
                 }
@@ -515,7 +517,9 @@ impl CocodeApp {
                     .on_hover_text("Show the Approvals panel")
                     .clicked()
                 {
-                    commands.push(Command::ShowPanel(PanelId::Approvals));
+                    commands.push(Command::Window(WindowCommand::ShowPanel(
+                        PanelId::Approvals,
+                    )));
                 }
             }
             if let Some((confinement, port)) = &self.agent.sandbox {
@@ -563,106 +567,17 @@ impl CocodeApp {
         }
     }
 
+    /// Applies one command: each area's in its own file.
     pub(crate) fn run(&mut self, command: Command, ctx: &egui::Context) {
         match command {
-            Command::Run(_)
-            | Command::Palette
-            | Command::DismissKeymapNotice
-            | Command::DismissStateNotice
-            | Command::SetZoom(_)
-            | Command::EditSettings(_)
-            | Command::DecideGrant { .. }
-            | Command::ForgetRecent(_)
-            | Command::ResetLayout
-            | Command::ShowPanel(_)
-            | Command::ClearTrace
-            | Command::SetTheme(_)
-            | Command::RunToolSample { .. }
-            | Command::ShowSettings(_) => self.run_shell(command, ctx),
-            Command::ShowOpenFolder
-            | Command::PickerBrowse(_)
-            | Command::OpenFolder(_)
-            | Command::OpenPath(_)
-            | Command::PickerTyped(_)
-            | Command::CloseOpenFolder
-            | Command::SwitchNow
-            | Command::SwitchSaving
-            | Command::CancelSwitch => self.run_open_folder(command),
-            Command::ShowNewFromBrick
-            | Command::BrickDialog(_)
-            | Command::CreateFromBrick
-            | Command::CloseNewFromBrick => self.run_brick_dialog(command),
-            Command::ToggleFolder(dir) => {
-                if let Some(request) = self
-                    .workspace
-                    .as_mut()
-                    .and_then(|w| w.explorer.toggle(&dir))
-                {
-                    self.io.send(request);
-                }
-            }
-            Command::OpenFile(path) => self.open_file(&path),
-            Command::Save(_)
-            | Command::SaveAll
-            | Command::CloseEditor { .. }
-            | Command::CancelCloseEditor
-            | Command::ReopenClosedEditor
-            | Command::KeepMine(_)
-            | Command::LoadTheirs(_)
-            | Command::ToggleCompare(_)
-            | Command::DismissEditorNotice(_)
-            | Command::QuitDiscarding
-            | Command::QuitSaving
-            | Command::QuickOpen
-            | Command::ShowSearch
-            | Command::ReplaceInFiles
-            | Command::OpenAt { .. } => self.run_editor(command, ctx),
-            Command::FileAction(_)
-            | Command::FilePromptName(_)
-            | Command::FilePromptSubmit
-            | Command::FilePromptCancel => self.run_file_prompt(command),
-            Command::Refresh => {
-                if let Some(ws) = &mut self.workspace {
-                    for request in ws.explorer.refresh() {
-                        self.io.send(request);
-                    }
-                }
-            }
+            Command::Window(c) => self.run_shell(c, ctx),
+            Command::Folder(c) => self.run_open_folder(c),
+            Command::Brick(c) => self.run_brick_dialog(c),
+            Command::Explorer(c) => self.run_file_prompt(c),
+            Command::Editor(c) => self.run_editor(c, ctx),
+            Command::Agent(c) => self.run_agent_command(c),
+            Command::Terminal(c) => self.run_terminal(c, ctx),
             Command::Lsp(ask) => self.run_lsp(&ask),
-            Command::OpenCrashFolder => self.end_crash_notice(true),
-            Command::DismissCrashNotice => self.end_crash_notice(false),
-            Command::AgentPrompt(_)
-            | Command::SendReply
-            | Command::FinishAndVerify
-            | Command::ToolDecision { .. }
-            | Command::TaskDecision { .. }
-            | Command::ShowTask(_)
-            | Command::RunTask
-            | Command::CloseTask
-            | Command::RetryTask { .. }
-            | Command::NewConversation
-            | Command::ShowConversation(_)
-            | Command::CloseConversation(_)
-            | Command::AgentBackend(_)
-            | Command::AgentModel(_)
-            | Command::ProviderKeyDraft { .. }
-            | Command::ProviderUrlDraft { .. }
-            | Command::Provider(_)
-            | Command::StopTask
-            | Command::RollbackTask(_)
-            | Command::AllowAndRerun { .. }
-            | Command::GrantToggle(_)
-            | Command::DecideGrants
-            | Command::CancelGrants => self.run_agent_command(command),
-            Command::FocusTerminal
-            | Command::NewTerminal
-            | Command::CloseTerminal { .. }
-            | Command::CancelCloseTerminal
-            | Command::StopAgentCommand(_)
-            | Command::AskOpenLink { .. }
-            | Command::OpenLink
-            | Command::CancelOpenLink => self.run_terminal(command, ctx),
-            Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
         }
     }
 
@@ -766,7 +681,7 @@ fn keymap_notice(ui: &mut egui::Ui, problems: &[String], commands: &mut Vec<Comm
             if problems.len() == 1 { "y" } else { "ies" }
         ));
         if ui.button("Dismiss").clicked() {
-            commands.push(Command::DismissKeymapNotice);
+            commands.push(Command::Window(WindowCommand::DismissKeymapNotice));
         }
     });
     for problem in problems {

@@ -5,17 +5,20 @@
 use cocode_ui::Theme;
 
 use crate::window::app::CocodeApp;
-use crate::window::command::{CloseEditor, Command, PanelId};
+use crate::window::command::{
+    AgentCommand, BrickCommand, CloseEditor, Command, EditorCommand, ExplorerCommand,
+    FolderCommand, PanelId, TerminalCommand, WindowCommand,
+};
 use crate::window::keymap::{Action, EditorAction};
 use crate::window::workspace_service::ServiceRequest;
 
 impl CocodeApp {
     /// The window's own commands: the keymap's, the palette, notices,
     /// zoom, the Settings page's changes and the recent folders.
-    pub(super) fn run_shell(&mut self, command: Command, ctx: &egui::Context) {
+    pub(super) fn run_shell(&mut self, command: WindowCommand, ctx: &egui::Context) {
         match command {
-            Command::Run(action) => self.run_action(action, ctx),
-            Command::Palette => {
+            WindowCommand::Run(action) => self.run_action(action, ctx),
+            WindowCommand::Palette => {
                 if self.palette.open {
                     self.palette.close();
                 } else {
@@ -23,34 +26,36 @@ impl CocodeApp {
                     self.palette.show();
                 }
             }
-            Command::DismissKeymapNotice => self.keymap_notice_dismissed = true,
-            Command::DismissStateNotice => self.saved_notice = None,
-            Command::SetZoom(percent) => {
+            WindowCommand::DismissKeymapNotice => self.keymap_notice_dismissed = true,
+            WindowCommand::DismissStateNotice => self.saved_notice = None,
+            WindowCommand::SetZoom(percent) => {
                 #[expect(clippy::cast_precision_loss, reason = "a percentage")]
                 ctx.set_zoom_factor(percent as f32 / 100.0);
             }
-            Command::EditSettings(edit) => self.edit_settings(edit),
-            Command::DecideGrant { grant, allow } => {
+            WindowCommand::EditSettings(edit) => self.edit_settings(edit),
+            WindowCommand::DecideGrant { grant, allow } => {
                 self.ensure_service();
                 self.send_task(ServiceRequest::DecideGrants(vec![(grant, allow)]));
             }
-            Command::ForgetRecent(root) => self.forget_recent(root.as_deref()),
-            Command::ResetLayout => self.dock = crate::window::app::default_layout(),
-            Command::RunToolSample { name, arguments } => {
+            WindowCommand::ForgetRecent(root) => self.forget_recent(root.as_deref()),
+            WindowCommand::ResetLayout => self.dock = crate::window::app::default_layout(),
+            WindowCommand::RunToolSample { name, arguments } => {
                 self.ensure_service();
                 self.send_task(ServiceRequest::RunToolSample { name, arguments });
             }
-            Command::ShowPanel(panel) => self.show_panel(panel),
-            Command::ShowSettings(section) => {
+            WindowCommand::ShowPanel(panel) => self.show_panel(panel),
+            WindowCommand::ShowSettings(section) => {
                 self.settings.section = section;
                 self.show_panel(PanelId::Settings);
             }
-            Command::ClearTrace => self.send_task(ServiceRequest::ClearTrace),
-            Command::SetTheme(theme) => {
+            WindowCommand::ClearTrace => self.send_task(ServiceRequest::ClearTrace),
+            WindowCommand::SetTheme(theme) => {
                 self.theme = theme;
                 cocode_ui::apply_theme(ctx, theme);
             }
-            other => tracing::error!("not a window command: {other:?}"),
+            WindowCommand::OpenCrashFolder => self.end_crash_notice(true),
+            WindowCommand::DismissCrashNotice => self.end_crash_notice(false),
+            WindowCommand::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
         }
     }
 
@@ -92,39 +97,39 @@ impl CocodeApp {
         }
         let editor = self.active_editor();
         let command = match action {
-            Action::OpenFolder => Command::ShowOpenFolder,
-            Action::NewFromBrick => Command::ShowNewFromBrick,
-            Action::GoToFile => Command::QuickOpen,
+            Action::OpenFolder => Command::Folder(FolderCommand::ShowOpenFolder),
+            Action::NewFromBrick => Command::Brick(BrickCommand::ShowNewFromBrick),
+            Action::GoToFile => Command::Editor(EditorCommand::QuickOpen),
             Action::Save => match editor {
-                Some(id) => Command::Save(id),
+                Some(id) => Command::Editor(EditorCommand::Save(id)),
                 None => return,
             },
-            Action::SaveAll => Command::SaveAll,
+            Action::SaveAll => Command::Editor(EditorCommand::SaveAll),
             Action::CloseEditor => match editor {
-                Some(id) => Command::CloseEditor {
+                Some(id) => Command::Editor(EditorCommand::CloseEditor {
                     id,
                     action: CloseEditor::Ask,
-                },
+                }),
                 None => return,
             },
-            Action::ReopenClosedEditor => Command::ReopenClosedEditor,
-            Action::RefreshExplorer => Command::Refresh,
-            Action::Quit => Command::Quit,
-            Action::CommandPalette => Command::Palette,
-            Action::Show(PanelId::Search) => Command::ShowSearch,
-            Action::Show(panel) => Command::ShowPanel(panel),
-            Action::ResetLayout => Command::ResetLayout,
-            Action::ToggleTheme => Command::SetTheme(match self.theme {
+            Action::ReopenClosedEditor => Command::Editor(EditorCommand::ReopenClosedEditor),
+            Action::RefreshExplorer => Command::Explorer(ExplorerCommand::Refresh),
+            Action::Quit => Command::Window(WindowCommand::Quit),
+            Action::CommandPalette => Command::Window(WindowCommand::Palette),
+            Action::Show(PanelId::Search) => Command::Editor(EditorCommand::ShowSearch),
+            Action::Show(panel) => Command::Window(WindowCommand::ShowPanel(panel)),
+            Action::ResetLayout => Command::Window(WindowCommand::ResetLayout),
+            Action::ToggleTheme => Command::Window(WindowCommand::SetTheme(match self.theme {
                 Theme::Dark => Theme::Light,
                 Theme::Light => Theme::Dark,
-            }),
-            Action::NewTerminal => Command::NewTerminal,
-            Action::FocusTerminal => Command::FocusTerminal,
+            })),
+            Action::NewTerminal => Command::Terminal(TerminalCommand::NewTerminal),
+            Action::FocusTerminal => Command::Terminal(TerminalCommand::FocusTerminal),
             Action::NewConversation => {
                 self.show_panel(PanelId::Agent);
-                Command::NewConversation
+                Command::Agent(AgentCommand::NewConversation)
             }
-            Action::StopTask => Command::StopTask,
+            Action::StopTask => Command::Agent(AgentCommand::StopTask),
             Action::Editor(e) => {
                 if let Some(id) = editor {
                     self.run_editor_action(id, e);

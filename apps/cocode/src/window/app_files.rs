@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::window::command::{CloseEditor, Command, PanelId};
+use crate::window::command::{CloseEditor, Command, EditorCommand, ExplorerCommand, PanelId};
 use crate::window::io_worker::IoRequest;
 use crate::window::views;
 use crate::window::workspace_service::ServiceRequest;
@@ -20,16 +20,16 @@ use super::*;
 
 impl CocodeApp {
     /// The editor commands.
-    pub(super) fn run_editor(&mut self, command: Command, ctx: &egui::Context) {
+    pub(super) fn run_editor(&mut self, command: EditorCommand, ctx: &egui::Context) {
         match command {
-            Command::Save(id) => self.save(id),
-            Command::SaveAll => {
+            EditorCommand::Save(id) => self.save(id),
+            EditorCommand::SaveAll => {
                 let ids = self.editors.dirty_ids();
                 for id in ids {
                     self.save(id);
                 }
             }
-            Command::CloseEditor { id, action } => match action {
+            EditorCommand::CloseEditor { id, action } => match action {
                 CloseEditor::Ask if self.editors.is_dirty(id) => {
                     self.editors.close_prompt = Some(id);
                 }
@@ -42,16 +42,16 @@ impl CocodeApp {
                 }
                 _ => self.close_editor_tab(id),
             },
-            Command::CancelCloseEditor => {
+            EditorCommand::CancelCloseEditor => {
                 self.editors.close_prompt = None;
                 self.quitting = false;
             }
-            Command::ReopenClosedEditor => {
+            EditorCommand::ReopenClosedEditor => {
                 if let Some(path) = self.editors.reopen_closed() {
                     self.open_file(&path);
                 }
             }
-            Command::QuickOpen => {
+            EditorCommand::QuickOpen => {
                 self.palette.close();
                 if self.quick_open.open {
                     self.quick_open.close();
@@ -59,17 +59,17 @@ impl CocodeApp {
                     self.quick_open.show(&ws.root);
                 }
             }
-            Command::ShowSearch => {
+            EditorCommand::ShowSearch => {
                 self.show_panel(PanelId::Search);
                 self.search.focus = true;
             }
-            Command::ReplaceInFiles => {
+            EditorCommand::ReplaceInFiles => {
                 if let Some(ws) = &self.workspace {
                     let root = ws.root.clone();
                     self.search.plan_replace(&root);
                 }
             }
-            Command::OpenAt {
+            EditorCommand::OpenAt {
                 path,
                 line,
                 start,
@@ -80,19 +80,19 @@ impl CocodeApp {
                     self.editors.select_range(id, line, start, end);
                 }
             }
-            Command::KeepMine(id) => self.editors.keep_mine(id),
-            Command::ToggleCompare(id) => self.editors.toggle_compare(id),
-            Command::LoadTheirs(id) => self.editors.take_theirs(id),
-            Command::DismissEditorNotice(id) => {
+            EditorCommand::KeepMine(id) => self.editors.keep_mine(id),
+            EditorCommand::ToggleCompare(id) => self.editors.toggle_compare(id),
+            EditorCommand::LoadTheirs(id) => self.editors.take_theirs(id),
+            EditorCommand::DismissEditorNotice(id) => {
                 if let Some(tab) = self.editors.get_mut(id) {
                     tab.notice = None;
                 }
             }
-            Command::QuitDiscarding => {
+            EditorCommand::QuitDiscarding => {
                 self.quit_now = true;
                 ctx.request_repaint();
             }
-            Command::QuitSaving => {
+            EditorCommand::QuitSaving => {
                 let ids = self.editors.dirty_ids();
                 for id in ids {
                     if let Some(tab) = self.editors.get_mut(id) {
@@ -101,29 +101,45 @@ impl CocodeApp {
                     self.save(id);
                 }
             }
-            _ => {}
         }
         ctx.request_repaint();
     }
 
     /// The Explorer's file operations: ask, check the name, send to the
     /// host (started if need be, as for a save).
-    pub(super) fn run_file_prompt(&mut self, command: Command) {
+    pub(super) fn run_file_prompt(&mut self, command: ExplorerCommand) {
         let Some(ws) = &mut self.workspace else {
             return;
         };
         match command {
-            Command::FileAction(action) => {
+            ExplorerCommand::ToggleFolder(dir) => {
+                if let Some(request) = self
+                    .workspace
+                    .as_mut()
+                    .and_then(|w| w.explorer.toggle(&dir))
+                {
+                    self.io.send(request);
+                }
+            }
+            ExplorerCommand::OpenFile(path) => self.open_file(&path),
+            ExplorerCommand::Refresh => {
+                if let Some(ws) = &mut self.workspace {
+                    for request in ws.explorer.refresh() {
+                        self.io.send(request);
+                    }
+                }
+            }
+            ExplorerCommand::FileAction(action) => {
                 ws.prompt = Some(crate::window::explorer::FilePrompt::new(action));
             }
-            Command::FilePromptName(name) => {
+            ExplorerCommand::FilePromptName(name) => {
                 if let Some(p) = &mut ws.prompt {
                     p.name = name;
                     p.error = None;
                 }
             }
-            Command::FilePromptCancel => ws.prompt = None,
-            Command::FilePromptSubmit => {
+            ExplorerCommand::FilePromptCancel => ws.prompt = None,
+            ExplorerCommand::FilePromptSubmit => {
                 let Some(prompt) = &mut ws.prompt else { return };
                 if prompt.busy {
                     return;
@@ -142,7 +158,6 @@ impl CocodeApp {
                 }
                 self.send_task(ServiceRequest::UserOp(op));
             }
-            _ => {}
         }
     }
 

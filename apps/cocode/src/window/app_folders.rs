@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::window::agent::AgentPanel;
-use crate::window::command::{Command, PanelId};
+use crate::window::command::{Command, FolderCommand, PanelId};
 use crate::window::disk_watch::DiskWatch;
 use crate::window::explorer::{Explorer, WorkspaceView};
 use crate::window::io_worker::{IoRequest, IoResponse, ListFilter, OpenTarget};
@@ -111,7 +111,8 @@ impl CocodeApp {
                 .collect()
         });
         for path in self.open_requests.take().into_iter().chain(dropped) {
-            self.commands.push(Command::OpenPath(path));
+            self.commands
+                .push(Command::Folder(FolderCommand::OpenPath(path)));
         }
     }
 
@@ -253,11 +254,11 @@ impl CocodeApp {
     }
 
     /// The Open Folder dialog's commands.
-    pub(super) fn run_open_folder(&mut self, command: Command) {
+    pub(super) fn run_open_folder(&mut self, command: FolderCommand) {
         match command {
             // One dialog at a time: the brick dialog stays until it closes.
-            Command::ShowOpenFolder if self.new_brick.is_some() => {}
-            Command::ShowOpenFolder => {
+            FolderCommand::ShowOpenFolder if self.new_brick.is_some() => {}
+            FolderCommand::ShowOpenFolder => {
                 let start = self
                     .workspace
                     .as_ref()
@@ -266,17 +267,17 @@ impl CocodeApp {
                     .unwrap_or_else(|| PathBuf::from("/"));
                 self.browse(start);
             }
-            Command::PickerBrowse(dir) => self.browse(dir),
-            Command::OpenFolder(path) => self.io.send(IoRequest::ResolveFolder { path }),
-            Command::OpenPath(path) => self.io.send(IoRequest::ResolveOpen { path }),
-            Command::SwitchNow => {
+            FolderCommand::PickerBrowse(dir) => self.browse(dir),
+            FolderCommand::OpenFolder(path) => self.io.send(IoRequest::ResolveFolder { path }),
+            FolderCommand::OpenPath(path) => self.io.send(IoRequest::ResolveOpen { path }),
+            FolderCommand::SwitchNow => {
                 if let Some(switching) = &mut self.switching {
                     switching.chosen = Some(SwitchChoice::Discard);
                     self.request_stop_all();
                     self.advance_switch();
                 }
             }
-            Command::SwitchSaving => {
+            FolderCommand::SwitchSaving => {
                 if let Some(switching) = &mut self.switching {
                     switching.chosen = Some(SwitchChoice::SaveFirst);
                     for id in self.editors.dirty_ids() {
@@ -286,15 +287,14 @@ impl CocodeApp {
                     self.advance_switch();
                 }
             }
-            Command::CancelSwitch => self.switching = None,
-            Command::PickerTyped(text) => {
+            FolderCommand::CancelSwitch => self.switching = None,
+            FolderCommand::PickerTyped(text) => {
                 if let Some(dialog) = &mut self.dialog {
                     dialog.typed = text;
                     dialog.error = None;
                 }
             }
-            Command::CloseOpenFolder => self.dialog = None,
-            _ => {}
+            FolderCommand::CloseOpenFolder => self.dialog = None,
         }
     }
 

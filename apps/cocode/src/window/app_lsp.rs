@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cocode_core::path::{CaseSensitivity, NormalizeOptions};
 
 use super::CocodeApp;
-use crate::window::command::{Command, LspAsk};
+use crate::window::command::{Command, EditorCommand, LspAsk};
 use crate::window::editors::Notice;
 use crate::window::lsp::{LspClient, LspReply};
 
@@ -131,7 +131,7 @@ impl CocodeApp {
                         Some(loc) => match (&loc.path, root) {
                             (Some(rel), Some(root)) => {
                                 let same_line = loc.range.end.line == loc.range.start.line;
-                                self.commands.push(Command::OpenAt {
+                                self.commands.push(Command::Editor(EditorCommand::OpenAt {
                                     path: root.join(rel.as_str()),
                                     line: loc.range.start.line as usize,
                                     start: loc.range.start.column as usize,
@@ -140,7 +140,7 @@ impl CocodeApp {
                                     } else {
                                         loc.range.start.column as usize
                                     },
-                                });
+                                }));
                             }
                             _ => {
                                 if let Some(t) = self.editors.get_mut(tab) {

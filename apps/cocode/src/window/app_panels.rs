@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::window::brick_service::{BrickRequest, BrickResponse, BrickService};
-use crate::window::command::{Command, PanelId};
+use crate::window::command::{BrickCommand, PanelId, TerminalCommand};
 use crate::window::io_worker::IoRequest;
 use crate::window::new_brick::NewFromBrickDialog;
 use crate::window::providers::ProviderRequest;
@@ -22,9 +22,9 @@ use super::*;
 
 impl CocodeApp {
     /// The terminals' commands.
-    pub(super) fn run_terminal(&mut self, command: Command, ctx: &egui::Context) {
+    pub(super) fn run_terminal(&mut self, command: TerminalCommand, ctx: &egui::Context) {
         match command {
-            Command::FocusTerminal => {
+            TerminalCommand::FocusTerminal => {
                 let existing = self
                     .terminals
                     .last_used
@@ -38,11 +38,11 @@ impl CocodeApp {
                 }
                 ctx.request_repaint();
             }
-            Command::NewTerminal => {
+            TerminalCommand::NewTerminal => {
                 self.new_terminal();
                 ctx.request_repaint();
             }
-            Command::CloseTerminal { id, confirmed } => {
+            TerminalCommand::CloseTerminal { id, confirmed } => {
                 if confirmed || !self.terminals.busy(id) {
                     if let Some(path) = self.dock.find_tab(&PanelId::Terminal(id)) {
                         self.dock.remove_tab(path);
@@ -52,32 +52,33 @@ impl CocodeApp {
                     self.terminals.close_prompt = Some(id);
                 }
             }
-            Command::CancelCloseTerminal => self.terminals.close_prompt = None,
-            Command::StopAgentCommand(id) => self.send_task(ServiceRequest::StopCommand(id)),
-            Command::AskOpenLink { url, from_agent } => {
+            TerminalCommand::CancelCloseTerminal => self.terminals.close_prompt = None,
+            TerminalCommand::StopAgentCommand(id) => {
+                self.send_task(ServiceRequest::StopCommand(id));
+            }
+            TerminalCommand::AskOpenLink { url, from_agent } => {
                 self.terminals.link_prompt = Some((url, from_agent));
             }
-            Command::OpenLink => {
+            TerminalCommand::OpenLink => {
                 if let Some((url, _)) = self.terminals.link_prompt.take() {
                     self.terminals.open_link(&url);
                 }
             }
-            Command::CancelOpenLink => self.terminals.link_prompt = None,
-            _ => {}
+            TerminalCommand::CancelOpenLink => self.terminals.link_prompt = None,
         }
     }
 
     /// The "New Workspace from Brick" dialog's commands.
-    pub(super) fn run_brick_dialog(&mut self, command: Command) {
+    pub(super) fn run_brick_dialog(&mut self, command: BrickCommand) {
         match command {
-            Command::ShowNewFromBrick => self.show_new_from_brick(),
-            Command::BrickDialog(change) => {
+            BrickCommand::ShowNewFromBrick => self.show_new_from_brick(),
+            BrickCommand::BrickDialog(change) => {
                 if let Some(dialog) = &mut self.new_brick {
                     dialog.apply(change);
                 }
                 self.recheck_brick();
             }
-            Command::CreateFromBrick => {
+            BrickCommand::CreateFromBrick => {
                 if let (Some(dialog), Some(service)) = (&mut self.new_brick, &self.bricks)
                     && dialog.can_create()
                     && let Some(request) = dialog.request()
@@ -87,11 +88,14 @@ impl CocodeApp {
                     service.send(BrickRequest::Scaffold(request));
                 }
             }
-            Command::CloseNewFromBrick if !self.new_brick.as_ref().is_some_and(|d| d.creating) => {
-                self.new_brick = None;
-                self.bricks = None;
+            BrickCommand::CloseNewFromBrick => {
+                // While the workspace is being created the dialog stays:
+                // its outcome is reported there.
+                if !self.new_brick.as_ref().is_some_and(|d| d.creating) {
+                    self.new_brick = None;
+                    self.bricks = None;
+                }
             }
-            _ => {}
         }
     }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::window::command::{Command, ProviderAction};
+use crate::window::command::{AgentCommand, ProviderAction};
 use crate::window::providers::ProviderRequest;
 use crate::window::workspace_service::{ServiceEvent, ServiceRequest, WorkspaceService};
 
@@ -20,28 +20,28 @@ use super::*;
 
 impl CocodeApp {
     /// The Agent panel's and the Providers page's commands.
-    pub(super) fn run_agent_command(&mut self, command: Command) {
+    pub(super) fn run_agent_command(&mut self, command: AgentCommand) {
         match command {
-            Command::AgentPrompt(text) => self.agent.prompt = text,
-            Command::RunTask => self.run_task(),
-            Command::CloseTask => self.agent.detail = None,
-            Command::SendReply
-            | Command::FinishAndVerify
-            | Command::TaskDecision { .. }
-            | Command::StopTask => {
+            AgentCommand::AgentPrompt(text) => self.agent.prompt = text,
+            AgentCommand::RunTask => self.run_task(),
+            AgentCommand::CloseTask => self.agent.detail = None,
+            AgentCommand::SendReply
+            | AgentCommand::FinishAndVerify
+            | AgentCommand::TaskDecision { .. }
+            | AgentCommand::StopTask => {
                 if let Some(request) = self.agent.request_for(&command) {
                     self.send_task(request);
                 }
             }
-            Command::ToolDecision { id, decision } => {
+            AgentCommand::ToolDecision { id, decision } => {
                 self.send_task(ServiceRequest::ToolDecision { id, decision });
             }
-            Command::RollbackTask(task_id) => {
+            AgentCommand::RollbackTask(task_id) => {
                 self.agent.error = None;
                 self.agent.note = None;
                 self.send_task(ServiceRequest::Rollback { task_id });
             }
-            Command::AllowAndRerun { task_id, host } => {
+            AgentCommand::AllowAndRerun { task_id, host } => {
                 self.agent.error = None;
                 self.agent.note = None;
                 // The re-run's tab is named after the task's prompt; a
@@ -62,16 +62,16 @@ impl CocodeApp {
                     host,
                 });
             }
-            Command::GrantToggle(_) | Command::DecideGrants | Command::CancelGrants => {
-                self.run_grant_command(&command);
-            }
-            Command::NewConversation => self.agent.new_conversation(),
-            Command::ShowConversation(i) => self.agent.show_conversation(i),
-            Command::CloseConversation(i) => self.agent.close_conversation(i),
-            Command::ShowTask(task_id) => {
+            AgentCommand::GrantToggle(i) => self.toggle_grant(i),
+            AgentCommand::DecideGrants => self.decide_grants(),
+            AgentCommand::CancelGrants => self.cancel_grants(),
+            AgentCommand::NewConversation => self.agent.new_conversation(),
+            AgentCommand::ShowConversation(i) => self.agent.show_conversation(i),
+            AgentCommand::CloseConversation(i) => self.agent.close_conversation(i),
+            AgentCommand::ShowTask(task_id) => {
                 self.send_task(ServiceRequest::Detail { task_id });
             }
-            Command::RetryTask { local } => {
+            AgentCommand::RetryTask { local } => {
                 let conv = self.agent.current();
                 if let Some((prompt, backend, model)) = conv.last_run.clone()
                     && !conv.running
@@ -88,27 +88,26 @@ impl CocodeApp {
                     self.start_run(conv, run);
                 }
             }
-            Command::AgentBackend(backend) => {
+            AgentCommand::AgentBackend(backend) => {
                 self.agent.model = self.providers.row(&backend).and_then(|r| r.model.clone());
                 self.agent.backend = backend;
             }
-            Command::AgentModel(model) => {
+            AgentCommand::AgentModel(model) => {
                 self.providers.send(ProviderRequest::SetModel {
                     id: self.agent.backend.clone(),
                     model: model.clone(),
                 });
                 self.agent.model = model;
             }
-            Command::ProviderKeyDraft { id, text } => {
+            AgentCommand::ProviderKeyDraft { id, text } => {
                 self.providers
                     .key_drafts
                     .insert(id, crate::window::providers::KeyDraft(text));
             }
-            Command::ProviderUrlDraft { id, text } => {
+            AgentCommand::ProviderUrlDraft { id, text } => {
                 self.providers.url_drafts.insert(id, text);
             }
-            Command::Provider(action) => self.provider_action(action),
-            _ => {}
+            AgentCommand::Provider(action) => self.provider_action(action),
         }
     }
 
@@ -156,47 +155,47 @@ impl CocodeApp {
         self.providers.send(request);
     }
 
-    /// The question about what a folder's own settings grant.
-    fn run_grant_command(&mut self, command: &Command) {
-        match *command {
-            Command::GrantToggle(i) => {
-                if let Some(tick) = self
-                    .agent
-                    .grant_prompt
-                    .as_mut()
-                    .and_then(|p| p.allow.get_mut(i))
-                {
-                    *tick = !*tick;
-                }
+    /// Ticks (or unticks) grant `i` of the folder-settings question.
+    fn toggle_grant(&mut self, i: usize) {
+        if let Some(tick) = self
+            .agent
+            .grant_prompt
+            .as_mut()
+            .and_then(|p| p.allow.get_mut(i))
+        {
+            *tick = !*tick;
+        }
+    }
+
+    /// Records the ticked grants as allowed and the others as kept off,
+    /// then starts the run that waited.
+    fn decide_grants(&mut self) {
+        if let Some(prompt) = self.agent.grant_prompt.take() {
+            let decisions = prompt.grants.into_iter().zip(prompt.allow).collect();
+            self.send_task(ServiceRequest::DecideGrants(decisions));
+            let run = self
+                .agent
+                .conversations
+                .iter()
+                .find(|c| c.id == prompt.conv)
+                .and_then(|c| c.last_run.clone());
+            if let Some(run) = run {
+                self.start_run(prompt.conv, run);
             }
-            Command::DecideGrants => {
-                if let Some(prompt) = self.agent.grant_prompt.take() {
-                    let decisions = prompt.grants.into_iter().zip(prompt.allow).collect();
-                    self.send_task(ServiceRequest::DecideGrants(decisions));
-                    let run = self
-                        .agent
-                        .conversations
-                        .iter()
-                        .find(|c| c.id == prompt.conv)
-                        .and_then(|c| c.last_run.clone());
-                    if let Some(run) = run {
-                        self.start_run(prompt.conv, run);
-                    }
-                }
-            }
-            Command::CancelGrants => {
-                if let Some(prompt) = self.agent.grant_prompt.take()
-                    && let Some(c) = self
-                        .agent
-                        .conversations
-                        .iter_mut()
-                        .find(|c| c.id == prompt.conv)
-                {
-                    c.transcript
-                        .push_note("not run: this folder's settings were not decided on");
-                }
-            }
-            _ => {}
+        }
+    }
+
+    /// Closes the folder-settings question; the run does not start.
+    fn cancel_grants(&mut self) {
+        if let Some(prompt) = self.agent.grant_prompt.take()
+            && let Some(c) = self
+                .agent
+                .conversations
+                .iter_mut()
+                .find(|c| c.id == prompt.conv)
+        {
+            c.transcript
+                .push_note("not run: this folder's settings were not decided on");
         }
     }
 

@@ -4,6 +4,7 @@
 )]
 
 use super::*;
+use crate::window::command::{BrickCommand, FolderCommand, WindowCommand};
 use crate::window::new_brick::BrickDialogChange;
 #[cfg(unix)]
 use crate::window::testing::accept_completion;
@@ -100,7 +101,9 @@ fn the_open_folder_dialog_opens_a_typed_path_and_reports_bad_ones() {
     });
 
     h.state_mut().run(
-        Command::PickerTyped(root.join("missing").display().to_string()),
+        Command::Folder(FolderCommand::PickerTyped(
+            root.join("missing").display().to_string(),
+        )),
         &egui::Context::default(),
     );
     h.run_steps(2);
@@ -113,7 +116,7 @@ fn the_open_folder_dialog_opens_a_typed_path_and_reports_bad_ones() {
     assert!(h.state().workspace_root().is_none());
 
     h.state_mut().run(
-        Command::PickerTyped(root.display().to_string()),
+        Command::Folder(FolderCommand::PickerTyped(root.display().to_string())),
         &egui::Context::default(),
     );
     h.run_steps(2);
@@ -139,7 +142,7 @@ fn enter_in_the_path_field_opens_the_typed_folder() {
             .is_some_and(|d| d.subfolders.is_some())
     });
     h.state_mut().run(
-        Command::PickerTyped(root.display().to_string()),
+        Command::Folder(FolderCommand::PickerTyped(root.display().to_string())),
         &egui::Context::default(),
     );
     h.run_steps(2);
@@ -184,12 +187,14 @@ fn a_closed_panel_comes_back_from_the_view_menu() {
     h.state_mut().dock.remove_tab(path);
     assert!(h.state().dock.find_tab(&PanelId::Welcome).is_none());
     h.state_mut().run(
-        Command::ShowPanel(PanelId::Welcome),
+        Command::Window(WindowCommand::ShowPanel(PanelId::Welcome)),
         &egui::Context::default(),
     );
     assert!(h.state().dock.find_tab(&PanelId::Welcome).is_some());
-    h.state_mut()
-        .run(Command::ResetLayout, &egui::Context::default());
+    h.state_mut().run(
+        Command::Window(WindowCommand::ResetLayout),
+        &egui::Context::default(),
+    );
     let mut tabs: Vec<PanelId> = h.state().dock.iter_all_tabs().map(|(_, t)| *t).collect();
     tabs.sort_by_key(|t| t.title());
     assert_eq!(
@@ -796,7 +801,8 @@ fn a_new_workspace_is_created_from_a_brick_and_opened() {
         BrickDialogChange::Parent(parent_path.display().to_string()),
         BrickDialogChange::Name("taken".into()),
     ] {
-        h.state_mut().run(Command::BrickDialog(change), &ctx);
+        h.state_mut()
+            .run(Command::Brick(BrickCommand::BrickDialog(change)), &ctx);
     }
     run_until(&mut h, "the check", |h| {
         h.state()
@@ -811,14 +817,16 @@ fn a_new_workspace_is_created_from_a_brick_and_opened() {
     assert!(!h.state().new_brick.as_ref().unwrap().creating);
 
     h.state_mut().run(
-        Command::BrickDialog(BrickDialogChange::Name("내 사이트".into())),
+        Command::Brick(BrickCommand::BrickDialog(BrickDialogChange::Name(
+            "내 사이트".into(),
+        ))),
         &ctx,
     );
     h.state_mut().run(
-        Command::BrickDialog(BrickDialogChange::Value {
+        Command::Brick(BrickCommand::BrickDialog(BrickDialogChange::Value {
             name: "title".into(),
             value: "안녕".into(),
-        }),
+        })),
         &ctx,
     );
     let dest = parent_path.join("내 사이트");

@@ -121,13 +121,15 @@ fn a_read_only_tool_runs_from_the_catalog_with_checked_sample_arguments() {
     // A tool that writes does not run from here: the host refuses it
     // even when asked directly.
     h.state_mut().run(
-        crate::window::command::Command::RunToolSample {
-            name: "workspace.writeFile".into(),
-            arguments: serde_json::json!({"path": "notes.txt", "content": "overwritten\n"})
-                .as_object()
-                .unwrap()
-                .clone(),
-        },
+        crate::window::command::Command::Window(
+            crate::window::command::WindowCommand::RunToolSample {
+                name: "workspace.writeFile".into(),
+                arguments: serde_json::json!({"path": "notes.txt", "content": "overwritten\n"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            },
+        ),
         &egui::Context::default(),
     );
     crate::window::testing::run_until(&mut h, "the refusal", |h| {

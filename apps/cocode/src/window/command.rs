@@ -54,10 +54,27 @@ pub enum CloseEditor {
     Discard,
 }
 
-/// Changes requested by views during a frame, applied once at its end.
+/// Changes requested by views during a frame, applied once at its end,
+/// by area: each area's commands are applied in its own file, with a
+/// match that names every one of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
 pub enum Command {
+    Window(WindowCommand),
+    Folder(FolderCommand),
+    Brick(BrickCommand),
+    Explorer(ExplorerCommand),
+    Editor(EditorCommand),
+    Agent(AgentCommand),
+    Terminal(TerminalCommand),
+    /// Ask the language servers (hover, completion, definition).
+    Lsp(LspAsk),
+}
+
+/// The window's own commands: the keymap's, the palette, notices, zoom,
+/// Settings, panels, the theme, crash reports and quitting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WindowCommand {
     /// Run a command of the keymap (from the palette, a menu or its key).
     Run(crate::window::keymap::Action),
     /// Show (or hide) the command palette.
@@ -66,20 +83,6 @@ pub enum Command {
     DismissKeymapNotice,
     /// Stop showing why the saved window state was not used.
     DismissStateNotice,
-    /// Tick (or untick) grant N of the folder-settings question.
-    GrantToggle(usize),
-    /// Record the ticked grants as allowed and the others as kept off,
-    /// then start the run that waited.
-    DecideGrants,
-    /// Close the folder-settings question; the run does not start.
-    CancelGrants,
-    /// Run a read-only tool of the catalog with these arguments.
-    RunToolSample {
-        name: String,
-        arguments: serde_json::Map<String, serde_json::Value>,
-    },
-    /// Show Settings, at one part of it (`None`: all of it).
-    ShowSettings(Option<crate::window::settings::Section>),
     /// The interface's zoom, in percent.
     SetZoom(u32),
     /// One change of the Settings page.
@@ -91,18 +94,39 @@ pub enum Command {
     },
     /// Take a workspace off the recent list (`None`: every one).
     ForgetRecent(Option<PathBuf>),
-    /// Ask the language servers (hover, completion, definition).
-    Lsp(LspAsk),
+    ResetLayout,
+    ShowPanel(PanelId),
+    /// Empty the Trace panel's trace.
+    ClearTrace,
+    SetTheme(Theme),
+    /// Run a read-only tool of the catalog with these arguments.
+    RunToolSample {
+        name: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
+    /// Show Settings, at one part of it (`None`: all of it).
+    ShowSettings(Option<crate::window::settings::Section>),
     /// Show the crash reports' folder (and stop announcing them).
     OpenCrashFolder,
     /// Stop announcing the crash reports.
     DismissCrashNotice,
+    Quit,
+}
+
+/// Opening a folder: the Open Folder dialog and switching folders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FolderCommand {
     ShowOpenFolder,
+    /// Folder picker navigation.
+    PickerBrowse(PathBuf),
     /// Resolve and open a folder (via the IO thread).
     OpenFolder(PathBuf),
     /// Open what the system or a drop asked for: a folder replaces the
     /// open one, a file of the open folder opens in an editor.
     OpenPath(PathBuf),
+    /// The folder picker's path field changed.
+    PickerTyped(String),
+    CloseOpenFolder,
     /// Open the waiting folder now, dropping unsaved changes and stopping
     /// what runs.
     SwitchNow,
@@ -110,28 +134,37 @@ pub enum Command {
     SwitchSaving,
     /// Keep the open folder.
     CancelSwitch,
+}
+
+/// The "New Workspace from Brick" dialog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrickCommand {
+    /// Open the "New Workspace from Brick" dialog.
+    ShowNewFromBrick,
+    /// A change in that dialog.
+    BrickDialog(BrickDialogChange),
+    CreateFromBrick,
+    CloseNewFromBrick,
+}
+
+/// The Explorer: folders, opening files, the person's file operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExplorerCommand {
     ToggleFolder(PathBuf),
+    /// Open a file in an editor tab (or show the tab that has it).
+    OpenFile(PathBuf),
     /// Start a file operation in the Explorer (ask for a name or confirm).
     FileAction(crate::window::explorer::FileAction),
     /// The Explorer prompt's name changed.
     FilePromptName(String),
     FilePromptSubmit,
     FilePromptCancel,
-    /// Open a file in an editor tab (or show the tab that has it).
-    OpenFile(PathBuf),
-    /// Show (or hide) quick open.
-    QuickOpen,
-    /// Show the Search panel with the keyboard in its field.
-    ShowSearch,
-    /// Replace every match of the Search panel's query in the folder.
-    ReplaceInFiles,
-    /// Open a file with a range of one line selected (a search result).
-    OpenAt {
-        path: PathBuf,
-        line: usize,
-        start: usize,
-        end: usize,
-    },
+    Refresh,
+}
+
+/// Editor tabs: saving, closing, disk conflicts, quick open and search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditorCommand {
     Save(u32),
     SaveAll,
     CloseEditor {
@@ -147,23 +180,28 @@ pub enum Command {
     /// Disk conflict: show (or hide) the disk's text against the buffer's.
     ToggleCompare(u32),
     DismissEditorNotice(u32),
-    Refresh,
-    ResetLayout,
-    ShowPanel(PanelId),
-    /// Empty the Trace panel's trace.
-    ClearTrace,
-    SetTheme(Theme),
-    /// Folder picker navigation.
-    PickerBrowse(PathBuf),
-    /// The folder picker's path field changed.
-    PickerTyped(String),
-    CloseOpenFolder,
-    /// Open the "New Workspace from Brick" dialog.
-    ShowNewFromBrick,
-    /// A change in that dialog.
-    BrickDialog(BrickDialogChange),
-    CreateFromBrick,
-    CloseNewFromBrick,
+    /// Close the window, dropping unsaved changes.
+    QuitDiscarding,
+    /// Save every file with unsaved changes, then close the window.
+    QuitSaving,
+    /// Show (or hide) quick open.
+    QuickOpen,
+    /// Show the Search panel with the keyboard in its field.
+    ShowSearch,
+    /// Replace every match of the Search panel's query in the folder.
+    ReplaceInFiles,
+    /// Open a file with a range of one line selected (a search result).
+    OpenAt {
+        path: PathBuf,
+        line: usize,
+        start: usize,
+        end: usize,
+    },
+}
+
+/// The Agent panel and the Providers page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentCommand {
     /// The Agent panel's prompt changed.
     AgentPrompt(String),
     AgentBackend(String),
@@ -218,6 +256,18 @@ pub enum Command {
         task_id: String,
         host: String,
     },
+    /// Tick (or untick) grant N of the folder-settings question.
+    GrantToggle(usize),
+    /// Record the ticked grants as allowed and the others as kept off,
+    /// then start the run that waited.
+    DecideGrants,
+    /// Close the folder-settings question; the run does not start.
+    CancelGrants,
+}
+
+/// Terminal tabs and the links they show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TerminalCommand {
     /// Focus a terminal, opening one in the workspace root if none is open.
     FocusTerminal,
     /// Open another terminal.
@@ -239,9 +289,4 @@ pub enum Command {
     },
     OpenLink,
     CancelOpenLink,
-    Quit,
-    /// Close the window, dropping unsaved changes.
-    QuitDiscarding,
-    /// Save every file with unsaved changes, then close the window.
-    QuitSaving,
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use egui::Ui;
 
-use crate::window::command::Command;
+use crate::window::command::{Command, WindowCommand};
 
 /// Crash reports not announced yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,10 +36,10 @@ pub fn show(ui: &mut Ui, notice: &CrashNotice, commands: &mut Vec<Command>) {
             format!("{n} crash reports were saved in {}.", notice.dir.display())
         });
         if ui.button("Open Folder").clicked() {
-            commands.push(Command::OpenCrashFolder);
+            commands.push(Command::Window(WindowCommand::OpenCrashFolder));
         }
         if ui.button("Dismiss").clicked() {
-            commands.push(Command::DismissCrashNotice);
+            commands.push(Command::Window(WindowCommand::DismissCrashNotice));
         }
     });
 }

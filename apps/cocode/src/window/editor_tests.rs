@@ -16,6 +16,7 @@ use egui_kittest::kittest::{By, Queryable};
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::window::command::{EditorCommand, ExplorerCommand};
 use crate::window::testing::{
     fixture_workspace as workspace, harness, open_in_editor as open, run_until, shown,
 };
@@ -511,9 +512,11 @@ fn the_explorer_creates_renames_and_deletes_through_the_gate_and_open_tabs_follo
     assert!(h.state().workspace.as_ref().unwrap().prompt.is_none());
     // A taken name is refused in the prompt, with the reason.
     h.state_mut().run(
-        Command::FileAction(crate::window::explorer::FileAction::Rename {
-            path: root.join("old.txt"),
-        }),
+        Command::Explorer(ExplorerCommand::FileAction(
+            crate::window::explorer::FileAction::Rename {
+                path: root.join("old.txt"),
+            },
+        )),
         &egui::Context::default(),
     );
     h.run_steps(2);
@@ -534,9 +537,11 @@ fn the_explorer_creates_renames_and_deletes_through_the_gate_and_open_tabs_follo
     // Renaming a folder moves the open tab of a file inside it.
     let lib = open_path(&mut h, &root, "src/lib.rs");
     h.state_mut().run(
-        Command::FileAction(crate::window::explorer::FileAction::Rename {
-            path: root.join("src"),
-        }),
+        Command::Explorer(ExplorerCommand::FileAction(
+            crate::window::explorer::FileAction::Rename {
+                path: root.join("src"),
+            },
+        )),
         &egui::Context::default(),
     );
     h.run_steps(2);
@@ -562,10 +567,12 @@ fn the_explorer_creates_renames_and_deletes_through_the_gate_and_open_tabs_follo
     assert!(!root.join("src").exists());
     // Deleting asks first; the clean tab of the deleted file closes.
     h.state_mut().run(
-        Command::FileAction(crate::window::explorer::FileAction::Delete {
-            path: root.join("core"),
-            folder: true,
-        }),
+        Command::Explorer(ExplorerCommand::FileAction(
+            crate::window::explorer::FileAction::Delete {
+                path: root.join("core"),
+                folder: true,
+            },
+        )),
         &egui::Context::default(),
     );
     h.run_steps(2);
@@ -579,8 +586,10 @@ fn the_explorer_creates_renames_and_deletes_through_the_gate_and_open_tabs_follo
 
 /// Opens `rel` (a path under `root`) through the Explorer's command.
 fn open_path(h: &mut Harness<'static, CocodeApp>, root: &Path, rel: &str) -> u32 {
-    h.state_mut()
-        .run(Command::OpenFile(root.join(rel)), &egui::Context::default());
+    h.state_mut().run(
+        Command::Explorer(ExplorerCommand::OpenFile(root.join(rel))),
+        &egui::Context::default(),
+    );
     run_until(h, "the editor", |h| {
         h.state()
             .editors
@@ -766,8 +775,10 @@ fn replace_in_files_asks_then_changes_every_file_through_the_gate_and_open_buffe
     ]);
     let mut h = harness(Some(root.clone()));
     let open_b = open_path(&mut h, &root, "sub/b.txt");
-    h.state_mut()
-        .run(Command::ShowSearch, &egui::Context::default());
+    h.state_mut().run(
+        Command::Editor(EditorCommand::ShowSearch),
+        &egui::Context::default(),
+    );
     h.run_steps(2);
     type_text(&mut h, "cat");
     run_until(&mut h, "the search", |h| {
@@ -835,8 +846,10 @@ fn replace_in_files_refuses_while_a_file_has_unsaved_changes() {
             crate::window::search::SearchProgress::Done { .. }
         )
     });
-    h.state_mut()
-        .run(Command::ReplaceInFiles, &egui::Context::default());
+    h.state_mut().run(
+        Command::Editor(EditorCommand::ReplaceInFiles),
+        &egui::Context::default(),
+    );
     run_until(&mut h, "the refusal", |h| h.state().search.note.is_some());
     assert_eq!(
         h.state().search.note.as_deref(),

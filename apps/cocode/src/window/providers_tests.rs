@@ -24,7 +24,7 @@ use egui_kittest::kittest::Queryable as _;
 use pretty_assertions::assert_eq;
 
 use crate::window::app::CocodeApp;
-use crate::window::command::{Command, PanelId};
+use crate::window::command::{AgentCommand, Command, PanelId, WindowCommand};
 use crate::window::loopback::{Answer, Loopback, anthropic_answer, openai_answer};
 use crate::window::providers::{KeyState, ProviderSetup};
 use crate::window::testing::{
@@ -228,7 +228,7 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
 
     // The composer uses it: the provider, then a model from its list.
     h.state_mut().run(
-        Command::ShowPanel(PanelId::Agent),
+        Command::Window(WindowCommand::ShowPanel(PanelId::Agent)),
         &egui::Context::default(),
     );
     h.run_steps(2);
@@ -339,9 +339,12 @@ fn a_refused_key_opens_providers_and_a_busy_provider_offers_retry_that_works() {
     });
 
     // Run again: the provider is busy past the transport's retries.
+    h.state_mut().run(
+        Command::Agent(AgentCommand::AgentPrompt("do nothing".into())),
+        &ctx,
+    );
     h.state_mut()
-        .run(Command::AgentPrompt("do nothing".into()), &ctx);
-    h.state_mut().run(Command::RunTask, &ctx);
+        .run(Command::Agent(AgentCommand::RunTask), &ctx);
     run_until(&mut h, "the busy provider", |h| {
         !h.state().agent.current().running && h.query_by_label("Retry").is_some()
     });
@@ -387,10 +390,14 @@ fn keyring_child() {
         .map(|s| s.map(|s| s.expose().to_owned()));
     println!("store {}", stored.ok().flatten().unwrap_or_default());
     let ctx = egui::Context::default();
-    h.state_mut()
-        .run(Command::AgentBackend("openai".into()), &ctx);
-    h.state_mut()
-        .run(Command::AgentModel(Some("m".into())), &ctx);
+    h.state_mut().run(
+        Command::Agent(AgentCommand::AgentBackend("openai".into())),
+        &ctx,
+    );
+    h.state_mut().run(
+        Command::Agent(AgentCommand::AgentModel(Some("m".into()))),
+        &ctx,
+    );
     type_prompt_and_run(&mut h, "finish");
     accept_completion(&mut h);
     run_until(&mut h, "the end of the task", |h| {
@@ -450,17 +457,19 @@ fn a_key_set_on_the_page_lands_in_a_real_secret_service_and_the_next_task_uses_i
 fn send_openai_address(h: &mut Harness<'static, CocodeApp>, url: &str) {
     let ctx = egui::Context::default();
     h.state_mut().run(
-        Command::ProviderUrlDraft {
+        Command::Agent(AgentCommand::ProviderUrlDraft {
             id: "openai".into(),
             text: url.to_owned(),
-        },
+        }),
         &ctx,
     );
     h.state_mut().run(
-        Command::Provider(crate::window::command::ProviderAction::SaveUrl {
-            id: "openai".into(),
-            reset: false,
-        }),
+        Command::Agent(AgentCommand::Provider(
+            crate::window::command::ProviderAction::SaveUrl {
+                id: "openai".into(),
+                reset: false,
+            },
+        )),
         &ctx,
     );
 }
@@ -478,10 +487,14 @@ fn use_openai(h: &mut Harness<'static, CocodeApp>, base_url: &str, model: &str) 
             .is_some_and(|(_, ok)| *ok)
     });
     let ctx = egui::Context::default();
-    h.state_mut()
-        .run(Command::AgentBackend("openai".into()), &ctx);
-    h.state_mut()
-        .run(Command::AgentModel(Some(model.into())), &ctx);
+    h.state_mut().run(
+        Command::Agent(AgentCommand::AgentBackend("openai".into())),
+        &ctx,
+    );
+    h.state_mut().run(
+        Command::Agent(AgentCommand::AgentModel(Some(model.into()))),
+        &ctx,
+    );
 }
 
 #[test]
@@ -637,7 +650,7 @@ fn a_task_runs_on_anthropics_wire_with_the_key_set_on_the_page() {
     run_until(&mut h, "the providers", |h| openai(h).is_some());
     set_up(&mut h, ("anthropic", "Anthropic"), &address, KEY);
     h.state_mut().run(
-        Command::ShowPanel(PanelId::Agent),
+        Command::Window(WindowCommand::ShowPanel(PanelId::Agent)),
         &egui::Context::default(),
     );
     h.run_steps(2);

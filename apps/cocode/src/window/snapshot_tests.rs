@@ -37,6 +37,7 @@ fn snapshot(h: &mut Harness<'static, CocodeApp>, name: &str) {
 
 /// The status bar's sandbox badge as on a machine with Landlock, whatever
 /// this one has, and a fixed proxy port.
+#[cfg(target_os = "linux")]
 fn fixed_sandbox(h: &mut Harness<'static, CocodeApp>) {
     h.state_mut().agent.sandbox = Some((cocode_core::process::Confinement::Landlock, 40_000));
 }
@@ -57,7 +58,9 @@ fn the_welcome_page_with_recent_folders() {
     }
     // A changed pixel fails: the light theme is not the dark reference.
     h.state_mut().run(
-        crate::window::command::Command::SetTheme(cocode_ui::Theme::Light),
+        crate::window::command::Command::Window(crate::window::command::WindowCommand::SetTheme(
+            cocode_ui::Theme::Light,
+        )),
         &egui::Context::default(),
     );
     let ctx = h.ctx.clone();

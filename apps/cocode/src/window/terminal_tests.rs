@@ -6,6 +6,7 @@
 )]
 
 use super::*;
+use crate::window::command::TerminalCommand;
 use crate::window::terminals::{TabKind, TabState};
 use crate::window::testing::{harness, run_until};
 use egui::{Key, Modifiers};
@@ -153,10 +154,12 @@ fn ctrl_backtick_opens_a_shell_in_the_workspace_that_takes_typing_and_copies_a_s
     h.step();
     h.key_press(Key::Enter);
     run_until(&mut h, "the busy shell", |h| h.state().terminals.busy(id));
-    h.state_mut().commands.push(Command::CloseTerminal {
-        id,
-        confirmed: false,
-    });
+    h.state_mut()
+        .commands
+        .push(Command::Terminal(TerminalCommand::CloseTerminal {
+            id,
+            confirmed: false,
+        }));
     run_until(&mut h, "the close prompt", |h| {
         h.query_by_label("End the running program?").is_some()
     });

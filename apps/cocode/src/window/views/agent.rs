@@ -6,7 +6,7 @@ use cocode_ui::Tone;
 use egui::Key;
 
 use crate::window::agent::{AgentPanel, BACKENDS, Failure, FailureKind, Standing};
-use crate::window::command::{Command, ProviderAction};
+use crate::window::command::{AgentCommand, Command, ProviderAction, WindowCommand};
 use crate::window::providers::ProvidersPanel;
 use crate::window::transcript::tool_words;
 
@@ -49,7 +49,7 @@ pub fn show(
     egui::CentralPanel::default().show(ui, |ui| match &panel.detail {
         Some(detail) => {
             if ui.button("← Back to the conversation").clicked() {
-                commands.push(Command::CloseTask);
+                commands.push(Command::Agent(AgentCommand::CloseTask));
             }
             egui::ScrollArea::vertical()
                 .id_salt("agent-task-detail")
@@ -81,7 +81,7 @@ fn conversation_tabs(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<C
             .on_hover_text("A new conversation; the running tasks go on")
             .clicked()
         {
-            commands.push(Command::NewConversation);
+            commands.push(Command::Agent(AgentCommand::NewConversation));
         }
         for (i, conv) in panel.conversations.iter().enumerate() {
             ui.separator();
@@ -96,7 +96,7 @@ fn conversation_tabs(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<C
                 }
             };
             if ui.add(tab).clicked() {
-                commands.push(Command::ShowConversation(i));
+                commands.push(Command::Agent(AgentCommand::ShowConversation(i)));
             }
             if !conv.running
                 && panel.conversations.len() > 1
@@ -105,7 +105,7 @@ fn conversation_tabs(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<C
                     .on_hover_text("Close this conversation (its task stays in the list)")
                     .clicked()
             {
-                commands.push(Command::CloseConversation(i));
+                commands.push(Command::Agent(AgentCommand::CloseConversation(i)));
             }
         }
     });
@@ -131,17 +131,17 @@ fn failure_card(ui: &mut egui::Ui, failure: &Failure, commands: &mut Vec<Command
         ui.horizontal_wrapped(|ui| match failure.kind {
             FailureKind::Retryable | FailureKind::Other => {
                 if ui.button("Retry").clicked() {
-                    commands.push(Command::RetryTask { local: false });
+                    commands.push(Command::Agent(AgentCommand::RetryTask { local: false }));
                 }
             }
             FailureKind::Setup => {
                 if ui.button("Open Providers").clicked() {
-                    commands.push(Command::ShowSettings(Some(
+                    commands.push(Command::Window(WindowCommand::ShowSettings(Some(
                         crate::window::settings::Section::Providers,
-                    )));
+                    ))));
                 }
                 if ui.button("Use the local agent and retry").clicked() {
-                    commands.push(Command::RetryTask { local: true });
+                    commands.push(Command::Agent(AgentCommand::RetryTask { local: true }));
                 }
             }
         });
@@ -180,7 +180,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
             }),
     );
     if prompt != panel.prompt {
-        commands.push(Command::AgentPrompt(prompt.clone()));
+        commands.push(Command::Agent(AgentCommand::AgentPrompt(prompt.clone())));
     }
     if replying {
         ui.horizontal(|ui| {
@@ -190,14 +190,14 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
                 .clicked()
                 || (submit && can_reply)
             {
-                commands.push(Command::SendReply);
+                commands.push(Command::Agent(AgentCommand::SendReply));
             }
             if ui
                 .button("Finish & verify")
                 .on_hover_text("Verify the work as it stands")
                 .clicked()
             {
-                commands.push(Command::FinishAndVerify);
+                commands.push(Command::Agent(AgentCommand::FinishAndVerify));
             }
             ui.weak("Ctrl+Enter replies");
             stop_button(ui, true, commands);
@@ -214,7 +214,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
                 "Run it as a new task in a new conversation tab"
             });
         if run.clicked() || (submit && can_run) {
-            commands.push(Command::RunTask);
+            commands.push(Command::Agent(AgentCommand::RunTask));
         }
         ui.weak("Ctrl+Enter runs");
         stop_button(ui, conv.running, commands);
@@ -225,7 +225,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
 fn stop_button(ui: &mut egui::Ui, enabled: bool, commands: &mut Vec<Command>) {
     ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
         if ui.add_enabled(enabled, egui::Button::new("Stop")).clicked() {
-            commands.push(Command::StopTask);
+            commands.push(Command::Agent(AgentCommand::StopTask));
         }
     });
 }
@@ -279,9 +279,9 @@ fn task_list(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>)
                             let row_button = egui::Button::selectable(selected, text.as_str());
                             if ui.add(row_button.truncate()).on_hover_text(&text).clicked() {
                                 commands.push(if selected {
-                                    Command::CloseTask
+                                    Command::Agent(AgentCommand::CloseTask)
                                 } else {
-                                    Command::ShowTask(row.id.clone())
+                                    Command::Agent(AgentCommand::ShowTask(row.id.clone()))
                                 });
                             }
                         });
@@ -437,10 +437,10 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
             ui.horizontal_wrapped(|ui| {
                 use cocode_tool_protocol::ApprovalDecision;
                 let mut decide = |decision| {
-                    commands.push(Command::ToolDecision {
+                    commands.push(Command::Agent(AgentCommand::ToolDecision {
                         id: approval.id,
                         decision,
-                    });
+                    }));
                 };
                 let [approve_label, allow_label, deny_label] = button_labels(approval);
                 let approve = ui.button(approve_label);
@@ -476,10 +476,12 @@ fn approval_cards(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Comm
             ui.label(question);
             ui.horizontal(|ui| {
                 if ui.button("Accept").clicked() {
-                    commands.push(Command::TaskDecision { approve: true });
+                    commands.push(Command::Agent(AgentCommand::TaskDecision { approve: true }));
                 }
                 if ui.button("Reject").clicked() {
-                    commands.push(Command::TaskDecision { approve: false });
+                    commands.push(Command::Agent(AgentCommand::TaskDecision {
+                        approve: false,
+                    }));
                 }
             });
         });
@@ -563,7 +565,9 @@ fn task_detail(
                 .on_disabled_hover_text("Stop the running task first")
                 .clicked()
             {
-                commands.push(Command::RollbackTask(detail.id.clone()));
+                commands.push(Command::Agent(AgentCommand::RollbackTask(
+                    detail.id.clone(),
+                )));
             }
         }
         Err(why) => {
@@ -595,10 +599,10 @@ fn task_detail(
                             .on_disabled_hover_text("Stop the running task first")
                             .clicked()
                         {
-                            commands.push(Command::AllowAndRerun {
+                            commands.push(Command::Agent(AgentCommand::AllowAndRerun {
                                 task_id: detail.id.clone(),
                                 host: host.clone(),
-                            });
+                            }));
                         }
                     });
                 }
@@ -672,16 +676,16 @@ fn backend_row(
                 }
             });
         if backend != panel.backend {
-            commands.push(Command::AgentBackend(backend));
+            commands.push(Command::Agent(AgentCommand::AgentBackend(backend)));
         }
         if ui
             .button("Providers…")
             .on_hover_text("Keys, addresses and models of the built-in agent's providers")
             .clicked()
         {
-            commands.push(Command::ShowSettings(Some(
+            commands.push(Command::Window(WindowCommand::ShowSettings(Some(
                 crate::window::settings::Section::Providers,
-            )));
+            ))));
         }
         if panel.current().running {
             ui.spinner();
@@ -741,7 +745,7 @@ fn model_picker(
             }
         });
     if model != panel.model {
-        commands.push(Command::AgentModel(model));
+        commands.push(Command::Agent(AgentCommand::AgentModel(model)));
     }
     if !providers.models.contains_key(provider)
         && !providers.fetching.contains(provider)
@@ -750,8 +754,8 @@ fn model_picker(
             .on_hover_text("Fetch the provider's model list")
             .clicked()
     {
-        commands.push(Command::Provider(ProviderAction::Models(
-            provider.to_owned(),
+        commands.push(Command::Agent(AgentCommand::Provider(
+            ProviderAction::Models(provider.to_owned()),
         )));
     }
 }
@@ -777,7 +781,7 @@ pub fn grant_prompt(
         for (i, grant) in prompt.grants.iter().enumerate() {
             let mut ticked = prompt.allow.get(i).copied().unwrap_or(false);
             if ui.checkbox(&mut ticked, grant.words()).changed() {
-                commands.push(Command::GrantToggle(i));
+                commands.push(Command::Agent(AgentCommand::GrantToggle(i)));
             }
         }
         ui.add_space(6.0);
@@ -792,10 +796,10 @@ pub fn grant_prompt(
             let cancel = ui.button("Cancel");
             crate::window::views::keep_focus_on(ui, &[&run, &cancel]);
             if run.clicked() {
-                commands.push(Command::DecideGrants);
+                commands.push(Command::Agent(AgentCommand::DecideGrants));
             }
             if cancel.clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
-                commands.push(Command::CancelGrants);
+                commands.push(Command::Agent(AgentCommand::CancelGrants));
             }
         });
     });

@@ -8,7 +8,7 @@ use egui::{Key, Modifiers};
 
 use crate::window::agent::AgentPanel;
 use crate::window::approvals::ApprovalsPanel;
-use crate::window::command::{Command, PanelId};
+use crate::window::command::{AgentCommand, Command, PanelId, WindowCommand};
 use crate::window::transcript::tool_words;
 use crate::window::views::agent::{approval_preview, button_labels};
 
@@ -86,8 +86,8 @@ pub fn show(
                     ui.weak(format!("task: {title}"));
                     ui.label(question);
                     if ui.button("Show the conversation to answer").clicked() {
-                        commands.push(Command::ShowConversation(index));
-                        commands.push(Command::ShowPanel(PanelId::Agent));
+                        commands.push(Command::Agent(AgentCommand::ShowConversation(index)));
+                        commands.push(Command::Window(WindowCommand::ShowPanel(PanelId::Agent)));
                     }
                 });
             }
@@ -148,15 +148,15 @@ fn keys(
         }
         if let Some(id) = selected {
             if enter {
-                commands.push(Command::ToolDecision {
+                commands.push(Command::Agent(AgentCommand::ToolDecision {
                     id,
                     decision: ApprovalDecision::Approve,
-                });
+                }));
             } else if escape {
-                commands.push(Command::ToolDecision {
+                commands.push(Command::Agent(AgentCommand::ToolDecision {
                     id,
                     decision: ApprovalDecision::Deny,
-                });
+                }));
             }
         }
     }
@@ -190,10 +190,10 @@ fn card(
     ui.horizontal_wrapped(|ui| {
         let [approve, allow, deny] = button_labels(approval);
         let mut decide = |decision| {
-            commands.push(Command::ToolDecision {
+            commands.push(Command::Agent(AgentCommand::ToolDecision {
                 id: approval.id,
                 decision,
-            });
+            }));
         };
         if ui.button(approve).clicked() {
             decide(ApprovalDecision::Approve);
@@ -207,8 +207,8 @@ fn card(
         if let Some((index, _)) = agent.conversation_of_session(&approval.session_id)
             && ui.button("Show the conversation").clicked()
         {
-            commands.push(Command::ShowConversation(index));
-            commands.push(Command::ShowPanel(PanelId::Agent));
+            commands.push(Command::Agent(AgentCommand::ShowConversation(index)));
+            commands.push(Command::Window(WindowCommand::ShowPanel(PanelId::Agent)));
         }
     });
     clicked

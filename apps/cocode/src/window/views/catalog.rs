@@ -7,7 +7,7 @@ use egui::{RichText, Ui};
 
 use crate::host::tools::{CatalogFormat, catalog_json};
 use crate::window::catalog::{CatalogPanel, Scope, policy_words, sample_problems};
-use crate::window::command::Command;
+use crate::window::command::{Command, WindowCommand};
 
 pub fn show(ui: &mut Ui, panel: &mut CatalogPanel, folder_open: bool, commands: &mut Vec<Command>) {
     // Wrapped: the panel may be narrower than the scopes and the exports.
@@ -117,10 +117,10 @@ fn sample(
     {
         panel.running = Some(tool.name.clone());
         panel.results.remove(&tool.name);
-        commands.push(Command::RunToolSample {
+        commands.push(Command::Window(WindowCommand::RunToolSample {
             name: tool.name.clone(),
             arguments,
-        });
+        }));
     }
     if let Some(why) = why_not {
         ui.weak(why);

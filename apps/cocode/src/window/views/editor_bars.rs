@@ -7,7 +7,7 @@ use cocode_ui::Tone;
 use egui::text::CCursor;
 use egui::{Key, Ui};
 
-use crate::window::command::Command;
+use crate::window::command::{Command, EditorCommand};
 use crate::window::editors::{EditorTab, FindBar};
 
 pub(super) fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &mut Vec<Command>) {
@@ -20,10 +20,10 @@ pub(super) fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &
             };
             cocode_ui::badge(ui, what, Tone::Warning);
             if ui.button("Keep mine").clicked() {
-                commands.push(Command::KeepMine(tab.id));
+                commands.push(Command::Editor(EditorCommand::KeepMine(tab.id)));
             }
             if conflict.theirs.is_some() && ui.button("Load theirs").clicked() {
-                commands.push(Command::LoadTheirs(tab.id));
+                commands.push(Command::Editor(EditorCommand::LoadTheirs(tab.id)));
             }
             let label = if conflict.comparison.is_some() {
                 "Hide comparison"
@@ -31,7 +31,7 @@ pub(super) fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &
                 "Compare"
             };
             if ui.button(label).clicked() {
-                commands.push(Command::ToggleCompare(tab.id));
+                commands.push(Command::Editor(EditorCommand::ToggleCompare(tab.id)));
             }
         });
     }
@@ -47,7 +47,7 @@ pub(super) fn banners(ui: &mut Ui, tab: &mut EditorTab, dirty: bool, commands: &
             };
             cocode_ui::badge(ui, &notice.text, tone);
             if ui.small_button("Dismiss").clicked() {
-                commands.push(Command::DismissEditorNotice(tab.id));
+                commands.push(Command::Editor(EditorCommand::DismissEditorNotice(tab.id)));
             }
         });
     }

@@ -4,7 +4,7 @@
 use cocode_editor::commands::{column, line_of};
 use egui::{Key, Ui};
 
-use crate::window::command::Command;
+use crate::window::command::{Command, EditorCommand, FolderCommand, WindowCommand};
 use crate::window::editors::Editors;
 
 /// The status bar's facts about a tab: line and column, selections, line
@@ -81,10 +81,10 @@ pub fn welcome(
                 let open =
                     egui::Button::new("Open Folder…").shortcut_text(keys.label(Action::OpenFolder));
                 if ui.add(open).clicked() {
-                    commands.push(Command::Run(Action::OpenFolder));
+                    commands.push(Command::Window(WindowCommand::Run(Action::OpenFolder)));
                 }
                 if ui.button("New Workspace from Brick…").clicked() {
-                    commands.push(Command::Run(Action::NewFromBrick));
+                    commands.push(Command::Window(WindowCommand::Run(Action::NewFromBrick)));
                 }
             });
             ui.add_space(12.0);
@@ -103,7 +103,7 @@ pub fn welcome(
                             .on_hover_text(root.display().to_string())
                             .clicked()
                         {
-                            commands.push(Command::OpenFolder(root.clone()));
+                            commands.push(Command::Folder(FolderCommand::OpenFolder(root.clone())));
                         }
                         ui.weak(root.display().to_string());
                         if ui
@@ -111,7 +111,9 @@ pub fn welcome(
                             .on_hover_text("Remove from the list")
                             .clicked()
                         {
-                            commands.push(Command::ForgetRecent(Some(root.clone())));
+                            commands.push(Command::Window(WindowCommand::ForgetRecent(Some(
+                                root.clone(),
+                            ))));
                         }
                         ui.end_row();
                     }
@@ -164,21 +166,21 @@ pub fn close_prompt(ctx: &egui::Context, id: u32, name: &str, commands: &mut Vec
         ui.horizontal(|ui| {
             let save = ui.button("Save");
             if save.clicked() {
-                commands.push(Command::CloseEditor {
+                commands.push(Command::Editor(EditorCommand::CloseEditor {
                     id,
                     action: CloseEditor::Save,
-                });
+                }));
             }
             let discard = ui.button("Don't Save");
             if discard.clicked() {
-                commands.push(Command::CloseEditor {
+                commands.push(Command::Editor(EditorCommand::CloseEditor {
                     id,
                     action: CloseEditor::Discard,
-                });
+                }));
             }
             let cancel = ui.button("Cancel");
             if cancel.clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
-                commands.push(Command::CancelCloseEditor);
+                commands.push(Command::Editor(EditorCommand::CancelCloseEditor));
             }
             crate::window::views::keep_focus_on(ui, &[&save, &discard, &cancel]);
         });
@@ -197,15 +199,15 @@ pub fn quit_prompt(ctx: &egui::Context, files: usize, commands: &mut Vec<Command
         ui.horizontal(|ui| {
             let save = ui.button("Save All and Close");
             if save.clicked() {
-                commands.push(Command::QuitSaving);
+                commands.push(Command::Editor(EditorCommand::QuitSaving));
             }
             let discard = ui.button("Close Without Saving");
             if discard.clicked() {
-                commands.push(Command::QuitDiscarding);
+                commands.push(Command::Editor(EditorCommand::QuitDiscarding));
             }
             let cancel = ui.button("Cancel");
             if cancel.clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
-                commands.push(Command::CancelCloseEditor);
+                commands.push(Command::Editor(EditorCommand::CancelCloseEditor));
             }
             crate::window::views::keep_focus_on(ui, &[&save, &discard, &cancel]);
         });

@@ -6,7 +6,7 @@ use cocode_platform::{Os, Shortcut};
 use cocode_ui::{Tone, icons};
 use egui::{RichText, Ui};
 
-use crate::window::command::Command;
+use crate::window::command::{BrickCommand, Command, ExplorerCommand, FolderCommand};
 use crate::window::explorer::{
     Explorer, FileAction, FileMarks, FilePrompt, FolderState, WorkspaceView,
 };
@@ -101,10 +101,10 @@ pub fn show(
         );
         ui.vertical_centered(|ui| {
             if ui.button("Open Folder…").clicked() {
-                commands.push(Command::ShowOpenFolder);
+                commands.push(Command::Folder(FolderCommand::ShowOpenFolder));
             }
             if ui.button("New from Brick…").clicked() {
-                commands.push(Command::ShowNewFromBrick);
+                commands.push(Command::Brick(BrickCommand::ShowNewFromBrick));
             }
         });
         return;
@@ -121,21 +121,25 @@ pub fn show(
                 .on_hover_text("Refresh")
                 .clicked()
             {
-                commands.push(Command::Refresh);
+                commands.push(Command::Explorer(ExplorerCommand::Refresh));
             }
             if ui
                 .small_button("+📁")
                 .on_hover_text("New Folder…")
                 .clicked()
             {
-                commands.push(Command::FileAction(FileAction::NewFolder {
-                    parent: ws.root.clone(),
-                }));
+                commands.push(Command::Explorer(ExplorerCommand::FileAction(
+                    FileAction::NewFolder {
+                        parent: ws.root.clone(),
+                    },
+                )));
             }
             if ui.small_button("+").on_hover_text("New File…").clicked() {
-                commands.push(Command::FileAction(FileAction::NewFile {
-                    parent: ws.root.clone(),
-                }));
+                commands.push(Command::Explorer(ExplorerCommand::FileAction(
+                    FileAction::NewFile {
+                        parent: ws.root.clone(),
+                    },
+                )));
             }
         });
     });
@@ -179,7 +183,9 @@ fn show_row(
                         };
                         let label = ui.selectable_label(false, format!("{arrow} {name}"));
                         if label.clicked() {
-                            commands.push(Command::ToggleFolder(path.clone()));
+                            commands.push(Command::Explorer(ExplorerCommand::ToggleFolder(
+                                path.clone(),
+                            )));
                         }
                         label.context_menu(|ui| entry_menu(ui, path, true, commands));
                     }
@@ -203,7 +209,8 @@ fn show_row(
                                 label.on_hover_text(format!("Task {task} is changing this file"));
                         }
                         if label.clicked() {
-                            commands.push(Command::OpenFile(path.clone()));
+                            commands
+                                .push(Command::Explorer(ExplorerCommand::OpenFile(path.clone())));
                         }
                         label.context_menu(|ui| entry_menu(ui, path, false, commands));
                     }
@@ -257,27 +264,35 @@ fn entry_menu(ui: &mut Ui, path: &Path, folder: bool, commands: &mut Vec<Command
         path.parent().map(Path::to_path_buf).unwrap_or_default()
     };
     if ui.button("New File…").clicked() {
-        commands.push(Command::FileAction(FileAction::NewFile {
-            parent: parent.clone(),
-        }));
+        commands.push(Command::Explorer(ExplorerCommand::FileAction(
+            FileAction::NewFile {
+                parent: parent.clone(),
+            },
+        )));
         ui.close();
     }
     if ui.button("New Folder…").clicked() {
-        commands.push(Command::FileAction(FileAction::NewFolder { parent }));
+        commands.push(Command::Explorer(ExplorerCommand::FileAction(
+            FileAction::NewFolder { parent },
+        )));
         ui.close();
     }
     ui.separator();
     if ui.button("Rename…").clicked() {
-        commands.push(Command::FileAction(FileAction::Rename {
-            path: path.to_path_buf(),
-        }));
+        commands.push(Command::Explorer(ExplorerCommand::FileAction(
+            FileAction::Rename {
+                path: path.to_path_buf(),
+            },
+        )));
         ui.close();
     }
     if ui.button("Delete…").clicked() {
-        commands.push(Command::FileAction(FileAction::Delete {
-            path: path.to_path_buf(),
-            folder,
-        }));
+        commands.push(Command::Explorer(ExplorerCommand::FileAction(
+            FileAction::Delete {
+                path: path.to_path_buf(),
+                folder,
+            },
+        )));
         ui.close();
     }
 }
@@ -322,10 +337,10 @@ pub fn prompt(ctx: &egui::Context, prompt: &FilePrompt, commands: &mut Vec<Comma
                 field.request_focus();
             }
             if name != prompt.name {
-                commands.push(Command::FilePromptName(name));
+                commands.push(Command::Explorer(ExplorerCommand::FilePromptName(name)));
             }
             if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                commands.push(Command::FilePromptSubmit);
+                commands.push(Command::Explorer(ExplorerCommand::FilePromptSubmit));
             }
         }
         if let Some(error) = &prompt.error {
@@ -334,10 +349,10 @@ pub fn prompt(ctx: &egui::Context, prompt: &FilePrompt, commands: &mut Vec<Comma
         ui.horizontal(|ui| {
             let ok = if delete { "Delete" } else { "OK" };
             if ui.add_enabled(!prompt.busy, egui::Button::new(ok)).clicked() {
-                commands.push(Command::FilePromptSubmit);
+                commands.push(Command::Explorer(ExplorerCommand::FilePromptSubmit));
             }
             if ui.button("Cancel").clicked() || ui.input(|i| i.key_pressed(egui::Key::Escape)) {
-                commands.push(Command::FilePromptCancel);
+                commands.push(Command::Explorer(ExplorerCommand::FilePromptCancel));
             }
             if prompt.busy {
                 ui.spinner();

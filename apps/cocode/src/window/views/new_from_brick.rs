@@ -6,7 +6,7 @@ use cocode_core::services::{BrickInfo, BrickVariable, BrickVariableKind};
 use cocode_ui::Tone;
 use egui::{Context, Key, RichText, Ui};
 
-use crate::window::command::Command;
+use crate::window::command::{BrickCommand, Command};
 use crate::window::new_brick::{BrickDialogChange, NewFromBrickDialog};
 
 /// Draws the dialog.
@@ -35,9 +35,13 @@ pub fn show(ctx: &Context, dialog: &NewFromBrickDialog, commands: &mut Vec<Comma
         footer(ui, dialog, commands);
     });
     if modal.should_close() && !dialog.creating {
-        commands.push(Command::CloseNewFromBrick);
+        commands.push(Command::Brick(BrickCommand::CloseNewFromBrick));
     }
-    commands.extend(changes.into_iter().map(Command::BrickDialog));
+    commands.extend(
+        changes
+            .into_iter()
+            .map(|c| Command::Brick(BrickCommand::BrickDialog(c))),
+    );
 }
 
 fn fields(
@@ -163,13 +167,13 @@ fn footer(ui: &mut Ui, dialog: &NewFromBrickDialog, commands: &mut Vec<Command>)
             .clicked()
             || (enter && dialog.can_create())
         {
-            commands.push(Command::CreateFromBrick);
+            commands.push(Command::Brick(BrickCommand::CreateFromBrick));
         }
         if ui
             .add_enabled(!dialog.creating, egui::Button::new("Cancel"))
             .clicked()
         {
-            commands.push(Command::CloseNewFromBrick);
+            commands.push(Command::Brick(BrickCommand::CloseNewFromBrick));
         }
     });
 }

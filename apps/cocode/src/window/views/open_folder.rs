@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use cocode_ui::{Tone, icons};
 use egui::{Context, Key};
 
-use crate::window::command::Command;
+use crate::window::command::{Command, FolderCommand};
 use crate::window::open_folder::{Losses, OpenFolderDialog, SwitchChoice};
 
 /// Draws the dialog.
@@ -37,7 +37,9 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
             if let Some(parent) = dialog.browsing.parent()
                 && ui.button(format!("{} Up", icons::UP)).clicked()
             {
-                commands.push(Command::PickerBrowse(parent.to_path_buf()));
+                commands.push(Command::Folder(FolderCommand::PickerBrowse(
+                    parent.to_path_buf(),
+                )));
             }
             ui.label(dialog.browsing.display().to_string());
         });
@@ -59,7 +61,8 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
                             .selectable_label(false, format!("{} {name}", icons::FOLDER))
                             .clicked()
                         {
-                            commands.push(Command::PickerBrowse(path.clone()));
+                            commands
+                                .push(Command::Folder(FolderCommand::PickerBrowse(path.clone())));
                         }
                     }
                 }
@@ -67,18 +70,20 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
         ui.separator();
         ui.horizontal(|ui| {
             if ui.button("Open").clicked() || enter {
-                commands.push(Command::OpenFolder(PathBuf::from(typed.trim())));
+                commands.push(Command::Folder(FolderCommand::OpenFolder(PathBuf::from(
+                    typed.trim(),
+                ))));
             }
             if ui.button("Cancel").clicked() {
-                commands.push(Command::CloseOpenFolder);
+                commands.push(Command::Folder(FolderCommand::CloseOpenFolder));
             }
         });
     });
     if modal.should_close() {
-        commands.push(Command::CloseOpenFolder);
+        commands.push(Command::Folder(FolderCommand::CloseOpenFolder));
     }
     if typed != dialog.typed {
-        commands.push(Command::PickerTyped(typed));
+        commands.push(Command::Folder(FolderCommand::PickerTyped(typed)));
     }
 }
 
@@ -153,7 +158,7 @@ pub fn switch_prompt(ctx: &Context, prompt: &SwitchPrompt<'_>, commands: &mut Ve
             if prompt.losses.unsaved > 0 {
                 let save = ui.add_enabled(!waiting, egui::Button::new("Save All and Open"));
                 if save.clicked() {
-                    commands.push(Command::SwitchSaving);
+                    commands.push(Command::Folder(FolderCommand::SwitchSaving));
                 }
                 buttons.push(save);
                 // Also once saving was chosen: a save that fails leaves
@@ -161,19 +166,19 @@ pub fn switch_prompt(ctx: &Context, prompt: &SwitchPrompt<'_>, commands: &mut Ve
                 let discarding = prompt.chosen == Some(SwitchChoice::Discard);
                 let discard = ui.add_enabled(!discarding, egui::Button::new("Open Without Saving"));
                 if discard.clicked() {
-                    commands.push(Command::SwitchNow);
+                    commands.push(Command::Folder(FolderCommand::SwitchNow));
                 }
                 buttons.push(discard);
             } else {
                 let open = ui.add_enabled(!waiting, egui::Button::new("Open"));
                 if open.clicked() {
-                    commands.push(Command::SwitchNow);
+                    commands.push(Command::Folder(FolderCommand::SwitchNow));
                 }
                 buttons.push(open);
             }
             let cancel = ui.button("Cancel");
             if cancel.clicked() || ui.input(|i| i.key_pressed(Key::Escape)) {
-                commands.push(Command::CancelSwitch);
+                commands.push(Command::Folder(FolderCommand::CancelSwitch));
             }
             buttons.push(cancel);
             crate::window::views::keep_focus_on(ui, &buttons.iter().collect::<Vec<_>>());

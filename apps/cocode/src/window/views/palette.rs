@@ -4,7 +4,7 @@
 use egui::text::LayoutJob;
 use egui::{Align2, Key, Modifiers, TextFormat};
 
-use crate::window::command::Command;
+use crate::window::command::{Command, WindowCommand};
 use crate::window::keymap::{Action, Keymap};
 use crate::window::palette::Palette;
 
@@ -87,7 +87,7 @@ pub fn show(
     if let Some(action) = chosen {
         palette.close();
         palette.used(action);
-        commands.push(Command::Run(action));
+        commands.push(Command::Window(WindowCommand::Run(action)));
     } else if escape {
         palette.close();
     }

@@ -9,7 +9,7 @@ use cocode_lsp::{FileDiagnostics, ServerState, ServerStatus, Severity};
 use cocode_ui::Theme;
 use egui::Ui;
 
-use crate::window::command::{Command, LspAsk};
+use crate::window::command::{Command, EditorCommand, LspAsk};
 use crate::window::views::editor_lsp::severity_color;
 
 /// Counts of errors and warnings, for the status bar.
@@ -139,7 +139,7 @@ pub fn show(
                                     .on_hover_text("Open at this place")
                                     .clicked()
                                 {
-                                    commands.push(Command::OpenAt {
+                                    commands.push(Command::Editor(EditorCommand::OpenAt {
                                         path: root.join(file.path.as_str()),
                                         line: d.range.start.line as usize,
                                         start: d.range.start.column as usize,
@@ -148,7 +148,7 @@ pub fn show(
                                         } else {
                                             d.range.start.column as usize
                                         },
-                                    });
+                                    }));
                                 }
                             });
                         }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use cocode_ui::Tone;
 use egui::Ui;
 
-use crate::window::command::{Command, ProviderAction};
+use crate::window::command::{AgentCommand, Command, ProviderAction};
 use crate::window::providers::{KeyState, ProviderRow, ProvidersPanel};
 
 /// The most model names listed on a card (the composer offers them all).
@@ -81,7 +81,9 @@ fn provider_card(
         let name = format!("Test the connection to {}", row.name);
         test.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Button, !fetching, &name));
         if test.clicked() {
-            commands.push(Command::Provider(ProviderAction::Models(row.id.clone())));
+            commands.push(Command::Agent(AgentCommand::Provider(
+                ProviderAction::Models(row.id.clone()),
+            )));
         }
         if fetching {
             ui.spinner();
@@ -127,10 +129,10 @@ fn address_row(
         let name = format!("{} address", row.name);
         field.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, &name));
         if field.changed() {
-            commands.push(Command::ProviderUrlDraft {
+            commands.push(Command::Agent(AgentCommand::ProviderUrlDraft {
                 id: row.id.clone(),
                 text: text.clone(),
-            });
+            }));
         }
         let typed = panel.url_drafts.get(&row.id).is_some_and(|t| t != url);
         let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -139,10 +141,12 @@ fn address_row(
             .clicked()
             || (typed && entered)
         {
-            commands.push(Command::Provider(ProviderAction::SaveUrl {
-                id: row.id.clone(),
-                reset: false,
-            }));
+            commands.push(Command::Agent(AgentCommand::Provider(
+                ProviderAction::SaveUrl {
+                    id: row.id.clone(),
+                    reset: false,
+                },
+            )));
         }
         let custom = row.preset_url.as_deref() != Some(url);
         if ui
@@ -150,10 +154,12 @@ fn address_row(
             .on_hover_text(row.preset_url.clone().unwrap_or_default())
             .clicked()
         {
-            commands.push(Command::Provider(ProviderAction::SaveUrl {
-                id: row.id.clone(),
-                reset: true,
-            }));
+            commands.push(Command::Agent(AgentCommand::Provider(
+                ProviderAction::SaveUrl {
+                    id: row.id.clone(),
+                    reset: true,
+                },
+            )));
         }
     });
 }
@@ -180,10 +186,10 @@ fn key_row(ui: &mut Ui, panel: &ProvidersPanel, row: &ProviderRow, commands: &mu
         let name = format!("{} API key", row.name);
         field.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, &name));
         if field.changed() {
-            commands.push(Command::ProviderKeyDraft {
+            commands.push(Command::Agent(AgentCommand::ProviderKeyDraft {
                 id: row.id.clone(),
                 text: text.clone(),
-            });
+            }));
         }
         let typed = !text.trim().is_empty();
         let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -199,10 +205,12 @@ fn key_row(ui: &mut Ui, panel: &ProvidersPanel, row: &ProviderRow, commands: &mu
             .clicked()
             || (typed && can_store && entered)
         {
-            commands.push(Command::Provider(ProviderAction::SaveKey {
-                id: row.id.clone(),
-                session_only: false,
-            }));
+            commands.push(Command::Agent(AgentCommand::Provider(
+                ProviderAction::SaveKey {
+                    id: row.id.clone(),
+                    session_only: false,
+                },
+            )));
         }
         if matches!(row.key, KeyState::Unavailable { .. })
             && ui
@@ -212,13 +220,17 @@ fn key_row(ui: &mut Ui, panel: &ProvidersPanel, row: &ProviderRow, commands: &mu
                 )
                 .clicked()
         {
-            commands.push(Command::Provider(ProviderAction::SaveKey {
-                id: row.id.clone(),
-                session_only: true,
-            }));
+            commands.push(Command::Agent(AgentCommand::Provider(
+                ProviderAction::SaveKey {
+                    id: row.id.clone(),
+                    session_only: true,
+                },
+            )));
         }
         if replace && ui.button("Remove key").clicked() {
-            commands.push(Command::Provider(ProviderAction::DeleteKey(row.id.clone())));
+            commands.push(Command::Agent(AgentCommand::Provider(
+                ProviderAction::DeleteKey(row.id.clone()),
+            )));
         }
     });
 }

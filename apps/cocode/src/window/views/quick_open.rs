@@ -6,7 +6,7 @@ use std::path::Path;
 use egui::text::LayoutJob;
 use egui::{Align2, Color32, FontId, Key, Modifiers, TextFormat};
 
-use crate::window::command::Command;
+use crate::window::command::{Command, ExplorerCommand};
 use crate::window::quick_open::QuickOpen;
 
 /// Draws the panel when open; Enter (or a click) opens the selected file.
@@ -87,7 +87,9 @@ pub fn show(ctx: &egui::Context, quick: &mut QuickOpen, root: &Path, commands: &
         });
     if let Some(path) = chosen {
         quick.close();
-        commands.push(Command::OpenFile(root.join(path)));
+        commands.push(Command::Explorer(ExplorerCommand::OpenFile(
+            root.join(path),
+        )));
     } else if escape {
         quick.close();
     }

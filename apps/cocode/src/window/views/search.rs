@@ -7,7 +7,7 @@ use std::path::Path;
 use egui::text::LayoutJob;
 use egui::{Key, TextFormat, TextStyle, Ui};
 
-use crate::window::command::Command;
+use crate::window::command::{Command, EditorCommand};
 use crate::window::search::{Search, SearchProgress};
 
 /// One row of the list: a file header or one of its lines.
@@ -62,7 +62,7 @@ fn replace_row(ui: &mut Ui, search: &mut Search, commands: &mut Vec<Command>) {
                 search.replace_with
             ));
             if ui.button("Replace").clicked() {
-                commands.push(Command::ReplaceInFiles);
+                commands.push(Command::Editor(EditorCommand::ReplaceInFiles));
             }
             if ui.button("Cancel").clicked() {
                 search.confirm = false;
@@ -196,12 +196,12 @@ pub fn show(ui: &mut Ui, search: &mut Search, root: Option<&Path>, commands: &mu
                         job.append(&chars[at..].iter().collect::<String>(), 0.0, plain.clone());
                         if ui.add(egui::Button::selectable(false, job)).clicked() {
                             let (start, end) = hit.ranges.first().copied().unwrap_or((0, 0));
-                            commands.push(Command::OpenAt {
+                            commands.push(Command::Editor(EditorCommand::OpenAt {
                                 path: root.join(&file.path),
                                 line: hit.line,
                                 start,
                                 end,
-                            });
+                            }));
                         }
                     }
                 }

@@ -13,7 +13,7 @@ use egui::Ui;
 
 use crate::host::settings::{self, SettingsEdit};
 use crate::host::trust::Grant;
-use crate::window::command::Command;
+use crate::window::command::{Command, WindowCommand};
 use crate::window::keymap::Keymap;
 use crate::window::providers::ProvidersPanel;
 use crate::window::settings::{Section, SettingsPanel};
@@ -96,7 +96,7 @@ fn appearance(ui: &mut Ui, panel: &SettingsPanel, cx: &Context<'_>, commands: &m
             ui.horizontal(|ui| {
                 for (theme, name) in [(Theme::Dark, "Dark"), (Theme::Light, "Light")] {
                     if ui.radio(cx.theme == theme, name).clicked() {
-                        commands.push(Command::SetTheme(theme));
+                        commands.push(Command::Window(WindowCommand::SetTheme(theme)));
                     }
                 }
             });
@@ -115,7 +115,7 @@ fn appearance(ui: &mut Ui, panel: &SettingsPanel, cx: &Context<'_>, commands: &m
                 .step_by(5.0)
                 .suffix("%");
             if ui.add(slider).changed() {
-                commands.push(Command::SetZoom(zoom));
+                commands.push(Command::Window(WindowCommand::SetZoom(zoom)));
             }
         },
     );
@@ -179,12 +179,14 @@ fn folder(
             ui.horizontal(|ui| {
                 let approval = config.completion_mode != Some(CompletionMode::SelfVerification);
                 if ui.radio(approval, "A person approves").clicked() && !approval {
-                    commands.push(Command::EditSettings(SettingsEdit::CompletionMode(None)));
+                    commands.push(Command::Window(WindowCommand::EditSettings(
+                        SettingsEdit::CompletionMode(None),
+                    )));
                 }
                 if ui.radio(!approval, "Verification decides").clicked() && approval {
-                    commands.push(Command::EditSettings(SettingsEdit::CompletionMode(Some(
-                        CompletionMode::SelfVerification,
-                    ))));
+                    commands.push(Command::Window(WindowCommand::EditSettings(
+                        SettingsEdit::CompletionMode(Some(CompletionMode::SelfVerification)),
+                    )));
                 }
             });
         },
@@ -245,8 +247,8 @@ fn folder(
                 ui.monospace(&host);
                 standing_badge(ui, &view.grants, &Grant::Host { host: host.clone() });
                 if ui.small_button("Remove").clicked() {
-                    commands.push(Command::EditSettings(SettingsEdit::RemoveHost(
-                        host.clone(),
+                    commands.push(Command::Window(WindowCommand::EditSettings(
+                        SettingsEdit::RemoveHost(host.clone()),
                     )));
                 }
             });
@@ -263,8 +265,8 @@ fn folder(
                 (!drafts.host.trim().is_empty()).then(|| settings::parse_host(&drafts.host));
             let ok = matches!(checked, Some(Ok(_)));
             if ui.add_enabled(ok, egui::Button::new("Add host")).clicked() {
-                commands.push(Command::EditSettings(SettingsEdit::AddHost(
-                    std::mem::take(&mut drafts.host),
+                commands.push(Command::Window(WindowCommand::EditSettings(
+                    SettingsEdit::AddHost(std::mem::take(&mut drafts.host)),
                 )));
             }
             if let Some(Err(why)) = checked {
@@ -284,8 +286,8 @@ fn folder(
                 ui.label(&exception.name);
                 ui.monospace(exception.path.display().to_string());
                 if ui.small_button("Remove").clicked() {
-                    commands.push(Command::EditSettings(SettingsEdit::RemoveWriteException(
-                        exception.name.clone(),
+                    commands.push(Command::Window(WindowCommand::EditSettings(
+                        SettingsEdit::RemoveWriteException(exception.name.clone()),
                     )));
                 }
             });
@@ -315,10 +317,12 @@ fn folder(
                 .add_enabled(ok, egui::Button::new("Add exception"))
                 .clicked()
             {
-                commands.push(Command::EditSettings(SettingsEdit::AddWriteException {
-                    name: std::mem::take(&mut drafts.exception_name),
-                    path: std::mem::take(&mut drafts.exception_path),
-                }));
+                commands.push(Command::Window(WindowCommand::EditSettings(
+                    SettingsEdit::AddWriteException {
+                        name: std::mem::take(&mut drafts.exception_name),
+                        path: std::mem::take(&mut drafts.exception_path),
+                    },
+                )));
             }
             if let Some(Err(why)) = checked {
                 cocode_ui::badge(ui, &why, Tone::Danger);
@@ -345,8 +349,8 @@ fn folder(
                     },
                 );
                 if ui.small_button("Remove").clicked() {
-                    commands.push(Command::EditSettings(SettingsEdit::RemoveAgent(
-                        agent.id.to_string(),
+                    commands.push(Command::Window(WindowCommand::EditSettings(
+                        SettingsEdit::RemoveAgent(agent.id.to_string()),
                     )));
                 }
             });
@@ -411,7 +415,7 @@ fn folder(
                     ("Allow", true)
                 };
                 if ui.small_button(label).clicked() {
-                    commands.push(Command::DecideGrant { grant, allow });
+                    commands.push(Command::Window(WindowCommand::DecideGrant { grant, allow }));
                 }
             });
         }
@@ -432,7 +436,7 @@ fn apply_row(
     ui.horizontal(|ui| {
         let ok = checked.is_ok() && changed != *config;
         if ui.add_enabled(ok, egui::Button::new("Apply")).clicked() {
-            commands.push(Command::EditSettings(edit.clone()));
+            commands.push(Command::Window(WindowCommand::EditSettings(edit.clone())));
         }
         if let Err(why) = checked {
             cocode_ui::badge(ui, &why, Tone::Danger);

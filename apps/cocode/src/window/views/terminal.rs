@@ -17,7 +17,7 @@ use egui::{
     Vec2,
 };
 
-use crate::window::command::Command;
+use crate::window::command::{Command, TerminalCommand};
 use crate::window::terminals::{FindBar, TabKind, TabState, TerminalTab, Terminals, ViewState};
 
 /// The terminal's font size in points.
@@ -142,15 +142,15 @@ pub fn prompts(ctx: &egui::Context, terminals: &Terminals, commands: &mut Vec<Co
             ui.horizontal(|ui| {
                 if ui.button("Open in Browser").clicked() || ui.input(|i| i.key_pressed(Key::Enter))
                 {
-                    commands.push(Command::OpenLink);
+                    commands.push(Command::Terminal(TerminalCommand::OpenLink));
                 }
                 if ui.button("Cancel").clicked() {
-                    commands.push(Command::CancelOpenLink);
+                    commands.push(Command::Terminal(TerminalCommand::CancelOpenLink));
                 }
             });
         });
         if modal.should_close() {
-            commands.push(Command::CancelOpenLink);
+            commands.push(Command::Terminal(TerminalCommand::CancelOpenLink));
         }
     }
     if let Some(id) = terminals.close_prompt {
@@ -159,18 +159,18 @@ pub fn prompts(ctx: &egui::Context, terminals: &Terminals, commands: &mut Vec<Co
             ui.label("A program is still running in this terminal. Closing the tab ends it.");
             ui.horizontal(|ui| {
                 if ui.button("End and Close").clicked() {
-                    commands.push(Command::CloseTerminal {
+                    commands.push(Command::Terminal(TerminalCommand::CloseTerminal {
                         id,
                         confirmed: true,
-                    });
+                    }));
                 }
                 if ui.button("Cancel").clicked() {
-                    commands.push(Command::CancelCloseTerminal);
+                    commands.push(Command::Terminal(TerminalCommand::CancelCloseTerminal));
                 }
             });
         });
         if modal.should_close() {
-            commands.push(Command::CancelCloseTerminal);
+            commands.push(Command::Terminal(TerminalCommand::CancelCloseTerminal));
         }
     }
 }
@@ -197,7 +197,9 @@ fn agent_header(
                     .on_hover_text("Stop this command; the agent is told it was stopped")
                     .clicked()
                 {
-                    commands.push(Command::StopAgentCommand(command_id));
+                    commands.push(Command::Terminal(TerminalCommand::StopAgentCommand(
+                        command_id,
+                    )));
                 }
                 ui.spinner();
                 ui.label("running");
@@ -874,10 +876,10 @@ fn select_with_mouse(
             session.select(SelectionKind::Word, row, col, right);
         } else if response.clicked() {
             if link_modifier && let Some(url) = session.link_at(row, col) {
-                commands.push(Command::AskOpenLink {
+                commands.push(Command::Terminal(TerminalCommand::AskOpenLink {
                     url,
                     from_agent: false,
-                });
+                }));
             } else if held.shift && session.selection_text().is_some() {
                 session.extend_selection(row, col, right);
             } else {

@@ -5,7 +5,7 @@
 
 use egui::{RichText, Ui};
 
-use crate::window::command::Command;
+use crate::window::command::{Command, WindowCommand};
 use crate::window::trace::{TracePanel, phase_words};
 
 pub fn show(ui: &mut Ui, panel: &mut TracePanel, running: bool, commands: &mut Vec<Command>) {
@@ -38,7 +38,7 @@ pub fn show(ui: &mut Ui, panel: &mut TracePanel, running: bool, commands: &mut V
             clear
         };
         if clear.clicked() {
-            commands.push(Command::ClearTrace);
+            commands.push(Command::Window(WindowCommand::ClearTrace));
         }
     });
     ui.separator();

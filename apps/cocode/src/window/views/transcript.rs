@@ -12,7 +12,7 @@ use cocode_ui::Tone;
 use egui::{Id, Rect, Ui, UiBuilder, pos2, vec2};
 use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
 
-use crate::window::command::Command;
+use crate::window::command::{Command, TerminalCommand};
 use crate::window::transcript::{
     Entry, TerminalEntry, ToolEntry, Transcript, tool_words, verification_line,
 };
@@ -107,9 +107,11 @@ pub fn show(ui: &mut Ui, transcript: &Transcript, max_height: f32, commands: &mu
         }
         urls
     });
-    commands.extend(urls.into_iter().map(|url| Command::AskOpenLink {
-        url,
-        from_agent: true,
+    commands.extend(urls.into_iter().map(|url| {
+        Command::Terminal(TerminalCommand::AskOpenLink {
+            url,
+            from_agent: true,
+        })
     }));
 }
 
