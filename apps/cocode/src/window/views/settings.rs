@@ -276,11 +276,11 @@ fn folder(
     }
     if shows(&[
         "Write exceptions",
-        "folders outside the workspace agents' commands may write (caches)",
+        "folders outside the workspace the folder names; writes there are refused",
     ]) {
         ui.add_space(6.0);
         ui.strong("Write exceptions");
-        ui.weak("Folders outside the workspace that agents' commands may write, such as a package cache.");
+        ui.weak("Folders outside the workspace this folder names. cocode's tools refuse to write in them (history could not record it) and say so; agents' commands write only in the toolchains' caches.");
         for exception in &config.write_exceptions {
             ui.horizontal(|ui| {
                 ui.label(&exception.name);
