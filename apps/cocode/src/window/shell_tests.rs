@@ -283,7 +283,7 @@ fn the_welcome_page_opens_a_recent_workspace_and_forgets_one() {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_approvals_panel_approves_a_queued_edit_of_a_second_task_with_the_keyboard() {
-    use crate::window::testing::type_prompt;
+    use crate::window::testing::run_until_waiting;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.json"), "{\"a\": 1}\n").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "draft\n").unwrap();
@@ -292,16 +292,8 @@ fn the_approvals_panel_approves_a_queued_edit_of_a_second_task_with_the_keyboard
     run_until(&mut h, "the root listing", |h| {
         h.query_by_label("  notes.txt").is_some()
     });
-    type_prompt(&mut h, r#"replace "1" with "2" in config.json"#);
-    h.get_by_label("Run task").click();
-    run_until(&mut h, "the first card", |h| {
-        h.state().agent.tool_approvals.len() == 1
-    });
-    type_prompt(&mut h, r#"replace "draft" with "final" in notes.txt"#);
-    h.get_by_label("Run task").click();
-    run_until(&mut h, "the second task's card", |h| {
-        h.state().agent.tool_approvals.len() == 2
-    });
+    run_until_waiting(&mut h, r#"replace "1" with "2" in config.json"#, 1);
+    run_until_waiting(&mut h, r#"replace "draft" with "final" in notes.txt"#, 2);
     h.run_steps(2);
     // The status bar counts what waits and opens the panel.
     h.get_by_label("2 approvals waiting").click();

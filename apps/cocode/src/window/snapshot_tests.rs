@@ -103,7 +103,7 @@ fn settings_of_a_folder() {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_approvals_panel_and_the_dock_with_a_task_waiting() {
-    use crate::window::testing::type_prompt;
+    use crate::window::testing::run_until_waiting;
     let root = fixed_workspace(
         "approvals",
         &[("config.json", "{\"a\": 1}\n"), ("notes.txt", "draft\n")],
@@ -112,22 +112,14 @@ fn the_approvals_panel_and_the_dock_with_a_task_waiting() {
     run_until(&mut h, "the root listing", |h| {
         h.query_by_label("  notes.txt").is_some()
     });
-    type_prompt(&mut h, r#"replace "1" with "2" in config.json"#);
-    h.get_by_label("Run task").click();
-    run_until(&mut h, "the first card", |h| {
-        h.state().agent.tool_approvals.len() == 1
-    });
+    run_until_waiting(&mut h, r#"replace "1" with "2" in config.json"#, 1);
     fixed_sandbox(&mut h);
     // The task list names the task by its id, made of the time: folded.
     h.get_by_label("Tasks (1)").click();
     // The pointer away from every widget: no hover in the picture.
     h.event(Event::PointerGone);
     snapshot(&mut h, "dock-task-waiting");
-    type_prompt(&mut h, r#"replace "draft" with "final" in notes.txt"#);
-    h.get_by_label("Run task").click();
-    run_until(&mut h, "the second card", |h| {
-        h.state().agent.tool_approvals.len() == 2
-    });
+    run_until_waiting(&mut h, r#"replace "draft" with "final" in notes.txt"#, 2);
     h.get_by_label("2 approvals waiting").click();
     fixed_sandbox(&mut h);
     h.event(Event::PointerGone);

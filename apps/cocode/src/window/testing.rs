@@ -190,6 +190,17 @@ pub fn type_prompt(h: &mut Harness<'static, CocodeApp>, text: &str) {
     h.run_steps(2);
 }
 
+/// Types `prompt` into the Agent panel, runs it as a task and waits until
+/// `waiting` tool calls (of every task) wait for the person.
+#[cfg(target_os = "linux")]
+pub fn run_until_waiting(h: &mut Harness<'static, CocodeApp>, prompt: &str, waiting: usize) {
+    type_prompt(h, prompt);
+    h.get_by_label("Run task").click();
+    run_until(h, "the approval card", |h| {
+        h.state().agent.tool_approvals.len() == waiting
+    });
+}
+
 /// Waits for the end of the agent's turn and accepts completion when the
 /// task asks; returns when the run is over.
 #[cfg(unix)]

@@ -4,7 +4,6 @@
 //! Up and Down move, Enter approves the selected call, Escape denies it.
 
 use cocode_tool_protocol::ApprovalDecision;
-use egui::{Key, Modifiers};
 
 use crate::window::agent::AgentPanel;
 use crate::window::approvals::ApprovalsPanel;
@@ -134,15 +133,9 @@ fn keys(
                 },
             );
         });
-        let (enter, escape);
-        (down, up, enter, escape) = ui.input_mut(|i| {
-            (
-                i.consume_key(Modifiers::NONE, Key::ArrowDown),
-                i.consume_key(Modifiers::NONE, Key::ArrowUp),
-                i.consume_key(Modifiers::NONE, Key::Enter),
-                i.consume_key(Modifiers::NONE, Key::Escape),
-            )
-        });
+        let keys = ui.input_mut(crate::window::views::ListKeys::take);
+        let (enter, escape) = (keys.enter, keys.escape);
+        (down, up) = (keys.down, keys.up);
         if down || up {
             state.step(ids, down);
         }

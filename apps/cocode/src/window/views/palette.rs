@@ -1,8 +1,8 @@
 //! The command palette: a field at the top of the window and the commands
 //! matching it, each with its shortcut, matched characters highlighted.
 
+use egui::TextFormat;
 use egui::text::LayoutJob;
-use egui::{Align2, Key, Modifiers, TextFormat};
 
 use crate::window::command::{Command, WindowCommand};
 use crate::window::keymap::{Action, Keymap};
@@ -20,14 +20,12 @@ pub fn show(
     if !palette.open {
         return;
     }
-    let (down, up, enter, escape) = ctx.input_mut(|i| {
-        (
-            i.consume_key(Modifiers::NONE, Key::ArrowDown),
-            i.consume_key(Modifiers::NONE, Key::ArrowUp),
-            i.consume_key(Modifiers::NONE, Key::Enter),
-            i.consume_key(Modifiers::NONE, Key::Escape),
-        )
-    });
+    let crate::window::views::ListKeys {
+        down,
+        up,
+        enter,
+        escape,
+    } = ctx.input_mut(crate::window::views::ListKeys::take);
     let rows = palette.rows(available);
     if down || up {
         palette.move_selection(down, rows.len());
@@ -38,52 +36,45 @@ pub fn show(
     } else {
         None
     };
-    let width = (ctx.content_rect().width() * 0.5).clamp(360.0, 720.0);
-    egui::Area::new(egui::Id::new("command-palette"))
-        .anchor(Align2::CENTER_TOP, [0.0, 48.0])
-        .order(egui::Order::Foreground)
-        .show(ctx, |ui| {
-            egui::Frame::popup(ui.style()).show(ui, |ui| {
-                ui.set_width(width);
-                let mut text = palette.query.clone();
-                let field = ui.add(
-                    egui::TextEdit::singleline(&mut text)
-                        .hint_text("Type the name of a command")
-                        .desired_width(f32::INFINITY),
-                );
-                if palette.focus {
-                    field.request_focus();
-                    palette.focus = false;
+    crate::window::views::quick_pick(ctx, "command-palette", |ui, width| {
+        let mut text = palette.query.clone();
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut text)
+                .hint_text("Type the name of a command")
+                .desired_width(f32::INFINITY),
+        );
+        if palette.focus {
+            field.request_focus();
+            palette.focus = false;
+        }
+        if text != palette.query {
+            palette.query = text;
+            palette.selected = 0;
+        }
+        if rows.is_empty() {
+            ui.weak("No matching commands");
+        }
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let strong = ui.visuals().strong_text_color();
+        let weak = ui.visuals().weak_text_color();
+        let accent = ui.visuals().selection.stroke.color;
+        egui::ScrollArea::vertical()
+            .max_height(ctx.content_rect().height() * 0.6)
+            .show(ui, |ui| {
+                for (i, row) in rows.iter().enumerate() {
+                    let job = row_job(row, keys, &font, (strong, weak, accent));
+                    let button = egui::Button::selectable(i == palette.selected, job)
+                        .min_size(egui::vec2(width, 0.0));
+                    let response = ui.add(button);
+                    if response.clicked() {
+                        chosen = Some(row.action);
+                    }
+                    if i == palette.selected && (up || down) {
+                        response.scroll_to_me(None);
+                    }
                 }
-                if text != palette.query {
-                    palette.query = text;
-                    palette.selected = 0;
-                }
-                if rows.is_empty() {
-                    ui.weak("No matching commands");
-                }
-                let font = egui::TextStyle::Body.resolve(ui.style());
-                let strong = ui.visuals().strong_text_color();
-                let weak = ui.visuals().weak_text_color();
-                let accent = ui.visuals().selection.stroke.color;
-                egui::ScrollArea::vertical()
-                    .max_height(ctx.content_rect().height() * 0.6)
-                    .show(ui, |ui| {
-                        for (i, row) in rows.iter().enumerate() {
-                            let job = row_job(row, keys, &font, (strong, weak, accent));
-                            let button = egui::Button::selectable(i == palette.selected, job)
-                                .min_size(egui::vec2(width, 0.0));
-                            let response = ui.add(button);
-                            if response.clicked() {
-                                chosen = Some(row.action);
-                            }
-                            if i == palette.selected && (up || down) {
-                                response.scroll_to_me(None);
-                            }
-                        }
-                    });
             });
-        });
+    });
     if let Some(action) = chosen {
         palette.close();
         palette.used(action);

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use egui::text::LayoutJob;
-use egui::{Align2, Color32, FontId, Key, Modifiers, TextFormat};
+use egui::{Color32, FontId, TextFormat};
 
 use crate::window::command::{Command, ExplorerCommand};
 use crate::window::quick_open::QuickOpen;
@@ -15,14 +15,12 @@ pub fn show(ctx: &egui::Context, quick: &mut QuickOpen, root: &Path, commands: &
         return;
     }
     // The keys the list uses never reach the field (or the editor below).
-    let (down, up, enter, escape) = ctx.input_mut(|i| {
-        (
-            i.consume_key(Modifiers::NONE, Key::ArrowDown),
-            i.consume_key(Modifiers::NONE, Key::ArrowUp),
-            i.consume_key(Modifiers::NONE, Key::Enter),
-            i.consume_key(Modifiers::NONE, Key::Escape),
-        )
-    });
+    let crate::window::views::ListKeys {
+        down,
+        up,
+        enter,
+        escape,
+    } = ctx.input_mut(crate::window::views::ListKeys::take);
     if down {
         quick.move_selection(true);
     }
@@ -33,58 +31,50 @@ pub fn show(ctx: &egui::Context, quick: &mut QuickOpen, root: &Path, commands: &
     if enter {
         chosen = quick.hits.get(quick.selected).map(|h| h.path.clone());
     }
-    let width = (ctx.content_rect().width() * 0.5).clamp(360.0, 720.0);
-    egui::Area::new(egui::Id::new("quick-open"))
-        .anchor(Align2::CENTER_TOP, [0.0, 48.0])
-        .order(egui::Order::Foreground)
-        .show(ctx, |ui| {
-            egui::Frame::popup(ui.style()).show(ui, |ui| {
-                ui.set_width(width);
-                let mut text = quick.query.clone();
-                let field = ui.add(
-                    egui::TextEdit::singleline(&mut text)
-                        .hint_text("Search files by name")
-                        .desired_width(f32::INFINITY),
-                );
-                if quick.focus {
-                    field.request_focus();
-                    quick.focus = false;
-                }
-                quick.set_query(text);
-                match quick.files {
-                    None => {
-                        ui.horizontal(|ui| {
-                            ui.spinner();
-                            ui.label("Listing files…");
-                        });
-                    }
-                    Some((_, omitted)) if omitted > 0 => {
-                        ui.weak(format!("{omitted} more files are not searched"));
-                    }
-                    Some(_) if quick.hits.is_empty() && quick.settled() => {
-                        ui.weak("No matching files");
-                    }
-                    Some(_) => {}
-                }
-                let font = egui::TextStyle::Body.resolve(ui.style());
-                let strong = ui.visuals().strong_text_color();
-                let weak = ui.visuals().weak_text_color();
-                let accent = ui.visuals().selection.stroke.color;
-                for (i, hit) in quick.hits.iter().enumerate() {
-                    let job = hit_job(&hit.path, &hit.indices, &font, strong, weak, accent);
-                    let row = ui.add(
-                        egui::Button::selectable(i == quick.selected, job)
-                            .min_size(egui::vec2(width, 0.0)),
-                    );
-                    if row.clicked() {
-                        chosen = Some(hit.path.clone());
-                    }
-                    if i == quick.selected && (up || down) {
-                        row.scroll_to_me(None);
-                    }
-                }
-            });
-        });
+    crate::window::views::quick_pick(ctx, "quick-open", |ui, width| {
+        let mut text = quick.query.clone();
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut text)
+                .hint_text("Search files by name")
+                .desired_width(f32::INFINITY),
+        );
+        if quick.focus {
+            field.request_focus();
+            quick.focus = false;
+        }
+        quick.set_query(text);
+        match quick.files {
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("Listing files…");
+                });
+            }
+            Some((_, omitted)) if omitted > 0 => {
+                ui.weak(format!("{omitted} more files are not searched"));
+            }
+            Some(_) if quick.hits.is_empty() && quick.settled() => {
+                ui.weak("No matching files");
+            }
+            Some(_) => {}
+        }
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let strong = ui.visuals().strong_text_color();
+        let weak = ui.visuals().weak_text_color();
+        let accent = ui.visuals().selection.stroke.color;
+        for (i, hit) in quick.hits.iter().enumerate() {
+            let job = hit_job(&hit.path, &hit.indices, &font, strong, weak, accent);
+            let row = ui.add(
+                egui::Button::selectable(i == quick.selected, job).min_size(egui::vec2(width, 0.0)),
+            );
+            if row.clicked() {
+                chosen = Some(hit.path.clone());
+            }
+            if i == quick.selected && (up || down) {
+                row.scroll_to_me(None);
+            }
+        }
+    });
     if let Some(path) = chosen {
         quick.close();
         commands.push(Command::Explorer(ExplorerCommand::OpenFile(

@@ -136,6 +136,20 @@ fn keyboard(ui: &mut Ui, panel: &SettingsPanel, keys: &Keymap) {
             for problem in &keys.problems {
                 cocode_ui::badge(ui, problem, Tone::Warning);
             }
+            egui::CollapsingHeader::new("Every command, its id and its key")
+                .id_salt("settings-commands")
+                .show(ui, |ui| {
+                    egui::Grid::new("settings-command-ids")
+                        .striped(true)
+                        .show(ui, |ui| {
+                            for action in crate::window::keymap::Action::all() {
+                                ui.label(action.palette_text());
+                                ui.monospace(action.id());
+                                ui.label(keys.label(action));
+                                ui.end_row();
+                            }
+                        });
+                });
         },
     );
 }
