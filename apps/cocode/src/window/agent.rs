@@ -351,6 +351,14 @@ impl AgentPanel {
 
     /// Where `conv` stands, its tool approvals counted.
     pub fn standing(&self, conv: &Conversation) -> Standing {
+        // Its run waits for the person's word on the folder's settings.
+        if self
+            .grant_prompt
+            .as_ref()
+            .is_some_and(|p| p.conv == conv.id)
+        {
+            return Standing::NeedsApproval;
+        }
         conv.standing(self.approvals_of(conv).len())
     }
 

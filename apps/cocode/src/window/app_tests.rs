@@ -377,7 +377,7 @@ fn a_task_left_running_by_an_earlier_session_is_failed_when_the_folder_opens() {
     });
     assert_eq!(
         h.state().agent.note.as_deref(),
-        Some("2 task(s) were interrupted when cocode last stopped and are marked failed")
+        Some("2 tasks were interrupted when cocode last stopped and are marked failed")
     );
     // The status bar says how agent commands are confined on this machine.
     let (confinement, port) = h.state().agent.sandbox.clone().unwrap();

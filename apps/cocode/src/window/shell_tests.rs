@@ -369,6 +369,12 @@ fn a_folder_whose_settings_grant_a_host_asks_first_and_refused_the_host_stays_bl
         !h.state().agent.current().running,
         "nothing runs before the answer"
     );
+    // Its tab says it waits for the person, not that it ended.
+    let agent = &h.state().agent;
+    assert_eq!(
+        agent.standing(agent.current()),
+        crate::window::agent::Standing::NeedsApproval
+    );
     h.get_by_label("Keep them off and run").click();
     h.run_steps(2);
     approve_and_accept(&mut h, &["run a command"]);

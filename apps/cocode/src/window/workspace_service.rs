@@ -565,10 +565,14 @@ async fn serve(
     // session: they fail with `app_restarted`.
     match TaskOrchestrator::new(Arc::clone(&host)).fail_interrupted() {
         Ok(ids) if !ids.is_empty() => {
-            out.send(ServiceEvent::Note(format!(
-                "{} task(s) were interrupted when cocode last stopped and are marked failed",
-                ids.len()
-            )))
+            out.send(ServiceEvent::Note(if ids.len() == 1 {
+                "1 task was interrupted when cocode last stopped and is marked failed".to_owned()
+            } else {
+                format!(
+                    "{} tasks were interrupted when cocode last stopped and are marked failed",
+                    ids.len()
+                )
+            }))
             .await;
         }
         Ok(_) => {}
