@@ -76,12 +76,17 @@ impl SettingsPanel {
 
     /// Whether a setting with these words is shown for the search.
     pub fn shows(&self, words: &[&str]) -> bool {
-        let query = self.query.trim().to_lowercase();
-        query.is_empty()
-            || query
-                .split_whitespace()
-                .all(|q| words.iter().any(|w| w.to_lowercase().contains(q)))
+        matches(&self.query, words)
     }
+}
+
+/// Whether every word of `query` is in one of `words` (any case, any
+/// order); an empty query matches everything.
+pub fn matches(query: &str, words: &[&str]) -> bool {
+    let query = query.trim().to_lowercase();
+    query
+        .split_whitespace()
+        .all(|q| words.iter().any(|w| w.to_lowercase().contains(q)))
 }
 
 #[cfg(test)]

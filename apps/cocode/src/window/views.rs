@@ -64,6 +64,21 @@ pub fn quick_pick(ctx: &egui::Context, id: &str, contents: impl FnOnce(&mut egui
         });
 }
 
+/// A quick pick's field: the query as typed this frame, the keyboard put
+/// there when `focus` asks for it (once).
+pub fn pick_field(ui: &mut egui::Ui, query: &str, hint: &str, focus: &mut bool) -> String {
+    let mut text = query.to_owned();
+    let field = ui.add(
+        egui::TextEdit::singleline(&mut text)
+            .hint_text(hint)
+            .desired_width(f32::INFINITY),
+    );
+    if std::mem::take(focus) {
+        field.request_focus();
+    }
+    text
+}
+
 /// Keeps the keyboard on a prompt's buttons: when none of those that can
 /// be pressed has the focus, the first one takes it (Enter presses it, Tab
 /// moves on), as a desktop dialog's default button does.

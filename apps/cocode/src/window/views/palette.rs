@@ -37,16 +37,12 @@ pub fn show(
         None
     };
     crate::window::views::quick_pick(ctx, "command-palette", |ui, width| {
-        let mut text = palette.query.clone();
-        let field = ui.add(
-            egui::TextEdit::singleline(&mut text)
-                .hint_text("Type the name of a command")
-                .desired_width(f32::INFINITY),
+        let text = crate::window::views::pick_field(
+            ui,
+            &palette.query,
+            "Type the name of a command",
+            &mut palette.focus,
         );
-        if palette.focus {
-            field.request_focus();
-            palette.focus = false;
-        }
         if text != palette.query {
             palette.query = text;
             palette.selected = 0;

@@ -32,16 +32,12 @@ pub fn show(ctx: &egui::Context, quick: &mut QuickOpen, root: &Path, commands: &
         chosen = quick.hits.get(quick.selected).map(|h| h.path.clone());
     }
     crate::window::views::quick_pick(ctx, "quick-open", |ui, width| {
-        let mut text = quick.query.clone();
-        let field = ui.add(
-            egui::TextEdit::singleline(&mut text)
-                .hint_text("Search files by name")
-                .desired_width(f32::INFINITY),
+        let text = crate::window::views::pick_field(
+            ui,
+            &quick.query,
+            "Search files by name",
+            &mut quick.focus,
         );
-        if quick.focus {
-            field.request_focus();
-            quick.focus = false;
-        }
         quick.set_query(text);
         match quick.files {
             None => {

@@ -75,16 +75,24 @@ pub fn show(ui: &mut Ui, panel: &mut SettingsPanel, cx: &Context<'_>, commands: 
 fn setting(
     ui: &mut Ui,
     panel: &SettingsPanel,
-    (name, explanation): (&str, &str),
+    words: (&str, &str),
     controls: impl FnOnce(&mut Ui),
 ) {
-    if !panel.shows(&[name, explanation]) {
-        return;
+    if heading(ui, &panel.query, words) {
+        controls(ui);
+    }
+}
+
+/// A setting's name and its one line of explanation, when the search
+/// finds its words among them; whether it is shown.
+fn heading(ui: &mut Ui, query: &str, (name, explanation): (&str, &str)) -> bool {
+    if !crate::window::settings::matches(query, &[name, explanation]) {
+        return false;
     }
     ui.add_space(6.0);
     ui.strong(name);
     ui.weak(explanation);
-    controls(ui);
+    true
 }
 
 fn appearance(ui: &mut Ui, panel: &SettingsPanel, cx: &Context<'_>, commands: &mut Vec<Command>) {
@@ -215,36 +223,29 @@ fn folder(
         cap_mib: drafts.cap_mib.clone(),
     };
     let max_kept = SettingsEdit::MaxKeptFile(drafts.max_kept.clone());
-    let shows = |words: &[&str]| {
-        let q = panel.query.trim().to_lowercase();
-        q.is_empty()
-            || q.split_whitespace()
-                .all(|q| words.iter().any(|w| w.to_lowercase().contains(q)))
-    };
-    if shows(&[
-        "Attempts",
-        "time limit retries verification fails (applies from the next opening of the folder)",
-    ]) {
-        ui.add_space(6.0);
-        ui.strong("Attempts");
-        ui.weak("How long one attempt may take, in seconds, and how many times a task retries after verification fails (from the next opening of the folder).");
+    let query = panel.query.clone();
+    if heading(
+        ui,
+        &query,
+        (
+            "Attempts",
+            "How long one attempt may take, in seconds, and how many times a task retries after verification fails (from the next opening of the folder).",
+        ),
+    ) {
         ui.horizontal(|ui| {
-            let label = ui.label("seconds");
-            ui.add(egui::TextEdit::singleline(&mut drafts.time_limit).desired_width(80.0))
-                .labelled_by(label.id);
-            let label = ui.label("retries");
-            ui.add(egui::TextEdit::singleline(&mut drafts.retries).desired_width(40.0))
-                .labelled_by(label.id);
+            labelled_field(ui, "seconds", &mut drafts.time_limit, 80.0);
+            labelled_field(ui, "retries", &mut drafts.retries, 40.0);
         });
         apply_row(ui, root, config, &attempts, commands);
     }
-    if shows(&[
-        "Allowed hosts",
-        "network hosts agents' commands may reach through the policy proxy",
-    ]) {
-        ui.add_space(6.0);
-        ui.strong("Allowed hosts");
-        ui.weak("The hosts agents' commands may reach through the policy proxy. The ecosystems' registries and the hosts of the folder's lockfiles are allowed as well.");
+    if heading(
+        ui,
+        &query,
+        (
+            "Allowed hosts",
+            "The hosts agents' commands may reach through the policy proxy. The ecosystems' registries and the hosts of the folder's lockfiles are allowed as well.",
+        ),
+    ) {
         let builtin: Vec<String> = view
             .hosts
             .defaults
@@ -288,13 +289,14 @@ fn folder(
             }
         });
     }
-    if shows(&[
-        "Write exceptions",
-        "folders outside the workspace the folder names; writes there are refused",
-    ]) {
-        ui.add_space(6.0);
-        ui.strong("Write exceptions");
-        ui.weak("Folders outside the workspace this folder names. cocode's tools refuse to write in them (history could not record it) and say so; agents' commands write only in the toolchains' caches.");
+    if heading(
+        ui,
+        &query,
+        (
+            "Write exceptions",
+            "Folders outside the workspace this folder names. cocode's tools refuse to write in them (history could not record it) and say so; agents' commands write only in the toolchains' caches.",
+        ),
+    ) {
         for exception in &config.write_exceptions {
             ui.horizontal(|ui| {
                 ui.label(&exception.name);
@@ -343,12 +345,16 @@ fn folder(
             }
         });
     }
-    if shows(&["External agents", "ACP agents this folder adds or replaces"])
-        && !config.acp_agents.is_empty()
+    if !config.acp_agents.is_empty()
+        && heading(
+            ui,
+            &query,
+            (
+                "External agents",
+                "Agents this folder's settings add, or presets they replace (`cocode acp set-secret` stores their keys).",
+            ),
+        )
     {
-        ui.add_space(6.0);
-        ui.strong("External agents");
-        ui.weak("Agents this folder's settings add, or presets they replace (`cocode acp set-secret` stores their keys).");
         for agent in &config.acp_agents {
             ui.horizontal_wrapped(|ui| {
                 ui.label(format!("{} ({})", agent.display_name, agent.id));
@@ -370,30 +376,28 @@ fn folder(
             });
         }
     }
-    if shows(&[
-        "History retention",
-        "tasks kept per file and the size cap of the history (from the next opening of the folder)",
-    ]) {
-        ui.add_space(6.0);
-        ui.strong("History retention");
-        ui.weak("How many recent tasks stay kept for each file, and the history's size cap in MiB (from the next opening of the folder).");
+    if heading(
+        ui,
+        &query,
+        (
+            "History retention",
+            "How many recent tasks stay kept for each file, and the history's size cap in MiB (from the next opening of the folder).",
+        ),
+    ) {
         ui.horizontal(|ui| {
-            let label = ui.label("tasks per file");
-            ui.add(egui::TextEdit::singleline(&mut drafts.keep_per_path).desired_width(60.0))
-                .labelled_by(label.id);
-            let label = ui.label("cap (MiB)");
-            ui.add(egui::TextEdit::singleline(&mut drafts.cap_mib).desired_width(80.0))
-                .labelled_by(label.id);
+            labelled_field(ui, "tasks per file", &mut drafts.keep_per_path, 60.0);
+            labelled_field(ui, "cap (MiB)", &mut drafts.cap_mib, 80.0);
         });
         apply_row(ui, root, config, &retention, commands);
     }
-    if shows(&[
-        "Largest kept file",
-        "content above this size in MiB is recorded by hash only",
-    ]) {
-        ui.add_space(6.0);
-        ui.strong("Largest kept file");
-        ui.weak("A file a command changed is kept whole up to this size in MiB; above it only its hash is recorded and rolling it back is refused.");
+    if heading(
+        ui,
+        &query,
+        (
+            "Largest kept file",
+            "A file a command changed is kept whole up to this size in MiB; above it only its hash is recorded and rolling it back is refused.",
+        ),
+    ) {
         ui.add(egui::TextEdit::singleline(&mut drafts.max_kept).desired_width(80.0));
         apply_row(ui, root, config, &max_kept, commands);
     }
@@ -411,14 +415,15 @@ fn folder(
         )
         .collect();
     if !grants.is_empty()
-        && shows(&[
-            "What this folder's settings grant",
-            "hosts and agents allowed or kept off trust",
-        ])
+        && heading(
+            ui,
+            &query,
+            (
+                "What this folder's settings grant",
+                "Decided by you, for this folder only; what is kept off stays off.",
+            ),
+        )
     {
-        ui.add_space(6.0);
-        ui.strong("What this folder's settings grant");
-        ui.weak("Decided by you, for this folder only; what is kept off stays off.");
         for (grant, state) in grants {
             ui.horizontal_wrapped(|ui| {
                 ui.label(grant.words());
@@ -464,4 +469,12 @@ fn standing_badge(ui: &mut Ui, grants: &crate::host::trust::GrantStanding, grant
     } else if grants.pending.contains(grant) {
         cocode_ui::badge(ui, "not decided", Tone::Neutral);
     }
+}
+
+/// A short field with its label before it (the label names it for the
+/// accessibility tree too).
+fn labelled_field(ui: &mut Ui, label: &str, text: &mut String, width: f32) {
+    let label = ui.label(label);
+    ui.add(egui::TextEdit::singleline(text).desired_width(width))
+        .labelled_by(label.id);
 }
