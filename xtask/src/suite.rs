@@ -6,7 +6,7 @@
 //! every test of the workspace, `layers` and `boundaries`. Any failure makes
 //! the command fail; every step runs so one report shows everything.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -101,13 +101,11 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
         )
     })?;
     step("cross-check", &mut || cross::run(root, false))?;
-    // Tests that skip for a missing peer record it here (see
-    // tests/support/require.rs); the summary counts and names them.
-    let skipped_dir = target_dir(root).join("skipped-peers");
-    let _ = std::fs::remove_dir_all(&skipped_dir);
-    std::fs::create_dir_all(&skipped_dir)
-        .with_context(|| format!("creating {}", skipped_dir.display()))?;
-    let envs = [("COCODE_SKIPPED_DIR", skipped_dir.as_os_str())];
+    let (skipped_dir, config_dir) = test_folders(root)?;
+    let envs = [
+        ("COCODE_SKIPPED_DIR", skipped_dir.as_os_str()),
+        ("XDG_CONFIG_HOME", config_dir.as_os_str()),
+    ];
     step("tests", &mut || {
         if has_nextest(root) {
             cargo_env(
@@ -170,7 +168,7 @@ pub fn run(root: &Path, install: bool) -> Result<bool> {
 }
 
 /// The target folder cargo builds into.
-pub fn target_dir(root: &Path) -> std::path::PathBuf {
+pub fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), Into::into)
 }
 
@@ -195,6 +193,21 @@ fn skipped_line(skips: &[String]) -> Option<String> {
 
 fn cargo(root: &Path, args: &[&str]) -> Result<bool> {
     cargo_env(root, &[], args)
+}
+
+/// The folders the test run gets fresh: where tests that skip for a
+/// missing peer record it (see tests/support/require.rs; the summary counts
+/// and names them), and the tests' own configuration folder, so that what
+/// they trust, save and remember never lands in the person's
+/// `~/.config/cocode` and no earlier run's leftovers change a result.
+fn test_folders(root: &Path) -> Result<(PathBuf, PathBuf)> {
+    let skipped_dir = target_dir(root).join("skipped-peers");
+    let config_dir = target_dir(root).join("test-config");
+    for dir in [&skipped_dir, &config_dir] {
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok((skipped_dir, config_dir))
 }
 
 fn cargo_env(root: &Path, envs: &[(&str, &std::ffi::OsStr)], args: &[&str]) -> Result<bool> {
@@ -295,9 +308,9 @@ const NPM_PACKAGES: [&str; 9] = [
 ];
 
 /// The global folder npm installs packages into.
-fn npm_root() -> Option<std::path::PathBuf> {
+fn npm_root() -> Option<PathBuf> {
     let out = Command::new("npm").args(["root", "-g"]).output().ok()?;
-    let root = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     root.is_dir().then_some(root)
 }
 

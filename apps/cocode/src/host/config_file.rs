@@ -30,6 +30,34 @@ pub fn replace_json(file: &Path, value: &impl serde::Serialize) -> anyhow::Resul
     Ok(())
 }
 
+/// Runs `change` while this process holds the exclusive lock of `file`
+/// (an empty `<name>.lock` beside it), so that two processes that each
+/// read the file, change it and replace it never lose the other's change.
+/// The lock is let go when `change` returns, whatever it returns.
+pub fn locked<T>(file: &Path, change: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    let dir = file
+        .parent()
+        .with_context(|| format!("{} has no folder", file.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = file
+        .file_name()
+        .with_context(|| format!("{} has no name", file.display()))?
+        .to_string_lossy()
+        .into_owned();
+    let lock_path = file.with_file_name(format!("{name}.lock"));
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening {}", lock_path.display()))?;
+    lock.lock()
+        .with_context(|| format!("locking {}", lock_path.display()))?;
+    let out = change();
+    drop(lock);
+    out
+}
+
 /// Moves a file that cannot be used out of the way, beside itself as
 /// `<name>.<label>` (`<name>.<label>.2`, … when that is taken), so that
 /// nothing in it is lost; returns where it went.

@@ -280,19 +280,30 @@ pub fn decide_grants(root: &Path, decisions: &[(Grant, bool)]) -> anyhow::Result
         return Ok(());
     }
     let file = store_file().context("this system has no configuration folder")?;
-    let mut store = TrustStore::load(&file)?;
-    for (grant, allow) in decisions {
-        store.decide(root, grant, *allow);
-    }
-    store.save(&file)
+    decide_grants_in(&file, root, decisions)
+}
+
+/// Records decisions in the store `file`, under its lock: another process
+/// deciding at the same moment (a second window, the command line) keeps
+/// its decisions too.
+fn decide_grants_in(file: &Path, root: &Path, decisions: &[(Grant, bool)]) -> anyhow::Result<()> {
+    crate::host::config_file::locked(file, || {
+        let mut store = TrustStore::load(file)?;
+        for (grant, allow) in decisions {
+            store.decide(root, grant, *allow);
+        }
+        store.save(file)
+    })
 }
 
 /// Records in the person's store that `command` is trusted in `root`.
 pub fn trust_command(root: &Path, command: &[String]) -> anyhow::Result<()> {
     let file = store_file().context("this system has no configuration folder")?;
-    let mut store = TrustStore::load(&file)?;
-    store.trust(root, command);
-    store.save(&file)
+    crate::host::config_file::locked(&file, || {
+        let mut store = TrustStore::load(&file)?;
+        store.trust(root, command);
+        store.save(&file)
+    })
 }
 
 #[cfg(test)]
@@ -326,5 +337,48 @@ mod tests {
         // A broken store is an error, never an empty trust list silently.
         std::fs::write(&file, "{ not json").unwrap();
         assert!(TrustStore::load(&file).is_err());
+    }
+
+    /// Eight deciders at once (as two windows and the command line would
+    /// be) each keep their decision: the store is read, changed and
+    /// replaced under its lock, never over another's change.
+    #[test]
+    fn decisions_made_at_the_same_moment_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config/trusted-commands.json");
+        let roots: Vec<PathBuf> = (0..8)
+            .map(|n| {
+                let root = dir.path().join(format!("folder-{n}"));
+                std::fs::create_dir_all(&root).unwrap();
+                root
+            })
+            .collect();
+        let start = std::sync::Barrier::new(roots.len());
+        std::thread::scope(|s| {
+            for root in &roots {
+                let (file, start) = (&file, &start);
+                s.spawn(move || {
+                    start.wait();
+                    for round in 0..10 {
+                        let grant = Grant::Host {
+                            host: format!("host-{round}.example"),
+                        };
+                        decide_grants_in(file, root, &[(grant, true)]).unwrap();
+                    }
+                });
+            }
+        });
+        let store = TrustStore::load(&file).unwrap();
+        for root in &roots {
+            let hosts: Vec<String> = store.allowed[&key(root)]
+                .iter()
+                .map(|g| match g {
+                    Grant::Host { host } => host.clone(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            let expected: Vec<String> = (0..10).map(|r| format!("host-{r}.example")).collect();
+            assert_eq!(hosts, expected, "{}", root.display());
+        }
     }
 }
