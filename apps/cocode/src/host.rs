@@ -26,5 +26,6 @@ pub mod save;
 pub mod secrets;
 pub mod settings;
 pub mod tools;
+pub mod trace;
 pub mod trust;
 pub mod workspace_host;

@@ -29,6 +29,7 @@ pub mod quick_open;
 pub mod saved;
 pub mod search;
 pub mod settings;
+pub mod system_dialog;
 pub mod terminals;
 pub mod trace;
 pub mod transcript;

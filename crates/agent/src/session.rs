@@ -769,22 +769,25 @@ async fn run(shared: &Shared, text: String, cancel: &CancellationToken) -> Agent
         Backend::OpenAi { .. } => Some(ExportFormat::OpenAi),
         Backend::Local => None,
     };
-    let tools = match format.map(|f| shared.tools.export_tools(f, None)) {
-        None => Vec::new(),
-        Some(Ok(tools)) => tools,
-        Some(Err(e)) => {
-            return AgentEvent::Failed {
-                code: e.code.clone(),
-                message: e.message,
-            };
-        }
-    };
     let ctx = ToolCallContext {
         source: shared.backend.source(),
         mode: ToolMode::Agent,
         session_id: shared.session_id.clone(),
         task_id: Some(shared.task_id.clone()),
         revision: None,
+    };
+    // Every run discovers the tools first (the local agent too), under its
+    // session, so the trace shows what the run could call.
+    let tools = match shared.tools.discover(&ctx) {
+        Ok(tools) => format.map_or_else(Vec::new, |f| {
+            cocode_tool_protocol::registry::project(f, &tools)
+        }),
+        Err(e) => {
+            return AgentEvent::Failed {
+                code: e.code.clone(),
+                message: e.message,
+            };
+        }
     };
     let mut used = 0u32;
     let mut last_call = None;

@@ -22,6 +22,31 @@ pub enum LifecyclePhase {
     Unknown,
 }
 
+/// What a trace row stands for: a discovery of the tools, one call of a
+/// tool, or one request to an agent (a prompt and the turn it started),
+/// so a provider error before any tool call still shows in the trace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TraceMethod {
+    #[serde(rename = "tools/list")]
+    ToolsList,
+    #[default]
+    #[serde(rename = "tools/call")]
+    ToolsCall,
+    #[serde(rename = "agent.request")]
+    AgentRequest,
+}
+
+impl TraceMethod {
+    /// The method's wire name (`tools/list`, `tools/call`, `agent.request`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ToolsList => "tools/list",
+            Self::ToolsCall => "tools/call",
+            Self::AgentRequest => "agent.request",
+        }
+    }
+}
+
 /// Who ran what, for audit (`cocode-tool-execution-provenance.v1`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -61,6 +86,9 @@ impl Provenance {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolLifecycleEvent {
+    /// `tools/call` for the registry's calls.
+    #[serde(default)]
+    pub method: TraceMethod,
     pub trace_id: u64,
     pub phase: LifecyclePhase,
     pub call_id: String,
@@ -73,15 +101,23 @@ pub struct ToolLifecycleEvent {
     pub result_bytes: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
+    /// Whether a failed call may succeed when tried again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+    /// The outcome, on the event that ends a row (raw: observers that
+    /// keep it must redact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
     pub provenance: Provenance,
 }
 
 impl ToolLifecycleEvent {
-    /// A copy with other arguments, without cloning the raw ones (they may
-    /// be whole files).
+    /// A copy with the arguments and the result redacted by `policy`,
+    /// without cloning the raw ones (they may be whole files).
     #[must_use]
-    pub fn with_arguments(&self, arguments: Value) -> Self {
+    pub fn redacted(&self, policy: &ObservabilityPolicy) -> Self {
         Self {
+            method: self.method,
             trace_id: self.trace_id,
             phase: self.phase,
             call_id: self.call_id.clone(),
@@ -89,10 +125,12 @@ impl ToolLifecycleEvent {
             source: self.source,
             mode: self.mode,
             session_id: self.session_id.clone(),
-            arguments,
+            arguments: policy.redact(&self.arguments),
             duration_ms: self.duration_ms,
             result_bytes: self.result_bytes,
             error_code: self.error_code.clone(),
+            retryable: self.retryable,
+            result: self.result.as_ref().map(|r| policy.redact(r)),
             provenance: self.provenance.clone(),
         }
     }
@@ -123,7 +161,11 @@ impl Default for ObservabilityPolicy {
     }
 }
 
-const SOURCE_LIKE: [&str; 5] = ["source", "content", "search", "replace", "text"];
+/// Fields that hold a file's text or what a command printed: kept as
+/// their size only.
+const SOURCE_LIKE: [&str; 9] = [
+    "source", "content", "search", "replace", "text", "output", "stdout", "stderr", "preview",
+];
 const CREDENTIAL_LIKE: [&str; 7] = [
     "key",
     "secret",
@@ -215,9 +257,10 @@ pub fn metadata_of<'a>(entries: impl IntoIterator<Item = &'a TraceEntry>) -> Val
     let rows: Vec<Value> = entries
         .into_iter()
         .map(|e| {
-            json!({"traceId": e.trace_id, "phase": e.phase, "callId": e.call_id, "tool": e.tool,
-                "source": e.source, "mode": e.mode, "sessionId": e.session_id,
-                "durationMs": e.duration_ms, "resultBytes": e.result_bytes, "errorCode": e.error_code})
+            json!({"method": e.method, "traceId": e.trace_id, "phase": e.phase, "callId": e.call_id,
+                "tool": e.tool, "source": e.source, "mode": e.mode, "sessionId": e.session_id,
+                "durationMs": e.duration_ms, "resultBytes": e.result_bytes, "errorCode": e.error_code,
+                "retryable": e.retryable})
         })
         .collect();
     Value::Array(rows)
@@ -273,7 +316,7 @@ impl TraceStore {
 
 impl ToolObserver for TraceStore {
     fn on_event(&self, event: &ToolLifecycleEvent) {
-        let entry = event.with_arguments(self.policy.redact(&event.arguments));
+        let entry = event.redacted(&self.policy);
         let newest = entry.provenance.started_at_ms;
         let mut entries = self.lock();
         entries.push_back(entry);
@@ -333,6 +376,7 @@ mod tests {
     fn event(trace_id: u64, started_at_ms: u64) -> ToolLifecycleEvent {
         let ctx = crate::test_fixtures::context(ToolSource::Model, ToolMode::Agent);
         ToolLifecycleEvent {
+            method: TraceMethod::ToolsCall,
             trace_id,
             phase: LifecyclePhase::Completed,
             call_id: "c".into(),
@@ -344,8 +388,35 @@ mod tests {
             duration_ms: 1,
             result_bytes: 2,
             error_code: None,
+            retryable: None,
+            result: Some(json!({"path": "a", "content": "fn main() {}", "revision": "r1"})),
             provenance: Provenance::new(trace_id, "workspace.readFile", &ctx, started_at_ms),
         }
+    }
+
+    #[test]
+    fn the_store_keeps_arguments_and_results_without_the_text_they_carry() {
+        let store = TraceStore::new(ObservabilityPolicy::default(), 10);
+        let mut call = event(1, 0);
+        call.arguments = json!({"path": "a", "search": "old", "replace": "new"});
+        call.result = Some(json!({"exitCode": 0, "output": "secret line", "truncated": false}));
+        store.on_event(&call);
+        let kept = &store.entries()[0];
+        assert_eq!(
+            kept.arguments,
+            json!({"path": "a", "search": {"chars": 3}, "replace": {"chars": 3}})
+        );
+        assert_eq!(
+            kept.result,
+            Some(json!({"exitCode": 0, "output": {"chars": 11}, "truncated": false}))
+        );
+        let export = serde_json::to_string(&store.export_metadata()).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&export).unwrap(),
+            json!([{"method": "tools/call", "traceId": 1, "phase": "completed", "callId": "c",
+                "tool": "workspace.readFile", "source": "model", "mode": "agent", "sessionId": "s",
+                "durationMs": 1, "resultBytes": 2, "errorCode": null, "retryable": null}])
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::durable::{
     finished_record, stored_error,
 };
 use crate::error::{ToolError, ToolErrorCode};
-use crate::observe::{LifecyclePhase, Provenance, ToolLifecycleEvent, ToolObserver};
+use crate::observe::{LifecyclePhase, Provenance, ToolLifecycleEvent, ToolObserver, TraceMethod};
 use crate::policy::{DefaultPolicy, PolicyDecision, ToolPolicy};
 use crate::projection::{encode_tool_name, to_anthropic_tools, to_mcp_tools, to_openai_tools};
 
@@ -416,6 +416,27 @@ fn fingerprint(name: &str, arguments: &Map<String, Value>) -> String {
     })
 }
 
+/// `tools` in a provider's format.
+pub fn project(format: ExportFormat, tools: &[ToolDefinition]) -> Vec<Value> {
+    match format {
+        ExportFormat::OpenAi => to_openai_tools(tools),
+        ExportFormat::Anthropic => to_anthropic_tools(tools),
+        ExportFormat::Mcp => to_mcp_tools(tools),
+    }
+}
+
+/// What a trace keeps of a call's outcome: the structured result, else
+/// the content blocks, or the error (the observers redact it).
+fn trace_result(result: &ToolCallResult) -> Value {
+    if let Some(error) = &result.error {
+        return json!({"error": error});
+    }
+    match &result.structured_content {
+        Some(structured) => structured.clone(),
+        None => json!({"content": result.content}),
+    }
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -645,6 +666,48 @@ impl ToolRegistry {
         )
     }
 
+    /// `tools/list` for one session (an agent's run, the Tool catalog):
+    /// every visible tool, as [`Self::list_all_tools`], and a `tools/list`
+    /// row for the observers with the names found.
+    pub fn discover(&self, ctx: &ToolCallContext) -> Result<Vec<ToolDefinition>, ToolError> {
+        let trace_id = self.next_trace.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let provenance = Provenance::new(trace_id, TraceMethod::ToolsList.as_str(), ctx, now_ms());
+        let listed = self.list_all_tools();
+        if !self.observers.is_empty() {
+            let (phase, result, error) = match &listed {
+                Ok(tools) => (
+                    LifecyclePhase::Completed,
+                    json!({"tools": tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()}),
+                    None,
+                ),
+                Err(e) => (
+                    LifecyclePhase::Failed,
+                    json!({"error": {"code": e.code, "message": e.message}}),
+                    Some(e),
+                ),
+            };
+            self.emit(&ToolLifecycleEvent {
+                method: TraceMethod::ToolsList,
+                trace_id,
+                phase,
+                call_id: String::new(),
+                tool: String::new(),
+                source: ctx.source,
+                mode: ctx.mode,
+                session_id: ctx.session_id.clone(),
+                arguments: json!({}),
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                result_bytes: serde_json::to_vec(&result).map_or(0, |v| v.len()),
+                error_code: error.map(|e| e.code.clone()),
+                retryable: error.map(|e| e.retryable),
+                result: Some(result),
+                provenance,
+            });
+        }
+        listed
+    }
+
     /// The visible tools in a provider's format, optionally only `names`.
     /// Hidden tools are never exported, even when named.
     pub fn export_tools(
@@ -657,11 +720,7 @@ impl ToolRegistry {
             .into_iter()
             .filter(|d| names.is_none_or(|names| names.contains(&d.name.as_str())))
             .collect();
-        Ok(match format {
-            ExportFormat::OpenAi => to_openai_tools(&tools),
-            ExportFormat::Anthropic => to_anthropic_tools(&tools),
-            ExportFormat::Mcp => to_mcp_tools(&tools),
-        })
+        Ok(project(format, &tools))
     }
 
     /// The canonical name for a name a provider returned (`workspace__readFile`).
@@ -693,6 +752,7 @@ impl ToolRegistry {
         let started = Instant::now();
         let provenance = Provenance::new(trace_id, &request.name, &ctx, now_ms());
         let mut event = ToolLifecycleEvent {
+            method: TraceMethod::ToolsCall,
             trace_id,
             phase: LifecyclePhase::Started,
             call_id: request.id.clone(),
@@ -704,6 +764,8 @@ impl ToolRegistry {
             duration_ms: 0,
             result_bytes: 0,
             error_code: None,
+            retryable: None,
+            result: None,
             provenance,
         };
         self.emit(&event);
@@ -723,6 +785,10 @@ impl ToolRegistry {
         event.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         event.result_bytes = result.output_bytes();
         event.error_code = result.error.as_ref().map(|e| e.code.clone());
+        event.retryable = result.error.as_ref().map(|e| e.retryable);
+        if !self.observers.is_empty() {
+            event.result = Some(trace_result(&result));
+        }
         event.phase = match &result.error {
             None => LifecyclePhase::Completed,
             Some(e) if e.is(ToolErrorCode::Cancelled) => LifecyclePhase::Cancelled,

@@ -1,6 +1,6 @@
 use super::*;
 use crate::approval::ApprovalEvent;
-use crate::observe::{ObservabilityPolicy, TraceStore};
+use crate::observe::{ObservabilityPolicy, TraceMethod, TraceStore};
 use crate::types::ContentBlock;
 use crate::types::{ToolMode, ToolSource};
 use pretty_assertions::assert_eq;
@@ -743,6 +743,74 @@ async fn traces_correlate_by_trace_id_and_are_redacted_when_serialized() {
     assert!(serialized.contains("src/a.rs"));
     let export = serde_json::to_string(&trace.export_metadata()).unwrap();
     assert!(!export.contains("src/a.rs"), "exports are metadata only");
+}
+
+#[tokio::test]
+async fn a_discovery_is_one_tools_list_row_of_its_session_and_a_failed_call_says_if_it_may_retry() {
+    let trace = Arc::new(TraceStore::new(ObservabilityPolicy::default(), 100));
+    let mut reg = registry();
+    reg.add_observer(Arc::clone(&trace) as Arc<dyn ToolObserver>);
+    let echo: Arc<dyn ToolHandler> =
+        Arc::new(|_a: Map<String, Value>, _cx: HandlerContext| async {
+            ToolOutput::json(&json!({"path": "a.rs", "content": "SECRET BODY"}))
+        });
+    reg.register(def("workspace.readFile", true), echo).unwrap();
+    let found = reg.discover(&model()).unwrap();
+    assert_eq!(
+        found.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["workspace.readFile"]
+    );
+    reg.call(
+        req("c1", "workspace.readFile", json!({"path": "a.rs"})),
+        model(),
+        ToolCallOptions::default(),
+    )
+    .await;
+    reg.call(
+        req("c2", "workspace.nothing", json!({})),
+        model(),
+        ToolCallOptions::default(),
+    )
+    .await;
+    let rows: Vec<(TraceMethod, LifecyclePhase, Option<Value>, Option<bool>)> = trace
+        .entries()
+        .into_iter()
+        .map(|e| (e.method, e.phase, e.result, e.retryable))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (
+                TraceMethod::ToolsList,
+                LifecyclePhase::Completed,
+                Some(json!({"tools": ["workspace.readFile"]})),
+                None
+            ),
+            (TraceMethod::ToolsCall, LifecyclePhase::Started, None, None),
+            (
+                TraceMethod::ToolsCall,
+                LifecyclePhase::Completed,
+                Some(json!({"path": "a.rs", "content": {"chars": 11}})),
+                None
+            ),
+            (TraceMethod::ToolsCall, LifecyclePhase::Started, None, None),
+            (
+                TraceMethod::ToolsCall,
+                LifecyclePhase::Failed,
+                Some(
+                    json!({"error": {"code": "TOOL_NOT_FOUND", "message": "no such tool",
+                    "retryable": false, "details": {"tool": "workspace.nothing"}}})
+                ),
+                Some(false)
+            ),
+        ]
+    );
+    assert!(
+        trace
+            .entries()
+            .iter()
+            .all(|e| e.session_id == model().session_id)
+    );
 }
 
 struct BrokenStore;

@@ -1,6 +1,6 @@
 //! cocode's own files in the person's config folder (provider settings,
-//! trusted commands), outside every workspace: each is replaced whole and
-//! atomically (a temporary file beside it, synced, then renamed), so a
+//! trusted commands), and exports the person saves where they choose,
+//! outside every workspace: each is written whole and atomically (a temporary file beside it, synced, then renamed), so a
 //! crash leaves the old contents or the new ones, never half of either.
 #![expect(
     clippy::disallowed_methods,
@@ -28,6 +28,50 @@ pub fn replace_json(file: &Path, value: &impl serde::Serialize) -> anyhow::Resul
     tmp.persist(file)
         .with_context(|| format!("replacing {}", file.display()))?;
     Ok(())
+}
+
+/// Writes `text` to `file` whole (a temporary file beside it, synced, then
+/// renamed). With `replace`, an existing file is replaced (the person chose
+/// it in a save dialog); without, an existing name is never touched and the
+/// text goes to the first free `<stem>-2.<ext>`, `<stem>-3.<ext>`, ….
+/// Returns where it went.
+pub fn write_text(file: &Path, text: &str, replace: bool) -> anyhow::Result<std::path::PathBuf> {
+    let dir = file
+        .parent()
+        .with_context(|| format!("{} has no folder", file.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("a temporary file in {}", dir.display()))?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    if replace {
+        tmp.persist(file)
+            .with_context(|| format!("replacing {}", file.display()))?;
+        return Ok(file.to_path_buf());
+    }
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = file
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    for n in 1..1000 {
+        let target = if n == 1 {
+            file.to_path_buf()
+        } else {
+            file.with_file_name(format!("{stem}-{n}{ext}"))
+        };
+        match tmp.persist_noclobber(&target) {
+            Ok(_) => return Ok(target),
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => tmp = e.file,
+            Err(e) => {
+                return Err(e.error).with_context(|| format!("writing {}", target.display()));
+            }
+        }
+    }
+    anyhow::bail!("999 files named like {} are already there", file.display())
 }
 
 /// Runs `change` while this process holds the exclusive lock of `file`

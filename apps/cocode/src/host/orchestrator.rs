@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use cocode_core::agent::{
     AgentEvent, AgentRuntime, AgentSession, RequestCompletion, SessionRequest, SessionTarget,
-    UserTurn,
 };
 use cocode_core::services::VerificationRequest;
 use cocode_core::task::{
@@ -300,6 +299,8 @@ struct Run<'a> {
     cancel_asked: bool,
     /// The code of the last request cocode refused the agent, if any.
     last_refusal: Option<String>,
+    /// The trace row of the turn the agent is working on.
+    request_trace: Option<crate::host::trace::AgentRequestTrace>,
 }
 
 /// How long an agent may be quiet before the person is told so.
@@ -365,10 +366,7 @@ impl Run<'_> {
                             _ => None,
                         },
                     );
-                self.turn_sweep_begin().await;
-                if let Some(session) = &self.session
-                    && let Err(e) = session.send(UserTurn { text }).await
-                {
+                if let Err(e) = self.send_turn(text).await {
                     self.say(Progress::Note(format!(
                         "the failure summary was not delivered: {e}"
                     )));
@@ -453,14 +451,7 @@ impl Run<'_> {
                 return Ok(false);
             }
         }
-        self.turn_sweep_begin().await;
-        if let Some(session) = &self.session
-            && let Err(e) = session
-                .send(UserTurn {
-                    text: spec.prompt.clone(),
-                })
-                .await
-        {
+        if let Err(e) = self.send_turn(spec.prompt.clone()).await {
             self.say(Progress::Note(format!("the prompt could not be sent: {e}")));
             self.apply(TaskEvent::AgentError { code: code_of(e) })
                 .await?;
@@ -562,10 +553,7 @@ impl Run<'_> {
             Reply::Message(text) => {
                 self.apply(TaskEvent::UserReplied).await?;
                 self.say(Progress::Reply(text.clone()));
-                self.turn_sweep_begin().await;
-                if let Some(session) = &self.session
-                    && let Err(e) = session.send(UserTurn { text }).await
-                {
+                if let Err(e) = self.send_turn(text).await {
                     self.say(Progress::Note(format!("the reply could not be sent: {e}")));
                     self.apply(TaskEvent::AgentError { code: code_of(e) })
                         .await?;
@@ -775,6 +763,7 @@ impl TaskOrchestrator {
             request_output: mpsc::unbounded_channel(),
             cancel_asked: false,
             last_refusal: None,
+            request_trace: None,
         };
         run.persist()?;
         self.host

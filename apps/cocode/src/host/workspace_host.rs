@@ -47,32 +47,6 @@ impl std::fmt::Debug for HostOptions {
     }
 }
 
-/// How many tool-call events the trace keeps (the oldest go first).
-const TRACE_ENTRIES: usize = 2_000;
-
-/// The trace of one host's tool calls: the newest [`TRACE_ENTRIES`]
-/// events, arguments redacted.
-fn trace_store() -> Arc<TraceStore> {
-    Arc::new(TraceStore::new(
-        cocode_tool_protocol::observe::ObservabilityPolicy::default(),
-        TRACE_ENTRIES,
-    ))
-}
-
-/// The registry's observer: each event kept in the trace store and
-/// counted, so whoever shows the trace learns that it changed.
-struct TraceFeed {
-    store: Arc<TraceStore>,
-    changed: Arc<tokio::sync::watch::Sender<u64>>,
-}
-
-impl cocode_tool_protocol::observe::ToolObserver for TraceFeed {
-    fn on_event(&self, event: &cocode_tool_protocol::observe::ToolLifecycleEvent) {
-        self.store.on_event(event);
-        self.changed.send_modify(|n| *n += 1);
-    }
-}
-
 /// The assembled headless host of one workspace.
 pub struct WorkspaceHost {
     pub workspace: Arc<OpenWorkspace>,
@@ -86,8 +60,8 @@ pub struct WorkspaceHost {
     /// Every tool call's lifecycle (arguments redacted, bounded): what the
     /// Trace panel shows.
     pub traces: Arc<TraceStore>,
-    /// Counts the trace's changes (new events, a clear).
-    trace_changed: Arc<tokio::sync::watch::Sender<u64>>,
+    /// The trace with its change counter and agent requests.
+    pub trace: Arc<crate::host::trace::HostTrace>,
     pub tasks: Arc<TaskDirectory>,
     pub agent: Arc<BuiltInRuntime>,
     /// External agents over ACP.
@@ -333,15 +307,11 @@ impl WorkspaceHost {
             lsp: Some(lsp.clone()),
             command_writers,
         });
-        let traces = trace_store();
-        let trace_changed = Arc::new(tokio::sync::watch::Sender::new(0));
-        let feed = TraceFeed {
-            store: Arc::clone(&traces),
-            changed: Arc::clone(&trace_changed),
-        };
+        let trace = Arc::new(crate::host::trace::HostTrace::default());
+        let traces = Arc::clone(&trace.store);
         let tools = Arc::new(handlers.registry(
             &(launcher.agent_confinement(), proxy.port()),
-            Arc::new(feed),
+            Arc::clone(&trace) as Arc<dyn cocode_tool_protocol::observe::ToolObserver>,
         )?);
         let agent = Arc::new(BuiltInRuntime::new(
             Arc::new(options.providers),
@@ -381,7 +351,7 @@ impl WorkspaceHost {
             tools,
             sample_calls: std::sync::atomic::AtomicU64::new(0),
             traces,
-            trace_changed,
+            trace,
             tasks,
             agent,
             acp,
@@ -400,13 +370,12 @@ impl WorkspaceHost {
 
     /// Turns over each time the trace changes.
     pub fn trace_changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.trace_changed.subscribe()
+        self.trace.changes()
     }
 
     /// Empties the trace.
     pub fn clear_trace(&self) {
-        self.traces.clear();
-        self.trace_changed.send_modify(|n| *n += 1);
+        self.trace.clear();
     }
 
     /// Runs history retention (design 30: at app start and after a task
@@ -487,7 +456,14 @@ impl WorkspaceHost {
         name: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<cocode_tool_protocol::ToolCallResult, String> {
-        let tools = self.tools.list_all_tools().map_err(|e| e.message.clone())?;
+        let ctx = cocode_tool_protocol::ToolCallContext {
+            source: cocode_tool_protocol::ToolSource::Palette,
+            mode: cocode_tool_protocol::ToolMode::Direct,
+            session_id: "tool-catalog".to_owned(),
+            task_id: None,
+            revision: None,
+        };
+        let tools = self.tools.discover(&ctx).map_err(|e| e.message.clone())?;
         let Some(tool) = tools.iter().find(|t| t.name == name) else {
             return Err(format!("no tool is named {name}"));
         };
@@ -507,13 +483,7 @@ impl WorkspaceHost {
                     name: name.to_owned(),
                     arguments,
                 },
-                cocode_tool_protocol::ToolCallContext {
-                    source: cocode_tool_protocol::ToolSource::Palette,
-                    mode: cocode_tool_protocol::ToolMode::Direct,
-                    session_id: "tool-catalog".to_owned(),
-                    task_id: None,
-                    revision: None,
-                },
+                ctx,
                 cocode_tool_protocol::ToolCallOptions::default(),
             )
             .await)

@@ -94,7 +94,9 @@ pub struct CocodeApp {
     pub(crate) lsp: Option<crate::window::lsp::LspClient>,
     /// Crash reports of earlier runs, announced once.
     pub(crate) crash_notice: Option<CrashNotice>,
-    io: IoWorker,
+    pub(crate) io: IoWorker,
+    /// The system's folder picker and save dialog.
+    pub(crate) system: crate::window::system_dialog::DialogRunner<Command>,
     /// The process's runtime: the workspace service and the brick worker run on it.
     runtime: tokio::runtime::Handle,
     /// The composition root: launchers, credentials, bricks.
@@ -137,6 +139,10 @@ impl CocodeApp {
     pub fn new(folder: Option<PathBuf>, root: HostRoot) -> std::io::Result<Self> {
         let keys = ProviderSetup::system(root.credentials());
         let mut app = Self::with_keys(folder, root, keys)?;
+        // The system's dialogs (tests keep to the typed path).
+        app.system = crate::window::system_dialog::DialogRunner::new(Arc::new(
+            crate::window::system_dialog::Native,
+        ));
         // The person's own keybindings (tests keep the defaults).
         app.keymap = Keymap::load(
             Os::current(),
@@ -198,6 +204,7 @@ impl CocodeApp {
             crash_notice: crate::host::crash::data_dir()
                 .and_then(|d| CrashNotice::scan(&crate::host::crash::crash_dir(&d))),
             io,
+            system: crate::window::system_dialog::DialogRunner::off(),
             runtime,
             root,
             repaint,
@@ -249,6 +256,8 @@ impl CocodeApp {
         self.advance_switch();
         self.apply_providers();
         self.apply_lsp();
+        let answers = self.system.drain();
+        self.commands.extend(answers);
         // The keymap's window commands (an editor's keys reach the editor).
         while let Some(action) = ui.ctx().input_mut(|i| {
             self.keymap
@@ -903,7 +912,7 @@ mod editor_tests;
 #[path = "lsp_tests.rs"]
 mod lsp_tests;
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 #[path = "trace_tests.rs"]
 mod trace_tests;
 

@@ -2,6 +2,8 @@
 //! others out, the palette leaves them out, their keys pass through), and
 //! what each one does.
 
+use std::path::{Path, PathBuf};
+
 use cocode_ui::Theme;
 
 use crate::window::app::CocodeApp;
@@ -49,6 +51,8 @@ impl CocodeApp {
                 self.show_panel(PanelId::Settings);
             }
             WindowCommand::ClearTrace => self.send_task(ServiceRequest::ClearTrace),
+            WindowCommand::SaveTrace => self.save_trace(),
+            WindowCommand::SaveTraceTo(picked) => self.save_trace_to(picked),
             WindowCommand::SetTheme(theme) => {
                 self.theme = theme;
                 cocode_ui::apply_theme(ctx, theme);
@@ -59,10 +63,48 @@ impl CocodeApp {
         }
     }
 
+    /// Asks where to save the trace's metadata: the system's save dialog,
+    /// or (without one) a new file in the Downloads folder.
+    fn save_trace(&mut self) {
+        let dialog = self.system.dialogs().save_file(
+            "Save trace metadata".to_owned(),
+            TRACE_FILE.to_owned(),
+            export_folder(),
+        );
+        self.system
+            .ask(&self.runtime, &self.waker, dialog, |picked| {
+                Command::Window(WindowCommand::SaveTraceTo(picked))
+            });
+    }
+
+    fn save_trace_to(&mut self, picked: crate::window::system_dialog::Picked) {
+        use crate::window::system_dialog::Picked;
+        let (path, replace) = match picked {
+            Picked::Chosen(path) => (path, true),
+            Picked::Cancelled => return,
+            Picked::Unavailable(_) => {
+                let Some(dir) = export_folder() else {
+                    self.trace.saved = Some(Err(
+                        "there is no save dialog here and no Downloads or home folder".to_owned(),
+                    ));
+                    return;
+                };
+                (dir.join(TRACE_FILE), false)
+            }
+        };
+        self.io
+            .send(crate::window::io_worker::IoRequest::SaveExport {
+                path,
+                text: self.trace.export(),
+                replace,
+            });
+    }
+
     /// Whether `action` can run now.
     pub(crate) fn action_available(&self, action: Action) -> bool {
         match action {
             Action::OpenFolder
+            | Action::OpenFolderByPath
             | Action::NewFromBrick
             | Action::ReopenClosedEditor
             | Action::Quit
@@ -98,6 +140,7 @@ impl CocodeApp {
         let editor = self.active_editor();
         let command = match action {
             Action::OpenFolder => Command::Folder(FolderCommand::ShowOpenFolder),
+            Action::OpenFolderByPath => Command::Folder(FolderCommand::ShowTypedOpenFolder),
             Action::NewFromBrick => Command::Brick(BrickCommand::ShowNewFromBrick),
             Action::GoToFile => Command::Editor(EditorCommand::QuickOpen),
             Action::Save => match editor {
@@ -154,4 +197,16 @@ impl CocodeApp {
         }
         self.show_panel(PanelId::Editor(id));
     }
+}
+
+/// The file name a trace export is offered under.
+const TRACE_FILE: &str = "cocode-trace.json";
+
+/// Where exports go by default: the Downloads folder, else home.
+fn export_folder() -> Option<PathBuf> {
+    let dirs = directories::UserDirs::new()?;
+    Some(
+        dirs.download_dir()
+            .map_or_else(|| dirs.home_dir().to_path_buf(), Path::to_path_buf),
+    )
 }

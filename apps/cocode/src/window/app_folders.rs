@@ -10,6 +10,7 @@ use crate::window::disk_watch::DiskWatch;
 use crate::window::explorer::{Explorer, WorkspaceView};
 use crate::window::io_worker::{IoRequest, IoResponse, ListFilter, OpenTarget};
 use crate::window::open_folder::{OpenFolderDialog, SwitchChoice, Switching};
+use crate::window::system_dialog::Picked;
 use crate::window::workspace_service::ServiceRequest;
 
 // Tests build it with its parent under `cfg(test)`, where the lint is quiet.
@@ -83,6 +84,7 @@ impl CocodeApp {
                         }
                     }
                 }
+                IoResponse::ExportSaved { result } => self.trace.saved = Some(result),
                 IoResponse::StateSaved { result } => {
                     if let Err(e) = result {
                         tracing::warn!("the window's state was not saved: {e}");
@@ -258,15 +260,38 @@ impl CocodeApp {
         match command {
             // One dialog at a time: the brick dialog stays until it closes.
             FolderCommand::ShowOpenFolder if self.new_brick.is_some() => {}
-            FolderCommand::ShowOpenFolder => {
-                let start = self
-                    .workspace
-                    .as_ref()
-                    .map(|w| w.root.clone())
-                    .or_else(home_dir)
-                    .unwrap_or_else(|| PathBuf::from("/"));
+            FolderCommand::ShowOpenFolder | FolderCommand::ShowTypedOpenFolder
+                if self.system.open => {}
+            FolderCommand::ShowOpenFolder if self.system.unavailable.is_none() => {
+                let start = self.picker_start();
+                let dialog = self
+                    .system
+                    .dialogs()
+                    .pick_folder("Open Folder".to_owned(), Some(start));
+                self.system
+                    .ask(&self.runtime, &self.waker, dialog, |picked| {
+                        Command::Folder(FolderCommand::SystemPicked(picked))
+                    });
+            }
+            FolderCommand::ShowOpenFolder | FolderCommand::ShowTypedOpenFolder => {
+                let start = self.picker_start();
                 self.browse(start);
             }
+            FolderCommand::SystemPicked(picked) => match picked {
+                Picked::Chosen(path) => self.io.send(IoRequest::ResolveFolder { path }),
+                Picked::Cancelled => {}
+                Picked::Unavailable(why) => {
+                    // Said once, in the typed-path dialog that takes over.
+                    self.system.unavailable = Some(why.clone());
+                    let start = self.picker_start();
+                    self.browse(start);
+                    if let Some(dialog) = &mut self.dialog {
+                        dialog.note = Some(format!(
+                            "{why}. Type the folder's path, or browse to it below."
+                        ));
+                    }
+                }
+            },
             FolderCommand::PickerBrowse(dir) => self.browse(dir),
             FolderCommand::OpenFolder(path) => self.io.send(IoRequest::ResolveFolder { path }),
             FolderCommand::OpenPath(path) => self.io.send(IoRequest::ResolveOpen { path }),
@@ -303,11 +328,22 @@ impl CocodeApp {
             dir: dir.clone(),
             filter: ListFilter::FoldersOnly,
         });
+        let note = self.dialog.take().and_then(|d| d.note);
         self.dialog = Some(OpenFolderDialog {
             typed: dir.display().to_string(),
             browsing: dir,
             subfolders: None,
             error: None,
+            note,
         });
+    }
+
+    /// Where choosing a folder starts: the open folder, else home.
+    fn picker_start(&self) -> PathBuf {
+        self.workspace
+            .as_ref()
+            .map(|w| w.root.clone())
+            .or_else(home_dir)
+            .unwrap_or_else(|| PathBuf::from("/"))
     }
 }

@@ -227,7 +227,12 @@ impl CocodeApp {
                 ServiceEvent::TaskFiles { task_id, paths } => {
                     self.editors.on_task_files(&task_id, &paths);
                 }
-                ServiceEvent::Trace(rows) => self.trace.rows = rows,
+                ServiceEvent::Trace(rows) => {
+                    if rows.is_empty() {
+                        self.trace.session = None;
+                    }
+                    self.trace.rows = rows;
+                }
                 ServiceEvent::Settings(view) => self.settings.on_view(*view),
                 ServiceEvent::ToolSample { name, result } => {
                     self.catalog.running = None;

@@ -128,6 +128,55 @@ fn the_open_folder_dialog_opens_a_typed_path_and_reports_bad_ones() {
     assert!(h.state().dialog.is_none());
 }
 
+/// Open Folder asks the system's picker; the folder chosen there opens, a
+/// closed picker changes nothing, and a system without one gets the
+/// typed-path dialog, saying why, from then on.
+#[test]
+fn the_system_folder_picker_opens_its_choice_and_without_one_the_typed_path_takes_over() {
+    use crate::window::system_dialog::Picked;
+    use crate::window::testing::answer_dialogs;
+    let dir = fixture();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut h = harness(None);
+    h.run();
+
+    answer_dialogs(&mut h, Picked::Cancelled);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    run_until(&mut h, "the picker's answer", |h| !h.state().system.open);
+    h.run_steps(2);
+    assert!(h.state().workspace_root().is_none());
+    assert!(h.state().dialog.is_none(), "no typed dialog after a cancel");
+
+    answer_dialogs(&mut h, Picked::Chosen(root.clone()));
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    run_until(&mut h, "the chosen folder", |h| {
+        h.state().workspace_root().is_some()
+    });
+    assert_eq!(h.state().workspace_root(), Some(&root));
+    assert!(h.state().dialog.is_none());
+
+    answer_dialogs(
+        &mut h,
+        Picked::Unavailable("the desktop portal is not running".to_owned()),
+    );
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    run_until(&mut h, "the typed-path dialog", |h| {
+        h.state().dialog.is_some()
+    });
+    h.run_steps(2);
+    h.get_by_label(
+        "the desktop portal is not running. Type the folder's path, or browse to it below.",
+    );
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+    // From then on, straight to the typed path.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_some());
+    assert!(!h.state().system.open);
+}
+
 #[test]
 fn enter_in_the_path_field_opens_the_typed_folder() {
     let dir = fixture();

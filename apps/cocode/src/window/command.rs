@@ -98,6 +98,10 @@ pub enum WindowCommand {
     ShowPanel(PanelId),
     /// Empty the Trace panel's trace.
     ClearTrace,
+    /// Save the trace's metadata to a file the person chooses.
+    SaveTrace,
+    /// The save dialog answered.
+    SaveTraceTo(crate::window::system_dialog::Picked),
     SetTheme(Theme),
     /// Run a read-only tool of the catalog with these arguments.
     RunToolSample {
@@ -116,7 +120,13 @@ pub enum WindowCommand {
 /// Opening a folder: the Open Folder dialog and switching folders.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FolderCommand {
+    /// The system's folder picker (the typed-path dialog where there is
+    /// none).
     ShowOpenFolder,
+    /// The typed-path dialog.
+    ShowTypedOpenFolder,
+    /// The system's folder picker answered.
+    SystemPicked(crate::window::system_dialog::Picked),
     /// Folder picker navigation.
     PickerBrowse(PathBuf),
     /// Resolve and open a folder (via the IO thread).

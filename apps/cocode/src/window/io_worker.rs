@@ -119,6 +119,13 @@ pub enum IoRequest {
     ReadSettings {
         root: PathBuf,
     },
+    /// Write an export (the trace's metadata) to `path`: replacing what is
+    /// there when the person chose it, else under the first free name.
+    SaveExport {
+        path: PathBuf,
+        text: String,
+        replace: bool,
+    },
     /// Write the window's saved state to `file` (replaced atomically).
     SaveState {
         file: PathBuf,
@@ -160,6 +167,8 @@ pub enum IoResponse {
     },
     /// The saved state was written (or why not).
     StateSaved { result: Result<(), String> },
+    /// Where an export went (or why it did not).
+    ExportSaved { result: Result<PathBuf, String> },
 }
 
 /// Handle to the IO thread; dropping it ends the thread.
@@ -239,6 +248,14 @@ pub fn handle(request: IoRequest) -> IoResponse {
                 Box::new(crate::host::settings::view_of(&root, config, exists))
             }),
             root,
+        },
+        IoRequest::SaveExport {
+            path,
+            text,
+            replace,
+        } => IoResponse::ExportSaved {
+            result: crate::host::config_file::write_text(&path, &text, replace)
+                .map_err(|e| format!("{e:#}")),
         },
         IoRequest::SaveState { file, state } => IoResponse::StateSaved {
             result: crate::host::config_file::replace_json(&file, &state)

@@ -42,6 +42,9 @@ pub enum EditorAction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     OpenFolder,
+    /// The typed-path Open Folder dialog (where the system has no picker,
+    /// or for a person who would rather type).
+    OpenFolderByPath,
     NewFromBrick,
     GoToFile,
     Save,
@@ -122,6 +125,7 @@ impl Action {
     pub fn all() -> Vec<Self> {
         let mut all = vec![
             Self::OpenFolder,
+            Self::OpenFolderByPath,
             Self::NewFromBrick,
             Self::GoToFile,
             Self::Save,
@@ -149,6 +153,7 @@ impl Action {
     pub fn id(self) -> &'static str {
         match self {
             Self::OpenFolder => "file.openFolder",
+            Self::OpenFolderByPath => "file.openFolderByPath",
             Self::NewFromBrick => "file.newFromBrick",
             Self::GoToFile => "file.goToFile",
             Self::Save => "file.save",
@@ -193,6 +198,7 @@ impl Action {
     pub fn title(self) -> &'static str {
         match self {
             Self::OpenFolder => "Open Folder…",
+            Self::OpenFolderByPath => "Open Folder by Path…",
             Self::NewFromBrick => "New Workspace from Brick…",
             Self::GoToFile => "Go to File…",
             Self::Save => "Save",
@@ -231,6 +237,7 @@ impl Action {
     pub fn area(self) -> Area {
         match self {
             Self::OpenFolder
+            | Self::OpenFolderByPath
             | Self::NewFromBrick
             | Self::GoToFile
             | Self::Save

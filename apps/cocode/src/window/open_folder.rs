@@ -12,6 +12,8 @@ pub struct OpenFolderDialog {
     pub typed: String,
     pub subfolders: Option<Result<Vec<(String, PathBuf)>, String>>,
     pub error: Option<String>,
+    /// Why this dialog shows instead of the system's folder picker.
+    pub note: Option<String>,
 }
 
 /// A folder waiting to replace the open one.

@@ -247,3 +247,38 @@ pub fn trust_folder_settings(root: &std::path::Path) {
         .collect();
     crate::host::trust::decide_grants(root, &decisions).unwrap();
 }
+
+/// System dialogs that give one answer to every request, as a person
+/// choosing a path, closing the dialog, or a system without dialogs would.
+#[derive(Debug)]
+pub struct Answering(pub crate::window::system_dialog::Picked);
+
+impl crate::window::system_dialog::SystemDialogs for Answering {
+    fn pick_folder(
+        &self,
+        _: String,
+        _: Option<PathBuf>,
+    ) -> futures_util::future::BoxFuture<'static, crate::window::system_dialog::Picked> {
+        let answer = self.0.clone();
+        Box::pin(async move { answer })
+    }
+
+    fn save_file(
+        &self,
+        _: String,
+        _: String,
+        _: Option<PathBuf>,
+    ) -> futures_util::future::BoxFuture<'static, crate::window::system_dialog::Picked> {
+        let answer = self.0.clone();
+        Box::pin(async move { answer })
+    }
+}
+
+/// The window's system dialogs answer `answer` from now on.
+pub fn answer_dialogs(
+    h: &mut Harness<'static, CocodeApp>,
+    answer: crate::window::system_dialog::Picked,
+) {
+    h.state_mut().system =
+        crate::window::system_dialog::DialogRunner::new(std::sync::Arc::new(Answering(answer)));
+}

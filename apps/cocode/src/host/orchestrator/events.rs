@@ -4,14 +4,67 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use cocode_core::agent::{AgentEvent, RequestCompletion, TurnEndReason};
+use cocode_core::agent::{AgentEvent, RequestCompletion, TurnEndReason, UserTurn};
 use cocode_core::task::{TaskBackend, UnresponsiveSignal};
 use cocode_core::{RequestId, TaskEvent};
 use cocode_tool_protocol::OutputSink;
 
+use crate::host::trace::RequestEnd;
+
 use super::*;
 
 impl Run<'_> {
+    /// Sends one turn (a prompt, a reply, a failure summary) to the agent:
+    /// its own changes are swept from here on, and the trace shows the
+    /// request until the turn ends.
+    pub(super) async fn send_turn(
+        &mut self,
+        text: String,
+    ) -> Result<(), cocode_core::agent::AgentError> {
+        self.turn_sweep_begin().await;
+        let Some(session) = &self.session else {
+            return Ok(());
+        };
+        let ctx = cocode_tool_protocol::ToolCallContext {
+            source: match self.task.backend() {
+                TaskBackend::Local => cocode_tool_protocol::ToolSource::LocalFallback,
+                TaskBackend::BuiltIn { .. } => cocode_tool_protocol::ToolSource::Model,
+                TaskBackend::Acp { .. } => cocode_tool_protocol::ToolSource::Acp,
+            },
+            mode: cocode_tool_protocol::ToolMode::Agent,
+            session_id: self.session_id.to_string(),
+            task_id: Some(self.task.task_id().to_string()),
+            revision: None,
+        };
+        let agent = match self.task.backend() {
+            TaskBackend::Local => "local agent".to_owned(),
+            TaskBackend::BuiltIn { provider, model } => format!("{provider} · {model}"),
+            TaskBackend::Acp { agent_id } => format!("acp:{agent_id}"),
+        };
+        let trace = self.host.trace.agent_request(&ctx, &agent, &text);
+        match session.send(UserTurn { text }).await {
+            Ok(()) => {
+                // A row still open ends first: nothing more comes of it.
+                self.request_trace = Some(trace);
+                Ok(())
+            }
+            Err(e) => {
+                trace.end(&RequestEnd::Failed {
+                    code: "AGENT_SEND_FAILED".to_owned(),
+                    message: e.to_string(),
+                });
+                Err(e)
+            }
+        }
+    }
+
+    /// Ends the open trace row of the agent's turn.
+    fn end_request_trace(&mut self, end: &RequestEnd) {
+        if let Some(trace) = self.request_trace.take() {
+            trace.end(end);
+        }
+    }
+
     /// Acts on one session event.
     pub(super) async fn on_event(
         &mut self,
@@ -27,6 +80,7 @@ impl Run<'_> {
             // What the agent wrote itself during the turn is its own change
             // (and part of what verification looks at).
             self.turn_sweep_end().await;
+            self.end_request_trace(&request_end(&event));
         }
         match event {
             AgentEvent::ToolCallUpdate(u) => {
@@ -169,5 +223,25 @@ impl Run<'_> {
             }
         }
         note
+    }
+}
+
+/// How the event that ends a turn ends its trace row.
+fn request_end(event: &AgentEvent) -> RequestEnd {
+    match event {
+        AgentEvent::TurnEnded {
+            reason: TurnEndReason::Cancelled,
+        } => RequestEnd::Cancelled,
+        AgentEvent::TurnEnded { reason } => RequestEnd::Ended {
+            reason: reason.phrase().to_owned(),
+        },
+        AgentEvent::Failed { code, message } => RequestEnd::Failed {
+            code: code.clone(),
+            message: message.clone(),
+        },
+        _ => RequestEnd::Failed {
+            code: "AGENT_TRANSPORT_CLOSED".to_owned(),
+            message: "the connection to the agent closed".to_owned(),
+        },
     }
 }

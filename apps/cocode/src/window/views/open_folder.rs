@@ -15,6 +15,9 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
     let modal = egui::Modal::new(egui::Id::new("open-folder")).show(ctx, |ui| {
         ui.set_width(480.0);
         ui.heading("Open Folder");
+        if let Some(note) = &dialog.note {
+            cocode_ui::badge(ui, note, Tone::Warning);
+        }
         // Enter in the path field opens the typed path. The field gives up
         // its focus on Enter, so whether it had focus is read before it is
         // drawn (afterwards the dialog would take the focus back for it).
