@@ -4,6 +4,7 @@
 //! saving, task records, and the brick engine. It prints nothing to a
 //! terminal and draws nothing; `host` uses neither `cli` nor `window`.
 
+pub mod agent_settings;
 pub mod backend;
 pub mod bootstrap;
 pub mod bricks;

@@ -587,6 +587,19 @@ impl TerminalSession {
         self.inner.changed();
     }
 
+    /// Keeps `lines` of scrollback from now on: a smaller number drops the
+    /// oldest lines beyond it at once, a larger one keeps more as output
+    /// comes.
+    pub fn set_scrollback(&self, lines: usize) {
+        let mut term = self.inner.term.lock();
+        term.set_options(Config {
+            scrolling_history: lines,
+            ..Config::default()
+        });
+        drop(term);
+        self.inner.changed();
+    }
+
     /// Scrolls the view back to the live screen.
     pub fn scroll_to_bottom(&self) {
         self.inner.term.lock().scroll_display(Scroll::Bottom);

@@ -428,6 +428,31 @@ fn a_viewer_shows_piped_output_with_bare_line_feeds() {
     assert!(v.output_ended());
 }
 
+#[test]
+fn the_scrollback_keeps_the_lines_it_is_set_to_and_a_smaller_one_drops_the_oldest() {
+    let v = TerminalSession::viewer(
+        GridSize { rows: 5, cols: 20 },
+        10,
+        std::sync::Arc::new(|| {}),
+    );
+    let lines: Vec<String> = (0..100).map(|n| format!("line {n}")).collect();
+    let lines = lines.join("\n") + "\n";
+    v.feed(lines.as_bytes());
+    assert_eq!(v.screen(&Palette::dark()).history, 10);
+    v.set_scrollback(40);
+    v.feed(lines.as_bytes());
+    assert_eq!(v.screen(&Palette::dark()).history, 40);
+    v.set_scrollback(3);
+    assert_eq!(v.screen(&Palette::dark()).history, 3);
+    // The screen shows lines 96 to 99 and the cursor's empty line; the
+    // three kept above it are 93 to 95.
+    v.scroll(10);
+    assert_eq!(
+        v.screen(&Palette::dark()).text().lines().next(),
+        Some("line 93")
+    );
+}
+
 /// Resident memory of this process, in bytes.
 #[cfg(target_os = "linux")]
 fn resident() -> u64 {

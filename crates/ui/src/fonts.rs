@@ -16,6 +16,39 @@ pub const MONO_FONT_NAME: &str = "NanumGothicCoding";
 const UI_FONT: &[u8] = include_bytes!("../../../assets/fonts/NanumSquareR.ttf");
 const MONO_FONT: &[u8] = include_bytes!("../../../assets/fonts/NanumGothicCoding.ttf");
 
+/// The editor's own text style: its size is the person's editor font
+/// size, apart from the interface's (the interface zooms as a whole).
+pub const EDITOR_TEXT: &str = "editor";
+
+/// The smallest and largest editor font sizes, in points.
+pub const EDITOR_SIZES: std::ops::RangeInclusive<f32> = 6.0..=48.0;
+
+/// Sets the editor's font size (`None`: the monospace size of the
+/// interface), in every theme's style.
+pub fn set_editor_font_size(ctx: &egui::Context, size: Option<f32>) {
+    let name = egui::TextStyle::Name(EDITOR_TEXT.into());
+    ctx.all_styles_mut(|style| match size {
+        Some(points) => {
+            style.text_styles.insert(
+                name.clone(),
+                egui::FontId::monospace(points.clamp(*EDITOR_SIZES.start(), *EDITOR_SIZES.end())),
+            );
+        }
+        None => {
+            style.text_styles.remove(&name);
+        }
+    });
+}
+
+/// The editor's font in `style`.
+pub fn editor_font(style: &egui::Style) -> egui::FontId {
+    style
+        .text_styles
+        .get(&egui::TextStyle::Name(EDITOR_TEXT.into()))
+        .cloned()
+        .unwrap_or_else(|| egui::TextStyle::Monospace.resolve(style))
+}
+
 /// The fonts' licence text (SIL Open Font License 1.1), for the About view.
 pub const FONT_LICENSE: &str = include_str!("../../../assets/fonts/OFL.txt");
 

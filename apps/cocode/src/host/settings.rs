@@ -23,6 +23,8 @@ pub struct SettingsView {
     /// (read-only) and the person's, as the person allowed them.
     pub hosts: AllowedHosts,
     pub grants: GrantStanding,
+    /// Every agent the folder can run and where each stands.
+    pub agents: Vec<crate::host::agent_settings::AgentStatus>,
 }
 
 /// One change the Settings page makes.
@@ -52,6 +54,9 @@ pub enum SettingsEdit {
     RemoveWriteException(String),
     /// Take an external agent entry out (its preset, if any, returns).
     RemoveAgent(String),
+    /// Add an external agent entry, or replace the folder's entry
+    /// `original` (a preset's id makes the entry replace the preset).
+    PutAgent(crate::host::agent_settings::AgentDraft),
 }
 
 /// `workspace.json` of the folder at `root`: its settings and whether the
@@ -69,17 +74,25 @@ pub fn read_config(root: &Path) -> Result<(WorkspaceConfig, bool), String> {
     }
 }
 
-/// The view of `config` of the folder at `root`.
-pub fn view_of(root: &Path, config: WorkspaceConfig, exists: bool) -> SettingsView {
+/// The view of `config` of the folder at `root`; `vault` says which
+/// agents' secrets are stored (`None`: not asked).
+pub fn view_of(
+    root: &Path,
+    config: WorkspaceConfig,
+    exists: bool,
+    vault: Option<&dyn cocode_core::services::CredentialVault>,
+) -> SettingsView {
     let store = crate::host::trust::TrustStore::person();
     let grants = store.standing(root, &config);
     let effective = store.effective(root, &config);
     let hosts = cocode_toolchain::allowed::compose(root, &effective.allowed_hosts);
+    let agents = crate::host::agent_settings::agent_statuses(&config, vault);
     SettingsView {
         config,
         exists,
         hosts,
         grants,
+        agents,
     }
 }
 
@@ -211,6 +224,10 @@ pub fn apply(root: &Path, config: &mut WorkspaceConfig, edit: &SettingsEdit) -> 
                 return Err(format!("no exception is named {name}"));
             }
         }
+        SettingsEdit::PutAgent(draft) => {
+            let entry = crate::host::agent_settings::parse_agent(draft)?;
+            crate::host::agent_settings::put_agent(config, draft.original.as_deref(), entry)?;
+        }
         SettingsEdit::RemoveAgent(id) => {
             let before = config.acp_agents.len();
             config.acp_agents.retain(|a| a.id.as_str() != id);
@@ -224,16 +241,32 @@ pub fn apply(root: &Path, config: &mut WorkspaceConfig, edit: &SettingsEdit) -> 
 
 /// What a change the person made grants: allowed at once (it is theirs,
 /// not the folder's word).
-pub fn granted_by(edit: &SettingsEdit) -> Option<crate::host::trust::Grant> {
+pub fn granted_by(edit: &SettingsEdit) -> Vec<crate::host::trust::Grant> {
+    use crate::host::trust::Grant;
     match edit {
-        SettingsEdit::AddHost(text) => {
-            parse_host(text)
-                .ok()
-                .map(|h| crate::host::trust::Grant::Host {
-                    host: h.to_string(),
-                })
+        SettingsEdit::AddHost(text) => parse_host(text)
+            .ok()
+            .map(|h| Grant::Host {
+                host: h.to_string(),
+            })
+            .into_iter()
+            .collect(),
+        SettingsEdit::PutAgent(draft) => {
+            let Ok(entry) = crate::host::agent_settings::parse_agent(draft) else {
+                return Vec::new();
+            };
+            let mut grants = vec![Grant::Agent {
+                id: entry.id.to_string(),
+                command: entry.command.clone(),
+                env: entry.env.clone(),
+            }];
+            grants.extend(entry.model_hosts.iter().map(|host| Grant::ModelHost {
+                agent: entry.id.to_string(),
+                host: host.clone(),
+            }));
+            grants
         }
-        _ => None,
+        _ => Vec::new(),
     }
 }
 

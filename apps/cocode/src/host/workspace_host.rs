@@ -83,6 +83,8 @@ pub struct WorkspaceHost {
     pub command_writers: cocode_workspace::SweepWriters,
     /// The one clock its records are stamped with.
     pub clock: Arc<dyn Clock>,
+    /// Where provider keys and agents' secrets are kept.
+    pub vault: Arc<dyn CredentialVault>,
     /// The workspace's writer lock: no other cocode process writes it
     /// while this host lives.
     _writer: cocode_workspace::WriterLock,
@@ -335,7 +337,7 @@ impl WorkspaceHost {
                 runner: Arc::clone(&runner) as Arc<dyn cocode_core::services::VerificationRunner>,
                 launcher: Arc::clone(&launcher) as Arc<dyn cocode_core::process::ProcessLauncher>,
                 sandbox: launcher.policy() as Arc<dyn cocode_core::process::SandboxPolicy>,
-                vault: options.vault,
+                vault: Arc::clone(&options.vault),
                 built_in: Arc::clone(&agent) as Arc<dyn cocode_core::agent::AgentRuntime>,
                 acp: Arc::clone(&acp) as Arc<dyn cocode_core::agent::AgentRuntime>,
                 parsers: cocode_toolchain::parsers::builtin_registry()?,
@@ -350,6 +352,7 @@ impl WorkspaceHost {
             runner,
             tools,
             sample_calls: std::sync::atomic::AtomicU64::new(0),
+            vault: options.vault,
             traces,
             trace,
             tasks,
@@ -492,7 +495,12 @@ impl WorkspaceHost {
     /// The Settings page's view of `workspace.json` as it is now.
     pub fn settings_view(&self) -> anyhow::Result<crate::host::settings::SettingsView> {
         let config = self.workspace.current_config()?;
-        Ok(crate::host::settings::view_of(self.root(), config, true))
+        Ok(crate::host::settings::view_of(
+            self.root(),
+            config,
+            true,
+            Some(self.vault.as_ref()),
+        ))
     }
 
     /// Makes one change of the Settings page in `workspace.json` (read
@@ -506,12 +514,49 @@ impl WorkspaceHost {
         if let Err(why) = crate::host::settings::apply(self.root(), &mut config, edit) {
             return Ok(Err(why));
         }
-        if let Some(grant) = crate::host::settings::granted_by(edit) {
-            crate::host::trust::decide_grants(self.root(), &[(grant, true)])?;
-        }
+        let grants: Vec<_> = crate::host::settings::granted_by(edit)
+            .into_iter()
+            .map(|g| (g, true))
+            .collect();
+        crate::host::trust::decide_grants(self.root(), &grants)?;
         self.workspace.replace_config(&config)?;
         self.refresh_hosts()?;
         Ok(Ok(()))
+    }
+
+    /// Stores (or with `None` removes) the value of `agent`'s secret
+    /// variable `name` in the credential store, as `cocode acp set-secret`
+    /// does: only a variable the agent declares.
+    pub fn store_agent_secret(
+        &self,
+        agent: &str,
+        name: &str,
+        value: Option<&cocode_core::services::Secret>,
+    ) -> Result<(), String> {
+        let config = self
+            .workspace
+            .current_config()
+            .map_err(|e| format!("{e:#}"))?;
+        let statuses = crate::host::agent_settings::agent_statuses(&config, None);
+        let Some(status) = statuses.iter().find(|s| s.entry.id.as_str() == agent) else {
+            return Err(format!("no agent {agent} is configured"));
+        };
+        if !status.entry.secret_env.iter().any(|n| n == name) {
+            return Err(format!(
+                "{} declares no secret variable {name}",
+                status.entry.display_name
+            ));
+        }
+        let account = cocode_acp::registry::secret_account(&status.entry.id, name)
+            .map_err(|e| e.to_string())?;
+        if value.is_some_and(|v| v.expose().is_empty()) {
+            return Err(format!("type the value of {name} first"));
+        }
+        match value {
+            Some(value) => self.vault.set(&account, value),
+            None => self.vault.delete(&account),
+        }
+        .map_err(|e| format!("the credential store refused it ({}): {e}", e.code()))
     }
 
     /// What the folder's `workspace.json` grants now that the person has

@@ -230,6 +230,7 @@ impl CocodeApp {
             if let Some(zoom) = self.saved.zoom.filter(|z| (0.5..=3.0).contains(z)) {
                 ctx.set_zoom_factor(zoom);
             }
+            cocode_ui::set_editor_font_size(ctx, self.saved.editor_font_size);
             // Work that finished before binding is drained on the next frame.
             ctx.request_repaint();
         }
@@ -285,6 +286,7 @@ impl CocodeApp {
                 providers: &self.providers,
                 settings: &mut self.settings,
                 zoom: zoom_percent(ui.ctx()),
+                editor_font: self.saved.editor_font_size,
                 terminals: &mut self.terminals,
                 lsp: self.lsp.as_ref(),
                 commands: &mut commands,
@@ -714,6 +716,8 @@ struct Viewer<'a> {
     settings: &'a mut crate::window::settings::SettingsPanel,
     /// The interface's zoom in percent.
     zoom: u32,
+    /// The person's editor font size, if they chose one.
+    editor_font: Option<f32>,
     terminals: &'a mut Terminals,
     lsp: Option<&'a crate::window::lsp::LspClient>,
     commands: &'a mut Vec<Command>,
@@ -809,6 +813,8 @@ impl TabViewer for Viewer<'_> {
                     folder: self.workspace.map(|w| w.root.as_path()),
                     theme: self.theme,
                     zoom: self.zoom,
+                    editor_font: self.editor_font,
+                    scrollback: self.terminals.scrollback(),
                     keys: self.keymap,
                 };
                 views::settings::show(ui, self.settings, &cx, self.commands);

@@ -34,7 +34,22 @@ impl CocodeApp {
                 #[expect(clippy::cast_precision_loss, reason = "a percentage")]
                 ctx.set_zoom_factor(percent as f32 / 100.0);
             }
+            WindowCommand::SetEditorFontSize(points) => {
+                let size = points.map(f32::from);
+                self.saved.editor_font_size = size;
+                cocode_ui::set_editor_font_size(ctx, size);
+            }
+            WindowCommand::SetScrollback(lines) => {
+                self.saved.terminal_scrollback = Some(lines);
+                self.terminals.set_scrollback(lines);
+            }
             WindowCommand::EditSettings(edit) => self.edit_settings(edit),
+            WindowCommand::StoreAgentSecret { agent, name, value } => {
+                self.ensure_service();
+                self.settings.error = None;
+                self.settings.busy = true;
+                self.send_task(ServiceRequest::StoreAgentSecret { agent, name, value });
+            }
             WindowCommand::DecideGrant { grant, allow } => {
                 self.ensure_service();
                 self.send_task(ServiceRequest::DecideGrants(vec![(grant, allow)]));

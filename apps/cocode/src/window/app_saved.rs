@@ -29,6 +29,9 @@ impl CocodeApp {
             .iter()
             .filter_map(|id| Action::from_id(id))
             .collect();
+        if let Some(lines) = state.terminal_scrollback {
+            self.terminals.set_scrollback(lines);
+        }
         self.saved = state;
         self.saved_notice = notice;
         self.state_file = Some(file);

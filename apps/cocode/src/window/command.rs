@@ -85,8 +85,18 @@ pub enum WindowCommand {
     DismissStateNotice,
     /// The interface's zoom, in percent.
     SetZoom(u32),
+    /// The editor's font size in whole points (`None`: the interface's).
+    SetEditorFontSize(Option<u16>),
+    /// Lines each terminal keeps above its screen.
+    SetScrollback(usize),
     /// One change of the Settings page.
     EditSettings(crate::host::settings::SettingsEdit),
+    /// Store (or with `None` remove) an agent's secret variable.
+    StoreAgentSecret {
+        agent: String,
+        name: String,
+        value: Option<cocode_core::services::Secret>,
+    },
     /// Allow (or keep off) one grant of the folder's settings.
     DecideGrant {
         grant: crate::host::trust::Grant,

@@ -245,7 +245,7 @@ pub fn handle(request: IoRequest) -> IoResponse {
         }
         IoRequest::ReadSettings { root } => IoResponse::Settings {
             result: crate::host::settings::read_config(&root).map(|(config, exists)| {
-                Box::new(crate::host::settings::view_of(&root, config, exists))
+                Box::new(crate::host::settings::view_of(&root, config, exists, None))
             }),
             root,
         },

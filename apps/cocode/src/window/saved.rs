@@ -61,6 +61,11 @@ pub struct SavedState {
     pub theme: Option<String>,
     /// The interface's zoom (Ctrl/Cmd with + and -).
     pub zoom: Option<f32>,
+    /// The editor's font size in points (`None`: the interface's
+    /// monospace size).
+    pub editor_font_size: Option<f32>,
+    /// Lines each terminal keeps above its screen (`None`: the default).
+    pub terminal_scrollback: Option<usize>,
     pub window: Option<Geometry>,
     pub last_workspace: Option<PathBuf>,
     /// The latest first.
@@ -77,6 +82,8 @@ impl Default for SavedState {
             version: VERSION,
             theme: None,
             zoom: None,
+            editor_font_size: None,
+            terminal_scrollback: None,
             window: None,
             last_workspace: None,
             recent: Vec::new(),

@@ -4,7 +4,7 @@
 use crate::host::settings::SettingsView;
 
 /// What is being typed on the page, before it is applied.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Drafts {
     pub host: String,
     pub exception_name: String,
@@ -14,6 +14,23 @@ pub struct Drafts {
     pub keep_per_path: String,
     pub cap_mib: String,
     pub max_kept: String,
+    /// Terminal scrollback lines (empty: what is set now).
+    pub scrollback: String,
+    /// The agent entry being added or edited.
+    pub agent: Option<crate::host::agent_settings::AgentDraft>,
+    /// Secret values typed, by agent and variable, until stored.
+    pub secrets: std::collections::HashMap<(String, String), String>,
+}
+
+impl std::fmt::Debug for Drafts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Typed secret values never show.
+        f.debug_struct("Drafts")
+            .field("host", &self.host)
+            .field("agent", &self.agent)
+            .field("secrets typed", &self.secrets.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A part of the Settings page.

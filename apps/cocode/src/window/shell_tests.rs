@@ -563,3 +563,198 @@ fn the_status_bar_says_what_each_language_server_is_doing() {
         Some("rust-analyzer not installed".to_owned())
     );
 }
+
+#[test]
+fn the_editor_font_size_and_the_terminal_scrollback_are_set_in_settings_and_kept() {
+    let state_dir = tempfile::tempdir().unwrap();
+    let file = state_dir.path().join("window.json");
+    let adopt = |app: &mut CocodeApp| {
+        app.crash_notice = None;
+        app.adopt_saved(file.clone(), SavedState::load(&file));
+    };
+    let mut h = harness_with(None, adopt);
+    h.run();
+    let mono = egui::TextStyle::Monospace.resolve(&h.ctx.global_style());
+    let editor = |h: &Harness<'static, CocodeApp>| cocode_ui::editor_font(&h.ctx.global_style());
+    assert_eq!(editor(&h), mono);
+    key(&mut h, Modifiers::COMMAND, Key::Comma);
+    h.run_steps(2);
+    h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Settings")
+        .click();
+    h.run_steps(2);
+    type_text(&mut h, "editor font");
+    h.get_by_label("Editor font size");
+    assert!(h.query_by_label("Terminal scrollback").is_none());
+    // The slider's keys: one point up per arrow.
+    h.get_by_role(egui::accesskit::Role::Slider).focus();
+    h.run_steps(2);
+    for _ in 0..3 {
+        key(&mut h, Modifiers::NONE, Key::ArrowRight);
+    }
+    let chosen = egui::FontId::monospace(mono.size.round() + 3.0);
+    assert_eq!(editor(&h), chosen);
+    // The rest of the window keeps its size.
+    assert_eq!(
+        egui::TextStyle::Monospace.resolve(&h.ctx.global_style()),
+        mono
+    );
+
+    h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Settings")
+        .click();
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    type_text(&mut h, "scrollback");
+    h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Lines")
+        .click();
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    type_text(&mut h, "50");
+    h.get_by_label("scrollback: 50 is outside 100–1000000");
+    assert!(h.get_by_label("Apply").accesskit_node().is_disabled());
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    type_text(&mut h, "2500");
+    h.get_by_label("Apply").click();
+    h.run_steps(2);
+    assert_eq!(h.state().terminals.scrollback(), 2500);
+    h.state_mut().save_state_now();
+    drop(h);
+
+    let saved = SavedState::load(&file).state;
+    assert_eq!(saved.editor_font_size, Some(chosen.size));
+    assert_eq!(saved.terminal_scrollback, Some(2500));
+    // A new start: both are back.
+    let mut h = harness_with(None, adopt);
+    h.run();
+    assert_eq!(editor(&h), chosen);
+    assert_eq!(h.state().terminals.scrollback(), 2500);
+    // "Same as the window" lets the editor follow the interface again.
+    key(&mut h, Modifiers::COMMAND, Key::Comma);
+    h.run_steps(2);
+    h.get_by_label("Same as the window").click();
+    h.run_steps(2);
+    assert_eq!(editor(&h), mono);
+    assert_eq!(h.state().saved.editor_font_size, None);
+}
+
+/// Types `text` over what the Settings field `name` holds.
+fn field(h: &mut Harness<'static, CocodeApp>, name: &str, text: &str) {
+    h.get_by_role_and_label(egui::accesskit::Role::TextInput, name)
+        .focus();
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    type_text(h, text);
+}
+
+/// Where the secrets of the agent `my-agent` stand on the Settings page.
+fn my_agent_secrets(
+    h: &Harness<'_, CocodeApp>,
+) -> Option<Vec<(String, crate::host::agent_settings::SecretState)>> {
+    h.state()
+        .settings
+        .view
+        .as_ref()
+        .and_then(|v| v.agents.iter().find(|a| a.entry.id.as_str() == "my-agent"))
+        .map(|a| a.secrets.clone())
+}
+
+#[test]
+fn an_agent_added_in_settings_lands_in_workspace_json_allowed_with_its_secret_in_the_store() {
+    use crate::host::agent_settings::SecretState;
+    let (_dir, root) = fixture_workspace(&[("a.txt", "a\n")]);
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| {
+        h.query_by_label("  a.txt").is_some()
+    });
+    key(&mut h, Modifiers::COMMAND, Key::Comma);
+    run_until(&mut h, "the folder's settings", |h| {
+        h.state().settings.view.is_some()
+    });
+    h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Settings")
+        .click();
+    h.run_steps(2);
+    type_text(&mut h, "external agents");
+    // The presets, each with where its program stands.
+    h.get_by_label("Gemini CLI (gemini)");
+    assert_eq!(h.get_all_by_label("preset").count(), 4);
+    // The page is taller than the window: widgets are reached through the
+    // accessibility tree, as a screen reader would.
+    h.get_by_label("Add an agent…").click_accesskit();
+    h.run_steps(2);
+    field(&mut h, "Agent id", "my-agent");
+    field(&mut h, "Name", "My agent");
+    field(&mut h, "Command", "my-agent-nowhere --acp");
+    field(&mut h, "Secret variables", "MY_KEY");
+    field(&mut h, "Model hosts", "api.example.com, not/a/host");
+    h.get_by_label(
+        "“not/a/host” is not a host: write host, *.suffix, or either with :port, in ASCII",
+    );
+    assert!(h.get_by_label("Save agent").accesskit_node().is_disabled());
+    field(&mut h, "Model hosts", "api.example.com");
+    h.get_by_label("Save agent").click_accesskit();
+    run_until(&mut h, "the entry in workspace.json", |h| {
+        h.state()
+            .settings
+            .view
+            .as_ref()
+            .is_some_and(|v| !v.config.acp_agents.is_empty())
+    });
+    let file = root.join(".cocode/config/workspace.json");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        written["acp_agents"],
+        serde_json::json!([{
+            "id": "my-agent", "display_name": "My agent",
+            "command": ["my-agent-nowhere", "--acp"], "env": {},
+            "model_hosts": ["api.example.com"], "secret_env": ["MY_KEY"],
+            "state_dirs": []
+        }])
+    );
+    // The person wrote it: allowed, not asked about.
+    let view = h.state().settings.view.clone().unwrap();
+    assert_eq!(view.grants.pending, Vec::new());
+    assert_eq!(view.grants.allowed.len(), 2, "{:?}", view.grants.allowed);
+    h.run_steps(2);
+    h.get_by_label("this folder's");
+    h.get_by_label("not installed: its program is not on PATH");
+    assert_eq!(
+        my_agent_secrets(&h),
+        Some(vec![("MY_KEY".to_owned(), SecretState::Missing)])
+    );
+    // Its secret goes to the credential store, never to workspace.json.
+    h.get_by_role_and_label(egui::accesskit::Role::PasswordInput, "MY_KEY")
+        .focus();
+    h.run_steps(2);
+    type_text(&mut h, "sk-test-123");
+    // Only the Store beside the typed value can be pressed.
+    let stores: Vec<_> = h
+        .get_all_by_label("Store")
+        .filter(|n| !n.accesskit_node().is_disabled())
+        .collect();
+    assert_eq!(stores.len(), 1);
+    stores[0].click_accesskit();
+    run_until(&mut h, "the stored secret", |h| {
+        my_agent_secrets(h) == Some(vec![("MY_KEY".to_owned(), SecretState::Stored)])
+    });
+    let account = cocode_acp::registry::secret_account(
+        &cocode_core::AcpAgentId::new("my-agent").unwrap(),
+        "MY_KEY",
+    )
+    .unwrap();
+    let kept = h.state().provider_setup.store.get(&account).unwrap();
+    assert_eq!(
+        kept.map(|s| s.expose().to_owned()),
+        Some("sk-test-123".to_owned())
+    );
+    assert!(!std::fs::read_to_string(&file).unwrap().contains("sk-test"));
+    assert!(
+        h.state()
+            .settings
+            .drafts
+            .secrets
+            .values()
+            .all(String::is_empty)
+    );
+    h.state_mut()
+        .stop_running_tasks(std::time::Duration::from_secs(5));
+}

@@ -13,9 +13,12 @@ use cocode_terminal::{GridSize, SearchQuery, SessionError, SessionOptions, Termi
 use crate::host::commands::CommandEvent;
 use crate::window::link::Waker;
 
-/// Lines a terminal keeps above its screen (VS Code's default is 1,000;
-/// builds and test runs are longer).
+/// Lines a terminal keeps above its screen unless the person chose
+/// otherwise (VS Code's default is 1,000; builds and test runs are longer).
 pub const SCROLLBACK_LINES: usize = 10_000;
+
+/// The fewest and most lines of scrollback a person may choose.
+pub const SCROLLBACK_RANGE: std::ops::RangeInclusive<usize> = 100..=1_000_000;
 
 /// The size a terminal starts with, until its tab is laid out.
 const FIRST_SIZE: GridSize = GridSize { rows: 24, cols: 80 };
@@ -136,6 +139,8 @@ pub struct Terminals {
     pub close_prompt: Option<u32>,
     /// Why the last link could not be opened (shown in the status bar).
     pub notice: Option<String>,
+    /// Lines each terminal keeps above its screen.
+    scrollback: usize,
 }
 
 impl std::fmt::Debug for Terminals {
@@ -167,6 +172,23 @@ impl Terminals {
             link_prompt: None,
             close_prompt: None,
             notice: None,
+            scrollback: SCROLLBACK_LINES,
+        }
+    }
+
+    /// Lines each terminal keeps above its screen.
+    pub fn scrollback(&self) -> usize {
+        self.scrollback
+    }
+
+    /// Keeps `lines` (within [`SCROLLBACK_RANGE`]) of scrollback in every
+    /// terminal from now on, the open ones too.
+    pub fn set_scrollback(&mut self, lines: usize) {
+        self.scrollback = lines.clamp(*SCROLLBACK_RANGE.start(), *SCROLLBACK_RANGE.end());
+        for tab in self.tabs.values() {
+            if let TabState::Live(session) = &tab.state {
+                session.set_scrollback(self.scrollback);
+            }
         }
     }
 
@@ -213,7 +235,7 @@ impl Terminals {
             argv: vec![default_shell()],
             cwd: cwd.to_path_buf(),
             size: FIRST_SIZE,
-            scrollback: SCROLLBACK_LINES,
+            scrollback: self.scrollback,
             env: BTreeMap::new(),
         };
         let (tx, waker, runtime) = (
@@ -267,7 +289,7 @@ impl Terminals {
                 let wake = self.waker.clone();
                 let session = TerminalSession::viewer(
                     FIRST_SIZE,
-                    SCROLLBACK_LINES,
+                    self.scrollback,
                     Arc::new(move || wake.wake()),
                 );
                 self.tabs.insert(

@@ -18,6 +18,7 @@ pub mod providers;
 pub mod quick_open;
 pub mod search;
 pub mod settings;
+pub mod settings_agents;
 pub mod terminal;
 pub mod trace;
 pub mod transcript;

@@ -96,6 +96,12 @@ pub enum ServiceRequest {
     LoadSettings,
     /// One change of the Settings page.
     EditSettings(crate::host::settings::SettingsEdit),
+    /// Store (or with `None` remove) an agent's secret variable.
+    StoreAgentSecret {
+        agent: String,
+        name: String,
+        value: Option<cocode_core::services::Secret>,
+    },
     /// Run a read-only tool of the catalog with these arguments.
     RunToolSample {
         name: String,
@@ -694,6 +700,22 @@ async fn serve(
                     .await
                     .map(|r| serde_json::to_string_pretty(&r).unwrap_or_default());
                 out.send(ServiceEvent::ToolSample { name, result }).await;
+            }
+            ServiceRequest::StoreAgentSecret { agent, name, value } => {
+                let stored = {
+                    let host = Arc::clone(&host);
+                    tokio::task::spawn_blocking(move || {
+                        host.store_agent_secret(&agent, &name, value.as_ref())
+                    })
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r)
+                };
+                if let Err(why) = stored {
+                    out.send(ServiceEvent::SettingsRefused(why)).await;
+                }
+                out.send(acp_agents(&host)).await;
+                send_settings(&host, &out).await;
             }
             ServiceRequest::EditSettings(edit) => {
                 match host.edit_settings(&edit) {

@@ -8,9 +8,7 @@ use cocode_editor::commands::{line_end, line_of, line_start, matching_bracket};
 use cocode_editor::{Document, Highlight};
 use cocode_ui::{Theme, Tone};
 use egui::text::{CCursor, LayoutJob};
-use egui::{
-    Color32, EventFilter, FontId, Pos2, Rect, Sense, Stroke, TextFormat, TextStyle, Ui, Vec2,
-};
+use egui::{Color32, EventFilter, FontId, Pos2, Rect, Sense, Stroke, TextFormat, Ui, Vec2};
 
 use crate::window::command::Command;
 use crate::window::editors::{EditorTab, Editors, TabBody};
@@ -264,7 +262,7 @@ fn text_area(
     keys: &Keymap,
     commands: &mut Vec<Command>,
 ) {
-    let font = TextStyle::Monospace.resolve(ui.style());
+    let font = cocode_ui::editor_font(ui.style());
     let row = ui.fonts_mut(|f| f.row_height(&font));
     let char_w = ui.fonts_mut(|f| f.glyph_width(&font, '0'));
     let lines = doc.rope().len_lines();

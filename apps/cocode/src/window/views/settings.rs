@@ -26,6 +26,10 @@ pub struct Context<'a> {
     pub theme: Theme,
     /// The zoom in percent.
     pub zoom: u32,
+    /// The editor's font size, if the person chose one.
+    pub editor_font: Option<f32>,
+    /// Lines each terminal keeps above its screen.
+    pub scrollback: usize,
     pub keys: &'a Keymap,
 }
 
@@ -60,6 +64,9 @@ pub fn show(ui: &mut Ui, panel: &mut SettingsPanel, cx: &Context<'_>, commands: 
             }
             if panel.shows_section(Section::Folder) {
                 folder(ui, panel, cx.folder, commands);
+                if let (Some(_), Some(view)) = (cx.folder, panel.view.clone()) {
+                    super::settings_agents::section(ui, panel, &view, commands);
+                }
                 ui.separator();
             }
             if panel.shows_section(Section::Providers)
@@ -85,7 +92,7 @@ fn setting(
 
 /// A setting's name and its one line of explanation, when the search
 /// finds its words among them; whether it is shown.
-fn heading(ui: &mut Ui, query: &str, (name, explanation): (&str, &str)) -> bool {
+pub(super) fn heading(ui: &mut Ui, query: &str, (name, explanation): (&str, &str)) -> bool {
     if !crate::window::settings::matches(query, &[name, explanation]) {
         return false;
     }
@@ -95,7 +102,12 @@ fn heading(ui: &mut Ui, query: &str, (name, explanation): (&str, &str)) -> bool 
     true
 }
 
-fn appearance(ui: &mut Ui, panel: &SettingsPanel, cx: &Context<'_>, commands: &mut Vec<Command>) {
+fn appearance(
+    ui: &mut Ui,
+    panel: &mut SettingsPanel,
+    cx: &Context<'_>,
+    commands: &mut Vec<Command>,
+) {
     setting(
         ui,
         panel,
@@ -127,6 +139,95 @@ fn appearance(ui: &mut Ui, panel: &SettingsPanel, cx: &Context<'_>, commands: &m
             }
         },
     );
+    setting(
+        ui,
+        panel,
+        (
+            "Editor font size",
+            "The size of code in the editor, in points, apart from the rest of the window (which Zoom scales).",
+        ),
+        |ui| {
+            ui.horizontal(|ui| {
+                let shown = cocode_ui::editor_font(ui.style()).size;
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "a font size of 6 to 48 points"
+                )]
+                let mut points = cx.editor_font.unwrap_or(shown).round() as u16;
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "a font size of 6 to 48 points"
+                )]
+                let range = (*cocode_ui::EDITOR_SIZES.start() as u16)
+                    ..=(*cocode_ui::EDITOR_SIZES.end() as u16);
+                let slider = egui::Slider::new(&mut points, range).suffix(" pt");
+                if ui.add(slider).changed() {
+                    commands.push(Command::Window(WindowCommand::SetEditorFontSize(Some(
+                        points,
+                    ))));
+                }
+                if ui
+                    .add_enabled(
+                        cx.editor_font.is_some(),
+                        egui::Button::new("Same as the window"),
+                    )
+                    .clicked()
+                {
+                    commands.push(Command::Window(WindowCommand::SetEditorFontSize(None)));
+                }
+            });
+        },
+    );
+    scrollback(ui, panel, cx, commands);
+}
+
+/// The terminals' scrollback, typed and checked as it is typed.
+fn scrollback(
+    ui: &mut Ui,
+    panel: &mut SettingsPanel,
+    cx: &Context<'_>,
+    commands: &mut Vec<Command>,
+) {
+    let range = crate::window::terminals::SCROLLBACK_RANGE;
+    let shows = heading(
+        ui,
+        &panel.query,
+        (
+            "Terminal scrollback",
+            "Lines each terminal keeps above its screen, the open ones too.",
+        ),
+    );
+    if !shows {
+        return;
+    }
+    let draft = &mut panel.drafts.scrollback;
+    if draft.is_empty() {
+        *draft = cx.scrollback.to_string();
+    }
+    let checked = settings::parse_number(
+        draft,
+        "scrollback",
+        *range.start() as u64..=*range.end() as u64,
+    );
+    ui.horizontal(|ui| {
+        labelled_field(ui, "Lines", draft, 100.0);
+        let lines = checked.as_ref().ok().and_then(|n| usize::try_from(*n).ok());
+        if ui
+            .add_enabled(
+                lines.is_some_and(|n| n != cx.scrollback),
+                egui::Button::new("Apply"),
+            )
+            .clicked()
+            && let Some(lines) = lines
+        {
+            commands.push(Command::Window(WindowCommand::SetScrollback(lines)));
+        }
+    });
+    if let Err(why) = checked {
+        cocode_ui::badge(ui, &why, Tone::Danger);
+    }
 }
 
 fn keyboard(ui: &mut Ui, panel: &SettingsPanel, keys: &Keymap) {
@@ -345,37 +446,6 @@ fn folder(
             }
         });
     }
-    if !config.acp_agents.is_empty()
-        && heading(
-            ui,
-            &query,
-            (
-                "External agents",
-                "Agents this folder's settings add, or presets they replace (`cocode acp set-secret` stores their keys).",
-            ),
-        )
-    {
-        for agent in &config.acp_agents {
-            ui.horizontal_wrapped(|ui| {
-                ui.label(format!("{} ({})", agent.display_name, agent.id));
-                ui.monospace(cocode_core::shown::command(&agent.command));
-                standing_badge(
-                    ui,
-                    &view.grants,
-                    &Grant::Agent {
-                        id: agent.id.to_string(),
-                        command: agent.command.clone(),
-                        env: agent.env.clone(),
-                    },
-                );
-                if ui.small_button("Remove").clicked() {
-                    commands.push(Command::Window(WindowCommand::EditSettings(
-                        SettingsEdit::RemoveAgent(agent.id.to_string()),
-                    )));
-                }
-            });
-        }
-    }
     if heading(
         ui,
         &query,
@@ -463,7 +533,11 @@ fn apply_row(
     });
 }
 
-fn standing_badge(ui: &mut Ui, grants: &crate::host::trust::GrantStanding, grant: &Grant) {
+pub(super) fn standing_badge(
+    ui: &mut Ui,
+    grants: &crate::host::trust::GrantStanding,
+    grant: &Grant,
+) {
     if grants.refused.contains(grant) {
         cocode_ui::badge(ui, "kept off", Tone::Warning);
     } else if grants.pending.contains(grant) {
