@@ -29,4 +29,5 @@ pub mod settings;
 pub mod tools;
 pub mod trace;
 pub mod trust;
+pub mod typed;
 pub mod workspace_host;

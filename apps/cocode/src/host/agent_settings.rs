@@ -101,7 +101,7 @@ pub fn parse_agent(draft: &AgentDraft) -> Result<AcpAgentEntry, String> {
     }
     let mut model_hosts = Vec::new();
     for host in words(&draft.model_hosts) {
-        let parsed = crate::host::settings::parse_host(host)?;
+        let parsed = crate::host::typed::parse_host(host)?;
         model_hosts.push(parsed.to_string());
     }
     let mut secret_env: Vec<String> = Vec::new();

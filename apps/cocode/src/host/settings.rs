@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use cocode_core::task::CompletionMode;
 use cocode_core::verification::VerificationLimits;
-use cocode_core::workspace::{AllowedHosts, HostPattern, WorkspaceConfig, WriteException};
+use cocode_core::workspace::{AllowedHosts, WorkspaceConfig, WriteException};
 
 use crate::host::trust::GrantStanding;
+
+pub use crate::host::typed::parse_host;
 
 /// What the Settings page shows of a workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,17 +96,6 @@ pub fn view_of(
         grants,
         agents,
     }
-}
-
-/// A host a person types, checked.
-pub fn parse_host(text: &str) -> Result<HostPattern, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err("type a host, such as api.example.com or *.example.com:443".to_owned());
-    }
-    HostPattern::parse(text).map_err(|_| {
-        format!("“{text}” is not a host: write host, *.suffix, or either with :port, in ASCII")
-    })
 }
 
 /// A whole number a person types, checked against `range`.
@@ -362,7 +353,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             config.allowed_hosts,
-            vec![HostPattern::parse("api.example.com").unwrap()]
+            vec![cocode_core::workspace::HostPattern::parse("api.example.com").unwrap()]
         );
         assert_eq!(config.limits.attempt_time_limit(), Duration::from_mins(15));
         assert_eq!(config.limits.max_retries(), 2);

@@ -642,6 +642,11 @@ fn closing_the_window_stops_a_running_agent_and_saves_its_task_as_stopped() {
             .any(|l| l.ends_with(": stopped: a person stopped it")),
         "{transcript}"
     );
+    // Killed processes take a moment to be gone from the process table.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !agents().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     assert_eq!(agents(), Vec::<u32>::new(), "an agent process was left");
 }
 

@@ -19,6 +19,7 @@ pub mod quick_open;
 pub mod search;
 pub mod settings;
 pub mod settings_agents;
+pub mod settings_parts;
 pub mod terminal;
 pub mod trace;
 pub mod transcript;

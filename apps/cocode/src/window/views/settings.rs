@@ -17,6 +17,7 @@ use crate::window::command::{Command, WindowCommand};
 use crate::window::keymap::Keymap;
 use crate::window::providers::ProvidersPanel;
 use crate::window::settings::{Section, SettingsPanel};
+use crate::window::views::settings_parts::{heading, labelled_field, standing_badge};
 
 /// What the page shows besides its own state.
 #[derive(Debug)]
@@ -88,18 +89,6 @@ fn setting(
     if heading(ui, &panel.query, words) {
         controls(ui);
     }
-}
-
-/// A setting's name and its one line of explanation, when the search
-/// finds its words among them; whether it is shown.
-pub(super) fn heading(ui: &mut Ui, query: &str, (name, explanation): (&str, &str)) -> bool {
-    if !crate::window::settings::matches(query, &[name, explanation]) {
-        return false;
-    }
-    ui.add_space(6.0);
-    ui.strong(name);
-    ui.weak(explanation);
-    true
 }
 
 fn appearance(
@@ -531,24 +520,4 @@ fn apply_row(
             cocode_ui::badge(ui, &why, Tone::Danger);
         }
     });
-}
-
-pub(super) fn standing_badge(
-    ui: &mut Ui,
-    grants: &crate::host::trust::GrantStanding,
-    grant: &Grant,
-) {
-    if grants.refused.contains(grant) {
-        cocode_ui::badge(ui, "kept off", Tone::Warning);
-    } else if grants.pending.contains(grant) {
-        cocode_ui::badge(ui, "not decided", Tone::Neutral);
-    }
-}
-
-/// A short field with its label before it (the label names it for the
-/// accessibility tree too).
-fn labelled_field(ui: &mut Ui, label: &str, text: &mut String, width: f32) {
-    let label = ui.label(label);
-    ui.add(egui::TextEdit::singleline(text).desired_width(width))
-        .labelled_by(label.id);
 }

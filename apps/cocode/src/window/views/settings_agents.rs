@@ -23,7 +23,7 @@ pub fn section(
     view: &SettingsView,
     commands: &mut Vec<Command>,
 ) {
-    let shown = super::settings::heading(
+    let shown = super::settings_parts::heading(
         ui,
         &panel.query,
         (
@@ -63,7 +63,7 @@ fn agent(
                 }
             };
             if status.origin != AgentOrigin::Preset {
-                super::settings::standing_badge(
+                super::settings_parts::standing_badge(
                     ui,
                     &view.grants,
                     &Grant::Agent {
