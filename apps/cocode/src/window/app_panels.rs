@@ -238,6 +238,8 @@ impl CocodeApp {
             // A credential store may have come (or gone) since the last look.
             self.providers.send(ProviderRequest::Refresh);
             self.load_settings();
+            // Typing finds a setting at once, as in VS Code.
+            self.settings.focus_search = true;
         }
         if self.dock.find_tab(&panel).is_none() {
             match panel {

@@ -70,6 +70,8 @@ pub struct SettingsPanel {
     /// Why the last change was refused, or the settings could not be read.
     pub error: Option<String>,
     pub drafts: Drafts,
+    /// Give the search field the keyboard on the next frame.
+    pub focus_search: bool,
 }
 
 impl SettingsPanel {

@@ -201,7 +201,7 @@ fn portal_answer(
 
 #[cfg(target_os = "linux")]
 fn portal_words(e: &ashpd::Error) -> String {
-    format!("the system file chooser (the desktop portal) is not available: {e}")
+    format!("The system's file chooser is not available here: no desktop portal answered ({e})")
 }
 
 /// The local path of a `file://` URI (percent-decoded, any bytes).

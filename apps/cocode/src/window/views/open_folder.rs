@@ -16,7 +16,7 @@ pub fn show(ctx: &Context, dialog: &OpenFolderDialog, commands: &mut Vec<Command
         ui.set_width(480.0);
         ui.heading("Open Folder");
         if let Some(note) = &dialog.note {
-            cocode_ui::badge(ui, note, Tone::Warning);
+            ui.colored_label(ui.visuals().warn_fg_color, note);
         }
         // Enter in the path field opens the typed path. The field gives up
         // its focus on Enter, so whether it had focus is read before it is

@@ -38,12 +38,16 @@ pub struct Context<'a> {
 pub fn show(ui: &mut Ui, panel: &mut SettingsPanel, cx: &Context<'_>, commands: &mut Vec<Command>) {
     ui.horizontal(|ui| {
         let heading = ui.heading("Settings");
-        ui.add(
-            egui::TextEdit::singleline(&mut panel.query)
-                .hint_text("Search settings")
-                .desired_width(f32::INFINITY),
-        )
-        .labelled_by(heading.id);
+        let search = ui
+            .add(
+                egui::TextEdit::singleline(&mut panel.query)
+                    .hint_text("Search settings")
+                    .desired_width(f32::INFINITY),
+            )
+            .labelled_by(heading.id);
+        if std::mem::take(&mut panel.focus_search) {
+            search.request_focus();
+        }
     });
     ui.horizontal(|ui| {
         ui.selectable_value(&mut panel.section, None, "All");

@@ -53,6 +53,7 @@ fn agent(
     let entry = &status.entry;
     let id = entry.id.to_string();
     ui.group(|ui| {
+        ui.set_width(ui.available_width());
         ui.horizontal_wrapped(|ui| {
             ui.strong(format!("{} ({id})", entry.display_name));
             match status.origin {
@@ -181,6 +182,7 @@ fn form(ui: &mut Ui, panel: &mut SettingsPanel, view: &SettingsView, commands: &
         return;
     };
     let close = ui.group(|ui| {
+        ui.set_width(ui.available_width());
         ui.strong(match &draft.original {
             Some(id) => format!("Edit {id}"),
             None => "New agent entry".to_owned(),

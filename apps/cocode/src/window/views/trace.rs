@@ -82,7 +82,8 @@ fn rows(ui: &mut Ui, panel: &TracePanel) {
         });
         return;
     }
-    egui::ScrollArea::vertical()
+    // Rows are as wide as what they say: scrolled sideways, never cut.
+    egui::ScrollArea::both()
         .auto_shrink([false, false])
         .show(ui, |ui| {
             for entry in shown {
