@@ -60,6 +60,22 @@ pub fn apply_theme(ctx: &egui::Context, theme: Theme) {
     });
 }
 
+/// Follows the system's light or dark setting from now on, with cocode's
+/// semantic colours in both themes.
+pub fn follow_system_theme(ctx: &egui::Context) {
+    ctx.set_visuals_of(egui::Theme::Dark, visuals(Theme::Dark));
+    ctx.set_visuals_of(egui::Theme::Light, visuals(Theme::Light));
+    ctx.set_theme(egui::ThemePreference::System);
+}
+
+/// The theme `ctx` draws with now (the system's, when it follows it).
+pub fn current_theme(ctx: &egui::Context) -> Theme {
+    match ctx.theme() {
+        egui::Theme::Dark => Theme::Dark,
+        egui::Theme::Light => Theme::Light,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

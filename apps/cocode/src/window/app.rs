@@ -55,6 +55,9 @@ pub struct CocodeApp {
     bricks: Option<BrickService>,
     pub(crate) dock: DockState<PanelId>,
     pub(crate) theme: Theme,
+    /// Whether the theme is the person's choice or follows the system's
+    /// light or dark setting.
+    pub(crate) theme_source: ThemeSource,
     pub(crate) os: Os,
     /// The shortcuts of every command (the person's overrides applied).
     pub(crate) keymap: Keymap,
@@ -121,6 +124,15 @@ impl std::fmt::Debug for CocodeApp {
     }
 }
 
+/// Where the window's theme comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThemeSource {
+    /// The person chose dark or light.
+    Chosen,
+    /// The system's light or dark setting, followed as it changes.
+    System,
+}
+
 /// Explorer on the left, the editor area in the middle, Agent on the right.
 pub fn default_layout() -> DockState<PanelId> {
     let mut dock = DockState::new(vec![PanelId::Welcome]);
@@ -182,6 +194,7 @@ impl CocodeApp {
             bricks: None,
             dock: default_layout(),
             theme: Theme::default(),
+            theme_source: ThemeSource::Chosen,
             os: Os::current(),
             keymap: Keymap::defaults(Os::current()),
             keymap_notice_dismissed: false,
@@ -226,7 +239,11 @@ impl CocodeApp {
             let wake = ctx.clone();
             self.open_requests.set_waker(move || wake.request_repaint());
             cocode_ui::install_fonts(ctx);
-            cocode_ui::apply_theme(ctx, self.theme);
+            if self.theme_source == ThemeSource::System {
+                cocode_ui::follow_system_theme(ctx);
+            } else {
+                cocode_ui::apply_theme(ctx, self.theme);
+            }
             if let Some(zoom) = self.saved.zoom.filter(|z| (0.5..=3.0).contains(z)) {
                 ctx.set_zoom_factor(zoom);
             }
@@ -243,6 +260,9 @@ impl CocodeApp {
     /// One frame.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.bind(ui.ctx());
+        if self.theme_source == ThemeSource::System {
+            self.theme = cocode_ui::current_theme(ui.ctx());
+        }
         self.apply_io();
         self.take_open_requests(ui.ctx());
         self.apply_disk_changes();
@@ -294,6 +314,7 @@ impl CocodeApp {
                 keymap: &self.keymap,
                 recent: &self.saved.recent,
                 theme: self.theme,
+                follows_system: self.theme_source == ThemeSource::System,
             };
             DockArea::new(&mut self.dock)
                 .style(Style::from_egui(ui.style().as_ref()))
@@ -725,6 +746,7 @@ struct Viewer<'a> {
     keymap: &'a Keymap,
     recent: &'a [PathBuf],
     theme: Theme,
+    follows_system: bool,
 }
 
 impl TabViewer for Viewer<'_> {
@@ -812,6 +834,7 @@ impl TabViewer for Viewer<'_> {
                     providers: self.providers,
                     folder: self.workspace.map(|w| w.root.as_path()),
                     theme: self.theme,
+                    follows_system: self.follows_system,
                     zoom: self.zoom,
                     editor_font: self.editor_font,
                     scrollback: self.terminals.scrollback(),

@@ -34,6 +34,11 @@ impl CocodeApp {
                 #[expect(clippy::cast_precision_loss, reason = "a percentage")]
                 ctx.set_zoom_factor(percent as f32 / 100.0);
             }
+            WindowCommand::FollowSystemTheme => {
+                self.theme_source = crate::window::app::ThemeSource::System;
+                cocode_ui::follow_system_theme(ctx);
+                self.theme = cocode_ui::current_theme(ctx);
+            }
             WindowCommand::SetEditorFontSize(points) => {
                 let size = points.map(f32::from);
                 self.saved.editor_font_size = size;
@@ -70,6 +75,7 @@ impl CocodeApp {
             WindowCommand::SaveTraceTo(picked) => self.save_trace_to(picked),
             WindowCommand::SetTheme(theme) => {
                 self.theme = theme;
+                self.theme_source = crate::window::app::ThemeSource::Chosen;
                 cocode_ui::apply_theme(ctx, theme);
             }
             WindowCommand::OpenCrashFolder => self.end_crash_notice(true),

@@ -24,6 +24,11 @@ impl CocodeApp {
             Some("light") => Theme::Light,
             _ => Theme::Dark,
         };
+        self.theme_source = if state.theme.as_deref() == Some("system") {
+            crate::window::app::ThemeSource::System
+        } else {
+            crate::window::app::ThemeSource::Chosen
+        };
         self.palette.recent = state
             .palette_recent
             .iter()
@@ -124,6 +129,7 @@ impl CocodeApp {
         let mut state = self.saved.clone();
         state.theme = Some(
             match self.theme {
+                _ if self.theme_source == crate::window::app::ThemeSource::System => "system",
                 Theme::Light => "light",
                 Theme::Dark => "dark",
             }

@@ -113,6 +113,8 @@ pub enum WindowCommand {
     /// The save dialog answered.
     SaveTraceTo(crate::window::system_dialog::Picked),
     SetTheme(Theme),
+    /// Follow the system's light or dark setting.
+    FollowSystemTheme,
     /// Run a read-only tool of the catalog with these arguments.
     RunToolSample {
         name: String,

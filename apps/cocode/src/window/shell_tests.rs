@@ -756,3 +756,47 @@ fn an_agent_added_in_settings_lands_in_workspace_json_allowed_with_its_secret_in
     h.state_mut()
         .stop_running_tasks(std::time::Duration::from_secs(5));
 }
+
+#[test]
+fn the_theme_follows_the_system_when_asked_and_stays_so_after_a_restart() {
+    let state_dir = tempfile::tempdir().unwrap();
+    let file = state_dir.path().join("window.json");
+    let adopt = |app: &mut CocodeApp| {
+        app.crash_notice = None;
+        app.adopt_saved(file.clone(), SavedState::load(&file));
+    };
+    let preference = |h: &Harness<'static, CocodeApp>| h.ctx.options(|o| o.theme_preference);
+    let mut h = harness_with(None, adopt);
+    h.run();
+    assert_eq!(preference(&h), egui::ThemePreference::Dark);
+    key(&mut h, Modifiers::COMMAND, Key::Comma);
+    h.run_steps(2);
+    type_text(&mut h, "theme");
+    h.get_by_label("Follow the system").click();
+    h.run_steps(2);
+    assert_eq!(preference(&h), egui::ThemePreference::System);
+    assert_eq!(
+        h.state().theme_source,
+        crate::window::app::ThemeSource::System
+    );
+    h.state_mut().save_state_now();
+    drop(h);
+    assert_eq!(
+        SavedState::load(&file).state.theme.as_deref(),
+        Some("system")
+    );
+    let mut h = harness_with(None, adopt);
+    h.run();
+    assert_eq!(preference(&h), egui::ThemePreference::System);
+    // Choosing one stops following.
+    key(&mut h, Modifiers::COMMAND, Key::Comma);
+    h.run_steps(2);
+    type_text(&mut h, "theme");
+    h.get_by_label("Light").click();
+    h.run_steps(2);
+    assert_eq!(preference(&h), egui::ThemePreference::Light);
+    assert_eq!(
+        h.state().theme_source,
+        crate::window::app::ThemeSource::Chosen
+    );
+}

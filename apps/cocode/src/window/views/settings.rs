@@ -25,6 +25,8 @@ pub struct Context<'a> {
     pub providers: &'a ProvidersPanel,
     pub folder: Option<&'a Path>,
     pub theme: Theme,
+    /// The theme follows the system's setting.
+    pub follows_system: bool,
     /// The zoom in percent.
     pub zoom: u32,
     /// The editor's font size, if the person chose one.
@@ -104,13 +106,22 @@ fn appearance(
     setting(
         ui,
         panel,
-        ("Theme", "The window's colours: dark or light."),
+        (
+            "Theme",
+            "The window's colours: dark, light, or as the system is set.",
+        ),
         |ui| {
             ui.horizontal(|ui| {
                 for (theme, name) in [(Theme::Dark, "Dark"), (Theme::Light, "Light")] {
-                    if ui.radio(cx.theme == theme, name).clicked() {
+                    if ui
+                        .radio(!cx.follows_system && cx.theme == theme, name)
+                        .clicked()
+                    {
                         commands.push(Command::Window(WindowCommand::SetTheme(theme)));
                     }
+                }
+                if ui.radio(cx.follows_system, "Follow the system").clicked() {
+                    commands.push(Command::Window(WindowCommand::FollowSystemTheme));
                 }
             });
         },
