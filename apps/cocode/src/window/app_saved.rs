@@ -57,6 +57,7 @@ impl CocodeApp {
             }
             if let Some(tab) = self.editors.get_mut(id) {
                 tab.pending_select = Some((editor.line, editor.column, editor.column));
+                tab.pending_first_line = Some(editor.first_line);
             }
             ids.insert(editor.tab, id);
         }
@@ -116,6 +117,7 @@ impl CocodeApp {
                 path: rel.as_str().to_owned(),
                 line,
                 column,
+                first_line: editor.first_line,
             });
         }
         SavedWorkspace {

@@ -128,6 +128,11 @@ pub struct EditorTab {
     /// A range to select once the text is loaded: line, start and end
     /// columns (chars).
     pub pending_select: Option<(usize, usize, usize)>,
+    /// The first line shown (kept with the window's state).
+    pub first_line: usize,
+    /// The first line to show once the text is laid out (a restored
+    /// editor's scroll); the restored cursor then does not move the view.
+    pub pending_first_line: Option<usize>,
     /// The running task that has changed this file (the tab is read-only
     /// until it ends).
     pub held_by: Option<String>,
@@ -199,6 +204,8 @@ impl EditorTab {
             close_after_save: false,
             drag_anchor: None,
             pending_select: None,
+            first_line: 0,
+            pending_first_line: None,
             held_by: None,
             diagnostics: Vec::new(),
             hover_wait: None,
@@ -339,8 +346,12 @@ impl Editors {
                 tab.rel = Some(rel);
                 tab.body = TabBody::Text;
                 let id = tab.id;
+                let keep_view = tab.pending_first_line.is_some();
                 if let Some((line, start, end)) = tab.pending_select.take() {
                     self.select_range(id, line, start, end);
+                    if let Some(tab) = self.get_mut(id).filter(|_| keep_view) {
+                        tab.reveal = false;
+                    }
                 }
             }
             Ok(Opened::NotUtf8 { rel, text, size }) => {

@@ -40,6 +40,9 @@ pub struct SavedEditor {
     pub line: usize,
     #[serde(default)]
     pub column: usize,
+    /// The first line shown, from 0.
+    #[serde(default)]
+    pub first_line: usize,
 }
 
 /// A workspace's layout and editors.

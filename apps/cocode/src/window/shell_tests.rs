@@ -800,3 +800,51 @@ fn the_theme_follows_the_system_when_asked_and_stays_so_after_a_restart() {
         crate::window::app::ThemeSource::Chosen
     );
 }
+
+#[test]
+fn an_editors_scroll_is_kept_apart_from_its_cursor_across_a_restart() {
+    let text: Vec<String> = (1..=400).map(|n| format!("line {n}")).collect();
+    let text = text.join("\n") + "\n";
+    let (_dir, root) = fixture_workspace(&[("long.txt", text.as_str())]);
+    let state_dir = tempfile::tempdir().unwrap();
+    let file = state_dir.path().join("window.json");
+    let adopt = |app: &mut CocodeApp| {
+        app.crash_notice = None;
+        app.adopt_saved(file.clone(), SavedState::load(&file));
+    };
+    let mut h = harness_with(None, adopt);
+    h.state_mut().open_workspace(root.clone());
+    h.run_steps(2);
+    let id = open_in_editor(&mut h, "long.txt");
+    // The cursor to line 300, then the view scrolled back up without it.
+    key(&mut h, Modifiers::COMMAND, Key::G);
+    type_text(&mut h, "300");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let at_cursor = h.state().editors.get(id).unwrap().first_line;
+    assert!(at_cursor > 250, "{at_cursor}");
+    h.event(Event::PointerMoved(egui::pos2(600.0, 400.0)));
+    h.event(Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Line,
+        delta: egui::vec2(0.0, 100.0),
+        phase: egui::TouchPhase::Move,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(3);
+    let shown = h.state().editors.get(id).unwrap().first_line;
+    assert!(shown + 50 < at_cursor, "{shown} {at_cursor}");
+    h.state_mut().save_state_now();
+    drop(h);
+
+    let mut h = harness_with(None, adopt);
+    h.state_mut().open_workspace(root.clone());
+    run_until(&mut h, "the editor loaded", |h| {
+        h.state().editors.tabs.len() == 1
+            && h.state().editors.tabs[0].body == crate::window::editors::TabBody::Text
+    });
+    h.run_steps(3);
+    let tab = &h.state().editors.tabs[0];
+    assert_eq!(tab.first_line, shown, "the view where it was");
+    let cursor = crate::window::testing::shown(&h, tab.id);
+    assert!(cursor.contains("|line 300\n"), "the cursor where it was");
+}

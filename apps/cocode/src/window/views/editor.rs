@@ -274,294 +274,295 @@ fn text_area(
     let content_height = lines as f32 * row + row;
     let mut reveal_rect: Option<Rect> = None;
     let bg = ui.visuals().extreme_bg_color;
-    let output = egui::ScrollArea::both()
+    let mut scroll = egui::ScrollArea::both()
         .id_salt(("editor-scroll", tab.id))
-        .auto_shrink([false, false])
-        .show_viewport(ui, |ui, viewport| {
-            let size = Vec2::new(
-                (tab.content_width + gutter + 40.0).max(ui.available_width()),
-                content_height.max(ui.available_height()),
-            );
-            let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
-            let response = ui
-                .interact(rect, widget_id, Sense::click_and_drag())
-                .union(response);
-            let geo = Geometry {
-                origin: Pos2::new(rect.min.x + gutter, rect.min.y),
-                row,
-            };
-            let painter = ui.painter_at(ui.clip_rect());
-            painter.rect_filled(ui.clip_rect(), 0.0, bg);
-            let first = geo.line_at_depth(f64::from(viewport.min.y), lines);
-            let last = geo.line_at_depth(f64::from(viewport.max.y), lines);
-            // Syntax colours for the visible bytes only.
-            let rope = doc.rope();
-            let bytes = rope.line_to_byte(first)..rope.line_to_byte((last + 1).min(lines));
-            let spans = tab
-                .syntax
-                .as_ref()
-                .map(|s| s.highlights(bytes))
-                .unwrap_or_default();
-            let focused = response.has_focus();
-            let selection = doc.selection().clone();
-            let primary = selection.primary();
-            let primary_line = line_of(rope, primary.head);
-            let bracket = matching_bracket(rope, primary.head, 20_000);
-            // Only the matches on the visible lines are painted (and copied).
-            let (shown_from, shown_to) = (
-                doc.rope().line_to_char(first),
-                doc.rope().line_to_char((last + 1).min(lines)),
-            );
-            let find_matches: Vec<(usize, usize)> = tab
-                .find
-                .as_mut()
-                .map(|f| {
-                    f.matches_in(doc)
-                        .iter()
-                        .copied()
-                        .filter(|&(a, b)| b >= shown_from && a <= shown_to)
-                        .collect()
-                })
-                .unwrap_or_default();
-            let rope = doc.rope();
-            let current_line_bg = if theme == Theme::Dark {
-                Color32::from_white_alpha(10)
-            } else {
-                Color32::from_black_alpha(10)
-            };
-            let selection_bg = ui.visuals().selection.bg_fill.gamma_multiply(0.6);
-            let match_bg = Color32::from_rgba_unmultiplied(0xE5, 0xC0, 0x7B, 60);
-            let caret = ui.visuals().text_cursor.stroke.color;
-            if tab.changed_lines.0 != doc.version() {
-                tab.changed_lines.1.clear();
-            }
-            let mut galleys = Vec::new();
-            let mut caret_at: Option<Pos2> = None;
-            for line in first..=last.min(lines.saturating_sub(1)) {
-                let top = geo.line_top(line);
-                let start = line_start(rope, line);
-                let end = line_end(rope, line);
-                let preedit_at = (!tab.preedit.is_empty() && line == primary_line && focused)
-                    .then(|| primary.head - start);
-                // The tokens are in line order: this line's are found by
-                // bisection, not by a scan per line.
-                let from = tokens.partition_point(|t| (t.line as usize) < line);
-                let to = tokens.partition_point(|t| (t.line as usize) <= line);
-                let semantic: Vec<SemanticSpan> = tokens[from..to.max(from)]
+        .auto_shrink([false, false]);
+    if let Some(line) = tab.pending_first_line.take() {
+        #[expect(clippy::cast_precision_loss, reason = "rows of pixels")]
+        let top = line as f32 * row;
+        scroll = scroll.vertical_scroll_offset(top);
+    }
+    let output = scroll.show_viewport(ui, |ui, viewport| {
+        let size = Vec2::new(
+            (tab.content_width + gutter + 40.0).max(ui.available_width()),
+            content_height.max(ui.available_height()),
+        );
+        let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
+        let response = ui
+            .interact(rect, widget_id, Sense::click_and_drag())
+            .union(response);
+        let geo = Geometry {
+            origin: Pos2::new(rect.min.x + gutter, rect.min.y),
+            row,
+        };
+        let painter = ui.painter_at(ui.clip_rect());
+        painter.rect_filled(ui.clip_rect(), 0.0, bg);
+        let first = geo.line_at_depth(f64::from(viewport.min.y), lines);
+        let last = geo.line_at_depth(f64::from(viewport.max.y), lines);
+        tab.first_line = first;
+        // Syntax colours for the visible bytes only.
+        let rope = doc.rope();
+        let bytes = rope.line_to_byte(first)..rope.line_to_byte((last + 1).min(lines));
+        let spans = tab
+            .syntax
+            .as_ref()
+            .map(|s| s.highlights(bytes))
+            .unwrap_or_default();
+        let focused = response.has_focus();
+        let selection = doc.selection().clone();
+        let primary = selection.primary();
+        let primary_line = line_of(rope, primary.head);
+        let bracket = matching_bracket(rope, primary.head, 20_000);
+        // Only the matches on the visible lines are painted (and copied).
+        let (shown_from, shown_to) = (
+            doc.rope().line_to_char(first),
+            doc.rope().line_to_char((last + 1).min(lines)),
+        );
+        let find_matches: Vec<(usize, usize)> = tab
+            .find
+            .as_mut()
+            .map(|f| {
+                f.matches_in(doc)
                     .iter()
-                    .filter_map(|t| {
-                        let kind = editor_lsp::semantic_highlight(&t.token_type)?;
-                        let from = t.start_char as usize;
-                        Some((from, from + t.length as usize, kind))
-                    })
-                    .collect();
-                let job = line_job(
-                    doc,
-                    tab,
-                    line,
-                    (&font, theme),
-                    (&spans, &semantic),
-                    preedit_at,
-                );
-                let galley = ui.fonts_mut(|f| f.layout_job(job));
-                tab.content_width = tab.content_width.max(galley.size().x);
-                let x_of = |pos: usize| -> f32 {
-                    let col = pos.saturating_sub(start).min(MAX_LAID_OUT_CHARS);
-                    let shifted = if preedit_at.is_some_and(|p| col > p) {
-                        col + tab.preedit.chars().count()
-                    } else {
-                        col
-                    };
-                    galley.pos_from_cursor(CCursor::new(shifted)).min.x
+                    .copied()
+                    .filter(|&(a, b)| b >= shown_from && a <= shown_to)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let rope = doc.rope();
+        let current_line_bg = if theme == Theme::Dark {
+            Color32::from_white_alpha(10)
+        } else {
+            Color32::from_black_alpha(10)
+        };
+        let selection_bg = ui.visuals().selection.bg_fill.gamma_multiply(0.6);
+        let match_bg = Color32::from_rgba_unmultiplied(0xE5, 0xC0, 0x7B, 60);
+        let caret = ui.visuals().text_cursor.stroke.color;
+        if tab.changed_lines.0 != doc.version() {
+            tab.changed_lines.1.clear();
+        }
+        let mut galleys = Vec::new();
+        let mut caret_at: Option<Pos2> = None;
+        for line in first..=last.min(lines.saturating_sub(1)) {
+            let top = geo.line_top(line);
+            let start = line_start(rope, line);
+            let end = line_end(rope, line);
+            let preedit_at = (!tab.preedit.is_empty() && line == primary_line && focused)
+                .then(|| primary.head - start);
+            // The tokens are in line order: this line's are found by
+            // bisection, not by a scan per line.
+            let from = tokens.partition_point(|t| (t.line as usize) < line);
+            let to = tokens.partition_point(|t| (t.line as usize) <= line);
+            let semantic: Vec<SemanticSpan> = tokens[from..to.max(from)]
+                .iter()
+                .filter_map(|t| {
+                    let kind = editor_lsp::semantic_highlight(&t.token_type)?;
+                    let from = t.start_char as usize;
+                    Some((from, from + t.length as usize, kind))
+                })
+                .collect();
+            let job = line_job(
+                doc,
+                tab,
+                line,
+                (&font, theme),
+                (&spans, &semantic),
+                preedit_at,
+            );
+            let galley = ui.fonts_mut(|f| f.layout_job(job));
+            tab.content_width = tab.content_width.max(galley.size().x);
+            let x_of = |pos: usize| -> f32 {
+                let col = pos.saturating_sub(start).min(MAX_LAID_OUT_CHARS);
+                let shifted = if preedit_at.is_some_and(|p| col > p) {
+                    col + tab.preedit.chars().count()
+                } else {
+                    col
                 };
-                if line == primary_line && selection.len() == 1 && primary.is_empty() {
-                    painter.rect_filled(
-                        Rect::from_min_size(
-                            Pos2::new(rect.min.x, top),
-                            Vec2::new(rect.width(), row),
-                        ),
-                        0.0,
-                        current_line_bg,
-                    );
-                }
-                for &(a, b) in &find_matches {
-                    if b > start && a <= end && a >= start {
-                        let x0 = x_of(a);
-                        let x1 = x_of(b.min(end));
-                        painter.rect_filled(
-                            Rect::from_min_max(
-                                Pos2::new(geo.origin.x + x0, top),
-                                Pos2::new(geo.origin.x + x1, top + row),
-                            ),
-                            2.0,
-                            match_bg,
-                        );
-                    }
-                }
-                for r in selection.ranges() {
-                    if r.is_empty() || r.to() < start || r.from() > end + 1 {
-                        continue;
-                    }
-                    let x0 = x_of(r.from().max(start));
-                    let mut x1 = x_of(r.to().min(end));
-                    if r.to() > end {
-                        // The line break is selected too.
-                        x1 += char_w * 0.6;
-                    }
+                galley.pos_from_cursor(CCursor::new(shifted)).min.x
+            };
+            if line == primary_line && selection.len() == 1 && primary.is_empty() {
+                painter.rect_filled(
+                    Rect::from_min_size(Pos2::new(rect.min.x, top), Vec2::new(rect.width(), row)),
+                    0.0,
+                    current_line_bg,
+                );
+            }
+            for &(a, b) in &find_matches {
+                if b > start && a <= end && a >= start {
+                    let x0 = x_of(a);
+                    let x1 = x_of(b.min(end));
                     painter.rect_filled(
                         Rect::from_min_max(
                             Pos2::new(geo.origin.x + x0, top),
                             Pos2::new(geo.origin.x + x1, top + row),
                         ),
-                        0.0,
-                        selection_bg,
+                        2.0,
+                        match_bg,
                     );
                 }
-                if let Some((a, b)) = bracket {
-                    for p in [a, b] {
-                        if p >= start && p < end {
-                            let x0 = x_of(p);
-                            let x1 = x_of(p + 1);
-                            painter.rect_stroke(
-                                Rect::from_min_max(
-                                    Pos2::new(geo.origin.x + x0, top),
-                                    Pos2::new(geo.origin.x + x1, top + row),
-                                ),
-                                1.0,
-                                Stroke::new(1.0, caret.gamma_multiply(0.5)),
-                                egui::StrokeKind::Inside,
-                            );
-                        }
-                    }
+            }
+            for r in selection.ranges() {
+                if r.is_empty() || r.to() < start || r.from() > end + 1 {
+                    continue;
                 }
-                painter.galley(
-                    Pos2::new(geo.origin.x, top),
-                    galley.clone(),
-                    Color32::PLACEHOLDER,
+                let x0 = x_of(r.from().max(start));
+                let mut x1 = x_of(r.to().min(end));
+                if r.to() > end {
+                    // The line break is selected too.
+                    x1 += char_w * 0.6;
+                }
+                painter.rect_filled(
+                    Rect::from_min_max(
+                        Pos2::new(geo.origin.x + x0, top),
+                        Pos2::new(geo.origin.x + x1, top + row),
+                    ),
+                    0.0,
+                    selection_bg,
                 );
-                for (a, b, severity) in editor_lsp::on_line(tab, doc, start, end) {
-                    let (x0, x1) = if a >= end {
-                        // At the line's end: under one character's width.
-                        let x = x_of(end);
-                        (x, x + char_w)
-                    } else {
-                        (x_of(a), x_of(b.min(end)))
-                    };
-                    editor_lsp::squiggle(
-                        &painter,
-                        geo.origin.x + x0,
-                        geo.origin.x + x1,
-                        top + row - 1.0,
-                        editor_lsp::severity_color(severity, theme),
-                    );
-                }
-                for r in selection.ranges() {
-                    if r.head < start || r.head > end {
-                        continue;
-                    }
-                    let mut x = x_of(r.head);
-                    if *r == primary && preedit_at.is_some() {
-                        x = galley
-                            .pos_from_cursor(CCursor::new(
-                                r.head - start + tab.preedit.chars().count(),
-                            ))
-                            .min
-                            .x;
-                    }
-                    let at = Pos2::new(geo.origin.x + x, top);
-                    if *r == primary {
-                        caret_at = Some(at);
-                    }
-                    // Without the focus (the find bar has it) the cursors
-                    // stay visible, dimmed.
-                    let stroke = if focused {
-                        Stroke::new(2.0, caret)
-                    } else {
-                        Stroke::new(1.0, caret.gamma_multiply(0.5))
-                    };
-                    painter.line_segment([at, at + Vec2::new(0.0, row)], stroke);
-                    if *r == primary {
-                        let cursor_rect = Rect::from_min_size(at, Vec2::new(2.0, row));
-                        if tab.reveal {
-                            reveal_rect = Some(cursor_rect.expand2(Vec2::new(char_w * 4.0, row)));
-                        }
-                        if focused {
-                            ui.output_mut(|o| {
-                                o.ime = Some(egui::output::IMEOutput {
-                                    purpose: egui::IMEPurpose::Normal,
-                                    rect,
-                                    cursor_rect,
-                                    should_interrupt_composition: false,
-                                });
-                            });
-                        }
+            }
+            if let Some((a, b)) = bracket {
+                for p in [a, b] {
+                    if p >= start && p < end {
+                        let x0 = x_of(p);
+                        let x1 = x_of(p + 1);
+                        painter.rect_stroke(
+                            Rect::from_min_max(
+                                Pos2::new(geo.origin.x + x0, top),
+                                Pos2::new(geo.origin.x + x1, top + row),
+                            ),
+                            1.0,
+                            Stroke::new(1.0, caret.gamma_multiply(0.5)),
+                            egui::StrokeKind::Inside,
+                        );
                     }
                 }
-                galleys.push((line, galley));
             }
-            // The reveal target may be off screen: aim at its line.
-            if tab.reveal && reveal_rect.is_none() {
-                let top = geo.line_top(primary_line);
-                reveal_rect = Some(Rect::from_min_size(
-                    Pos2::new(geo.origin.x, top - row),
-                    Vec2::new(char_w, row * 3.0),
-                ));
-            }
-            // The gutter stays put while the text scrolls sideways.
-            let clip = ui.clip_rect();
-            let gutter_rect = Rect::from_min_max(
-                clip.min,
-                Pos2::new(clip.min.x + gutter - GUTTER_GAP / 2.0, clip.max.y),
+            painter.galley(
+                Pos2::new(geo.origin.x, top),
+                galley.clone(),
+                Color32::PLACEHOLDER,
             );
-            painter.rect_filled(gutter_rect, 0.0, bg);
-            let number_color = ui.visuals().weak_text_color();
-            let changed_color = Tone::Success.color(theme);
-            for line in first..=last.min(lines.saturating_sub(1)) {
-                let top = geo.line_top(line);
-                let color = if line == primary_line {
-                    ui.visuals().strong_text_color()
+            for (a, b, severity) in editor_lsp::on_line(tab, doc, start, end) {
+                let (x0, x1) = if a >= end {
+                    // At the line's end: under one character's width.
+                    let x = x_of(end);
+                    (x, x + char_w)
                 } else {
-                    number_color
+                    (x_of(a), x_of(b.min(end)))
                 };
-                painter.text(
-                    Pos2::new(gutter_rect.max.x - GUTTER_GAP / 2.0, top),
-                    egui::Align2::RIGHT_TOP,
-                    (line + 1).to_string(),
-                    font.clone(),
-                    color,
+                editor_lsp::squiggle(
+                    &painter,
+                    geo.origin.x + x0,
+                    geo.origin.x + x1,
+                    top + row - 1.0,
+                    editor_lsp::severity_color(severity, theme),
                 );
-                if let Some(severity) = editor_lsp::gutter_severity(tab, line) {
-                    editor_lsp::gutter_dot(
-                        &painter,
-                        gutter_rect,
-                        top,
-                        row,
-                        editor_lsp::severity_color(severity, theme),
-                    );
+            }
+            for r in selection.ranges() {
+                if r.head < start || r.head > end {
+                    continue;
                 }
-                if tab.changed_lines.1.contains(&line) {
-                    painter.rect_filled(
-                        Rect::from_min_size(
-                            Pos2::new(gutter_rect.min.x + 1.0, top),
-                            Vec2::new(3.0, row),
-                        ),
-                        0.0,
-                        changed_color,
-                    );
+                let mut x = x_of(r.head);
+                if *r == primary && preedit_at.is_some() {
+                    x = galley
+                        .pos_from_cursor(CCursor::new(r.head - start + tab.preedit.chars().count()))
+                        .min
+                        .x;
+                }
+                let at = Pos2::new(geo.origin.x + x, top);
+                if *r == primary {
+                    caret_at = Some(at);
+                }
+                // Without the focus (the find bar has it) the cursors
+                // stay visible, dimmed.
+                let stroke = if focused {
+                    Stroke::new(2.0, caret)
+                } else {
+                    Stroke::new(1.0, caret.gamma_multiply(0.5))
+                };
+                painter.line_segment([at, at + Vec2::new(0.0, row)], stroke);
+                if *r == primary {
+                    let cursor_rect = Rect::from_min_size(at, Vec2::new(2.0, row));
+                    if tab.reveal {
+                        reveal_rect = Some(cursor_rect.expand2(Vec2::new(char_w * 4.0, row)));
+                    }
+                    if focused {
+                        ui.output_mut(|o| {
+                            o.ime = Some(egui::output::IMEOutput {
+                                purpose: egui::IMEPurpose::Normal,
+                                rect,
+                                cursor_rect,
+                                should_interrupt_composition: false,
+                            });
+                        });
+                    }
                 }
             }
-            if let Some(target) = reveal_rect {
-                ui.scroll_to_rect(target, None);
-                tab.reveal = false;
+            galleys.push((line, galley));
+        }
+        // The reveal target may be off screen: aim at its line.
+        if tab.reveal && reveal_rect.is_none() {
+            let top = geo.line_top(primary_line);
+            reveal_rect = Some(Rect::from_min_size(
+                Pos2::new(geo.origin.x, top - row),
+                Vec2::new(char_w, row * 3.0),
+            ));
+        }
+        // The gutter stays put while the text scrolls sideways.
+        let clip = ui.clip_rect();
+        let gutter_rect = Rect::from_min_max(
+            clip.min,
+            Pos2::new(clip.min.x + gutter - GUTTER_GAP / 2.0, clip.max.y),
+        );
+        painter.rect_filled(gutter_rect, 0.0, bg);
+        let number_color = ui.visuals().weak_text_color();
+        let changed_color = Tone::Success.color(theme);
+        for line in first..=last.min(lines.saturating_sub(1)) {
+            let top = geo.line_top(line);
+            let color = if line == primary_line {
+                ui.visuals().strong_text_color()
+            } else {
+                number_color
+            };
+            painter.text(
+                Pos2::new(gutter_rect.max.x - GUTTER_GAP / 2.0, top),
+                egui::Align2::RIGHT_TOP,
+                (line + 1).to_string(),
+                font.clone(),
+                color,
+            );
+            if let Some(severity) = editor_lsp::gutter_severity(tab, line) {
+                editor_lsp::gutter_dot(
+                    &painter,
+                    gutter_rect,
+                    top,
+                    row,
+                    editor_lsp::severity_color(severity, theme),
+                );
             }
-            mouse(ui, &response, tab, doc, geo, &galleys, keys.os);
-            let over = response
-                .hover_pos()
-                .filter(|p| p.x >= geo.origin.x)
-                .map(|p| hit(doc, geo, &galleys, p));
-            editor_lsp::pointer(ui, &response, tab, over, commands);
-            (response, geo, caret_at)
-        });
+            if tab.changed_lines.1.contains(&line) {
+                painter.rect_filled(
+                    Rect::from_min_size(
+                        Pos2::new(gutter_rect.min.x + 1.0, top),
+                        Vec2::new(3.0, row),
+                    ),
+                    0.0,
+                    changed_color,
+                );
+            }
+        }
+        if let Some(target) = reveal_rect {
+            ui.scroll_to_rect(target, None);
+            tab.reveal = false;
+        }
+        mouse(ui, &response, tab, doc, geo, &galleys, keys.os);
+        let over = response
+            .hover_pos()
+            .filter(|p| p.x >= geo.origin.x)
+            .map(|p| hit(doc, geo, &galleys, p));
+        editor_lsp::pointer(ui, &response, tab, over, commands);
+        (response, geo, caret_at)
+    });
     let (response, geo, caret) = output.inner;
     editor_lsp::hover_card(ui, tab, doc, theme);
     editor_lsp::completion_list(ui, tab, doc, caret, geo.row);
