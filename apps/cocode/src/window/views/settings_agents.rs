@@ -183,8 +183,19 @@ fn form(ui: &mut Ui, panel: &mut SettingsPanel, view: &SettingsView, commands: &
     };
     let close = ui.group(|ui| {
         ui.set_width(ui.available_width());
+        let preset = cocode_core::AcpAgentId::new(draft.id.trim())
+            .ok()
+            .is_some_and(|id| {
+                cocode_acp::AcpAgentRegistry::with_presets()
+                    .get(&id)
+                    .is_some()
+            });
         ui.strong(match &draft.original {
             Some(id) => format!("Edit {id}"),
+            None if preset => format!(
+                "{}: this folder's own entry, in place of the preset",
+                draft.id.trim()
+            ),
             None => "New agent entry".to_owned(),
         });
         egui::Grid::new("settings-agent-form")
