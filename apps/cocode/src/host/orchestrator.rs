@@ -771,7 +771,11 @@ impl TaskOrchestrator {
             .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
         run.say(Progress::Created(task_id.clone()));
         // The baseline of pre-existing static-analysis errors is taken before
-        // the first edit, so verification counts only new ones.
+        // the first edit, so verification counts only new ones. It runs the
+        // project's own checker, which may take a while: said first.
+        run.say(Progress::Note(
+            "checking the project as it is now, so verification counts only new problems".into(),
+        ));
         self.host
             .runner
             .capture_baseline(&VerificationRequest {
