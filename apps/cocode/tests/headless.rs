@@ -98,6 +98,8 @@ fn verify_prints_one_record_per_method_and_the_verdict_and_exits_by_it() {
 fn doctor_reports_each_check_and_a_clean_history() {
     let runtime = cocode::host::runtime::build().unwrap();
     let dir = tempfile::tempdir().unwrap();
+    // A folder cocode has worked in (one it has not is only looked at).
+    drop(cocode_workspace::OpenWorkspace::open(dir.path()).unwrap());
     #[cfg(unix)]
     let outside = tempfile::tempdir().unwrap();
     #[cfg(unix)]
@@ -185,6 +187,81 @@ fn doctor_reports_each_check_and_a_clean_history() {
     assert!(text.contains("history: 0 problem(s)"), "{text}");
     assert!(text.contains("\nblocked paths: none\n"), "{text}");
     assert_eq!(code, 0);
+}
+
+/// Commands that only look (`lsp servers`, `acp list`, `doctor`) create
+/// nothing in a folder cocode has not worked in; work that needs history
+/// makes `.cocode/`, which ignores itself, so git never sees it — an older
+/// workspace gets the ignore file on its next open, and a file of the
+/// person's own there is left as it is.
+#[cfg(unix)]
+#[test]
+fn looking_creates_nothing_and_cocodes_own_folder_stays_out_of_git() {
+    let runtime = cocode::host::runtime::build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let mut out = Vec::new();
+    let servers = cocode::cli::args::LspCommand::Servers {
+        workspace: root.clone(),
+        check: false,
+    };
+    assert_eq!(
+        cocode::cli::lsp::lsp_command(&servers, runtime.handle(), &mut out).unwrap(),
+        0
+    );
+    let list = cocode::cli::args::AcpCommand::List {
+        workspace: root.clone(),
+    };
+    let vault = cocode_toolchain::vault::SessionVault::default();
+    assert_eq!(
+        cocode::cli::acp::acp_command(&list, &vault, &mut std::io::empty(), &mut out).unwrap(),
+        0
+    );
+    cocode::cli::check::doctor(&root, runtime.handle(), &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("Gemini CLI"), "{text}");
+    assert!(
+        text.contains(
+            "\nhistory: none — cocode has not worked in this folder yet (its first task starts it)\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&root).unwrap().count(),
+        0,
+        "looking created something"
+    );
+
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
+    assert!(root.join(".cocode/history").is_dir());
+    let ignore = root.join(".cocode/.gitignore");
+    assert!(
+        std::fs::read_to_string(&ignore).unwrap().ends_with("\n*\n"),
+        "everything in .cocode is ignored"
+    );
+    assert_eq!(
+        git(&["status", "--porcelain", "--untracked-files=all"]),
+        "?? a.txt\n"
+    );
+    // An older workspace gets it on its next open.
+    std::fs::remove_file(&ignore).unwrap();
+    drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
+    assert!(ignore.is_file());
+    // A person's own file there stays as it is.
+    std::fs::write(&ignore, "# mine\n*\n").unwrap();
+    drop(cocode_workspace::OpenWorkspace::open(&root).unwrap());
+    assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "# mine\n*\n");
 }
 
 /// A command the workspace's `verification` settings name runs only once

@@ -53,6 +53,9 @@ fn servers_lists_each_language_and_how_to_install_a_missing_one() {
     let config = ws.path().join(".cocode/config/workspace.json");
     let (code, _, _) = cocode(&["lsp", "servers", "--workspace", ws.path().to_str().unwrap()]);
     assert_eq!(code, 0);
+    // Listing created nothing; the folder's settings come with its history.
+    assert!(!config.exists());
+    drop(cocode_workspace::OpenWorkspace::open(ws.path()).unwrap());
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
     json["language_servers"] = serde_json::json!([
@@ -322,6 +325,7 @@ fn a_server_command_the_workspace_names_runs_only_once_trusted() {
     let escaped = outside.path().join("escaped");
     let (code, _, _) = cocode(&["lsp", "servers", "--workspace", dir]);
     assert_eq!(code, 0);
+    drop(cocode_workspace::OpenWorkspace::open(ws.path()).unwrap());
     let config = ws.path().join(".cocode/config/workspace.json");
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();

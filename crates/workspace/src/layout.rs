@@ -28,6 +28,11 @@ impl Layout {
         self.root.join(COCODE_DIR)
     }
 
+    /// `.cocode/.gitignore`: `*`, so git never sees cocode's own files.
+    pub fn cocode_ignore_file(&self) -> PathBuf {
+        self.cocode_dir().join(".gitignore")
+    }
+
     pub fn config_dir(&self) -> PathBuf {
         self.cocode_dir().join("config")
     }

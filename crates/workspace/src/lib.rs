@@ -33,7 +33,7 @@ pub use ignore_rules::IgnoreFilter;
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};
 pub use layout::Layout;
 pub use leases::{LeaseRegistry, LeaseWait};
-pub use open::{OpenError, OpenWorkspace, WriterLock};
+pub use open::{FolderPeek, OpenError, OpenWorkspace, WriterLock, peek};
 pub use policy::{PathPolicy, Resolved, TestPatterns};
 pub use read::{FilePrefix, WorkspaceReader};
 pub use retention::{RetentionTrigger, TaskLife};

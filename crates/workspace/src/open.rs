@@ -47,6 +47,40 @@ pub struct WriterLock {
     _lock: crate::disk::FileLock,
 }
 
+/// A folder's cocode settings as they are, read without creating anything
+/// (for commands that only look: `acp list`, `lsp servers`, `doctor` on a
+/// folder cocode has not worked in).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderPeek {
+    /// Canonical.
+    pub root: PathBuf,
+    /// `workspace.json`, or the defaults when there is none.
+    pub config: WorkspaceConfig,
+    /// Whether the folder has a `.cocode/` folder.
+    pub has_history: bool,
+}
+
+/// Reads what `folder`'s settings say without creating anything: no
+/// `.cocode/`, no lock, no probe file. A `workspace.json` that cannot be
+/// used is the same error [`OpenWorkspace::open`] gives.
+pub fn peek(folder: &Path) -> Result<FolderPeek, OpenError> {
+    let root = folder.canonicalize().map_err(|e| OpenError::Io {
+        path: folder.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    if !root.is_dir() {
+        return Err(OpenError::NotAFolder(root));
+    }
+    let layout = Layout::new(&root);
+    let has_history = layout.cocode_dir().is_dir();
+    let config = read_config(&layout)?.unwrap_or_default();
+    Ok(FolderPeek {
+        root,
+        config,
+        has_history,
+    })
+}
+
 /// An open workspace and its gate.
 #[derive(Debug)]
 pub struct OpenWorkspace {
@@ -224,6 +258,16 @@ fn load_or_create_config(
     store: &HistoryStore,
     layout: &Layout,
 ) -> Result<WorkspaceConfig, OpenError> {
+    if let Some(config) = read_config(layout)? {
+        return Ok(config);
+    }
+    let config = WorkspaceConfig::default();
+    store.save_config(&config)?;
+    Ok(config)
+}
+
+/// `workspace.json` as it is (`None`: there is none).
+fn read_config(layout: &Layout) -> Result<Option<WorkspaceConfig>, OpenError> {
     let path = layout.config_file();
     match std::fs::read(&path) {
         Ok(bytes) => {
@@ -242,16 +286,14 @@ fn load_or_create_config(
                     found: u32::try_from(found).unwrap_or(u32::MAX),
                 });
             }
-            serde_json::from_value(value).map_err(|e| OpenError::ConfigInvalid {
-                path,
-                reason: e.to_string(),
-            })
+            serde_json::from_value(value)
+                .map(Some)
+                .map_err(|e| OpenError::ConfigInvalid {
+                    path,
+                    reason: e.to_string(),
+                })
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let config = WorkspaceConfig::default();
-            store.save_config(&config)?;
-            Ok(config)
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(OpenError::Io {
             path,
             message: e.to_string(),

@@ -12,12 +12,12 @@ use cocode_core::services::{CredentialVault, Secret};
 use crate::cli::args::AcpCommand;
 
 /// The presets and the workspace's own `acp_agents` entries (which replace
-/// presets of the same id).
+/// presets of the same id), read without creating anything in the folder.
 fn agents(workspace: &Path) -> anyhow::Result<AcpAgentRegistry> {
-    let ws = cocode_workspace::OpenWorkspace::open(workspace)
-        .with_context(|| format!("opening {}", workspace.display()))?;
+    let folder = cocode_workspace::peek(workspace)
+        .with_context(|| format!("reading {}", workspace.display()))?;
     let mut agents = AcpAgentRegistry::with_presets();
-    for entry in ws.config.acp_agents {
+    for entry in folder.config.acp_agents {
         agents.insert(entry);
     }
     Ok(agents)

@@ -196,10 +196,18 @@ pub fn verify(
 
 /// Checks the machine and the workspace's history; exit code 1 on problems.
 pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let ws = OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?;
+    // A folder cocode has not worked in is only looked at: nothing is
+    // created there.
+    let folder =
+        cocode_workspace::peek(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let ws = if folder.has_history {
+        Some(OpenWorkspace::open(dir).with_context(|| format!("opening {}", dir.display()))?)
+    } else {
+        None
+    };
     let report = rt.block_on(cocode_toolchain::doctor::check());
     let mut problems = 0u8;
-    agent_protections(&ws, &report.confinement, out)?;
+    agent_protections(&folder.root, ws.as_ref(), &report.confinement, out)?;
     match &report.vault {
         Ok(()) => writeln!(out, "credential store: available")?,
         Err(e) => writeln!(out, "credential store: {} — {e}", e.code())?,
@@ -212,6 +220,13 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
         }
     }
     own_files(out)?;
+    let Some(ws) = ws else {
+        writeln!(
+            out,
+            "history: none — cocode has not worked in this folder yet (its first task starts it)"
+        )?;
+        return Ok(u8::from(problems > 0));
+    };
     // Recovery (as any start of cocode runs it) finds the paths an
     // interrupted operation left in neither their old nor their new state —
     // unless another process writes the workspace now: its journals are
@@ -285,7 +300,8 @@ pub fn doctor(dir: &Path, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8
 /// each protection, the workspace's refused top-level links and the hosts
 /// held for a person.
 fn agent_protections(
-    ws: &OpenWorkspace,
+    root: &Path,
+    ws: Option<&OpenWorkspace>,
     confinement: &Confinement,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
@@ -304,7 +320,7 @@ fn agent_protections(
     ) {
         writeln!(out, "{line}")?;
     }
-    let grants = cocode_toolchain::confine::workspace_grants(&ws.workspace.root);
+    let grants = cocode_toolchain::confine::workspace_grants(root);
     if grants.refused.is_empty() {
         writeln!(out, "top-level links: none refused")?;
     } else {
@@ -323,6 +339,9 @@ fn agent_protections(
             )?;
         }
     }
+    let Some(ws) = ws else {
+        return Ok(());
+    };
     let hosts = crate::host::workspace_host::allowed_hosts(ws, &ws.config.allowed_hosts);
     if hosts.held.is_empty() {
         writeln!(out, "hosts held for a person: none")?;

@@ -66,11 +66,31 @@ fn open(dir: &Path, rt: &Handle) -> anyhow::Result<(OpenWorkspace, LanguageServe
     Ok((ws, servers))
 }
 
+/// The folder's language servers, read without creating anything in it
+/// (no `.cocode/`): listing them is only looking.
+fn look(dir: &Path, rt: &Handle) -> anyhow::Result<LanguageServers> {
+    let folder =
+        cocode_workspace::peek(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let user = match user_config_file() {
+        Some(file) => read_entries(&file)?,
+        None => Vec::new(),
+    };
+    let launcher = crate::host::lsp::launcher(&folder.root, rt);
+    Ok(language_servers(
+        &folder.root,
+        cocode_core::path::NormalizeOptions::native(cocode_core::path::CaseSensitivity::Sensitive),
+        registry(&folder.root, &folder.config, &user),
+        launcher,
+        Arc::default(),
+        rt.clone(),
+    ))
+}
+
 /// `cocode lsp servers [--check]`: each server, its files, its command and
 /// its state; with `--check`, each installed one is started and asked to
 /// initialize (exit 1 when one does not start).
 fn servers(dir: &Path, check: bool, rt: &Handle, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let (_ws, servers) = open(dir, rt)?;
+    let servers = look(dir, rt)?;
     let mut started: std::collections::BTreeMap<String, Result<(), String>> =
         std::collections::BTreeMap::new();
     if check {

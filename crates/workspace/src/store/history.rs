@@ -15,6 +15,10 @@ use super::files::{io_err, record_paths};
 use crate::disk;
 use crate::layout::Layout;
 
+/// What `.cocode/.gitignore` says: everything in `.cocode/` is ignored.
+const COCODE_IGNORE: &[u8] =
+    b"# cocode's own history, locks and settings: never part of the project.\n*\n";
+
 /// Held operations that make the gate checkpoint.
 pub const CHECKPOINT_OPERATIONS: usize = 64;
 
@@ -231,6 +235,15 @@ impl HistoryStore {
     pub fn create_layout(&self) -> Result<(), StoreError> {
         for dir in self.layout.folders() {
             disk::create_dir_all(&dir).map_err(|e| io_err("creating", &dir, &e))?;
+        }
+        // `.cocode/` ignores itself, so git never stages its history,
+        // locks or settings (a workspace made before this gets it on its
+        // next open). Whatever is already there, a person's own file or
+        // anything else, is left as it is.
+        let ignore = self.layout.cocode_ignore_file();
+        if ignore.symlink_metadata().is_err() {
+            disk::write_atomic_synced(&ignore, COCODE_IGNORE)
+                .map_err(|e| io_err("writing", &ignore, &e))?;
         }
         Ok(())
     }
