@@ -198,6 +198,16 @@ impl AcpAgentRegistry {
         r
     }
 
+    /// The presets with a workspace's own `entries`, each in place of the
+    /// preset of the same id.
+    pub fn with_entries(entries: impl IntoIterator<Item = AcpAgentConfig>) -> Self {
+        let mut r = Self::with_presets();
+        for entry in entries {
+            r.insert(entry);
+        }
+        r
+    }
+
     /// Adds or replaces an entry (custom entries override presets by id).
     pub fn insert(&mut self, agent: AcpAgentConfig) {
         self.agents.insert(agent.id.clone(), agent);

@@ -60,17 +60,24 @@ pub struct FolderPeek {
     pub has_history: bool,
 }
 
-/// Reads what `folder`'s settings say without creating anything: no
-/// `.cocode/`, no lock, no probe file. A `workspace.json` that cannot be
-/// used is the same error [`OpenWorkspace::open`] gives.
-pub fn peek(folder: &Path) -> Result<FolderPeek, OpenError> {
+/// `folder`'s canonical path, when it is a folder.
+fn canonical_folder(folder: &Path) -> Result<PathBuf, OpenError> {
     let root = folder.canonicalize().map_err(|e| OpenError::Io {
         path: folder.to_path_buf(),
         message: e.to_string(),
     })?;
-    if !root.is_dir() {
-        return Err(OpenError::NotAFolder(root));
+    if root.is_dir() {
+        Ok(root)
+    } else {
+        Err(OpenError::NotAFolder(root))
     }
+}
+
+/// Reads what `folder`'s settings say without creating anything: no
+/// `.cocode/`, no lock, no probe file. A `workspace.json` that cannot be
+/// used is the same error [`OpenWorkspace::open`] gives.
+pub fn peek(folder: &Path) -> Result<FolderPeek, OpenError> {
+    let root = canonical_folder(folder)?;
     let layout = Layout::new(&root);
     let has_history = layout.cocode_dir().is_dir();
     let config = read_config(&layout)?.unwrap_or_default();
@@ -95,13 +102,7 @@ impl OpenWorkspace {
     /// Recovery is not run here: call `gate.recover()` and show its report;
     /// the gate's first operation runs it regardless.
     pub fn open(folder: &Path) -> Result<Self, OpenError> {
-        let root = folder.canonicalize().map_err(|e| OpenError::Io {
-            path: folder.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        if !root.is_dir() {
-            return Err(OpenError::NotAFolder(root));
-        }
+        let root = canonical_folder(folder)?;
         let layout = Layout::new(&root);
         let store = HistoryStore::new(layout.clone());
         store.create_layout()?;

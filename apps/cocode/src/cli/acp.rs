@@ -16,11 +16,7 @@ use crate::cli::args::AcpCommand;
 fn agents(workspace: &Path) -> anyhow::Result<AcpAgentRegistry> {
     let folder = cocode_workspace::peek(workspace)
         .with_context(|| format!("reading {}", workspace.display()))?;
-    let mut agents = AcpAgentRegistry::with_presets();
-    for entry in folder.config.acp_agents {
-        agents.insert(entry);
-    }
-    Ok(agents)
+    Ok(AcpAgentRegistry::with_entries(folder.config.acp_agents))
 }
 
 /// The agent `id` and its declared secret variable `name`.

@@ -221,10 +221,7 @@ pub fn agent_statuses(
     vault: Option<&dyn CredentialVault>,
 ) -> Vec<AgentStatus> {
     let presets = cocode_acp::AcpAgentRegistry::with_presets();
-    let mut agents = presets.clone();
-    for entry in &config.acp_agents {
-        agents.insert(entry.clone());
-    }
+    let agents = cocode_acp::AcpAgentRegistry::with_entries(config.acp_agents.iter().cloned());
     let path_var = std::env::var_os("PATH");
     agents
         .agents()

@@ -201,11 +201,7 @@ fn acp_runtime(
 
 /// The presets, with the workspace's own entries (as allowed).
 fn acp_agents(config: &cocode_core::workspace::WorkspaceConfig) -> cocode_acp::AcpAgentRegistry {
-    let mut agents = cocode_acp::AcpAgentRegistry::with_presets();
-    for entry in config.acp_agents.iter().cloned() {
-        agents.insert(entry);
-    }
-    agents
+    cocode_acp::AcpAgentRegistry::with_entries(config.acp_agents.iter().cloned())
 }
 
 /// Opens `folder` as its one writer process, and recovers it (the lock
@@ -537,18 +533,19 @@ impl WorkspaceHost {
             .workspace
             .current_config()
             .map_err(|e| format!("{e:#}"))?;
-        let statuses = crate::host::agent_settings::agent_statuses(&config, None);
-        let Some(status) = statuses.iter().find(|s| s.entry.id.as_str() == agent) else {
-            return Err(format!("no agent {agent} is configured"));
-        };
-        if !status.entry.secret_env.iter().any(|n| n == name) {
+        let agents = acp_agents(&config);
+        let entry = cocode_core::AcpAgentId::new(agent)
+            .ok()
+            .and_then(|id| agents.get(&id))
+            .ok_or_else(|| format!("no agent {agent} is configured"))?;
+        if !entry.secret_env.iter().any(|n| n == name) {
             return Err(format!(
                 "{} declares no secret variable {name}",
-                status.entry.display_name
+                entry.display_name
             ));
         }
-        let account = cocode_acp::registry::secret_account(&status.entry.id, name)
-            .map_err(|e| e.to_string())?;
+        let account =
+            cocode_acp::registry::secret_account(&entry.id, name).map_err(|e| e.to_string())?;
         if value.is_some_and(|v| v.expose().is_empty()) {
             return Err(format!("type the value of {name} first"));
         }

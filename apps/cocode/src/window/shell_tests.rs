@@ -17,6 +17,14 @@ use crate::window::keymap::Keymap;
 use crate::window::saved::SavedState;
 use crate::window::testing::{fixture_workspace, harness, harness_with, open_in_editor, run_until};
 
+/// A window that takes in the state saved in `file` and saves there.
+fn harness_saving(file: &std::path::Path) -> Harness<'static, CocodeApp> {
+    harness_with(None, |app| {
+        app.crash_notice = None;
+        app.adopt_saved(file.to_path_buf(), SavedState::load(file));
+    })
+}
+
 fn key(h: &mut Harness<'static, CocodeApp>, modifiers: Modifiers, k: Key) {
     h.key_press_modifiers(modifiers, k);
     h.run_steps(2);
@@ -138,11 +146,7 @@ fn the_layout_and_open_editors_survive_a_restart() {
     ]);
     let state_dir = tempfile::tempdir().unwrap();
     let file = state_dir.path().join("window.json");
-    let adopt = |app: &mut CocodeApp| {
-        app.crash_notice = None;
-        app.adopt_saved(file.clone(), SavedState::load(&file));
-    };
-    let mut h = harness_with(None, adopt);
+    let mut h = harness_saving(&file);
     h.state_mut().open_workspace(root.clone());
     h.run_steps(2);
     let notes = open_in_editor(&mut h, "notes.md");
@@ -174,7 +178,7 @@ fn the_layout_and_open_editors_survive_a_restart() {
 
     // A new start with the same state: the folder, its editors, the
     // cursor, the Trace panel and the theme are back.
-    let mut h = harness_with(None, adopt);
+    let mut h = harness_saving(&file);
     h.state_mut().open_workspace(root.clone());
     run_until(&mut h, "both editors loaded", |h| {
         h.state().editors.tabs.len() == 2
@@ -215,10 +219,7 @@ fn a_corrupt_state_file_falls_back_to_the_defaults_with_a_notice() {
     let state_dir = tempfile::tempdir().unwrap();
     let file = state_dir.path().join("window.json");
     std::fs::write(&file, "{ \"recent\": [ 1, ").unwrap();
-    let mut h = harness_with(None, |app| {
-        app.crash_notice = None;
-        app.adopt_saved(file.clone(), SavedState::load(&file));
-    });
+    let mut h = harness_saving(&file);
     h.run_steps(2);
     h.get_by_label_contains("was not used: it is not valid");
     h.get_by_label_contains("window.json.broken");
@@ -246,10 +247,7 @@ fn the_welcome_page_opens_a_recent_workspace_and_forgets_one() {
     state.opened(&gone);
     state.opened(&root);
     crate::host::config_file::replace_json(&file, &state).unwrap();
-    let mut h = harness_with(None, |app| {
-        app.crash_notice = None;
-        app.adopt_saved(file.clone(), SavedState::load(&file));
-    });
+    let mut h = harness_saving(&file);
     h.run_steps(2);
     h.get_by_label("Welcome to cocode");
     let gone_name = gone.file_name().unwrap().to_string_lossy().into_owned();
@@ -568,11 +566,7 @@ fn the_status_bar_says_what_each_language_server_is_doing() {
 fn the_editor_font_size_and_the_terminal_scrollback_are_set_in_settings_and_kept() {
     let state_dir = tempfile::tempdir().unwrap();
     let file = state_dir.path().join("window.json");
-    let adopt = |app: &mut CocodeApp| {
-        app.crash_notice = None;
-        app.adopt_saved(file.clone(), SavedState::load(&file));
-    };
-    let mut h = harness_with(None, adopt);
+    let mut h = harness_saving(&file);
     h.run();
     let mono = egui::TextStyle::Monospace.resolve(&h.ctx.global_style());
     let editor = |h: &Harness<'static, CocodeApp>| cocode_ui::editor_font(&h.ctx.global_style());
@@ -621,7 +615,7 @@ fn the_editor_font_size_and_the_terminal_scrollback_are_set_in_settings_and_kept
     assert_eq!(saved.editor_font_size, Some(chosen.size));
     assert_eq!(saved.terminal_scrollback, Some(2500));
     // A new start: both are back.
-    let mut h = harness_with(None, adopt);
+    let mut h = harness_saving(&file);
     h.run();
     assert_eq!(editor(&h), chosen);
     assert_eq!(h.state().terminals.scrollback(), 2500);
@@ -757,23 +751,24 @@ fn an_agent_added_in_settings_lands_in_workspace_json_allowed_with_its_secret_in
         .stop_running_tasks(std::time::Duration::from_secs(5));
 }
 
+/// Picks the theme named `choice` in Settings (Ctrl+, then a search).
+fn choose_theme(h: &mut Harness<'static, CocodeApp>, choice: &str) {
+    key(h, Modifiers::COMMAND, Key::Comma);
+    h.run_steps(2);
+    type_text(h, "theme");
+    h.get_by_label(choice).click();
+    h.run_steps(2);
+}
+
 #[test]
 fn the_theme_follows_the_system_when_asked_and_stays_so_after_a_restart() {
     let state_dir = tempfile::tempdir().unwrap();
     let file = state_dir.path().join("window.json");
-    let adopt = |app: &mut CocodeApp| {
-        app.crash_notice = None;
-        app.adopt_saved(file.clone(), SavedState::load(&file));
-    };
     let preference = |h: &Harness<'static, CocodeApp>| h.ctx.options(|o| o.theme_preference);
-    let mut h = harness_with(None, adopt);
+    let mut h = harness_saving(&file);
     h.run();
     assert_eq!(preference(&h), egui::ThemePreference::Dark);
-    key(&mut h, Modifiers::COMMAND, Key::Comma);
-    h.run_steps(2);
-    type_text(&mut h, "theme");
-    h.get_by_label("Follow the system").click();
-    h.run_steps(2);
+    choose_theme(&mut h, "Follow the system");
     assert_eq!(preference(&h), egui::ThemePreference::System);
     assert_eq!(
         h.state().theme_source,
@@ -785,15 +780,11 @@ fn the_theme_follows_the_system_when_asked_and_stays_so_after_a_restart() {
         SavedState::load(&file).state.theme.as_deref(),
         Some("system")
     );
-    let mut h = harness_with(None, adopt);
+    let mut h = harness_saving(&file);
     h.run();
     assert_eq!(preference(&h), egui::ThemePreference::System);
     // Choosing one stops following.
-    key(&mut h, Modifiers::COMMAND, Key::Comma);
-    h.run_steps(2);
-    type_text(&mut h, "theme");
-    h.get_by_label("Light").click();
-    h.run_steps(2);
+    choose_theme(&mut h, "Light");
     assert_eq!(preference(&h), egui::ThemePreference::Light);
     assert_eq!(
         h.state().theme_source,
@@ -808,11 +799,7 @@ fn an_editors_scroll_is_kept_apart_from_its_cursor_across_a_restart() {
     let (_dir, root) = fixture_workspace(&[("long.txt", text.as_str())]);
     let state_dir = tempfile::tempdir().unwrap();
     let file = state_dir.path().join("window.json");
-    let adopt = |app: &mut CocodeApp| {
-        app.crash_notice = None;
-        app.adopt_saved(file.clone(), SavedState::load(&file));
-    };
-    let mut h = harness_with(None, adopt);
+    let mut h = harness_saving(&file);
     h.state_mut().open_workspace(root.clone());
     h.run_steps(2);
     let id = open_in_editor(&mut h, "long.txt");
@@ -836,7 +823,7 @@ fn an_editors_scroll_is_kept_apart_from_its_cursor_across_a_restart() {
     h.state_mut().save_state_now();
     drop(h);
 
-    let mut h = harness_with(None, adopt);
+    let mut h = harness_saving(&file);
     h.state_mut().open_workspace(root.clone());
     run_until(&mut h, "the editor loaded", |h| {
         h.state().editors.tabs.len() == 1

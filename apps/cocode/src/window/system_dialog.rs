@@ -218,19 +218,31 @@ pub fn path_of_uri(uri: &str) -> Option<PathBuf> {
     Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
 }
 
+/// An `rfd` dialog starting in `start`, its answer as [`Picked`].
+#[cfg(any(windows, target_os = "macos"))]
+fn rfd_dialog(
+    dialog: rfd::AsyncFileDialog,
+    start: Option<PathBuf>,
+    show: impl FnOnce(rfd::AsyncFileDialog) -> BoxFuture<'static, Option<rfd::FileHandle>>,
+) -> BoxFuture<'static, Picked> {
+    let dialog = match start {
+        Some(start) => dialog.set_directory(start),
+        None => dialog,
+    };
+    let picked = show(dialog);
+    Box::pin(async move {
+        match picked.await {
+            Some(handle) => Picked::Chosen(handle.path().to_path_buf()),
+            None => Picked::Cancelled,
+        }
+    })
+}
+
 #[cfg(any(windows, target_os = "macos"))]
 impl SystemDialogs for Native {
     fn pick_folder(&self, title: String, start: Option<PathBuf>) -> BoxFuture<'static, Picked> {
-        let mut dialog = rfd::AsyncFileDialog::new().set_title(title);
-        if let Some(start) = start {
-            dialog = dialog.set_directory(start);
-        }
-        let picked = dialog.pick_folder();
-        Box::pin(async move {
-            match picked.await {
-                Some(handle) => Picked::Chosen(handle.path().to_path_buf()),
-                None => Picked::Cancelled,
-            }
+        rfd_dialog(rfd::AsyncFileDialog::new().set_title(title), start, |d| {
+            Box::pin(d.pick_folder())
         })
     }
 
@@ -240,19 +252,10 @@ impl SystemDialogs for Native {
         name: String,
         start: Option<PathBuf>,
     ) -> BoxFuture<'static, Picked> {
-        let mut dialog = rfd::AsyncFileDialog::new()
+        let dialog = rfd::AsyncFileDialog::new()
             .set_title(title)
             .set_file_name(name);
-        if let Some(start) = start {
-            dialog = dialog.set_directory(start);
-        }
-        let picked = dialog.save_file();
-        Box::pin(async move {
-            match picked.await {
-                Some(handle) => Picked::Chosen(handle.path().to_path_buf()),
-                None => Picked::Cancelled,
-            }
-        })
+        rfd_dialog(dialog, start, |d| Box::pin(d.save_file()))
     }
 }
 
