@@ -26,6 +26,7 @@ pub mod runtime;
 pub mod save;
 pub mod secrets;
 pub mod settings;
+pub mod sweep_budget;
 pub mod tools;
 pub mod trace;
 pub mod trust;

@@ -354,6 +354,67 @@ fn a_held_test_change_survives_its_run_until_a_person_decides() {
     }
 }
 
+/// The same rule for a command: a test file a command changed goes back to
+/// its base and waits for a person; approving applies the command's
+/// result byte for byte, rejecting keeps the base.
+#[test]
+fn a_test_file_a_command_changed_waits_for_approval_and_is_applied_byte_for_byte() {
+    let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n"), ("a.txt", "a\n")]);
+    // No newline at its end: what is applied is the command's bytes.
+    let prompt = r#"run "printf 'assert 2 == 2\ntail' > tests/test_a.py; echo b > a.txt""#;
+    // Left for a person: the run ends with the task waiting, the file at
+    // its base.
+    let (code, out) = run(ws.path(), prompt, &["--approve-all-edits"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("a test change waits for approval: tests/test_a.py"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("tests/test_a.py")).unwrap(),
+        "assert 1 == 1\n"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(recorded_paths(&shown), ["a.txt"], "{shown:#}");
+    let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
+    let (code, out) = cocode(&[
+        "task",
+        "approve",
+        &id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        std::fs::read(ws.path().join("tests/test_a.py")).unwrap(),
+        b"assert 2 == 2\ntail"
+    );
+    assert_eq!(
+        recorded_paths(&only_task(ws.path())),
+        ["a.txt", "tests/test_a.py"]
+    );
+    // Rejected, the base stays.
+    let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n")]);
+    let (code, out) = run(ws.path(), prompt, &["--approve-all-edits"]);
+    assert_eq!(code, 3, "{out}");
+    let id = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, out) = cocode(&[
+        "task",
+        "reject",
+        &id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("tests/test_a.py")).unwrap(),
+        "assert 1 == 1\n"
+    );
+}
+
 #[test]
 fn a_denied_test_edit_leaves_the_file_untouched() {
     let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n")]);
@@ -1602,6 +1663,99 @@ fn an_acp_agents_own_file_writes_are_recorded_and_rolled_back() {
     }
 }
 
+/// An ACP agent that changes a test file with its own I/O (not through
+/// the client's write) meets the same rule: the file goes back to its
+/// base and the change waits for a person; approving applies it.
+#[test]
+fn a_test_file_an_acp_agent_changed_itself_waits_for_approval() {
+    let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n")]);
+    with_scripted_acp_agent(ws.path());
+    let (code, out) = run(
+        ws.path(),
+        "direct tests/test_a.py assert 2 == 2",
+        &["--backend", "acp:scripted", "--approve-all-edits"],
+    );
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("a test change waits for approval: tests/test_a.py"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("tests/test_a.py")).unwrap(),
+        "assert 1 == 1\n"
+    );
+    let shown = only_task(ws.path());
+    assert_eq!(recorded(&shown), vec![], "{shown}");
+    let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
+    let (code, out) = cocode(&[
+        "task",
+        "approve",
+        &id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("tests/test_a.py")).unwrap(),
+        "assert 2 == 2"
+    );
+}
+
+/// Two interrupts at once while an ACP agent works (it wrote a file with
+/// its own I/O): cocode quits at once at the second, and the next look at
+/// the workspace
+/// finds the task ended, never "running", with the agent's write recorded
+/// and rolled back.
+#[cfg(unix)]
+#[test]
+fn two_interrupts_at_once_during_an_acp_turn_leave_the_agents_write_recorded() {
+    let ws = workspace(&[("out/keep.txt", "k\n")]);
+    with_scripted_acp_agent(ws.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(run_args(
+            ws.path(),
+            "direct-hang out/a.txt written",
+            &["--backend", "acp:scripted", "--yes"],
+        ))
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let written = ws.path().join("out/a.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    while !written.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never wrote"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    let status = Command::new("sh")
+        // Two of one kind at once merge into one; an interrupt and a
+        // termination do not.
+        .args(["-c", &format!("kill -INT {pid}; kill -TERM {pid}")])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The second ends cocode at once, mid-turn.
+    let exited = child.wait().unwrap();
+    assert_eq!(exited.code(), Some(130));
+    let shown = only_task(ws.path());
+    assert_eq!(shown["task"]["status"], "failed", "{shown:#}");
+    assert_eq!(
+        recorded(&shown),
+        vec![("out/a.txt".to_owned(), "observed".to_owned())],
+        "{shown:#}"
+    );
+    let id = shown["task"]["task_id"].as_str().unwrap().to_owned();
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    assert!(!written.exists());
+}
+
 #[cfg(unix)]
 #[test]
 fn an_acp_agents_terminal_runs_sandboxed_its_changes_are_recorded_and_its_output_is_shown() {
@@ -2131,6 +2285,65 @@ fn the_commands_of_a_killed_cocode_die_with_it_and_write_nothing_afterwards() {
         .collect();
     left.sort();
     assert_eq!(left, ["keep.txt", "started"]);
+}
+
+/// `kill -9` of cocode during an agent command, then a new start: the
+/// command's earlier writes are recorded with its task (not lost as they
+/// were), the task says cocode ended, and a rollback undoes them.
+#[test]
+fn the_writes_of_a_command_cocode_was_killed_during_are_recorded_and_rolled_back() {
+    let ws = workspace(&[("a.txt", "a\n"), ("gone.txt", "g\n")]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(run_args(
+            ws.path(),
+            r#"run "echo written > a.txt; rm gone.txt; echo started > started.txt; sleep 60""#,
+            &["--yes"],
+        ))
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = ws.path().join("started.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let task = only_task(ws.path());
+    let id = task["task"]["task_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        recorded_paths(&task),
+        ["a.txt", "gone.txt", "started.txt"],
+        "{task:#}"
+    );
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    let mut left: Vec<(String, String)> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            ("a.txt".to_owned(), "a\n".to_owned()),
+            ("gone.txt".to_owned(), "g\n".to_owned())
+        ]
+    );
 }
 
 #[test]

@@ -44,10 +44,15 @@ pub enum WorkspaceErrorCode {
     /// sync that failed); the same call may work later.
     #[serde(rename = "WORKSPACE_IO_FAILED")]
     IoFailed,
+    /// A look at the workspace around a command or an agent's turn could
+    /// not finish (it ran out of time, was stopped, or met more files than
+    /// it tracks): the task's changes are not all recorded.
+    #[serde(rename = "WORKSPACE_NOT_FULLY_RECORDED")]
+    NotFullyRecorded,
 }
 
 impl WorkspaceErrorCode {
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 16] = [
         Self::PathInvalid,
         Self::PathNotWritable,
         Self::OutsideWorkspace,
@@ -63,6 +68,7 @@ impl WorkspaceErrorCode {
         Self::HeldForApproval,
         Self::BinaryFile,
         Self::IoFailed,
+        Self::NotFullyRecorded,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -82,6 +88,7 @@ impl WorkspaceErrorCode {
             Self::HeldForApproval => "WORKSPACE_HELD_FOR_APPROVAL",
             Self::BinaryFile => "WORKSPACE_BINARY_FILE",
             Self::IoFailed => "WORKSPACE_IO_FAILED",
+            Self::NotFullyRecorded => "WORKSPACE_NOT_FULLY_RECORDED",
         }
     }
 

@@ -179,6 +179,10 @@ pub enum TerminalReason {
     /// The agent ended its turn without saying the attempt is done (no
     /// `task.finish`), on the first attempt; no person stopped anything.
     AgentEndedUnfinished,
+    /// What the task changed could not all be recorded (a look at the
+    /// workspace ran out of time or was stopped, the history's disk
+    /// failed): its rollback is refused, so it cannot go on.
+    NotFullyRecorded,
 }
 
 /// An input to the state machine.
@@ -211,6 +215,8 @@ pub enum TaskEvent {
     },
     /// Found non-terminal when the app started: the session is gone.
     AppRestarted,
+    /// A sweep of the task could not record all of its changes.
+    RecordingFailed,
     /// The agent ended its turn without finishing, and a person can answer
     /// (the window, `task run --interactive`).
     AwaitReply,
@@ -244,10 +250,11 @@ pub enum TaskEventKind {
     AwaitReply,
     UserReplied,
     FinishRequested,
+    RecordingFailed,
 }
 
 impl TaskEventKind {
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 21] = [
         Self::Start,
         Self::UserStop,
         Self::AgentTurnEnded,
@@ -268,6 +275,7 @@ impl TaskEventKind {
         Self::AwaitReply,
         Self::UserReplied,
         Self::FinishRequested,
+        Self::RecordingFailed,
     ];
 }
 
@@ -294,6 +302,7 @@ impl TaskEvent {
             Self::AwaitReply => TaskEventKind::AwaitReply,
             Self::UserReplied => TaskEventKind::UserReplied,
             Self::FinishRequested => TaskEventKind::FinishRequested,
+            Self::RecordingFailed => TaskEventKind::RecordingFailed,
         }
     }
 }
@@ -837,6 +846,12 @@ impl TaskTransition {
             (status, _, TaskEvent::AppRestarted) if !status.is_terminal() => {
                 end(S::Failed, TerminalReason::AppRestarted, None)
             }
+            // 26: a sweep could not record all the task's changes.
+            (status, _, TaskEvent::RecordingFailed) if !status.is_terminal() => end(
+                S::Failed,
+                TerminalReason::NotFullyRecorded,
+                Some(CancelReason::TaskFailed),
+            ),
             _ => return Err(not_allowed()),
         };
 

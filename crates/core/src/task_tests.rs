@@ -179,6 +179,7 @@ fn prepare(kind: TaskEventKind, task: &mut DelegatedTask) -> TaskEvent {
         TaskEventKind::AwaitReply => TaskEvent::AwaitReply,
         TaskEventKind::UserReplied => TaskEvent::UserReplied,
         TaskEventKind::FinishRequested => TaskEvent::FinishRequested,
+        TaskEventKind::RecordingFailed => TaskEvent::RecordingFailed,
     }
 }
 
@@ -221,7 +222,7 @@ fn allowed(
         (S::AwaitingApproval, P::Reply, E::UserReplied, _) => (S::Running, P::None), // 23
         (S::AwaitingApproval, P::Reply, E::FinishRequested, _) => (S::SelfVerifying, P::None), // 24
         (S::AwaitingApproval, P::Reply, E::AgentEndedUnfinished, _) => (S::Failed, P::None), // 25, first attempt
-        (_, _, E::AppRestarted, _) if live => (S::Failed, P::None),
+        (_, _, E::AppRestarted | E::RecordingFailed, _) if live => (S::Failed, P::None),     // 26
         _ => return None,
     })
 }
@@ -272,7 +273,7 @@ fn every_status_and_event_pair_is_decided_as_the_table_says() {
             }
         }
     }
-    assert_eq!(decided, 2 * 11 * 20);
+    assert_eq!(decided, 2 * 11 * 21);
 }
 
 #[test]

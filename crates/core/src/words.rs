@@ -79,6 +79,9 @@ impl TerminalReason {
             Self::CompletionRejected => "a person rejected its result".to_owned(),
             Self::RolledBack => "its changes were undone".to_owned(),
             Self::AppRestarted => "cocode restarted while it ran".to_owned(),
+            Self::NotFullyRecorded => {
+                "its changes could not all be recorded, so it cannot be rolled back".to_owned()
+            }
             Self::AgentEndedUnfinished => {
                 "the agent ended its turn without finishing the task".to_owned()
             }

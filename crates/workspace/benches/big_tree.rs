@@ -3,9 +3,12 @@
 //! monorepo), reported by `cargo xtask bench` as ours/peer (bars in
 //! `xtask/src/bench.rs`, shown in TESTING.md):
 //! - `big_tree_command`: an agent's command that changes one file, with
-//!   both sweeps (the scan before stats every file and reads none that is
-//!   unchanged; the scan after looks at what the watcher reported) against
-//!   a warm `git status --porcelain` of the same tree;
+//!   both sweeps as a task's command has them (the scan before stats every
+//!   file and reads none that is unchanged, and is kept for a later start
+//!   with its journal; the scan after looks at what the watcher reported)
+//!   against a warm `git status --porcelain` of the same tree, which also
+//!   holds a sparse file of 2 TiB (ours names it by its identity; git is
+//!   told to leave it out, since `git add` would read all of it);
 //! - `big_tree_first_command`: the first command in a fresh workspace
 //!   (open, recover, both sweeps, every file read and stored, the stat
 //!   cache saved) against `git init && git add -A` of the same tree;
@@ -28,7 +31,7 @@ mod big {
     use cocode_core::gate::TaskContext;
     use cocode_core::ids::{AttemptNo, SessionId, TaskId};
     use cocode_core::snapshot::{EditSnapshot, SnapshotOrigin};
-    use cocode_workspace::{OpenWorkspace, SweepWriters};
+    use cocode_workspace::{OpenWorkspace, SweepBudget, SweepWriters};
     use criterion::measurement::{Measurement, ValueFormatter};
     use criterion::{BatchSize, Criterion, Throughput};
 
@@ -90,7 +93,9 @@ mod big {
 
     /// One command: the sweep before, a change of one file, the sweep after.
     fn one_command(ws: &OpenWorkspace, ctx: &TaskContext, n: u64) {
-        ws.gate.begin_sweep().unwrap();
+        ws.gate
+            .begin_task_sweep(ctx, &SweepBudget::UNLIMITED)
+            .unwrap();
         let path = ws.workspace.root.join("d0000/f00.txt");
         std::fs::write(path, format!("changed {n}\n")).unwrap();
         assert_eq!(end_confined(ws, ctx).len(), 1);
@@ -99,10 +104,11 @@ mod big {
     /// The sweep after a confined command: what it recorded.
     fn end_confined(ws: &OpenWorkspace, ctx: &TaskContext) -> Vec<EditSnapshot> {
         ws.gate
-            .end_sweep_by(
+            .end_sweep_within(
                 ctx,
                 SnapshotOrigin::Observed,
                 SweepWriters::ConfinedCommands,
+                &SweepBudget::UNLIMITED,
             )
             .unwrap()
     }
@@ -138,6 +144,14 @@ mod big {
             .warm_up_time(Duration::from_secs(2));
         let ctx = context();
         commit(root);
+        // A sparse file of 2 TiB beside the tree: never read by ours, left
+        // out by git.
+        let sparse = root.join("sparse.bin");
+        std::fs::File::create(&sparse)
+            .unwrap()
+            .set_len(2 << 40)
+            .unwrap();
+        std::fs::write(root.join(".git/info/exclude"), ".cocode/\nsparse.bin\n").unwrap();
         let ws = OpenWorkspace::open(root).unwrap();
         ws.gate.recover().unwrap();
         assert!(ws.gate.watch().unwrap());
@@ -172,6 +186,7 @@ mod big {
         });
         group.finish();
         std::fs::write(&path, "file 0 0\n".repeat(3)).unwrap();
+        std::fs::remove_file(&sparse).unwrap();
     }
 
     /// The first command in a fresh workspace: open, recover, watch, both
@@ -180,7 +195,9 @@ mod big {
         let ws = OpenWorkspace::open(root).unwrap();
         ws.gate.recover().unwrap();
         ws.gate.watch().unwrap();
-        ws.gate.begin_sweep().unwrap();
+        ws.gate
+            .begin_task_sweep(ctx, &SweepBudget::UNLIMITED)
+            .unwrap();
         assert_eq!(end_confined(&ws, ctx), vec![]);
     }
 

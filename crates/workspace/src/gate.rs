@@ -58,7 +58,7 @@ mod state;
 mod sweeps;
 mod user_ops;
 
-pub use recovery::RecoveryReport;
+pub use recovery::{RecoveredSweep, RecoveryReport};
 pub use retention::RetentionReport;
 pub use state::Gate;
 pub use sweeps::SweepWriters;

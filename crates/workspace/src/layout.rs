@@ -121,6 +121,23 @@ impl Layout {
         self.task_dir(task).join("retention.json")
     }
 
+    /// A sweep of the task could not finish (see
+    /// [`crate::store::UnrecordedMarker`]).
+    pub fn unrecorded_marker(&self, task: &TaskId) -> PathBuf {
+        self.task_dir(task).join("unrecorded.json")
+    }
+
+    /// Sweeps whose command or turn is running (see
+    /// [`crate::store::SweepJournal`]).
+    pub fn sweep_journal_dir(&self) -> PathBuf {
+        self.journal_dir().join("sweeps")
+    }
+
+    pub fn sweep_journal(&self, task: &TaskId) -> PathBuf {
+        self.sweep_journal_dir()
+            .join(format!("{}.json", task.as_str()))
+    }
+
     /// A file whose timestamps the gate sets to read the file system's own
     /// clock (see `disk::fs_clock`); its content is never used.
     /// The lock the one process writing the workspace holds.

@@ -10,6 +10,7 @@ mod disk;
 pub mod gate;
 pub mod ignore_rules;
 pub mod integrity;
+mod large_file;
 pub mod layout;
 pub mod leases;
 pub mod metadata_census;
@@ -28,7 +29,9 @@ mod sweep_file;
 mod sweep_watch;
 mod varint;
 
-pub use gate::{Gate, RecoveryReport, RetentionReport, SweepWriters, UserOp, UserWrite};
+pub use gate::{
+    Gate, RecoveredSweep, RecoveryReport, RetentionReport, SweepWriters, UserOp, UserWrite,
+};
 pub use ignore_rules::IgnoreFilter;
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};
 pub use layout::Layout;
@@ -39,4 +42,6 @@ pub use read::{FilePrefix, WorkspaceReader};
 pub use retention::{RetentionTrigger, TaskLife};
 pub use rollback::{RollbackAvailability, RollbackError, RollbackQuery};
 pub use store::{HistoryStore, RollbackJournal, WriteJournal};
-pub use sweep::{ObservedChange, StatCache, SweepLimits, SweepStats, Watch};
+pub use sweep::{
+    ObservedChange, ScanError, StatCache, Stopped, SweepBudget, SweepLimits, SweepStats, Watch,
+};

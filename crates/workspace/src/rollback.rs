@@ -95,6 +95,10 @@ pub enum RollbackError {
     RecoveryPending(NormalizedPath),
     #[error("the task's history is damaged: its index lacks {} record(s) that the path indexes hold ({}); nothing was touched — `cocode doctor` lists the damage", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
     Damaged(Vec<SnapshotId>),
+    #[error(
+        "the task's changes are not all recorded ({0}); rolling it back could leave some of them, so nothing was touched"
+    )]
+    NotFullyRecorded(String),
     #[error("rollback failed: {0}")]
     Failed(String),
 }

@@ -22,7 +22,8 @@ mod state_files;
 pub(crate) use files::record_paths;
 pub use format::{
     HELD_BLOB_MAX, JOURNAL_BLOBS_MAX, Journal, JournalBlob, JournalFile, ROLLBACK_JOURNAL_VERSION,
-    RetentionMarker, RollbackItem, RollbackJournal, WRITE_JOURNAL_VERSION, WriteJournal,
+    RetentionMarker, RollbackItem, RollbackJournal, SWEEP_JOURNAL_VERSION, SweepJournal,
+    UnrecordedMarker, WRITE_JOURNAL_VERSION, WriteJournal,
 };
 pub use history::{CHECKPOINT_BYTES, CHECKPOINT_OPERATIONS, HistoryStore};
 pub use state_files::config_bytes;

@@ -34,14 +34,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use cocode_core::gate::StoreError;
 use cocode_core::path::{
     COCODE_DIR, CaseSensitivity, NormalizeOptions, NormalizedPath, PathStyle, UnicodeSensitivity,
     normalize,
 };
-use cocode_core::snapshot::{ContentHash, ContentHasher, PathTransition, Unkept};
+use cocode_core::snapshot::{ContentHash, PathTransition, Unkept};
 
 use crate::ignore_rules::{KeptRules, Matchers};
 use crate::sweep_entry::{Entry, Stat};
@@ -85,6 +85,74 @@ pub struct SweepStats {
     /// Only what the watcher reported (and what it cannot vouch for) was
     /// looked at, not every file.
     pub narrowed: bool,
+}
+
+/// When a scan must stop before it is done: a deadline, and a question
+/// asked at every file and folder ("has the person stopped the task?").
+#[derive(Clone, Copy, Default)]
+pub struct SweepBudget<'a> {
+    pub deadline: Option<Instant>,
+    pub stop: Option<&'a (dyn Fn() -> bool + Sync)>,
+}
+
+impl SweepBudget<'_> {
+    /// No deadline, no stop.
+    pub const UNLIMITED: SweepBudget<'static> = SweepBudget {
+        deadline: None,
+        stop: None,
+    };
+
+    /// Why the scan must stop now, if it must.
+    fn spent(&self) -> Option<Stopped> {
+        if self.stop.is_some_and(|stop| stop()) {
+            return Some(Stopped::Cancelled);
+        }
+        self.deadline
+            .is_some_and(|d| Instant::now() >= d)
+            .then_some(Stopped::TimeLimit)
+    }
+}
+
+impl std::fmt::Debug for SweepBudget<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SweepBudget")
+            .field("deadline", &self.deadline)
+            .field("stop", &self.stop.is_some())
+            .finish()
+    }
+}
+
+/// Why a scan stopped before it was done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The time it was given ran out.
+    TimeLimit,
+    /// The task was stopped.
+    Cancelled,
+}
+
+impl Stopped {
+    /// In words, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::TimeLimit => "the look at the workspace ran out of time",
+            Self::Cancelled => "the look at the workspace was stopped",
+        }
+    }
+}
+
+/// Why a scan failed: the history store failed, or it stopped before it
+/// was done. Either way the cache is as it was before the scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScanError {
+    Store(StoreError),
+    Stopped(Stopped),
+}
+
+impl From<StoreError> for ScanError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
 }
 
 /// One change a sweep found, and which of its sides are hash only.
@@ -223,8 +291,9 @@ impl StatCache {
         root: &Path,
         limits: &SweepLimits,
         rules: IgnoreRules,
+        budget: &SweepBudget<'_>,
         store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
-    ) -> Result<SweepStats, StoreError> {
+    ) -> Result<SweepStats, ScanError> {
         let started = SystemTime::now();
         let (reported, losses) = self.take_reported();
         let dirty = self.names(&reported);
@@ -250,6 +319,7 @@ impl StatCache {
             tracked_before: None,
             links: BTreeMap::new(),
             gaps: false,
+            budget,
             store_blob,
         };
         let result = self
@@ -318,9 +388,12 @@ impl StatCache {
         folders: Vec<PathBuf>,
         matchers: &mut Matchers,
         mut kept: Option<&mut KeptRules>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), ScanError> {
         let mut depth = folders;
         while !depth.is_empty() {
+            if let Some(stopped) = walk.budget.spent() {
+                return Err(ScanError::Stopped(stopped));
+            }
             // A folder's rules decide what it holds: read before listing.
             if let Some(kept) = kept.as_deref_mut() {
                 for rel in &depth {
@@ -439,7 +512,12 @@ impl StatCache {
         full: &Path,
         meta: &std::fs::Metadata,
         forced: bool,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), ScanError> {
+        // Asked at every file: a file above the ceiling costs a few
+        // system calls, one under it at most a read of the ceiling.
+        if let Some(stopped) = walk.budget.spent() {
+            return Err(ScanError::Stopped(stopped));
+        }
         // The count limit holds new files back, never tracked ones: a
         // flood of new files hides no change.
         let tracked = self.entries.contains_key(&path);
@@ -477,7 +555,7 @@ impl StatCache {
         &self,
         walk: &mut Walk<'_>,
         met: &[NormalizedPath],
-    ) -> Result<(BTreeSet<NormalizedPath>, Vec<NormalizedPath>), StoreError> {
+    ) -> Result<(BTreeSet<NormalizedPath>, Vec<NormalizedPath>), ScanError> {
         let mut unmet = BTreeSet::new();
         let mut gone = Vec::new();
         // Both are sorted: one pass over the two, no lookups.
@@ -526,8 +604,9 @@ impl StatCache {
         &mut self,
         root: &Path,
         limits: &SweepLimits,
+        budget: &SweepBudget<'_>,
         store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
-    ) -> Result<Option<(SweepStats, Vec<ObservedChange>)>, StoreError> {
+    ) -> Result<Option<(SweepStats, Vec<ObservedChange>)>, ScanError> {
         if !self.can_narrow() {
             return Ok(None);
         }
@@ -550,6 +629,7 @@ impl StatCache {
             tracked_before: Some(self.entries.len()),
             links: BTreeMap::new(),
             gaps: false,
+            budget,
             store_blob,
         };
         let result = self.look_at_reported(&mut walk, &reported, &mut matchers);
@@ -607,7 +687,7 @@ impl StatCache {
         walk: &mut Walk<'_>,
         reported: &BTreeSet<PathBuf>,
         matchers: &mut Matchers,
-    ) -> Result<BTreeSet<NormalizedPath>, StoreError> {
+    ) -> Result<BTreeSet<NormalizedPath>, ScanError> {
         let root = walk.root;
         // Files to look at one by one, and whether they were reported.
         let mut files: BTreeMap<NormalizedPath, bool> = BTreeMap::new();
@@ -689,7 +769,7 @@ impl StatCache {
     /// The entry of a file the scan met: the old one when its stat says
     /// it did not change, else its new hash. Content under the ceiling is
     /// handed to `store_blob` when it is new; above it, the file is hashed
-    /// as it is read and nothing is kept. `None`: it could not be read.
+    /// as identified (see [`crate::large_file`]) and nothing is kept. `None`: it could not be read.
     fn look_at(
         &self,
         path: &NormalizedPath,
@@ -720,7 +800,9 @@ impl StatCache {
             }
             hash
         } else {
-            let Some(hash) = hash_regular(seen.full) else {
+            // Named by its identity, never read whole (a sparse file of
+            // terabytes costs a few system calls).
+            let Some(hash) = identify_regular(seen.full) else {
                 return Ok(None);
             };
             hash
@@ -836,17 +918,20 @@ impl StatCache {
     /// whose content history never held (above the ceiling) are taken as
     /// they are. A file whose stat still matches is then not read again.
     /// Nothing else is taken over: the first scan reads the ignore rules on
-    /// disk as if the cache were new. Returns how many entries were taken;
-    /// damaged bytes give none.
+    /// disk as if the cache were new. Returns how many entries were taken,
+    /// and whether that was every entry the bytes hold; damaged bytes give
+    /// none.
     pub fn restore(
         &mut self,
         bytes: &[u8],
         has_blob: &dyn Fn(&ContentHash) -> bool,
         by_prefix: &dyn Fn(&[u8; crate::sweep_file::SHORT]) -> Option<ContentHash>,
-    ) -> usize {
+    ) -> (usize, bool) {
         let mut taken = BTreeMap::new();
+        let mut all = 0;
         let options = self.options();
         let whole = crate::sweep_file::decode(bytes, |path, mut entry, name| {
+            all += 1;
             let Ok(path) = normalize(&path, options) else {
                 return;
             };
@@ -863,11 +948,11 @@ impl StatCache {
             }
         });
         if whole.is_none() {
-            return 0;
+            return (0, false);
         }
         let n = taken.len();
         self.entries = taken;
-        n
+        (n, n == all)
     }
 
     /// What changed from `self` to `after`, by path.
@@ -944,6 +1029,7 @@ struct Walk<'a> {
     links: BTreeMap<NormalizedPath, bool>,
     /// A folder was listed that the watcher could not watch.
     gaps: bool,
+    budget: &'a SweepBudget<'a>,
     store_blob: &'a mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
 }
 
@@ -970,19 +1056,9 @@ struct Seen<'a> {
     started: SystemTime,
 }
 
-/// A regular file's hash, read piece by piece (for content too large to
-/// hold in memory); nothing for anything else.
-fn hash_regular(path: &Path) -> Option<ContentHash> {
-    use std::io::Read as _;
-    let mut file = crate::disk::open_regular_file(path).ok()??;
-    let mut hasher = ContentHasher::new();
-    let mut buffer = vec![0; 1 << 20];
-    loop {
-        match file.read(&mut buffer) {
-            Ok(0) => return Some(hasher.finish()),
-            Ok(n) => hasher.update(&buffer[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
+/// A regular file's identity (see [`crate::large_file`]); nothing for
+/// anything else.
+fn identify_regular(path: &Path) -> Option<ContentHash> {
+    let file = crate::disk::open_regular_file(path).ok()??;
+    crate::large_file::identity(&file).ok()
 }

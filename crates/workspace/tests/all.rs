@@ -5,6 +5,9 @@
 )]
 #![expect(clippy::unwrap_used, reason = "test helpers")]
 
+#[path = "../../../tests/support/require.rs"]
+mod require;
+
 mod suite {
     mod attack;
     mod batch;
@@ -20,5 +23,7 @@ mod suite {
     mod sweep;
     #[cfg(target_os = "linux")]
     mod sweep_narrowed;
+    #[cfg(unix)]
+    mod sweep_record;
     mod user_ops;
 }

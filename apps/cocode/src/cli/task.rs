@@ -443,15 +443,39 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
     if !ws.layout.task_record(&id).is_file() {
         bail!("no task {id} in this workspace");
     }
+    settle_if_free(&ws)?;
     let task = load_task_record(&ws, &id)?;
     let snapshots = ws.gate.store().snapshots_of_task(&id)?;
+    let unrecorded = ws.gate.unrecorded_reason(&id);
     if json {
-        let value = serde_json::json!({"task": task, "snapshots": snapshots});
+        let value = serde_json::json!({
+            "task": task,
+            "snapshots": snapshots,
+            "not_fully_recorded": unrecorded,
+        });
         writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
     } else {
         write!(out, "{}", describe_task(&task, &snapshots))?;
+        if let Some(reason) = unrecorded {
+            writeln!(
+                out,
+                "not fully recorded: {reason}; a rollback of this task is refused"
+            )?;
+        }
     }
     Ok(0)
+}
+
+/// Settles what a cocode that ended left (a command it ended during is
+/// recorded with its task) when no other process writes the workspace; a
+/// live writer settles its own.
+fn settle_if_free(ws: &OpenWorkspace) -> anyhow::Result<()> {
+    if let Ok(_writer) = ws.lock_for_writing(&crate::host::workspace_host::holder_description()) {
+        ws.gate
+            .recover()
+            .context("recovering interrupted operations")?;
+    }
+    Ok(())
 }
 
 /// A task as a person reads it: what was asked, who did it, where it
@@ -525,6 +549,7 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
 fn list(workspace: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
     let ws = OpenWorkspace::open(workspace)
         .with_context(|| format!("opening {}", workspace.display()))?;
+    settle_if_free(&ws)?;
     // A task whose runner died (killed, crashed) is shown as it is: failed.
     crate::host::orchestrator::fail_interrupted(&ws)?;
     let mut broken = 0u8;

@@ -624,6 +624,7 @@ impl Run<'_> {
         loop {
             if self.task.status().is_terminal()
                 || self.task.status() == TaskStatus::AwaitingApproval
+                || self.fail_if_unrecorded().await?
             {
                 return Ok(());
             }

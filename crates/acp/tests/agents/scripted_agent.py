@@ -246,6 +246,12 @@ def prompt(message, cwd):
         return
     elif scenario == "env":
         say(session, "env: " + os.environ.get(words[1], "unset"))
+    elif scenario == "direct-hang":
+        # Writes with its own file I/O, then works on, deaf to cancellation.
+        with open(os.path.join(cwd, words[1]), "w") as f:
+            f.write(words[2])
+        while True:
+            read()
     elif scenario in ("hang", "stubborn"):
         update(session, {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "thinking"}})
         while not cancelled or scenario == "stubborn":

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use super::regular::EntryKind;
+use super::stamp::Stamp;
 
 #[cfg(not(unix))]
 mod portable;
@@ -20,6 +21,14 @@ pub(crate) enum Entry {
     /// Anything else (never a `File`).
     Other(EntryKind),
 }
+
+/// What names what is at a path: a regular file's content hash (or its
+/// identity above the ceiling), or the kind of anything else; with the
+/// stamp the file had when it was read, where the system gives one.
+pub(crate) type Hashed = (
+    Result<cocode_core::snapshot::ContentHash, EntryKind>,
+    Option<Stamp>,
+);
 
 /// A workspace file staged next to its target, waiting for [`SafeRoot::commit`].
 #[derive(Debug)]

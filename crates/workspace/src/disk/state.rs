@@ -202,8 +202,20 @@ pub(crate) fn try_lock_file(path: &Path, holder: &str) -> Result<FileLock, LockR
     match file.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {
+            // The holder writes its name just after it takes the lock: an
+            // empty file is read again for a moment before it is said to
+            // name nobody.
             let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
+            for _ in 0..20 {
+                text.clear();
+                let _ = file
+                    .seek(io::SeekFrom::Start(0))
+                    .and_then(|_| file.read_to_string(&mut text));
+                if !text.trim().is_empty() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
             return Err(LockRefused::Held(text.trim().to_owned()));
         }
         Err(fs::TryLockError::Error(e)) => return Err(LockRefused::Io(e)),

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use cocode_core::gate::{GateError, StoreError};
-use cocode_core::ids::{AttemptNo, OpId};
+use cocode_core::ids::{AttemptNo, OpId, TaskId};
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::ContentHash;
+use cocode_core::snapshot::{ContentHash, SnapshotOrigin};
 
 use super::errors::store_failed;
 use super::state::{Gate, GateState, TaskCursor};
-use crate::disk::{Entry, EntryKind, Stamp};
+use crate::disk::{EntryKind, Stamp};
 use crate::store::WriteJournal;
 
 /// What startup (or lazy) recovery found and did.
@@ -37,6 +37,20 @@ pub struct RecoveryReport {
     /// Interrupted rollbacks stopped at a path in neither its prior nor its
     /// target state; their paths stay excluded until a person abandons them.
     pub rollbacks_incomplete: Vec<(OpId, NormalizedPath)>,
+    /// Commands or agent turns cocode ended during (a crash, a kill, two
+    /// Ctrl-Cs): what changed since the look before them was recorded with
+    /// their tasks, or the task was marked not fully recorded.
+    pub sweeps_recovered: Vec<RecoveredSweep>,
+}
+
+/// A command or turn cocode ended during, as recovery settled it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveredSweep {
+    pub task_id: TaskId,
+    /// The changes recorded with the task.
+    pub recorded: usize,
+    /// Why its changes could not be recorded, if they could not.
+    pub unrecorded: Option<String>,
 }
 
 /// How recovery settles a journal's record.
@@ -128,7 +142,75 @@ impl Gate {
             self.restore_sweep_cache(st);
         }
         st.recovered = true;
+        self.recover_sweeps(st, &mut report)?;
         Ok(report)
+    }
+
+    /// Settles the sweeps whose command or turn cocode ended during: with
+    /// one such sweep and the look before it restored whole, a look now
+    /// records every change since with its task; otherwise (several at
+    /// once, the look lost) each task is marked not fully recorded.
+    fn recover_sweeps(
+        &self,
+        st: &mut GateState,
+        report: &mut RecoveryReport,
+    ) -> Result<(), StoreError> {
+        let mut journals = Vec::new();
+        for file in self.store.sweep_journals()? {
+            match file.content {
+                Ok(journal) => journals.push(journal),
+                Err(reason) => report.corrupt_journals.push((file.path, reason)),
+            }
+        }
+        if journals.is_empty() {
+            return Ok(());
+        }
+        let alone = journals.len() == 1 && st.restored_whole;
+        for journal in journals {
+            let ctx = &journal.ctx;
+            let recorded = if alone {
+                let before = st.sweep.clone();
+                self.scan(
+                    st,
+                    crate::sweep::IgnoreRules::AsKept,
+                    &crate::sweep::SweepBudget::UNLIMITED,
+                )
+                .and_then(|_| {
+                    let changes = before.changes_to(&st.sweep);
+                    if changes.is_empty() {
+                        Ok(Vec::new())
+                    } else {
+                        self.record_observed(st, ctx, changes, SnapshotOrigin::Observed)
+                    }
+                })
+                .map_err(|e| format!("recording its changes failed: {}", e.message))
+            } else if st.restored_whole {
+                Err("cocode ended while several commands or agent turns ran at once, so their changes cannot be told apart".to_owned())
+            } else {
+                Err("cocode ended during a command, and the look at the workspace before it was lost".to_owned())
+            };
+            let settled = match recorded {
+                Ok(records) => {
+                    self.store.remove_sweep_journal(&ctx.task_id)?;
+                    RecoveredSweep {
+                        task_id: ctx.task_id.clone(),
+                        recorded: records.len(),
+                        unrecorded: None,
+                    }
+                }
+                Err(reason) => {
+                    self.mark_unrecorded(st, ctx, &reason);
+                    RecoveredSweep {
+                        task_id: ctx.task_id.clone(),
+                        recorded: 0,
+                        unrecorded: Some(reason),
+                    }
+                }
+            };
+            tracing::info!(task = %settled.task_id, recorded = settled.recorded, "a command cocode ended during was settled");
+            report.sweeps_recovered.push(settled);
+        }
+        Ok(())
     }
 
     /// The disk content of a recorded (real) path: `Ok(None)` absent,
@@ -146,9 +228,14 @@ impl Gate {
         let Some((name, dir)) = segments.split_last() else {
             return Err(());
         };
-        match self.disk.stamped_entry(dir, name) {
+        // A file above the ceiling is named by its identity, as the sweep
+        // named it, never read whole.
+        match self
+            .disk
+            .stamped_hash(dir, name, self.sweep_limits.max_file_bytes)
+        {
             Ok(None) => Ok((None, None)),
-            Ok(Some((Entry::File(bytes), stamp))) => Ok((Some(ContentHash::of(&bytes)), stamp)),
+            Ok(Some((Ok(hash), stamp))) => Ok((Some(hash), stamp)),
             _ => Err(()),
         }
     }

@@ -59,6 +59,9 @@ impl Gate {
                 reason: marker.reason,
             });
         }
+        if let Some(reason) = self.unrecorded_locked(st, task) {
+            return Err(RollbackError::NotFullyRecorded(reason));
+        }
         let records = self
             .store
             .snapshots_of_task(task)
@@ -224,10 +227,40 @@ impl Gate {
         }
         stamps.retain(|_, stamp| clock.is_some_and(|c| stamp.settled_before(&c)));
         match self.replay_rollback(&mut st, &journal, Some(&stamps)) {
-            Ok(()) => Ok(journal.records),
+            Ok(()) => {
+                self.check_restored(&journal)?;
+                Ok(journal.records)
+            }
             Err(path) => Err(RollbackError::Failed(format!(
                 "the rollback stopped at {path}; it stays pending until finished at the next start or abandoned"
             ))),
+        }
+    }
+
+    /// Looks at every path a finished rollback restored: a rollback never
+    /// says it undid the task while a path differs from its target (a
+    /// process that wrote it meanwhile, a disk that lost the write).
+    fn check_restored(&self, journal: &RollbackJournal) -> Result<(), RollbackError> {
+        let found = parallel_map(&journal.items, |item| self.current(&item.path));
+        let differ: Vec<String> = journal
+            .items
+            .iter()
+            .zip(found)
+            .filter(|(item, found)| *found != Ok(item.target))
+            .map(|(item, found)| match found {
+                Ok(None) => format!("{} is missing", item.path),
+                Ok(Some(_)) if item.target.is_none() => format!("{} is still there", item.path),
+                Ok(Some(_)) => format!("{} holds other content", item.path),
+                Err(()) => format!("{} is no longer a regular file", item.path),
+            })
+            .collect();
+        if differ.is_empty() {
+            Ok(())
+        } else {
+            Err(RollbackError::Failed(format!(
+                "after restoring, the workspace differs from the task's start: {}",
+                differ.join("; ")
+            )))
         }
     }
 

@@ -58,6 +58,18 @@ pub(super) struct GateState {
     /// The version-control metadata the workspace held when the sweep
     /// began (`metadata_census`), or `None` when it was too large to count.
     pub(super) metadata_before: Option<BTreeSet<NormalizedPath>>,
+    /// The look before the running command met more files than the sweep
+    /// tracks.
+    pub(super) begun_truncated: bool,
+    /// Tasks whose changes are not all recorded, and why (also in their
+    /// marker files, when those could be written).
+    pub(super) unrecorded: HashMap<TaskId, String>,
+    /// The stat cache the last process left was taken whole (every entry
+    /// of it; a missing file is not whole).
+    pub(super) restored_whole: bool,
+    /// Changes of protected test files sweeps put back and hold, until
+    /// their task takes them ([`Gate::take_sweep_held`]).
+    pub(super) sweep_held: Vec<cocode_core::gate::PendingChange>,
 }
 
 /// The gate over one open workspace.
@@ -112,6 +124,10 @@ impl Gate {
                 durable_entries: HashMap::new(),
                 sweep,
                 last_scan: crate::sweep::SweepStats::default(),
+                begun_truncated: false,
+                unrecorded: HashMap::new(),
+                restored_whole: false,
+                sweep_held: Vec::new(),
             }),
         })
     }

@@ -5,15 +5,17 @@
 use std::io::{self, Read, Write};
 
 use cocode_core::error::WorkspaceErrorCode;
-use cocode_core::gate::{GateError, StoreError, TaskContext};
+use cocode_core::gate::{GateError, GateOp, PendingChange, StoreError, TaskContext};
+use cocode_core::ids::TaskId;
 use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::{EditSnapshot, SnapshotOrigin};
 
-use super::errors::{refuse, store_failed};
+use super::errors::{disk_failed, io_failed, refuse, store_failed};
 use super::plan::{Change, Plan};
 use super::state::{Gate, GateState, TaskCursor};
 use crate::disk;
-use crate::sweep::StatCache;
+use crate::store::{SWEEP_JOURNAL_VERSION, SweepJournal, UnrecordedMarker};
+use crate::sweep::{ScanError, StatCache, SweepBudget};
 
 /// Who may have written the workspace between the two scans of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,13 +34,60 @@ pub enum SweepWriters {
 impl Gate {
     /// Refreshes the stat cache before a command or an agent turn, storing a
     /// base blob of every file it hashes (so the change can be rolled back).
+    /// No task's: nothing is kept for a later process (see
+    /// [`Self::begin_task_sweep`]).
     pub fn begin_sweep(&self) -> Result<crate::sweep::SweepStats, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
-        let stats = self.scan(&mut st, crate::sweep::IgnoreRules::OnDisk)?;
+        self.begin_locked(&mut st, &SweepBudget::UNLIMITED)
+    }
+
+    /// The look before `ctx`'s command or turn, within `budget`. The look
+    /// is kept for a later process with a note that the command runs from
+    /// it, so that if cocode ends before the look after it, the next start
+    /// records what the command changed with the task (see
+    /// [`crate::store::SweepJournal`]).
+    pub fn begin_task_sweep(
+        &self,
+        ctx: &TaskContext,
+        budget: &SweepBudget<'_>,
+    ) -> Result<crate::sweep::SweepStats, GateError> {
+        let mut st = self.lock();
+        self.prepare(&mut st)?;
+        let stats = self.begin_locked(&mut st, budget)?;
+        self.journal_sweep(&st, ctx)?;
+        Ok(stats)
+    }
+
+    fn begin_locked(
+        &self,
+        st: &mut GateState,
+        budget: &SweepBudget<'_>,
+    ) -> Result<crate::sweep::SweepStats, GateError> {
+        let stats = self.scan(st, crate::sweep::IgnoreRules::OnDisk, budget)?;
+        st.begun_truncated = stats.truncated;
         st.metadata_before =
             crate::metadata_census::take(self.layout.workspace_root(), self.policy.options());
         Ok(stats)
+    }
+
+    /// Keeps the look the cache holds for a later process, and notes that
+    /// `ctx`'s command or turn runs from it.
+    fn journal_sweep(&self, st: &GateState, ctx: &TaskContext) -> Result<(), GateError> {
+        self.write_sweep_cache(st).map_err(|e| {
+            io_failed(
+                "sweep",
+                &format!("could not keep the look at the workspace before the command: {e}"),
+                Some(e.kind()),
+            )
+        })?;
+        self.store
+            .write_sweep_journal(&SweepJournal {
+                version: SWEEP_JOURNAL_VERSION,
+                ctx: ctx.clone(),
+                began_at: self.clock.now(),
+            })
+            .map_err(|e| store_failed("sweep", &e))
     }
 
     /// The version-control metadata made since the sweep began (or since
@@ -57,14 +106,15 @@ impl Gate {
     }
 
     /// One stat-cache scan; stored blobs are noted for the next barrier.
-    fn scan(
+    pub(super) fn scan(
         &self,
         st: &mut GateState,
         rules: crate::sweep::IgnoreRules,
+        budget: &SweepBudget<'_>,
     ) -> Result<crate::sweep::SweepStats, GateError> {
         let root = self.layout.workspace_root();
         let stats = self.scanning(st, |sweep, store_blob| {
-            sweep.scan(root, &self.sweep_limits, rules, store_blob)
+            sweep.scan(root, &self.sweep_limits, rules, budget, store_blob)
         })?;
         st.last_scan = stats;
         Ok(stats)
@@ -78,7 +128,7 @@ impl Gate {
         scan: impl FnOnce(
             &mut StatCache,
             &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
-        ) -> Result<R, StoreError>,
+        ) -> Result<R, ScanError>,
     ) -> Result<R, GateError> {
         let store = &self.store;
         let mut stored = Vec::new();
@@ -86,12 +136,21 @@ impl Gate {
             let (_, path) = store.put_blob(bytes)?;
             stored.extend(path);
             Ok(())
-        })
-        .map_err(|e| store_failed("sweep", &e))?;
+        });
+        // Blobs stored before a failure are still noted: they are history's.
         for path in stored {
             self.note_blob(st, path);
         }
-        Ok(done)
+        done.map_err(|e| match e {
+            ScanError::Store(e) => store_failed("sweep", &e),
+            ScanError::Stopped(stopped) => GateError {
+                code: WorkspaceErrorCode::NotFullyRecorded,
+                operation: "sweep",
+                path: String::new(),
+                message: stopped.describe().to_owned(),
+                io_kind: None,
+            },
+        })
     }
 
     /// Starts the sweep's watcher (Linux). From the next full scan on, the
@@ -174,15 +233,97 @@ impl Gate {
         origin: SnapshotOrigin,
         writers: SweepWriters,
     ) -> Result<Vec<EditSnapshot>, GateError> {
+        self.end_sweep_within(ctx, origin, writers, &SweepBudget::UNLIMITED)
+    }
+
+    /// [`Self::end_sweep_by`] within `budget`. A look that cannot finish
+    /// (out of time, stopped, the store failing, more files than the
+    /// sweep tracks) marks the task "not fully recorded" and says so
+    /// (`WORKSPACE_NOT_FULLY_RECORDED`, `WORKSPACE_IO_FAILED`); what was
+    /// recorded stays, and a rollback of the task is refused with that
+    /// reason.
+    pub fn end_sweep_within(
+        &self,
+        ctx: &TaskContext,
+        origin: SnapshotOrigin,
+        writers: SweepWriters,
+        budget: &SweepBudget<'_>,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
+        self.end_task_sweep(ctx, origin, writers, budget, false)
+    }
+
+    /// [`Self::end_sweep_within`] where the sweep goes on: what the task
+    /// changed so far is recorded, and the next command of the turn runs
+    /// from this look (kept for a later process, as
+    /// [`Self::begin_task_sweep`] keeps it).
+    pub fn record_sweep_so_far(
+        &self,
+        ctx: &TaskContext,
+        origin: SnapshotOrigin,
+        writers: SweepWriters,
+        budget: &SweepBudget<'_>,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
+        self.end_task_sweep(ctx, origin, writers, budget, true)
+    }
+
+    fn end_task_sweep(
+        &self,
+        ctx: &TaskContext,
+        origin: SnapshotOrigin,
+        writers: SweepWriters,
+        budget: &SweepBudget<'_>,
+        goes_on: bool,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
-        let changes = if let Some(changes) = self.scan_reported(&mut st, writers)? {
+        let records = match self.end_locked(&mut st, ctx, origin, writers, budget) {
+            Ok(records) => records,
+            Err(e) => {
+                let reason = match e.code {
+                    WorkspaceErrorCode::NotFullyRecorded => e.message.clone(),
+                    _ => format!("recording its changes failed: {}", e.message),
+                };
+                self.mark_unrecorded(&mut st, ctx, &reason);
+                return Err(e);
+            }
+        };
+        if st.begun_truncated || st.last_scan.truncated {
+            let reason = format!(
+                "the workspace holds more than {} files the sweep would track, so new files past them were not recorded",
+                self.sweep_limits.max_files
+            );
+            self.mark_unrecorded(&mut st, ctx, &reason);
+            return Err(GateError {
+                code: WorkspaceErrorCode::NotFullyRecorded,
+                operation: "sweep",
+                path: String::new(),
+                message: format!("{reason}; {} change(s) were recorded", records.len()),
+                io_kind: None,
+            });
+        }
+        if goes_on {
+            self.journal_sweep(&st, ctx)?;
+        } else if let Err(e) = self.store.remove_sweep_journal(&ctx.task_id) {
+            tracing::warn!(error = %e, "could not remove a finished sweep's journal; the next start looks again");
+        }
+        Ok(records)
+    }
+
+    fn end_locked(
+        &self,
+        st: &mut GateState,
+        ctx: &TaskContext,
+        origin: SnapshotOrigin,
+        writers: SweepWriters,
+        budget: &SweepBudget<'_>,
+    ) -> Result<Vec<EditSnapshot>, GateError> {
+        let changes = if let Some(changes) = self.scan_reported(st, writers, budget)? {
             changes
         } else {
             let before = st.sweep.clone();
             // Judged by the ignore rules in force before: a `.gitignore`
             // written meanwhile hides nothing.
-            self.scan(&mut st, crate::sweep::IgnoreRules::AsKept)?;
+            self.scan(st, crate::sweep::IgnoreRules::AsKept, budget)?;
             before.changes_to(&st.sweep)
         };
         // A sweep ends a command, an external agent's turn or a
@@ -191,10 +332,167 @@ impl Gate {
         if let Err(e) = self.store.checkpoint() {
             tracing::warn!(error = %e, "a checkpoint of the history failed; the next one retries");
         }
+        // A command or an agent's own write that changed an existing test
+        // file waits for a person, as the agent's gated edit would.
+        let changes = if origin == SnapshotOrigin::Observed {
+            self.hold_protected(st, ctx, changes)
+        } else {
+            changes
+        };
         if changes.is_empty() {
             return Ok(Vec::new());
         }
-        self.record_observed(&mut st, ctx, changes, origin)
+        self.record_observed(st, ctx, changes, origin)
+    }
+
+    /// Takes the changes of existing protected test files out of
+    /// `changes`: each file goes back to its base, and the change waits
+    /// for a person as one held operation of `ctx`'s task (approval
+    /// applies the recorded result byte for byte; denial keeps the base).
+    /// A change with a side too large to keep cannot be put back or
+    /// re-applied: it stays in `changes`, recorded like any other.
+    fn hold_protected(
+        &self,
+        st: &mut GateState,
+        ctx: &TaskContext,
+        changes: Vec<crate::sweep::ObservedChange>,
+    ) -> Vec<crate::sweep::ObservedChange> {
+        let (protected, mut rest): (Vec<_>, Vec<_>) = changes.into_iter().partition(|c| {
+            c.transition.before.is_some()
+                && c.unkept.is_none()
+                && self.tests.is_protected(&c.transition.path)
+        });
+        let mut ops = Vec::new();
+        let mut held = Vec::new();
+        for change in protected {
+            let t = &change.transition;
+            let base = t.before.map(|h| self.store.read_blob(&h)).transpose();
+            let result = t.after.map(|h| self.store.read_blob(&h)).transpose();
+            let (Ok(Some(base)), Ok(result)) = (base, result) else {
+                // History lacks a side: recorded as it is.
+                rest.push(change);
+                continue;
+            };
+            let path = t.path.clone();
+            if let Err(e) = self.put_back(st, &path, &base) {
+                tracing::warn!(path = %path, error = %e, "a held test file could not be put back; its change is recorded");
+                rest.push(change);
+                continue;
+            }
+            ops.push(match result {
+                Some(bytes) => GateOp::Write { path, bytes },
+                None => GateOp::Delete { path },
+            });
+            held.push(t.clone());
+        }
+        if !ops.is_empty() {
+            let op = if ops.len() == 1 {
+                ops.remove(0)
+            } else {
+                GateOp::Batch { ops }
+            };
+            st.sweep_held.push(PendingChange {
+                ctx: ctx.clone(),
+                op,
+                protected: held,
+            });
+        }
+        rest.sort_by(|a, b| a.transition.path.cmp(&b.transition.path));
+        rest
+    }
+
+    /// Writes `bytes` back at `path` (a held test file going back to its
+    /// base), outside any record: history already holds that state as the
+    /// path's last. The sweep's picture takes it.
+    fn put_back(
+        &self,
+        st: &mut GateState,
+        path: &NormalizedPath,
+        bytes: &[u8],
+    ) -> Result<(), GateError> {
+        let target = self.policy.resolve("hold", path)?;
+        let temp = format!(".{}.cocode-held-{}.tmp", target.name, std::process::id());
+        let staged = self
+            .disk
+            .stage(&target.dir, &target.name, &temp, bytes)
+            .map_err(|e| disk_failed("hold", path, &e))?;
+        let done = self
+            .disk
+            .sync_staged(&staged)
+            .and_then(|()| self.disk.commit(&staged));
+        if let Err(e) = done {
+            let _ = self.disk.unlink(&target.dir, &temp);
+            return Err(disk_failed("hold", path, &e));
+        }
+        st.sweep.refresh(self.layout.workspace_root(), path);
+        Ok(())
+    }
+
+    /// The changes of protected test files sweeps of `task` held since
+    /// this was last asked (see [`Self::hold_protected`]), for the task to
+    /// wait for a person's decision.
+    pub fn take_sweep_held(&self, task: &TaskId) -> Vec<PendingChange> {
+        let mut st = self.lock();
+        let (mine, others) = std::mem::take(&mut st.sweep_held)
+            .into_iter()
+            .partition(|held| held.ctx.task_id == *task);
+        st.sweep_held = others;
+        mine
+    }
+
+    /// Marks `ctx`'s task "not fully recorded" with `reason`: in this
+    /// process at once, and in a synced marker file; when that cannot be
+    /// written (a full disk) the sweep's journal stays, so the next start
+    /// looks again.
+    pub(super) fn mark_unrecorded(&self, st: &mut GateState, ctx: &TaskContext, reason: &str) {
+        tracing::warn!(task = %ctx.task_id, reason, "a task's changes are not all recorded");
+        st.unrecorded
+            .entry(ctx.task_id.clone())
+            .or_insert_with(|| reason.to_owned());
+        let marker = UnrecordedMarker {
+            version: 1,
+            at: self.clock.now(),
+            attempt_no: ctx.attempt_no,
+            reason: reason.to_owned(),
+        };
+        let kept = match self.store.unrecorded_marker(&ctx.task_id) {
+            // The first reason stands.
+            Ok(Some(_)) => Ok(()),
+            _ => self.store.write_unrecorded_marker(&ctx.task_id, &marker),
+        };
+        match kept {
+            Ok(()) => {
+                if let Err(e) = self.store.remove_sweep_journal(&ctx.task_id) {
+                    tracing::warn!(error = %e, "could not remove a sweep's journal");
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "could not mark a task not fully recorded; its sweep journal stays for the next start");
+            }
+        }
+    }
+
+    /// Why `task`'s changes are not all recorded, if a sweep of it could
+    /// not finish.
+    pub fn unrecorded_reason(&self, task: &TaskId) -> Option<String> {
+        let st = self.lock();
+        self.unrecorded_locked(&st, task)
+    }
+
+    /// [`Self::unrecorded_reason`] as this process knows it (no file is
+    /// read: cheap enough to ask after every event of a task).
+    pub fn unrecorded_now(&self, task: &TaskId) -> Option<String> {
+        self.lock().unrecorded.get(task).cloned()
+    }
+
+    pub(super) fn unrecorded_locked(&self, st: &GateState, task: &TaskId) -> Option<String> {
+        if let Some(reason) = st.unrecorded.get(task) {
+            return Some(reason.clone());
+        }
+        match self.store.unrecorded_marker(task) {
+            Ok(marker) => marker.map(|m| m.reason),
+            Err(e) => Some(format!("its marker cannot be read: {e}")),
+        }
     }
 
     /// The narrowed scan after a command, when `writers` and the watcher
@@ -203,13 +501,14 @@ impl Gate {
         &self,
         st: &mut GateState,
         writers: SweepWriters,
+        budget: &SweepBudget<'_>,
     ) -> Result<Option<Vec<crate::sweep::ObservedChange>>, GateError> {
         if writers != SweepWriters::ConfinedCommands || !st.sweep.can_narrow() {
             return Ok(None);
         }
         let root = self.layout.workspace_root();
         let scanned = self.scanning(st, |sweep, store_blob| {
-            sweep.scan_reported(root, &self.sweep_limits, store_blob)
+            sweep.scan_reported(root, &self.sweep_limits, budget, store_blob)
         })?;
         Ok(scanned.map(|(stats, changes)| {
             st.last_scan = stats;
@@ -217,7 +516,7 @@ impl Gate {
         }))
     }
 
-    fn record_observed(
+    pub(super) fn record_observed(
         &self,
         st: &mut GateState,
         ctx: &TaskContext,
@@ -266,12 +565,13 @@ impl Gate {
         }
         let store = &self.store;
         let packed = store.packed_by_prefix();
-        let taken = st
+        let (taken, whole) = st
             .sweep
             .restore(&bytes, &|h| store.has_blob_cached(h), &|prefix| {
                 packed.get(prefix).copied().flatten()
             });
-        tracing::debug!(entries = taken, "stat cache restored");
+        st.restored_whole = whole;
+        tracing::debug!(entries = taken, whole, "stat cache restored");
     }
 
     /// Leaves the stat cache for the next process (best effort, not
@@ -282,13 +582,20 @@ impl Gate {
         if !st.sweep.is_populated() || st.sweep.is_empty() {
             return;
         }
+        if let Err(e) = self.write_sweep_cache(st) {
+            tracing::warn!(error = %e, "could not keep the stat cache");
+        }
+    }
+
+    /// Writes the stat cache as it is (an empty one too: it is the look
+    /// a later process compares with).
+    fn write_sweep_cache(&self, st: &GateState) -> io::Result<()> {
         let path = self.layout.sweep_cache_file();
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         let store = &self.store;
         let bytes = st.sweep.to_bytes(&|h| store.is_packed_cached(h));
-        let packed = Write::write_all(&mut gz, &bytes).and_then(|()| gz.finish());
-        if let Err(e) = packed.and_then(|bytes| disk::write_atomic(&path, &bytes)) {
-            tracing::warn!(error = %e, "could not keep the stat cache");
-        }
+        Write::write_all(&mut gz, &bytes)
+            .and_then(|()| gz.finish())
+            .and_then(|bytes| disk::write_atomic(&path, &bytes))
     }
 }

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use cocode_core::gate::StoreError;
-use cocode_core::ids::{OpId, TaskId, Timestamp};
+use cocode_core::gate::TaskContext;
+use cocode_core::ids::{AttemptNo, OpId, TaskId, Timestamp};
 use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::{ContentHash, EditSnapshot};
 use serde::{Deserialize, Serialize};
@@ -122,6 +123,33 @@ pub struct RetentionMarker {
     pub reason: String,
     pub snapshots_removed: usize,
     pub bytes_freed: u64,
+}
+
+/// `journal/sweeps/<task_id>.json`: the task's command or turn is
+/// running between the two looks of a sweep, and the stat cache holds the
+/// look before it. Removed when the look after it is recorded; found at
+/// the next start (cocode ended in between), the look after it is taken
+/// then and recorded with the task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepJournal {
+    pub version: u32,
+    pub ctx: TaskContext,
+    pub began_at: Timestamp,
+}
+
+pub const SWEEP_JOURNAL_VERSION: u32 = 1;
+
+/// `tasks/<task_id>/unrecorded.json`: a sweep of the task could not
+/// finish, so its changes are not all recorded; rollback is refused with
+/// this reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnrecordedMarker {
+    pub version: u32,
+    pub at: Timestamp,
+    pub attempt_no: AttemptNo,
+    pub reason: String,
 }
 
 /// The first line of a path index in the one-file-per-path forms of

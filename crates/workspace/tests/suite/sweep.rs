@@ -88,6 +88,14 @@ fn gate_writes_and_human_saves_during_a_command_are_not_recorded_twice() {
         ws.gate.store().snapshots_of_task(&c.task_id).unwrap(),
         [gate_records, observed].concat()
     );
+    // The person's save is not the task's: rolling the task back leaves it.
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(
+        tree(&ws.workspace.root),
+        files(&[("a.txt", "a\n"), ("h.txt", "by a person\n")])
+    );
 }
 
 #[test]
@@ -481,14 +489,16 @@ fn changes_above_the_ceiling_are_recorded_by_hash_and_a_rollback_needing_them_is
             ("small.txt".to_owned(), false, true),
         ]
     );
-    // The hashes are the contents' own; nothing above the ceiling was kept,
-    // and the checker knows that is no damage.
+    // Above the ceiling a file is named by its identity (metadata and a
+    // sample), never read whole, so not by its content's hash; nothing
+    // above the ceiling was kept, and the checker knows that is no damage.
     let mut changed = big.clone();
     changed[1_000_000] = b'x';
-    assert_eq!(
+    assert_ne!(
         observed[0].result(),
         Some(cocode_core::snapshot::ContentHash::of(&changed))
     );
+    assert_ne!(observed[0].result(), observed[0].base());
     ws.gate.flush().unwrap();
     assert_eq!(history_problems(&ws), 0);
     let before = tree_sizes(&root);
@@ -596,7 +606,19 @@ fn a_flood_of_new_files_past_the_count_limit_hides_no_tracked_change() {
         "mkdir flood && for i in 1 2 3 4 5 6 7 8; do echo $i > flood/$i; echo $i > 0$i; done && \
          echo changed > c.txt",
     );
-    let observed = summary(&ws.gate.end_sweep(&c).unwrap());
+    // Past the limit the sweep cannot say it recorded everything: it says
+    // so, and the task is marked.
+    let refused = ws.gate.end_sweep(&c).unwrap_err();
+    assert_eq!(
+        refused.code,
+        cocode_core::error::WorkspaceErrorCode::NotFullyRecorded
+    );
+    assert!(matches!(
+        ws.gate
+            .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart),
+        Err(cocode_workspace::RollbackError::NotFullyRecorded(_))
+    ));
+    let observed = summary(&ws.gate.store().snapshots_of_task(&c.task_id).unwrap());
     // The new files the walk met before the limit are recorded; the rest
     // are not tracked. Every tracked file is looked at.
     let modified: Vec<&str> = observed
@@ -699,14 +721,14 @@ fn the_saved_stat_cache_names_packed_contents_by_a_prefix_the_history_resolves()
     };
     let mut cache = cocode_workspace::sweep::StatCache::default();
     // A resolved prefix is taken without asking history again.
-    assert_eq!(cache.restore(&bytes, &|_| false, &resolve), 20);
+    assert_eq!(cache.restore(&bytes, &|_| false, &resolve), (20, true));
     // A prefix that resolves to nothing, or whose blob left the packs.
-    assert_eq!(cache.restore(&bytes, &|_| true, &|_| None), 0);
+    assert_eq!(cache.restore(&bytes, &|_| true, &|_| None), (0, false));
     let gone = |prefix: &[u8; 12]| resolve(prefix).filter(|h| *h != hashes[3]);
-    assert_eq!(cache.restore(&bytes, &|_| true, &gone), 19);
+    assert_eq!(cache.restore(&bytes, &|_| true, &gone), (19, false));
     // Cut short: nothing taken.
     assert_eq!(
         cache.restore(&bytes[..bytes.len() - 5], &|_| true, &resolve),
-        0
+        (0, false)
     );
 }

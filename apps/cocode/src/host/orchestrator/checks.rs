@@ -49,15 +49,52 @@ impl Run<'_> {
         .await;
     }
 
-    /// Refreshes the sweep's picture before verification commands run.
+    /// Refreshes the sweep's picture before verification commands run (or
+    /// an external agent's turn), kept for a later start in case cocode
+    /// ends before the look after them.
     pub(super) async fn sweep_begin(&mut self) {
         let host = Arc::clone(&self.host);
-        let began = tokio::task::spawn_blocking(move || host.workspace.gate.begin_sweep()).await;
+        let ctx = self.sweep_context();
+        let cancel = self.stop.clone();
+        let began = tokio::task::spawn_blocking(move || {
+            let stop = crate::host::sweep_budget::sweep_stop(cancel);
+            let limit = host.workspace.config.limits.attempt_time_limit();
+            let budget = crate::host::sweep_budget::sweep_budget(limit, &stop);
+            host.workspace.gate.begin_task_sweep(&ctx, &budget)
+        })
+        .await;
         if let Ok(Err(e)) = began {
             self.say(Progress::Note(format!(
                 "the workspace could not be swept before verification: {e}"
             )));
         }
+    }
+
+    /// Who a sweep's records belong to.
+    fn sweep_context(&self) -> cocode_core::gate::TaskContext {
+        cocode_core::gate::TaskContext {
+            task_id: self.task.task_id().clone(),
+            session_id: self.session_id.clone(),
+            attempt_no: self.task.attempt_no(),
+        }
+    }
+
+    /// Ends the task when a sweep could not record all of its changes (a
+    /// look out of time or stopped, the history's disk failing): it says
+    /// why, and the task fails (`RecordingFailed`), since its rollback is
+    /// refused from now on. Returns whether it did.
+    pub(super) async fn fail_if_unrecorded(&mut self) -> Result<bool, OrchestratorError> {
+        if self.task.status().is_terminal() {
+            return Ok(false);
+        }
+        let Some(reason) = self.host.workspace.gate.unrecorded_now(self.task.task_id()) else {
+            return Ok(false);
+        };
+        self.say(Progress::Note(format!(
+            "cocode could not record all of this task's changes ({reason}); the task stops, and it cannot be rolled back"
+        )));
+        self.apply(TaskEvent::RecordingFailed).await?;
+        Ok(true)
     }
 
     /// Records what verification commands changed as the task's own changes.
@@ -80,19 +117,27 @@ impl Run<'_> {
         failed: &str,
     ) {
         let host = Arc::clone(&self.host);
-        let ctx = cocode_core::gate::TaskContext {
-            task_id: self.task.task_id().clone(),
-            session_id: self.session_id.clone(),
-            attempt_no: self.task.attempt_no(),
-        };
+        let ctx = self.sweep_context();
         // The agent's own writes and verification's commands both come from
         // confined processes, as an agent's commands do.
         let writers = host.command_writers;
+        let cancel = self.stop.clone();
         let ended = tokio::task::spawn_blocking(move || {
-            let records = host.workspace.gate.end_sweep_by(&ctx, origin, writers)?;
+            let stop = crate::host::sweep_budget::sweep_stop(cancel);
+            let limit = host.workspace.config.limits.attempt_time_limit();
+            let budget = crate::host::sweep_budget::sweep_budget(limit, &stop);
+            let records = host
+                .workspace
+                .gate
+                .end_sweep_within(&ctx, origin, writers, &budget)?;
             // A repository the agent or a check made goes again, as after
             // an agent's command.
             let removed = crate::host::tools::remove_made_metadata(&host.workspace, &ctx, &records);
+            // A test file the agent changed itself went back to its base;
+            // the change waits for a person.
+            for change in host.workspace.gate.take_sweep_held(&ctx.task_id) {
+                host.tasks.notify_held(HeldEdit { change });
+            }
             Ok::<_, cocode_core::gate::GateError>((records, removed))
         })
         .await;
@@ -136,6 +181,9 @@ impl Run<'_> {
         self.sweep_begin().await;
         let verified = self.host.runner.verify(request).await;
         self.sweep_end().await;
+        if self.fail_if_unrecorded().await? {
+            return Ok(());
+        }
         match verified {
             Ok(records) => {
                 for record in records {

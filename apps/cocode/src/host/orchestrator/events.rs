@@ -81,6 +81,17 @@ impl Run<'_> {
             // (and part of what verification looks at).
             self.turn_sweep_end().await;
             self.end_request_trace(&request_end(&event));
+            // A test file it changed itself went back to its base: a person
+            // decides before the attempt goes on (approval applies it).
+            if let Ok(edit) = self.held.try_recv()
+                && matches!(event, AgentEvent::TurnEnded { .. })
+                && self.task.status() == TaskStatus::Running
+            {
+                self.on_held(edit).await?;
+                if self.task.status() != TaskStatus::Running {
+                    return Ok(());
+                }
+            }
         }
         match event {
             AgentEvent::ToolCallUpdate(u) => {

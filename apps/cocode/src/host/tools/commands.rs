@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cocode_core::TaskId;
-use cocode_core::gate::GateError;
+use cocode_core::gate::{GateError, TaskContext};
 use cocode_core::process::{ExitStatus, LaunchIo, LaunchSpec, SandboxProfile};
 use cocode_tool_protocol::args::TerminalRunArgs;
 use cocode_tool_protocol::catalog::{self};
 use cocode_tool_protocol::{HandlerContext, ToolError, ToolErrorCode, ToolOutput};
 
 use crate::host::log::LogErr as _;
+use crate::host::sweep_budget::{sweep_budget, sweep_stop};
 use serde_json::json;
 
 // Tests build it with its parent under `cfg(test)`, where the lint is quiet.
@@ -52,32 +53,16 @@ impl WorkspaceTools {
             .min(catalog::COMMAND_OUTPUT_LIMIT_BYTES);
         let command = args.argv;
         let env_overrides = args.env;
-        let this = Arc::clone(&self);
         // In a swept turn the agent may have written files itself since the
         // turn began: those are recorded as its own before the command's
         // picture is taken, never absorbed into it.
         let in_turn = self.tasks.turn_swept(&ctx.task_id);
-        let begin_ctx = ctx.clone();
-        let writers = self.command_writers;
-        tokio::task::spawn_blocking(move || {
-            if in_turn {
-                // The ACP agent's own writes: it runs confined like commands.
-                let observed = this.workspace.gate.end_sweep_by(
-                    &begin_ctx,
-                    cocode_core::SnapshotOrigin::Observed,
-                    writers,
-                )?;
-                if let Some(note) = remove_made_metadata(&this.workspace, &begin_ctx, &observed) {
-                    tracing::info!("{note}");
-                }
-                Ok(())
-            } else {
-                this.workspace.gate.begin_sweep().map(drop)
-            }
-        })
-        .await
-        .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
-        .map_err(gate_error)?;
+        let this = Arc::clone(&self);
+        let (sweep_ctx, cancel) = (ctx.clone(), cx.cancel.clone());
+        tokio::task::spawn_blocking(move || this.sweep_before_command(&sweep_ctx, in_turn, cancel))
+            .await
+            .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
+            .map_err(gate_error)?;
         let spec = LaunchSpec {
             argv: command,
             cwd,
@@ -96,25 +81,87 @@ impl WorkspaceTools {
         // The sweep runs whatever the command did, so its changes are
         // recorded even when it failed; a repository it made goes again.
         let this = Arc::clone(&self);
-        let sweep_ctx = ctx.clone();
+        let (sweep_ctx, cancel) = (ctx.clone(), cx.cancel.clone());
         let note = tokio::task::spawn_blocking(move || {
-            let observed = this.workspace.gate.end_sweep_by(
-                &sweep_ctx,
-                cocode_core::SnapshotOrigin::Observed,
-                writers,
-            )?;
-            Ok::<_, GateError>(remove_made_metadata(&this.workspace, &sweep_ctx, &observed))
+            this.sweep_after_command(&sweep_ctx, in_turn, cancel)
         })
         .await
         .map_err(|e| ToolError::handler("TOOL_EXECUTION_FAILED", e.to_string(), false))?
         .map_err(gate_error)?;
         outcome.map(|mut out| {
-            if let Some(note) = note {
+            for text in note {
                 out.content
-                    .push(cocode_tool_protocol::ContentBlock::Text { text: note });
+                    .push(cocode_tool_protocol::ContentBlock::Text { text });
             }
             out
         })
+    }
+
+    /// The look before a command, within the attempt's time limit (blocking).
+    /// In a swept turn what the agent wrote itself so far is recorded first,
+    /// and the turn's sweep goes on from there.
+    fn sweep_before_command(
+        &self,
+        ctx: &TaskContext,
+        in_turn: bool,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<(), GateError> {
+        let stop = sweep_stop(cancel);
+        let limit = self.workspace.config.limits.attempt_time_limit();
+        let budget = sweep_budget(limit, &stop);
+        let gate = &self.workspace.gate;
+        if !in_turn {
+            return gate.begin_task_sweep(ctx, &budget).map(drop);
+        }
+        // The ACP agent's own writes: it runs confined like commands.
+        let observed = gate.record_sweep_so_far(
+            ctx,
+            cocode_core::SnapshotOrigin::Observed,
+            self.command_writers,
+            &budget,
+        )?;
+        if let Some(note) = remove_made_metadata(&self.workspace, ctx, &observed) {
+            tracing::info!("{note}");
+        }
+        for change in gate.take_sweep_held(&ctx.task_id) {
+            self.tasks.notify_held(HeldEdit { change });
+        }
+        Ok(())
+    }
+
+    /// The look after a command (blocking): what it changed is recorded
+    /// with the task. Returns what the agent is told besides the command's
+    /// output (test files held for a person, a repository removed).
+    fn sweep_after_command(
+        &self,
+        ctx: &TaskContext,
+        in_turn: bool,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Vec<String>, GateError> {
+        let stop = sweep_stop(cancel);
+        let limit = self.workspace.config.limits.attempt_time_limit();
+        let budget = sweep_budget(limit, &stop);
+        let gate = &self.workspace.gate;
+        let origin = cocode_core::SnapshotOrigin::Observed;
+        // In a swept turn the turn's sweep goes on past the command.
+        let observed = if in_turn {
+            gate.record_sweep_so_far(ctx, origin, self.command_writers, &budget)
+        } else {
+            gate.end_sweep_within(ctx, origin, self.command_writers, &budget)
+        }?;
+        // A test file the command changed went back to its base; the
+        // change waits for a person, and the agent is told.
+        let mut notes: Vec<String> = Vec::new();
+        for change in gate.take_sweep_held(&ctx.task_id) {
+            let paths: Vec<&str> = change.protected.iter().map(|t| t.path.as_str()).collect();
+            notes.push(format!(
+                "the command changed protected test file(s) {}: each is back as it was, and the change waits for a person's approval",
+                paths.join(", ")
+            ));
+            self.tasks.notify_held(HeldEdit { change });
+        }
+        notes.extend(remove_made_metadata(&self.workspace, ctx, &observed));
+        Ok(notes)
     }
 
     pub(super) async fn launch(

@@ -3,7 +3,7 @@
 //! write remains (Windows has no `openat`); Windows needs administrator
 //! rights or developer mode to create symlinks at all.
 
-use super::{Entry, SafeRoot, Staged};
+use super::{Entry, Hashed, SafeRoot, Staged};
 use crate::disk::regular::EntryKind;
 use crate::disk::replace::replace_with_retry;
 use crate::disk::stamp::Stamp;
@@ -79,6 +79,29 @@ impl SafeRoot {
         name: &str,
     ) -> io::Result<Option<(Entry, Option<Stamp>)>> {
         Ok(self.entry(dir, name)?.map(|entry| (entry, None)))
+    }
+
+    /// What names the content of `name` now: its content hash, or above
+    /// `ceiling` its identity (see [`crate::large_file`]); the kind of
+    /// anything that is not a regular file. No stamp (see
+    /// [`Self::stamped_entry`]).
+    pub(crate) fn stamped_hash(
+        &self,
+        dir: &[String],
+        name: &str,
+        ceiling: u64,
+    ) -> io::Result<Option<Hashed>> {
+        match self.kind(dir, name)? {
+            None => Ok(None),
+            Some(EntryKind::File) => match self.open_regular(dir, name)? {
+                Some(file) => {
+                    let (hash, _) = crate::large_file::hash_file(&file, ceiling)?;
+                    Ok(Some((Ok(hash), None)))
+                }
+                None => Ok(None),
+            },
+            Some(kind) => Ok(Some((Err(kind), None))),
+        }
     }
 
     pub(crate) fn read(&self, dir: &[String], name: &str) -> io::Result<Option<Vec<u8>>> {

@@ -1,7 +1,7 @@
 //! [`SafeRoot`] on Unix: every folder opened relative to its parent (or
 //! with one `openat2` on Linux), never through a symlink.
 
-use super::{Entry, SafeRoot, Staged};
+use super::{Entry, Hashed, SafeRoot, Staged};
 use crate::disk::regular::{EntryKind, read_all};
 use crate::disk::stamp::{Stamp, wide};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -282,6 +282,34 @@ impl SafeRoot {
                 Ok(read_in(&d, name)?.map(|bytes| (Entry::File(bytes), Some(stamp_of(&st)))))
             }
             kind => Ok(Some((Entry::Other(kind), None))),
+        }
+    }
+
+    /// What names the content of `name` now, with the stamp it had just
+    /// before it was read: its content hash, or above `ceiling` its
+    /// identity (never read whole, see [`crate::large_file`]); the kind of
+    /// anything that is not a regular file.
+    pub(crate) fn stamped_hash(
+        &self,
+        dir: &[String],
+        name: &str,
+        ceiling: u64,
+    ) -> io::Result<Option<Hashed>> {
+        let Some(d) = self.existing_dir(dir)? else {
+            return Ok(None);
+        };
+        let Some(st) = stat_in(&d, name)? else {
+            return Ok(None);
+        };
+        match kind_of(&st) {
+            EntryKind::File => match open_regular_in(&d, name)? {
+                Some(file) => {
+                    let (hash, _) = crate::large_file::hash_file(&file, ceiling)?;
+                    Ok(Some((Ok(hash), Some(stamp_of(&st)))))
+                }
+                None => Ok(None),
+            },
+            kind => Ok(Some((Err(kind), None))),
         }
     }
 

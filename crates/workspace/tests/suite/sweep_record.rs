@@ -1,0 +1,294 @@
+//! Nothing escapes the record: huge and sparse files, sweeps that cannot
+//! finish, cocode ending mid-command, a full disk.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cocode_core::error::WorkspaceErrorCode;
+use cocode_core::snapshot::SnapshotOrigin;
+use cocode_workspace::{
+    OpenWorkspace, RecoveredSweep, RollbackError, RollbackQuery, SweepBudget, SweepWriters,
+};
+use pretty_assertions::assert_eq;
+
+use super::common::*;
+
+fn sh(root: &std::path::Path, script: &str) {
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}");
+}
+
+fn within(secs: u64) -> SweepBudget<'static> {
+    SweepBudget {
+        deadline: Some(Instant::now() + Duration::from_secs(secs)),
+        stop: None,
+    }
+}
+
+fn end(
+    ws: &OpenWorkspace,
+    c: &cocode_core::gate::TaskContext,
+    budget: &SweepBudget<'_>,
+) -> Result<Vec<cocode_core::snapshot::EditSnapshot>, cocode_core::gate::GateError> {
+    ws.gate
+        .end_sweep_within(c, SnapshotOrigin::Observed, SweepWriters::Anyone, budget)
+}
+
+/// The attack of the last round: a hidden edit next to a 2 TiB sparse
+/// file. The sparse file is named by its metadata, never read, so the
+/// sweep ends within its time limit; both are recorded and rolled back.
+#[test]
+fn a_hidden_edit_beside_a_two_tebibyte_sparse_file_is_recorded_and_rolled_back_in_time() {
+    let (_d, ws) = workspace(&[("notes.txt", "notes\n"), ("src/lib.rs", "fn f() {}\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    sh(
+        &root,
+        "echo HIDDEN-EDIT >> notes.txt; truncate -s 2T src/sparse.bin",
+    );
+    let started = Instant::now();
+    let observed = end(&ws, &c, &within(30)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(
+        summary(&observed),
+        triples(&[
+            ("modify", "notes.txt", "observed"),
+            ("create", "src/sparse.bin", "observed")
+        ])
+    );
+    assert!(observed[1].unkept().result, "too large to keep");
+    ws.gate
+        .rollback(&c.task_id, &RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(
+        tree(&root),
+        files(&[("notes.txt", "notes\n"), ("src/lib.rs", "fn f() {}\n")])
+    );
+}
+
+/// A sweep out of time or stopped marks the task "not fully recorded":
+/// rollback refuses with that reason, in this process and the next.
+#[test]
+fn a_sweep_that_cannot_finish_marks_the_task_and_rollback_refuses_with_the_reason() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    sh(&root, "echo changed > a.txt; echo new > b.txt");
+    let spent = SweepBudget {
+        deadline: Some(Instant::now()),
+        stop: None,
+    };
+    let refused = end(&ws, &c, &spent).unwrap_err();
+    assert_eq!(
+        (refused.code, refused.message.as_str()),
+        (
+            WorkspaceErrorCode::NotFullyRecorded,
+            "the look at the workspace ran out of time"
+        )
+    );
+    let not_undone =
+        RollbackError::NotFullyRecorded("the look at the workspace ran out of time".to_owned());
+    assert_eq!(
+        ws.gate.rollback(&c.task_id, &RollbackQuery::TaskStart),
+        Err(not_undone.clone())
+    );
+    drop(ws);
+    let (ws, _) = restart(&root);
+    assert_eq!(
+        ws.gate.rollback(&c.task_id, &RollbackQuery::TaskStart),
+        Err(not_undone)
+    );
+    assert_eq!(
+        tree(&root),
+        files(&[("a.txt", "changed\n"), ("b.txt", "new\n")]),
+        "a refused rollback touches nothing"
+    );
+    // A stopped look says so.
+    let c2 = ctx("t2", 1);
+    ws.gate.begin_task_sweep(&c2, &within(30)).unwrap();
+    sh(&root, "echo again > a.txt");
+    let stop = || true;
+    let stopped = SweepBudget {
+        deadline: None,
+        stop: Some(&stop),
+    };
+    let refused = end(&ws, &c2, &stopped).unwrap_err();
+    assert_eq!(
+        refused.message.as_str(),
+        "the look at the workspace was stopped"
+    );
+    assert!(ws.gate.unrecorded_reason(&c2.task_id).is_some());
+    assert_eq!(ws.gate.unrecorded_reason(&ctx("t3", 1).task_id), None);
+}
+
+/// cocode ends (no drop, no save: as a `kill -9`) while a command runs;
+/// the next start records the command's writes with its task, so a
+/// rollback undoes them.
+#[test]
+fn cocode_ending_mid_command_leaves_the_commands_writes_recorded_at_the_next_start() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n"), ("keep/b.txt", "b\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    sh(
+        &root,
+        "echo written > a.txt; rm keep/b.txt; echo new > c.txt",
+    );
+    std::mem::forget(ws);
+    let (ws, report) = restart(&root);
+    assert_eq!(
+        report.sweeps_recovered,
+        vec![RecoveredSweep {
+            task_id: c.task_id.clone(),
+            recorded: 3,
+            unrecorded: None,
+        }]
+    );
+    let records = ws.gate.store().snapshots_of_task(&c.task_id).unwrap();
+    assert_eq!(
+        summary(&records),
+        triples(&[
+            ("modify", "a.txt", "observed"),
+            ("create", "c.txt", "observed"),
+            ("delete", "keep/b.txt", "observed"),
+        ])
+    );
+    ws.gate
+        .rollback(&c.task_id, &RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(
+        tree(&root),
+        files(&[("a.txt", "a\n"), ("keep/b.txt", "b\n")])
+    );
+    // Settled once: a later start finds nothing to settle.
+    drop(ws);
+    assert_eq!(restart(&root).1.sweeps_recovered, vec![]);
+}
+
+/// Two commands running at once when cocode ended cannot be told apart:
+/// both tasks are marked, never one given the other's changes.
+#[test]
+fn two_commands_cocode_ended_during_are_both_marked_not_fully_recorded() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let (c1, c2) = (ctx("t1", 1), ctx("t2", 1));
+    ws.gate.begin_task_sweep(&c1, &within(30)).unwrap();
+    ws.gate.begin_task_sweep(&c2, &within(30)).unwrap();
+    sh(&root, "echo written > a.txt");
+    std::mem::forget(ws);
+    let (ws, report) = restart(&root);
+    let reason = "cocode ended while several commands or agent turns ran at once, so their changes cannot be told apart";
+    let marked: Vec<(String, Option<String>)> = report
+        .sweeps_recovered
+        .iter()
+        .map(|s| (s.task_id.to_string(), s.unrecorded.clone()))
+        .collect();
+    assert_eq!(
+        marked,
+        vec![
+            ("t1".to_owned(), Some(reason.to_owned())),
+            ("t2".to_owned(), Some(reason.to_owned()))
+        ]
+    );
+    assert_eq!(
+        ws.gate.rollback(&c1.task_id, &RollbackQuery::TaskStart),
+        Err(RollbackError::NotFullyRecorded(reason.to_owned()))
+    );
+}
+
+/// A sweep that finishes leaves no journal: a later start records nothing
+/// more for the task.
+#[test]
+fn a_finished_sweep_leaves_nothing_for_the_next_start() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    sh(&root, "echo written > a.txt");
+    assert_eq!(end(&ws, &c, &within(30)).unwrap().len(), 1);
+    std::mem::forget(ws);
+    sh(&root, "echo the person > a.txt");
+    let (ws, report) = restart(&root);
+    assert_eq!(report.sweeps_recovered, vec![]);
+    assert_eq!(
+        ws.gate.store().snapshots_of_task(&c.task_id).unwrap().len(),
+        1
+    );
+}
+
+/// A tmpfs of a few MiB, unmounted when dropped.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(mib: u32) -> Option<Self> {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(Self(dir))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n")
+}
+
+/// The history store runs out of space while it records a command's
+/// changes: the sweep fails loudly (`WORKSPACE_IO_FAILED`), the task is
+/// marked, and rollback is refused rather than said to have undone it.
+#[test]
+fn a_full_disk_under_the_history_fails_the_sweep_loudly_and_rollback_is_refused() {
+    if !crate::require::require("root, to mount a small tmpfs", is_root()) {
+        return;
+    }
+    let disk = SmallDisk::mount(6).expect("a tmpfs mounts as root");
+    let root = disk.0.join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    let ws = OpenWorkspace::open(&root).unwrap();
+    ws.gate.recover().unwrap();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    // Random content does not compress: its blob needs as much again as
+    // the file itself, more than is left.
+    sh(
+        &root,
+        "echo edited > a.txt; head -c 3500000 /dev/urandom > data.bin",
+    );
+    let failed = end(&ws, &c, &within(30)).unwrap_err();
+    assert_eq!(failed.code, WorkspaceErrorCode::IoFailed, "{failed}");
+    assert_eq!(failed.io_kind, Some(std::io::ErrorKind::StorageFull));
+    match ws.gate.rollback(&c.task_id, &RollbackQuery::TaskStart) {
+        Err(RollbackError::NotFullyRecorded(reason)) => {
+            assert!(
+                reason.starts_with("recording its changes failed"),
+                "{reason}"
+            );
+        }
+        other => panic!("a rollback after a failed record: {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "edited\n"
+    );
+    drop(ws);
+}
