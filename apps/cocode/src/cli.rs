@@ -47,8 +47,15 @@ pub fn run(command: &CliCommand, root: &crate::host::root::HostRoot) -> ExitCode
             task,
             to_attempt,
             to_snapshot,
+            yes,
         } => (
-            task::rollback(workspace, task, *to_attempt, to_snapshot.as_deref(), out),
+            task::rollback(
+                workspace,
+                task,
+                (*to_attempt, to_snapshot.as_deref()),
+                *yes,
+                out,
+            ),
             1,
         ),
         CliCommand::Tools { action } => (task::tools_command(action, out), 1),

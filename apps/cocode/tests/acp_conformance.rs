@@ -951,7 +951,7 @@ fn codexs_own_file_writes_are_recorded_and_rolled_back() {
         recorded,
         vec![("made.txt", "observed"), ("notes.txt", "observed")]
     );
-    cli(&["rollback", "--task", &id]);
+    cli(&["rollback", "--task", &id, "--yes"]);
     assert!(!root.join("made.txt").exists());
     assert_eq!(
         std::fs::read_to_string(root.join("notes.txt")).unwrap(),

@@ -493,6 +493,7 @@ fn a_provider_without_a_key_fails_the_task_with_the_auth_code() {
     assert_eq!((code, list.as_str()), (0, ""));
 }
 
+/// `rollback --yes`: changes made while a command ran are reverted too.
 fn rollback(ws: &Path, task: &str) -> (i32, String) {
     cocode(&[
         "rollback",
@@ -500,6 +501,7 @@ fn rollback(ws: &Path, task: &str) -> (i32, String) {
         ws.to_str().unwrap(),
         "--task",
         task,
+        "--yes",
     ])
 }
 
@@ -2343,6 +2345,129 @@ fn the_writes_of_a_command_cocode_was_killed_during_are_recorded_and_rolled_back
             ("a.txt".to_owned(), "a\n".to_owned()),
             ("gone.txt".to_owned(), "g\n".to_owned())
         ]
+    );
+}
+
+/// A link, a FIFO and a mode change a command makes are recorded as what
+/// they are, said so by `task show`, and undone by `rollback`.
+#[cfg(unix)]
+#[test]
+fn links_fifos_and_mode_bits_from_a_command_are_shown_and_rolled_back() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ws = workspace(&[("a.sh", "echo a\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"run "chmod 755 a.sh; ln -s a.sh link; mkfifo pipe""#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let id = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, shown) = cocode(&[
+        "task",
+        "show",
+        &id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{shown}");
+    for line in [
+        "1. modified a.sh · attempt 1 · changed while the task ran (author unknown) · a file → executable",
+        "2. created link · attempt 1 · changed while the task ran (author unknown) · nothing → a link",
+        "3. created pipe · attempt 1 · changed while the task ran (author unknown) · nothing → a FIFO",
+    ] {
+        assert!(shown.contains(line), "{line}\n{shown}");
+    }
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    assert!(ws.path().join("link").symlink_metadata().is_err());
+    assert!(ws.path().join("pipe").symlink_metadata().is_err());
+    let mode = ws
+        .path()
+        .join("a.sh")
+        .metadata()
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0, "{mode:o}");
+}
+
+/// A file name that is not UTF-8, made by a command: recorded by its bytes,
+/// shown escaped by `task show`, and removed by `rollback`.
+#[cfg(unix)]
+#[test]
+fn a_name_that_is_not_text_is_shown_escaped_and_rolled_back() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let (code, out) = run(
+        ws.path(),
+        r#"run "printf latin1 > \"$(printf 'caf\\351.txt')\"""#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let id = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, shown) = cocode(&[
+        "task",
+        "show",
+        &id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains(
+            r"1. created caf\xe9.txt · attempt 1 · changed while the task ran (author unknown)"
+        ),
+        "{shown}"
+    );
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    let left: Vec<_> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != ".cocode")
+        .collect();
+    assert_eq!(left, ["a.txt"]);
+}
+
+/// A rollback that would revert what changed while a command ran (the
+/// command's, or someone else's: cocode cannot tell) names those files and
+/// asks; without a terminal to ask on and without `--yes`, nothing is
+/// touched.
+#[test]
+fn a_rollback_of_changes_made_while_a_command_ran_asks_first() {
+    let ws = workspace(&[("a.txt", "a\n")]);
+    let (code, out) = run(ws.path(), r#"run "echo changed > a.txt""#, &["--yes"]);
+    assert_eq!(code, 0, "{out}");
+    let id = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, out) = cocode(&[
+        "rollback",
+        "--workspace",
+        ws.path().to_str().unwrap(),
+        "--task",
+        &id,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        out,
+        "1 file(s) changed while the task ran, and cocode cannot tell whether the task or someone else changed them; rolling back reverts them too:\n  a.txt\nrollback not run: nothing was touched (pass --yes to revert them too)\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "changed\n"
+    );
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "a\n"
     );
 }
 

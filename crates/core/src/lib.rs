@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod cancel;
 pub mod clock;
+pub mod disk_name;
 pub mod error;
 pub mod gate;
 mod hex;

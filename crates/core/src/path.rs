@@ -146,6 +146,8 @@ pub enum PathInvalid {
     WindowsTrailingDotOrSpace(String),
     #[error("path is not in normalized form")]
     NotNormalized,
+    #[error("path segment {0:?} spells bytes that are text as stand-ins for bytes")]
+    NotCanonicalBytes(String),
 }
 
 impl PathInvalid {
@@ -343,6 +345,11 @@ pub fn normalize(rel: &str, options: NormalizeOptions) -> Result<NormalizedPath,
     }
     if segments.is_empty() {
         return Err(PathInvalid::Empty);
+    }
+    if let Some(bad) = segments.iter().find(|s| !crate::disk_name::is_canonical(s)) {
+        return Err(PathInvalid::NotCanonicalBytes(
+            crate::shown::line(bad).into_owned(),
+        ));
     }
     let joined = segments.join("/");
     let folded = match (options.unicode, options.case) {

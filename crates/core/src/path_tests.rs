@@ -58,6 +58,14 @@ fn hostile_inputs_are_refused_with_a_reason() {
     );
     assert_eq!(normalize("a\0b", POSIX), Err(PathInvalid::Nul));
     assert_eq!(normalize("a/\0", POSIX), Err(PathInvalid::Nul));
+    // `é` spelled as the stand-ins of its two bytes would be a second name
+    // of `é`; a stand-in for a byte that is not text is a name's own.
+    assert_eq!(
+        normalize("x/caf\u{10ffc3}\u{10ffa9}", POSIX),
+        Err(PathInvalid::NotCanonicalBytes(r"caf\xc3\xa9".to_owned()))
+    );
+    assert_eq!(ok("x/caf\u{10ffe9}.txt", POSIX), "x/caf\u{10ffe9}.txt");
+    assert_eq!(ok("a\u{10ff5c}b", POSIX), "a\u{10ff5c}b");
     assert_eq!(PathInvalid::Nul.code().as_str(), "WORKSPACE_PATH_INVALID");
 }
 

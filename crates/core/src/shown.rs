@@ -10,7 +10,10 @@ use std::borrow::Cow;
 /// Whether `c` is shown escaped: every control character (C0, DEL, C1), the
 /// bidirectional formatting characters (marks, embeddings, overrides,
 /// isolates) and the Unicode line and paragraph separators. With
-/// `keep_lines`, line feed and tab pass.
+/// `keep_lines`, line feed and tab pass. ([`line`] and [`lines`] also show
+/// the characters that stand for a name's bytes as `\xNN`, see
+/// [`crate::disk_name`]; they do nothing to a terminal, so a writer of
+/// JSON lets them pass.)
 pub const fn is_escaped(c: char, keep_lines: bool) -> bool {
     match c {
         '\n' | '\t' => !keep_lines,
@@ -26,12 +29,13 @@ pub const fn is_escaped(c: char, keep_lines: bool) -> bool {
 }
 
 fn escaped(text: &str, keep_lines: bool) -> Cow<'_, str> {
-    if !text.chars().any(|c| is_escaped(c, keep_lines)) {
+    let shown = |c: char| is_escaped(c, keep_lines) || crate::disk_name::byte_of(c).is_some();
+    if !text.chars().any(shown) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if is_escaped(c, keep_lines) {
+        if shown(c) {
             push_escape(&mut out, c);
         } else {
             out.push(c);
@@ -40,10 +44,14 @@ fn escaped(text: &str, keep_lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Appends `c`'s visible escape (`\u000a`).
+/// Appends `c`'s visible escape (`\u000a`; `\xe9` for a character that
+/// stands for a name's byte).
 pub fn push_escape(out: &mut String, c: char) {
     use std::fmt::Write as _;
-    let _ = write!(out, "\\u{:04x}", u32::from(c));
+    let _ = match crate::disk_name::byte_of(c) {
+        Some(b) => write!(out, "\\x{b:02x}"),
+        None => write!(out, "\\u{:04x}", u32::from(c)),
+    };
 }
 
 /// One line: a path, a title, a command — nothing in it breaks the line.
@@ -96,6 +104,11 @@ mod tests {
             "a\\u0009b\\u000d\\u001b[2J\\u009b\\u200f\\u2067\\u061c\\u2028"
         );
         assert_eq!(lines("one\n\ttwo\u{202d}"), "one\n\ttwo\\u202d");
+        // A name's bytes that are not text, as the bytes they are.
+        assert_eq!(
+            line("caf\u{10ffe9}.txt a\u{10ff5c}b"),
+            "caf\\xe9.txt a\\x5cb"
+        );
         let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         assert_eq!(
             command(&argv(&[

@@ -172,6 +172,70 @@ impl Unkept {
     }
 }
 
+/// What a side of a change is beside its content, when it is not a plain
+/// regular file. The sweep records symbolic links, FIFOs, sockets and
+/// device nodes, and the executable and set-id bits of files (`rsync -a`'s
+/// "the same tree", without owners, times and empty folders).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Form {
+    /// A regular file with some of the bits `0o7111` set (executable,
+    /// setuid, setgid, sticky): those bits.
+    File { mode: u32 },
+    /// A symbolic link: its content is the link's target; never followed.
+    Symlink,
+    /// A FIFO: no content; never opened.
+    Fifo,
+    /// A socket or a device node: recorded as present, never read; a
+    /// rollback removes one, and never makes one.
+    Special,
+}
+
+impl Form {
+    /// The bits of a file's mode a form keeps.
+    pub const MODE_BITS: u32 = 0o7111;
+
+    /// The form of a regular file with `mode`: none for a plain one.
+    pub fn of_file_mode(mode: u32) -> Option<Self> {
+        let bits = mode & Self::MODE_BITS;
+        (bits != 0).then_some(Self::File { mode: bits })
+    }
+
+    /// In words, for people ("a link", "executable").
+    pub fn phrase(self) -> String {
+        match self {
+            Self::File { mode } if mode & 0o6000 != 0 => format!("set-id file, mode bits {mode:o}"),
+            Self::File { .. } => "executable".to_owned(),
+            Self::Symlink => "a link".to_owned(),
+            Self::Fifo => "a FIFO".to_owned(),
+            Self::Special => "a socket or device".to_owned(),
+        }
+    }
+}
+
+/// The forms of a change's two sides. `None` is a plain regular file (in
+/// records the gate made: a regular file whose bits were not looked at).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Forms {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Form>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Form>,
+}
+
+impl Forms {
+    /// Both sides plain files (the usual case).
+    pub const NONE: Self = Self {
+        base: None,
+        result: None,
+    };
+
+    pub const fn is_none(&self) -> bool {
+        self.base.is_none() && self.result.is_none()
+    }
+}
+
 /// Why a snapshot cannot exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SnapshotInvalid {
@@ -185,6 +249,8 @@ pub enum SnapshotInvalid {
     Unchanged,
     #[error("only present content can be marked as too large to keep")]
     UnkeptAbsent,
+    #[error("only a present side can have a form")]
+    FormAbsent,
 }
 
 /// The fields of a snapshot, checked by [`EditSnapshot::new`].
@@ -200,6 +266,8 @@ pub struct EditSnapshotParts {
     pub result: Option<ContentHash>,
     /// Sides recorded by hash only (too large to keep).
     pub unkept: Unkept,
+    /// What each side is when it is not a plain regular file.
+    pub forms: Forms,
     pub origin: SnapshotOrigin,
     pub ts: Timestamp,
 }
@@ -227,6 +295,8 @@ struct EditSnapshotWire {
     result: Option<ContentHash>,
     #[serde(default, skip_serializing_if = "Unkept::is_none")]
     unkept: Unkept,
+    #[serde(default, skip_serializing_if = "Forms::is_none")]
+    forms: Forms,
     origin: SnapshotOrigin,
     ts: Timestamp,
 }
@@ -255,6 +325,7 @@ impl TryFrom<EditSnapshotWire> for EditSnapshot {
             base: w.base,
             result: w.result,
             unkept: w.unkept,
+            forms: w.forms,
             origin: w.origin,
             ts: w.ts,
         })
@@ -274,6 +345,7 @@ impl From<EditSnapshot> for EditSnapshotWire {
             base: p.base,
             result: p.result,
             unkept: p.unkept,
+            forms: p.forms,
             origin: p.origin,
             ts: p.ts,
         }
@@ -288,9 +360,15 @@ impl EditSnapshot {
         {
             return Err(SnapshotInvalid::UnkeptAbsent);
         }
+        if (parts.forms.base.is_some() && parts.base.is_none())
+            || (parts.forms.result.is_some() && parts.result.is_none())
+        {
+            return Err(SnapshotInvalid::FormAbsent);
+        }
+        let same_form = parts.forms.base == parts.forms.result;
         match (&parts.previous_path, parts.base, parts.result) {
             (_, None, None) => Err(SnapshotInvalid::AbsentToAbsent),
-            (Some(prev), Some(base), Some(result)) if base == result => {
+            (Some(prev), Some(base), Some(result)) if base == result && same_form => {
                 if *prev == parts.path {
                     Err(SnapshotInvalid::RenameOntoItself)
                 } else {
@@ -298,7 +376,9 @@ impl EditSnapshot {
                 }
             }
             (Some(_), _, _) => Err(SnapshotInvalid::RenameChangesContent),
-            (None, Some(base), Some(result)) if base == result => Err(SnapshotInvalid::Unchanged),
+            (None, Some(base), Some(result)) if base == result && same_form => {
+                Err(SnapshotInvalid::Unchanged)
+            }
             (None, _, _) => Ok(Self(parts)),
         }
     }
@@ -370,6 +450,9 @@ impl EditSnapshot {
     }
     pub fn unkept(&self) -> Unkept {
         self.0.unkept
+    }
+    pub fn forms(&self) -> Forms {
+        self.0.forms
     }
     /// The content hashes history holds a copy of (every present side not
     /// marked too large to keep).

@@ -25,6 +25,7 @@ fn parts(prev: Option<&str>, base: Option<&[u8]>, result: Option<&[u8]>) -> Edit
         base: base.map(ContentHash::of),
         result: result.map(ContentHash::of),
         unkept: Unkept::NONE,
+        forms: Forms::NONE,
         origin: SnapshotOrigin::Gate,
         ts: Timestamp(1_700_000_000_000),
     }

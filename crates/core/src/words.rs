@@ -353,7 +353,7 @@ impl SnapshotOrigin {
     pub const fn phrase(self) -> &'static str {
         match self {
             Self::Gate => "recorded before the change",
-            Self::Observed => "found after the change",
+            Self::Observed => "changed while the task ran (author unknown)",
             Self::Review => "undone in review",
             Self::Rollback => "rolled back by a person",
             Self::Verification => "written by verification",

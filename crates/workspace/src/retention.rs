@@ -176,6 +176,7 @@ mod tests {
                     base: None,
                     result: Some(ContentHash::of(content.as_bytes())),
                     unkept: cocode_core::Unkept::NONE,
+                    forms: cocode_core::snapshot::Forms::NONE,
                     origin: SnapshotOrigin::Gate,
                     ts: Timestamp::from_millis(*ts),
                 })

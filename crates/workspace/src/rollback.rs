@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use cocode_core::ids::{AttemptNo, OpId, SnapshotId, TaskId};
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::{ContentHash, EditSnapshot};
+use cocode_core::snapshot::{ContentHash, EditSnapshot, Form};
 use serde::{Deserialize, Serialize};
 
 /// What to roll back to.
@@ -36,6 +36,29 @@ pub struct RollbackTarget {
     pub target: Option<ContentHash>,
     /// History holds only the target's hash: it was too large to keep.
     pub target_unkept: bool,
+    /// What the task left is, when not a plain file (a link, a FIFO…).
+    pub expected_form: Option<Form>,
+    /// What the path goes back to is, when not a plain file.
+    pub target_form: Option<Form>,
+}
+
+/// What is at a path now: its content's hash and its form.
+pub type Found = Option<(ContentHash, Option<Form>)>;
+
+/// Whether what is at a path is what a record says: the same content and
+/// form. A record that names no form of a present side was made by the
+/// gate, which does not look at a file's bits: any regular file with that
+/// content is it.
+pub fn is_as_recorded(hash: Option<ContentHash>, form: Option<Form>, found: Found) -> bool {
+    match (hash, found) {
+        (None, None) => true,
+        (Some(hash), Some((found, found_form))) => {
+            hash == found
+                && (form == found_form
+                    || (form.is_none() && matches!(found_form, Some(Form::File { .. }))))
+        }
+        _ => false,
+    }
 }
 
 /// Why one path cannot be rolled back.
@@ -54,6 +77,9 @@ pub enum ConflictReason {
     /// The content to go back to was above the ceiling for kept content:
     /// history holds its hash only.
     TooLargeToKeep,
+    /// What the path goes back to was a socket or a device node, which
+    /// cocode never makes.
+    CannotRemake,
 }
 
 impl ConflictReason {
@@ -65,6 +91,10 @@ impl ConflictReason {
             Self::NotAFile => "it is no longer a regular file".to_owned(),
             Self::TooLargeToKeep => {
                 "its content before the task was too large to keep; history holds only its hash"
+                    .to_owned()
+            }
+            Self::CannotRemake => {
+                "it was a socket or a device node before the task, which cocode does not make"
                     .to_owned()
             }
         }
@@ -140,27 +170,41 @@ pub fn select<'a>(
 /// what the task left (created then deleted, renamed away and back) change
 /// nothing and are not listed.
 pub fn targets(selected: &[&EditSnapshot]) -> Vec<RollbackTarget> {
-    type Ends = ((Option<ContentHash>, bool), Option<ContentHash>);
+    /// (hash, unkept, form) of the earliest before; (hash, form) of the
+    /// latest after.
+    type Ends = (
+        (Option<ContentHash>, bool, Option<Form>),
+        (Option<ContentHash>, Option<Form>),
+    );
     let mut by_path: BTreeMap<NormalizedPath, Ends> = BTreeMap::new();
     for record in selected {
         // Only a change of one path (never a rename) can be hash only.
         let unkept = record.previous_path().is_none() && record.unkept().base;
+        let forms = record.forms();
         for t in record.transitions() {
+            // A rename's old path goes from the base's form, its new one
+            // to the result's (the same form).
+            let before_form = t.before.and(forms.base);
+            let after_form = t.after.and(forms.result);
             by_path
                 .entry(t.path)
-                .and_modify(|(_, last)| *last = t.after)
-                .or_insert(((t.before, unkept), t.after));
+                .and_modify(|(_, last)| *last = (t.after, after_form))
+                .or_insert(((t.before, unkept, before_form), (t.after, after_form)));
         }
     }
     by_path
         .into_iter()
-        .filter(|(_, ((target, _), expected))| target != expected)
+        .filter(|(_, ((target, _, target_form), expected))| (*target, *target_form) != *expected)
         .map(
-            |(path, ((target, target_unkept), expected))| RollbackTarget {
-                path,
-                expected,
-                target,
-                target_unkept,
+            |(path, ((target, target_unkept, target_form), (expected, expected_form)))| {
+                RollbackTarget {
+                    path,
+                    expected,
+                    target,
+                    target_unkept,
+                    expected_form,
+                    target_form,
+                }
             },
         )
         .collect()
@@ -168,12 +212,13 @@ pub fn targets(selected: &[&EditSnapshot]) -> Vec<RollbackTarget> {
 
 /// Precheck ⓐ and ⓑ for every target; returns every conflict found.
 /// `last_owner` gives the task of a path's globally last snapshot;
-/// `current` the content on disk (`Err(())` when it is not a regular file).
+/// `current` what is on disk (`Err(())` when it is something no record
+/// names: a folder with things in it, something unreadable).
 pub fn precheck(
     task: &TaskId,
     targets: &[RollbackTarget],
     last_owner: &mut dyn FnMut(&NormalizedPath) -> Option<TaskId>,
-    current: &mut dyn FnMut(&NormalizedPath) -> Result<Option<ContentHash>, ()>,
+    current: &mut dyn FnMut(&NormalizedPath) -> Result<Found, ()>,
 ) -> Vec<PathConflict> {
     let mut conflicts = Vec::new();
     for t in targets {
@@ -181,6 +226,13 @@ pub fn precheck(
             conflicts.push(PathConflict {
                 path: t.path.clone(),
                 reason: ConflictReason::TooLargeToKeep,
+            });
+            continue;
+        }
+        if t.target_form == Some(Form::Special) {
+            conflicts.push(PathConflict {
+                path: t.path.clone(),
+                reason: ConflictReason::CannotRemake,
             });
             continue;
         }
@@ -192,12 +244,12 @@ pub fn precheck(
             continue;
         }
         match current(&t.path) {
-            Ok(found) if found == t.expected => {}
+            Ok(found) if is_as_recorded(t.expected, t.expected_form, found) => {}
             Ok(found) => conflicts.push(PathConflict {
                 path: t.path.clone(),
                 reason: ConflictReason::ChangedSince {
                     expected: t.expected,
-                    found,
+                    found: found.map(|(hash, _)| hash),
                 },
             }),
             Err(()) => conflicts.push(PathConflict {
@@ -246,6 +298,7 @@ mod tests {
             base,
             result,
             unkept: cocode_core::Unkept::NONE,
+            forms: cocode_core::snapshot::Forms::NONE,
             origin: SnapshotOrigin::Gate,
             ts: Timestamp::from_millis(0),
         })
@@ -313,41 +366,38 @@ mod tests {
         );
     }
 
+    fn target(
+        path: &str,
+        expected: Option<ContentHash>,
+        target: Option<ContentHash>,
+        target_unkept: bool,
+        (expected_form, target_form): (Option<Form>, Option<Form>),
+    ) -> RollbackTarget {
+        RollbackTarget {
+            path: p(path),
+            expected,
+            target,
+            target_unkept,
+            expected_form,
+            target_form,
+        }
+    }
+
     #[test]
     fn precheck_reports_every_conflicting_path_with_its_reason() {
         let t = TaskId::new("t").unwrap();
         let other = TaskId::new("other").unwrap();
         let targets = vec![
-            RollbackTarget {
-                path: p("a"),
-                expected: h("1"),
-                target: h("0"),
-                target_unkept: false,
-            },
-            RollbackTarget {
-                path: p("b"),
-                expected: h("1"),
-                target: None,
-                target_unkept: false,
-            },
-            RollbackTarget {
-                path: p("c"),
-                expected: h("1"),
-                target: None,
-                target_unkept: false,
-            },
-            RollbackTarget {
-                path: p("d"),
-                expected: h("1"),
-                target: None,
-                target_unkept: false,
-            },
-            RollbackTarget {
-                path: p("e"),
-                expected: h("1"),
-                target: h("0"),
-                target_unkept: true,
-            },
+            target("a", h("1"), h("0"), false, (None, None)),
+            target("b", h("1"), None, false, (None, None)),
+            target("c", h("1"), None, false, (None, None)),
+            target("d", h("1"), None, false, (None, None)),
+            target("e", h("1"), h("0"), true, (None, None)),
+            target("f", None, h(""), false, (None, Some(Form::Special))),
+            // An executable the gate wrote, its bits never looked at.
+            target("g", h("1"), h("0"), false, (None, None)),
+            // A link the task left, now a file with its target's bytes.
+            target("h", h("1"), None, false, (Some(Form::Symlink), None)),
         ];
         let conflicts = precheck(
             &t,
@@ -360,9 +410,10 @@ mod tests {
                 })
             },
             &mut |path| match path.as_str() {
-                "b" => Ok(h("person")),
+                "b" => Ok(h("person").map(|h| (h, None))),
                 "c" => Err(()),
-                _ => Ok(h("1")),
+                "g" => Ok(h("1").map(|h| (h, Some(Form::File { mode: 0o111 })))),
+                _ => Ok(h("1").map(|h| (h, None))),
             },
         );
         assert_eq!(
@@ -386,6 +437,17 @@ mod tests {
                 PathConflict {
                     path: p("e"),
                     reason: ConflictReason::TooLargeToKeep
+                },
+                PathConflict {
+                    path: p("f"),
+                    reason: ConflictReason::CannotRemake
+                },
+                PathConflict {
+                    path: p("h"),
+                    reason: ConflictReason::ChangedSince {
+                        expected: h("1"),
+                        found: h("1")
+                    }
                 },
             ]
         );

@@ -41,7 +41,7 @@ use cocode_core::path::{
     COCODE_DIR, CaseSensitivity, NormalizeOptions, NormalizedPath, PathStyle, UnicodeSensitivity,
     normalize,
 };
-use cocode_core::snapshot::{ContentHash, PathTransition, Unkept};
+use cocode_core::snapshot::{ContentHash, Form, Forms, PathTransition, Unkept};
 
 use crate::ignore_rules::{KeptRules, Matchers};
 use crate::sweep_entry::{Entry, Stat};
@@ -85,6 +85,38 @@ pub struct SweepStats {
     /// Only what the watcher reported (and what it cannot vouch for) was
     /// looked at, not every file.
     pub narrowed: bool,
+    /// Names met that have no text (they hold a character cocode uses for
+    /// a name's bytes): those entries are not tracked.
+    pub unnamed: usize,
+    /// Folders met deeper than the system's longest path: what they hold
+    /// is not tracked.
+    pub too_deep: usize,
+}
+
+impl SweepStats {
+    /// Why a scan with these stats did not track everything it met, if it
+    /// did not (`max_files`: the count limit it ran with).
+    pub fn incomplete(&self, max_files: usize) -> Option<String> {
+        let mut why = Vec::new();
+        if self.truncated {
+            why.push(format!(
+                "the workspace holds more than {max_files} files the sweep would track, so new files past them were not recorded"
+            ));
+        }
+        if self.unnamed > 0 {
+            why.push(format!(
+                "{} name(s) hold a character cocode uses for a name's bytes (U+10FF00 to U+10FFFF), so they were not recorded",
+                self.unnamed
+            ));
+        }
+        if self.too_deep > 0 {
+            why.push(format!(
+                "{} folder(s) lie deeper than the system's longest path, so what they hold was not recorded",
+                self.too_deep
+            ));
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
 }
 
 /// When a scan must stop before it is done: a deadline, and a question
@@ -155,11 +187,13 @@ impl From<StoreError> for ScanError {
     }
 }
 
-/// One change a sweep found, and which of its sides are hash only.
+/// One change a sweep found, which of its sides are hash only, and what
+/// each side is when not a plain file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObservedChange {
     pub transition: PathTransition,
     pub unkept: Unkept,
+    pub forms: Forms,
 }
 
 /// Which ignore rules decide what a scan looks at.
@@ -278,7 +312,7 @@ impl StatCache {
     fn names(&self, paths: &BTreeSet<PathBuf>) -> BTreeSet<NormalizedPath> {
         paths
             .iter()
-            .filter_map(|rel| normalize(&rel.to_string_lossy(), self.options()).ok())
+            .filter_map(|rel| normalize(&text_of(rel)?, self.options()).ok())
             .collect()
     }
 
@@ -407,6 +441,8 @@ impl StatCache {
             let mut deeper = Vec::new();
             for listing in listings {
                 walk.gaps |= listing.unwatched;
+                walk.stats.unnamed += listing.unnamed;
+                walk.stats.too_deep += usize::from(listing.too_deep);
                 deeper.extend(listing.folders);
                 for file in listing.files {
                     // Unchanged: its entry stands, nothing is read.
@@ -454,8 +490,15 @@ impl StatCache {
                 Err(Unwatched::Refused) => listing.unwatched = true,
             }
         }
-        let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
-            return listing;
+        let entries = match std::fs::read_dir(root.join(rel)) {
+            Ok(entries) => entries,
+            // Deeper than the system's longest path: what it holds cannot
+            // be looked at, and the scan says so.
+            Err(e) if e.raw_os_error() == Some(ENAMETOOLONG) => {
+                listing.too_deep = true;
+                return listing;
+            }
+            Err(_) => return listing,
         };
         for entry in entries.flatten() {
             let name = entry.file_name();
@@ -474,10 +517,22 @@ impl StatCache {
                 }
                 continue;
             }
-            if !kind.is_file() || matchers.ignores_below(&rel, false) {
+            // Links (never followed), FIFOs and devices are tracked as
+            // what they are, beside regular files.
+            if matchers.ignores_below(&rel, false) {
                 continue;
             }
-            let Ok(path) = normalize(&rel.to_string_lossy(), self.options()) else {
+            let Some(text) = text_of(&rel) else {
+                listing.unnamed += 1;
+                continue;
+            };
+            // A file is read by its path from the root: one longer than the
+            // system takes cannot be, and the scan says so.
+            if root.as_os_str().len() + 1 + rel.as_os_str().len() >= PATH_MAX {
+                listing.too_deep = true;
+                continue;
+            }
+            let Ok(path) = normalize(&text, self.options()) else {
                 continue;
             };
             // Read from the listing's folder (no lookup of the path from
@@ -486,10 +541,13 @@ impl StatCache {
                 continue;
             };
             let stat = Stat::of(&meta);
+            let form = Stat::form_of(&meta);
             let same = self
                 .entries
                 .get(&path)
-                .filter(|old| !old.racy && old.stat == stat && !dirty.contains(&path))
+                .filter(|old| {
+                    !old.racy && old.stat == stat && old.form == form && !dirty.contains(&path)
+                })
                 .copied();
             listing.files.push(Listed {
                 linked: link_count(&meta) > 1,
@@ -567,9 +625,9 @@ impl StatCache {
             }
             let full = path
                 .segments()
-                .fold(walk.root.to_path_buf(), |p, s| p.join(s));
+                .fold(walk.root.to_path_buf(), |p, s| p.join(os_name(s)));
             let meta = match full.symlink_metadata() {
-                Ok(meta) if meta.is_file() => meta,
+                Ok(meta) if !meta.is_dir() => meta,
                 _ => {
                     gone.push(path.clone());
                     continue;
@@ -694,7 +752,7 @@ impl StatCache {
         // Tracked paths below these are looked at too.
         let mut below = Vec::new();
         for rel in reported {
-            let Ok(path) = normalize(&rel.to_string_lossy(), self.options()) else {
+            let Some(path) = text_of(rel).and_then(|t| normalize(&t, self.options()).ok()) else {
                 continue;
             };
             match root.join(rel).symlink_metadata() {
@@ -749,10 +807,12 @@ impl StatCache {
                 continue;
             }
             let tracked = self.entries.contains_key(&path);
-            let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+            let full = path
+                .segments()
+                .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
             match full.symlink_metadata() {
-                Ok(meta) if meta.is_file() => {
-                    let rel: PathBuf = path.segments().collect();
+                Ok(meta) if !meta.is_dir() => {
+                    let rel: PathBuf = path.segments().map(os_name).collect();
                     if tracked || !matchers.ignores_here_or_above(&rel, false) {
                         self.meet(walk, path, &full, &meta, forced)?;
                     }
@@ -779,7 +839,9 @@ impl StatCache {
         store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
     ) -> Result<Option<Entry>, StoreError> {
         let stat = Stat::of(seen.meta);
-        let kept = stat.len <= limits.max_file_bytes;
+        let form = Stat::form_of(seen.meta);
+        let regular = matches!(form, None | Some(Form::File { .. }));
+        let kept = !regular || stat.len <= limits.max_file_bytes;
         if !kept {
             stats.too_large += 1;
         }
@@ -787,13 +849,27 @@ impl StatCache {
             && !old.racy
             && !seen.dirty
             && old.stat == stat
+            && old.form == form
         {
             return Ok(Some(*old));
         }
-        let hash = if kept {
-            let Some(bytes) = read_regular(seen.full) else {
-                return Ok(None);
-            };
+        let content = match form {
+            // A link is its target, read without following it.
+            Some(Form::Symlink) => match std::fs::read_link(seen.full) {
+                Ok(target) => Some(target.into_os_string().into_encoded_bytes()),
+                Err(_) => return Ok(None),
+            },
+            // A FIFO or a device is never opened: it has no content.
+            Some(Form::Fifo | Form::Special) => Some(Vec::new()),
+            None | Some(Form::File { .. }) if kept => {
+                let Some(bytes) = read_regular(seen.full) else {
+                    return Ok(None);
+                };
+                Some(bytes)
+            }
+            None | Some(Form::File { .. }) => None,
+        };
+        let hash = if let Some(bytes) = content {
             let hash = ContentHash::of(&bytes);
             if self.entries.get(path).map(|e| (e.hash, e.kept)) != Some((hash, true)) {
                 store_blob(&bytes)?;
@@ -813,6 +889,7 @@ impl StatCache {
             hash,
             racy: stat.racy_since(seen.started),
             kept,
+            form,
         }))
     }
 
@@ -822,7 +899,9 @@ impl StatCache {
     /// is still seen.
     pub fn record(&mut self, root: &Path, path: &NormalizedPath, hash: Option<ContentHash>) {
         if self.populated {
-            let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+            let full = path
+                .segments()
+                .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
             self.put(path, full.symlink_metadata().ok(), hash);
         }
     }
@@ -831,7 +910,9 @@ impl StatCache {
     /// not attribute that change to a task.
     pub fn refresh(&mut self, root: &Path, path: &NormalizedPath) {
         if self.populated {
-            let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+            let full = path
+                .segments()
+                .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
             let hash = read_regular(&full).map(|b| ContentHash::of(&b));
             self.put(path, full.symlink_metadata().ok(), hash);
         }
@@ -854,7 +935,9 @@ impl StatCache {
         for p in stale {
             self.entries.remove(&p);
         }
-        let full = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+        let full = path
+            .segments()
+            .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
         let mut pending = vec![(full, path.as_str().to_owned())];
         while let Some((dir, rel)) = pending.pop() {
             let Ok(meta) = dir.symlink_metadata() else {
@@ -869,14 +952,17 @@ impl StatCache {
                     continue;
                 };
                 for entry in read.flatten() {
-                    let name = entry.file_name().to_string_lossy().into_owned();
+                    let Some(name) = name_text(&entry.file_name()) else {
+                        continue;
+                    };
                     pending.push((entry.path(), format!("{rel}/{name}")));
                 }
             }
         }
     }
 
-    /// A racy entry for a regular file with `hash`; anything else drops it.
+    /// A racy entry for what is at `path` with `hash` (a file, a link…);
+    /// a folder or nothing drops it.
     fn put(
         &mut self,
         path: &NormalizedPath,
@@ -884,7 +970,7 @@ impl StatCache {
         hash: Option<ContentHash>,
     ) {
         match (meta, hash) {
-            (Some(meta), Some(hash)) if meta.is_file() => {
+            (Some(meta), Some(hash)) if !meta.is_dir() => {
                 self.entries.insert(
                     path.clone(),
                     Entry {
@@ -892,6 +978,7 @@ impl StatCache {
                         hash,
                         racy: true,
                         kept: true,
+                        form: Stat::form_of(&meta),
                     },
                 );
             }
@@ -972,7 +1059,8 @@ fn change_of(
     before: Option<&Entry>,
     now: Option<&Entry>,
 ) -> Option<ObservedChange> {
-    (before.map(|e| e.hash) != now.map(|e| e.hash)).then(|| ObservedChange {
+    let side = |e: Option<&Entry>| e.map(|e| (e.hash, e.form));
+    (side(before) != side(now)).then(|| ObservedChange {
         transition: PathTransition {
             path: path.clone(),
             before: before.map(|e| e.hash),
@@ -981,6 +1069,10 @@ fn change_of(
         unkept: Unkept {
             base: before.is_some_and(|e| !e.kept),
             result: now.is_some_and(|e| !e.kept),
+        },
+        forms: Forms {
+            base: before.and_then(|e| e.form),
+            result: now.and_then(|e| e.form),
         },
     })
 }
@@ -994,6 +1086,10 @@ struct Listing {
     files: Vec<Listed>,
     /// The watcher could not watch it.
     unwatched: bool,
+    /// Names in it that have no text (see [`cocode_core::disk_name`]).
+    unnamed: usize,
+    /// It lies deeper than the system's longest path.
+    too_deep: bool,
 }
 
 /// A file as a listing met it.
@@ -1061,4 +1157,58 @@ struct Seen<'a> {
 fn identify_regular(path: &Path) -> Option<ContentHash> {
     let file = crate::disk::open_regular_file(path).ok()??;
     crate::large_file::identity(&file).ok()
+}
+
+/// The longest path the system takes (bytes, with its end).
+#[cfg(target_os = "macos")]
+const PATH_MAX: usize = 1024;
+#[cfg(all(unix, not(target_os = "macos")))]
+const PATH_MAX: usize = 4096;
+#[cfg(not(unix))]
+const PATH_MAX: usize = 32_767;
+
+/// The number of the error for a path longer than the system takes.
+#[cfg(unix)]
+const ENAMETOOLONG: i32 = 36;
+#[cfg(not(unix))]
+const ENAMETOOLONG: i32 = 206;
+
+/// A name from the disk as the text of cocode's paths (see
+/// [`cocode_core::disk_name`]); `None` when it has none.
+fn name_text(name: &std::ffi::OsStr) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        cocode_core::disk_name::to_text(name.as_bytes()).map(std::borrow::Cow::into_owned)
+    }
+    #[cfg(not(unix))]
+    {
+        name.to_str().map(ToOwned::to_owned)
+    }
+}
+
+/// A relative path from the disk as the text of cocode's paths, its
+/// segments joined by `/`; `None` when a name has none.
+fn text_of(rel: &Path) -> Option<String> {
+    let mut out = String::new();
+    for (n, part) in rel.components().enumerate() {
+        if n > 0 {
+            out.push('/');
+        }
+        out.push_str(&name_text(part.as_os_str())?);
+    }
+    Some(out)
+}
+
+/// A segment of cocode's paths as the name on disk.
+fn os_name(segment: &str) -> std::ffi::OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt as _;
+        std::ffi::OsString::from_vec(cocode_core::disk_name::to_bytes(segment).into_owned())
+    }
+    #[cfg(not(unix))]
+    {
+        std::ffi::OsString::from(segment)
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::time::SystemTime;
 
-use cocode_core::snapshot::ContentHash;
+use cocode_core::snapshot::{ContentHash, Form};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Entry {
@@ -15,6 +15,9 @@ pub(crate) struct Entry {
     pub(crate) racy: bool,
     /// History holds the content (false: above the ceiling, hash only).
     pub(crate) kept: bool,
+    /// What it is when not a plain regular file (a link, a FIFO, a device,
+    /// a file with mode bits).
+    pub(crate) form: Option<Form>,
 }
 
 /// What a file's metadata says of its content. The change time is part of
@@ -44,6 +47,30 @@ impl Stat {
             mtime: meta.modified().ok(),
             ctime,
             ino,
+        }
+    }
+
+    /// The form an entry of this metadata (never a folder's) has: its
+    /// mode bits for a regular file, the kind of anything else.
+    pub(crate) fn form_of(meta: &std::fs::Metadata) -> Option<Form> {
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            return Some(Form::Symlink);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
+            if kind.is_fifo() {
+                return Some(Form::Fifo);
+            }
+            if kind.is_file() {
+                return Form::of_file_mode(meta.permissions().mode());
+            }
+        }
+        if kind.is_file() {
+            None
+        } else {
+            Some(Form::Special)
         }
     }
 

@@ -16,12 +16,16 @@
 //!   exactly one blob (gone, or shared by two) drops the entry: that file
 //!   is read again, nothing is trusted.
 //!
-//! The first form (`cocode stat cache 1`, fixed-width fields and whole
-//! hashes) is still read.
+//! - when the entry is not a plain regular file (flag [`FORM`]), its form:
+//!   a code byte, and for a file with mode bits those bits (LEB128).
+//!
+//! The third form added the form; the second (`cocode stat cache 2`, the
+//! same without it) and the first (fixed-width fields and whole hashes)
+//! are still read.
 
 use std::time::{Duration, SystemTime};
 
-use cocode_core::snapshot::ContentHash;
+use cocode_core::snapshot::{ContentHash, Form};
 
 use crate::sweep_entry::{Entry, Stat};
 use crate::varint::{get, put};
@@ -33,6 +37,7 @@ pub(crate) const SHORT: usize = 12;
 
 const MAGIC_V1: &[u8] = b"cocode stat cache 1\n";
 const MAGIC_V2: &[u8] = b"cocode stat cache 2\n";
+const MAGIC_V3: &[u8] = b"cocode stat cache 3\n";
 
 const RACY: u8 = 1;
 const KEPT: u8 = 2;
@@ -40,6 +45,17 @@ const MTIME: u8 = 4;
 const CTIME: u8 = 8;
 const CTIME_IS_MTIME: u8 = 16;
 const SHORT_HASH: u8 = 32;
+const FORM: u8 = 64;
+
+/// The code byte of each form.
+fn form_code(form: Form) -> u8 {
+    match form {
+        Form::File { .. } => 1,
+        Form::Symlink => 2,
+        Form::Fifo => 4,
+        Form::Special => 5,
+    }
+}
 
 const NANOS: i128 = 1_000_000_000;
 
@@ -56,7 +72,7 @@ pub(crate) fn encode<'a>(
     entries: impl Iterator<Item = (&'a str, &'a Entry)>,
     short: &dyn Fn(&ContentHash) -> bool,
 ) -> Vec<u8> {
-    let mut out = MAGIC_V2.to_vec();
+    let mut out = MAGIC_V3.to_vec();
     let mut prev_path: &[u8] = &[];
     let mut prev_mtime = 0i128;
     let mut prev_ino = 0i128;
@@ -86,6 +102,7 @@ pub(crate) fn encode<'a>(
             (ctime.is_some(), CTIME),
             (ctime.is_some() && ctime == mtime, CTIME_IS_MTIME),
             (is_short, SHORT_HASH),
+            (e.form.is_some(), FORM),
         ] {
             if on {
                 flags |= bit;
@@ -104,6 +121,12 @@ pub(crate) fn encode<'a>(
         prev_ino = ino;
         let hash = e.hash.as_bytes();
         out.extend_from_slice(if is_short { &hash[..SHORT] } else { hash });
+        if let Some(form) = e.form {
+            out.push(form_code(form));
+            if let Form::File { mode } = form {
+                put(&mut out, u128::from(mode));
+            }
+        }
     }
     out
 }
@@ -122,7 +145,10 @@ pub(crate) fn decode(bytes: &[u8], mut each: impl FnMut(String, Entry, Name)) ->
         }
         return Some(());
     }
-    let mut b = bytes.strip_prefix(MAGIC_V2)?;
+    // The second form is the third without forms (no entry has the flag).
+    let mut b = bytes
+        .strip_prefix(MAGIC_V3)
+        .or_else(|| bytes.strip_prefix(MAGIC_V2))?;
     let mut prev_path: Vec<u8> = Vec::new();
     let mut prev_mtime = 0i128;
     let mut prev_ino = 0i128;
@@ -158,6 +184,21 @@ pub(crate) fn decode(bytes: &[u8], mut each: impl FnMut(String, Entry, Name)) ->
             let hash = ContentHash::from_bytes(*head);
             (Name::Whole(hash), hash)
         };
+        let form = if flags & FORM == 0 {
+            None
+        } else {
+            let (&code, tail) = b.split_first()?;
+            b = tail;
+            Some(match code {
+                1 => Form::File {
+                    mode: u32::try_from(get(&mut b)?).ok()? & Form::MODE_BITS,
+                },
+                2 => Form::Symlink,
+                4 => Form::Fifo,
+                5 => Form::Special,
+                _ => return None,
+            })
+        };
         let entry = Entry {
             stat: Stat {
                 len,
@@ -177,6 +218,7 @@ pub(crate) fn decode(bytes: &[u8], mut each: impl FnMut(String, Entry, Name)) ->
             hash,
             racy: flags & RACY != 0,
             kept: flags & KEPT != 0,
+            form,
         };
         let text = String::from_utf8(path).ok()?;
         prev_path = text.as_bytes().to_vec();
@@ -239,6 +281,7 @@ fn decode_v1(bytes: &[u8]) -> Option<(&str, Entry, &[u8])> {
         hash,
         racy: flags & 1 != 0,
         kept: flags & 2 != 0,
+        form: None,
     };
     Some((name, entry, b))
 }
@@ -258,6 +301,14 @@ mod tests {
             hash: ContentHash::of(&[n]),
             racy: n.is_multiple_of(2),
             kept: !n.is_multiple_of(3),
+            form: match n % 4 {
+                0 => Some(Form::File {
+                    mode: 0o4755 & Form::MODE_BITS,
+                }),
+                1 => None,
+                2 => Some(Form::Symlink),
+                _ => Some(Form::Fifo),
+            },
         }
     }
 
@@ -339,7 +390,13 @@ mod tests {
                 assert!(n < sample().len(), "{cut}");
             }
         }
-        assert_eq!(decode(b"cocode stat cache 3\n", |_, _, _| ()), None);
+        assert_eq!(decode(b"cocode stat cache 4\n", |_, _, _| ()), None);
+        // A form code no writer made.
+        let mut unknown = MAGIC_V3.to_vec();
+        unknown.extend_from_slice(&[0, 1, b'x', 0, FORM, 0]);
+        unknown.extend_from_slice(&[0; 32]);
+        unknown.push(9);
+        assert_eq!(decode(&unknown, |_, _, _| ()), None);
         // A path sharing more bytes than the previous path has.
         let mut bad = MAGIC_V2.to_vec();
         bad.extend_from_slice(&[5, 1, b'x']);
@@ -353,7 +410,10 @@ mod tests {
     /// The first form, as its writer made it, is read.
     #[test]
     fn the_first_form_is_still_read() {
-        let e = entry(4, Some((1_700_000_000, 7)), Some((1_700_000_001, 8)));
+        let e = Entry {
+            form: None,
+            ..entry(4, Some((1_700_000_000, 7)), Some((1_700_000_001, 8)))
+        };
         let mut bytes = MAGIC_V1.to_vec();
         bytes.extend_from_slice(&5u32.to_le_bytes());
         bytes.extend_from_slice(b"x.txt");
@@ -370,6 +430,20 @@ mod tests {
         let mut back = Vec::new();
         decode(&bytes, |p, e, n| back.push((p, e, n))).unwrap();
         assert_eq!(back, vec![("x.txt".to_owned(), e, Name::Whole(e.hash))]);
+    }
+
+    /// The second form (no forms) is read: its entries are plain files.
+    #[test]
+    fn the_second_form_is_still_read() {
+        let plain: Vec<(String, Entry)> = sample()
+            .into_iter()
+            .map(|(p, e)| (p, Entry { form: None, ..e }))
+            .collect();
+        let third = encode(plain.iter().map(|(p, e)| (p.as_str(), e)), &|_| false);
+        let second = [MAGIC_V2, &third[MAGIC_V3.len()..]].concat();
+        let mut back = Vec::new();
+        decode(&second, |p, e, _| back.push((p, e))).unwrap();
+        assert_eq!(back, plain);
     }
 
     #[test]

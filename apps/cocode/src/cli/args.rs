@@ -70,6 +70,10 @@ pub enum CliCommand {
         /// Undo this snapshot and every later one of the task.
         #[arg(long)]
         to_snapshot: Option<String>,
+        /// Revert files that changed while the task's commands or agent
+        /// ran without asking (cocode cannot tell who changed them).
+        #[arg(long)]
+        yes: bool,
     },
     /// The workspace tool catalog.
     Tools {

@@ -532,9 +532,27 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
                 (false, true) => " · too large to keep after",
                 (true, true) => " · too large to keep",
             };
+            // What a side is when not a plain file (a link, a FIFO, mode
+            // bits), from what it was to what it became.
+            let side =
+                |hash: Option<cocode_core::ContentHash>,
+                 form: Option<cocode_core::snapshot::Form>| match (hash, form) {
+                    (None, _) => "nothing".to_owned(),
+                    (Some(_), None) => "a file".to_owned(),
+                    (Some(_), Some(form)) => form.phrase(),
+                };
+            let forms = if parts.forms.is_none() {
+                String::new()
+            } else {
+                format!(
+                    " · {} → {}",
+                    side(parts.base, parts.forms.base),
+                    side(parts.result, parts.forms.result)
+                )
+            };
             let _ = writeln!(
                 text,
-                "    {}. {} {}{renamed} · attempt {} · {}{unkept}",
+                "    {}. {} {}{renamed} · attempt {} · {}{unkept}{forms}",
                 parts.seq.0,
                 s.kind().phrase(),
                 cocode_core::shown::line(parts.path.as_str()),
@@ -655,8 +673,8 @@ pub fn task_command(
 pub fn rollback(
     workspace: &Path,
     task: &str,
-    to_attempt: Option<u32>,
-    to_snapshot: Option<&str>,
+    (to_attempt, to_snapshot): (Option<u32>, Option<&str>),
+    yes: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     use crate::host::review::{RollbackOutcome, rollback};
@@ -679,6 +697,29 @@ pub fn rollback(
         ),
         (None, None) => RollbackQuery::TaskStart,
     };
+    // Files that changed while a command or the agent ran: cocode cannot
+    // tell whether the task or someone else changed them. A person says
+    // so before they are reverted.
+    let unknown = crate::host::review::unknown_authors(&ws, &id, &query);
+    if !unknown.is_empty() && !yes {
+        writeln!(
+            out,
+            "{} file(s) changed while the task ran, and cocode cannot tell whether the task or someone else changed them; rolling back reverts them too:",
+            unknown.len()
+        )?;
+        for path in &unknown {
+            writeln!(out, "  {}", cocode_core::shown::line(path))?;
+        }
+        out.flush()?;
+        // Without a terminal to ask on, no answer is a no.
+        if !ask_terminal("Roll back anyway?") {
+            writeln!(
+                out,
+                "rollback not run: nothing was touched (pass --yes to revert them too)"
+            )?;
+            return Ok(1);
+        }
+    }
     match rollback(&ws, &id, &query)? {
         RollbackOutcome::Done { restored, task } => {
             for (path, how) in &restored {

@@ -46,6 +46,10 @@ pub struct TaskDetail {
     /// Why a refused host a lockfile names is not allowed (an agent task's
     /// edit put it there), by host.
     pub held_hosts: std::collections::BTreeMap<String, String>,
+    /// Paths a rollback to the start would revert that changed while the
+    /// task's commands or agent ran: who changed them is unknown, so the
+    /// rollback asks first.
+    pub unknown_authors: Vec<String>,
 }
 
 /// One snapshot as the review and the transcript show it: its change as a
@@ -124,7 +128,35 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         rollback,
         blocked_hosts: Vec::new(),
         held_hosts: std::collections::BTreeMap::new(),
+        unknown_authors: unknown_authors(ws, id, &RollbackQuery::TaskStart),
     })
+}
+
+/// The paths a rollback by `query` would revert whose change was found by
+/// a sweep (`observed`: made while the task's commands or agent ran):
+/// the task's, or a person's in an editor outside cocode, or another
+/// program's — cocode cannot tell.
+pub fn unknown_authors(ws: &OpenWorkspace, id: &TaskId, query: &RollbackQuery) -> Vec<String> {
+    let Ok(records) = ws.gate.store().snapshots_of_task(id) else {
+        return Vec::new();
+    };
+    let Ok(selected) = cocode_workspace::rollback::select(&records, query) else {
+        return Vec::new();
+    };
+    let reverted: std::collections::BTreeSet<_> = cocode_workspace::rollback::targets(&selected)
+        .into_iter()
+        .map(|t| t.path)
+        .collect();
+    let mut paths: Vec<String> = selected
+        .iter()
+        .filter(|r| r.origin() == cocode_core::SnapshotOrigin::Observed)
+        .flat_map(|r| r.transitions())
+        .filter(|t| reverted.contains(&t.path))
+        .map(|t| t.path.to_string())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
 }
 
 /// Why a rollback cannot run, in words: conflicts name each path with its

@@ -761,6 +761,66 @@ fn run_approving(h: &mut egui_kittest::Harness<'static, CocodeApp>) {
     accept_completion(h);
 }
 
+/// A rollback that would revert files changed while the task's command
+/// ran asks first (cocode cannot tell who changed them): Cancel touches
+/// nothing, "Roll back anyway" reverts them.
+#[cfg(unix)]
+#[test]
+fn a_rollback_of_changes_made_while_a_command_ran_asks_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("notes.txt"), "n\n").unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| loaded(h, "  notes.txt"));
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text(r#"run "echo changed > notes.txt""#);
+    h.run_steps(2);
+    h.get_by_label("Run task").click();
+    run_approving(&mut h);
+    run_until(&mut h, "the task list after the task", |h| {
+        h.state().agent.tasks.len() == 1 && h.state().agent.running() == 0
+    });
+    let first = h.state().agent.tasks[0].clone();
+    h.get_by_label_contains(&format!("{}  ", first.id)).click();
+    run_until(&mut h, "the task detail", |h| {
+        h.state().agent.detail.is_some()
+    });
+    assert_eq!(
+        h.state().agent.detail.as_ref().unwrap().unknown_authors,
+        vec!["notes.txt".to_owned()]
+    );
+    h.get_by_label("Roll back to the start (1 path(s))").click();
+    h.run_steps(2);
+    h.get_by_label_contains("1 file(s) changed while the task ran.");
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label_contains("1 file(s) changed while the task ran.")
+            .is_none()
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "changed\n"
+    );
+    h.get_by_label("Roll back to the start (1 path(s))").click();
+    h.run_steps(2);
+    h.get_by_label("Roll back anyway").click();
+    run_until(&mut h, "the rollback", |h| {
+        h.state()
+            .agent
+            .note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("rolled back 1 path(s)"))
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "n\n"
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_blocked_host_is_shown_in_the_review_and_allowed_for_a_rerun() {

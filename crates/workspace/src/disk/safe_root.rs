@@ -22,11 +22,19 @@ pub(crate) enum Entry {
     Other(EntryKind),
 }
 
-/// What names what is at a path: a regular file's content hash (or its
-/// identity above the ceiling), or the kind of anything else; with the
-/// stamp the file had when it was read, where the system gives one.
+/// What names what is at a path: its content hash (a regular file's, or
+/// its identity above the ceiling; a link's target; nothing for a FIFO or
+/// a device) and its form, or the kind of what no record names (a
+/// folder); with the stamp a regular file had when it was read, where the
+/// system gives one.
 pub(crate) type Hashed = (
-    Result<cocode_core::snapshot::ContentHash, EntryKind>,
+    Result<
+        (
+            cocode_core::snapshot::ContentHash,
+            Option<cocode_core::snapshot::Form>,
+        ),
+        EntryKind,
+    >,
     Option<Stamp>,
 );
 

@@ -8,7 +8,9 @@ use cocode_core::error::WorkspaceErrorCode;
 use cocode_core::gate::{GateError, GateOp, TaskContext};
 use cocode_core::ids::OpId;
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::{ContentHash, EditSnapshot, PathTransition, SnapshotOrigin, Unkept};
+use cocode_core::snapshot::{
+    ContentHash, EditSnapshot, Forms, PathTransition, SnapshotOrigin, Unkept,
+};
 
 use super::errors::{disk_failed, refuse, store_failed};
 use super::paths::{disjoint, outside_metadata, paths_of, rename_apart};
@@ -147,6 +149,7 @@ impl Gate {
                 base: base_hash,
                 result: Some(result),
                 unkept: Unkept::NONE,
+                forms: Forms::NONE,
             });
             if let Some(b) = base {
                 plan.blobs.push(b);
@@ -274,6 +277,7 @@ impl Gate {
             base: Some(ContentHash::of(&bytes)),
             result: None,
             unkept: Unkept::NONE,
+            forms: Forms::NONE,
         });
         plan.blobs.push(bytes);
         plan.actions.push(Action::Remove { target });
@@ -294,6 +298,7 @@ impl Gate {
             base: Some(hash),
             result: Some(hash),
             unkept: Unkept::NONE,
+            forms: Forms::NONE,
         });
         plan.blobs.push(bytes);
         plan.actions.push(Action::Move { from, to });

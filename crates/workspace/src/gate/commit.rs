@@ -88,6 +88,7 @@ impl Gate {
                 base: change.base,
                 result: change.result,
                 unkept: change.unkept,
+                forms: change.forms,
                 origin,
                 ts,
             })

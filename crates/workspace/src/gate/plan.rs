@@ -2,7 +2,7 @@
 //! actions on disk behind them.
 
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::{ContentHash, PathTransition, Unkept};
+use cocode_core::snapshot::{ContentHash, Forms, PathTransition, Unkept};
 
 use crate::policy::Resolved;
 
@@ -26,6 +26,9 @@ pub(super) struct Change {
     pub(super) result: Option<ContentHash>,
     /// Sides recorded by hash only (the sweep's files above the ceiling).
     pub(super) unkept: Unkept,
+    /// What each side is when it is not a plain regular file (the sweep's
+    /// links, FIFOs, empty folders and mode bits).
+    pub(super) forms: Forms,
 }
 
 /// A checked operation: the records it will write and the actions behind them.

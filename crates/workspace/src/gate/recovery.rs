@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use cocode_core::gate::{GateError, StoreError};
 use cocode_core::ids::{AttemptNo, OpId, TaskId};
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::{ContentHash, SnapshotOrigin};
+use cocode_core::snapshot::{ContentHash, Form, SnapshotOrigin};
+
+use crate::rollback::Found;
 
 use super::errors::store_failed;
 use super::state::{Gate, GateState, TaskCursor};
@@ -216,14 +218,25 @@ impl Gate {
     /// The disk content of a recorded (real) path: `Ok(None)` absent,
     /// `Err(())` when it is not a regular file or cannot be read.
     pub(super) fn current(&self, path: &NormalizedPath) -> Result<Option<ContentHash>, ()> {
-        self.current_stamped(path).map(|(hash, _)| hash)
+        match self.current_stamped(path)? {
+            (None, _) => Ok(None),
+            (Some((hash, None | Some(Form::File { .. }))), _) => Ok(Some(hash)),
+            (Some(_), _) => Err(()),
+        }
     }
 
-    /// The current content's hash and the stamp the file had when read.
+    /// What is at a recorded path, in any form (see [`Found`]): `Err(())`
+    /// when it is something no record names (a folder with things in it)
+    /// or cannot be read.
+    pub(super) fn current_entry(&self, path: &NormalizedPath) -> Result<Found, ()> {
+        self.current_stamped(path).map(|(found, _)| found)
+    }
+
+    /// What is at a path and the stamp a regular file had when read.
     pub(super) fn current_stamped(
         &self,
         path: &NormalizedPath,
-    ) -> Result<(Option<ContentHash>, Option<Stamp>), ()> {
+    ) -> Result<(Found, Option<Stamp>), ()> {
         let segments: Vec<String> = path.segments().map(ToOwned::to_owned).collect();
         let Some((name, dir)) = segments.split_last() else {
             return Err(());
@@ -235,7 +248,7 @@ impl Gate {
             .stamped_hash(dir, name, self.sweep_limits.max_file_bytes)
         {
             Ok(None) => Ok((None, None)),
-            Ok(Some((Ok(hash), stamp))) => Ok((Some(hash), stamp)),
+            Ok(Some((Ok(found), stamp))) => Ok((Some(found), stamp)),
             _ => Err(()),
         }
     }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cocode_core::gate::GateError;
 use cocode_core::ids::{OpId, TaskId};
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::{EditSnapshot, SnapshotOrigin, Unkept};
+use cocode_core::snapshot::{EditSnapshot, Form, Forms, SnapshotOrigin, Unkept};
 
 use super::errors::{disk_failed, internal, store_failed};
 use super::paths::{paths_of, split};
@@ -16,7 +16,9 @@ use super::plan::Change;
 use super::state::{Gate, GateState};
 use crate::disk::{self, Staged, Stamp};
 use crate::parallel::{by_folder, folder_of, parallel_map};
-use crate::rollback::{self, RollbackAvailability, RollbackError, RollbackQuery, RollbackTarget};
+use crate::rollback::{
+    self, RollbackAvailability, RollbackError, RollbackQuery, RollbackTarget, is_as_recorded,
+};
 use crate::store::{ROLLBACK_JOURNAL_VERSION, RollbackItem, RollbackJournal};
 
 fn rollback_failed(e: &impl std::fmt::Display) -> RollbackError {
@@ -105,11 +107,11 @@ impl Gate {
                 }
             },
             &mut |path| {
-                let (hash, stamp) = answers[path].1?;
+                let (found, stamp) = answers[path].1?;
                 if let (Some(stamps), Some(stamp)) = (stamps.as_deref_mut(), stamp) {
                     stamps.insert(path.clone(), stamp);
                 }
-                Ok(hash)
+                Ok(found)
             },
         );
         if let Some(e) = lookup_error {
@@ -172,32 +174,16 @@ impl Gate {
                 base: t.expected,
                 result: t.target,
                 unkept: Unkept::NONE,
+                forms: Forms {
+                    base: t.expected.and(t.expected_form),
+                    result: t.target.and(t.target_form),
+                },
             })
             .collect();
         let (op_id, ts, records) = self
             .reserve(&mut st, (task, attempt), &changes, SnapshotOrigin::Rollback)
             .map_err(|e| rollback_failed(&e))?;
-        let items: Vec<RollbackItem> = targets
-            .iter()
-            .enumerate()
-            .map(|(n, t)| {
-                let (dir, name) = split(&t.path);
-                RollbackItem {
-                    path: t.path.clone(),
-                    prior: t.expected,
-                    target: t.target,
-                    staging: t.target.map(|_| {
-                        dir.iter()
-                            .cloned()
-                            .chain(std::iter::once(format!(
-                                ".{name}.cocode-rollback-{op_id}-{n}.tmp"
-                            )))
-                            .collect::<Vec<_>>()
-                            .join("/")
-                    }),
-                }
-            })
-            .collect();
+        let items = rollback_items(&targets, &op_id);
         let journal = RollbackJournal {
             version: ROLLBACK_JOURNAL_VERSION,
             op_id: op_id.clone(),
@@ -241,12 +227,16 @@ impl Gate {
     /// says it undid the task while a path differs from its target (a
     /// process that wrote it meanwhile, a disk that lost the write).
     fn check_restored(&self, journal: &RollbackJournal) -> Result<(), RollbackError> {
-        let found = parallel_map(&journal.items, |item| self.current(&item.path));
+        let found = parallel_map(&journal.items, |item| self.current_entry(&item.path));
         let differ: Vec<String> = journal
             .items
             .iter()
             .zip(found)
-            .filter(|(item, found)| *found != Ok(item.target))
+            .filter(|(item, found)| {
+                !found
+                    .as_ref()
+                    .is_ok_and(|f| is_as_recorded(item.target, item.target_form, *f))
+            })
             .map(|(item, found)| match found {
                 Ok(None) => format!("{} is missing", item.path),
                 Ok(Some(_)) if item.target.is_none() => format!("{} is still there", item.path),
@@ -275,25 +265,53 @@ impl Gate {
             &journal.items,
             |item| folder_of(&item.path),
             |item| {
-                let (Some(target), Some(staging)) = (item.target, &item.staging) else {
-                    return Ok(None);
-                };
-                let bytes = self
-                    .store
-                    .read_blob(&target)
-                    .map_err(|e| rollback_failed(&e))?;
-                let (dir, name) = split(&item.path);
-                let temp = staging.rsplit('/').next().unwrap_or(staging);
-                self.disk
-                    .stage(&dir, &name, temp, &bytes)
-                    .map_err(|e| rollback_failed(&disk_failed("rollback", &item.path, &e)))?;
-                Ok(Some(self.full_path(&dir, temp)))
+                self.stage_item(item)
+                    .map_err(|e| rollback_failed(&disk_failed("rollback", &item.path, &e)))
             },
         )?;
         for full in staged.into_iter().flatten() {
             self.note_written(st, full);
         }
         Ok(())
+    }
+
+    /// Stages one restoration from its blob, in the form it goes back to (a
+    /// file with its mode bits, a link, a FIFO); returns the staged file's
+    /// full path (nothing for a removal).
+    fn stage_item(&self, item: &RollbackItem) -> io::Result<Option<std::path::PathBuf>> {
+        let (Some(target), Some(staging)) = (item.target, &item.staging) else {
+            return Ok(None);
+        };
+        let (dir, name) = split(&item.path);
+        let temp = staging.rsplit('/').next().unwrap_or(staging);
+        let bytes = || {
+            self.store
+                .read_blob(&target)
+                .map_err(|e| io::Error::other(e.to_string()))
+        };
+        match item.target_form {
+            Some(Form::Symlink) => {
+                self.disk.stage_symlink(&dir, &name, temp, &bytes()?)?;
+            }
+            Some(Form::Fifo) => {
+                self.disk.stage_fifo(&dir, &name, temp)?;
+            }
+            Some(Form::Special) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "a socket or a device is never made",
+                ));
+            }
+            form @ (None | Some(Form::File { .. })) => {
+                self.disk.stage(&dir, &name, temp, &bytes()?)?;
+                let bits = match form {
+                    Some(Form::File { mode }) => mode,
+                    _ => 0,
+                };
+                self.disk.set_mode_bits(&dir, temp, Form::MODE_BITS, bits)?;
+            }
+        }
+        Ok(Some(self.full_path(&dir, temp)))
     }
 
     /// Removes the journal and staging files of a rollback that failed before
@@ -437,9 +455,11 @@ impl Gate {
             Some(Ok(true)) => Ok(()),
             Some(Err(e)) => Err(e),
             None | Some(Ok(false)) => {
-                match self.current(&item.path) {
-                    Ok(cur) if cur == item.target => return Ok(false),
-                    Ok(cur) if cur == item.prior => {}
+                match self.current_entry(&item.path) {
+                    Ok(cur) if is_as_recorded(item.target, item.target_form, cur) => {
+                        return Ok(false);
+                    }
+                    Ok(cur) if is_as_recorded(item.prior, item.prior_form, cur) => {}
                     _ => return Err(item.path.clone()),
                 }
                 self.restore_item(item, &dir, &name, None).map(drop)
@@ -486,29 +506,21 @@ impl Gate {
         order: &[&RollbackItem],
     ) -> Result<(), NormalizedPath> {
         for item in order {
-            let (Some(target), Some(staging)) = (item.target, &item.staging) else {
-                continue;
-            };
-            if self.current(&item.path) != Ok(item.prior) {
+            if item.staging.is_none()
+                || !self
+                    .current_entry(&item.path)
+                    .is_ok_and(|cur| is_as_recorded(item.prior, item.prior_form, cur))
+            {
                 continue;
             }
-            let (dir, name) = split(&item.path);
-            let temp = staging.rsplit('/').next().unwrap_or(staging);
-            let staged = self
-                .store
-                .read_blob(&target)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| {
-                    self.disk
-                        .stage(&dir, &name, temp, &bytes)
-                        .map_err(|e| e.to_string())
-                });
-            if let Err(e) = staged {
-                tracing::error!(op = %journal.op_id, path = %item.path, error = %e, "rollback staging failed");
-                return Err(item.path.clone());
+            match self.stage_item(item) {
+                Ok(Some(full)) => self.note_written(st, full),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::error!(op = %journal.op_id, path = %item.path, error = %e, "rollback staging failed");
+                    return Err(item.path.clone());
+                }
             }
-            let full = self.full_path(&dir, temp);
-            self.note_written(st, full);
         }
         if let Err(e) = self.barrier(st) {
             tracing::error!(op = %journal.op_id, error = %e, "rollback barrier failed");
@@ -544,4 +556,32 @@ impl Gate {
         st.exclusion.retain(|_, o| o != op);
         Ok(paths)
     }
+}
+
+/// The rollback journal's items for `targets`: each restoration staged
+/// next to its target under a name of `op_id`.
+fn rollback_items(targets: &[RollbackTarget], op_id: &OpId) -> Vec<RollbackItem> {
+    targets
+        .iter()
+        .enumerate()
+        .map(|(n, t)| {
+            let (dir, name) = split(&t.path);
+            RollbackItem {
+                path: t.path.clone(),
+                prior: t.expected,
+                target: t.target,
+                staging: t.target.map(|_| {
+                    dir.iter()
+                        .cloned()
+                        .chain(std::iter::once(format!(
+                            ".{name}.cocode-rollback-{op_id}-{n}.tmp"
+                        )))
+                        .collect::<Vec<_>>()
+                        .join("/")
+                }),
+                prior_form: t.expected.and(t.expected_form),
+                target_form: t.target.and(t.target_form),
+            }
+        })
+        .collect()
 }

@@ -58,9 +58,9 @@ pub(super) struct GateState {
     /// The version-control metadata the workspace held when the sweep
     /// began (`metadata_census`), or `None` when it was too large to count.
     pub(super) metadata_before: Option<BTreeSet<NormalizedPath>>,
-    /// The look before the running command met more files than the sweep
-    /// tracks.
-    pub(super) begun_truncated: bool,
+    /// Why the look before the running command did not track everything
+    /// it met, if it did not.
+    pub(super) begun_incomplete: Option<String>,
     /// Tasks whose changes are not all recorded, and why (also in their
     /// marker files, when those could be written).
     pub(super) unrecorded: HashMap<TaskId, String>,
@@ -124,7 +124,7 @@ impl Gate {
                 durable_entries: HashMap::new(),
                 sweep,
                 last_scan: crate::sweep::SweepStats::default(),
-                begun_truncated: false,
+                begun_incomplete: None,
                 unrecorded: HashMap::new(),
                 restored_whole: false,
                 sweep_held: Vec::new(),

@@ -8,7 +8,7 @@ use cocode_core::error::WorkspaceErrorCode;
 use cocode_core::gate::{GateError, GateOp, PendingChange, StoreError, TaskContext};
 use cocode_core::ids::TaskId;
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::{EditSnapshot, SnapshotOrigin};
+use cocode_core::snapshot::{EditSnapshot, Form, SnapshotOrigin};
 
 use super::errors::{disk_failed, io_failed, refuse, store_failed};
 use super::plan::{Change, Plan};
@@ -65,7 +65,7 @@ impl Gate {
         budget: &SweepBudget<'_>,
     ) -> Result<crate::sweep::SweepStats, GateError> {
         let stats = self.scan(st, crate::sweep::IgnoreRules::OnDisk, budget)?;
-        st.begun_truncated = stats.truncated;
+        st.begun_incomplete = stats.incomplete(self.sweep_limits.max_files);
         st.metadata_before =
             crate::metadata_census::take(self.layout.workspace_root(), self.policy.options());
         Ok(stats)
@@ -287,11 +287,11 @@ impl Gate {
                 return Err(e);
             }
         };
-        if st.begun_truncated || st.last_scan.truncated {
-            let reason = format!(
-                "the workspace holds more than {} files the sweep would track, so new files past them were not recorded",
-                self.sweep_limits.max_files
-            );
+        let incomplete = st
+            .begun_incomplete
+            .clone()
+            .or_else(|| st.last_scan.incomplete(self.sweep_limits.max_files));
+        if let Some(reason) = incomplete {
             self.mark_unrecorded(&mut st, ctx, &reason);
             return Err(GateError {
                 code: WorkspaceErrorCode::NotFullyRecorded,
@@ -357,9 +357,15 @@ impl Gate {
         ctx: &TaskContext,
         changes: Vec<crate::sweep::ObservedChange>,
     ) -> Vec<crate::sweep::ObservedChange> {
+        // Content changes of files: a link, a FIFO or a mode change is
+        // recorded as any change (a held operation writes bytes).
+        let file = |form: Option<Form>| matches!(form, None | Some(Form::File { .. }));
         let (protected, mut rest): (Vec<_>, Vec<_>) = changes.into_iter().partition(|c| {
             c.transition.before.is_some()
+                && c.transition.before != c.transition.after
                 && c.unkept.is_none()
+                && file(c.forms.base)
+                && file(c.forms.result)
                 && self.tests.is_protected(&c.transition.path)
         });
         let mut ops = Vec::new();
@@ -531,6 +537,7 @@ impl Gate {
                 base: c.transition.before,
                 result: c.transition.after,
                 unkept: c.unkept,
+                forms: c.forms,
             })
             .collect();
         let (_, _, records) = self.reserve(st, (&ctx.task_id, ctx.attempt_no), &changes, origin)?;

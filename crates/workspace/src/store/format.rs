@@ -8,7 +8,7 @@ use cocode_core::gate::StoreError;
 use cocode_core::gate::TaskContext;
 use cocode_core::ids::{AttemptNo, OpId, TaskId, Timestamp};
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::{ContentHash, EditSnapshot};
+use cocode_core::snapshot::{ContentHash, EditSnapshot, Form};
 use serde::{Deserialize, Serialize};
 
 /// Current format version of `journal/writes/<op_id>.json` (2: the
@@ -93,9 +93,16 @@ pub struct RollbackItem {
     pub path: NormalizedPath,
     pub prior: Option<ContentHash>,
     pub target: Option<ContentHash>,
-    /// Workspace-relative staging file (restorations only).
+    /// Workspace-relative staging file (restorations only; none for an
+    /// empty folder, which is made in place).
     #[serde(default)]
     pub staging: Option<String>,
+    /// What the path is now when not a plain file (a link, a FIFO…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_form: Option<Form>,
+    /// What the path goes back to when not a plain file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_form: Option<Form>,
 }
 
 /// A rollback journal, written before any file is touched; replayed at

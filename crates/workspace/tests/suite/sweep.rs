@@ -421,17 +421,27 @@ fn fifos_named_like_ignore_files_or_files_never_block_a_sweep() {
         &c,
         "mkfifo .gitignore .ignore pipe && mkdir d && mkfifo d/.gitignore && echo b > d/b.txt",
     );
+    // The FIFOs are recorded as FIFOs (never opened), the file as a file.
     assert_eq!(
         summary(&observed),
-        vec![(
-            "create".to_owned(),
-            "d/b.txt".to_owned(),
-            "observed".to_owned()
-        )]
+        triples(&[
+            ("create", ".gitignore", "observed"),
+            ("create", ".ignore", "observed"),
+            ("create", "d/.gitignore", "observed"),
+            ("create", "d/b.txt", "observed"),
+            ("create", "pipe", "observed"),
+        ])
     );
+    let fifo = Some(cocode_core::snapshot::Form::Fifo);
+    let forms: Vec<_> = observed.iter().map(|r| r.forms().result).collect();
+    assert_eq!(forms, [fifo, fifo, fifo, None, fifo]);
     // And a scan by the rules on disk, which reads the ignore files.
     ws.gate.begin_sweep().unwrap();
     assert_eq!(ws.gate.end_sweep(&c).unwrap(), vec![]);
+    ws.gate
+        .rollback(&c.task_id, &cocode_workspace::RollbackQuery::TaskStart)
+        .unwrap();
+    assert_eq!(tree(&ws.workspace.root), files(&[("a.txt", "a\n")]));
 }
 
 /// A workspace whose `workspace.json` keeps content up to 1 MiB.

@@ -105,7 +105,10 @@ const CASES: &[Case] = &[
         files: &[("src/m/a", "a\n"), ("src/m/b/c", "c\n"), ("lib/x", "x\n")],
         before: "",
         command: "rm -rf src/m && rm -rf lib && ln -s /etc lib",
+        // The link is recorded as a link (never followed). A rollback is
+        // refused: `lib/x` goes back below where a link stands now.
         recorded: &[
+            ("create", "lib"),
             ("delete", "lib/x"),
             ("delete", "src/m/a"),
             ("delete", "src/m/b/c"),

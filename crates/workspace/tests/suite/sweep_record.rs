@@ -1,11 +1,12 @@
 //! Nothing escapes the record: huge and sparse files, sweeps that cannot
 //! finish, cocode ending mid-command, a full disk.
 
+use std::os::unix::fs::FileTypeExt as _;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cocode_core::error::WorkspaceErrorCode;
-use cocode_core::snapshot::SnapshotOrigin;
+use cocode_core::snapshot::{Form, SnapshotOrigin};
 use cocode_workspace::{
     OpenWorkspace, RecoveredSweep, RollbackError, RollbackQuery, SweepBudget, SweepWriters,
 };
@@ -291,4 +292,216 @@ fn a_full_disk_under_the_history_fails_the_sweep_loudly_and_rollback_is_refused(
         "edited\n"
     );
     drop(ws);
+}
+
+fn mode_of(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    path.symlink_metadata().unwrap().permissions().mode() & 0o7777
+}
+
+fn form_changes(records: &[cocode_core::snapshot::EditSnapshot]) -> Vec<(String, String)> {
+    let word = |f: Option<Form>| f.map_or_else(|| "file".to_owned(), Form::phrase);
+    records
+        .iter()
+        .map(|r| {
+            let forms = r.forms();
+            (
+                r.path().to_string(),
+                format!(
+                    "{} -> {}",
+                    r.base().map_or("-".to_owned(), |_| word(forms.base)),
+                    r.result().map_or("-".to_owned(), |_| word(forms.result))
+                ),
+            )
+        })
+        .collect()
+}
+
+/// What a command makes that is not a plain file — a link (never
+/// followed), a FIFO (never opened), the executable and set-id bits — is
+/// recorded as what it is, and a rollback puts back exactly what was there.
+#[test]
+fn links_fifos_and_mode_bits_a_command_changes_are_recorded_and_undone() {
+    let (_d, ws) = workspace(&[
+        ("run.sh", "echo run\n"),
+        ("tool.sh", "echo tool\n"),
+        ("target.txt", "t\n"),
+    ]);
+    let root = ws.workspace.root.clone();
+    sh(
+        &root,
+        "chmod 644 run.sh && chmod 755 tool.sh && ln -s target.txt cur && mkfifo old-pipe",
+    );
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    sh(
+        &root,
+        "chmod 4755 run.sh; chmod 644 tool.sh; ln -s /etc/passwd leak; mkfifo pipe; \
+         rm cur && echo plain > cur; rm old-pipe",
+    );
+    let observed = end(&ws, &c, &within(30)).unwrap();
+    assert_eq!(
+        form_changes(&observed),
+        [
+            ("cur", "a link -> file"),
+            ("leak", "- -> a link"),
+            ("old-pipe", "a FIFO -> -"),
+            ("pipe", "- -> a FIFO"),
+            ("run.sh", "file -> set-id file, mode bits 4111"),
+            ("tool.sh", "executable -> file"),
+        ]
+        .map(|(p, c)| (p.to_owned(), c.to_owned()))
+    );
+    ws.gate
+        .rollback(&c.task_id, &RollbackQuery::TaskStart)
+        .unwrap();
+    assert!(!root.join("leak").exists() && root.join("leak").symlink_metadata().is_err());
+    assert!(root.join("pipe").symlink_metadata().is_err());
+    assert_eq!(
+        std::fs::read_link(root.join("cur")).unwrap(),
+        std::path::Path::new("target.txt")
+    );
+    assert!(
+        root.join("old-pipe")
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert_eq!(
+        (
+            mode_of(&root.join("run.sh")) & 0o7111,
+            mode_of(&root.join("tool.sh")) & 0o7111
+        ),
+        (0, 0o111)
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("run.sh")).unwrap(),
+        "echo run\n"
+    );
+}
+
+/// A device node a command makes is recorded and removed by a rollback; one
+/// it removes cannot be made again, so that rollback is refused by name.
+#[test]
+fn a_device_node_is_recorded_removed_by_rollback_and_never_made() {
+    if !crate::require::require("root, to make a device node", is_root()) {
+        return;
+    }
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    sh(&root, "mknod null-dev c 1 3");
+    let observed = end(&ws, &c, &within(30)).unwrap();
+    assert_eq!(
+        form_changes(&observed),
+        [("null-dev".to_owned(), "- -> a socket or device".to_owned())]
+    );
+    ws.gate
+        .rollback(&c.task_id, &RollbackQuery::TaskStart)
+        .unwrap();
+    assert!(root.join("null-dev").symlink_metadata().is_err());
+    // Removed by a command: it is not made again.
+    sh(&root, "mknod null-dev c 1 3");
+    let c2 = ctx("t2", 1);
+    ws.gate.begin_task_sweep(&c2, &within(30)).unwrap();
+    sh(&root, "rm null-dev");
+    assert_eq!(end(&ws, &c2, &within(30)).unwrap().len(), 1);
+    assert_eq!(
+        ws.gate.rollback(&c2.task_id, &RollbackQuery::TaskStart),
+        Err(RollbackError::Conflicts(vec![
+            cocode_workspace::rollback::PathConflict {
+                path: p("null-dev"),
+                reason: cocode_workspace::rollback::ConflictReason::CannotRemake,
+            }
+        ]))
+    );
+}
+
+/// A name that is not UTF-8 and a name with a backslash, made by a
+/// command: each recorded under its own bytes (never a lossy spelling that
+/// names another file, or none), shown escaped, and removed by a rollback.
+#[test]
+fn names_that_are_not_text_are_recorded_by_their_bytes_and_undone() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    sh(
+        &root,
+        r#"printf latin1 > "$(printf 'caf\351.txt')"; printf slash > 'a\b'; mkdir 'd\x' && printf in > 'd\x/f'"#,
+    );
+    let observed = end(&ws, &c, &within(30)).unwrap();
+    let shown: Vec<String> = observed
+        .iter()
+        .map(|r| cocode_core::shown::line(r.path().as_str()).into_owned())
+        .collect();
+    assert_eq!(shown, [r"a\x5cb", r"caf\xe9.txt", r"d\x5cx/f"]);
+    ws.gate
+        .rollback(&c.task_id, &RollbackQuery::TaskStart)
+        .unwrap();
+    let mut left: Vec<Vec<u8>> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| {
+            use std::os::unix::ffi::OsStrExt as _;
+            e.unwrap().file_name().as_bytes().to_vec()
+        })
+        .filter(|n| n != b".cocode")
+        .collect();
+    left.sort();
+    // The folder the command made stays (empty folders are not recorded).
+    assert_eq!(left, [b"a.txt".to_vec(), b"d\\x".to_vec()]);
+}
+
+/// A file 400 folders deep is recorded and undone; one below a folder
+/// deeper than the system's longest path cannot be looked at, and the task
+/// says so instead of calling itself recorded.
+#[test]
+fn deep_paths_are_recorded_and_past_the_longest_path_the_task_is_not_fully_recorded() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(60)).unwrap();
+    let deep = vec!["d"; 400].join("/");
+    sh(
+        &root,
+        &format!("mkdir -p {deep} && echo deep > {deep}/f.txt"),
+    );
+    let observed = end(&ws, &c, &within(60)).unwrap();
+    assert_eq!(
+        summary(&observed),
+        triples(&[("create", &format!("{deep}/f.txt"), "observed")])
+    );
+    ws.gate
+        .rollback(&c.task_id, &RollbackQuery::TaskStart)
+        .unwrap();
+    assert!(!root.join(&deep).join("f.txt").exists());
+    // 400 folders of 20 characters: past 4,096 bytes.
+    let c2 = ctx("t2", 1);
+    ws.gate.begin_task_sweep(&c2, &within(60)).unwrap();
+    let name = "folder-of-twenty-ch";
+    // Made one relative step at a time, as a command can.
+    sh(
+        &root,
+        &format!(
+            "echo hidden > a.txt; python3 -c \"import os\nfor _ in range(400):\n    os.mkdir('{name}'); os.chdir('{name}')\nopen('f.txt', 'w').write('far')\""
+        ),
+    );
+    let refused = end(&ws, &c2, &within(60)).unwrap_err();
+    assert_eq!(
+        refused.code,
+        WorkspaceErrorCode::NotFullyRecorded,
+        "{refused}"
+    );
+    assert!(
+        refused
+            .message
+            .contains("folder(s) lie deeper than the system's longest path"),
+        "{refused}"
+    );
+    assert!(matches!(
+        ws.gate.rollback(&c2.task_id, &RollbackQuery::TaskStart),
+        Err(RollbackError::NotFullyRecorded(_))
+    ));
 }

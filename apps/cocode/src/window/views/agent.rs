@@ -540,6 +540,36 @@ fn trap_focus(
     });
 }
 
+/// Asks before a rollback reverts files that changed while the task ran
+/// (cocode cannot tell who changed them): Roll back anyway, or Cancel.
+fn confirm_unknown_authors(
+    ui: &mut egui::Ui,
+    detail: &crate::host::review::TaskDetail,
+    asking: egui::Id,
+    commands: &mut Vec<Command>,
+) {
+    ui.group(|ui| {
+        ui.label(format!(
+            "{} file(s) changed while the task ran. cocode cannot tell whether the task or someone else (an editor outside cocode, another program) changed them; rolling back reverts them too:",
+            detail.unknown_authors.len()
+        ));
+        for path in &detail.unknown_authors {
+            ui.monospace(cocode_core::shown::line(path));
+        }
+        ui.horizontal(|ui| {
+            if ui.button("Roll back anyway").clicked() {
+                ui.data_mut(|d| d.remove::<bool>(asking));
+                commands.push(Command::Agent(AgentCommand::RollbackTask(
+                    detail.id.clone(),
+                )));
+            }
+            if ui.button("Cancel").clicked() {
+                ui.data_mut(|d| d.remove::<bool>(asking));
+            }
+        });
+    });
+}
+
 /// A task's review: state, checks, snapshots with their diffs, rollback.
 fn task_detail(
     ui: &mut egui::Ui,
@@ -559,15 +589,26 @@ fn task_detail(
     ui.label(&detail.prompt);
     match &detail.rollback {
         Ok(paths) => {
+            // Files that changed while the task ran may be someone else's
+            // work: the person confirms before they are reverted.
+            let asking = ui.make_persistent_id(("confirm-rollback", &detail.id));
+            let confirming = ui.data(|d| d.get_temp::<bool>(asking)).unwrap_or(false);
             let label = format!("Roll back to the start ({paths} path(s))");
             if ui
-                .add_enabled(!running, egui::Button::new(label))
+                .add_enabled(!running && !confirming, egui::Button::new(label))
                 .on_disabled_hover_text("Stop the running task first")
                 .clicked()
             {
-                commands.push(Command::Agent(AgentCommand::RollbackTask(
-                    detail.id.clone(),
-                )));
+                if detail.unknown_authors.is_empty() {
+                    commands.push(Command::Agent(AgentCommand::RollbackTask(
+                        detail.id.clone(),
+                    )));
+                } else {
+                    ui.data_mut(|d| d.insert_temp(asking, true));
+                }
+            }
+            if confirming {
+                confirm_unknown_authors(ui, detail, asking, commands);
             }
         }
         Err(why) => {

@@ -7,6 +7,7 @@ use super::{Entry, Hashed, SafeRoot, Staged};
 use crate::disk::regular::EntryKind;
 use crate::disk::replace::replace_with_retry;
 use crate::disk::stamp::Stamp;
+use cocode_core::snapshot::{ContentHash, Form};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -81,27 +82,76 @@ impl SafeRoot {
         Ok(self.entry(dir, name)?.map(|entry| (entry, None)))
     }
 
-    /// What names the content of `name` now: its content hash, or above
-    /// `ceiling` its identity (see [`crate::large_file`]); the kind of
-    /// anything that is not a regular file. No stamp (see
-    /// [`Self::stamped_entry`]).
+    /// What is at `name` now (see [`Hashed`]): above `ceiling` a file is
+    /// named by its identity (see [`crate::large_file`]), a link by its
+    /// target. No stamp (see [`Self::stamped_entry`]); no mode bits (this
+    /// system keeps none of them).
     pub(crate) fn stamped_hash(
         &self,
         dir: &[String],
         name: &str,
         ceiling: u64,
     ) -> io::Result<Option<Hashed>> {
-        match self.kind(dir, name)? {
-            None => Ok(None),
+        let nothing = ContentHash::of(b"");
+        let found = match self.kind(dir, name)? {
+            None => return Ok(None),
             Some(EntryKind::File) => match self.open_regular(dir, name)? {
                 Some(file) => {
                     let (hash, _) = crate::large_file::hash_file(&file, ceiling)?;
-                    Ok(Some((Ok(hash), None)))
+                    Ok((hash, None))
                 }
-                None => Ok(None),
+                None => return Ok(None),
             },
-            Some(kind) => Ok(Some((Err(kind), None))),
-        }
+            Some(EntryKind::Symlink) => {
+                let target = fs::read_link(self.dir(dir, false)?.join(name))?;
+                Ok((
+                    ContentHash::of(target.as_os_str().as_encoded_bytes()),
+                    Some(Form::Symlink),
+                ))
+            }
+            Some(EntryKind::Dir) => Err(EntryKind::Dir),
+            Some(EntryKind::Other) => Ok((nothing, Some(Form::Special))),
+        };
+        Ok(Some((found, None)))
+    }
+
+    /// Links are made by a rollback only where the system lets any
+    /// process make them (Unix).
+    pub(crate) fn stage_symlink(
+        &self,
+        _dir: &[String],
+        _name: &str,
+        _temp_name: &str,
+        _target: &[u8],
+    ) -> io::Result<Staged> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "links are not made again on this system",
+        ))
+    }
+
+    /// This system has no FIFOs in its file system.
+    pub(crate) fn stage_fifo(
+        &self,
+        _dir: &[String],
+        _name: &str,
+        _temp_name: &str,
+    ) -> io::Result<Staged> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this system has no FIFOs",
+        ))
+    }
+
+    /// This system keeps no executable or set-id bits: nothing to set.
+    pub(crate) fn set_mode_bits(
+        &self,
+        _dir: &[String],
+        _name: &str,
+        _mask: u32,
+        _bits: u32,
+    ) -> io::Result<()> {
+        Ok(())
     }
 
     pub(crate) fn read(&self, dir: &[String], name: &str) -> io::Result<Option<Vec<u8>>> {

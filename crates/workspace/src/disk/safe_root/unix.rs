@@ -4,6 +4,7 @@
 use super::{Entry, Hashed, SafeRoot, Staged};
 use crate::disk::regular::{EntryKind, read_all};
 use crate::disk::stamp::{Stamp, wide};
+use cocode_core::snapshot::{ContentHash, Form};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 #[cfg(target_os = "linux")]
 use rustix::fs::ResolveFlags;
@@ -11,9 +12,20 @@ use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 #[cfg(target_os = "linux")]
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A name of cocode's paths as its bytes on disk (a stand-in character
+/// turned back into its byte, see [`cocode_core::disk_name`]).
+fn os(name: &str) -> std::borrow::Cow<'_, std::ffi::OsStr> {
+    use std::os::unix::ffi::OsStringExt as _;
+    match cocode_core::disk_name::to_bytes(name) {
+        std::borrow::Cow::Borrowed(b) => std::borrow::Cow::Borrowed(std::ffi::OsStr::from_bytes(b)),
+        std::borrow::Cow::Owned(v) => std::borrow::Cow::Owned(std::ffi::OsString::from_vec(v)),
+    }
+}
 
 fn map(e: Errno) -> io::Error {
     if e == Errno::LOOP || e == Errno::NOTDIR {
@@ -41,6 +53,15 @@ impl AsFd for DirFd<'_> {
     }
 }
 
+/// A stat's mode as a number (narrower than `u32` on some systems).
+#[allow(
+    clippy::useless_conversion,
+    reason = "the mode is a u16 on macOS and a u32 on Linux"
+)]
+fn mode_of(st: &rfs::Stat) -> u32 {
+    u32::from(st.st_mode)
+}
+
 fn kind_of(st: &rfs::Stat) -> EntryKind {
     match FileType::from_raw_mode(st.st_mode) {
         FileType::RegularFile => EntryKind::File,
@@ -57,7 +78,7 @@ fn kind_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<EntryKind>> {
 
 /// The `stat` of `name` in `d`, without following a symlink.
 fn stat_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<rfs::Stat>> {
-    match rfs::statat(d.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+    match rfs::statat(d.as_fd(), &*os(name), AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(Some(st)),
         Err(Errno::NOENT) => Ok(None),
         Err(e) => Err(map(e)),
@@ -88,7 +109,7 @@ fn read_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
 /// from blocking the open; the `fstat` of what was opened refuses it.
 fn open_regular_in(d: &DirFd<'_>, name: &str) -> io::Result<Option<File>> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let fd = match rfs::openat(d.as_fd(), name, flags, Mode::empty()) {
+    let fd = match rfs::openat(d.as_fd(), &*os(name), flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(None),
         Err(e) => return Err(map(e)),
@@ -153,7 +174,7 @@ impl SafeRoot {
         }
         match rfs::openat2(
             self.fd.as_fd(),
-            dir.join("/"),
+            &*os(&dir.join("/")),
             DIR_FLAGS,
             Mode::empty(),
             BENEATH,
@@ -165,6 +186,8 @@ impl SafeRoot {
                 None
             }
             Err(Errno::NOENT) if create => None,
+            // Deeper than one call takes: a segment at a time.
+            Err(Errno::NAMETOOLONG) => None,
             Err(Errno::XDEV) => Some(Err(map(Errno::LOOP))),
             Err(e) => Some(Err(map(e))),
         }
@@ -212,13 +235,13 @@ impl SafeRoot {
             path.push('/');
         }
         path.push_str(name);
-        match rfs::openat2(self.fd.as_fd(), path, flags, mode, BENEATH) {
+        match rfs::openat2(self.fd.as_fd(), &*os(&path), flags, mode, BENEATH) {
             Ok(fd) => Some(Ok(fd)),
             Err(Errno::NOSYS | Errno::PERM | Errno::INVAL) => {
                 OPENAT2_UNAVAILABLE.store(true, Ordering::Relaxed);
                 None
             }
-            Err(Errno::NOENT) => None,
+            Err(Errno::NOENT | Errno::NAMETOOLONG) => None,
             Err(Errno::XDEV) => Some(Err(map(Errno::LOOP))),
             Err(e) => Some(Err(map(e))),
         }
@@ -228,22 +251,21 @@ impl SafeRoot {
     fn walk(&self, dir: &[String], create: bool) -> io::Result<DirFd<'_>> {
         let mut current = DirFd::Root(self.fd.as_fd());
         for segment in dir {
-            let next =
-                match rfs::openat(current.as_fd(), segment.as_str(), DIR_FLAGS, Mode::empty()) {
-                    Err(Errno::NOENT) if create => {
-                        match rfs::mkdirat(
-                            current.as_fd(),
-                            segment.as_str(),
-                            Mode::from_bits_truncate(0o777),
-                        ) {
-                            Ok(()) | Err(Errno::EXIST) => {}
-                            Err(e) => return Err(map(e)),
-                        }
-                        rfs::openat(current.as_fd(), segment.as_str(), DIR_FLAGS, Mode::empty())
-                            .map_err(map)?
+            let next = match rfs::openat(current.as_fd(), &*os(segment), DIR_FLAGS, Mode::empty()) {
+                Err(Errno::NOENT) if create => {
+                    match rfs::mkdirat(
+                        current.as_fd(),
+                        &*os(segment),
+                        Mode::from_bits_truncate(0o777),
+                    ) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(map(e)),
                     }
-                    other => other.map_err(map)?,
-                };
+                    rfs::openat(current.as_fd(), &*os(segment), DIR_FLAGS, Mode::empty())
+                        .map_err(map)?
+                }
+                other => other.map_err(map)?,
+            };
             current = DirFd::Owned(next);
         }
         Ok(current)
@@ -285,10 +307,11 @@ impl SafeRoot {
         }
     }
 
-    /// What names the content of `name` now, with the stamp it had just
-    /// before it was read: its content hash, or above `ceiling` its
-    /// identity (never read whole, see [`crate::large_file`]); the kind of
-    /// anything that is not a regular file.
+    /// What is at `name` now (see [`Hashed`]), with the stamp a regular
+    /// file had just before it was read: above `ceiling` a file is named by
+    /// its identity (never read whole, see [`crate::large_file`]); a link
+    /// by its target (never followed); a FIFO or a device never opened; a
+    /// folder is what no record names.
     pub(crate) fn stamped_hash(
         &self,
         dir: &[String],
@@ -301,16 +324,93 @@ impl SafeRoot {
         let Some(st) = stat_in(&d, name)? else {
             return Ok(None);
         };
-        match kind_of(&st) {
-            EntryKind::File => match open_regular_in(&d, name)? {
+        let nothing = ContentHash::of(b"");
+        let found = match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => match open_regular_in(&d, name)? {
                 Some(file) => {
                     let (hash, _) = crate::large_file::hash_file(&file, ceiling)?;
-                    Ok(Some((Ok(hash), Some(stamp_of(&st)))))
+                    let form = Form::of_file_mode(mode_of(&st));
+                    return Ok(Some((Ok((hash, form)), Some(stamp_of(&st)))));
                 }
-                None => Ok(None),
+                None => return Ok(None),
             },
-            kind => Ok(Some((Err(kind), None))),
+            FileType::Symlink => {
+                let target = rfs::readlinkat(d.as_fd(), &*os(name), Vec::new()).map_err(map)?;
+                Ok((ContentHash::of(target.as_bytes()), Some(Form::Symlink)))
+            }
+            FileType::Directory => Err(EntryKind::Dir),
+            FileType::Fifo => Ok((nothing, Some(Form::Fifo))),
+            _ => Ok((nothing, Some(Form::Special))),
+        };
+        Ok(Some((found, None)))
+    }
+
+    /// Stages a link to `target` under `temp_name` (for a rollback that
+    /// puts a link back); [`Self::commit`] puts it in place.
+    pub(crate) fn stage_symlink(
+        &self,
+        dir: &[String],
+        name: &str,
+        temp_name: &str,
+        target: &[u8],
+    ) -> io::Result<Staged> {
+        let d = self.dir(dir, true)?;
+        match rfs::unlinkat(d.as_fd(), &*os(temp_name), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(e) => return Err(map(e)),
         }
+        let target = std::ffi::OsStr::from_bytes(target);
+        rfs::symlinkat(target, d.as_fd(), &*os(temp_name)).map_err(map)?;
+        Ok(Staged {
+            dir: dir.to_vec(),
+            temp_name: temp_name.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// Stages a FIFO under `temp_name` (for a rollback that puts one back).
+    pub(crate) fn stage_fifo(
+        &self,
+        dir: &[String],
+        name: &str,
+        temp_name: &str,
+    ) -> io::Result<Staged> {
+        let d = self.dir(dir, true)?;
+        match rfs::unlinkat(d.as_fd(), &*os(temp_name), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(e) => return Err(map(e)),
+        }
+        rfs::mknodat(
+            d.as_fd(),
+            &*os(temp_name),
+            FileType::Fifo,
+            Mode::from_bits_truncate(0o666),
+            0,
+        )
+        .map_err(map)?;
+        Ok(Staged {
+            dir: dir.to_vec(),
+            temp_name: temp_name.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// Sets the bits of `mask` of `name`'s mode (a regular file, never
+    /// through a link) to `bits`, keeping the others.
+    pub(crate) fn set_mode_bits(
+        &self,
+        dir: &[String],
+        name: &str,
+        mask: u32,
+        bits: u32,
+    ) -> io::Result<()> {
+        let d = self.dir(dir, false)?;
+        let Some(file) = open_regular_in(&d, name)? else {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "the file is gone"));
+        };
+        let st = rfs::fstat(&file).map_err(map)?;
+        let mode = (mode_of(&st) & 0o7777 & !mask) | (bits & mask);
+        rfs::fchmod(&file, Mode::from_raw_mode(mode as rfs::RawMode)).map_err(map)
     }
 
     /// The stamp of whatever is at `name` now.
@@ -352,10 +452,17 @@ impl SafeRoot {
         let mut out = Vec::new();
         for entry in rfs::Dir::read_from(d.as_fd()).map_err(map)? {
             let entry = entry.map_err(map)?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name == "." || name == ".." {
+            let bytes = entry.file_name().to_bytes();
+            if bytes == b"." || bytes == b".." {
                 continue;
             }
+            let Some(name) = cocode_core::disk_name::to_text(bytes) else {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "a name holds a character cocode uses for a name's bytes",
+                ));
+            };
+            let name = name.into_owned();
             let kind = self.kind(dir, &name)?.unwrap_or(EntryKind::Other);
             out.push((name, kind));
         }
@@ -383,7 +490,7 @@ impl SafeRoot {
             fd?
         } else {
             let d = self.dir(dir, true)?;
-            rfs::openat(d.as_fd(), temp_name, flags, mode).map_err(map)?
+            rfs::openat(d.as_fd(), &*os(temp_name), flags, mode).map_err(map)?
         };
         let mut file = File::from(fd);
         file.write_all(bytes)?;
@@ -400,7 +507,7 @@ impl SafeRoot {
         let d = self.dir(&staged.dir, false)?;
         let fd = rfs::openat(
             d.as_fd(),
-            staged.temp_name.as_str(),
+            &*os(&staged.temp_name),
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
@@ -425,9 +532,9 @@ impl SafeRoot {
         }
         rfs::renameat(
             d.as_fd(),
-            staged.temp_name.as_str(),
+            &*os(&staged.temp_name),
             d.as_fd(),
-            staged.name.as_str(),
+            &*os(&staged.name),
         )
         .map_err(map)?;
         Ok(true)
@@ -440,13 +547,13 @@ impl SafeRoot {
         if stat_in(&d, name)?.map(|st| stamp_of(&st)).as_ref() != Some(stamp) {
             return Ok(false);
         }
-        rfs::unlinkat(d.as_fd(), name, AtFlags::empty()).map_err(map)?;
+        rfs::unlinkat(d.as_fd(), &*os(name), AtFlags::empty()).map_err(map)?;
         Ok(true)
     }
 
     pub(crate) fn unlink(&self, dir: &[String], name: &str) -> io::Result<()> {
         let d = self.dir(dir, false)?;
-        match rfs::unlinkat(d.as_fd(), name, AtFlags::empty()) {
+        match rfs::unlinkat(d.as_fd(), &*os(name), AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(e) => Err(map(e)),
         }
@@ -455,7 +562,7 @@ impl SafeRoot {
     /// Removes an empty directory; a non-empty or absent one is left alone.
     pub(crate) fn rmdir_if_empty(&self, dir: &[String], name: &str) -> io::Result<()> {
         let d = self.dir(dir, false)?;
-        match rfs::unlinkat(d.as_fd(), name, AtFlags::REMOVEDIR) {
+        match rfs::unlinkat(d.as_fd(), &*os(name), AtFlags::REMOVEDIR) {
             Ok(()) | Err(Errno::NOENT | Errno::NOTEMPTY | Errno::EXIST) => Ok(()),
             Err(e) => Err(map(e)),
         }
@@ -465,19 +572,19 @@ impl SafeRoot {
     /// existing entry of that name is `AlreadyExists`.
     pub(crate) fn make_dir(&self, dir: &[String], name: &str) -> io::Result<()> {
         let d = self.dir(dir, true)?;
-        rfs::mkdirat(d.as_fd(), name, Mode::from_bits_truncate(0o777)).map_err(map)
+        rfs::mkdirat(d.as_fd(), &*os(name), Mode::from_bits_truncate(0o777)).map_err(map)
     }
 
     /// Moves a file; refuses to replace an existing target.
     pub(crate) fn rename(&self, from: (&[String], &str), to: (&[String], &str)) -> io::Result<()> {
         let src = self.dir(from.0, false)?;
         let dst = self.dir(to.0, true)?;
-        if rfs::statat(dst.as_fd(), to.1, AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+        if rfs::statat(dst.as_fd(), &*os(to.1), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 "rename target exists",
             ));
         }
-        rfs::renameat(src.as_fd(), from.1, dst.as_fd(), to.1).map_err(map)
+        rfs::renameat(src.as_fd(), &*os(from.1), dst.as_fd(), &*os(to.1)).map_err(map)
     }
 }
