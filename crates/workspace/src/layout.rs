@@ -62,6 +62,12 @@ impl Layout {
         self.cocode_dir().join("sweep.cache")
     }
 
+    /// What changed in the stat cache since [`Self::sweep_cache_file`] was
+    /// written (the look before a command, kept cheaply).
+    pub fn sweep_delta_file(&self) -> PathBuf {
+        self.cocode_dir().join("sweep.cache.delta")
+    }
+
     /// Small blobs packed together (see `pack`).
     pub fn packs_dir(&self) -> PathBuf {
         self.history_dir().join("packs")

@@ -243,6 +243,9 @@ pub struct StatCache {
     /// Tracked files the last full scan did not meet (in folders it did not
     /// list, so not watched).
     unwatched: BTreeSet<NormalizedPath>,
+    /// The entries the cache file holds, as this process last wrote it
+    /// ([`Self::mark_saved`]): what a delta is taken against.
+    saved: Option<Arc<BTreeMap<NormalizedPath, Entry>>>,
 }
 
 impl StatCache {
@@ -1040,6 +1043,66 @@ impl StatCache {
         let n = taken.len();
         self.entries = taken;
         (n, n == all)
+    }
+
+    /// Notes that the cache file now holds the entries as they are: later
+    /// changes can be kept as a delta against them ([`Self::delta_bytes`]).
+    pub fn mark_saved(&mut self) {
+        self.saved = Some(Arc::new(self.entries.clone()));
+    }
+
+    /// What changed since [`Self::mark_saved`], in the delta's saved form
+    /// (entries changed or new, then paths gone; see
+    /// [`crate::sweep_file::encode_delta`]), when that is smaller than
+    /// `most` changes; `None` when the whole cache should be written.
+    pub fn delta_bytes(&self, most: usize) -> Option<Vec<u8>> {
+        let saved = self.saved.as_ref()?;
+        let mut changed = Vec::new();
+        let mut gone = Vec::new();
+        let mut old = saved.iter().peekable();
+        for (path, entry) in &self.entries {
+            while let Some((p, _)) = old.next_if(|(p, _)| *p < path) {
+                gone.push(p.as_str());
+            }
+            match old.next_if(|(p, _)| *p == path) {
+                Some((_, before)) if before == entry => {}
+                _ => changed.push((path.as_str(), entry)),
+            }
+            if changed.len() + gone.len() > most {
+                return None;
+            }
+        }
+        gone.extend(old.map(|(p, _)| p.as_str()));
+        (changed.len() + gone.len() <= most)
+            .then(|| crate::sweep_file::encode_delta(changed.into_iter(), &gone))
+    }
+
+    /// Applies a delta ([`Self::delta_bytes`]) to entries just restored:
+    /// each changed entry taken only when its content is in history (as
+    /// [`Self::restore`] takes them). Returns whether it was taken whole
+    /// (damaged bytes take nothing).
+    pub fn apply_delta(&mut self, bytes: &[u8], has_blob: &dyn Fn(&ContentHash) -> bool) -> bool {
+        let options = self.options();
+        let mut changed = Vec::new();
+        let mut whole = true;
+        let Some(gone) =
+            crate::sweep_file::decode_delta(bytes, |path, entry| match normalize(&path, options) {
+                Ok(path) if !entry.kept || has_blob(&entry.hash) => changed.push((path, entry)),
+                _ => whole = false,
+            })
+        else {
+            return false;
+        };
+        for path in gone {
+            match normalize(&path, options) {
+                Ok(path) => {
+                    self.entries.remove(&path);
+                }
+                Err(_) => whole = false,
+            }
+        }
+        self.entries.extend(changed);
+        whole
     }
 
     /// What changed from `self` to `after`, by path.

@@ -227,6 +227,44 @@ pub(crate) fn decode(bytes: &[u8], mut each: impl FnMut(String, Entry, Name)) ->
     Some(())
 }
 
+const DELTA_MAGIC: &[u8] = b"cocode stat delta 1\n";
+
+/// A delta of the stat cache: the paths gone (each as its length and
+/// bytes), then the entries changed or new in the saved form ([`encode`],
+/// whole hashes).
+pub(crate) fn encode_delta<'a>(
+    changed: impl Iterator<Item = (&'a str, &'a Entry)>,
+    gone: &[&str],
+) -> Vec<u8> {
+    let mut out = DELTA_MAGIC.to_vec();
+    put(&mut out, gone.len() as u128);
+    for path in gone {
+        put(&mut out, path.len() as u128);
+        out.extend_from_slice(path.as_bytes());
+    }
+    out.extend(encode(changed, &|_| false));
+    out
+}
+
+/// Reads a delta ([`encode_delta`]): calls `each` with every changed entry
+/// and returns the paths gone; `None` for bytes that are not a whole delta.
+pub(crate) fn decode_delta(
+    bytes: &[u8],
+    mut each: impl FnMut(String, Entry),
+) -> Option<Vec<String>> {
+    let mut b = bytes.strip_prefix(DELTA_MAGIC)?;
+    let count = usize::try_from(get(&mut b)?).ok()?;
+    let mut gone = Vec::with_capacity(count.min(1 << 16));
+    for _ in 0..count {
+        let len = usize::try_from(get(&mut b)?).ok()?;
+        let (path, tail) = b.split_at_checked(len)?;
+        b = tail;
+        gone.push(String::from_utf8(path.to_vec()).ok()?);
+    }
+    decode(b, |path, entry, _| each(path, entry))?;
+    Some(gone)
+}
+
 fn nanos_of(time: SystemTime) -> Option<i128> {
     let since = time.duration_since(SystemTime::UNIX_EPOCH).ok()?;
     i128::try_from(since.as_nanos()).ok()

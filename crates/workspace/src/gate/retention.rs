@@ -122,7 +122,7 @@ impl Gate {
         }
         report.plan = plan;
         // A task ended or the app started: the next process starts from here.
-        self.save_sweep_cache(&st);
+        self.save_sweep_cache(&mut st);
         Ok(report)
     }
 

@@ -70,6 +70,9 @@ pub(super) struct GateState {
     /// Changes of protected test files sweeps put back and hold, until
     /// their task takes them ([`Gate::take_sweep_held`]).
     pub(super) sweep_held: Vec<cocode_core::gate::PendingChange>,
+    /// The hash of the stat cache file this process last wrote (a delta
+    /// beside it names it).
+    pub(super) sweep_file_hash: Option<cocode_core::snapshot::ContentHash>,
 }
 
 /// The gate over one open workspace.
@@ -128,6 +131,7 @@ impl Gate {
                 unrecorded: HashMap::new(),
                 restored_whole: false,
                 sweep_held: Vec::new(),
+                sweep_file_hash: None,
             }),
         })
     }
@@ -191,6 +195,6 @@ impl Drop for Gate {
         if let Err(e) = self.flush_locked(&mut st) {
             tracing::warn!(error = %e, "could not flush the gate on close; recovery settles it at the next start");
         }
-        self.save_sweep_cache(&st);
+        self.save_sweep_cache(&mut st);
     }
 }

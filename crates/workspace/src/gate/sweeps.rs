@@ -8,7 +8,7 @@ use cocode_core::error::WorkspaceErrorCode;
 use cocode_core::gate::{GateError, GateOp, PendingChange, StoreError, TaskContext};
 use cocode_core::ids::TaskId;
 use cocode_core::path::NormalizedPath;
-use cocode_core::snapshot::{EditSnapshot, Form, SnapshotOrigin};
+use cocode_core::snapshot::{ContentHash, EditSnapshot, Form, SnapshotOrigin};
 
 use super::errors::{disk_failed, io_failed, refuse, store_failed};
 use super::plan::{Change, Plan};
@@ -55,7 +55,7 @@ impl Gate {
         let mut st = self.lock();
         self.prepare(&mut st)?;
         let stats = self.begin_locked(&mut st, budget)?;
-        self.journal_sweep(&st, ctx)?;
+        self.journal_sweep(&mut st, ctx)?;
         Ok(stats)
     }
 
@@ -73,8 +73,8 @@ impl Gate {
 
     /// Keeps the look the cache holds for a later process, and notes that
     /// `ctx`'s command or turn runs from it.
-    fn journal_sweep(&self, st: &GateState, ctx: &TaskContext) -> Result<(), GateError> {
-        self.write_sweep_cache(st).map_err(|e| {
+    fn journal_sweep(&self, st: &mut GateState, ctx: &TaskContext) -> Result<(), GateError> {
+        self.keep_sweep_look(st).map_err(|e| {
             io_failed(
                 "sweep",
                 &format!("could not keep the look at the workspace before the command: {e}"),
@@ -302,7 +302,7 @@ impl Gate {
             });
         }
         if goes_on {
-            self.journal_sweep(&st, ctx)?;
+            self.journal_sweep(&mut st, ctx)?;
         } else if let Err(e) = self.store.remove_sweep_journal(&ctx.task_id) {
             tracing::warn!(error = %e, "could not remove a finished sweep's journal; the next start looks again");
         }
@@ -563,11 +563,16 @@ impl Gate {
     /// again. Missing or damaged, it is simply not used.
     pub(super) fn restore_sweep_cache(&self, st: &mut GateState) {
         let path = self.layout.sweep_cache_file();
-        let Ok(file) = std::fs::File::open(&path) else {
+        let Ok(file_bytes) = std::fs::read(&path) else {
             return;
         };
         let mut bytes = Vec::new();
-        if Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut bytes).is_err() {
+        if Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(&file_bytes[..]),
+            &mut bytes,
+        )
+        .is_err()
+        {
             return;
         }
         let store = &self.store;
@@ -577,15 +582,23 @@ impl Gate {
             .restore(&bytes, &|h| store.has_blob_cached(h), &|prefix| {
                 packed.get(prefix).copied().flatten()
             });
-        st.restored_whole = whole;
-        tracing::debug!(entries = taken, whole, "stat cache restored");
+        // What changed since the file was written, when a delta names it.
+        let delta = std::fs::read(self.layout.sweep_delta_file()).ok();
+        let applied = match delta.as_deref().and_then(|d| d.split_first_chunk::<32>()) {
+            Some((hash, rest)) if *hash == *ContentHash::of(&file_bytes).as_bytes() => {
+                st.sweep.apply_delta(rest, &|h| store.has_blob_cached(h))
+            }
+            _ => true,
+        };
+        st.restored_whole = whole && applied;
+        tracing::debug!(entries = taken, whole, applied, "stat cache restored");
     }
 
     /// Leaves the stat cache for the next process (best effort, not
     /// synced: a lost or stale cache only costs a full read). Without a
     /// scan in this process it is what the file already holds: nothing is
     /// written (retention at start-up follows the restore at once).
-    pub(super) fn save_sweep_cache(&self, st: &GateState) {
+    pub(super) fn save_sweep_cache(&self, st: &mut GateState) {
         if !st.sweep.is_populated() || st.sweep.is_empty() {
             return;
         }
@@ -594,15 +607,35 @@ impl Gate {
         }
     }
 
+    /// Keeps the look the stat cache holds for a later process: what
+    /// changed since the cache file was written, as a small delta beside it
+    /// (a command's look costs what changed, not the tree), or the whole
+    /// cache when there is no file of this process yet or the delta grew.
+    fn keep_sweep_look(&self, st: &mut GateState) -> io::Result<()> {
+        let most = (st.sweep.len() / 8).max(4096);
+        if let (Some(full), Some(delta)) = (st.sweep_file_hash, st.sweep.delta_bytes(most)) {
+            let mut bytes = full.as_bytes().to_vec();
+            bytes.extend(delta);
+            return disk::write_atomic(&self.layout.sweep_delta_file(), &bytes);
+        }
+        self.write_sweep_cache(st)
+    }
+
     /// Writes the stat cache as it is (an empty one too: it is the look
-    /// a later process compares with).
-    fn write_sweep_cache(&self, st: &GateState) -> io::Result<()> {
+    /// a later process compares with), and drops any delta of an older
+    /// file.
+    fn write_sweep_cache(&self, st: &mut GateState) -> io::Result<()> {
         let path = self.layout.sweep_cache_file();
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         let store = &self.store;
         let bytes = st.sweep.to_bytes(&|h| store.is_packed_cached(h));
-        Write::write_all(&mut gz, &bytes)
-            .and_then(|()| gz.finish())
-            .and_then(|bytes| disk::write_atomic(&path, &bytes))
+        let packed = Write::write_all(&mut gz, &bytes).and_then(|()| gz.finish())?;
+        disk::write_atomic(&path, &packed)?;
+        // A delta names the file it goes with; an older one is never used,
+        // and goes.
+        let _ = disk::remove_file(&self.layout.sweep_delta_file());
+        st.sweep_file_hash = Some(ContentHash::of(&packed));
+        st.sweep.mark_saved();
+        Ok(())
     }
 }

@@ -505,3 +505,40 @@ fn deep_paths_are_recorded_and_past_the_longest_path_the_task_is_not_fully_recor
         Err(RollbackError::NotFullyRecorded(_))
     ));
 }
+
+/// The look before a later command is kept as a small delta beside the
+/// cache file the first one wrote; cocode ending during that command
+/// still records exactly its changes at the next start.
+#[test]
+fn a_later_command_cocode_ended_during_is_recorded_from_the_cache_and_its_delta() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let root = ws.workspace.root.clone();
+    let c1 = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c1, &within(30)).unwrap();
+    sh(&root, "echo one > a.txt; echo new > n.txt");
+    assert_eq!(end(&ws, &c1, &within(30)).unwrap().len(), 2);
+    let c2 = ctx("t2", 1);
+    ws.gate.begin_task_sweep(&c2, &within(30)).unwrap();
+    assert!(
+        ws.layout.sweep_delta_file().is_file(),
+        "a delta, not the whole cache"
+    );
+    sh(&root, "echo two > b.txt; rm n.txt");
+    std::mem::forget(ws);
+    let (ws, report) = restart(&root);
+    assert_eq!(
+        report.sweeps_recovered,
+        vec![RecoveredSweep {
+            task_id: c2.task_id.clone(),
+            recorded: 2,
+            unrecorded: None,
+        }]
+    );
+    assert_eq!(
+        summary(&ws.gate.store().snapshots_of_task(&c2.task_id).unwrap()),
+        triples(&[
+            ("modify", "b.txt", "observed"),
+            ("delete", "n.txt", "observed"),
+        ])
+    );
+}
