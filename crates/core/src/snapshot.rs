@@ -173,9 +173,9 @@ impl Unkept {
 }
 
 /// What a side of a change is beside its content, when it is not a plain
-/// regular file. The sweep records symbolic links, FIFOs, sockets and
-/// device nodes, and the executable and set-id bits of files (`rsync -a`'s
-/// "the same tree", without owners, times and empty folders).
+/// regular file. The sweep records folders, symbolic links, FIFOs, sockets
+/// and device nodes, and the executable and set-id bits of files (`rsync
+/// -a`'s "the same tree", without owners and times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Form {
@@ -184,6 +184,9 @@ pub enum Form {
     File { mode: u32 },
     /// A symbolic link: its content is the link's target; never followed.
     Symlink,
+    /// A folder (its content is nothing: what it holds is recorded on its
+    /// own). A rollback makes one a task removed and removes one it made.
+    Folder,
     /// A FIFO: no content; never opened.
     Fifo,
     /// A socket or a device node: recorded as present, never read; a
@@ -207,6 +210,7 @@ impl Form {
             Self::File { mode } if mode & 0o6000 != 0 => format!("set-id file, mode bits {mode:o}"),
             Self::File { .. } => "executable".to_owned(),
             Self::Symlink => "a link".to_owned(),
+            Self::Folder => "a folder".to_owned(),
             Self::Fifo => "a FIFO".to_owned(),
             Self::Special => "a socket or device".to_owned(),
         }

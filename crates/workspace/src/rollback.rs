@@ -80,6 +80,8 @@ pub enum ConflictReason {
     /// What the path goes back to was a socket or a device node, which
     /// cocode never makes.
     CannotRemake,
+    /// A folder the task made holds what the task did not make.
+    HoldsOthers,
 }
 
 impl ConflictReason {
@@ -92,6 +94,9 @@ impl ConflictReason {
             Self::TooLargeToKeep => {
                 "its content before the task was too large to keep; history holds only its hash"
                     .to_owned()
+            }
+            Self::HoldsOthers => {
+                "the task made this folder, and it now holds files the task did not make".to_owned()
             }
             Self::CannotRemake => {
                 "it was a socket or a device node before the task, which cocode does not make"
@@ -245,6 +250,9 @@ pub fn precheck(
         }
         match current(&t.path) {
             Ok(found) if is_as_recorded(t.expected, t.expected_form, found) => {}
+            // A folder the task made that is gone already (removed with
+            // the last file in it): what the rollback wants.
+            Ok(None) if t.target.is_none() && t.expected_form == Some(Form::Folder) => {}
             Ok(found) => conflicts.push(PathConflict {
                 path: t.path.clone(),
                 reason: ConflictReason::ChangedSince {

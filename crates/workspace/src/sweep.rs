@@ -516,6 +516,13 @@ impl StatCache {
             let rel = rel.join(&name);
             if kind.is_dir() {
                 if !matchers.ignores_below(&rel, true) {
+                    // The folder is an entry of its own (a folder made or
+                    // removed is a change, empty or not).
+                    if let Some(listed) =
+                        self.folder_listed(root, &rel, &entry, dirty, &mut listing)
+                    {
+                        listing.files.push(listed);
+                    }
                     listing.folders.push(rel);
                 }
                 continue;
@@ -561,6 +568,45 @@ impl StatCache {
             });
         }
         listing
+    }
+
+    /// A folder a listing met, as an entry: its entry stands while it is a
+    /// folder (its times change with what it holds, which is recorded on
+    /// its own). Not a folder of version-control metadata (the gate
+    /// removes one a command makes, file by file).
+    fn folder_listed(
+        &self,
+        root: &Path,
+        rel: &Path,
+        entry: &std::fs::DirEntry,
+        dirty: &BTreeSet<NormalizedPath>,
+        listing: &mut Listing,
+    ) -> Option<Listed> {
+        if in_metadata(rel) {
+            return None;
+        }
+        let Some(text) = text_of(rel) else {
+            listing.unnamed += 1;
+            return None;
+        };
+        if root.as_os_str().len() + 1 + rel.as_os_str().len() >= PATH_MAX {
+            listing.too_deep = true;
+            return None;
+        }
+        let path = normalize(&text, self.options()).ok()?;
+        let meta = entry.metadata().ok()?;
+        let same = self
+            .entries
+            .get(&path)
+            .filter(|old| old.form == Some(Form::Folder) && !dirty.contains(&path))
+            .copied();
+        Some(Listed {
+            linked: false,
+            path,
+            rel: rel.to_path_buf(),
+            meta,
+            same,
+        })
     }
 
     /// A file a scan looks at: its entry goes into `walk.next` (nothing
@@ -629,12 +675,9 @@ impl StatCache {
             let full = path
                 .segments()
                 .fold(walk.root.to_path_buf(), |p, s| p.join(os_name(s)));
-            let meta = match full.symlink_metadata() {
-                Ok(meta) if !meta.is_dir() => meta,
-                _ => {
-                    gone.push(path.clone());
-                    continue;
-                }
+            let Ok(meta) = full.symlink_metadata() else {
+                gone.push(path.clone());
+                continue;
             };
             let before = walk.next.len();
             // Hashed again whatever its stat says: the walk missed it.
@@ -761,9 +804,12 @@ impl StatCache {
             match root.join(rel).symlink_metadata() {
                 Ok(meta) if meta.is_dir() => {
                     // Created, renamed or moved in: what it holds may never
-                    // have been reported.
+                    // have been reported. The folder itself is an entry.
                     if !matchers.ignores_here_or_above(rel, true) {
                         self.walk(walk, vec![rel.clone()], matchers, None)?;
+                        if !in_metadata(rel) {
+                            files.insert(path.clone(), true);
+                        }
                     }
                     below.push(path);
                 }
@@ -814,9 +860,9 @@ impl StatCache {
                 .segments()
                 .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
             match full.symlink_metadata() {
-                Ok(meta) if !meta.is_dir() => {
+                Ok(meta) => {
                     let rel: PathBuf = path.segments().map(os_name).collect();
-                    if tracked || !matchers.ignores_here_or_above(&rel, false) {
+                    if tracked || !matchers.ignores_here_or_above(&rel, meta.is_dir()) {
                         self.meet(walk, path, &full, &meta, forced)?;
                     }
                 }
@@ -856,6 +902,19 @@ impl StatCache {
         {
             return Ok(Some(*old));
         }
+        // A folder is what it is: its times move with what it holds.
+        if form == Some(Form::Folder) {
+            if self.entries.get(path).is_none_or(|old| old.form != form) {
+                store_blob(b"")?;
+            }
+            return Ok(Some(Entry {
+                stat,
+                hash: ContentHash::of(b""),
+                racy: false,
+                kept: true,
+                form,
+            }));
+        }
         let content = match form {
             // A link is its target, read without following it.
             Some(Form::Symlink) => match std::fs::read_link(seen.full) {
@@ -863,7 +922,7 @@ impl StatCache {
                 Err(_) => return Ok(None),
             },
             // A FIFO or a device is never opened: it has no content.
-            Some(Form::Fifo | Form::Special) => Some(Vec::new()),
+            Some(Form::Fifo | Form::Special | Form::Folder) => Some(Vec::new()),
             None | Some(Form::File { .. }) if kept => {
                 let Some(bytes) = read_regular(seen.full) else {
                     return Ok(None);
@@ -906,6 +965,43 @@ impl StatCache {
                 .segments()
                 .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
             self.put(path, full.symlink_metadata().ok(), hash);
+            self.note_folders(root, path, hash.is_some());
+        }
+    }
+
+    /// Keeps the folders above `path` as they are on disk after a write
+    /// (`made`: something is at `path` now, so every folder above it
+    /// exists) or a removal (the gate and a rollback remove folders they
+    /// emptied): a folder the sweep did not see come or go is never a
+    /// later command's change.
+    fn note_folders(&mut self, root: &Path, path: &NormalizedPath, made: bool) {
+        let segments: Vec<&str> = path.segments().collect();
+        for depth in (1..segments.len()).rev() {
+            let Ok(folder) = normalize(&segments[..depth].join("/"), self.options()) else {
+                return;
+            };
+            let tracked = self
+                .entries
+                .get(&folder)
+                .is_some_and(|e| e.form == Some(Form::Folder));
+            if made && tracked {
+                // The folders above it were noted when it was.
+                return;
+            }
+            let full = segments[..depth]
+                .iter()
+                .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
+            match full.symlink_metadata() {
+                Ok(meta) if meta.is_dir() => {
+                    if tracked {
+                        return;
+                    }
+                    self.put(&folder, Some(meta), Some(ContentHash::of(b"")));
+                }
+                _ => {
+                    self.entries.remove(&folder);
+                }
+            }
         }
     }
 
@@ -916,8 +1012,13 @@ impl StatCache {
             let full = path
                 .segments()
                 .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
-            let hash = read_regular(&full).map(|b| ContentHash::of(&b));
-            self.put(path, full.symlink_metadata().ok(), hash);
+            let meta = full.symlink_metadata().ok();
+            let hash = match &meta {
+                Some(meta) if meta.is_dir() => Some(ContentHash::of(b"")),
+                _ => read_regular(&full).map(|b| ContentHash::of(&b)),
+            };
+            self.put(path, meta, hash);
+            self.note_folders(root, path, hash.is_some());
         }
     }
 
@@ -941,6 +1042,10 @@ impl StatCache {
         let full = path
             .segments()
             .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
+        if full.symlink_metadata().is_err() {
+            // Gone: the folders above may have gone with it.
+            self.note_folders(root, path, false);
+        }
         let mut pending = vec![(full, path.as_str().to_owned())];
         while let Some((dir, rel)) = pending.pop() {
             let Ok(meta) = dir.symlink_metadata() else {
@@ -951,6 +1056,9 @@ impl StatCache {
                     self.refresh(root, &p);
                 }
             } else if meta.is_dir() {
+                if let Ok(p) = normalize(&rel, self.options()) {
+                    self.refresh(root, &p);
+                }
                 let Ok(read) = std::fs::read_dir(&dir) else {
                     continue;
                 };
@@ -964,8 +1072,8 @@ impl StatCache {
         }
     }
 
-    /// A racy entry for what is at `path` with `hash` (a file, a link…);
-    /// a folder or nothing drops it.
+    /// A racy entry for what is at `path` with `hash` (a file, a link, a
+    /// folder…); nothing drops it.
     fn put(
         &mut self,
         path: &NormalizedPath,
@@ -973,7 +1081,7 @@ impl StatCache {
         hash: Option<ContentHash>,
     ) {
         match (meta, hash) {
-            (Some(meta), Some(hash)) if !meta.is_dir() => {
+            (Some(meta), Some(hash)) => {
                 self.entries.insert(
                     path.clone(),
                     Entry {
@@ -1194,6 +1302,10 @@ struct Walk<'a> {
 
 /// How many names a file has.
 fn link_count(meta: &std::fs::Metadata) -> u64 {
+    // A folder's links are its subfolders' `..`: no other name reaches it.
+    if meta.is_dir() {
+        return 1;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
@@ -1274,4 +1386,11 @@ fn os_name(segment: &str) -> std::ffi::OsString {
     {
         std::ffi::OsString::from(segment)
     }
+}
+
+/// Whether a path lies in version-control metadata (a `.git` folder at any
+/// depth, and the like).
+fn in_metadata(rel: &Path) -> bool {
+    rel.components()
+        .any(|c| cocode_core::path::is_version_control_name(&c.as_os_str().to_string_lossy()))
 }

@@ -15,8 +15,8 @@ pub(crate) struct Entry {
     pub(crate) racy: bool,
     /// History holds the content (false: above the ceiling, hash only).
     pub(crate) kept: bool,
-    /// What it is when not a plain regular file (a link, a FIFO, a device,
-    /// a file with mode bits).
+    /// What it is when not a plain regular file (a folder, a link, a FIFO,
+    /// a device, a file with mode bits).
     pub(crate) form: Option<Form>,
 }
 
@@ -50,12 +50,15 @@ impl Stat {
         }
     }
 
-    /// The form an entry of this metadata (never a folder's) has: its
-    /// mode bits for a regular file, the kind of anything else.
+    /// The form an entry of this metadata has: its mode bits for a
+    /// regular file, the kind of anything else.
     pub(crate) fn form_of(meta: &std::fs::Metadata) -> Option<Form> {
         let kind = meta.file_type();
         if kind.is_symlink() {
             return Some(Form::Symlink);
+        }
+        if kind.is_dir() {
+            return Some(Form::Folder);
         }
         #[cfg(unix)]
         {

@@ -52,6 +52,7 @@ fn form_code(form: Form) -> u8 {
     match form {
         Form::File { .. } => 1,
         Form::Symlink => 2,
+        Form::Folder => 3,
         Form::Fifo => 4,
         Form::Special => 5,
     }
@@ -194,6 +195,7 @@ pub(crate) fn decode(bytes: &[u8], mut each: impl FnMut(String, Entry, Name)) ->
                     mode: u32::try_from(get(&mut b)?).ok()? & Form::MODE_BITS,
                 },
                 2 => Form::Symlink,
+                3 => Form::Folder,
                 4 => Form::Fifo,
                 5 => Form::Special,
                 _ => return None,

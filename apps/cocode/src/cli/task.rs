@@ -468,8 +468,15 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
 
 /// Settles what a cocode that ended left (a command it ended during is
 /// recorded with its task) when no other process writes the workspace; a
-/// live writer settles its own.
+/// live writer settles its own. Only when such a command was left: the
+/// writer lock is never taken otherwise, so a run starting meanwhile is
+/// never refused because someone listed the tasks.
 fn settle_if_free(ws: &OpenWorkspace) -> anyhow::Result<()> {
+    let left = std::fs::read_dir(ws.layout.sweep_journal_dir())
+        .is_ok_and(|mut entries| entries.next().is_some());
+    if !left {
+        return Ok(());
+    }
     if let Ok(_writer) = ws.lock_for_writing(&crate::host::workspace_host::holder_description()) {
         ws.gate
             .recover()

@@ -23,10 +23,10 @@ pub(crate) enum Entry {
 }
 
 /// What names what is at a path: its content hash (a regular file's, or
-/// its identity above the ceiling; a link's target; nothing for a FIFO or
-/// a device) and its form, or the kind of what no record names (a
-/// folder); with the stamp a regular file had when it was read, where the
-/// system gives one.
+/// its identity above the ceiling; a link's target; nothing for a folder,
+/// a FIFO or a device) and its form, or the kind of what no record names;
+/// with the stamp a regular file had when it was read, where the system
+/// gives one.
 pub(crate) type Hashed = (
     Result<
         (

@@ -14,7 +14,7 @@ use super::errors::{disk_failed, internal, store_failed};
 use super::paths::{paths_of, split};
 use super::plan::Change;
 use super::state::{Gate, GateState};
-use crate::disk::{self, Staged, Stamp};
+use crate::disk::{self, EntryKind, Staged, Stamp};
 use crate::parallel::{by_folder, folder_of, parallel_map};
 use crate::rollback::{
     self, RollbackAvailability, RollbackError, RollbackQuery, RollbackTarget, is_as_recorded,
@@ -117,11 +117,44 @@ impl Gate {
         if let Some(e) = lookup_error {
             return Err(rollback_failed(&e));
         }
+        let mut conflicts = conflicts;
+        conflicts.extend(self.folders_left_holding(&targets));
         if conflicts.is_empty() {
             Ok(targets)
         } else {
             Err(RollbackError::Conflicts(conflicts))
         }
+    }
+
+    /// The folders a rollback would remove that hold something it does not
+    /// remove (a person's file put there since): each a conflict, so
+    /// nothing is touched.
+    fn folders_left_holding(&self, targets: &[RollbackTarget]) -> Vec<rollback::PathConflict> {
+        let removed: std::collections::BTreeSet<&str> = targets
+            .iter()
+            .filter(|t| t.target.is_none())
+            .map(|t| t.path.as_str())
+            .collect();
+        let mut conflicts = Vec::new();
+        for t in targets {
+            if t.target.is_some() || t.expected_form != Some(Form::Folder) {
+                continue;
+            }
+            let segments: Vec<String> = t.path.segments().map(ToOwned::to_owned).collect();
+            let Ok(names) = self.disk.list(&segments) else {
+                continue;
+            };
+            let others = names
+                .iter()
+                .any(|(name, _)| !removed.contains(format!("{}/{name}", t.path).as_str()));
+            if others {
+                conflicts.push(rollback::PathConflict {
+                    path: t.path.clone(),
+                    reason: rollback::ConflictReason::HoldsOthers,
+                });
+            }
+        }
+        conflicts
     }
 
     /// Rolls `task` back atomically. Every path is prechecked first; one
@@ -296,6 +329,8 @@ impl Gate {
             Some(Form::Fifo) => {
                 self.disk.stage_fifo(&dir, &name, temp)?;
             }
+            // Made in place when its turn comes: nothing to stage.
+            Some(Form::Folder) => return Ok(None),
             Some(Form::Special) => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
@@ -363,13 +398,41 @@ impl Gate {
             self.restage_rollback(st, journal, &order)?;
         }
         // Deletions first, then restorations; inside each, folder by folder.
+        // Folders go after what they hold (deepest first) and come back
+        // before it (shallowest first), one at a time.
         let (deletions, restorations): (Vec<&RollbackItem>, Vec<&RollbackItem>) =
             order.into_iter().partition(|i| i.target.is_none());
+        let is_folder = |form: Option<Form>| form == Some(Form::Folder);
+        let (mut folders_gone, files_gone): (Vec<&RollbackItem>, Vec<&RollbackItem>) =
+            deletions.into_iter().partition(|i| is_folder(i.prior_form));
+        let (mut folders_back, files_back): (Vec<&RollbackItem>, Vec<&RollbackItem>) = restorations
+            .into_iter()
+            .partition(|i| is_folder(i.target_form));
+        let depth = |i: &&RollbackItem| i.path.segments().count();
+        folders_gone.sort_by_key(|i| std::cmp::Reverse(depth(i)));
+        folders_back.sort_by_key(depth);
         let started = AtomicBool::new(false);
         // Staging files their rename did not consume (items already at target).
         let mut leftover: Vec<&str> = Vec::new();
-        for phase in [deletions, restorations] {
-            for (item, changed) in self.apply_rollback_phase(&phase, unchanged, &started)? {
+        let phases = [
+            (files_gone, false),
+            (folders_gone, true),
+            (folders_back, true),
+            (files_back, false),
+        ];
+        for (phase, one_at_a_time) in phases {
+            let done = if one_at_a_time {
+                phase
+                    .iter()
+                    .map(|item| {
+                        self.apply_rollback_item(item, unchanged)
+                            .map(|changed| (*item, changed))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?
+            } else {
+                self.apply_rollback_phase(&phase, unchanged, &started)?
+            };
+            for (item, changed) in done {
                 if changed {
                     let (dir, name) = split(&item.path);
                     let full = self.full_path(&dir, &name);
@@ -481,8 +544,23 @@ impl Gate {
         stamp: Option<&Stamp>,
     ) -> io::Result<bool> {
         match (item.target, &item.staging, stamp) {
+            (None, _, _) if item.prior_form == Some(Form::Folder) => {
+                self.disk.remove_empty_dir(dir, name).map(|()| true)
+            }
             (None, _, Some(stamp)) => self.disk.unlink_if(dir, name, stamp),
             (None, _, None) => self.disk.unlink(dir, name).map(|()| true),
+            (Some(_), None, _) if item.target_form == Some(Form::Folder) => {
+                match self.disk.make_dir(dir, name) {
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                        // A folder already: what the rollback wants.
+                        match self.disk.kind(dir, name)? {
+                            Some(EntryKind::Dir) => Ok(true),
+                            _ => Err(e),
+                        }
+                    }
+                    other => other.map(|()| true),
+                }
+            }
             (Some(_), Some(staging), stamp) => self.disk.commit_if(
                 &Staged {
                     dir: dir.to_vec(),
@@ -570,15 +648,19 @@ fn rollback_items(targets: &[RollbackTarget], op_id: &OpId) -> Vec<RollbackItem>
                 path: t.path.clone(),
                 prior: t.expected,
                 target: t.target,
-                staging: t.target.map(|_| {
-                    dir.iter()
-                        .cloned()
-                        .chain(std::iter::once(format!(
-                            ".{name}.cocode-rollback-{op_id}-{n}.tmp"
-                        )))
-                        .collect::<Vec<_>>()
-                        .join("/")
-                }),
+                // A folder is made in place: nothing to stage.
+                staging: t
+                    .target
+                    .filter(|_| t.target_form != Some(Form::Folder))
+                    .map(|_| {
+                        dir.iter()
+                            .cloned()
+                            .chain(std::iter::once(format!(
+                                ".{name}.cocode-rollback-{op_id}-{n}.tmp"
+                            )))
+                            .collect::<Vec<_>>()
+                            .join("/")
+                    }),
                 prior_form: t.expected.and(t.expected_form),
                 target_form: t.target.and(t.target_form),
             }

@@ -44,10 +44,15 @@ fn a_shell_command_between_begin_and_end_is_recorded_as_observed_snapshots() {
         "echo x > a; rm b; mkdir d; echo y > d/c; echo more >> ignored/x.log",
     );
     let records = ws.gate.end_sweep(&c).unwrap();
-    let want: Vec<(String, String, String)> = [("create", "a"), ("delete", "b"), ("create", "d/c")]
-        .iter()
-        .map(|(k, p)| ((*k).to_owned(), (*p).to_owned(), "observed".to_owned()))
-        .collect();
+    let want: Vec<(String, String, String)> = [
+        ("create", "a"),
+        ("delete", "b"),
+        ("create", "d"),
+        ("create", "d/c"),
+    ]
+    .iter()
+    .map(|(k, p)| ((*k).to_owned(), (*p).to_owned(), "observed".to_owned()))
+    .collect();
     assert_eq!(summary(&records), want);
     let store = ws.gate.store();
     // The deleted file's content was stored before the command ran.
@@ -427,14 +432,16 @@ fn fifos_named_like_ignore_files_or_files_never_block_a_sweep() {
         triples(&[
             ("create", ".gitignore", "observed"),
             ("create", ".ignore", "observed"),
+            ("create", "d", "observed"),
             ("create", "d/.gitignore", "observed"),
             ("create", "d/b.txt", "observed"),
             ("create", "pipe", "observed"),
         ])
     );
     let fifo = Some(cocode_core::snapshot::Form::Fifo);
+    let folder = Some(cocode_core::snapshot::Form::Folder);
     let forms: Vec<_> = observed.iter().map(|r| r.forms().result).collect();
-    assert_eq!(forms, [fifo, fifo, fifo, None, fifo]);
+    assert_eq!(forms, [fifo, fifo, folder, fifo, None, fifo]);
     // And a scan by the rules on disk, which reads the ignore files.
     ws.gate.begin_sweep().unwrap();
     assert_eq!(ws.gate.end_sweep(&c).unwrap(), vec![]);
@@ -661,7 +668,8 @@ fn the_next_process_reuses_the_stat_cache_and_still_records_every_change() {
     let ws = OpenWorkspace::open(&root).unwrap();
     ws.gate.recover().unwrap();
     let stats = ws.gate.begin_sweep().unwrap();
-    assert_eq!((stats.files, stats.hashed), (50, 1));
+    // Fifty files and five folders met; one file read.
+    assert_eq!((stats.files, stats.hashed), (55, 1));
     let c = ctx("t1", 1);
     sh(&root, "echo more >> d1/f1.txt && rm d2/f2.txt");
     let records = ws.gate.end_sweep(&c).unwrap();

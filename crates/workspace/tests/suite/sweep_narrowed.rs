@@ -76,7 +76,15 @@ const CASES: &[Case] = &[
         files: &[("a.txt", "a\n")],
         before: "",
         command: "mkdir -p x/y/z && echo deep > x/y/z/f && echo top > x/t && mkdir x/y/e",
-        recorded: &[("create", "x/t"), ("create", "x/y/z/f")],
+        // Each folder made is a change of its own.
+        recorded: &[
+            ("create", "x"),
+            ("create", "x/t"),
+            ("create", "x/y"),
+            ("create", "x/y/e"),
+            ("create", "x/y/z"),
+            ("create", "x/y/z/f"),
+        ],
         rolls_back: true,
     },
     Case {
@@ -84,7 +92,7 @@ const CASES: &[Case] = &[
         files: &[("src/a", "a\n")],
         before: "",
         command: "chmod 700 src && mkdir src/new && echo n > src/new/f",
-        recorded: &[("create", "src/new/f")],
+        recorded: &[("create", "src/new"), ("create", "src/new/f")],
         rolls_back: true,
     },
     Case {
@@ -93,9 +101,13 @@ const CASES: &[Case] = &[
         before: "",
         command: "mv src/m src/n && echo late >> src/n/a",
         recorded: &[
+            ("delete", "src/m"),
             ("delete", "src/m/a"),
+            ("delete", "src/m/b"),
             ("delete", "src/m/b/c"),
+            ("create", "src/n"),
             ("create", "src/n/a"),
+            ("create", "src/n/b"),
             ("create", "src/n/b/c"),
         ],
         rolls_back: true,
@@ -108,9 +120,11 @@ const CASES: &[Case] = &[
         // The link is recorded as a link (never followed). A rollback is
         // refused: `lib/x` goes back below where a link stands now.
         recorded: &[
-            ("create", "lib"),
+            ("modify", "lib"),
             ("delete", "lib/x"),
+            ("delete", "src/m"),
             ("delete", "src/m/a"),
+            ("delete", "src/m/b"),
             ("delete", "src/m/b/c"),
         ],
         rolls_back: false,
@@ -120,7 +134,12 @@ const CASES: &[Case] = &[
         files: &[("a.txt", "a\n")],
         before: "mkdir -p $OUT/pkg/inner && echo p > $OUT/pkg/inner/p.txt && echo f > $OUT/f.txt",
         command: "mv $OUT/pkg vendor && mv $OUT/f.txt f.txt",
-        recorded: &[("create", "f.txt"), ("create", "vendor/inner/p.txt")],
+        recorded: &[
+            ("create", "f.txt"),
+            ("create", "vendor"),
+            ("create", "vendor/inner"),
+            ("create", "vendor/inner/p.txt"),
+        ],
         rolls_back: true,
     },
     Case {
@@ -265,7 +284,13 @@ fn two_narrowed_scans_in_a_row_follow_a_folder_the_first_saw_renamed() {
     begin(&ws, &out, "mv src/m src/n && mkdir src/n/deep");
     assert_eq!(
         end_confined(&ws, &c),
-        pairs(&[("delete", "src/m/a"), ("create", "src/n/a")])
+        pairs(&[
+            ("delete", "src/m"),
+            ("delete", "src/m/a"),
+            ("create", "src/n"),
+            ("create", "src/n/a"),
+            ("create", "src/n/deep"),
+        ])
     );
     // No scan in full between: the second relies on the watches the first
     // added for the folders it walked.

@@ -437,7 +437,7 @@ fn names_that_are_not_text_are_recorded_by_their_bytes_and_undone() {
         .iter()
         .map(|r| cocode_core::shown::line(r.path().as_str()).into_owned())
         .collect();
-    assert_eq!(shown, [r"a\x5cb", r"caf\xe9.txt", r"d\x5cx/f"]);
+    assert_eq!(shown, [r"a\x5cb", r"caf\xe9.txt", r"d\x5cx", r"d\x5cx/f"]);
     ws.gate
         .rollback(&c.task_id, &RollbackQuery::TaskStart)
         .unwrap();
@@ -450,8 +450,7 @@ fn names_that_are_not_text_are_recorded_by_their_bytes_and_undone() {
         .filter(|n| n != b".cocode")
         .collect();
     left.sort();
-    // The folder the command made stays (empty folders are not recorded).
-    assert_eq!(left, [b"a.txt".to_vec(), b"d\\x".to_vec()]);
+    assert_eq!(left, [b"a.txt".to_vec()]);
 }
 
 /// A file 400 folders deep is recorded and undone; one below a folder
@@ -469,14 +468,27 @@ fn deep_paths_are_recorded_and_past_the_longest_path_the_task_is_not_fully_recor
         &format!("mkdir -p {deep} && echo deep > {deep}/f.txt"),
     );
     let observed = end(&ws, &c, &within(60)).unwrap();
-    assert_eq!(
-        summary(&observed),
-        triples(&[("create", &format!("{deep}/f.txt"), "observed")])
-    );
+    // Each of the 400 folders, then the file.
+    let mut want: Vec<(String, String, String)> = (1..=400)
+        .map(|n| {
+            (
+                "create".to_owned(),
+                vec!["d"; n].join("/"),
+                "observed".to_owned(),
+            )
+        })
+        .collect();
+    want.push((
+        "create".to_owned(),
+        format!("{deep}/f.txt"),
+        "observed".to_owned(),
+    ));
+    want.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(summary(&observed), want);
     ws.gate
         .rollback(&c.task_id, &RollbackQuery::TaskStart)
         .unwrap();
-    assert!(!root.join(&deep).join("f.txt").exists());
+    assert!(!root.join("d").exists(), "the folders it made are gone too");
     // 400 folders of 20 characters: past 4,096 bytes.
     let c2 = ctx("t2", 1);
     ws.gate.begin_task_sweep(&c2, &within(60)).unwrap();
@@ -541,4 +553,80 @@ fn a_later_command_cocode_ended_during_is_recorded_from_the_cache_and_its_delta(
             ("delete", "n.txt", "observed"),
         ])
     );
+}
+
+/// A folder a command makes (empty or not) or removes is a change of its
+/// own: a rollback removes what it made and makes again what it removed;
+/// a folder it made that now holds someone else's file is a conflict, and
+/// nothing is touched.
+#[test]
+fn folders_a_command_makes_or_removes_are_recorded_and_undone() {
+    let (_d, ws) = workspace(&[("keep/a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    sh(&root, "mkdir empty");
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    sh(
+        &root,
+        "mkdir made && mkdir -p made2/inner && echo x > made2/inner/f && rmdir empty",
+    );
+    let observed = end(&ws, &c, &within(30)).unwrap();
+    assert_eq!(
+        summary(&observed),
+        triples(&[
+            ("delete", "empty", "observed"),
+            ("create", "made", "observed"),
+            ("create", "made2", "observed"),
+            ("create", "made2/inner", "observed"),
+            ("create", "made2/inner/f", "observed"),
+        ])
+    );
+    ws.gate
+        .rollback(&c.task_id, &RollbackQuery::TaskStart)
+        .unwrap();
+    let mut left: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".cocode")
+        .collect();
+    left.sort();
+    assert_eq!(left, ["empty", "keep"]);
+    assert!(root.join("empty").read_dir().unwrap().next().is_none());
+    // A folder the task made, where a person put a file since.
+    let c2 = ctx("t2", 1);
+    ws.gate.begin_task_sweep(&c2, &within(30)).unwrap();
+    sh(&root, "mkdir mine");
+    assert_eq!(end(&ws, &c2, &within(30)).unwrap().len(), 1);
+    sh(&root, "echo person > mine/theirs.txt");
+    assert_eq!(
+        ws.gate.rollback(&c2.task_id, &RollbackQuery::TaskStart),
+        Err(RollbackError::Conflicts(vec![
+            cocode_workspace::rollback::PathConflict {
+                path: p("mine"),
+                reason: cocode_workspace::rollback::ConflictReason::HoldsOthers,
+            }
+        ]))
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("mine/theirs.txt")).unwrap(),
+        "person\n"
+    );
+}
+
+/// A folder the gate makes for an agent's new file, or removes with the
+/// last file in it, while a command or an agent's turn runs, is noted as
+/// the gate's: the look after never gives it to the command.
+#[test]
+fn folders_the_gate_makes_or_empties_are_not_a_later_commands_change() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    apply(&ws, &c, write("new/deeper/x.txt", b"x\n"));
+    sh(&root, "true");
+    assert_eq!(end(&ws, &c, &within(30)).unwrap(), vec![]);
+    ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
+    apply(&ws, &c, delete("new/deeper/x.txt"));
+    sh(&root, "true");
+    assert_eq!(end(&ws, &c, &within(30)).unwrap(), vec![]);
 }

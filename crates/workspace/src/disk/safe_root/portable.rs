@@ -109,7 +109,7 @@ impl SafeRoot {
                     Some(Form::Symlink),
                 ))
             }
-            Some(EntryKind::Dir) => Err(EntryKind::Dir),
+            Some(EntryKind::Dir) => Ok((nothing, Some(Form::Folder))),
             Some(EntryKind::Other) => Ok((nothing, Some(Form::Special))),
         };
         Ok(Some((found, None)))
@@ -141,6 +141,14 @@ impl SafeRoot {
             io::ErrorKind::Unsupported,
             "this system has no FIFOs",
         ))
+    }
+
+    /// Removes an empty directory; one with anything in it is an error.
+    pub(crate) fn remove_empty_dir(&self, dir: &[String], name: &str) -> io::Result<()> {
+        match fs::remove_dir(self.dir(dir, false)?.join(name)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
     }
 
     /// This system keeps no executable or set-id bits: nothing to set.

@@ -311,7 +311,7 @@ impl SafeRoot {
     /// file had just before it was read: above `ceiling` a file is named by
     /// its identity (never read whole, see [`crate::large_file`]); a link
     /// by its target (never followed); a FIFO or a device never opened; a
-    /// folder is what no record names.
+    /// folder as a folder, whatever it holds.
     pub(crate) fn stamped_hash(
         &self,
         dir: &[String],
@@ -338,7 +338,7 @@ impl SafeRoot {
                 let target = rfs::readlinkat(d.as_fd(), &*os(name), Vec::new()).map_err(map)?;
                 Ok((ContentHash::of(target.as_bytes()), Some(Form::Symlink)))
             }
-            FileType::Directory => Err(EntryKind::Dir),
+            FileType::Directory => Ok((nothing, Some(Form::Folder))),
             FileType::Fifo => Ok((nothing, Some(Form::Fifo))),
             _ => Ok((nothing, Some(Form::Special))),
         };
@@ -554,6 +554,15 @@ impl SafeRoot {
     pub(crate) fn unlink(&self, dir: &[String], name: &str) -> io::Result<()> {
         let d = self.dir(dir, false)?;
         match rfs::unlinkat(d.as_fd(), &*os(name), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(map(e)),
+        }
+    }
+
+    /// Removes an empty directory; one with anything in it is an error.
+    pub(crate) fn remove_empty_dir(&self, dir: &[String], name: &str) -> io::Result<()> {
+        let d = self.dir(dir, false)?;
+        match rfs::unlinkat(d.as_fd(), &*os(name), AtFlags::REMOVEDIR) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(e) => Err(map(e)),
         }
