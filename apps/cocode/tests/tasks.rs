@@ -1668,6 +1668,7 @@ fn an_acp_agents_own_file_writes_are_recorded_and_rolled_back() {
 /// An ACP agent that changes a test file with its own I/O (not through
 /// the client's write) meets the same rule: the file goes back to its
 /// base and the change waits for a person; approving applies it.
+#[cfg(unix)]
 #[test]
 fn a_test_file_an_acp_agent_changed_itself_waits_for_approval() {
     let ws = workspace(&[("tests/test_a.py", "assert 1 == 1\n")]);

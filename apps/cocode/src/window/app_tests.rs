@@ -764,7 +764,7 @@ fn run_approving(h: &mut egui_kittest::Harness<'static, CocodeApp>) {
 /// A rollback that would revert files changed while the task's command
 /// ran asks first (cocode cannot tell who changed them): Cancel touches
 /// nothing, "Roll back anyway" reverts them.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn a_rollback_of_changes_made_while_a_command_ran_asks_first() {
     let dir = tempfile::tempdir().unwrap();

@@ -72,20 +72,11 @@ impl SafeRoot {
         }
     }
 
-    /// Without `openat` a stamp could describe another file than the
-    /// one read, so none is given and every check reads the file.
-    pub(crate) fn stamped_entry(
-        &self,
-        dir: &[String],
-        name: &str,
-    ) -> io::Result<Option<(Entry, Option<Stamp>)>> {
-        Ok(self.entry(dir, name)?.map(|entry| (entry, None)))
-    }
-
     /// What is at `name` now (see [`Hashed`]): above `ceiling` a file is
     /// named by its identity (see [`crate::large_file`]), a link by its
-    /// target. No stamp (see [`Self::stamped_entry`]); no mode bits (this
-    /// system keeps none of them).
+    /// target. No stamp: without `openat` a stamp could describe another
+    /// file than the one read, so every check reads the file. No mode bits
+    /// (this system keeps none of them).
     pub(crate) fn stamped_hash(
         &self,
         dir: &[String],

@@ -369,6 +369,7 @@ impl SafeRoot {
     }
 
     /// Stages a FIFO under `temp_name` (for a rollback that puts one back).
+    #[cfg(not(target_vendor = "apple"))]
     pub(crate) fn stage_fifo(
         &self,
         dir: &[String],
@@ -380,19 +381,27 @@ impl SafeRoot {
             Ok(()) | Err(Errno::NOENT) => {}
             Err(e) => return Err(map(e)),
         }
-        rfs::mknodat(
-            d.as_fd(),
-            &*os(temp_name),
-            FileType::Fifo,
-            Mode::from_bits_truncate(0o666),
-            0,
-        )
-        .map_err(map)?;
+        rfs::mkfifoat(d.as_fd(), &*os(temp_name), Mode::from_bits_truncate(0o666)).map_err(map)?;
         Ok(Staged {
             dir: dir.to_vec(),
             temp_name: temp_name.to_owned(),
             name: name.to_owned(),
         })
+    }
+
+    /// macOS has no `mkfifoat` that rustix reaches: a FIFO is not made
+    /// again there (said as an error, never skipped).
+    #[cfg(target_vendor = "apple")]
+    pub(crate) fn stage_fifo(
+        &self,
+        _dir: &[String],
+        _name: &str,
+        _temp_name: &str,
+    ) -> io::Result<Staged> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "a FIFO is not made again on this system",
+        ))
     }
 
     /// Sets the bits of `mask` of `name`'s mode (a regular file, never
