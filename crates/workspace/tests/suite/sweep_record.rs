@@ -630,3 +630,41 @@ fn folders_the_gate_makes_or_empties_are_not_a_later_commands_change() {
     sh(&root, "true");
     assert_eq!(end(&ws, &c, &within(30)).unwrap(), vec![]);
 }
+
+/// A command that makes 200,001 new files, past the 200,000 entries the
+/// sweep tracks, beside an edit: what was seen is recorded, and the task
+/// says it is not fully recorded, so its rollback is refused rather than
+/// leaving the rest behind while saying "undone".
+#[test]
+fn two_hundred_thousand_and_one_new_files_leave_the_task_not_fully_recorded() {
+    let (_d, ws) = workspace(&[("a.txt", "a\n")]);
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    ws.gate.begin_task_sweep(&c, &within(600)).unwrap();
+    sh(
+        &root,
+        "echo edited > a.txt; python3 -c \"import os\nfor d in range(100):\n    os.mkdir(f'many{d}')\n    for f in range(2000):\n        open(f'many{d}/f{f}', 'w').close()\nopen('many0/one-more', 'w').close()\"",
+    );
+    let refused = end(&ws, &c, &within(600)).unwrap_err();
+    assert_eq!(
+        refused.code,
+        WorkspaceErrorCode::NotFullyRecorded,
+        "{refused}"
+    );
+    assert!(
+        refused
+            .message
+            .starts_with("the workspace holds more than 200000 files the sweep would track"),
+        "{refused}"
+    );
+    match ws.gate.rollback(&c.task_id, &RollbackQuery::TaskStart) {
+        Err(RollbackError::NotFullyRecorded(reason)) => {
+            assert!(reason.contains("more than 200000 files"), "{reason}");
+        }
+        other => panic!("a rollback of a task past the cap: {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "edited\n"
+    );
+}
