@@ -2458,7 +2458,7 @@ fn a_rollback_of_changes_made_while_a_command_ran_asks_first() {
     assert_eq!(code, 1, "{out}");
     assert_eq!(
         out,
-        "1 file(s) changed while the task ran, and cocode cannot tell whether the task or someone else changed them; rolling back reverts them too:\n  a.txt\nrollback not run: nothing was touched (pass --yes to revert them too)\n"
+        "1 path(s) changed while the task ran, and cocode cannot tell whether the task or someone else changed them; rolling back reverts them too:\n  a.txt\nrollback not run: nothing was touched (pass --yes to revert them too)\n"
     );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),

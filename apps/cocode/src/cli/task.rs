@@ -711,7 +711,7 @@ pub fn rollback(
     if !unknown.is_empty() && !yes {
         writeln!(
             out,
-            "{} file(s) changed while the task ran, and cocode cannot tell whether the task or someone else changed them; rolling back reverts them too:",
+            "{} path(s) changed while the task ran, and cocode cannot tell whether the task or someone else changed them; rolling back reverts them too:",
             unknown.len()
         )?;
         for path in &unknown {

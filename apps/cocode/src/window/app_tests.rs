@@ -794,11 +794,11 @@ fn a_rollback_of_changes_made_while_a_command_ran_asks_first() {
     );
     h.get_by_label("Roll back to the start (1 path(s))").click();
     h.run_steps(2);
-    h.get_by_label_contains("1 file(s) changed while the task ran.");
+    h.get_by_label_contains("1 path(s) changed while the task ran.");
     h.get_by_label("Cancel").click();
     h.run_steps(2);
     assert!(
-        h.query_by_label_contains("1 file(s) changed while the task ran.")
+        h.query_by_label_contains("1 path(s) changed while the task ran.")
             .is_none()
     );
     assert_eq!(

@@ -550,7 +550,7 @@ fn confirm_unknown_authors(
 ) {
     ui.group(|ui| {
         ui.label(format!(
-            "{} file(s) changed while the task ran. cocode cannot tell whether the task or someone else (an editor outside cocode, another program) changed them; rolling back reverts them too:",
+            "{} path(s) changed while the task ran. cocode cannot tell whether the task or someone else (an editor outside cocode, another program) changed them; rolling back reverts them too:",
             detail.unknown_authors.len()
         ));
         for path in &detail.unknown_authors {
