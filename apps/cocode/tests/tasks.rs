@@ -84,6 +84,32 @@ fn recorded(shown: &Value) -> Vec<(String, String)> {
 }
 
 /// The only task of a workspace, as `task show` prints it.
+/// `task run` in `ws` with `prompt` and the `extra` flags, started and
+/// left running (its output dropped).
+fn spawn_run(ws: &Path, prompt: &str, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args(run_args(ws, prompt, extra))
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (up to a minute) until `path` exists; `what` names it in the
+/// failure.
+fn wait_for(path: &Path, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    while !path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} never happened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 fn only_task(ws: &Path) -> Value {
     let (code, list) = cocode(&["task", "list", "--workspace", ws.to_str().unwrap()]);
     assert_eq!(code, 0, "{list}");
@@ -1714,27 +1740,13 @@ fn a_test_file_an_acp_agent_changed_itself_waits_for_approval() {
 fn two_interrupts_at_once_during_an_acp_turn_leave_the_agents_write_recorded() {
     let ws = workspace(&[("out/keep.txt", "k\n")]);
     with_scripted_acp_agent(ws.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
-        .args(run_args(
-            ws.path(),
-            "direct-hang out/a.txt written",
-            &["--backend", "acp:scripted", "--yes"],
-        ))
-        .env("HOME", std::env::temp_dir())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(
+        ws.path(),
+        "direct-hang out/a.txt written",
+        &["--backend", "acp:scripted", "--yes"],
+    );
     let written = ws.path().join("out/a.txt");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
-    while !written.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent never wrote"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for(&written, "the agent's write");
     let pid = child.id().to_string();
     let status = Command::new("sh")
         // Two of one kind at once merge into one; an interrupt and a
@@ -1747,7 +1759,10 @@ fn two_interrupts_at_once_during_an_acp_turn_leave_the_agents_write_recorded() {
     let exited = child.wait().unwrap();
     assert_eq!(exited.code(), Some(130));
     let shown = only_task(ws.path());
-    assert_eq!(shown["task"]["status"], "failed", "{shown:#}");
+    // Ended either way: saved as stopped when the first was handled before
+    // the second ended cocode, else failed at the next look.
+    let status = shown["task"]["status"].as_str().unwrap();
+    assert!(matches!(status, "failed" | "stopped"), "{shown:#}");
     assert_eq!(
         recorded(&shown),
         vec![("out/a.txt".to_owned(), "observed".to_owned())],
@@ -2296,27 +2311,12 @@ fn the_commands_of_a_killed_cocode_die_with_it_and_write_nothing_afterwards() {
 #[test]
 fn the_writes_of_a_command_cocode_was_killed_during_are_recorded_and_rolled_back() {
     let ws = workspace(&[("a.txt", "a\n"), ("gone.txt", "g\n")]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cocode"))
-        .args(run_args(
-            ws.path(),
-            r#"run "echo written > a.txt; rm gone.txt; echo started > started.txt; sleep 60""#,
-            &["--yes"],
-        ))
-        .env("HOME", std::env::temp_dir())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = ws.path().join("started.txt");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
-    while !started.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let mut child = spawn_run(
+        ws.path(),
+        r#"run "echo written > a.txt; rm gone.txt; echo started > started.txt; sleep 60""#,
+        &["--yes"],
+    );
+    wait_for(&ws.path().join("started.txt"), "the command's start");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let task = only_task(ws.path());

@@ -10,8 +10,9 @@ use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::SnapshotOrigin;
 
 use super::errors::{disk_failed, refuse};
-use super::state::Gate;
+use super::state::{Gate, GateState};
 use crate::disk::EntryKind;
+use crate::policy::Resolved;
 
 impl WorkspaceFileGate for Gate {
     fn apply(&self, ctx: &TaskContext, op: GateOp) -> Result<GateOutcome, GateError> {
@@ -46,20 +47,40 @@ impl WorkspaceFileGate for Gate {
                 ));
             }
         }
-        let temp = format!(".{}.cocode-save-{}.tmp", target.name, std::process::id());
+        // A person's save is never attributed to a running task by the sweep.
+        self.write_outside_records(&mut st, "save", &target, bytes)
+    }
+}
+
+impl Gate {
+    /// Writes `bytes` at `target` outside any record (a person's save; a
+    /// held test file going back to its base): staged beside it, synced,
+    /// renamed in place, and taken by the sweep's picture so the look
+    /// after a command never gives it to the command.
+    pub(super) fn write_outside_records(
+        &self,
+        st: &mut GateState,
+        operation: &'static str,
+        target: &Resolved,
+        bytes: &[u8],
+    ) -> Result<(), GateError> {
+        let temp = format!(
+            ".{}.cocode-{operation}-{}.tmp",
+            target.name,
+            std::process::id()
+        );
         let staged = self
             .disk
             .stage(&target.dir, &target.name, &temp, bytes)
-            .map_err(|e| disk_failed("save", path, &e))?;
+            .map_err(|e| disk_failed(operation, &target.path, &e))?;
         let done = self
             .disk
             .sync_staged(&staged)
             .and_then(|()| self.disk.commit(&staged));
         if let Err(e) = done {
             let _ = self.disk.unlink(&target.dir, &temp);
-            return Err(disk_failed("save", path, &e));
+            return Err(disk_failed(operation, &target.path, &e));
         }
-        // A person's save is never attributed to a running task by the sweep.
         st.sweep.refresh(self.layout.workspace_root(), &target.path);
         Ok(())
     }

@@ -10,7 +10,7 @@ use cocode_core::ids::TaskId;
 use cocode_core::path::NormalizedPath;
 use cocode_core::snapshot::{ContentHash, EditSnapshot, Form, SnapshotOrigin};
 
-use super::errors::{disk_failed, io_failed, refuse, store_failed};
+use super::errors::{io_failed, refuse, store_failed};
 use super::plan::{Change, Plan};
 use super::state::{Gate, GateState, TaskCursor};
 use crate::disk;
@@ -417,21 +417,7 @@ impl Gate {
         bytes: &[u8],
     ) -> Result<(), GateError> {
         let target = self.policy.resolve("hold", path)?;
-        let temp = format!(".{}.cocode-held-{}.tmp", target.name, std::process::id());
-        let staged = self
-            .disk
-            .stage(&target.dir, &target.name, &temp, bytes)
-            .map_err(|e| disk_failed("hold", path, &e))?;
-        let done = self
-            .disk
-            .sync_staged(&staged)
-            .and_then(|()| self.disk.commit(&staged));
-        if let Err(e) = done {
-            let _ = self.disk.unlink(&target.dir, &temp);
-            return Err(disk_failed("hold", path, &e));
-        }
-        st.sweep.refresh(self.layout.workspace_root(), path);
-        Ok(())
+        self.write_outside_records(st, "hold", &target, bytes)
     }
 
     /// The changes of protected test files sweeps of `task` held since

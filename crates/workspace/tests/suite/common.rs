@@ -255,3 +255,14 @@ pub fn pack_entries(bytes: &[u8]) -> (Vec<PackEntry<'_>>, usize) {
     }
     (entries, at)
 }
+
+/// Runs `script` with `sh` in `root`; it must succeed.
+pub fn sh(root: &Path, script: &str) {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}");
+}

@@ -1,21 +1,9 @@
 //! The observed-change sweep around a real shell command.
 
-use std::process::Command;
-
 use cocode_workspace::{HistoryIntegrityChecker, OpenWorkspace};
 use pretty_assertions::assert_eq;
 
 use super::common::*;
-
-fn sh(root: &std::path::Path, script: &str) {
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(root)
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
 
 /// Runs `script` in the workspace between a sweep's two scans; what the
 /// sweep recorded for `c`'s task.

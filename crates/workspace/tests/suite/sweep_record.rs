@@ -14,16 +14,6 @@ use pretty_assertions::assert_eq;
 
 use super::common::*;
 
-fn sh(root: &std::path::Path, script: &str) {
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(root)
-        .status()
-        .unwrap();
-    assert!(status.success(), "{script}");
-}
-
 fn within(secs: u64) -> SweepBudget<'static> {
     SweepBudget {
         deadline: Some(Instant::now() + Duration::from_secs(secs)),
