@@ -83,9 +83,10 @@ impl Run<'_> {
             self.end_request_trace(&request_end(&event));
             // A test file it changed itself went back to its base: a person
             // decides before the attempt goes on (approval applies it).
-            if let Ok(edit) = self.held.try_recv()
-                && matches!(event, AgentEvent::TurnEnded { .. })
+            // (Asked only then: an edit taken here is always decided.)
+            if matches!(event, AgentEvent::TurnEnded { .. })
                 && self.task.status() == TaskStatus::Running
+                && let Ok(edit) = self.held.try_recv()
             {
                 self.on_held(edit).await?;
                 if self.task.status() != TaskStatus::Running {
