@@ -257,6 +257,7 @@ pub fn pack_entries(bytes: &[u8]) -> (Vec<PackEntry<'_>>, usize) {
 }
 
 /// Runs `script` with `sh` in `root`; it must succeed.
+#[cfg(unix)]
 pub fn sh(root: &Path, script: &str) {
     let status = std::process::Command::new("sh")
         .arg("-c")
