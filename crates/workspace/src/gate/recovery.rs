@@ -201,7 +201,7 @@ impl Gate {
                     }
                 }
                 Err(reason) => {
-                    self.mark_unrecorded(st, ctx, &reason);
+                    self.mark_unrecorded(ctx, &reason);
                     RecoveredSweep {
                         task_id: ctx.task_id.clone(),
                         recorded: 0,

@@ -61,7 +61,7 @@ impl Gate {
                 reason: marker.reason,
             });
         }
-        if let Some(reason) = self.unrecorded_locked(st, task) {
+        if let Some(reason) = self.unrecorded_reason(task) {
             return Err(RollbackError::NotFullyRecorded(reason));
         }
         let records = self
@@ -343,7 +343,14 @@ impl Gate {
                     Some(Form::File { mode }) => mode,
                     _ => 0,
                 };
-                self.disk.set_mode_bits(&dir, temp, Form::MODE_BITS, bits)?;
+                // A file that stays keeps its read and write bits (a `664`
+                // file is not made `644` by putting its content back); the
+                // executable and set-id bits are the recorded ones.
+                let (mask, bits) = match self.disk.file_mode(&dir, &name)? {
+                    Some(now) => (0o7777, (now & 0o666) | bits),
+                    None => (Form::MODE_BITS, bits),
+                };
+                self.disk.set_mode_bits(&dir, temp, mask, bits)?;
             }
         }
         Ok(Some(self.full_path(&dir, temp)))

@@ -61,9 +61,6 @@ pub(super) struct GateState {
     /// Why the look before the running command did not track everything
     /// it met, if it did not.
     pub(super) begun_incomplete: Option<String>,
-    /// Tasks whose changes are not all recorded, and why (also in their
-    /// marker files, when those could be written).
-    pub(super) unrecorded: HashMap<TaskId, String>,
     /// The stat cache the last process left was taken whole (every entry
     /// of it; a missing file is not whole).
     pub(super) restored_whole: bool,
@@ -86,6 +83,10 @@ pub struct Gate {
     pub(super) state: Mutex<GateState>,
     /// What records and journals are stamped with.
     pub(super) clock: Arc<dyn Clock>,
+    /// Tasks whose changes are not all recorded, and why (also in their
+    /// marker files, when those could be written). Apart from the serial
+    /// section: a task asks after every event, even while a sweep runs.
+    pub(super) unrecorded: Mutex<HashMap<TaskId, String>>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -111,6 +112,7 @@ impl Gate {
             disk,
             sweep_limits: SweepLimits::default(),
             clock: cocode_core::clock::system(),
+            unrecorded: Mutex::new(HashMap::new()),
             state: Mutex::new(GateState {
                 recovered: false,
                 blocked: BTreeMap::new(),
@@ -128,7 +130,6 @@ impl Gate {
                 sweep,
                 last_scan: crate::sweep::SweepStats::default(),
                 begun_incomplete: None,
-                unrecorded: HashMap::new(),
                 restored_whole: false,
                 sweep_held: Vec::new(),
                 sweep_file_hash: None,

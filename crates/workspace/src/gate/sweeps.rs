@@ -14,6 +14,7 @@ use super::errors::{io_failed, refuse, store_failed};
 use super::plan::{Change, Plan};
 use super::state::{Gate, GateState, TaskCursor};
 use crate::disk;
+use crate::parallel::lock_ignoring_poison;
 use crate::store::{SWEEP_JOURNAL_VERSION, SweepJournal, UnrecordedMarker};
 use crate::sweep::{ScanError, StatCache, SweepBudget};
 
@@ -283,7 +284,7 @@ impl Gate {
                     WorkspaceErrorCode::NotFullyRecorded => e.message.clone(),
                     _ => format!("recording its changes failed: {}", e.message),
                 };
-                self.mark_unrecorded(&mut st, ctx, &reason);
+                self.mark_unrecorded(ctx, &reason);
                 return Err(e);
             }
         };
@@ -292,7 +293,7 @@ impl Gate {
             .clone()
             .or_else(|| st.last_scan.incomplete(self.sweep_limits.max_files));
         if let Some(reason) = incomplete {
-            self.mark_unrecorded(&mut st, ctx, &reason);
+            self.mark_unrecorded(ctx, &reason);
             return Err(GateError {
                 code: WorkspaceErrorCode::NotFullyRecorded,
                 operation: "sweep",
@@ -436,9 +437,9 @@ impl Gate {
     /// process at once, and in a synced marker file; when that cannot be
     /// written (a full disk) the sweep's journal stays, so the next start
     /// looks again.
-    pub(super) fn mark_unrecorded(&self, st: &mut GateState, ctx: &TaskContext, reason: &str) {
+    pub(super) fn mark_unrecorded(&self, ctx: &TaskContext, reason: &str) {
         tracing::warn!(task = %ctx.task_id, reason, "a task's changes are not all recorded");
-        st.unrecorded
+        lock_ignoring_poison(&self.unrecorded)
             .entry(ctx.task_id.clone())
             .or_insert_with(|| reason.to_owned());
         let marker = UnrecordedMarker {
@@ -467,24 +468,20 @@ impl Gate {
     /// Why `task`'s changes are not all recorded, if a sweep of it could
     /// not finish.
     pub fn unrecorded_reason(&self, task: &TaskId) -> Option<String> {
-        let st = self.lock();
-        self.unrecorded_locked(&st, task)
-    }
-
-    /// [`Self::unrecorded_reason`] as this process knows it (no file is
-    /// read: cheap enough to ask after every event of a task).
-    pub fn unrecorded_now(&self, task: &TaskId) -> Option<String> {
-        self.lock().unrecorded.get(task).cloned()
-    }
-
-    pub(super) fn unrecorded_locked(&self, st: &GateState, task: &TaskId) -> Option<String> {
-        if let Some(reason) = st.unrecorded.get(task) {
-            return Some(reason.clone());
+        if let Some(reason) = self.unrecorded_now(task) {
+            return Some(reason);
         }
         match self.store.unrecorded_marker(task) {
             Ok(marker) => marker.map(|m| m.reason),
             Err(e) => Some(format!("its marker cannot be read: {e}")),
         }
+    }
+
+    /// [`Self::unrecorded_reason`] as this process knows it: no file is
+    /// read and the gate's serial section is not entered, so asking after
+    /// every event of a task never waits for a sweep that is running.
+    pub fn unrecorded_now(&self, task: &TaskId) -> Option<String> {
+        lock_ignoring_poison(&self.unrecorded).get(task).cloned()
     }
 
     /// The narrowed scan after a command, when `writers` and the watcher

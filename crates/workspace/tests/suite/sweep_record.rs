@@ -320,14 +320,14 @@ fn links_fifos_and_mode_bits_a_command_changes_are_recorded_and_undone() {
     let root = ws.workspace.root.clone();
     sh(
         &root,
-        "chmod 644 run.sh && chmod 755 tool.sh && ln -s target.txt cur && mkfifo old-pipe",
+        "chmod 644 run.sh && chmod 755 tool.sh && chmod 664 target.txt && ln -s target.txt cur && mkfifo old-pipe",
     );
     let c = ctx("t1", 1);
     ws.gate.begin_task_sweep(&c, &within(30)).unwrap();
     sh(
         &root,
         "chmod 4755 run.sh; chmod 644 tool.sh; ln -s /etc/passwd leak; mkfifo pipe; \
-         rm cur && echo plain > cur; rm old-pipe",
+         rm cur && echo plain > cur; rm old-pipe; echo more >> target.txt",
     );
     let observed = end(&ws, &c, &within(30)).unwrap();
     assert_eq!(
@@ -338,6 +338,7 @@ fn links_fifos_and_mode_bits_a_command_changes_are_recorded_and_undone() {
             ("old-pipe", "a FIFO -> -"),
             ("pipe", "- -> a FIFO"),
             ("run.sh", "file -> set-id file, mode bits 4111"),
+            ("target.txt", "file -> file"),
             ("tool.sh", "executable -> file"),
         ]
         .map(|(p, c)| (p.to_owned(), c.to_owned()))
@@ -369,6 +370,9 @@ fn links_fifos_and_mode_bits_a_command_changes_are_recorded_and_undone() {
         std::fs::read_to_string(root.join("run.sh")).unwrap(),
         "echo run\n"
     );
+    // Content put back keeps the file's own read and write bits.
+    assert_eq!(mode_of(&root.join("target.txt")), 0o664);
+    assert_eq!(mode_of(&root.join("run.sh")), 0o644);
 }
 
 /// A device node a command makes is recorded and removed by a rollback; one

@@ -422,6 +422,17 @@ impl SafeRoot {
         rfs::fchmod(&file, Mode::from_raw_mode(mode as rfs::RawMode)).map_err(map)
     }
 
+    /// The permission bits of the regular file at `name` (read, write and
+    /// execute for each class, and the set-id bits), if one is there.
+    pub(crate) fn file_mode(&self, dir: &[String], name: &str) -> io::Result<Option<u32>> {
+        let Some(d) = self.existing_dir(dir)? else {
+            return Ok(None);
+        };
+        Ok(stat_in(&d, name)?
+            .filter(|st| kind_of(st) == EntryKind::File)
+            .map(|st| mode_of(&st) & 0o7777))
+    }
+
     /// The stamp of whatever is at `name` now.
     #[cfg(test)]
     pub(crate) fn stamp(&self, dir: &[String], name: &str) -> io::Result<Option<Stamp>> {
