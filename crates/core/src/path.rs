@@ -33,6 +33,13 @@ pub const VERSION_CONTROL_METADATA: [&str; 5] = [".git", ".hg", ".svn", ".jj", "
 /// Whether `name` is one of [`VERSION_CONTROL_METADATA`], compared as
 /// [`is_cocode_name`] compares (case- and Unicode-insensitively).
 pub fn is_version_control_name(name: &str) -> bool {
+    // A name in ASCII is its own NFKC form: compared without folding it
+    // (the sweep asks this of every name it lists).
+    if name.is_ascii() {
+        return VERSION_CONTROL_METADATA
+            .iter()
+            .any(|m| m.eq_ignore_ascii_case(name));
+    }
     let folded: String = name.nfkc().collect::<String>().to_lowercase();
     VERSION_CONTROL_METADATA.contains(&folded.as_str())
 }

@@ -196,6 +196,46 @@ fn cocode_dir_is_recognised_in_every_variant() {
 }
 
 #[test]
+fn version_control_names_are_recognised_in_every_spelling() {
+    // ASCII in any case, fullwidth letters (NFKC) and the Kelvin sign's
+    // cousins: each folds to a metadata name.
+    for name in [
+        ".git",
+        ".GIT",
+        ".Hg",
+        ".svn",
+        ".JJ",
+        ".bzr",
+        ".\u{FF47}it",
+        ".\u{FF28}\u{FF47}",
+    ] {
+        assert!(is_version_control_name(name), "{name}");
+    }
+    for name in [
+        "git",
+        ".git2",
+        ".gi",
+        "x.git",
+        ".gits",
+        ".\u{FF47}i",
+        "",
+        ".",
+    ] {
+        assert!(!is_version_control_name(name), "{name}");
+    }
+    assert!(
+        normalize("a/.GIT/hooks/x", POSIX)
+            .unwrap()
+            .is_in_version_control_metadata()
+    );
+    assert!(
+        !normalize("a/.github/x", POSIX)
+            .unwrap()
+            .is_in_version_control_metadata()
+    );
+}
+
+#[test]
 fn containment_is_by_whole_segments() {
     let dir = normalize("src/a", POSIX).unwrap();
     assert!(dir.contains(&normalize("src/a", POSIX).unwrap()));

@@ -21,12 +21,14 @@
     reason = "the disk layer of the workspace gate and store: the single writer"
 )]
 
+mod reach;
 mod regular;
 mod replace;
 mod safe_root;
 mod stamp;
 mod state;
 
+pub(crate) use reach::{Reach, reach, reaches_deep, too_long};
 pub(crate) use regular::{EntryKind, open_regular_file, read_all};
 pub(crate) use safe_root::{Entry, SafeRoot, Staged};
 pub(crate) use stamp::{Stamp, fs_clock};

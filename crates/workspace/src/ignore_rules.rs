@@ -82,8 +82,8 @@ impl Matchers {
     /// are now and adds them; returns their contents (and, for the root,
     /// `.git/info/exclude`).
     fn read_folder(&mut self, rel: &Path) -> ([Option<Vec<u8>>; 2], Option<Vec<u8>>) {
-        let dir = self.root.join(rel);
-        let files = IGNORE_FILES.map(|name| read_small(&dir.join(name)));
+        let files =
+            IGNORE_FILES.map(|name| read_small(&crate::disk::reach(&self.root, &rel.join(name))));
         let mut exclude = None;
         if rel.as_os_str().is_empty() {
             exclude = read_small(&self.root.join(".git/info/exclude"));
@@ -109,6 +109,24 @@ impl Matchers {
             return false;
         }
         self.ignores(&self.root.join(rel), is_dir)
+    }
+
+    /// The rules that judge what the folder `rel` (relative to the root)
+    /// holds, gathered once for all its entries.
+    pub(crate) fn in_folder(&self, rel: &Path) -> FolderRules<'_> {
+        let mut chain = Vec::new();
+        for kind in &self.kinds {
+            for folder in rel.ancestors() {
+                if let Some(matcher) = kind.get(folder) {
+                    chain.push(matcher);
+                }
+            }
+        }
+        FolderRules {
+            chain,
+            exclude: self.exclude.as_ref(),
+            path: self.root.join(rel),
+        }
     }
 
     /// Whether the rules ignore `rel` (relative to the root) or a folder
@@ -147,6 +165,44 @@ impl Matchers {
         self.exclude
             .as_ref()
             .is_some_and(|m| m.matched(path, is_dir).is_ignore())
+    }
+}
+
+/// The rules of one folder's entries, in [`Matchers::ignores`]' order
+/// (see [`Matchers::in_folder`]).
+pub(crate) struct FolderRules<'m> {
+    chain: Vec<&'m Gitignore>,
+    exclude: Option<&'m Gitignore>,
+    /// The folder's absolute path; an entry's name is pushed to judge it.
+    path: PathBuf,
+}
+
+impl FolderRules<'_> {
+    /// Whether the rules ignore the entry `name` of the folder: the same
+    /// answer as [`Matchers::ignores_below`] of its path.
+    pub(crate) fn ignores(&mut self, name: &std::ffi::OsStr, is_dir: bool) -> bool {
+        if self.chain.is_empty() && self.exclude.is_none() {
+            return false;
+        }
+        self.path.push(name);
+        let mut answer = None;
+        for matcher in &self.chain {
+            let decided = matcher.matched(&self.path, is_dir);
+            if decided.is_ignore() {
+                answer = Some(true);
+                break;
+            }
+            if decided.is_whitelist() {
+                answer = Some(false);
+                break;
+            }
+        }
+        let ignored = answer.unwrap_or_else(|| {
+            self.exclude
+                .is_some_and(|m| m.matched(&self.path, is_dir).is_ignore())
+        });
+        self.path.pop();
+        ignored
     }
 }
 
@@ -221,4 +277,89 @@ fn read_small(path: &Path) -> Option<Vec<u8>> {
     let mut bytes = Vec::new();
     file.take(1 << 20).read_to_end(&mut bytes).ok()?;
     Some(bytes)
+}
+
+#[cfg(test)]
+#[expect(clippy::disallowed_methods, reason = "the test lays out ignore files")]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// A folder's gathered rules answer as the rules asked path by path:
+    /// deeper files first, `.ignore` before `.gitignore`, re-inclusions,
+    /// folder-only patterns, and `.git/info/exclude` last.
+    #[test]
+    fn a_folders_rules_answer_as_the_path_by_path_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        std::fs::write(root.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+        std::fs::write(root.join("a/.gitignore"), "!keep.log\nsecret*\n").unwrap();
+        std::fs::write(root.join("a/b/.ignore"), "!secret-ok\nonly-b\n").unwrap();
+        std::fs::write(root.join(".git/info/exclude"), "excluded\n").unwrap();
+        let mut matchers = Matchers::new(root);
+        for rel in ["", "a", "a/b"] {
+            matchers.read_folder(Path::new(rel));
+        }
+        let names = [
+            "x.log",
+            "keep.log",
+            "secret",
+            "secret-ok",
+            "only-b",
+            "build",
+            "excluded",
+            "plain",
+        ];
+        let mut ignored = Vec::new();
+        for folder in ["", "a", "a/b"] {
+            let mut rules = matchers.in_folder(Path::new(folder));
+            for name in names {
+                for is_dir in [false, true] {
+                    let rel = Path::new(folder).join(name);
+                    let expected = matchers.ignores_below(&rel, is_dir);
+                    let got = rules.ignores(std::ffi::OsStr::new(name), is_dir);
+                    assert_eq!(got, expected, "{} (folder: {is_dir})", rel.display());
+                    if got {
+                        ignored.push(format!(
+                            "{}{}",
+                            rel.display(),
+                            if is_dir { "/" } else { "" }
+                        ));
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            ignored,
+            [
+                "x.log",
+                "x.log/",
+                "keep.log",
+                "keep.log/",
+                "build/",
+                "excluded",
+                "excluded/",
+                "a/x.log",
+                "a/x.log/",
+                "a/secret",
+                "a/secret/",
+                "a/secret-ok",
+                "a/secret-ok/",
+                "a/build/",
+                "a/excluded",
+                "a/excluded/",
+                "a/b/x.log",
+                "a/b/x.log/",
+                "a/b/secret",
+                "a/b/secret/",
+                "a/b/only-b",
+                "a/b/only-b/",
+                "a/b/build/",
+                "a/b/excluded",
+                "a/b/excluded/",
+            ]
+        );
+    }
 }

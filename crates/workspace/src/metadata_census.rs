@@ -7,7 +7,8 @@
 //! an ignored folder), and goes again as a repository made below does.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cocode_core::path::{NormalizeOptions, NormalizedPath, is_version_control_name, normalize};
 
@@ -15,44 +16,76 @@ use cocode_core::path::{NormalizeOptions, NormalizedPath, is_version_control_nam
 /// what is made in it is judged by the sweep's own records alone).
 pub const CENSUS_LIMIT: usize = 2_000_000;
 
+/// One folder's part of a census.
+#[derive(Default)]
+struct Listed {
+    /// Metadata entries in it, relative to the root.
+    found: Vec<PathBuf>,
+    /// Folders in it to list next, relative to the root.
+    folders: Vec<PathBuf>,
+    /// It could not be read.
+    unreadable: bool,
+}
+
 /// The metadata entries below `root` as workspace paths, sorted; `None`
-/// past [`CENSUS_LIMIT`] entries or when a folder cannot be read.
+/// past [`CENSUS_LIMIT`] entries or when the root cannot be read. Folder
+/// depth by folder depth, each depth's folders listed on every core; a
+/// name is looked at without a path made for it (only folders and
+/// metadata get one).
 pub fn take(root: &Path, options: NormalizeOptions) -> Option<BTreeSet<NormalizedPath>> {
+    let seen = AtomicUsize::new(0);
     let mut found = BTreeSet::new();
-    let mut folders = vec![root.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            // A folder that vanished meanwhile holds nothing.
-            if folder == root {
+    let mut depth = vec![PathBuf::new()];
+    while !depth.is_empty() {
+        let listings = crate::parallel::parallel_map(&depth, |rel| list(root, rel, &seen));
+        if seen.load(Ordering::Relaxed) > CENSUS_LIMIT {
+            return None;
+        }
+        let mut deeper = Vec::new();
+        for (rel, listed) in depth.iter().zip(listings) {
+            // A folder that vanished meanwhile holds nothing; the root
+            // unreadable, nothing is known.
+            if listed.unreadable && rel.as_os_str().is_empty() {
                 return None;
             }
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > CENSUS_LIMIT {
-                return None;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            let path = entry.path();
-            if is_version_control_name(&name.to_string_lossy()) {
-                let rel = path.strip_prefix(root).ok()?;
-                if let Ok(p) = normalize(&rel.to_string_lossy(), options) {
+            for entry in listed.found {
+                if let Some(p) =
+                    crate::sweep::text_of(&entry).and_then(|t| normalize(&t, options).ok())
+                {
                     found.insert(p);
                 }
-                continue;
             }
-            // `.cocode` is cocode's own; links are not followed.
-            if kind.is_dir() && !(folder == root && name == ".cocode") {
-                folders.push(path);
-            }
+            deeper.extend(listed.folders);
         }
+        depth = deeper;
     }
     Some(found)
+}
+
+/// One folder: its metadata entries and the folders to look into.
+fn list(root: &Path, rel: &Path, seen: &AtomicUsize) -> Listed {
+    let mut listed = Listed::default();
+    let Ok(entries) = std::fs::read_dir(&*crate::disk::reach(root, rel)) else {
+        listed.unreadable = true;
+        return listed;
+    };
+    let mut count = 0;
+    for entry in entries.flatten() {
+        count += 1;
+        let name = entry.file_name();
+        if is_version_control_name(&name.to_string_lossy()) {
+            listed.found.push(rel.join(&name));
+            continue;
+        }
+        // `.cocode` is cocode's own; links are not followed.
+        if entry.file_type().is_ok_and(|kind| kind.is_dir())
+            && !(rel.as_os_str().is_empty() && name == ".cocode")
+        {
+            listed.folders.push(rel.join(&name));
+        }
+    }
+    seen.fetch_add(count, Ordering::Relaxed);
+    listed
 }
 
 /// What `after` holds that `before` did not: entries made meanwhile.

@@ -463,7 +463,7 @@ impl StatCache {
                         if self.entries.contains_key(&file.path) {
                             walk.met_tracked += 1;
                         }
-                        let full = root.join(&file.rel);
+                        let full = crate::disk::reach(root, &file.rel);
                         self.meet(walk, file.path, &full, &file.meta, false)?;
                     }
                 }
@@ -493,7 +493,7 @@ impl StatCache {
                 Err(Unwatched::Refused) => listing.unwatched = true,
             }
         }
-        let entries = match std::fs::read_dir(root.join(rel)) {
+        let entries = match std::fs::read_dir(&*crate::disk::reach(root, rel)) {
             Ok(entries) => entries,
             // Deeper than the system's longest path: what it holds cannot
             // be looked at, and the scan says so.
@@ -503,6 +503,8 @@ impl StatCache {
             }
             Err(_) => return listing,
         };
+        let mut rules = matchers.in_folder(rel);
+        let folder_text = text_of(rel);
         for entry in entries.flatten() {
             let name = entry.file_name();
             if rel.as_os_str().is_empty()
@@ -513,9 +515,9 @@ impl StatCache {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let rel = rel.join(&name);
             if kind.is_dir() {
-                if !matchers.ignores_below(&rel, true) {
+                if !rules.ignores(&name, true) {
+                    let rel = rel.join(&name);
                     // The folder is an entry of its own (a folder made or
                     // removed is a change, empty or not).
                     if let Some(listed) =
@@ -529,16 +531,18 @@ impl StatCache {
             }
             // Links (never followed), FIFOs and devices are tracked as
             // what they are, beside regular files.
-            if matchers.ignores_below(&rel, false) {
+            if rules.ignores(&name, false) {
                 continue;
             }
-            let Some(text) = text_of(&rel) else {
+            // The folder's text is made once; each name adds its own.
+            let Some(text) = child_text(folder_text.as_deref(), &name) else {
                 listing.unnamed += 1;
                 continue;
             };
-            // A file is read by its path from the root: one longer than the
-            // system takes cannot be, and the scan says so.
-            if root.as_os_str().len() + 1 + rel.as_os_str().len() >= PATH_MAX {
+            let rel = rel.join(&name);
+            // A file is read by its path from the root: where one longer
+            // than the system takes cannot be reached, the scan says so.
+            if crate::disk::too_long(root, &rel) && !crate::disk::reaches_deep() {
                 listing.too_deep = true;
                 continue;
             }
@@ -589,7 +593,7 @@ impl StatCache {
             listing.unnamed += 1;
             return None;
         };
-        if root.as_os_str().len() + 1 + rel.as_os_str().len() >= PATH_MAX {
+        if crate::disk::too_long(root, rel) && !crate::disk::reaches_deep() {
             listing.too_deep = true;
             return None;
         }
@@ -672,9 +676,7 @@ impl StatCache {
             if met.peek() == Some(&path) {
                 continue;
             }
-            let full = path
-                .segments()
-                .fold(walk.root.to_path_buf(), |p, s| p.join(os_name(s)));
+            let full = reach_path(walk.root, path);
             let Ok(meta) = full.symlink_metadata() else {
                 gone.push(path.clone());
                 continue;
@@ -801,7 +803,7 @@ impl StatCache {
             let Some(path) = text_of(rel).and_then(|t| normalize(&t, self.options()).ok()) else {
                 continue;
             };
-            match root.join(rel).symlink_metadata() {
+            match crate::disk::reach(root, rel).symlink_metadata() {
                 Ok(meta) if meta.is_dir() => {
                     // Created, renamed or moved in: what it holds may never
                     // have been reported. The folder itself is an entry.
@@ -856,9 +858,7 @@ impl StatCache {
                 continue;
             }
             let tracked = self.entries.contains_key(&path);
-            let full = path
-                .segments()
-                .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
+            let full = reach_path(root, &path);
             match full.symlink_metadata() {
                 Ok(meta) => {
                     let rel: PathBuf = path.segments().map(os_name).collect();
@@ -961,9 +961,7 @@ impl StatCache {
     /// is still seen.
     pub fn record(&mut self, root: &Path, path: &NormalizedPath, hash: Option<ContentHash>) {
         if self.populated {
-            let full = path
-                .segments()
-                .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
+            let full = reach_path(root, path);
             self.put(path, full.symlink_metadata().ok(), hash);
             self.note_folders(root, path, hash.is_some());
         }
@@ -988,10 +986,8 @@ impl StatCache {
                 // The folders above it were noted when it was.
                 return;
             }
-            let full = segments[..depth]
-                .iter()
-                .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
-            match full.symlink_metadata() {
+            let rel: PathBuf = segments[..depth].iter().map(|s| os_name(s)).collect();
+            match crate::disk::reach(root, &rel).symlink_metadata() {
                 Ok(meta) if meta.is_dir() => {
                     if tracked {
                         return;
@@ -1009,9 +1005,7 @@ impl StatCache {
     /// not attribute that change to a task.
     pub fn refresh(&mut self, root: &Path, path: &NormalizedPath) {
         if self.populated {
-            let full = path
-                .segments()
-                .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
+            let full = reach_path(root, path);
             let meta = full.symlink_metadata().ok();
             let hash = match &meta {
                 Some(meta) if meta.is_dir() => Some(ContentHash::of(b"")),
@@ -1039,16 +1033,15 @@ impl StatCache {
         for p in stale {
             self.entries.remove(&p);
         }
-        let full = path
-            .segments()
-            .fold(root.to_path_buf(), |p, s| p.join(os_name(s)));
-        if full.symlink_metadata().is_err() {
+        let rel: PathBuf = path.segments().map(os_name).collect();
+        if crate::disk::reach(root, &rel).symlink_metadata().is_err() {
             // Gone: the folders above may have gone with it.
             self.note_folders(root, path, false);
         }
-        let mut pending = vec![(full, path.as_str().to_owned())];
+        let mut pending = vec![(rel, path.as_str().to_owned())];
         while let Some((dir, rel)) = pending.pop() {
-            let Ok(meta) = dir.symlink_metadata() else {
+            let dir_reached = crate::disk::reach(root, &dir);
+            let Ok(meta) = dir_reached.symlink_metadata() else {
                 continue;
             };
             if meta.is_file() {
@@ -1059,14 +1052,14 @@ impl StatCache {
                 if let Ok(p) = normalize(&rel, self.options()) {
                     self.refresh(root, &p);
                 }
-                let Ok(read) = std::fs::read_dir(&dir) else {
+                let Ok(read) = std::fs::read_dir(&*dir_reached) else {
                     continue;
                 };
                 for entry in read.flatten() {
                     let Some(name) = name_text(&entry.file_name()) else {
                         continue;
                     };
-                    pending.push((entry.path(), format!("{rel}/{name}")));
+                    pending.push((dir.join(entry.file_name()), format!("{rel}/{name}")));
                 }
             }
         }
@@ -1334,14 +1327,6 @@ fn identify_regular(path: &Path) -> Option<ContentHash> {
     crate::large_file::identity(&file).ok()
 }
 
-/// The longest path the system takes (bytes, with its end).
-#[cfg(target_os = "macos")]
-const PATH_MAX: usize = 1024;
-#[cfg(all(unix, not(target_os = "macos")))]
-const PATH_MAX: usize = 4096;
-#[cfg(not(unix))]
-const PATH_MAX: usize = 32_767;
-
 /// The number of the error for a path longer than the system takes.
 #[cfg(unix)]
 const ENAMETOOLONG: i32 = 36;
@@ -1364,7 +1349,7 @@ fn name_text(name: &std::ffi::OsStr) -> Option<String> {
 
 /// A relative path from the disk as the text of cocode's paths, its
 /// segments joined by `/`; `None` when a name has none.
-fn text_of(rel: &Path) -> Option<String> {
+pub(crate) fn text_of(rel: &Path) -> Option<String> {
     let mut out = String::new();
     for (n, part) in rel.components().enumerate() {
         if n > 0 {
@@ -1373,6 +1358,27 @@ fn text_of(rel: &Path) -> Option<String> {
         out.push_str(&name_text(part.as_os_str())?);
     }
     Some(out)
+}
+
+/// A workspace path below `root` as calls take it, whatever its depth.
+fn reach_path(root: &Path, path: &NormalizedPath) -> crate::disk::Reach {
+    let rel: PathBuf = path.segments().map(os_name).collect();
+    crate::disk::reach(root, &rel)
+}
+
+/// The text of the entry `name` of a folder whose text is `folder` (""
+/// for the root; `None` when it has none): [`text_of`] of its path.
+fn child_text(folder: Option<&str>, name: &std::ffi::OsStr) -> Option<String> {
+    let folder = folder?;
+    let name = name_text(name)?;
+    if folder.is_empty() {
+        return Some(name);
+    }
+    let mut text = String::with_capacity(folder.len() + 1 + name.len());
+    text.push_str(folder);
+    text.push('/');
+    text.push_str(&name);
+    Some(text)
 }
 
 /// A segment of cocode's paths as the name on disk.

@@ -115,7 +115,11 @@ impl Watch {
         // Held across the call: the reading thread must not meet an event
         // of the new watch before its folder is known.
         let mut reported = self.reported();
-        match inotify::add_watch(self.fd.as_fd(), self.root.join(rel), flags) {
+        match inotify::add_watch(
+            self.fd.as_fd(),
+            &*crate::disk::reach(&self.root, rel),
+            flags,
+        ) {
             Ok(wd) => {
                 // The same folder watched again keeps its descriptor; a
                 // folder renamed since is named anew here.
