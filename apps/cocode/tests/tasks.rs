@@ -2007,6 +2007,47 @@ fn a_cargo_project_task_completes_by_self_verification_with_the_real_toolchain()
     assert_eq!(task["terminal_reason"]["reason"], "verified");
 }
 
+/// The project check taken before the task's first edit (so verification
+/// counts only new problems) writes too: `cargo` makes a missing
+/// `Cargo.lock`. That file is recorded with the task, and a rollback to its
+/// start leaves the project as it was, without one.
+#[cfg(unix)]
+#[test]
+fn the_lock_file_the_check_before_the_task_makes_is_recorded_and_rolled_back() {
+    if !have_cargo() {
+        return;
+    }
+    let ws = fixture_project("cargo-crate");
+    std::fs::remove_file(ws.path().join("Cargo.lock")).unwrap();
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "a + b" with "b + a" in src/lib.rs"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l == "  verification changed 1 file(s); recorded with the task"),
+        "{out}"
+    );
+    assert!(ws.path().join("Cargo.lock").is_file());
+    let task = only_task(ws.path());
+    let id = task["task"]["task_id"].as_str().unwrap().to_owned();
+    let (code, out) = rollback(ws.path(), &id);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l == "removed Cargo.lock (the task made it)"),
+        "{out}"
+    );
+    assert!(!ws.path().join("Cargo.lock").exists());
+    assert!(
+        std::fs::read_to_string(ws.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("a + b")
+    );
+}
+
 /// A loopback OpenAI-compatible server that answers every chat completion
 /// with `reply(n)` (n = 1, 2, …) as a whole JSON body.
 /// Every request body it was sent is kept.

@@ -777,6 +777,13 @@ impl TaskOrchestrator {
         run.say(Progress::Note(
             "checking the project as it is now, so verification counts only new problems".into(),
         ));
+        // The checker writes too (`cargo` makes a missing `Cargo.lock`):
+        // swept like verification, recorded with the task (only when there
+        // is a project to check: a look costs a walk of the tree).
+        let checked = !cocode_toolchain::verify::detect(self.host.root(), &[]).is_empty();
+        if checked {
+            run.sweep_begin().await;
+        }
         self.host
             .runner
             .capture_baseline(&VerificationRequest {
@@ -788,6 +795,9 @@ impl TaskOrchestrator {
                 untrusted: Vec::new(),
             })
             .await;
+        if checked {
+            run.sweep_end().await;
+        }
         run.apply(TaskEvent::Start).await?;
         let request = SessionRequest {
             task_id: task_id.clone(),
