@@ -59,6 +59,14 @@ fn main() -> ExitCode {
                 tracing_subscriber::fmt::layer()
                     .with_ansi(std::io::stderr().is_terminal())
                     .with_writer(std::io::stderr)
+                    // Asked for, the phases' spans say how long each took
+                    // (`COCODE_LOG=debug`: opening, recovery, each sweep,
+                    // the stat cache, retention, listings).
+                    .with_span_events(if asked {
+                        tracing_subscriber::fmt::format::FmtSpan::CLOSE
+                    } else {
+                        tracing_subscriber::fmt::format::FmtSpan::NONE
+                    })
             }))
             .with(file_log.map(|w| {
                 tracing_subscriber::fmt::layer()

@@ -142,6 +142,7 @@ impl OrchestratingVerificationRunner {
     }
 
     /// Counts ④'s errors before the task's first edit, so only new errors fail.
+    #[tracing::instrument(level = "debug", skip_all, name = "verify.baseline")]
     pub async fn capture_baseline(&self, req: &VerificationRequest) {
         for project in detect(&req.workspace_root, &req.edited_paths) {
             if let Planned::Run(mut step) = plan(

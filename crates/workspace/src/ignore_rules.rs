@@ -16,9 +16,9 @@
 //! folder up (the first pattern that decides, ignoring or re-including,
 //! wins), then `.git/info/exclude`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -54,7 +54,7 @@ impl KeptRules {
         for (rel, files) in &self.folders {
             matchers.add(rel, files);
         }
-        matchers.exclude = self.exclude.as_ref().map(|c| compile(root, c));
+        matchers.exclude = self.exclude.as_ref().map(|c| Arc::new(compile(root, c)));
         matchers
     }
 }
@@ -64,8 +64,8 @@ impl KeptRules {
 pub(crate) struct Matchers {
     root: PathBuf,
     /// Per kind of [`IGNORE_FILES`]: folder relative to the root → its file.
-    kinds: [BTreeMap<PathBuf, Gitignore>; 2],
-    exclude: Option<Gitignore>,
+    kinds: [BTreeMap<PathBuf, Arc<Gitignore>>; 2],
+    exclude: Option<Arc<Gitignore>>,
 }
 
 impl Matchers {
@@ -87,7 +87,7 @@ impl Matchers {
         let mut exclude = None;
         if rel.as_os_str().is_empty() {
             exclude = read_small(&self.root.join(".git/info/exclude"));
-            self.exclude = exclude.as_ref().map(|c| compile(&self.root, c));
+            self.exclude = exclude.as_ref().map(|c| Arc::new(compile(&self.root, c)));
         }
         self.add(rel, &files);
         (files, exclude)
@@ -97,7 +97,7 @@ impl Matchers {
         let folder = self.root.join(rel);
         for (kind, content) in files.iter().enumerate() {
             if let Some(content) = content {
-                self.kinds[kind].insert(rel.to_path_buf(), compile(&folder, content));
+                self.kinds[kind].insert(rel.to_path_buf(), Arc::new(compile(&folder, content)));
             }
         }
     }
@@ -113,18 +113,18 @@ impl Matchers {
 
     /// The rules that judge what the folder `rel` (relative to the root)
     /// holds, gathered once for all its entries.
-    pub(crate) fn in_folder(&self, rel: &Path) -> FolderRules<'_> {
+    pub(crate) fn in_folder(&self, rel: &Path) -> FolderRules {
         let mut chain = Vec::new();
         for kind in &self.kinds {
             for folder in rel.ancestors() {
                 if let Some(matcher) = kind.get(folder) {
-                    chain.push(matcher);
+                    chain.push(Arc::clone(matcher));
                 }
             }
         }
         FolderRules {
             chain,
-            exclude: self.exclude.as_ref(),
+            exclude: self.exclude.clone(),
             path: self.root.join(rel),
         }
     }
@@ -170,14 +170,15 @@ impl Matchers {
 
 /// The rules of one folder's entries, in [`Matchers::ignores`]' order
 /// (see [`Matchers::in_folder`]).
-pub(crate) struct FolderRules<'m> {
-    chain: Vec<&'m Gitignore>,
-    exclude: Option<&'m Gitignore>,
+#[derive(Debug)]
+pub(crate) struct FolderRules {
+    chain: Vec<Arc<Gitignore>>,
+    exclude: Option<Arc<Gitignore>>,
     /// The folder's absolute path; an entry's name is pushed to judge it.
     path: PathBuf,
 }
 
-impl FolderRules<'_> {
+impl FolderRules {
     /// Whether the rules ignore the entry `name` of the folder: the same
     /// answer as [`Matchers::ignores_below`] of its path.
     pub(crate) fn ignores(&mut self, name: &std::ffi::OsStr, is_dir: bool) -> bool {
@@ -185,24 +186,25 @@ impl FolderRules<'_> {
             return false;
         }
         self.path.push(name);
-        let mut answer = None;
-        for matcher in &self.chain {
-            let decided = matcher.matched(&self.path, is_dir);
-            if decided.is_ignore() {
-                answer = Some(true);
-                break;
-            }
-            if decided.is_whitelist() {
-                answer = Some(false);
-                break;
-            }
-        }
-        let ignored = answer.unwrap_or_else(|| {
-            self.exclude
-                .is_some_and(|m| m.matched(&self.path, is_dir).is_ignore())
-        });
+        let ignored = self.ignores_path(&self.path, is_dir);
         self.path.pop();
         ignored
+    }
+
+    /// Whether the rules ignore `path`, an entry of the folder (absolute).
+    fn ignores_path(&self, path: &Path, is_dir: bool) -> bool {
+        for matcher in &self.chain {
+            let decided = matcher.matched(path, is_dir);
+            if decided.is_ignore() {
+                return true;
+            }
+            if decided.is_whitelist() {
+                return false;
+            }
+        }
+        self.exclude
+            .as_ref()
+            .is_some_and(|m| m.matched(path, is_dir).is_ignore())
     }
 }
 
@@ -218,6 +220,9 @@ pub struct IgnoreFilter {
 struct FilterState {
     read: BTreeSet<PathBuf>,
     matchers: Matchers,
+    /// A folder (absolute) → the rules of its entries, gathered the first
+    /// time one was asked about (its folders and those above it read).
+    folders: HashMap<PathBuf, Arc<FolderRules>>,
 }
 
 impl IgnoreFilter {
@@ -227,6 +232,7 @@ impl IgnoreFilter {
             state: Mutex::new(FilterState {
                 read: BTreeSet::new(),
                 matchers: Matchers::new(root),
+                folders: HashMap::new(),
             }),
         }
     }
@@ -240,22 +246,39 @@ impl IgnoreFilter {
     /// Whether the rules ignore `path` (absolute; anything outside the
     /// filter's root is not ignored).
     pub fn ignores(&self, path: &Path, is_dir: bool) -> bool {
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let FilterState { read, matchers } = &mut *state;
-        let Ok(rel) = path.strip_prefix(&matchers.root) else {
+        let Some(parent) = path.parent() else {
             return false;
         };
-        let folders: Vec<PathBuf> = rel.ancestors().skip(1).map(Path::to_path_buf).collect();
-        for folder in folders.into_iter().rev() {
-            if !read.contains(&folder) {
-                matchers.read_folder(&folder);
-                read.insert(folder);
+        let rules = {
+            let mut state = self
+                .state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let FilterState {
+                read,
+                matchers,
+                folders,
+            } = &mut *state;
+            if let Some(rules) = folders.get(parent) {
+                Arc::clone(rules)
+            } else {
+                let Ok(rel) = parent.strip_prefix(&matchers.root) else {
+                    return false;
+                };
+                let above: Vec<PathBuf> = rel.ancestors().map(Path::to_path_buf).collect();
+                for folder in above.into_iter().rev() {
+                    if !read.contains(&folder) {
+                        matchers.read_folder(&folder);
+                        read.insert(folder);
+                    }
+                }
+                let rules = Arc::new(matchers.in_folder(rel));
+                folders.insert(parent.to_path_buf(), Arc::clone(&rules));
+                rules
             }
-        }
-        matchers.ignores(path, is_dir)
+        };
+        // Judged outside the lock: walkers on other threads go on.
+        rules.ignores_path(path, is_dir)
     }
 }
 
@@ -285,9 +308,10 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    /// A folder's gathered rules answer as the rules asked path by path:
-    /// deeper files first, `.ignore` before `.gitignore`, re-inclusions,
-    /// folder-only patterns, and `.git/info/exclude` last.
+    /// A folder's gathered rules, and a walker's filter that gathers them
+    /// as it goes, answer as the rules asked path by path: deeper files
+    /// first, `.ignore` before `.gitignore`, re-inclusions, folder-only
+    /// patterns, and `.git/info/exclude` last.
     #[test]
     fn a_folders_rules_answer_as_the_path_by_path_rules() {
         let dir = tempfile::tempdir().unwrap();
@@ -313,6 +337,8 @@ mod tests {
             "plain",
         ];
         let mut ignored = Vec::new();
+        // A walker's filter reads the files itself, folder by folder.
+        let filter = IgnoreFilter::new(root);
         for folder in ["", "a", "a/b"] {
             let mut rules = matchers.in_folder(Path::new(folder));
             for name in names {
@@ -321,6 +347,8 @@ mod tests {
                     let expected = matchers.ignores_below(&rel, is_dir);
                     let got = rules.ignores(std::ffi::OsStr::new(name), is_dir);
                     assert_eq!(got, expected, "{} (folder: {is_dir})", rel.display());
+                    let filtered = filter.ignores(&root.join(&rel), is_dir);
+                    assert_eq!(filtered, expected, "filter: {} ({is_dir})", rel.display());
                     if got {
                         ignored.push(format!(
                             "{}{}",

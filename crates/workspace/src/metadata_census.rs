@@ -32,6 +32,7 @@ struct Listed {
 /// depth by folder depth, each depth's folders listed on every core; a
 /// name is looked at without a path made for it (only folders and
 /// metadata get one).
+#[tracing::instrument(level = "debug", skip_all, name = "sweep.census")]
 pub fn take(root: &Path, options: NormalizeOptions) -> Option<BTreeSet<NormalizedPath>> {
     let seen = AtomicUsize::new(0);
     let mut found = BTreeSet::new();

@@ -101,6 +101,7 @@ impl OpenWorkspace {
     /// Opens (and on first use initializes) the workspace at `folder`.
     /// Recovery is not run here: call `gate.recover()` and show its report;
     /// the gate's first operation runs it regardless.
+    #[tracing::instrument(level = "debug", skip_all, name = "workspace.open")]
     pub fn open(folder: &Path) -> Result<Self, OpenError> {
         let root = canonical_folder(folder)?;
         let layout = Layout::new(&root);

@@ -92,6 +92,7 @@ impl Gate {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip_all, name = "gate.recover")]
     fn recover_locked(&self, st: &mut GateState) -> Result<RecoveryReport, StoreError> {
         let mut report = RecoveryReport {
             torn_index_tails_cut: self.store.repair_indexes()?,

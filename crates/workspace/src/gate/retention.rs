@@ -34,6 +34,7 @@ impl Gate {
 
     /// Retention P1–P7, inside the serial section. `lives` tells which tasks
     /// are terminal and since when; a task it does not list is never touched.
+    #[tracing::instrument(level = "debug", skip_all, name = "gate.retention")]
     pub fn run_retention(
         &self,
         lives: &[TaskLife],
@@ -47,6 +48,17 @@ impl Gate {
         self.flush_locked(&mut st)?;
         let failed = |e: StoreError| store_failed("retention", &e);
         let mut report = RetentionReport::default();
+        // Due only over the cap or with a removal an earlier run left
+        // unfinished: under the cap nothing is removed (P4), and blobs no
+        // record names wait for a run that is due (they count toward the
+        // cap, so they go before any task's history would).
+        let bytes = self.store.history_bytes();
+        if bytes <= config.byte_cap && !self.unfinished_removal().map_err(failed)? {
+            report.plan.bytes_before = bytes;
+            report.plan.bytes_after = bytes;
+            self.save_sweep_cache(&mut st);
+            return Ok(report);
+        }
         let terminated: HashMap<&TaskId, Timestamp> = lives
             .iter()
             .filter_map(|l| l.terminated_at.map(|t| (&l.task_id, t)))
@@ -77,6 +89,15 @@ impl Gate {
             });
         }
         let (journal_blobs, journals_readable) = self.journal_blobs().map_err(failed)?;
+        // The sweep's base blobs of files no record names yet stay too: a
+        // command may still change those files and be recorded against them.
+        let mut keep = journal_blobs.clone();
+        keep.extend(st.sweep.hashes());
+        if journals_readable {
+            // Blobs nothing names go first: a task's history goes only if
+            // the history is still over the cap without them.
+            report.blobs_removed = self.collect_blobs(&keep).map_err(failed)?;
+        }
         let (stored, _) = self.store.blob_names().map_err(failed)?;
         let blob_sizes: BTreeMap<ContentHash, u64> = stored
             .iter()
@@ -112,11 +133,9 @@ impl Gate {
             st.tasks.remove(task);
         }
         if journals_readable {
-            // The sweep's base blobs of files no record names yet stay too: a
-            // command may still change those files and be recorded against them.
-            let mut keep = journal_blobs;
-            keep.extend(st.sweep.hashes());
-            report.blobs_removed = self.collect_blobs(&keep).map_err(failed)?;
+            if !plan.remove.is_empty() {
+                report.blobs_removed += self.collect_blobs(&keep).map_err(failed)?;
+            }
         } else {
             report.blobs_kept_for_unreadable_journal = true;
         }
@@ -124,6 +143,19 @@ impl Gate {
         // A task ended or the app started: the next process starts from here.
         self.save_sweep_cache(&mut st);
         Ok(report)
+    }
+
+    /// Whether an earlier run marked a task's history for removal and
+    /// stopped before it was gone.
+    fn unfinished_removal(&self) -> Result<bool, StoreError> {
+        for task in self.store.task_ids()? {
+            if self.store.retention_marker(&task)?.is_some()
+                && self.layout.task_index(&task).exists()
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Removes a task's records from every path index, then its own index.

@@ -48,6 +48,7 @@ impl Gate {
     /// it, so that if cocode ends before the look after it, the next start
     /// records what the command changed with the task (see
     /// [`crate::store::SweepJournal`]).
+    #[tracing::instrument(level = "debug", skip_all, name = "sweep.begin")]
     pub fn begin_task_sweep(
         &self,
         ctx: &TaskContext,
@@ -74,6 +75,7 @@ impl Gate {
 
     /// Keeps the look the cache holds for a later process, and notes that
     /// `ctx`'s command or turn runs from it.
+    #[tracing::instrument(level = "debug", skip_all, name = "sweep.journal")]
     fn journal_sweep(&self, st: &mut GateState, ctx: &TaskContext) -> Result<(), GateError> {
         self.keep_sweep_look(st).map_err(|e| {
             io_failed(
@@ -107,6 +109,7 @@ impl Gate {
     }
 
     /// One stat-cache scan; stored blobs are noted for the next barrier.
+    #[tracing::instrument(level = "debug", skip_all, name = "sweep.scan")]
     pub(super) fn scan(
         &self,
         st: &mut GateState,
@@ -243,6 +246,7 @@ impl Gate {
     /// (`WORKSPACE_NOT_FULLY_RECORDED`, `WORKSPACE_IO_FAILED`); what was
     /// recorded stays, and a rollback of the task is refused with that
     /// reason.
+    #[tracing::instrument(level = "debug", skip_all, name = "sweep.end")]
     pub fn end_sweep_within(
         &self,
         ctx: &TaskContext,
@@ -544,6 +548,7 @@ impl Gate {
     /// Takes over the stat cache the last process left, so files whose
     /// stat did not change are not read (and their content not stored)
     /// again. Missing or damaged, it is simply not used.
+    #[tracing::instrument(level = "debug", skip_all, name = "sweep.restore_cache")]
     pub(super) fn restore_sweep_cache(&self, st: &mut GateState) {
         let path = self.layout.sweep_cache_file();
         let Ok(file_bytes) = std::fs::read(&path) else {
@@ -565,10 +570,15 @@ impl Gate {
             .restore(&bytes, &|h| store.has_blob_cached(h), &|prefix| {
                 packed.get(prefix).copied().flatten()
             });
+        // The file as it is serves this process too: what its looks change
+        // is kept as a delta against it, not as a new file of the tree.
+        let file_hash = ContentHash::of(&file_bytes);
+        st.sweep.mark_saved();
+        st.sweep_file_hash = Some(file_hash);
         // What changed since the file was written, when a delta names it.
         let delta = std::fs::read(self.layout.sweep_delta_file()).ok();
         let applied = match delta.as_deref().and_then(|d| d.split_first_chunk::<32>()) {
-            Some((hash, rest)) if *hash == *ContentHash::of(&file_bytes).as_bytes() => {
+            Some((hash, rest)) if *hash == *file_hash.as_bytes() => {
                 st.sweep.apply_delta(rest, &|h| store.has_blob_cached(h))
             }
             _ => true,
@@ -581,11 +591,13 @@ impl Gate {
     /// synced: a lost or stale cache only costs a full read). Without a
     /// scan in this process it is what the file already holds: nothing is
     /// written (retention at start-up follows the restore at once).
+    #[tracing::instrument(level = "debug", skip_all, name = "sweep.save_cache")]
     pub(super) fn save_sweep_cache(&self, st: &mut GateState) {
         if !st.sweep.is_populated() || st.sweep.is_empty() {
             return;
         }
-        if let Err(e) = self.write_sweep_cache(st) {
+        // A small change since the file was written goes as its delta.
+        if let Err(e) = self.keep_sweep_look(st) {
             tracing::warn!(error = %e, "could not keep the stat cache");
         }
     }

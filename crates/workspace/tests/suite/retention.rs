@@ -244,3 +244,51 @@ fn a_collected_task_leaves_the_other_records_of_its_shard() {
     );
     assert_eq!(history_problems(&ws), 0);
 }
+
+/// Retention is due only over the cap: under it nothing goes, not even a
+/// blob no record names. Over it, such blobs go first, and a task's history
+/// goes only if the history is still over the cap without them.
+#[test]
+fn under_the_cap_nothing_goes_and_over_it_unnamed_blobs_go_before_any_task() {
+    let (_d, ws) = workspace(&[]);
+    apply(&ws, &ctx("t1", 0), write("a.bin", &noise(1, 20_000)));
+    apply(&ws, &ctx("t2", 0), write("b.bin", &noise(2, 20_000)));
+    ws.gate.flush().unwrap();
+    // Content no record names (as a look stores a file that then changes
+    // again before any command).
+    let unnamed = noise(9, 200_000);
+    let (hash, _) = ws.gate.store().put_blob(&unnamed).unwrap();
+    let lives = [life("t1", Some(1)), life("t2", Some(2))];
+    let bytes = ws.gate.history_bytes();
+    let at_cap = RetentionConfig {
+        keep_recent_per_path: 1,
+        byte_cap: bytes,
+    };
+    let report = ws
+        .gate
+        .run_retention(&lives, RetentionTrigger::TaskTerminated, at_cap)
+        .unwrap();
+    assert_eq!(report.plan.remove, Vec::<TaskId>::new());
+    assert_eq!(report.blobs_removed, 0);
+    assert!(ws.gate.store().has_blob(&hash));
+    assert_eq!(ws.gate.history_bytes(), bytes);
+    // One byte over: the unnamed blob alone brings it under.
+    let over = RetentionConfig {
+        keep_recent_per_path: 1,
+        byte_cap: bytes - 1,
+    };
+    let report = ws
+        .gate
+        .run_retention(&lives, RetentionTrigger::TaskTerminated, over)
+        .unwrap();
+    assert_eq!(report.plan.remove, Vec::<TaskId>::new());
+    assert_eq!(report.blobs_removed, 1);
+    assert!(!ws.gate.store().has_blob(&hash));
+    assert!(ws.gate.history_bytes() < bytes - 100_000);
+    // Both tasks still roll back.
+    for task in ["t1", "t2"] {
+        ws.gate
+            .rollback(&TaskId::new(task).unwrap(), &RollbackQuery::TaskStart)
+            .unwrap();
+    }
+}

@@ -1,7 +1,7 @@
 //! The reading tools: the workspace's status, file listings, reads and
 //! searches.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use cocode_core::WorkspaceErrorCode;
 use cocode_core::gate::EditLockRegistry;
@@ -69,6 +69,7 @@ impl WorkspaceTools {
 
     /// The files under `base` (default: the workspace), gitignore-aware,
     /// without `.git/` and `.cocode/`, sorted, with their sizes.
+    #[tracing::instrument(level = "debug", skip_all, name = "tools.list_files")]
     pub(super) fn walk_files(
         &self,
         base: Option<&NormalizedPath>,
@@ -79,8 +80,9 @@ impl WorkspaceTools {
             None => self.root().to_path_buf(),
             Some(p) => self.real_folder("list", p)?,
         };
-        let mut files = Vec::new();
         let rules = cocode_workspace::IgnoreFilter::with_parents_of(&dir);
+        // Folders are listed on every core, as ripgrep lists them; the
+        // order is made by the sort at the end.
         let walker = ignore::WalkBuilder::new(&dir)
             .standard_filters(false)
             .follow_links(false)
@@ -90,17 +92,29 @@ impl WorkspaceTools {
                     || !((is_dir && crate::host::files::hidden_dir(e.file_name()))
                         || rules.ignores(e.path(), is_dir))
             })
-            .build();
-        for entry in walker.flatten() {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let Ok(rel) = entry.path().strip_prefix(self.root()) else {
-                continue;
-            };
-            let size = entry.metadata().map_or(0, |m| m.len());
-            files.push((rel.to_string_lossy().replace('\\', "/"), size));
-        }
+            .build_parallel();
+        let found = Mutex::new(Vec::new());
+        let root = self.root();
+        walker.run(|| {
+            let found = &found;
+            Box::new(move |entry| {
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                if entry.file_type().is_some_and(|t| t.is_file())
+                    && let Ok(rel) = entry.path().strip_prefix(root)
+                {
+                    let size = entry.metadata().map_or(0, |m| m.len());
+                    let file = (rel.to_string_lossy().replace('\\', "/"), size);
+                    found
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(file);
+                }
+                ignore::WalkState::Continue
+            })
+        });
+        let mut files = found.into_inner().unwrap_or_else(PoisonError::into_inner);
         files.sort();
         Ok(files)
     }
