@@ -332,6 +332,42 @@ impl fmt::Debug for PathKey {
 
 /// Normalizes a workspace-relative path.
 pub fn normalize(rel: &str, options: NormalizeOptions) -> Result<NormalizedPath, PathInvalid> {
+    // Most paths are plain ASCII already in their normal form: their own
+    // NFC form, lower-cased by ASCII rules, canonical (no stand-in is
+    // ASCII). They are taken as they are, with the same answer as below
+    // (a property test holds the two ways together).
+    if is_plain_ascii(rel) {
+        let folded = match options.case {
+            CaseSensitivity::Sensitive => rel.to_owned(),
+            CaseSensitivity::Insensitive => rel.to_ascii_lowercase(),
+        };
+        let spelled = (folded != rel).then(|| rel.into());
+        if options.style == PathStyle::Windows {
+            for segment in rel.split('/') {
+                check_windows_segment(segment)?;
+            }
+        }
+        return Ok(NormalizedPath {
+            key: folded,
+            spelled,
+        });
+    }
+    normalize_any(rel, options)
+}
+
+/// Whether `rel` is ASCII with nothing [`normalize`] would change or
+/// refuse before folding: no NUL, no backslash, not absolute, and no empty,
+/// `.` or `..` segment.
+fn is_plain_ascii(rel: &str) -> bool {
+    rel.is_ascii()
+        && !rel.is_empty()
+        && !rel.contains(['\0', '\\'])
+        && !is_absolute(rel)
+        && rel.split('/').all(|s| !matches!(s, "" | "." | ".."))
+}
+
+/// [`normalize`] of any text, step by step.
+fn normalize_any(rel: &str, options: NormalizeOptions) -> Result<NormalizedPath, PathInvalid> {
     if rel.contains('\0') {
         return Err(PathInvalid::Nul);
     }

@@ -290,6 +290,20 @@ proptest! {
     }
 
     #[test]
+    fn plain_ascii_paths_are_normalized_as_any_text_is(
+        rel in "[a-zA-Z0-9._/\\\\:<> -]{0,40}",
+        folds in any::<bool>(),
+        windows in any::<bool>(),
+    ) {
+        let options = match (folds, windows) {
+            (_, true) => WINDOWS,
+            (true, false) => POSIX_FOLD,
+            (false, false) => POSIX,
+        };
+        prop_assert_eq!(normalize(&rel, options), normalize_any(&rel, options));
+    }
+
+    #[test]
     fn normalization_never_panics(rel in "\\PC{0,64}") {
         let _ = normalize(&rel, WINDOWS);
     }

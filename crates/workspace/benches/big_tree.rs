@@ -92,7 +92,10 @@ mod big {
     }
 
     /// One command: the sweep before, a change of one file, the sweep after.
+    /// The look before is a full one, as for a command after a pause (one
+    /// shortly after another look is narrowed).
     fn one_command(ws: &OpenWorkspace, ctx: &TaskContext, n: u64) {
+        ws.gate.forget_recent_look();
         ws.gate
             .begin_task_sweep(ctx, &SweepBudget::UNLIMITED)
             .unwrap();

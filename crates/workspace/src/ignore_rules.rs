@@ -25,6 +25,12 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 /// The ignore files a folder can hold, highest precedence first.
 const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
 
+/// Whether `path` names an ignore file (by its last name).
+pub(crate) fn is_ignore_file(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| IGNORE_FILES.iter().any(|f| n == *f))
+}
+
 /// The ignore files' contents as one scan met them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct KeptRules {
@@ -46,6 +52,11 @@ impl KeptRules {
         if files.iter().any(Option::is_some) {
             self.folders.insert(rel.to_path_buf(), files);
         }
+    }
+
+    /// Whether `.git/info/exclude` at `root` differs from the kept one.
+    pub(crate) fn exclude_differs(&self, root: &Path) -> bool {
+        read_small(&crate::disk::reach(root, Path::new(".git/info/exclude"))) != self.exclude
     }
 
     /// The kept rules as matchers anchored at `root`.

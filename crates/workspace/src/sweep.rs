@@ -34,7 +34,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use cocode_core::gate::StoreError;
 use cocode_core::path::{
@@ -243,6 +243,9 @@ pub struct StatCache {
     /// Tracked files the last full scan did not meet (in folders it did not
     /// list, so not watched).
     unwatched: BTreeSet<NormalizedPath>,
+    /// When the last look that left the watcher's window whole ended (a
+    /// look before a command shortly after may be narrowed).
+    looked_at: Option<Instant>,
     /// The entries the cache file holds, as this process last wrote it
     /// ([`Self::mark_saved`]): what a delta is taken against.
     saved: Option<Arc<BTreeMap<NormalizedPath, Entry>>>,
@@ -407,6 +410,7 @@ impl StatCache {
         } else {
             None
         };
+        self.looked_at = self.window.map(|_| Instant::now());
         if let Some(kept) = kept {
             self.kept = kept;
         }
@@ -693,6 +697,11 @@ impl StatCache {
         Ok((unmet, gone))
     }
 
+    /// The next look before a command is a full one.
+    pub fn forget_recent_look(&mut self) {
+        self.looked_at = None;
+    }
+
     /// Whether the scan after a command by writers that could not make hard
     /// links may look only at what the watcher reported
     /// ([`Self::scan_reported`]).
@@ -717,6 +726,53 @@ impl StatCache {
             return Ok(None);
         }
         let (reported, losses) = self.take_reported();
+        self.narrowed(root, limits, budget, store_blob, reported, losses)
+    }
+
+    /// The look before a command, narrowed like the one after it (see
+    /// [`Self::scan_reported`]) when a look of this process that left the
+    /// watcher's window whole ended less than `within` ago, and the ignore
+    /// rules are as that look kept them (no ignore file reported,
+    /// `.git/info/exclude` as it was). What changed meanwhile is the base
+    /// of the command, as a full look would take it. `None`: look in full.
+    pub fn scan_reported_before(
+        &mut self,
+        root: &Path,
+        limits: &SweepLimits,
+        within: Duration,
+        budget: &SweepBudget<'_>,
+        store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<Option<SweepStats>, ScanError> {
+        if !self.can_narrow()
+            || self.looked_at.is_none_or(|t| t.elapsed() >= within)
+            || self.kept.exclude_differs(root)
+        {
+            return Ok(None);
+        }
+        let (reported, losses) = self.take_reported();
+        if reported
+            .iter()
+            .any(|p| crate::ignore_rules::is_ignore_file(p))
+        {
+            // The full look reads them again.
+            self.carried = reported;
+            return Ok(None);
+        }
+        Ok(self
+            .narrowed(root, limits, budget, store_blob, reported, losses)?
+            .map(|(stats, _)| stats))
+    }
+
+    /// The work of the narrowed looks, from what the watcher reported.
+    fn narrowed(
+        &mut self,
+        root: &Path,
+        limits: &SweepLimits,
+        budget: &SweepBudget<'_>,
+        store_blob: &mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
+        reported: BTreeSet<PathBuf>,
+        losses: Option<u64>,
+    ) -> Result<Option<(SweepStats, Vec<ObservedChange>)>, ScanError> {
         if losses != self.window {
             self.carried = reported;
             return Ok(None);
@@ -782,6 +838,7 @@ impl StatCache {
         if gaps {
             self.window = None;
         }
+        self.looked_at = self.window.map(|_| Instant::now());
         changes.sort_by(|a, b| a.transition.path.cmp(&b.transition.path));
         Ok(Some((stats, changes)))
     }

@@ -18,6 +18,14 @@ use crate::parallel::lock_ignoring_poison;
 use crate::store::{SWEEP_JOURNAL_VERSION, SweepJournal, UnrecordedMarker};
 use crate::sweep::{ScanError, StatCache, SweepBudget};
 
+/// How soon after a look ended the look before a command may be narrowed
+/// to what the watcher reported (the command's verification after it, the
+/// next command of a quick agent). The one change no watcher reports is a
+/// write through a hard link a person made from outside the workspace
+/// meanwhile; the next full look takes it, as the person's, unless the task
+/// changes that file too. Kept short so that window stays small.
+pub const NARROW_BEFORE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Who may have written the workspace between the two scans of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SweepWriters {
@@ -40,7 +48,7 @@ impl Gate {
     pub fn begin_sweep(&self) -> Result<crate::sweep::SweepStats, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
-        self.begin_locked(&mut st, &SweepBudget::UNLIMITED)
+        self.begin_locked(&mut st, &SweepBudget::UNLIMITED, false)
     }
 
     /// The look before `ctx`'s command or turn, within `budget`. The look
@@ -56,17 +64,48 @@ impl Gate {
     ) -> Result<crate::sweep::SweepStats, GateError> {
         let mut st = self.lock();
         self.prepare(&mut st)?;
-        let stats = self.begin_locked(&mut st, budget)?;
+        let stats = self.begin_locked(&mut st, budget, true)?;
         self.journal_sweep(&mut st, ctx)?;
         Ok(stats)
     }
 
+    /// The next look before a command walks the whole tree, as after a
+    /// pause (for measuring that look).
+    pub fn forget_recent_look(&self) {
+        self.lock().sweep.forget_recent_look();
+    }
+
+    /// The look before a command: narrowed to what the watcher reported
+    /// when `narrow` and a look ended less than [`NARROW_BEFORE_WITHIN`]
+    /// ago (see [`crate::sweep::StatCache::scan_reported_before`]), else
+    /// the whole tree by the rules on disk.
     fn begin_locked(
         &self,
         st: &mut GateState,
         budget: &SweepBudget<'_>,
+        narrow: bool,
     ) -> Result<crate::sweep::SweepStats, GateError> {
-        let stats = self.scan(st, crate::sweep::IgnoreRules::OnDisk, budget)?;
+        let narrowed = if narrow {
+            let root = self.layout.workspace_root();
+            self.scanning(st, |sweep, store_blob| {
+                sweep.scan_reported_before(
+                    root,
+                    &self.sweep_limits,
+                    NARROW_BEFORE_WITHIN,
+                    budget,
+                    store_blob,
+                )
+            })?
+        } else {
+            None
+        };
+        let stats = match narrowed {
+            Some(stats) => {
+                st.last_scan = stats;
+                stats
+            }
+            None => self.scan(st, crate::sweep::IgnoreRules::OnDisk, budget)?,
+        };
         st.begun_incomplete = stats.incomplete(self.sweep_limits.max_files);
         st.metadata_before =
             crate::metadata_census::take(self.layout.workspace_root(), self.policy.options());

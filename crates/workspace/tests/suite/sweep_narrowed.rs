@@ -46,6 +46,7 @@ fn setup(files: &[(&str, &str)], watched: bool) -> (tempfile::TempDir, OpenWorks
 
 /// One case: the files, what happens before the task's sweep (after a
 /// first scan saw the files), the command, and the changes it must record.
+#[derive(Clone, Copy)]
 struct Case {
     name: &'static str,
     files: &'static [(&'static str, &'static str)],
@@ -194,9 +195,33 @@ fn records_of(records: &[EditSnapshot]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// How the look before the command is taken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Before {
+    /// Every file statted.
+    Full,
+    /// As a task's look shortly after another: narrowed to what the
+    /// watcher reported since.
+    Recent,
+}
+
+/// What a case's run recorded, whether the scan after was narrowed and how
+/// many files it looked at.
+type Ran = (Vec<(String, String)>, bool, usize);
+
 /// Runs `case` swept in full or narrowed: what was recorded, whether the
 /// scan after was narrowed and how many files it looked at.
-fn run(case: &Case, narrowed: bool) -> (Vec<(String, String)>, bool, usize) {
+fn run(case: &Case, narrowed: bool) -> Ran {
+    run_with(case, narrowed, Before::Full).0
+}
+
+/// [`run`] with the look before taken as `before`; also whether that look
+/// was narrowed.
+fn run_with(
+    case: &Case,
+    narrowed: bool,
+    before: Before,
+) -> (Ran, bool) {
     let (dir, ws) = setup(case.files, narrowed);
     let out = dir.path().join("out");
     let root = ws.workspace.root.clone();
@@ -206,7 +231,13 @@ fn run(case: &Case, narrowed: bool) -> (Vec<(String, String)>, bool, usize) {
     assert_eq!(ws.gate.end_sweep(&ctx("t0", 1)).unwrap(), vec![]);
     sh(&root, &out, case.before);
     let start = tree(&root);
-    ws.gate.begin_sweep().unwrap();
+    let begun = match before {
+        Before::Full => ws.gate.begin_sweep().unwrap(),
+        Before::Recent => ws
+            .gate
+            .begin_task_sweep(&c, &cocode_workspace::SweepBudget::UNLIMITED)
+            .unwrap(),
+    };
     sh(&root, &out, case.command);
     let writers = if narrowed {
         SweepWriters::ConfinedCommands
@@ -230,7 +261,10 @@ fn run(case: &Case, narrowed: bool) -> (Vec<(String, String)>, bool, usize) {
         .check()
         .unwrap();
     assert_eq!(report.problems(), 0, "{}: {report:?}", case.name);
-    (records_of(&records), stats.narrowed, stats.files)
+    (
+        (records_of(&records), stats.narrowed, stats.files),
+        begun.narrowed,
+    )
 }
 
 #[test]
@@ -254,6 +288,55 @@ fn a_narrowed_scan_records_what_a_full_scan_records() {
             case.name
         );
     }
+}
+
+/// The look before a command shortly after another is narrowed too, and
+/// records the same: what happened between the two looks is the base, what
+/// the command did is its change. Not when an ignore file was reported:
+/// that look reads the rules again, in full. The one case it cannot see is
+/// a hard link made from outside between the looks (see
+/// `a_link_made_between_two_quick_looks_is_not_seen_by_the_second`).
+#[test]
+fn a_narrowed_look_before_records_what_a_full_look_before_records() {
+    for case in CASES {
+        if case.name == "a write through a hard link outside the workspace" {
+            continue;
+        }
+        let want = pairs(case.recorded);
+        let ((got, after_narrowed, _), before_narrowed) = run_with(case, true, Before::Recent);
+        assert_eq!(got, want, "{}: narrowed before", case.name);
+        assert!(after_narrowed, "{}", case.name);
+        let rules_touched = case.before.contains("ignore");
+        assert_eq!(
+            before_narrowed, !rules_touched,
+            "{}: the look before narrowed",
+            case.name
+        );
+    }
+}
+
+/// The window [`cocode_workspace::NARROW_BEFORE_WITHIN`] leaves open: a
+/// hard link a person makes from outside between two quick looks is not
+/// seen by the second, and a write through it during the command is not
+/// the command's (the next full look takes it, as the person's). After a
+/// pause the look is full, and the link is seen.
+#[test]
+fn a_link_made_between_two_quick_looks_is_not_seen_by_the_second() {
+    let listed = CASES
+        .iter()
+        .find(|c| c.name == "a write through a hard link outside the workspace")
+        .unwrap();
+    // Nothing recorded, so nothing to roll back.
+    let case = Case {
+        rolls_back: false,
+        ..*listed
+    };
+    let ((quick, _, _), narrowed) = run_with(&case, true, Before::Recent);
+    assert!(narrowed);
+    assert_eq!(quick, pairs(&[]));
+    let ((full, _, _), narrowed) = run_with(listed, true, Before::Full);
+    assert!(!narrowed);
+    assert_eq!(full, pairs(listed.recorded));
 }
 
 fn begin(ws: &OpenWorkspace, out: &Path, script: &str) {
@@ -369,4 +452,28 @@ fn a_change_made_while_the_watcher_overflowed_is_still_recorded() {
     begin(&ws, &out, "echo c >> a.txt");
     assert_eq!(end_confined(&ws, &c), pairs(&[("modify", "a.txt")]));
     assert!(ws.gate.last_sweep_stats().narrowed);
+}
+
+/// `.git/info/exclude` lies where no watch is: the look before a command
+/// reads it, and when it changed since the last look, looks in full.
+#[test]
+fn a_changed_exclude_file_makes_the_look_before_full() {
+    let (dir, ws) = setup(&[("a.txt", "a\n"), (".git/info/exclude", "")], true);
+    let out = dir.path().join("out");
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    let budget = cocode_workspace::SweepBudget::UNLIMITED;
+    assert!(!ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
+    assert_eq!(end_confined(&ws, &c), pairs(&[]));
+    // Unchanged: narrowed.
+    assert!(ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
+    assert_eq!(end_confined(&ws, &c), pairs(&[]));
+    sh(&root, &out, "echo a.txt > .git/info/exclude");
+    assert!(!ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
+    sh(&root, &out, "echo b >> a.txt");
+    // Tracked before the rule came, it is still looked at.
+    assert_eq!(end_confined(&ws, &c), pairs(&[("modify", "a.txt")]));
+    // After a pause the look is full again.
+    ws.gate.forget_recent_look();
+    assert!(!ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
 }

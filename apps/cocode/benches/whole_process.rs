@@ -1,0 +1,220 @@
+//! Whole `cocode` processes on a generated tree shaped like a real one
+//! (crates with nested modules, tests, assets of mixed sizes, committed to
+//! git), reported by `cargo xtask bench` as ours/peer:
+//! - `task_run_later`: a later `cocode task run` of a trivial command with
+//!   the local agent (start, open, recovery, the agent's look around, the
+//!   looks before and after the command and verification, retention, exit)
+//!   against `git status --porcelain` plus one `cocode --version` start;
+//! - `task_run_first`: the first `cocode task run` in the tree (every file
+//!   read and stored) against `git init && git add -A && git commit`.
+//!
+//! `COCODE_LOG=debug` on a `task run` shows where its time goes, phase by
+//! phase.
+#[cfg(unix)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the bench builds a tree and runs whole processes"
+)]
+#[expect(clippy::unwrap_used, reason = "bench setup")]
+mod whole {
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+
+    use criterion::{BatchSize, Criterion};
+
+    /// Crates in the tree (few in debug builds, so a check stays quick).
+    const CRATES: usize = if cfg!(debug_assertions) { 3 } else { 120 };
+
+    /// A small generator, so the tree is the same in every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        /// A file size as source trees have them: mostly small, some tens
+        /// of KiB, a few of hundreds.
+        fn size(&mut self) -> usize {
+            match self.next() % 100 {
+                0 => 256 * 1024 + (self.next() % (256 * 1024)) as usize,
+                1..=9 => 16 * 1024 + (self.next() % (48 * 1024)) as usize,
+                _ => 200 + (self.next() % 6000) as usize,
+            }
+        }
+    }
+
+    fn write(path: &Path, rng: &mut Rng) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let size = rng.size();
+        let line = format!("// {} {}\n", path.display(), rng.next());
+        let mut text = line.repeat(size / line.len() + 1);
+        text.truncate(size);
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// About 200 files per crate: modules three folders deep, tests,
+    /// benches, examples and assets.
+    fn fixture(root: &Path) {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for c in 0..CRATES {
+            let krate = root.join(format!("crates/c{c:03}"));
+            std::fs::create_dir_all(&krate).unwrap();
+            std::fs::write(
+                krate.join("Cargo.toml"),
+                format!("[package]\nname = \"c{c:03}\"\nversion = \"0.1.0\"\n"),
+            )
+            .unwrap();
+            write(&krate.join("README.md"), &mut rng);
+            for m in 0..12 {
+                for n in 0..8 {
+                    write(
+                        &krate.join(format!("src/m{m}/s{}/f{n}.rs", n % 3)),
+                        &mut rng,
+                    );
+                }
+                write(&krate.join(format!("src/m{m}/mod.rs")), &mut rng);
+            }
+            for t in 0..30 {
+                write(&krate.join(format!("tests/t{t}.rs")), &mut rng);
+            }
+            for a in 0..60 {
+                write(&krate.join(format!("assets/a{}/x{a}.txt", a % 5)), &mut rng);
+            }
+        }
+        std::fs::write(root.join(".gitignore"), "/target/\n").unwrap();
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+    }
+
+    fn commit(root: &Path) {
+        git(root, &["init", "-q", "."]);
+        git(root, &["add", "-A"]);
+        git(
+            root,
+            &[
+                "-c",
+                "user.name=bench",
+                "-c",
+                "user.email=bench@localhost",
+                "commit",
+                "-q",
+                "-m",
+                "tree",
+            ],
+        );
+    }
+
+    /// `cocode` with `args`, in a home of its own; it must succeed.
+    fn cocode(home: &Path, args: &[&str]) {
+        let status = Command::new(env!("CARGO_BIN_EXE_cocode"))
+            .args(args)
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env_remove("COCODE_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "cocode {args:?}");
+    }
+
+    fn task_run(home: &Path, root: &Path) {
+        cocode(
+            home,
+            &[
+                "task",
+                "run",
+                "--workspace",
+                root.to_str().unwrap(),
+                "--prompt",
+                "run \"true\"",
+                "--yes",
+            ],
+        );
+    }
+
+    fn remove(path: &Path) {
+        if path.exists() {
+            std::fs::remove_dir_all(path).unwrap();
+        }
+    }
+
+    fn bench_later(c: &mut Criterion, home: &Path, root: &Path) {
+        let mut group = c.benchmark_group("task_run_later");
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(20))
+            .warm_up_time(Duration::from_secs(2));
+        // The first task read and stored the tree.
+        task_run(home, root);
+        group.bench_function("ours", |b| b.iter(|| task_run(home, root)));
+        let status = || {
+            let out = Command::new("git")
+                .args(["status", "--porcelain"])
+                .current_dir(root)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+        };
+        status();
+        group.bench_function("peer", |b| {
+            b.iter(|| {
+                status();
+                cocode(home, &["--version"]);
+            });
+        });
+        group.finish();
+    }
+
+    fn bench_first(c: &mut Criterion, home: &Path, root: &Path) {
+        let mut group = c.benchmark_group("task_run_first");
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_mins(1))
+            .warm_up_time(Duration::from_secs(1));
+        let (cocode_dir, dot_git) = (root.join(".cocode"), root.join(".git"));
+        let fresh = || {
+            remove(&cocode_dir);
+            remove(&dot_git);
+        };
+        group.bench_function("ours", |b| {
+            b.iter_batched(fresh, |()| task_run(home, root), BatchSize::PerIteration);
+        });
+        group.bench_function("peer", |b| {
+            b.iter_batched(fresh, |()| commit(root), BatchSize::PerIteration);
+        });
+        group.finish();
+    }
+
+    pub fn main() {
+        let home = tempfile::tempdir().unwrap();
+        let tree = tempfile::tempdir().unwrap();
+        fixture(tree.path());
+        commit(tree.path());
+        let mut c = Criterion::default().configure_from_args();
+        bench_later(&mut c, home.path(), tree.path());
+        bench_first(&mut c, home.path(), tree.path());
+        c.final_summary();
+    }
+}
+
+fn main() {
+    #[cfg(unix)]
+    whole::main();
+}
