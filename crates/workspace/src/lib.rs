@@ -7,6 +7,7 @@
 mod barrier_audit;
 pub mod diff;
 mod disk;
+mod disk_text;
 pub mod gate;
 pub mod ignore_rules;
 pub mod integrity;

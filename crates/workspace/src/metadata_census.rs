@@ -32,11 +32,29 @@ struct Listed {
 /// depth by folder depth, each depth's folders listed on every core; a
 /// name is looked at without a path made for it (only folders and
 /// metadata get one).
-#[tracing::instrument(level = "debug", skip_all, name = "sweep.census")]
 pub fn take(root: &Path, options: NormalizeOptions) -> Option<BTreeSet<NormalizedPath>> {
+    census_from(root, vec![PathBuf::new()], options)
+}
+
+/// [`take`] of the folders `below` (relative to `root`) and what they hold;
+/// a folder that is gone holds nothing.
+pub(crate) fn take_below(
+    root: &Path,
+    below: &BTreeSet<PathBuf>,
+    options: NormalizeOptions,
+) -> Option<BTreeSet<NormalizedPath>> {
+    census_from(root, below.iter().cloned().collect(), options)
+}
+
+#[tracing::instrument(level = "debug", skip_all, name = "sweep.census")]
+fn census_from(
+    root: &Path,
+    start: Vec<PathBuf>,
+    options: NormalizeOptions,
+) -> Option<BTreeSet<NormalizedPath>> {
     let seen = AtomicUsize::new(0);
     let mut found = BTreeSet::new();
-    let mut depth = vec![PathBuf::new()];
+    let mut depth = start;
     while !depth.is_empty() {
         let listings = crate::parallel::parallel_map(&depth, |rel| list(root, rel, &seen));
         if seen.load(Ordering::Relaxed) > CENSUS_LIMIT {
@@ -51,7 +69,7 @@ pub fn take(root: &Path, options: NormalizeOptions) -> Option<BTreeSet<Normalize
             }
             for entry in listed.found {
                 if let Some(p) =
-                    crate::sweep::text_of(&entry).and_then(|t| normalize(&t, options).ok())
+                    crate::disk_text::text_of(&entry).and_then(|t| normalize(&t, options).ok())
                 {
                     found.insert(p);
                 }

@@ -39,10 +39,11 @@ use std::time::{Duration, Instant, SystemTime};
 use cocode_core::gate::StoreError;
 use cocode_core::path::{
     COCODE_DIR, CaseSensitivity, NormalizeOptions, NormalizedPath, PathStyle, UnicodeSensitivity,
-    normalize,
+    is_version_control_name, normalize,
 };
 use cocode_core::snapshot::{ContentHash, Form, Forms, PathTransition, Unkept};
 
+use crate::disk_text::{name_text, text_of};
 use crate::ignore_rules::{KeptRules, Matchers};
 use crate::sweep_entry::{Entry, Stat};
 #[cfg(target_os = "linux")]
@@ -243,6 +244,9 @@ pub struct StatCache {
     /// Tracked files the last full scan did not meet (in folders it did not
     /// list, so not watched).
     unwatched: BTreeSet<NormalizedPath>,
+    /// The version-control metadata the looks met, and the folders they
+    /// were kept out of (see [`Census`]); `None` until a full look.
+    census: Option<Census>,
     /// When the last look that left the watcher's window whole ended (a
     /// look before a command shortly after may be narrowed).
     looked_at: Option<Instant>,
@@ -359,6 +363,8 @@ impl StatCache {
             tracked_before: None,
             links: BTreeMap::new(),
             gaps: false,
+            metadata: Vec::new(),
+            ignored: Vec::new(),
             budget,
             store_blob,
         };
@@ -384,6 +390,7 @@ impl StatCache {
             Err(e) => {
                 // What the watcher reported is read again next time.
                 self.carried = reported;
+                self.census = None;
                 return Err(e);
             }
         };
@@ -392,8 +399,14 @@ impl StatCache {
             next,
             links,
             gaps,
+            metadata,
+            ignored,
             ..
         } = walk;
+        self.census = Some(Census {
+            metadata: metadata.into_iter().collect(),
+            ignored: ignored.into_iter().collect(),
+        });
         // Unchanged entries stand where they are; only what changed, came
         // or went is touched.
         for path in gone {
@@ -450,6 +463,8 @@ impl StatCache {
                 walk.gaps |= listing.unwatched;
                 walk.stats.unnamed += listing.unnamed;
                 walk.stats.too_deep += usize::from(listing.too_deep);
+                walk.metadata.extend(listing.metadata);
+                walk.ignored.extend(listing.ignored);
                 deeper.extend(listing.folders);
                 for file in listing.files {
                     // Unchanged: its entry stands, nothing is read.
@@ -509,18 +524,30 @@ impl StatCache {
         };
         let mut rules = matchers.in_folder(rel);
         let folder_text = text_of(rel);
+        let at_root = rel.as_os_str().is_empty();
+        // The census of version-control metadata is taken by the listing
+        // (see [`Census`]); nothing inside metadata is counted.
+        let counts_metadata = !in_metadata(rel);
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if rel.as_os_str().is_empty()
-                && (name.to_string_lossy().eq_ignore_ascii_case(COCODE_DIR) || name == ".git")
-            {
+            if at_root && name.to_string_lossy().eq_ignore_ascii_case(COCODE_DIR) {
                 continue;
+            }
+            // The root's `.git` is not looked at, nor watched: a census
+            // asks for it itself.
+            if at_root && name == ".git" {
+                continue;
+            }
+            if counts_metadata && is_version_control_name(&name.to_string_lossy()) {
+                listing.metadata.push(rel.join(&name));
             }
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
             if kind.is_dir() {
-                if !rules.ignores(&name, true) {
+                if rules.ignores(&name, true) {
+                    listing.ignored.push(rel.join(&name));
+                } else {
                     let rel = rel.join(&name);
                     // The folder is an entry of its own (a folder made or
                     // removed is a change, empty or not).
@@ -697,6 +724,12 @@ impl StatCache {
         Ok((unmet, gone))
     }
 
+    /// What the looks know of the version-control metadata, for a census
+    /// ([`Census::take`]); `None` before a full look.
+    pub(crate) fn census(&self) -> Option<Census> {
+        self.census.clone()
+    }
+
     /// The next look before a command is a full one.
     pub fn forget_recent_look(&mut self) {
         self.looked_at = None;
@@ -791,6 +824,8 @@ impl StatCache {
             tracked_before: Some(self.entries.len()),
             links: BTreeMap::new(),
             gaps: false,
+            metadata: Vec::new(),
+            ignored: Vec::new(),
             budget,
             store_blob,
         };
@@ -799,6 +834,7 @@ impl StatCache {
             Ok(gone) => gone,
             Err(e) => {
                 self.carried = reported;
+                self.census = None;
                 return Err(e);
             }
         };
@@ -807,8 +843,13 @@ impl StatCache {
             next,
             links,
             gaps,
+            metadata,
+            ignored,
             ..
         } = walk;
+        if let Some(census) = self.census.as_mut() {
+            census.update(root, &reported, &matchers, metadata, ignored);
+        }
         stats.narrowed = true;
         let mut changes = Vec::new();
         // A folder walked twice (reported with a folder above it) gives
@@ -1311,6 +1352,87 @@ struct Listing {
     unnamed: usize,
     /// It lies deeper than the system's longest path.
     too_deep: bool,
+    /// Version-control metadata in it (none when it lies in metadata).
+    metadata: Vec<PathBuf>,
+    /// Folders in it the rules ignore.
+    ignored: Vec<PathBuf>,
+}
+
+/// What the looks know of the workspace's version-control metadata: the
+/// entries named as metadata in the folders they listed, and the folders
+/// the rules kept them out of, whose metadata a census walk finds. A full
+/// look sets both; a narrowed one updates them for what the watcher
+/// reported. So the census each look takes walks only ignored folders,
+/// not the tree a second time.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Census {
+    metadata: BTreeSet<PathBuf>,
+    ignored: BTreeSet<PathBuf>,
+}
+
+impl Census {
+    /// The version-control metadata below `root` as
+    /// [`crate::metadata_census::take`] names it: what the looks met, and
+    /// a census walk of the folders they were kept out of.
+    pub(crate) fn take(
+        &self,
+        root: &Path,
+        options: NormalizeOptions,
+    ) -> Option<BTreeSet<NormalizedPath>> {
+        let mut found = crate::metadata_census::take_below(root, &self.ignored, options)?;
+        // No look or watch goes into the root's `.git`: asked each time.
+        if crate::disk::reach(root, Path::new(".git"))
+            .symlink_metadata()
+            .is_ok()
+            && let Ok(git) = normalize(".git", options)
+        {
+            found.insert(git);
+        }
+        found.extend(
+            self.metadata
+                .iter()
+                .filter_map(|rel| normalize(&text_of(rel)?, options).ok()),
+        );
+        Some(found)
+    }
+
+    /// Brings the census up to date after a narrowed look: what was known
+    /// at or below each reported path is dropped, then what is there now
+    /// is taken (the entry itself when it is named as metadata, an ignored
+    /// folder, and what the look's walks of reported folders met).
+    fn update(
+        &mut self,
+        root: &Path,
+        reported: &BTreeSet<PathBuf>,
+        matchers: &Matchers,
+        metadata: Vec<PathBuf>,
+        ignored: Vec<PathBuf>,
+    ) {
+        for rel in reported {
+            self.metadata.retain(|p| !p.starts_with(rel));
+            self.ignored.retain(|p| !p.starts_with(rel));
+        }
+        for rel in reported {
+            let Ok(meta) = crate::disk::reach(root, rel).symlink_metadata() else {
+                continue;
+            };
+            let inside = rel.parent().is_some_and(in_metadata);
+            let named = rel
+                .file_name()
+                .is_some_and(|n| is_version_control_name(&n.to_string_lossy()));
+            if named && !inside {
+                self.metadata.insert(rel.clone());
+            }
+            if meta.is_dir()
+                && matchers.ignores_here_or_above(rel, true)
+                && !self.ignored.iter().any(|f| rel.starts_with(f))
+            {
+                self.ignored.insert(rel.clone());
+            }
+        }
+        self.metadata.extend(metadata);
+        self.ignored.extend(ignored);
+    }
 }
 
 /// A file as a listing met it.
@@ -1346,6 +1468,10 @@ struct Walk<'a> {
     links: BTreeMap<NormalizedPath, bool>,
     /// A folder was listed that the watcher could not watch.
     gaps: bool,
+    /// Version-control metadata met in the folders listed.
+    metadata: Vec<PathBuf>,
+    /// Folders the rules kept the walk out of.
+    ignored: Vec<PathBuf>,
     budget: &'a SweepBudget<'a>,
     store_blob: &'a mut dyn FnMut(&[u8]) -> Result<(), StoreError>,
 }
@@ -1390,33 +1516,6 @@ const ENAMETOOLONG: i32 = 36;
 #[cfg(not(unix))]
 const ENAMETOOLONG: i32 = 206;
 
-/// A name from the disk as the text of cocode's paths (see
-/// [`cocode_core::disk_name`]); `None` when it has none.
-fn name_text(name: &std::ffi::OsStr) -> Option<String> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt as _;
-        cocode_core::disk_name::to_text(name.as_bytes()).map(std::borrow::Cow::into_owned)
-    }
-    #[cfg(not(unix))]
-    {
-        name.to_str().map(ToOwned::to_owned)
-    }
-}
-
-/// A relative path from the disk as the text of cocode's paths, its
-/// segments joined by `/`; `None` when a name has none.
-pub(crate) fn text_of(rel: &Path) -> Option<String> {
-    let mut out = String::new();
-    for (n, part) in rel.components().enumerate() {
-        if n > 0 {
-            out.push('/');
-        }
-        out.push_str(&name_text(part.as_os_str())?);
-    }
-    Some(out)
-}
-
 /// A workspace path below `root` as calls take it, whatever its depth.
 fn reach_path(root: &Path, path: &NormalizedPath) -> crate::disk::Reach {
     let rel: PathBuf = path.segments().map(os_name).collect();
@@ -1455,5 +1554,5 @@ fn os_name(segment: &str) -> std::ffi::OsString {
 /// depth, and the like).
 fn in_metadata(rel: &Path) -> bool {
     rel.components()
-        .any(|c| cocode_core::path::is_version_control_name(&c.as_os_str().to_string_lossy()))
+        .any(|c| is_version_control_name(&c.as_os_str().to_string_lossy()))
 }

@@ -107,8 +107,7 @@ impl Gate {
             None => self.scan(st, crate::sweep::IgnoreRules::OnDisk, budget)?,
         };
         st.begun_incomplete = stats.incomplete(self.sweep_limits.max_files);
-        st.metadata_before =
-            crate::metadata_census::take(self.layout.workspace_root(), self.policy.options());
+        st.metadata_before = self.metadata_census(st.sweep.census());
         Ok(stats)
     }
 
@@ -137,7 +136,9 @@ impl Gate {
     /// folder the sweep ignores, which its records do not show. The census
     /// is taken again, so each entry is named once.
     pub fn metadata_made_since_sweep(&self) -> Vec<NormalizedPath> {
-        let now = crate::metadata_census::take(self.layout.workspace_root(), self.policy.options());
+        // The walk of ignored folders runs outside the serial section.
+        let census = self.lock().sweep.census();
+        let now = self.metadata_census(census);
         let mut st = self.lock();
         let made = match (&st.metadata_before, &now) {
             (Some(before), Some(after)) => crate::metadata_census::made(before, after),
@@ -145,6 +146,19 @@ impl Gate {
         };
         st.metadata_before = now;
         made
+    }
+
+    /// The version-control metadata in the workspace: from what the looks
+    /// know (`census`), or by a walk of the whole tree before any look.
+    fn metadata_census(
+        &self,
+        census: Option<crate::sweep::Census>,
+    ) -> Option<std::collections::BTreeSet<NormalizedPath>> {
+        let (root, options) = (self.layout.workspace_root(), self.policy.options());
+        match census {
+            Some(census) => census.take(root, options),
+            None => crate::metadata_census::take(root, options),
+        }
     }
 
     /// One stat-cache scan; stored blobs are noted for the next barrier.

@@ -217,11 +217,7 @@ fn run(case: &Case, narrowed: bool) -> Ran {
 
 /// [`run`] with the look before taken as `before`; also whether that look
 /// was narrowed.
-fn run_with(
-    case: &Case,
-    narrowed: bool,
-    before: Before,
-) -> (Ran, bool) {
+fn run_with(case: &Case, narrowed: bool, before: Before) -> (Ran, bool) {
     let (dir, ws) = setup(case.files, narrowed);
     let out = dir.path().join("out");
     let root = ws.workspace.root.clone();
@@ -476,4 +472,86 @@ fn a_changed_exclude_file_makes_the_look_before_full() {
     // After a pause the look is full again.
     ws.gate.forget_recent_look();
     assert!(!ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
+}
+
+/// The census of version-control metadata each look takes comes from the
+/// looks' own listings, and walks only the folders the rules keep them
+/// out of. After a narrowed look it names what a walk of the tree names:
+/// metadata made at the root (where no look or watch goes), in a watched
+/// folder, in a folder renamed or made, in an ignored folder there before
+/// and in one made by the command; metadata removed is gone from it.
+#[test]
+fn the_census_the_looks_keep_names_what_a_walk_of_the_tree_names() {
+    let (dir, ws) = setup(
+        &[
+            (".gitignore", "vendor/\nbuild/\n"),
+            ("vendor/dep/.git/config", "x\n"),
+            ("old/.git/config", "x\n"),
+            ("keep/a.txt", "a\n"),
+            ("src/.hg", ""),
+        ],
+        true,
+    );
+    let out = dir.path().join("out");
+    let root = ws.workspace.root.clone();
+    let c = ctx("t1", 1);
+    let budget = cocode_workspace::SweepBudget::UNLIMITED;
+    assert!(!ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
+    sh(
+        &root,
+        &out,
+        "git init -q . && mkdir -p sub/.git && rm -rf old/.git && mkdir -p build/x/.git vendor/two/.jj && mv keep kept && mkdir kept/.svn && touch .bzr",
+    );
+    end_confined(&ws, &c);
+    assert!(ws.gate.last_sweep_stats().narrowed);
+    let made: Vec<String> = ws
+        .gate
+        .metadata_made_since_sweep()
+        .iter()
+        .map(|p| p.as_str().to_owned())
+        .collect();
+    assert_eq!(
+        made,
+        [
+            ".bzr",
+            ".git",
+            "build/x/.git",
+            "kept/.svn",
+            "sub/.git",
+            "vendor/two/.jj"
+        ]
+    );
+    // What the looks know is what a walk of the whole tree finds.
+    let walked: Vec<String> =
+        cocode_workspace::metadata_census::take(&root, ws.gate.policy().options())
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().to_owned())
+            .collect();
+    assert_eq!(
+        walked,
+        [
+            ".bzr",
+            ".git",
+            "build/x/.git",
+            "kept/.svn",
+            "src/.hg",
+            "sub/.git",
+            "vendor/dep/.git",
+            "vendor/two/.jj"
+        ]
+    );
+    // The next look starts from there (in full: `git init` wrote
+    // `.git/info/exclude`): nothing is new, and what the next command
+    // makes is.
+    assert!(!ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
+    sh(&root, &out, "rm -rf sub && mkdir -p vendor/dep/inner/.git");
+    end_confined(&ws, &c);
+    let made: Vec<String> = ws
+        .gate
+        .metadata_made_since_sweep()
+        .iter()
+        .map(|p| p.as_str().to_owned())
+        .collect();
+    assert_eq!(made, ["vendor/dep/inner/.git"]);
 }
