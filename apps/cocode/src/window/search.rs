@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 
 use cocode_core::path::{CaseSensitivity, NormalizeOptions, looks_binary};
@@ -317,8 +317,14 @@ fn plan(request: &Request, with: &str) -> Result<ReplacePlan, String> {
     Ok(ReplacePlan { files: planned })
 }
 
+/// Files one worker takes at a time.
+const BLOCK: usize = 32;
+
 /// Searches every file; `emit` gets batches (false: the UI is gone).
 /// Returns how many files were searched and whether the cap was reached.
+/// The files are searched on every core in blocks taken in order, and the
+/// blocks' results are handed on in that order as they complete, so the
+/// panel fills as it would from one thread, only sooner.
 fn run(
     request: &Request,
     live: &AtomicU64,
@@ -337,42 +343,91 @@ fn run(
     )
     .map_err(|e| format!("{e}: {}", request.root.display()))?;
     let (files, _) = list_files(&request.root);
-    let mut grep = grep_searcher::SearcherBuilder::new()
-        .line_number(true)
-        .build();
+    let blocks: Vec<&[String]> = files.chunks(BLOCK).collect();
+    let threads = thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, 8);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let stopped = || stop.load(Ordering::SeqCst) || live.load(Ordering::SeqCst) != request.seq;
+    let (done, results) = std::sync::mpsc::channel::<(usize, usize, Vec<FileHits>)>();
+    thread::scope(|scope| {
+        for _ in 0..threads {
+            let done = done.clone();
+            let (blocks, next, reader, lines, matcher) =
+                (&blocks, &next, &reader, &lines, &matcher);
+            let stopped = &stopped;
+            scope.spawn(move || {
+                let mut grep = grep_searcher::SearcherBuilder::new()
+                    .line_number(true)
+                    .build();
+                while !stopped() {
+                    let n = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(block) = blocks.get(n) else {
+                        return;
+                    };
+                    let mut searched = 0;
+                    let mut hits = Vec::new();
+                    for rel in *block {
+                        let Some(found) =
+                            search_file(reader, &mut grep, lines, matcher, rel, MAX_LINES)
+                        else {
+                            continue;
+                        };
+                        searched += 1;
+                        if !found.lines.is_empty() {
+                            hits.push(found);
+                        }
+                    }
+                    if done.send((n, searched, hits)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done);
+        let outcome = in_order(results, &stopped, emit);
+        // Whatever ended it, the workers stop before their next block.
+        stop.store(true, Ordering::SeqCst);
+        Ok(outcome)
+    })
+}
+
+/// Hands on the blocks' results in block order, as they complete, in
+/// batches, up to [`MAX_LINES`] lines. Returns how many files were searched
+/// and whether the cap was reached.
+fn in_order(
+    results: std::sync::mpsc::Receiver<(usize, usize, Vec<FileHits>)>,
+    stopped: &dyn Fn() -> bool,
+    emit: &mut dyn FnMut(Vec<FileHits>) -> bool,
+) -> (usize, bool) {
+    let mut waiting = std::collections::BTreeMap::new();
+    let (mut next, mut searched, mut found) = (0, 0, 0);
     let mut batch = Vec::new();
-    let mut found = 0usize;
-    let mut searched = 0usize;
-    for rel in files {
-        if live.load(Ordering::SeqCst) != request.seq {
-            return Ok((searched, false));
+    for (n, count, hits) in results {
+        if stopped() {
+            return (searched, false);
         }
-        let Some(hits) = search_file(
-            &reader,
-            &mut grep,
-            &lines,
-            &matcher,
-            &rel,
-            MAX_LINES - found,
-        ) else {
-            continue;
-        };
-        searched += 1;
-        if hits.lines.is_empty() {
-            continue;
-        }
-        found += hits.lines.len();
-        batch.push(hits);
-        if batch.len() >= 16 && !emit(std::mem::take(&mut batch)) {
-            return Ok((searched, false));
-        }
-        if found >= MAX_LINES {
-            emit(batch);
-            return Ok((searched, true));
+        waiting.insert(n, (count, hits));
+        while let Some((count, hits)) = waiting.remove(&next) {
+            next += 1;
+            searched += count;
+            for mut file in hits {
+                file.lines.truncate(MAX_LINES - found);
+                found += file.lines.len();
+                batch.push(file);
+                if found >= MAX_LINES {
+                    emit(batch);
+                    return (searched, true);
+                }
+            }
+            if batch.len() >= 16 && !emit(std::mem::take(&mut batch)) {
+                return (searched, false);
+            }
         }
     }
     emit(batch);
-    Ok((searched, false))
+    (searched, false)
 }
 
 /// The matching lines of one file (`None`: not searched — unreadable,
@@ -541,6 +596,53 @@ mod tests {
             std::fs::read_to_string(root.join("a.txt")).unwrap(),
             "cat and cat\n"
         );
+    }
+
+    /// Files are searched on every core, a block at a time, yet handed on
+    /// in path order, and the cap falls where one thread's would: the first
+    /// files in order, whole, then the one it cuts.
+    #[test]
+    fn many_files_come_in_path_order_and_the_cap_cuts_where_one_thread_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        // 300 files of 30 matching lines: 9,000 lines, cut at 5,000 in the
+        // 167th file, the files spread over ten blocks.
+        for n in 0..300 {
+            std::fs::write(root.join(format!("f{n:03}.txt")), "hit\n".repeat(30)).unwrap();
+        }
+        let live = AtomicU64::new(1);
+        let mut emitted = Vec::new();
+        let (searched, capped) = run(
+            &Request {
+                seq: 1,
+                root: root.clone(),
+                query: query("hit"),
+                replace_with: None,
+            },
+            &live,
+            &mut |files| {
+                emitted.extend(files);
+                true
+            },
+        )
+        .unwrap();
+        assert!(capped);
+        let paths: Vec<String> = emitted.iter().map(|f| f.path.clone()).collect();
+        let want: Vec<String> = (0..167).map(|n| format!("f{n:03}.txt")).collect();
+        assert_eq!(paths, want);
+        let lines: Vec<usize> = emitted.iter().map(|f| f.lines.len()).collect();
+        let mut want_lines = vec![30; 166];
+        want_lines.push(20);
+        assert_eq!(lines, want_lines);
+        assert!(searched >= 167, "{searched}");
+        // Without the cap every file comes, in order.
+        for n in 0..300 {
+            std::fs::write(root.join(format!("f{n:03}.txt")), "hit\n").unwrap();
+        }
+        let (all, searched, capped) = search(&root, query("hit"));
+        assert!(!capped);
+        assert_eq!(searched, 300);
+        assert_eq!(all.len(), 300);
     }
 
     #[test]
