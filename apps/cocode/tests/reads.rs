@@ -37,9 +37,12 @@ async fn list_files_pages_through_one_listing() {
     let first = call(&host, catalog::LIST_FILES, json!({"limit": 2})).await;
     let first = first.structured_content.unwrap();
     assert_eq!(paths(&first, "files"), ["b.txt", "c.txt"]);
+    assert_eq!(first["files"][0]["size"], 5);
     // A file that sorts first appears meanwhile: the pages neither repeat
-    // nor skip a file of the listing they started.
+    // nor skip a file of the listing they started. A file of a later page
+    // that grew meanwhile has its size as the page is served.
     std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    std::fs::write(dir.path().join("d.txt"), "a longer text").unwrap();
     let cursor = first["nextCursor"].as_str().unwrap().to_owned();
     let second = call(
         &host,
@@ -50,6 +53,10 @@ async fn list_files_pages_through_one_listing() {
     .structured_content
     .unwrap();
     assert_eq!(paths(&second, "files"), ["d.txt", "e.txt"]);
+    assert_eq!(
+        (&second["files"][0]["size"], &second["files"][1]["size"]),
+        (&json!(13), &json!(5))
+    );
     let third = call(
         &host,
         catalog::LIST_FILES,

@@ -126,15 +126,20 @@ impl Matchers {
     /// holds, gathered once for all its entries.
     pub(crate) fn in_folder(&self, rel: &Path) -> FolderRules {
         let mut chain = Vec::new();
-        for kind in &self.kinds {
+        let mut split = 0;
+        for (n, kind) in self.kinds.iter().enumerate() {
             for folder in rel.ancestors() {
                 if let Some(matcher) = kind.get(folder) {
                     chain.push(Arc::clone(matcher));
                 }
             }
+            if n == 0 {
+                split = chain.len();
+            }
         }
         FolderRules {
             chain,
+            split,
             exclude: self.exclude.clone(),
             path: self.root.join(rel),
         }
@@ -184,6 +189,9 @@ impl Matchers {
 #[derive(Debug)]
 pub(crate) struct FolderRules {
     chain: Vec<Arc<Gitignore>>,
+    /// Where the chain's `.ignore` files end and its `.gitignore` files
+    /// begin.
+    split: usize,
     exclude: Option<Arc<Gitignore>>,
     /// The folder's absolute path; an entry's name is pushed to judge it.
     path: PathBuf,
@@ -200,6 +208,25 @@ impl FolderRules {
         let ignored = self.ignores_path(&self.path, is_dir);
         self.path.pop();
         ignored
+    }
+
+    /// The rules of `folder`, a folder of this one (absolute), whose own
+    /// ignore files are `own` (in [`IGNORE_FILES`] order): each kind's own
+    /// file before this folder's of that kind.
+    fn below(&self, folder: &Path, own: [Option<Arc<Gitignore>>; 2]) -> Self {
+        let [ignore, gitignore] = own;
+        let mut chain = Vec::with_capacity(self.chain.len() + 2);
+        chain.extend(ignore);
+        chain.extend(self.chain[..self.split].iter().cloned());
+        let split = chain.len();
+        chain.extend(gitignore);
+        chain.extend(self.chain[self.split..].iter().cloned());
+        Self {
+            chain,
+            split,
+            exclude: self.exclude.clone(),
+            path: folder.to_path_buf(),
+        }
     }
 
     /// Whether the rules ignore `path`, an entry of the folder (absolute).
@@ -260,7 +287,51 @@ impl IgnoreFilter {
         let Some(parent) = path.parent() else {
             return false;
         };
-        let rules = {
+        let rules = match self.rules_below_known(parent) {
+            Some(rules) => rules,
+            None => match self.rules_read_from_root(parent) {
+                Some(rules) => rules,
+                None => return false,
+            },
+        };
+        // Judged outside the lock: walkers on other threads go on.
+        rules.ignores_path(path, is_dir)
+    }
+
+    /// The rules of `folder` when they or the rules of the folder above it
+    /// are known (a walk meets a folder as an entry of the one above): its
+    /// own ignore files, read outside the lock, before those.
+    fn rules_below_known(&self, folder: &Path) -> Option<Arc<FolderRules>> {
+        let above = {
+            let state = self
+                .state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(rules) = state.folders.get(folder) {
+                return Some(Arc::clone(rules));
+            }
+            if folder == state.matchers.root || !folder.starts_with(&state.matchers.root) {
+                return None;
+            }
+            Arc::clone(state.folders.get(folder.parent()?)?)
+        };
+        let own = IGNORE_FILES.map(|name| {
+            read_small(&folder.join(name)).map(|content| Arc::new(compile(folder, &content)))
+        });
+        let rules = Arc::new(above.below(folder, own));
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(Arc::clone(
+            state.folders.entry(folder.to_path_buf()).or_insert(rules),
+        ))
+    }
+
+    /// The rules of `folder`, its folders read from the filter's root
+    /// down; `None` outside the root.
+    fn rules_read_from_root(&self, parent: &Path) -> Option<Arc<FolderRules>> {
+        {
             let mut state = self
                 .state
                 .lock()
@@ -271,25 +342,20 @@ impl IgnoreFilter {
                 folders,
             } = &mut *state;
             if let Some(rules) = folders.get(parent) {
-                Arc::clone(rules)
-            } else {
-                let Ok(rel) = parent.strip_prefix(&matchers.root) else {
-                    return false;
-                };
-                let above: Vec<PathBuf> = rel.ancestors().map(Path::to_path_buf).collect();
-                for folder in above.into_iter().rev() {
-                    if !read.contains(&folder) {
-                        matchers.read_folder(&folder);
-                        read.insert(folder);
-                    }
-                }
-                let rules = Arc::new(matchers.in_folder(rel));
-                folders.insert(parent.to_path_buf(), Arc::clone(&rules));
-                rules
+                return Some(Arc::clone(rules));
             }
-        };
-        // Judged outside the lock: walkers on other threads go on.
-        rules.ignores_path(path, is_dir)
+            let rel = parent.strip_prefix(&matchers.root).ok()?;
+            let above: Vec<PathBuf> = rel.ancestors().map(Path::to_path_buf).collect();
+            for folder in above.into_iter().rev() {
+                if !read.contains(&folder) {
+                    matchers.read_folder(&folder);
+                    read.insert(folder);
+                }
+            }
+            let rules = Arc::new(matchers.in_folder(rel));
+            folders.insert(parent.to_path_buf(), Arc::clone(&rules));
+            Some(rules)
+        }
     }
 }
 

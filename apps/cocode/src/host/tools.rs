@@ -214,8 +214,8 @@ pub struct WorkspaceTools {
 /// is refused ("list again") rather than paging a new listing.
 const KEPT_LISTINGS: usize = 8;
 
-/// A listing of `listFiles`: sorted paths with their sizes.
-type Listing = Arc<Vec<(String, u64)>>;
+/// A listing of `listFiles`: sorted paths (sizes are read per page).
+type Listing = Arc<Vec<String>>;
 
 /// The most recent listings, each under its own id; a cursor is
 /// `ID:OFFSET`.

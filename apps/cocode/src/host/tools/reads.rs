@@ -68,12 +68,13 @@ impl WorkspaceTools {
     }
 
     /// The files under `base` (default: the workspace), gitignore-aware,
-    /// without `.git/` and `.cocode/`, sorted, with their sizes.
+    /// without `.git/` and `.cocode/`, sorted (sizes are read for the page
+    /// served, not for the whole tree).
     #[tracing::instrument(level = "debug", skip_all, name = "tools.list_files")]
     pub(super) fn walk_files(
         &self,
         base: Option<&NormalizedPath>,
-    ) -> Result<Vec<(String, u64)>, ToolError> {
+    ) -> Result<Vec<String>, ToolError> {
         // A folder given by the agent is resolved like a read: its real
         // path must be inside the workspace and outside `.cocode/`.
         let dir = match base {
@@ -104,8 +105,7 @@ impl WorkspaceTools {
                 if entry.file_type().is_some_and(|t| t.is_file())
                     && let Ok(rel) = entry.path().strip_prefix(root)
                 {
-                    let size = entry.metadata().map_or(0, |m| m.len());
-                    let file = (rel.to_string_lossy().replace('\\', "/"), size);
+                    let file = rel.to_string_lossy().replace('\\', "/");
                     found
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
@@ -167,11 +167,16 @@ impl WorkspaceTools {
             let files = Arc::new(self.walk_files(base.as_ref())?);
             (self.listings.keep(Arc::clone(&files)), files, 0)
         };
+        // Sizes as they are when the page is served (0 for a file gone
+        // since the listing).
         let page: Vec<Value> = files
             .iter()
             .skip(start)
             .take(limit)
-            .map(|(path, size)| json!({"path": path, "size": size}))
+            .map(|path| {
+                let size = std::fs::symlink_metadata(self.root().join(path)).map_or(0, |m| m.len());
+                json!({"path": path, "size": size})
+            })
             .collect();
         let next = start + page.len();
         let next_cursor = (next < files.len()).then(|| format!("{snapshot}:{next}"));
@@ -277,11 +282,7 @@ impl WorkspaceTools {
             Some(p) if p != "." => Some(self.normalize(p)?),
             _ => None,
         };
-        let files: Vec<String> = self
-            .walk_files(base.as_ref())?
-            .into_iter()
-            .map(|(path, _)| path)
-            .collect();
+        let files: Vec<String> = self.walk_files(base.as_ref())?;
         let mut matches = Vec::new();
         let mut truncated = false;
         for rel in files {
