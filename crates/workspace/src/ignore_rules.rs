@@ -162,25 +162,11 @@ impl Matchers {
 
     /// Whether the rules ignore `path` (absolute, below the root).
     pub(crate) fn ignores(&self, path: &Path, is_dir: bool) -> bool {
-        let Ok(rel) = path.strip_prefix(&self.root) else {
+        let Some(folder) = path.strip_prefix(&self.root).ok().and_then(Path::parent) else {
             return false;
         };
-        for kind in &self.kinds {
-            for folder in rel.ancestors().skip(1) {
-                if let Some(matcher) = kind.get(folder) {
-                    let decided = matcher.matched(path, is_dir);
-                    if decided.is_ignore() {
-                        return true;
-                    }
-                    if decided.is_whitelist() {
-                        return false;
-                    }
-                }
-            }
-        }
-        self.exclude
-            .as_ref()
-            .is_some_and(|m| m.matched(path, is_dir).is_ignore())
+        // One order of precedence, kept in one place.
+        self.in_folder(folder).ignores_path(path, is_dir)
     }
 }
 

@@ -474,6 +474,15 @@ fn a_changed_exclude_file_makes_the_look_before_full() {
     assert!(!ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
 }
 
+/// The version-control metadata made since the look before, by path.
+fn made_since(ws: &OpenWorkspace) -> Vec<String> {
+    ws.gate
+        .metadata_made_since_sweep()
+        .iter()
+        .map(|p| p.as_str().to_owned())
+        .collect()
+}
+
 /// The census of version-control metadata each look takes comes from the
 /// looks' own listings, and walks only the folders the rules keep them
 /// out of. After a narrowed look it names what a walk of the tree names:
@@ -504,12 +513,7 @@ fn the_census_the_looks_keep_names_what_a_walk_of_the_tree_names() {
     );
     end_confined(&ws, &c);
     assert!(ws.gate.last_sweep_stats().narrowed);
-    let made: Vec<String> = ws
-        .gate
-        .metadata_made_since_sweep()
-        .iter()
-        .map(|p| p.as_str().to_owned())
-        .collect();
+    let made = made_since(&ws);
     assert_eq!(
         made,
         [
@@ -547,11 +551,6 @@ fn the_census_the_looks_keep_names_what_a_walk_of_the_tree_names() {
     assert!(!ws.gate.begin_task_sweep(&c, &budget).unwrap().narrowed);
     sh(&root, &out, "rm -rf sub && mkdir -p vendor/dep/inner/.git");
     end_confined(&ws, &c);
-    let made: Vec<String> = ws
-        .gate
-        .metadata_made_since_sweep()
-        .iter()
-        .map(|p| p.as_str().to_owned())
-        .collect();
+    let made = made_since(&ws);
     assert_eq!(made, ["vendor/dep/inner/.git"]);
 }
