@@ -6,7 +6,10 @@
 //!   looks before and after the command and verification, retention, exit)
 //!   against `git status --porcelain` plus one `cocode --version` start;
 //! - `task_run_first`: the first `cocode task run` in the tree (every file
-//!   read and stored) against `git init && git add -A && git commit`.
+//!   read and stored) against `git init && git add -A && git commit`;
+//! - `workspace_search_first` and `_second`: the Search panel's search of
+//!   the tree for a word (listing the folder, then reusing the listing)
+//!   against `rg -c` of the word, the counts equal.
 //!
 //! `COCODE_LOG=debug` on a `task run` shows where its time goes, phase by
 //! phase.
@@ -21,10 +24,15 @@ mod whole {
     use std::process::{Command, Stdio};
     use std::time::Duration;
 
+    use cocode::window::search::{Listing, search_all};
+    use cocode_editor::SearchQuery;
     use criterion::{BatchSize, Criterion};
 
     /// Crates in the tree (few in debug builds, so a check stays quick).
     const CRATES: usize = if cfg!(debug_assertions) { 3 } else { 120 };
+
+    /// The word the search benches look for.
+    const NEEDLE: &str = "needle_in_tree";
 
     /// A small generator, so the tree is the same in every run.
     struct Rng(u64);
@@ -54,6 +62,12 @@ mod whole {
         let line = format!("// {} {}\n", path.display(), rng.next());
         let mut text = line.repeat(size / line.len() + 1);
         text.truncate(size);
+        // One file in sixteen holds the word the search benches look for,
+        // on a line of its own in the middle.
+        if rng.next().is_multiple_of(16) {
+            let middle = text[..text.len() / 2].rfind('\n').map_or(0, |n| n + 1);
+            text.insert_str(middle, &format!("fn {NEEDLE}() {{}}\n"));
+        }
         std::fs::write(path, text).unwrap();
     }
 
@@ -106,6 +120,12 @@ mod whole {
         git(
             root,
             &[
+                // No `git gc --auto` left running in the background, taking
+                // a core from what is measured next.
+                "-c",
+                "gc.auto=0",
+                "-c",
+                "maintenance.auto=false",
                 "-c",
                 "user.name=bench",
                 "-c",
@@ -202,12 +222,78 @@ mod whole {
         group.finish();
     }
 
+    /// Matching lines per file by `rg -c`.
+    fn rg_counts(root: &Path) -> Vec<(String, usize)> {
+        let out = Command::new("rg")
+            .args(["-c", NEEDLE])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "rg -c");
+        let mut counts: Vec<(String, usize)> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (path, n) = l.rsplit_once(':').unwrap();
+                (path.to_owned(), n.parse().unwrap())
+            })
+            .collect();
+        counts.sort();
+        counts
+    }
+
+    fn search(root: &Path, listing: &mut Listing, generation: u64) -> Vec<(String, usize)> {
+        let query = SearchQuery {
+            text: NEEDLE.into(),
+            ..SearchQuery::default()
+        };
+        let (files, _, capped) = search_all(root, query, listing, generation).unwrap();
+        assert!(!capped);
+        let mut counts: Vec<(String, usize)> =
+            files.into_iter().map(|f| (f.path, f.lines.len())).collect();
+        counts.sort();
+        counts
+    }
+
+    fn bench_search(c: &mut Criterion, root: &Path) {
+        let want = rg_counts(root);
+        assert!(want.len() > 100, "{} files hold the word", want.len());
+        let mut listing = Listing::default();
+        assert_eq!(search(root, &mut listing, 0), want);
+        let peer = || rg_counts(root);
+        for (name, fresh) in [
+            ("workspace_search_first", true),
+            ("workspace_search_second", false),
+        ] {
+            let mut group = c.benchmark_group(name);
+            group
+                .sample_size(20)
+                .measurement_time(Duration::from_secs(10))
+                .warm_up_time(Duration::from_secs(1));
+            let mut generation = 0;
+            group.bench_function("ours", |b| {
+                b.iter(|| {
+                    // The first search of the folder lists it; the second
+                    // reuses that listing.
+                    generation += u64::from(fresh);
+                    search(root, &mut listing, generation)
+                });
+            });
+            group.bench_function("peer", |b| b.iter(peer));
+            group.finish();
+        }
+    }
+
     pub fn main() {
         let home = tempfile::tempdir().unwrap();
         let tree = tempfile::tempdir().unwrap();
         fixture(tree.path());
         commit(tree.path());
+        // The tree's 300 MB on disk before anything is timed, so no
+        // write-back runs under the first measurements.
+        assert!(Command::new("sync").status().unwrap().success());
         let mut c = Criterion::default().configure_from_args();
+        bench_search(&mut c, tree.path());
         bench_later(&mut c, home.path(), tree.path());
         bench_first(&mut c, home.path(), tree.path());
         c.final_summary();

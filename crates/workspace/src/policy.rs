@@ -38,7 +38,7 @@ pub struct PathPolicy {
     exceptions: Vec<PathBuf>,
 }
 
-fn refuse(
+pub(crate) fn refuse(
     code: WorkspaceErrorCode,
     operation: &'static str,
     path: &str,

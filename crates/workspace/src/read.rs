@@ -81,6 +81,32 @@ impl WorkspaceReader {
         open_file(&self.policy, &self.disk, operation, path)
     }
 
+    /// A regular file a walk that follows no link listed (search in
+    /// files goes over thousands): its path is spelled as on disk, so
+    /// there is no spelling or link to resolve first, and the disk layer
+    /// opens it folder by folder through no link, as for any read, so a
+    /// folder swapped for a link since the walk makes the open fail. `None`
+    /// when nothing is there any more.
+    pub fn open_listed(
+        &self,
+        operation: &'static str,
+        path: &NormalizedPath,
+    ) -> Result<Option<File>, GateError> {
+        if path.is_in_cocode_dir() {
+            return Err(crate::policy::refuse(
+                WorkspaceErrorCode::OutsideWorkspace,
+                operation,
+                path.as_str(),
+                "the workspace's .cocode folder belongs to cocode",
+            ));
+        }
+        let mut dir: Vec<String> = path.spelled_segments().map(str::to_owned).collect();
+        let name = dir.pop().unwrap_or_default();
+        self.disk
+            .open_regular(&dir, &name)
+            .map_err(|e| read_failed(operation, path, &e))
+    }
+
     /// At most `max` bytes from the start of a regular file, with its size.
     pub fn read_prefix(
         &self,

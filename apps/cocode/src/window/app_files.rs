@@ -342,8 +342,19 @@ impl CocodeApp {
     /// Files changed on disk: open tabs read them again, the Explorer lists
     /// again when entries came or went.
     pub(super) fn apply_disk_changes(&mut self) {
-        let Some(watch) = &self.watch else { return };
+        let Some(watch) = &self.watch else {
+            // Nothing says when entries change: each search lists afresh.
+            self.search.entries_changed();
+            return;
+        };
         let changes = watch.drain();
+        let ignore_file = |p: &PathBuf| {
+            p.file_name()
+                .is_some_and(|n| n == ".gitignore" || n == ".ignore")
+        };
+        if changes.listing || changes.changed.iter().any(ignore_file) {
+            self.search.entries_changed();
+        }
         let Some(ws) = &mut self.workspace else {
             return;
         };

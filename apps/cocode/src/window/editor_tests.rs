@@ -861,3 +861,60 @@ fn replace_in_files_refuses_while_a_file_has_unsaved_changes() {
     );
     assert_eq!(text(&h, id), "my cat\n");
 }
+
+/// The window keeps drawing frames while a search is under way: the worker
+/// is held after its first batch, and frame after frame the panel shows
+/// those results as "so far" until the rest come. A file created later is
+/// found by the next search (the watcher says the listing is stale).
+#[test]
+fn the_window_draws_frames_while_a_search_runs_and_a_new_file_is_found_next_time() {
+    let files: Vec<(String, &str)> = (0..100)
+        .map(|n| (format!("f{n:03}.txt"), "a word here\n"))
+        .collect();
+    let spec: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+    let (_dir, root) = workspace(&spec);
+    let mut h = harness(Some(root.clone()));
+    h.state().search.hold_after_each_batch();
+    key(&mut h, Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::F);
+    h.run_steps(2);
+    type_text(&mut h, "word");
+    run_until(&mut h, "the first batch", |h| {
+        !h.state().search.results.is_empty()
+    });
+    for _ in 0..20 {
+        h.run_steps(1);
+        assert_eq!(
+            h.state().search.progress,
+            crate::window::search::SearchProgress::Running
+        );
+    }
+    // The first block of 32 files, shown while the rest wait.
+    assert_eq!(h.state().search.results.len(), 32);
+    h.get_by_label("Searching… 32 results so far");
+    h.state().search.release();
+    run_until(&mut h, "the search", |h| {
+        matches!(
+            h.state().search.progress,
+            crate::window::search::SearchProgress::Done { .. }
+        )
+    });
+    assert_eq!(h.state().search.results.len(), 100);
+    std::fs::write(root.join("new.txt"), "the word again\n").unwrap();
+    let mut found = 0;
+    for _ in 0..100 {
+        h.run_steps(1);
+        h.state_mut().search.start(&root);
+        run_until(&mut h, "the search again", |h| {
+            matches!(
+                h.state().search.progress,
+                crate::window::search::SearchProgress::Done { .. }
+            )
+        });
+        found = h.state().search.results.len();
+        if found == 101 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(found, 101);
+}

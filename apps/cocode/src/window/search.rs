@@ -148,7 +148,68 @@ pub struct Search {
     pub pending_occurrences: usize,
     seq: u64,
     current: Arc<AtomicU64>,
+    /// Bumped when the folder's entries change (the listing is stale).
+    entries: Arc<AtomicU64>,
+    #[cfg_attr(not(test), expect(dead_code, reason = "only tests set the hold"))]
+    hold: Hold,
     link: UiEnd<Request, Answer>,
+}
+
+/// A pause the tests put in the worker; never set otherwise.
+#[derive(Debug, Clone, Default)]
+struct Hold(Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>);
+
+impl Hold {
+    #[cfg(test)]
+    fn set(&self, on: bool) {
+        let (flag, changed) = &*self.0;
+        *flag
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = on;
+        changed.notify_all();
+    }
+
+    /// Waits while the hold is on.
+    fn wait(&self) {
+        let (flag, changed) = &*self.0;
+        let mut on = flag
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *on {
+            on = changed
+                .wait(on)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+}
+
+/// The files the last search went over, reused by the next search of the
+/// same folder while its entries stay as they were (the window's watcher
+/// says when they change), as a second ripgrep run finds its walk in the
+/// page cache.
+#[derive(Debug, Default)]
+pub struct Listing {
+    root: PathBuf,
+    /// The entries' generation the files were listed at.
+    generation: u64,
+    files: Option<Arc<Vec<String>>>,
+}
+
+impl Listing {
+    /// The files of `root` at `generation`: the kept ones when they are of
+    /// that folder and generation, else listed afresh.
+    pub fn files(&mut self, root: &Path, generation: u64) -> Arc<Vec<String>> {
+        match &self.files {
+            Some(files) if self.root == root && self.generation == generation => Arc::clone(files),
+            _ => {
+                let files = Arc::new(list_files(root).0);
+                self.root = root.to_path_buf();
+                self.generation = generation;
+                self.files = Some(Arc::clone(&files));
+                files
+            }
+        }
+    }
 }
 
 impl Search {
@@ -156,9 +217,14 @@ impl Search {
         let (ui, mut worker) = link::<Request, Answer>(waker);
         let current = Arc::new(AtomicU64::new(0));
         let live = Arc::clone(&current);
+        let entries = Arc::new(AtomicU64::new(0));
+        let changed = Arc::clone(&entries);
+        let hold = Hold::default();
+        let paused = hold.clone();
         thread::Builder::new()
             .name("cocode-search".into())
             .spawn(move || {
+                let mut listing = Listing::default();
                 while let Some(request) = worker.requests.blocking_recv() {
                     let seq = request.seq;
                     if live.load(Ordering::SeqCst) != seq {
@@ -174,9 +240,12 @@ impl Search {
                         }
                         continue;
                     }
+                    let files = listing.files(&request.root, changed.load(Ordering::SeqCst));
                     let events = &worker.events;
-                    let outcome = run(&request, &live, &mut |files| {
-                        events.blocking_send(Answer::Found { seq, files })
+                    let outcome = run(&request, &files, &live, &mut |files| {
+                        let sent = events.blocking_send(Answer::Found { seq, files });
+                        paused.wait();
+                        sent
                     });
                     let answer = match outcome {
                         Ok((searched, capped)) => Answer::Done {
@@ -205,8 +274,29 @@ impl Search {
             pending_occurrences: 0,
             seq: 0,
             current,
+            entries,
+            hold,
             link: ui,
         })
+    }
+
+    /// Tests: the worker stops after handing on each batch until
+    /// [`Self::release`] (a search provably under way).
+    #[cfg(test)]
+    pub fn hold_after_each_batch(&self) {
+        self.hold.set(true);
+    }
+
+    #[cfg(test)]
+    pub fn release(&self) {
+        self.hold.set(false);
+    }
+
+    /// Files or folders were created, removed or renamed, or an ignore
+    /// file changed: the next search lists the folder again instead of
+    /// reusing the last listing.
+    pub fn entries_changed(&self) {
+        self.entries.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Starts searching `root` for the current query (stopping any search
@@ -317,6 +407,36 @@ fn plan(request: &Request, with: &str) -> Result<ReplacePlan, String> {
     Ok(ReplacePlan { files: planned })
 }
 
+/// Searches `root` for `query` as the panel does, over `listing`'s files
+/// at `generation` (kept between calls as the panel keeps them): the files
+/// with matching lines in path order, how many files were searched, and
+/// whether the cap on lines was reached.
+pub fn search_all(
+    root: &Path,
+    query: SearchQuery,
+    listing: &mut Listing,
+    generation: u64,
+) -> Result<(Vec<FileHits>, usize, bool), String> {
+    let files = listing.files(root, generation);
+    let live = AtomicU64::new(1);
+    let mut all = Vec::new();
+    let (searched, capped) = run(
+        &Request {
+            seq: 1,
+            root: root.to_path_buf(),
+            query,
+            replace_with: None,
+        },
+        &files,
+        &live,
+        &mut |files| {
+            all.extend(files);
+            true
+        },
+    )?;
+    Ok((all, searched, capped))
+}
+
 /// Files one worker takes at a time.
 const BLOCK: usize = 32;
 
@@ -327,6 +447,7 @@ const BLOCK: usize = 32;
 /// panel fills as it would from one thread, only sooner.
 fn run(
     request: &Request,
+    files: &[String],
     live: &AtomicU64,
     emit: &mut dyn FnMut(Vec<FileHits>) -> bool,
 ) -> Result<(usize, bool), String> {
@@ -342,7 +463,6 @@ fn run(
         NormalizeOptions::native(CaseSensitivity::Sensitive),
     )
     .map_err(|e| format!("{e}: {}", request.root.display()))?;
-    let (files, _) = list_files(&request.root);
     let blocks: Vec<&[String]> = files.chunks(BLOCK).collect();
     let threads = thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
@@ -361,6 +481,7 @@ fn run(
                 let mut grep = grep_searcher::SearcherBuilder::new()
                     .line_number(true)
                     .build();
+                let mut buffer = Vec::new();
                 while !stopped() {
                     let n = next.fetch_add(1, Ordering::SeqCst);
                     let Some(block) = blocks.get(n) else {
@@ -369,9 +490,15 @@ fn run(
                     let mut searched = 0;
                     let mut hits = Vec::new();
                     for rel in *block {
-                        let Some(found) =
-                            search_file(reader, &mut grep, lines, matcher, rel, MAX_LINES)
-                        else {
+                        let Some(found) = search_file(
+                            reader,
+                            &mut grep,
+                            lines,
+                            matcher,
+                            rel,
+                            MAX_LINES,
+                            &mut buffer,
+                        ) else {
                             continue;
                         };
                         searched += 1;
@@ -431,7 +558,8 @@ fn in_order(
 }
 
 /// The matching lines of one file (`None`: not searched — unreadable,
-/// binary or too large).
+/// binary or too large). The file is read into `buffer`, which each worker
+/// keeps from file to file.
 fn search_file(
     reader: &WorkspaceReader,
     searcher: &mut grep_searcher::Searcher,
@@ -439,18 +567,24 @@ fn search_file(
     matcher: &Matcher,
     rel: &str,
     room: usize,
+    buffer: &mut Vec<u8>,
 ) -> Option<FileHits> {
+    use std::io::Read as _;
     let path = reader.normalize("search", rel).ok()?;
-    let prefix = reader
-        .read_prefix("search", &path, MAX_FILE_BYTES + 1)
-        .ok()??;
-    if prefix.size > MAX_FILE_BYTES || looks_binary(&prefix.bytes[..prefix.bytes.len().min(8192)]) {
+    // Listed by a walk that follows no link: opened as listed.
+    let file = reader.open_listed("search", &path).ok()??;
+    if file.metadata().ok()?.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    buffer.clear();
+    file.take(MAX_FILE_BYTES + 1).read_to_end(buffer).ok()?;
+    if buffer.len() as u64 > MAX_FILE_BYTES || looks_binary(buffer) {
         return None;
     }
     let mut hits = Vec::new();
     let outcome = searcher.search_slice(
         lines,
-        &prefix.bytes,
+        buffer,
         grep_searcher::sinks::UTF8(|number, line| {
             let line = line.trim_end_matches(['\n', '\r']);
             let ranges = matcher.find_in_str(line, 64);
@@ -491,22 +625,7 @@ mod tests {
     }
 
     fn search(root: &Path, q: SearchQuery) -> (Vec<FileHits>, usize, bool) {
-        let live = AtomicU64::new(1);
-        let mut all = Vec::new();
-        let (searched, capped) = run(
-            &Request {
-                seq: 1,
-                root: root.to_path_buf(),
-                query: q,
-                replace_with: None,
-            },
-            &live,
-            &mut |files| {
-                all.extend(files);
-                true
-            },
-        )
-        .unwrap();
+        let (mut all, searched, capped) = search_all(root, q, &mut Listing::default(), 0).unwrap();
         all.sort_by(|a, b| a.path.cmp(&b.path));
         (all, searched, capped)
     }
@@ -619,6 +738,7 @@ mod tests {
                 query: query("hit"),
                 replace_with: None,
             },
+            &list_files(&root).0,
             &live,
             &mut |files| {
                 emitted.extend(files);
@@ -654,5 +774,33 @@ mod tests {
         let (hits, _, capped) = search(&root, query("x"));
         assert!(capped);
         assert_eq!(hits.iter().map(|f| f.lines.len()).sum::<usize>(), MAX_LINES);
+    }
+
+    /// A second search of the folder goes over the files the first one
+    /// listed; once its entries changed (a new generation), or for another
+    /// folder, it lists afresh.
+    #[test]
+    fn a_second_search_reuses_the_listing_until_the_entries_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("a.txt"), "word\n").unwrap();
+        let mut listing = Listing::default();
+        let (hits, searched, _) = search_all(&root, query("word"), &mut listing, 0).unwrap();
+        assert_eq!((hits.len(), searched), (1, 1));
+        std::fs::write(root.join("b.txt"), "word\n").unwrap();
+        // Same generation: the kept listing, so b.txt is not among them.
+        let (hits, searched, _) = search_all(&root, query("word"), &mut listing, 0).unwrap();
+        assert_eq!((hits.len(), searched), (1, 1));
+        // The watcher said the entries changed.
+        let (hits, searched, _) = search_all(&root, query("word"), &mut listing, 1).unwrap();
+        let paths: Vec<&str> = hits.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!((paths, searched), (vec!["a.txt", "b.txt"], 2));
+        // Another folder at the same generation is listed for itself.
+        let other = tempfile::tempdir().unwrap();
+        let other = std::fs::canonicalize(other.path()).unwrap();
+        std::fs::write(other.join("c.txt"), "word\n").unwrap();
+        let (hits, _, _) = search_all(&other, query("word"), &mut listing, 1).unwrap();
+        let paths: Vec<&str> = hits.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["c.txt"]);
     }
 }

@@ -340,4 +340,38 @@ fn reads_stay_inside_the_workspace_and_out_of_cocode() {
         .unwrap()
         .unwrap();
     assert_eq!((prefix.bytes, prefix.size), (Vec::new(), 1));
+    // A file opened as a walk listed it follows no link at all, not even
+    // one that stays inside, and never reaches `.cocode/`.
+    let listed = |raw: &str| {
+        use std::io::Read as _;
+        reader
+            .normalize("search", raw)
+            .and_then(|path| reader.open_listed("search", &path))
+            .map(|file| {
+                file.map(|mut f| {
+                    let mut text = String::new();
+                    f.read_to_string(&mut text).unwrap();
+                    text
+                })
+            })
+            .map_err(|e| e.code)
+    };
+    let mut cases = vec![
+        ("real/a.txt", Ok(Some("A".to_owned()))),
+        ("missing.txt", Ok(None)),
+        ("missing/a.txt", Ok(None)),
+        ("alias/a.txt", Err(C::FileTypeConflict)),
+        ("out/secret.txt", Err(C::FileTypeConflict)),
+        ("leak.txt", Err(C::FileTypeConflict)),
+        (".cocode/config/workspace.json", Err(C::OutsideWorkspace)),
+        (".COCODE/config/workspace.json", Err(C::OutsideWorkspace)),
+        ("state/config/workspace.json", Err(C::FileTypeConflict)),
+        ("dir", Err(C::FileTypeConflict)),
+    ];
+    if cfg!(target_os = "linux") {
+        cases.push(("pipe", Err(C::FileTypeConflict)));
+    }
+    for (raw, expected) in cases {
+        assert_eq!(listed(raw), expected, "{raw}");
+    }
 }
