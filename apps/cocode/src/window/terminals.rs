@@ -54,6 +54,58 @@ pub struct FindBar {
     pub focus: bool,
 }
 
+/// The screen's cells as last painted, one mesh per row, kept between
+/// frames with what they were made from: a row whose cells did not change
+/// is not laid out or tessellated again, and when no row changed the whole
+/// screen is one mesh already made. Anything that moves glyphs or their
+/// place in the font atlas (the grid's place, the cell size, the scale,
+/// the atlas grown or made anew) starts it afresh.
+#[derive(Default)]
+pub struct PaintCache {
+    pub(crate) key: Option<CacheKey>,
+    pub(crate) rows: Vec<CachedRow>,
+    /// Every row's mesh in one, while no row changed.
+    pub(crate) screen: Option<Arc<egui::Mesh>>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) struct CacheKey {
+    pub(crate) origin: egui::Pos2,
+    pub(crate) cell: egui::Vec2,
+    pub(crate) background: cocode_terminal::Rgb,
+    pub(crate) pixels_per_point: f32,
+    pub(crate) atlas_size: [usize; 2],
+    /// The atlas only fills up between frames; less means made anew.
+    pub(crate) atlas_fill: f32,
+}
+
+pub(crate) struct CachedRow {
+    pub(crate) cells: Vec<cocode_terminal::ScreenCell>,
+    pub(crate) mesh: egui::Mesh,
+}
+
+impl std::fmt::Debug for PaintCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PaintCache")
+            .field("rows", &self.rows.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Clone for PaintCache {
+    /// A copy of a view starts with nothing kept.
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for PaintCache {
+    /// What a view kept to paint faster says nothing about its state.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 /// A view's own state between frames.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ViewState {
@@ -70,6 +122,8 @@ pub struct ViewState {
     /// The screen last copied and the palette it was resolved with: a frame
     /// drawn for another reason reuses it while the terminal is unchanged.
     pub drawn: Option<(cocode_terminal::Palette, cocode_terminal::Screen)>,
+    /// The rows as last painted.
+    pub paint: PaintCache,
 }
 
 /// One terminal tab.

@@ -18,7 +18,9 @@ use egui::{
 };
 
 use crate::window::command::{Command, TerminalCommand};
-use crate::window::terminals::{FindBar, TabKind, TabState, TerminalTab, Terminals, ViewState};
+use crate::window::terminals::{
+    CacheKey, CachedRow, FindBar, PaintCache, TabKind, TabState, TerminalTab, Terminals, ViewState,
+};
 
 /// The terminal's font size in points.
 const FONT_SIZE: f32 = 14.0;
@@ -358,7 +360,7 @@ fn grid(
     let origin = available.min + Vec2::splat(PADDING);
     let painter = ui.painter_at(available);
     painter.rect_filled(available, 0.0, color(screen.background));
-    paint_screen(&painter, origin, screen, cell, focused);
+    paint_screen(&painter, origin, screen, cell, focused, &mut view.paint);
     if focused {
         if let Some(c) = screen.cursor {
             let at = origin + Vec2::new(f(c.col) * cell.x, f(c.row) * cell.y);
@@ -391,74 +393,21 @@ fn grid(
 
 /// Paints the cells: backgrounds as runs, text as runs of one style (ASCII
 /// only, so a run's glyphs land on its cells), other characters one by one
-/// on their own cells (two for wide ones), then the cursor.
+/// on their own cells (two for wide ones), then the cursor. Rows come from
+/// `cache` when their cells are as they were.
 pub fn paint_screen(
     painter: &egui::Painter,
     origin: Pos2,
     screen: &Screen,
     cell: Vec2,
     focused: bool,
+    cache: &mut PaintCache,
 ) {
     let font = FontId::monospace(FONT_SIZE);
     let x = |col: usize| origin.x + f(col) * cell.x;
-    for row in 0..screen.rows {
-        let cells = screen.row(row);
-        let y = origin.y + f(row) * cell.y;
-        let mut col = 0;
-        while col < cells.len() {
-            let bg = cells[col].bg;
-            let start = col;
-            while col < cells.len() && cells[col].bg == bg {
-                col += 1;
-            }
-            if bg != screen.background {
-                painter.rect_filled(
-                    Rect::from_min_max(Pos2::new(x(start), y), Pos2::new(x(col), y + cell.y)),
-                    0.0,
-                    color(bg),
-                );
-            }
-        }
-        let mut col = 0;
-        while col < cells.len() {
-            let first = cells[col];
-            if first.spacer || (first.c == ' ' && !first.style.underline && !first.style.strikeout)
-            {
-                col += 1;
-                continue;
-            }
-            if first.wide || !first.c.is_ascii() {
-                let width = if first.wide { 2.0 } else { 1.0 } * cell.x;
-                let galley =
-                    painter.layout_job(job(first.c.to_string(), &font, first.fg, first.style));
-                let offset = ((width - galley.size().x) / 2.0).max(0.0);
-                painter.galley(Pos2::new(x(col) + offset, y), galley, color(first.fg));
-                col += 1;
-                continue;
-            }
-            // A stretch of ASCII cells is one galley, a section per style:
-            // every glyph of the monospace font is one cell wide.
-            let start = col;
-            let mut stretch = LayoutJob::default();
-            let mut text = String::new();
-            let mut style = (first.fg, first.style);
-            while col < cells.len() {
-                let c = cells[col];
-                if c.spacer || c.wide || !c.c.is_ascii() {
-                    break;
-                }
-                if (c.fg, c.style) != style {
-                    append(&mut stretch, &text, &font, style.0, style.1);
-                    text.clear();
-                    style = (c.fg, c.style);
-                }
-                text.push(c.c);
-                col += 1;
-            }
-            append(&mut stretch, &text, &font, style.0, style.1);
-            let galley = painter.layout_job(stretch);
-            painter.galley(Pos2::new(x(start), y), galley, color(first.fg));
-        }
+    let whole = rows_mesh(painter, origin, screen, cell, &font, cache);
+    if !whole.is_empty() {
+        painter.add(egui::Shape::Mesh(whole));
     }
     if let Some(c) = screen.cursor {
         let wide = screen.row(c.row).get(c.col).is_some_and(|cell| cell.wide);
@@ -498,6 +447,173 @@ pub fn paint_screen(
                 );
             }
         }
+    }
+}
+
+/// The screen's rows as one mesh: rows whose cells are as `cache` kept
+/// them are reused, the others laid out and tessellated again.
+fn rows_mesh(
+    painter: &egui::Painter,
+    origin: Pos2,
+    screen: &Screen,
+    cell: Vec2,
+    font: &FontId,
+    cache: &mut PaintCache,
+) -> std::sync::Arc<egui::Mesh> {
+    let x = |col: usize| origin.x + f(col) * cell.x;
+    let (atlas_size, atlas_fill) =
+        painter.fonts(|f| (f.font_image_size(), f.font_atlas_fill_ratio()));
+    let key = CacheKey {
+        origin,
+        cell,
+        background: screen.background,
+        pixels_per_point: painter.pixels_per_point(),
+        atlas_size,
+        atlas_fill,
+    };
+    let same = cache.key.is_some_and(|k| {
+        CacheKey {
+            atlas_fill: key.atlas_fill,
+            ..k
+        } == key
+            && k.atlas_fill <= key.atlas_fill
+    });
+    if !same {
+        cache.rows.clear();
+        cache.screen = None;
+    }
+    cache.key = Some(key);
+    cache.rows.truncate(screen.rows);
+    let mut tessellator = None;
+    for row in 0..screen.rows {
+        let cells = screen.row(row);
+        if cache.rows.get(row).is_some_and(|r| r.cells == cells) {
+            continue;
+        }
+        cache.screen = None;
+        let tessellator = tessellator.get_or_insert_with(|| {
+            let options = painter.ctx().tessellation_options(|o| *o);
+            let mut t = egui::epaint::Tessellator::new(
+                painter.pixels_per_point(),
+                options,
+                atlas_size,
+                Vec::new(),
+            );
+            t.set_clip_rect(Rect::EVERYTHING);
+            t
+        });
+        let y = origin.y + f(row) * cell.y;
+        let mut mesh = egui::Mesh::default();
+        let mut shapes = Vec::new();
+        row_shapes(
+            painter,
+            cells,
+            y,
+            &x,
+            cell,
+            font,
+            screen.background,
+            &mut shapes,
+        );
+        for shape in shapes {
+            tessellator.tessellate_shape(shape, &mut mesh);
+        }
+        let cached = CachedRow {
+            cells: cells.to_vec(),
+            mesh,
+        };
+        if row < cache.rows.len() {
+            cache.rows[row] = cached;
+        } else {
+            cache.rows.push(cached);
+        }
+    }
+    let whole = cache.screen.get_or_insert_with(|| {
+        let mut whole = egui::Mesh::default();
+        let vertices = cache.rows.iter().map(|r| r.mesh.vertices.len()).sum();
+        let indices = cache.rows.iter().map(|r| r.mesh.indices.len()).sum();
+        whole.vertices.reserve_exact(vertices);
+        whole.indices.reserve_exact(indices);
+        for row in &cache.rows {
+            whole.append_ref(&row.mesh);
+        }
+        std::sync::Arc::new(whole)
+    });
+    std::sync::Arc::clone(whole)
+}
+
+/// One row's backgrounds and text as shapes, at its place.
+#[expect(clippy::too_many_arguments, reason = "one row's inputs, passed once")]
+fn row_shapes(
+    painter: &egui::Painter,
+    cells: &[cocode_terminal::ScreenCell],
+    y: f32,
+    x: &dyn Fn(usize) -> f32,
+    cell: Vec2,
+    font: &FontId,
+    background: Rgb,
+    out: &mut Vec<egui::Shape>,
+) {
+    let mut col = 0;
+    while col < cells.len() {
+        let bg = cells[col].bg;
+        let start = col;
+        while col < cells.len() && cells[col].bg == bg {
+            col += 1;
+        }
+        if bg != background {
+            out.push(egui::Shape::rect_filled(
+                Rect::from_min_max(Pos2::new(x(start), y), Pos2::new(x(col), y + cell.y)),
+                0.0,
+                color(bg),
+            ));
+        }
+    }
+    let mut col = 0;
+    while col < cells.len() {
+        let first = cells[col];
+        if first.spacer || (first.c == ' ' && !first.style.underline && !first.style.strikeout) {
+            col += 1;
+            continue;
+        }
+        if first.wide || !first.c.is_ascii() {
+            let width = if first.wide { 2.0 } else { 1.0 } * cell.x;
+            let galley = painter.layout_job(job(first.c.to_string(), font, first.fg, first.style));
+            let offset = ((width - galley.size().x) / 2.0).max(0.0);
+            out.push(egui::Shape::galley(
+                Pos2::new(x(col) + offset, y),
+                galley,
+                color(first.fg),
+            ));
+            col += 1;
+            continue;
+        }
+        // A stretch of ASCII cells is one galley, a section per style:
+        // every glyph of the monospace font is one cell wide.
+        let start = col;
+        let mut stretch = LayoutJob::default();
+        let mut text = String::new();
+        let mut style = (first.fg, first.style);
+        while col < cells.len() {
+            let c = cells[col];
+            if c.spacer || c.wide || !c.c.is_ascii() {
+                break;
+            }
+            if (c.fg, c.style) != style {
+                append(&mut stretch, &text, font, style.0, style.1);
+                text.clear();
+                style = (c.fg, c.style);
+            }
+            text.push(c.c);
+            col += 1;
+        }
+        append(&mut stretch, &text, font, style.0, style.1);
+        let galley = painter.layout_job(stretch);
+        out.push(egui::Shape::galley(
+            Pos2::new(x(start), y),
+            galley,
+            color(first.fg),
+        ));
     }
 }
 
@@ -903,5 +1019,70 @@ fn select_with_mouse(
         }
     {
         ui.ctx().set_cursor_icon(egui::CursorIcon::PointingHand);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use cocode_terminal::{GridSize, Palette, TerminalSession};
+
+    use super::*;
+
+    fn screen(bytes: &[u8]) -> Screen {
+        let view = TerminalSession::viewer(GridSize { rows: 4, cols: 20 }, 0, Arc::new(|| {}));
+        view.feed(bytes);
+        view.screen(&Palette::dark())
+    }
+
+    fn paint(ctx: &egui::Context, screen: &Screen, origin: Pos2, cache: &mut PaintCache) {
+        let mut output = ctx.run_ui(egui::RawInput::default(), |ui| {
+            let cell = cell_size(ui);
+            paint_screen(ui.painter(), origin, screen, cell, false, cache);
+        });
+        // No renderer takes the font atlas here.
+        output.textures_delta.clear();
+    }
+
+    /// A frame whose rows are unchanged paints the mesh already made; a
+    /// changed row is made again and the others are kept; a grid moved
+    /// elsewhere starts afresh.
+    #[test]
+    fn unchanged_rows_are_kept_and_a_moved_grid_starts_afresh() {
+        let ctx = egui::Context::default();
+        let mut cache = PaintCache::default();
+        let first = screen(b"\x1b[31mred\x1b[0m\r\nplain\r\n\xed\x95\x9c\xea\xb8\x80");
+        paint(&ctx, &first, Pos2::ZERO, &mut cache);
+        let made = Arc::clone(cache.screen.as_ref().unwrap());
+        assert!(!made.is_empty());
+        paint(&ctx, &first, Pos2::ZERO, &mut cache);
+        assert!(Arc::ptr_eq(&made, cache.screen.as_ref().unwrap()));
+        let kept_row = cache.rows[0].mesh.clone();
+        let second = screen(b"\x1b[31mred\x1b[0m\r\nother\r\n\xed\x95\x9c\xea\xb8\x80");
+        paint(&ctx, &second, Pos2::ZERO, &mut cache);
+        assert!(!Arc::ptr_eq(&made, cache.screen.as_ref().unwrap()));
+        assert_eq!(cache.rows[0].mesh, kept_row);
+        assert_eq!(cache.rows[1].cells, second.row(1));
+        // Moved: every vertex moves with it.
+        let before: Vec<Pos2> = cache
+            .screen
+            .as_ref()
+            .unwrap()
+            .vertices
+            .iter()
+            .map(|v| v.pos)
+            .collect();
+        paint(&ctx, &second, Pos2::new(10.0, 0.0), &mut cache);
+        let after: Vec<Pos2> = cache
+            .screen
+            .as_ref()
+            .unwrap()
+            .vertices
+            .iter()
+            .map(|v| v.pos)
+            .collect();
+        let moved: Vec<Pos2> = before.iter().map(|p| *p + Vec2::new(10.0, 0.0)).collect();
+        assert_eq!(after, moved);
     }
 }
