@@ -209,6 +209,12 @@ pub const BARS: &[Bar] = &[
         why: "a second search reuses the first one's listing until the window's watcher says entries came or went: measured 0.66 (146 ms against 220 ms)",
     },
     Bar {
+        name: "python_diagnostics",
+        peer: "`pyright FILE` of the same file in the same tree (the errors equal)",
+        limit: Limit::Report,
+        why: "`cocode lsp diagnostics` of one Python file at the top of the generated tree: measured 2.7 (3.35 s against 1.25 s). Where it goes: pyright's language server lists the whole workspace for Python sources before it answers (1.5–2 s in 24,000 files), which its command line, given one file, does not; then cocode waits a second of quiet after the report, since a server may report again (rust-analyzer's `cargo check` after its own findings). Reported until it meets 1.2; skipped where pyright is not installed",
+    },
+    Bar {
         name: "acp_framing_10000_messages",
         peer: "the framing it replaced (each chunk's whole held buffer searched for a line end, each line drained from its front)",
         limit: Limit::RatioAtMost(1.0),
