@@ -167,7 +167,7 @@ pub struct CellStyle {
 }
 
 /// One cell, colours resolved (inverse, dim, hidden and selection applied).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ScreenCell {
     /// `' '` for the right half of a wide character.
     pub c: char,

@@ -56,8 +56,9 @@ pub struct FindBar {
 
 /// The screen's cells as last painted, one mesh per row, kept between
 /// frames with what they were made from: a row whose cells did not change
-/// is not laid out or tessellated again, and when no row changed the whole
-/// screen is one mesh already made. Anything that moves glyphs or their
+/// is not laid out or tessellated again (a row that moved, as output
+/// scrolls, is moved), and when no row changed the whole screen is one mesh
+/// already made. Anything that moves glyphs or their
 /// place in the font atlas (the grid's place, the cell size, the scale,
 /// the atlas grown or made anew) starts it afresh.
 #[derive(Default)]
@@ -79,9 +80,14 @@ pub(crate) struct CacheKey {
     pub(crate) atlas_fill: f32,
 }
 
+#[derive(Clone)]
 pub(crate) struct CachedRow {
-    pub(crate) cells: Vec<cocode_terminal::ScreenCell>,
-    pub(crate) mesh: egui::Mesh,
+    pub(crate) cells: Arc<[cocode_terminal::ScreenCell]>,
+    /// The cells' hash, to find the row again when it moved.
+    pub(crate) hash: u64,
+    /// Made at the top of the grid; placed at its row when the screen's
+    /// mesh is put together.
+    pub(crate) mesh: Arc<egui::Mesh>,
 }
 
 impl std::fmt::Debug for PaintCache {

@@ -296,10 +296,13 @@ fn find_bar(ui: &mut Ui, find: &mut FindBar, session: &TerminalSession) -> bool 
     close
 }
 
-/// Cell metrics of the terminal font.
+/// Cell metrics of the terminal font; the height is whole pixels, so rows
+/// start on pixel boundaries and a row's mesh can move by whole rows.
 pub fn cell_size(ui: &Ui) -> Vec2 {
     let font = FontId::monospace(FONT_SIZE);
-    ui.fonts_mut(|f| Vec2::new(f.glyph_width(&font, 'M'), f.row_height(&font)))
+    let ppp = ui.ctx().pixels_per_point();
+    let (width, height) = ui.fonts_mut(|f| (f.glyph_width(&font, 'M'), f.row_height(&font)));
+    Vec2::new(width, ((height * ppp).round() / ppp).max(1.0 / ppp))
 }
 
 #[expect(
@@ -357,7 +360,8 @@ fn grid(
         _ => (palette.clone(), session.screen(palette)),
     };
     let screen = &drawn.1;
-    let origin = available.min + Vec2::splat(PADDING);
+    let ppp = ui.ctx().pixels_per_point();
+    let origin = ((available.min + Vec2::splat(PADDING)) * ppp).round() / ppp;
     let painter = ui.painter_at(available);
     painter.rect_filled(available, 0.0, color(screen.background));
     paint_screen(&painter, origin, screen, cell, focused, &mut view.paint);
@@ -483,14 +487,43 @@ fn rows_mesh(
         cache.screen = None;
     }
     cache.key = Some(key);
-    cache.rows.truncate(screen.rows);
+    // The rows of the frame before, found by their cells: output that
+    // scrolled moves its rows, which keep their meshes (made at the top,
+    // placed when the screen's mesh is put together).
+    let before = std::mem::take(&mut cache.rows);
+    let mut by_hash: Option<rustc_hash::FxHashMap<u64, usize>> = None;
     let mut tessellator = None;
+    // Where the last row found in `before` was: the next row is most
+    // likely the one after it (the whole screen moved by some rows).
+    let mut next_before = None;
     for row in 0..screen.rows {
         let cells = screen.row(row);
-        if cache.rows.get(row).is_some_and(|r| r.cells == cells) {
+        let same = |n: usize| before.get(n).filter(|r| *r.cells == *cells);
+        if let Some(kept) = same(row) {
+            cache.rows.push(kept.clone());
+            next_before = Some(row + 1);
             continue;
         }
         cache.screen = None;
+        if let Some(kept) = next_before.and_then(same) {
+            cache.rows.push(kept.clone());
+            next_before = next_before.map(|n| n + 1);
+            continue;
+        }
+        let hash = row_hash(cells);
+        let index = by_hash.get_or_insert_with(|| {
+            before
+                .iter()
+                .enumerate()
+                .map(|(n, r)| (r.hash, n))
+                .collect()
+        });
+        if let Some(kept) = index.get(&hash).and_then(|&n| same(n).map(|r| (n, r))) {
+            cache.rows.push(kept.1.clone());
+            next_before = Some(kept.0 + 1);
+            continue;
+        }
+        next_before = None;
         let tessellator = tessellator.get_or_insert_with(|| {
             let options = painter.ctx().tessellation_options(|o| *o);
             let mut t = egui::epaint::Tessellator::new(
@@ -502,13 +535,13 @@ fn rows_mesh(
             t.set_clip_rect(Rect::EVERYTHING);
             t
         });
-        let y = origin.y + f(row) * cell.y;
         let mut mesh = egui::Mesh::default();
         let mut shapes = Vec::new();
+        // Made at the top; whole pixels down from there are exact.
         row_shapes(
             painter,
             cells,
-            y,
+            0.0,
             &x,
             cell,
             font,
@@ -518,28 +551,55 @@ fn rows_mesh(
         for shape in shapes {
             tessellator.tessellate_shape(shape, &mut mesh);
         }
-        let cached = CachedRow {
-            cells: cells.to_vec(),
-            mesh,
-        };
-        if row < cache.rows.len() {
-            cache.rows[row] = cached;
-        } else {
-            cache.rows.push(cached);
-        }
+        cache.rows.push(CachedRow {
+            cells: cells.into(),
+            hash,
+            mesh: std::sync::Arc::new(mesh),
+        });
     }
-    let whole = cache.screen.get_or_insert_with(|| {
-        let mut whole = egui::Mesh::default();
-        let vertices = cache.rows.iter().map(|r| r.mesh.vertices.len()).sum();
-        let indices = cache.rows.iter().map(|r| r.mesh.indices.len()).sum();
-        whole.vertices.reserve_exact(vertices);
-        whole.indices.reserve_exact(indices);
-        for row in &cache.rows {
-            whole.append_ref(&row.mesh);
-        }
-        std::sync::Arc::new(whole)
-    });
+    if cache.rows.len() != before.len() {
+        cache.screen = None;
+    }
+    let ppp = painter.pixels_per_point();
+    let whole = cache
+        .screen
+        .get_or_insert_with(|| std::sync::Arc::new(placed(&cache.rows, origin, cell, ppp)));
     std::sync::Arc::clone(whole)
+}
+
+/// The rows' meshes placed at their rows, as one mesh.
+fn placed(rows: &[CachedRow], origin: Pos2, cell: Vec2, ppp: f32) -> egui::Mesh {
+    let mut whole = egui::Mesh::default();
+    let vertices = rows.iter().map(|r| r.mesh.vertices.len()).sum();
+    let indices = rows.iter().map(|r| r.mesh.indices.len()).sum();
+    whole.vertices.reserve_exact(vertices);
+    whole.indices.reserve_exact(indices);
+    for (row, kept) in rows.iter().enumerate() {
+        let down = Vec2::new(0.0, row_y(origin, cell, row, ppp));
+        let base = u32::try_from(whole.vertices.len()).unwrap_or(u32::MAX);
+        whole
+            .indices
+            .extend(kept.mesh.indices.iter().map(|i| i + base));
+        whole
+            .vertices
+            .extend(kept.mesh.vertices.iter().map(|v| egui::epaint::Vertex {
+                pos: v.pos + down,
+                ..*v
+            }));
+    }
+    whole
+}
+
+/// A row's cells hashed, to find it again among the rows of the frame
+/// before.
+fn row_hash(cells: &[cocode_terminal::ScreenCell]) -> u64 {
+    use std::hash::BuildHasher as _;
+    rustc_hash::FxBuildHasher.hash_one(cells)
+}
+
+/// Where row `row` is drawn: whole pixels below `origin`.
+fn row_y(origin: Pos2, cell: Vec2, row: usize, pixels_per_point: f32) -> f32 {
+    ((origin.y + f(row) * cell.y) * pixels_per_point).round() / pixels_per_point
 }
 
 /// One row's backgrounds and text as shapes, at its place.
@@ -1063,7 +1123,7 @@ mod tests {
         paint(&ctx, &second, Pos2::ZERO, &mut cache);
         assert!(!Arc::ptr_eq(&made, cache.screen.as_ref().unwrap()));
         assert_eq!(cache.rows[0].mesh, kept_row);
-        assert_eq!(cache.rows[1].cells, second.row(1));
+        assert_eq!(&*cache.rows[1].cells, second.row(1));
         // Moved: every vertex moves with it.
         let before: Vec<Pos2> = cache
             .screen
@@ -1084,5 +1144,39 @@ mod tests {
             .collect();
         let moved: Vec<Pos2> = before.iter().map(|p| *p + Vec2::new(10.0, 0.0)).collect();
         assert_eq!(after, moved);
+    }
+
+    /// Output that scrolled moves the rows it kept, and what is painted is
+    /// what painting the new screen afresh gives, vertex for vertex.
+    #[test]
+    fn scrolled_rows_are_moved_and_paint_as_made_afresh() {
+        let ctx = egui::Context::default();
+        let lines = |first: usize| -> Vec<u8> {
+            (first..first + 4)
+                .map(|n| format!("\x1b[3{}mline {n} 한\x1b[0m", n % 7 + 1))
+                .collect::<Vec<_>>()
+                .join("\r\n")
+                .into_bytes()
+        };
+        let (one, two) = (screen(&lines(0)), screen(&lines(1)));
+        let mut cache = PaintCache::default();
+        paint(&ctx, &one, Pos2::new(3.0, 7.5), &mut cache);
+        let kept: Vec<Arc<[cocode_terminal::ScreenCell]>> =
+            cache.rows.iter().map(|r| Arc::clone(&r.cells)).collect();
+        paint(&ctx, &two, Pos2::new(3.0, 7.5), &mut cache);
+        // Rows 1–3 of the first screen are rows 0–2 now, their cells kept.
+        for row in 0..3 {
+            assert!(Arc::ptr_eq(&kept[row + 1], &cache.rows[row].cells), "{row}");
+        }
+        let mut fresh = PaintCache::default();
+        paint(&ctx, &two, Pos2::new(3.0, 7.5), &mut fresh);
+        assert_eq!(
+            cache.screen.as_ref().unwrap().vertices,
+            fresh.screen.as_ref().unwrap().vertices
+        );
+        assert_eq!(
+            cache.screen.as_ref().unwrap().indices,
+            fresh.screen.as_ref().unwrap().indices
+        );
     }
 }
