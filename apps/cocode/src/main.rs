@@ -22,6 +22,17 @@ fn main() -> ExitCode {
     cocode_platform::console::attach_parent_console();
     let cli = Cli::parse();
     let window = matches!(cli.command, None | Some(CliCommand::Open { .. }));
+    if window
+        || matches!(
+            cli.command,
+            Some(CliCommand::Task {
+                action: cocode::cli::args::TaskCommand::Run { .. }
+            })
+        )
+    {
+        // What the kernel offers launches, measured while the rest starts.
+        cocode_toolchain::confine::measure_in_background();
+    }
     let data = cocode::host::crash::data_dir();
     if let Some(data) = &data {
         cocode::host::crash::install_hook(

@@ -753,6 +753,21 @@ pub fn protections() -> Protections {
     }
 }
 
+/// Starts measuring [`protections`] on a thread of its own, for a process
+/// that will launch commands soon: each probe starts a shell in namespaces
+/// of its own, which then overlaps the process's other start-up work (its
+/// first launch waits for what is still being measured).
+pub fn measure_in_background() {
+    let started = std::thread::Builder::new()
+        .name("cocode-probes".into())
+        .spawn(|| {
+            let _ = protections();
+        });
+    if let Err(e) = started {
+        tracing::debug!("the protections are measured at the first launch instead: {e}");
+    }
+}
+
 /// How agent children are confined on this machine.
 pub fn available() -> Confinement {
     #[cfg(target_os = "linux")]

@@ -27,7 +27,8 @@ pub struct LaunchPolicy {
     os: TargetOs,
     /// Launches get a mount namespace where read-only binds hold, so the
     /// workspace root is granted with its metadata bound read-only.
-    root_grant: bool,
+    /// `None`: this machine's, measured when a launch first asks.
+    root_grant: Option<bool>,
 }
 
 impl LaunchPolicy {
@@ -41,7 +42,9 @@ impl LaunchPolicy {
             proxy_port,
             confinement: crate::confine::available(),
             os: TargetOs::current(),
-            root_grant: crate::confine::protections().metadata_mounts,
+            // Measured at the first launch, not here: a process builds its
+            // launchers at start, long before it launches anything.
+            root_grant: None,
         }
     }
 
@@ -65,7 +68,7 @@ impl LaunchPolicy {
     /// read-only) or granted entry by entry.
     #[must_use]
     pub fn with_root_grant(mut self, root_grant: bool) -> Self {
-        self.root_grant = root_grant;
+        self.root_grant = Some(root_grant);
         self
     }
 
@@ -106,7 +109,10 @@ impl SandboxPolicy for LaunchPolicy {
         Ok(match proxy {
             Some(proxy) => {
                 // The launch adds its private temp folder.
-                let writes = crate::confine::workspace_writes(&self.writable, self.root_grant);
+                let root_grant = self
+                    .root_grant
+                    .unwrap_or_else(|| crate::confine::protections().metadata_mounts);
+                let writes = crate::confine::workspace_writes(&self.writable, root_grant);
                 let mut writable_roots = writes.writable;
                 writable_roots.extend(
                     spec.extra_writable

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use cocode_core::TaskId;
 use cocode_core::gate::{GateError, TaskContext};
@@ -174,6 +175,7 @@ impl WorkspaceTools {
         let (watch_id, stop) = self.commands.started(task, &spec.argv, &spec.cwd).await;
         let outcome = self
             .launch_watched(spec, output_limit, cx, watch_id, &stop)
+            .instrument(tracing::debug_span!("command.run"))
             .await;
         if outcome.is_err() {
             self.commands.ended(watch_id, None).await;
@@ -189,14 +191,16 @@ impl WorkspaceTools {
         watch_id: u64,
         stop: &tokio_util::sync::CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        let mut handle = self.launcher.launch(spec).map_err(|e| match e {
-            cocode_core::process::LaunchError::NotFound(p) => ToolError::handler(
-                "COMMAND_NOT_FOUND",
-                format!("program not found: {p}"),
-                false,
-            ),
-            other => ToolError::handler("COMMAND_LAUNCH_FAILED", other.to_string(), false),
-        })?;
+        let mut handle = tracing::debug_span!("command.launch")
+            .in_scope(|| self.launcher.launch(spec))
+            .map_err(|e| match e {
+                cocode_core::process::LaunchError::NotFound(p) => ToolError::handler(
+                    "COMMAND_NOT_FOUND",
+                    format!("program not found: {p}"),
+                    false,
+                ),
+                other => ToolError::handler("COMMAND_LAUNCH_FAILED", other.to_string(), false),
+            })?;
         let mut output = cocode_toolchain::OutputBuffer::new(usize::try_from(output_limit).ok());
         loop {
             tokio::select! {
@@ -222,6 +226,7 @@ impl WorkspaceTools {
         }
         let status = handle
             .wait()
+            .instrument(tracing::debug_span!("command.wait"))
             .await
             .map_err(|e| ToolError::handler("COMMAND_LAUNCH_FAILED", e.to_string(), false))?;
         self.commands.ended(watch_id, Some(status)).await;
