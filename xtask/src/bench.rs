@@ -188,31 +188,31 @@ pub const BARS: &[Bar] = &[
         name: "task_run_later",
         peer: "`git status --porcelain` of the same tree plus one `cocode --version` start",
         limit: Limit::Report,
-        why: "a later `cocode task run` of `true` with the local agent as a whole process on a generated tree of 120 crates (24,000 files, 7,200 folders, 300 MB, committed): measured 9.3 (739 ms against 80 ms), 6.8 (559 ms against 83 ms) once the version-control census came from the looks' own listings, then 4.5 (351 ms against 78 ms) once `listFiles` read sizes per page and its filter built each folder's rules from the folder above. Where it goes (`COCODE_LOG=debug`): the process start and the stat cache taken over about 60 ms, the agent's `listFiles` 60–80 ms, the look before the command 140 ms, the look before verification narrowed to 4 ms. Reported until it meets 3×",
+        why: "a later `cocode task run` of `true` with the local agent as a whole process on a generated tree of 120 crates (24,000 files, 7,200 folders, 300 MB, committed): measured 9.3 (739 ms against 80 ms), 6.8 (559 ms against 83 ms) once the version-control census came from the looks' own listings, then 4.5 (351 ms against 78 ms) once `listFiles` read sizes per page and its filter built each folder's rules from the folder above, and 4.5 again (414 ms against 93 ms) with the launch probes run while the process starts (25–45 ms less by hand). Where it goes (`COCODE_LOG=debug`): the process start, recovery and the stat cache taken over about 55 ms, the agent's `listFiles` 60 ms, the look before the command 125–150 ms, the launch 48 ms (most of it the walk for version-control folders to bind read-only), the exit 25 ms (the kernel dropping 7,200 inotify watches). Reported until it meets 3×",
     },
     Bar {
         name: "task_run_first",
         peer: "`git init && git add -A && git commit` of the same tree",
         limit: Limit::RatioAtMost(1.0),
-        why: "the first `cocode task run` in that tree, every file read and stored: measured 0.35 (1.97 s against 5.65 s), 0.25 (1.72 s against 6.78 s) and 0.24 (1.58 s against 6.56 s), git's commit run with no `gc --auto` left behind",
+        why: "the first `cocode task run` in that tree, every file read and stored: measured 0.35 (1.97 s against 5.65 s), 0.25 (1.72 s against 6.78 s), 0.24 (1.58 s against 6.56 s) and 0.33 (1.75 s against 5.35 s), git's commit run with no `gc --auto` left behind",
     },
     Bar {
         name: "workspace_search_first",
         peer: "`rg -c WORD` of the same tree (the counts equal)",
         limit: Limit::RatioAtMost(1.5),
-        why: "the Search panel's first search of a folder lists it (gitignore-aware, on every core) and then searches the files on every core: measured 1.10 (235 ms against 214 ms) once each file was opened as listed and read into a buffer each worker keeps, 2.6 before",
+        why: "the Search panel's first search of a folder lists it (gitignore-aware, on every core) and then searches the files on every core: measured 1.10 (235 ms against 214 ms) and 1.05 (201 ms against 192 ms) once each file was opened as listed and read into a buffer each worker keeps, 2.6 before",
     },
     Bar {
         name: "workspace_search_second",
         peer: "`rg -c WORD` of the same tree (the counts equal)",
         limit: Limit::RatioAtMost(1.5),
-        why: "a second search reuses the first one's listing until the window's watcher says entries came or went: measured 0.66 (146 ms against 220 ms)",
+        why: "a second search reuses the first one's listing until the window's watcher says entries came or went: measured 0.66 (146 ms against 220 ms) and 0.78 (149 ms against 190 ms)",
     },
     Bar {
         name: "python_diagnostics",
         peer: "`pyright FILE` of the same file in the same tree (the errors equal)",
         limit: Limit::Report,
-        why: "`cocode lsp diagnostics` of one Python file at the top of the generated tree: measured 2.7 (3.35 s against 1.25 s). Where it goes: pyright's language server lists the whole workspace for Python sources before it answers (1.5–2 s in 24,000 files), which its command line, given one file, does not; then cocode waits a second of quiet after the report, since a server may report again (rust-analyzer's `cargo check` after its own findings). Reported until it meets 1.2; skipped where pyright is not installed",
+        why: "`cocode lsp diagnostics` of one Python file at the top of the generated tree: measured 2.7 (3.35 s against 1.25 s) and 2.9 (3.43 s against 1.20 s). Where it goes: pyright's language server lists the whole workspace for Python sources before it answers (1.5–2 s in 24,000 files), which its command line, given one file, does not; then cocode waits a second of quiet after the report, since a server may report again (rust-analyzer's `cargo check` after its own findings). Reported until it meets 1.2; skipped where pyright is not installed",
     },
     Bar {
         name: "acp_framing_10000_messages",
@@ -224,13 +224,13 @@ pub const BARS: &[Bar] = &[
         name: "terminal_paint_200x60",
         peer: "each row's text as one plain galley (60 galleys)",
         limit: Limit::RatioAtMost(4.0),
-        why: "a frame of a fully coloured screen whose rows are as in the frame before (the terminal idle, or drawn again for something else): each row's mesh is kept while its cells stay and the screen is one mesh already made, so the frame costs the copy into egui's output; measured 2.7–3.1 (417–476 µs against 143–154 µs, 7–8 µs a row; 1.19 ms a frame before the rows were kept)",
+        why: "a frame of a fully coloured screen whose rows are as in the frame before (the terminal idle, or drawn again for something else): each row's mesh is kept while its cells stay and the screen is one mesh already made, so the frame costs the copy into egui's output; measured 2.4–3.1 (417–476 µs against 143–190 µs, 7–8 µs a row; 1.19 ms a frame before the rows were kept)",
     },
     Bar {
         name: "terminal_paint_200x60_scrolling",
         peer: "each row's text as one plain galley (60 galleys)",
         limit: Limit::RatioAtMost(6.5),
-        why: "every row moved since the frame before (output scrolling a line a frame): kept rows are found by their cells and placed at their new row, only the new line is laid out and tessellated; measured 4.9 (738 µs against 151 µs, 12 µs a row), 9.7 (1.69 ms) when rows were kept only by their place",
+        why: "every row moved since the frame before (output scrolling a line a frame): kept rows are found by their cells and placed at their new row, only the new line is laid out and tessellated; measured 4.4–4.9 (738–775 µs against 151–174 µs, 12–13 µs a row), 9.7 (1.69 ms) when rows were kept only by their place",
     },
 ];
 
