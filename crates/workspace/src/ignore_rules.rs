@@ -26,7 +26,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
 
 /// Whether `path` names an ignore file (by its last name).
-pub(crate) fn is_ignore_file(path: &Path) -> bool {
+pub fn is_ignore_file(path: &Path) -> bool {
     path.file_name()
         .is_some_and(|n| IGNORE_FILES.iter().any(|f| n == *f))
 }

@@ -33,7 +33,7 @@ mod varint;
 pub use gate::{
     Gate, RecoveredSweep, RecoveryReport, RetentionReport, SweepWriters, UserOp, UserWrite,
 };
-pub use ignore_rules::IgnoreFilter;
+pub use ignore_rules::{IgnoreFilter, is_ignore_file};
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};
 pub use layout::Layout;
 pub use leases::{LeaseRegistry, LeaseWait};

@@ -348,11 +348,12 @@ impl CocodeApp {
             return;
         };
         let changes = watch.drain();
-        let ignore_file = |p: &PathBuf| {
-            p.file_name()
-                .is_some_and(|n| n == ".gitignore" || n == ".ignore")
-        };
-        if changes.listing || changes.changed.iter().any(ignore_file) {
+        if changes.listing
+            || changes
+                .changed
+                .iter()
+                .any(|p| cocode_workspace::is_ignore_file(p))
+        {
             self.search.entries_changed();
         }
         let Some(ws) = &mut self.workspace else {

@@ -729,23 +729,9 @@ mod tests {
         for n in 0..300 {
             std::fs::write(root.join(format!("f{n:03}.txt")), "hit\n".repeat(30)).unwrap();
         }
-        let live = AtomicU64::new(1);
-        let mut emitted = Vec::new();
-        let (searched, capped) = run(
-            &Request {
-                seq: 1,
-                root: root.clone(),
-                query: query("hit"),
-                replace_with: None,
-            },
-            &list_files(&root).0,
-            &live,
-            &mut |files| {
-                emitted.extend(files);
-                true
-            },
-        )
-        .unwrap();
+        // In the order the files were handed on.
+        let (emitted, searched, capped) =
+            search_all(&root, query("hit"), &mut Listing::default(), 0).unwrap();
         assert!(capped);
         let paths: Vec<String> = emitted.iter().map(|f| f.path.clone()).collect();
         let want: Vec<String> = (0..167).map(|n| format!("f{n:03}.txt")).collect();

@@ -1125,23 +1125,19 @@ mod tests {
         assert_eq!(cache.rows[0].mesh, kept_row);
         assert_eq!(&*cache.rows[1].cells, second.row(1));
         // Moved: every vertex moves with it.
-        let before: Vec<Pos2> = cache
-            .screen
-            .as_ref()
-            .unwrap()
-            .vertices
-            .iter()
-            .map(|v| v.pos)
-            .collect();
+        let places = |cache: &PaintCache| -> Vec<Pos2> {
+            cache
+                .screen
+                .as_ref()
+                .unwrap()
+                .vertices
+                .iter()
+                .map(|v| v.pos)
+                .collect()
+        };
+        let before = places(&cache);
         paint(&ctx, &second, Pos2::new(10.0, 0.0), &mut cache);
-        let after: Vec<Pos2> = cache
-            .screen
-            .as_ref()
-            .unwrap()
-            .vertices
-            .iter()
-            .map(|v| v.pos)
-            .collect();
+        let after = places(&cache);
         let moved: Vec<Pos2> = before.iter().map(|p| *p + Vec2::new(10.0, 0.0)).collect();
         assert_eq!(after, moved);
     }
