@@ -27,15 +27,38 @@ pub struct Notification {
 /// How much of a server's stderr is kept for the reason it stopped.
 const LOG_LIMIT: usize = 16 * 1024;
 
+/// What cocode answers for one section of `workspace/configuration`
+/// (`Value::Null`: the server's defaults).
+pub type Settings = Arc<dyn Fn(&str) -> Value + Send + Sync>;
+
+/// Requests from the server that the servers' state also hears of, as a
+/// notification after they are answered: a server registering or dropping
+/// pull diagnostics, or asking for its reports to be pulled again.
+pub const HEARD_REQUESTS: [&str; 3] = [
+    "client/registerCapability",
+    "client/unregisterCapability",
+    "workspace/diagnostic/refresh",
+];
+
 /// The requests a server sends the client, answered here: what cocode does
 /// not offer is declined in the protocol's words, never left unanswered.
-fn answer(method: &str, params: &Value, root_uri: &str) -> Result<Value, (i64, String)> {
+fn answer(
+    method: &str,
+    params: &Value,
+    root_uri: &str,
+    settings: &dyn Fn(&str) -> Value,
+) -> Result<Value, (i64, String)> {
     match method {
-        // One null per asked section: the server's defaults.
+        // One answer per asked section.
         "workspace/configuration" => Ok(Value::Array(
             params["items"]
                 .as_array()
-                .map(|items| items.iter().map(|_| Value::Null).collect())
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|item| settings(item["section"].as_str().unwrap_or("")))
+                        .collect()
+                })
                 .unwrap_or_default(),
         )),
         "workspace/workspaceFolders" => Ok(json!([{ "uri": root_uri, "name": "workspace" }])),
@@ -121,6 +144,7 @@ impl Connection {
     pub fn start(
         handle: Box<dyn ProcessHandle>,
         root_uri: String,
+        settings: Settings,
     ) -> (Self, mpsc::Receiver<Notification>) {
         let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let (note_tx, note_rx) = mpsc::channel(NOTIFICATION_QUEUE);
@@ -137,6 +161,7 @@ impl Connection {
                 ended: ended_tx,
                 kill: kill_rx,
                 root_uri,
+                settings,
             },
         ));
         (
@@ -254,6 +279,7 @@ struct Pump {
     ended: watch::Sender<Option<String>>,
     kill: watch::Receiver<bool>,
     root_uri: String,
+    settings: Settings,
 }
 
 enum Step {
@@ -274,13 +300,20 @@ impl Pump {
         let id = message.get("id").filter(|id| !id.is_null());
         match (method, id) {
             (Some(method), Some(id)) => {
-                let response = match answer(method, &message["params"], &self.root_uri) {
+                let params = &message["params"];
+                let response = match answer(method, params, &self.root_uri, &*self.settings) {
                     Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
                     Err((code, text)) => json!({
                         "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text }
                     }),
                 };
                 let _ = self.out_tx.send(encode(response.to_string().as_bytes()));
+                if HEARD_REQUESTS.contains(&method) {
+                    return Some(Notification {
+                        method: method.to_owned(),
+                        params: params.clone(),
+                    });
+                }
             }
             (Some(method), None) => {
                 return Some(Notification {
@@ -439,6 +472,8 @@ mod tests {
     #[test]
     fn requests_cocode_does_not_serve_are_declined_not_ignored() {
         let root = "file:///w";
+        let none = |_: &str| Value::Null;
+        let answer = |method: &str, params: &Value, root: &str| answer(method, params, root, &none);
         assert_eq!(
             answer(
                 "workspace/configuration",

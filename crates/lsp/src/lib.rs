@@ -21,6 +21,6 @@ pub use error::LspError;
 pub use features::{Completion, Diagnostic, Edit, FileDiagnostics, HoverText, Location, Severity};
 pub use registry::{ServerRegistry, ServerSpec, language_id};
 pub use servers::{
-    LanguageServers, LspEvent, LspSetup, MAX_RESTARTS, ServerState, ServerStatus, Timeouts,
+    LanguageServers, LspEvent, LspSetup, MAX_RESTARTS, Scope, ServerState, ServerStatus, Timeouts,
     path_of_uri, uri_of,
 };

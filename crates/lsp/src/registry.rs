@@ -36,6 +36,7 @@ fn spec(id: &str, extensions: &[&str], command: &[&str], install: &str) -> Serve
         from_workspace: false,
         initialization_options: None,
         note: None,
+        pull_is_final: false,
     }
 }
 
@@ -57,12 +58,15 @@ impl ServerRegistry {
                     &["rust-analyzer"],
                     "rustup component add rust-analyzer",
                 ),
-                spec(
-                    "pyright",
-                    &["py", "pyi"],
-                    &["pyright-langserver", "--stdio"],
-                    "npm install -g pyright",
-                ),
+                ServerSpec {
+                    pull_is_final: true,
+                    ..spec(
+                        "pyright",
+                        &["py", "pyi"],
+                        &["pyright-langserver", "--stdio"],
+                        "npm install -g pyright",
+                    )
+                },
                 spec(
                     "typescript-language-server",
                     &["ts", "mts", "cts", "tsx", "js", "mjs", "cjs", "jsx"],
@@ -124,6 +128,7 @@ impl ServerRegistry {
                     from_workspace: false,
                     initialization_options: None,
                     note: None,
+                    pull_is_final: false,
                 });
             }
         }

@@ -181,6 +181,12 @@ struct Caps {
 struct Running {
     conn: Arc<Connection>,
     caps: Caps,
+    /// The ids of its own registrations of pull diagnostics
+    /// (`client/registerCapability`, as pyright does once it has read its
+    /// settings; it registers anew before it drops the old one).
+    pull_registrations: Mutex<BTreeSet<String>>,
+    /// Its spec's [`ServerSpec::pull_is_final`].
+    pull_is_final: bool,
     /// Documents this server has been sent.
     opened: Mutex<BTreeSet<NormalizedPath>>,
     started: Instant,
@@ -244,9 +250,18 @@ impl Work {
 /// How long a server must stay quiet — no work in progress, no report —
 /// before its reports are taken as its answer. rust-analyzer publishes its
 /// own findings as soon as a file opens, then starts `cargo check` once the
-/// workspace is loaded; pyright publishes an empty report before its
-/// analysis. A second covers the step from one to the next.
+/// workspace is loaded; pyright, when it publishes, publishes an empty
+/// report before its analysis. A second covers the step from one to the
+/// next. Not waited after a pull answer of a server whose pull is final
+/// ([`ServerSpec::pull_is_final`]).
 pub const SETTLE: Duration = Duration::from_secs(1);
+
+/// How many times a pull the server cancelled is asked again.
+const PULL_RETRIES: u32 = 3;
+/// The protocol's codes for a request the server dropped because the
+/// document changed, or that it asks to be sent again.
+const CONTENT_MODIFIED: i64 = -32801;
+const SERVER_CANCELLED: i64 = -32802;
 
 enum SlotState {
     Idle,
@@ -284,6 +299,23 @@ struct Reports {
     pulled: Vec<Diagnostic>,
     /// Whether a server has reported on the file since it was opened.
     reported: bool,
+    /// The document version the last pull answered for, while that is
+    /// still the version the server has.
+    pulled_version: Option<i32>,
+}
+
+/// What a set of servers is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// The workspace as a whole (the window, an agent's host): a server
+    /// indexes all of it for references, imports and completion.
+    #[default]
+    Workspace,
+    /// Only the documents it opens (a one-shot check from the command
+    /// line): a server that can be told so looks at nothing else — pyright
+    /// gets them as `python.analysis.include`, as its own command line
+    /// does with the files it is given, instead of listing the workspace.
+    OpenDocuments,
 }
 
 struct Inner {
@@ -294,6 +326,7 @@ struct Inner {
     path_var: Option<OsString>,
     registry: ServerRegistry,
     timeouts: Timeouts,
+    scope: Scope,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     docs: Mutex<BTreeMap<NormalizedPath, Doc>>,
     reports: Mutex<BTreeMap<NormalizedPath, Reports>>,
@@ -345,6 +378,7 @@ pub struct LspSetup {
     /// The `PATH` programs are looked up on (this process's).
     pub path_var: Option<OsString>,
     pub timeouts: Timeouts,
+    pub scope: Scope,
     /// Where the servers' work runs (the calls that start it may come from
     /// any thread, the window's included).
     pub runtime: tokio::runtime::Handle,
@@ -356,6 +390,7 @@ impl std::fmt::Debug for LspSetup {
             .field("root", &self.root)
             .field("registry", &self.registry)
             .field("timeouts", &self.timeouts)
+            .field("scope", &self.scope)
             .finish_non_exhaustive()
     }
 }
@@ -374,6 +409,7 @@ impl LanguageServers {
                 path_var: setup.path_var,
                 registry: setup.registry,
                 timeouts: setup.timeouts,
+                scope: setup.scope,
                 slots: Mutex::default(),
                 docs: Mutex::default(),
                 reports: Mutex::default(),
@@ -635,7 +671,8 @@ impl LanguageServers {
     /// Waits until each of `paths` has its server's answer: the server
     /// reported on it, has no work in progress (`$/progress`, rust-analyzer's
     /// workspace loading, a pull in flight) and has been quiet for
-    /// [`SETTLE`]; at most `timeout`. The paths without a settled answer
+    /// [`SETTLE`] (or answered a pull for the document's version, when its
+    /// pull is final); at most `timeout`. The paths without a settled answer
     /// by then, in the order given.
     pub async fn wait_for_reports(
         &self,
@@ -664,6 +701,8 @@ impl LanguageServers {
                 let work = lock(&server.work);
                 if work.busy() {
                     pending.push(path.clone());
+                } else if server.pull_is_final && self.inner.pulled_current(path) {
+                    // Its answer for this version is all it will say.
                 } else if now < work.last + SETTLE {
                     pending.push(path.clone());
                     wake = wake.min(work.last + SETTLE);
@@ -977,7 +1016,22 @@ fn read_capabilities(result: &Value) -> Caps {
     }
 }
 
-fn client_capabilities() -> Value {
+/// What cocode tells a server it can do. `pull`: pull diagnostics are
+/// offered, registered by the server later too, with refresh — only to a
+/// server whose pull answer is final (pyright): rust-analyzer, offered
+/// them, stops publishing its own findings and answers pulls "server
+/// cancelled" while it loads, so it keeps publishing.
+fn client_capabilities(pull: bool) -> Value {
+    let mut caps = client_capabilities_pushed();
+    if pull {
+        caps["textDocument"]["diagnostic"] =
+            json!({ "dynamicRegistration": true, "relatedDocumentSupport": false });
+        caps["workspace"]["diagnostics"] = json!({ "refreshSupport": true });
+    }
+    caps
+}
+
+fn client_capabilities_pushed() -> Value {
     json!({
         "general": { "positionEncodings": ["utf-8", "utf-16"] },
         "textDocument": {

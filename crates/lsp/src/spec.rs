@@ -31,4 +31,12 @@ pub struct ServerSpec {
     /// What a person should know about how it runs (which TypeScript).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// It is offered pull diagnostics, and its answer to a pull of a
+    /// document's diagnostics is all it says of that version: pyright,
+    /// pulled, checks the file before it answers and publishes nothing
+    /// itself. No quiet time is waited after such an answer. Other servers
+    /// are not offered pulls (rust-analyzer would stop publishing its own
+    /// findings) and get the quiet time after their reports.
+    #[serde(skip)]
+    pub pull_is_final: bool,
 }

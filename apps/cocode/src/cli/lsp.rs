@@ -62,6 +62,9 @@ fn open(dir: &Path, rt: &Handle) -> anyhow::Result<(OpenWorkspace, LanguageServe
         launcher,
         Arc::default(),
         rt.clone(),
+        // A command line's query looks at the files it names (or every
+        // file it opens), nothing else.
+        cocode_lsp::Scope::OpenDocuments,
     );
     Ok((ws, servers))
 }
@@ -83,6 +86,7 @@ fn look(dir: &Path, rt: &Handle) -> anyhow::Result<LanguageServers> {
         launcher,
         Arc::default(),
         rt.clone(),
+        cocode_lsp::Scope::Workspace,
     ))
 }
 

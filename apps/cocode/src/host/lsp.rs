@@ -14,7 +14,9 @@ use cocode_core::path::{NormalizeOptions, NormalizedPath, normalize};
 use cocode_core::process::ProcessLauncher;
 use cocode_core::services::TextDocumentSource;
 use cocode_core::workspace::{LanguageServerEntry, WorkspaceConfig};
-use cocode_lsp::{FileDiagnostics, LanguageServers, LspEvent, LspSetup, ServerRegistry, Timeouts};
+use cocode_lsp::{
+    FileDiagnostics, LanguageServers, LspEvent, LspSetup, Scope, ServerRegistry, Timeouts,
+};
 
 /// The person's own language-server entries:
 /// `<config dir>/cocode/language-servers.json`.
@@ -111,6 +113,7 @@ pub fn for_workspace(
         launcher,
         Arc::default(),
         tokio::runtime::Handle::current(),
+        Scope::Workspace,
     )
 }
 
@@ -183,11 +186,13 @@ pub fn for_folder(
         launcher,
         Arc::clone(&listener),
         runtime,
+        Scope::Workspace,
     );
     (servers, listener)
 }
 
-/// The language servers of a workspace rooted at `root`.
+/// The language servers of a workspace rooted at `root`, asked about the
+/// whole workspace or (`scope`) only the documents they open.
 pub fn language_servers(
     root: &Path,
     options: NormalizeOptions,
@@ -195,6 +200,7 @@ pub fn language_servers(
     launcher: Arc<dyn ProcessLauncher>,
     listener: Arc<LspListener>,
     runtime: tokio::runtime::Handle,
+    scope: Scope,
 ) -> LanguageServers {
     LanguageServers::new(
         LspSetup {
@@ -204,6 +210,7 @@ pub fn language_servers(
             registry,
             path_var: std::env::var_os("PATH"),
             timeouts: Timeouts::default(),
+            scope,
             runtime,
         },
         move |e| listener.hear(e),

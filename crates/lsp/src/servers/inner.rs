@@ -140,12 +140,27 @@ impl Inner {
         );
     }
 
-    /// Asks a pull-diagnostics server for a document's report.
+    /// Whether the server offers pull diagnostics (in its capabilities, or
+    /// registered since).
+    fn pulls(server: &Running) -> bool {
+        server.caps.pull || !lock(&server.pull_registrations).is_empty()
+    }
+
+    /// Asks a pull-diagnostics server for a document's report. A server
+    /// that cancels the pull (the document changed, or it asks to be
+    /// asked again) is asked again, a few times at most.
     pub(super) fn pull(self: &Arc<Self>, server: &Arc<Running>, path: &NormalizedPath) {
-        if !server.caps.pull {
+        self.pull_again(server, path, PULL_RETRIES);
+    }
+
+    fn pull_again(self: &Arc<Self>, server: &Arc<Running>, path: &NormalizedPath, retries: u32) {
+        if !Self::pulls(server) {
             return;
         }
-        let Some(uri) = lock(&self.docs).get(path).map(|d| d.uri.clone()) else {
+        let Some((uri, version)) = lock(&self.docs)
+            .get(path)
+            .map(|d| (d.uri.clone(), d.version))
+        else {
             return;
         };
         let me = Arc::downgrade(self);
@@ -164,12 +179,22 @@ impl Inner {
                     timeout,
                 )
                 .await;
+            let Some(me) = me.upgrade() else { return };
+            let again = matches!(
+                &answer,
+                Err(LspError::Server { code, .. })
+                    if *code == CONTENT_MODIFIED || *code == SERVER_CANCELLED
+            ) && retries > 0;
+            if again {
+                // Asked again before this one counts as ended: a wait sees
+                // the server busy throughout.
+                me.pull_again(&server, &path, retries - 1);
+            }
             {
                 let mut work = lock(&server.work);
                 work.pulls = work.pulls.saturating_sub(1);
                 work.last = tokio::time::Instant::now();
             }
-            let Some(me) = me.upgrade() else { return };
             me.reported.notify_waiters();
             let Ok(result) = answer else {
                 return;
@@ -182,17 +207,59 @@ impl Inner {
             else {
                 return;
             };
-            me.store(&path, &items, server.caps.encoding, true);
+            me.store(&path, &items, server.caps.encoding, Some(version));
         });
     }
 
-    /// Keeps a report (pushed or pulled) for a workspace file.
+    /// Asks again for every document the server has open.
+    fn pull_all(self: &Arc<Self>, server: &Arc<Running>) {
+        let paths: Vec<NormalizedPath> = lock(&server.opened).iter().cloned().collect();
+        for path in &paths {
+            self.pull(server, path);
+        }
+    }
+
+    /// Whether the last pull of `path` answered for the version the server
+    /// has now.
+    pub(super) fn pulled_current(&self, path: &NormalizedPath) -> bool {
+        let Some(version) = lock(&self.docs).get(path).map(|d| d.version) else {
+            return false;
+        };
+        lock(&self.reports)
+            .get(path)
+            .is_some_and(|r| r.pulled_version == Some(version))
+    }
+
+    /// What cocode answers for a `workspace/configuration` section asked by
+    /// the server `id`: with [`Scope::OpenDocuments`], the `python` section
+    /// (pyright's) includes only the documents open on it — unless a path
+    /// holds a glob character (pyright reads `include` as globs), then the
+    /// server's defaults, as for every other section.
+    pub(super) fn section(&self, id: &str, section: &str) -> Value {
+        if self.scope != Scope::OpenDocuments || section != "python" {
+            return Value::Null;
+        }
+        let include: Vec<String> = lock(&self.docs)
+            .iter()
+            .filter(|(_, d)| d.server == id)
+            .map(|(p, _)| self.root.join(p.as_str()).to_string_lossy().into_owned())
+            .collect();
+        if include.is_empty() || include.iter().any(|p| p.contains(['*', '?', '[', ']'])) {
+            return Value::Null;
+        }
+        // With an `analysis` section pyright reads `autoSearchPaths` from
+        // it (off when absent); on, as without one.
+        json!({ "analysis": { "include": include, "autoSearchPaths": true } })
+    }
+
+    /// Keeps a report (pushed, or pulled for a document version) for a
+    /// workspace file.
     pub(super) fn store(
         &self,
         path: &NormalizedPath,
         items: &[lsp_types::Diagnostic],
         encoding: PositionEncoding,
-        pulled: bool,
+        pulled: Option<i32>,
     ) {
         let rope = self.rope_of(Some(path), &self.root.join(path.as_str()));
         let converted: Vec<Diagnostic> = rope
@@ -206,8 +273,9 @@ impl Inner {
         {
             let mut reports = lock(&self.reports);
             let r = reports.entry(path.clone()).or_default();
-            if pulled {
+            if let Some(version) = pulled {
                 r.pulled = converted;
+                r.pulled_version = Some(version);
             } else {
                 r.pushed = converted;
             }
@@ -217,8 +285,63 @@ impl Inner {
         (self.listener)(LspEvent::Diagnostics(path.clone()));
     }
 
-    pub(super) fn on_notification(&self, server: &Running, note: Notification) {
+    /// A server registering or dropping pull diagnostics: while any of its
+    /// registrations stands its documents are pulled (now, and after each
+    /// change); when the last goes, what it answered no longer counts.
+    fn on_registration(self: &Arc<Self>, server: &Arc<Running>, note: &Notification) {
+        // The protocol spells the second list "unregisterations".
+        let list = if note.method == "client/registerCapability" {
+            &note.params["registrations"]
+        } else {
+            &note.params["unregisterations"]
+        };
+        let ids: Vec<String> = list
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["method"] == "textDocument/diagnostic")
+            .map(|r| r["id"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
+        let pulls = {
+            let mut registered = lock(&server.pull_registrations);
+            if note.method == "client/registerCapability" {
+                registered.extend(ids);
+            } else {
+                for id in &ids {
+                    registered.remove(id);
+                }
+            }
+            !registered.is_empty()
+        };
+        if pulls {
+            self.pull_all(server);
+        } else {
+            // What it said when pulled no longer stands as its
+            // answer.
+            let opened: Vec<NormalizedPath> = lock(&server.opened).iter().cloned().collect();
+            let mut reports = lock(&self.reports);
+            for path in &opened {
+                if let Some(r) = reports.get_mut(path) {
+                    r.pulled.clear();
+                    r.pulled_version = None;
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_notification(self: &Arc<Self>, server: &Arc<Running>, note: Notification) {
         match note.method.as_str() {
+            "client/registerCapability" | "client/unregisterCapability" => {
+                self.on_registration(server, &note);
+                return;
+            }
+            "workspace/diagnostic/refresh" => {
+                self.pull_all(server);
+                return;
+            }
             "$/progress" => {
                 let token = match &note.params["token"] {
                     Value::String(s) => s.clone(),
@@ -281,7 +404,7 @@ impl Inner {
         let Some(path) = path_of_uri(params.uri.as_str()).and_then(|f| self.relative(&f)) else {
             return;
         };
-        self.store(&path, &params.diagnostics, server.caps.encoding, false);
+        self.store(&path, &params.diagnostics, server.caps.encoding, None);
     }
 
     /// The running server of `spec`, started (and its open documents sent)
@@ -347,7 +470,7 @@ impl Inner {
             "rootUri": self.root_uri,
             "rootPath": self.root.to_string_lossy(),
             "workspaceFolders": [{ "uri": self.root_uri, "name": "workspace" }],
-            "capabilities": client_capabilities(),
+            "capabilities": client_capabilities(spec.pull_is_final),
         });
         if let Some(options) = &spec.initialization_options {
             params["initializationOptions"] = options.clone();
@@ -394,7 +517,15 @@ impl Inner {
                 server: spec.id.clone(),
                 message: e.to_string(),
             })?;
-        let (conn, mut notes) = Connection::start(handle, self.root_uri.clone());
+        let settings: crate::connection::Settings = {
+            let me = Arc::downgrade(self);
+            let id = spec.id.clone();
+            Arc::new(move |section| {
+                me.upgrade()
+                    .map_or(Value::Null, |me| me.section(&id, section))
+            })
+        };
+        let (conn, mut notes) = Connection::start(handle, self.root_uri.clone(), settings);
         let conn = Arc::new(conn);
         if let SlotState::Starting(starting) = &mut *lock(&self.slot(&spec.id).state) {
             *starting = Some(Arc::clone(&conn));
@@ -430,6 +561,8 @@ impl Inner {
         let running = Arc::new(Running {
             conn,
             caps: read_capabilities(&result),
+            pull_registrations: Mutex::default(),
+            pull_is_final: spec.pull_is_final,
             opened: Mutex::default(),
             started: Instant::now(),
             work: Mutex::default(),

@@ -20,6 +20,13 @@
 //!
 //! `--encoding utf-8` makes it count columns in bytes (when the client
 //! offers it); otherwise it counts UTF-16 code units.
+//!
+//! `--pull` makes it answer as pyright does when the client can pull: it
+//! publishes nothing; once initialized it reads the `python` section of the
+//! client's configuration, then registers `textDocument/diagnostic`, and
+//! answers each pull after a pause of "analysis" (the first pull of a
+//! document is cancelled with "server cancelled", asking to be asked
+//! again). Hovering `include` tells the `analysis.include` it was given.
 #![expect(
     clippy::unwrap_used,
     clippy::cast_possible_truncation,
@@ -34,14 +41,16 @@ use tower_lsp_server::lsp_types::notification::Progress;
 use tower_lsp_server::lsp_types::request::WorkDoneProgressCreate;
 use tower_lsp_server::lsp_types::{
     CompletionItem, CompletionItemKind, CompletionOptions, CompletionParams, CompletionResponse,
-    CompletionTextEdit, Diagnostic, DiagnosticSeverity, DidChangeTextDocumentParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, GotoDefinitionParams,
-    GotoDefinitionResponse, Hover, HoverContents, HoverParams, HoverProviderCapability,
-    InitializeParams, InitializeResult, Location, MarkupContent, MarkupKind, OneOf, Position,
-    PositionEncodingKind, Range, SemanticToken, SemanticTokenType, SemanticTokens,
-    SemanticTokensFullOptions, SemanticTokensLegend, SemanticTokensOptions, SemanticTokensParams,
-    SemanticTokensResult, SemanticTokensServerCapabilities, ServerCapabilities,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri,
+    CompletionTextEdit, ConfigurationItem, Diagnostic, DiagnosticSeverity,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DocumentDiagnosticParams, DocumentDiagnosticReport, DocumentDiagnosticReportResult,
+    FullDocumentDiagnosticReport, GotoDefinitionParams, GotoDefinitionResponse, Hover,
+    HoverContents, HoverParams, HoverProviderCapability, InitializeParams, InitializeResult,
+    InitializedParams, Location, MarkupContent, MarkupKind, OneOf, Position, PositionEncodingKind,
+    Range, Registration, RelatedFullDocumentDiagnosticReport, SemanticToken, SemanticTokenType,
+    SemanticTokens, SemanticTokensFullOptions, SemanticTokensLegend, SemanticTokensOptions,
+    SemanticTokensParams, SemanticTokensResult, SemanticTokensServerCapabilities,
+    ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri,
 };
 use tower_lsp_server::lsp_types::{
     NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress, WorkDoneProgressBegin,
@@ -63,6 +72,12 @@ struct Backend {
     opens: Mutex<HashMap<String, u32>>,
     /// Hovers asked on `modified`.
     modified: Mutex<u32>,
+    /// `--pull`: reports only when pulled.
+    pull: bool,
+    /// The `python.analysis.include` the client gave (`--pull`).
+    include: Mutex<Option<serde_json::Value>>,
+    /// Pulls asked, by document.
+    pulls: Mutex<HashMap<String, u32>>,
 }
 
 fn width(c: char, units: Units) -> u32 {
@@ -248,6 +263,67 @@ impl LanguageServer for Backend {
         Ok(())
     }
 
+    async fn initialized(&self, _: InitializedParams) {
+        if !self.pull {
+            return;
+        }
+        let asked = self
+            .client
+            .configuration(vec![ConfigurationItem {
+                scope_uri: None,
+                section: Some("python".into()),
+            }])
+            .await;
+        let include = asked
+            .ok()
+            .and_then(|v| v.into_iter().next())
+            .map(|v| v["analysis"]["include"].clone());
+        *self.include.lock().unwrap() = include;
+        let _ = self
+            .client
+            .register_capability(vec![Registration {
+                id: "pull".into(),
+                method: "textDocument/diagnostic".into(),
+                register_options: Some(serde_json::json!({
+                    "interFileDependencies": true,
+                    "workspaceDiagnostics": false,
+                    "documentSelector": null,
+                })),
+            }])
+            .await;
+    }
+
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let uri = params.text_document.uri;
+        let asked = {
+            let mut pulls = self.pulls.lock().unwrap();
+            let n = pulls.entry(uri.to_string()).or_default();
+            *n += 1;
+            *n
+        };
+        if asked == 1 {
+            return Err(tower_lsp_server::jsonrpc::Error {
+                code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(-32802),
+                message: "server cancelled".into(),
+                data: Some(serde_json::json!({ "retriggerRequest": true })),
+            });
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let items = diagnostics_of(&self.text(&uri), self.units());
+        Ok(DocumentDiagnosticReportResult::Report(
+            DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: None,
+                    items,
+                },
+            }),
+        ))
+    }
+
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         if params.text_document.text.contains("CRASH_ON_OPEN") {
             std::process::exit(4);
@@ -264,6 +340,9 @@ impl LanguageServer for Backend {
             .entry(uri.to_string())
             .or_default() += 1;
         let text = self.text(&uri);
+        if self.pull {
+            return;
+        }
         if text.contains("SLOW_CHECK") || text.contains("NEVER_SETTLES") {
             self.publish_late(uri, text.contains("NEVER_SETTLES"));
         } else {
@@ -288,7 +367,9 @@ impl LanguageServer for Backend {
                 }
             }
         }
-        self.publish(uri).await;
+        if !self.pull {
+            self.publish(uri).await;
+        }
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
@@ -332,6 +413,14 @@ impl LanguageServer for Backend {
                 }
                 format!("answered after {} tries", *seen)
             }
+            "include" => format!(
+                "include: {}",
+                self.include
+                    .lock()
+                    .unwrap()
+                    .as_ref()
+                    .map_or_else(|| "none".to_owned(), ToString::to_string)
+            ),
             "" => return Ok(None),
             w => format!("hover: {w}"),
         };
@@ -444,6 +533,7 @@ impl LanguageServer for Backend {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let want_utf8 = std::env::args().any(|a| a == "utf-8");
+    let pull = std::env::args().any(|a| a == "--pull");
     let (service, socket) = LspService::new(|client| Backend {
         client,
         want_utf8,
@@ -451,6 +541,9 @@ async fn main() {
         docs: Mutex::default(),
         opens: Mutex::default(),
         modified: Mutex::default(),
+        pull,
+        include: Mutex::default(),
+        pulls: Mutex::default(),
     });
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)

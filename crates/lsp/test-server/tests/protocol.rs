@@ -11,8 +11,8 @@ use std::time::Duration;
 use cocode_core::path::{CaseSensitivity, NormalizeOptions, NormalizedPath, normalize};
 use cocode_core::workspace::LanguageServerEntry;
 use cocode_lsp::{
-    Edit, LanguageServers, LspError, LspEvent, LspSetup, ServerRegistry, ServerState, Severity,
-    TextPos, TextRange, Timeouts,
+    Edit, LanguageServers, LspError, LspEvent, LspSetup, Scope, ServerRegistry, ServerState,
+    Severity, TextPos, TextRange, Timeouts,
 };
 use cocode_toolchain::{Launcher, WritableRoots};
 use pretty_assertions::assert_eq;
@@ -23,7 +23,7 @@ const SERVER: &str = env!("CARGO_BIN_EXE_lsp-test-server");
 struct Fixture {
     servers: LanguageServers,
     events: mpsc::UnboundedReceiver<LspEvent>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn options() -> NormalizeOptions {
@@ -46,6 +46,11 @@ fn range(line: u32, from: u32, to: u32) -> TextRange {
 }
 
 fn fixture(command: &[&str], timeouts: Timeouts) -> Fixture {
+    fixture_as("test", command, timeouts, Scope::Workspace)
+}
+
+/// The test server under the id `id` for `.txt` files, asked about `scope`.
+fn fixture_as(id: &str, command: &[&str], timeouts: Timeouts, scope: Scope) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let launcher = Launcher::new(
@@ -55,7 +60,7 @@ fn fixture(command: &[&str], timeouts: Timeouts) -> Fixture {
     );
     let registry = ServerRegistry::with_defaults().with_entries(&[
         LanguageServerEntry {
-            id: "test".into(),
+            id: id.into(),
             command: command.iter().map(|s| (*s).to_owned()).collect(),
             extensions: vec!["txt".into()],
         },
@@ -75,6 +80,7 @@ fn fixture(command: &[&str], timeouts: Timeouts) -> Fixture {
             path_var: std::env::var_os("PATH"),
             runtime: tokio::runtime::Handle::current(),
             timeouts,
+            scope,
         },
         move |e| {
             let _ = tx.send(e);
@@ -83,7 +89,7 @@ fn fixture(command: &[&str], timeouts: Timeouts) -> Fixture {
     Fixture {
         servers,
         events,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -214,6 +220,84 @@ async fn diagnostics_follow_edits_in_utf16_columns() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagnostics_follow_edits_in_utf8_columns() {
     diagnostics_follow_edits("utf-8").await;
+}
+
+/// The hover text at the start of `p`'s line `line`, column 2.
+async fn hover_at(servers: &LanguageServers, p: &NormalizedPath, line: u32) -> String {
+    servers.hover(p, pos(line, 2)).await.unwrap().unwrap().text
+}
+
+/// A server that publishes nothing and registers pull diagnostics only
+/// once it has read its settings, as pyright does: a one-shot query's
+/// documents are pulled (a pull it cancels is asked again), its answer for
+/// the document's version stands, an edit is pulled anew, and its
+/// `python` settings include only the documents opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_registers_pulls_later_is_pulled_and_told_the_open_documents() {
+    let f = fixture_as(
+        "pyright",
+        &[SERVER, "--pull"],
+        quick(),
+        Scope::OpenDocuments,
+    );
+    let root = f.dir.path().canonicalize().unwrap();
+    let (a, b) = (path("src/a.txt"), path("b.txt"));
+    f.servers.hold(&a, "ok\nlet ERROR here\n", 0).unwrap();
+    f.servers.hold(&b, "include\n", 0).unwrap();
+    f.servers.attach(&a).await.unwrap();
+    f.servers.attach(&b).await.unwrap();
+    let both = [a.clone(), b.clone()];
+    assert_eq!(
+        f.servers
+            .wait_for_reports(&both, Duration::from_secs(20))
+            .await,
+        Vec::<NormalizedPath>::new()
+    );
+    assert_eq!(ranges(&f.servers, &a), vec![range(1, 4, 9)]);
+    assert_eq!(f.servers.reported(&both), both.to_vec());
+    assert_eq!(
+        hover_at(&f.servers, &b, 0).await,
+        format!(
+            "include: {}",
+            serde_json::json!([root.join("b.txt"), root.join("src/a.txt")])
+        )
+    );
+    // Fixed: the next answer is waited for, not the last one taken.
+    f.servers.change(
+        &a,
+        1,
+        &[Edit {
+            start: 7,
+            end: 12,
+            text: "fine".into(),
+        }],
+    );
+    assert_eq!(
+        f.servers
+            .wait_for_reports(std::slice::from_ref(&a), Duration::from_secs(20))
+            .await,
+        Vec::<NormalizedPath>::new()
+    );
+    assert_eq!(ranges(&f.servers, &a), Vec::<TextRange>::new());
+    f.servers.shutdown().await;
+}
+
+/// Servers of the whole workspace (the window's) leave a server's
+/// `python` settings to its defaults.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_servers_leave_the_python_settings_to_the_server() {
+    let f = fixture_as("pyright", &[SERVER, "--pull"], quick(), Scope::Workspace);
+    let b = path("b.txt");
+    f.servers.open(&b, "include ERROR\n", 0).await.unwrap();
+    assert_eq!(
+        f.servers
+            .wait_for_reports(std::slice::from_ref(&b), Duration::from_secs(20))
+            .await,
+        Vec::<NormalizedPath>::new()
+    );
+    assert_eq!(ranges(&f.servers, &b), vec![range(0, 8, 13)]);
+    assert_eq!(hover_at(&f.servers, &b, 0).await, "include: null");
+    f.servers.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

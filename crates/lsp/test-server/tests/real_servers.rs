@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use cocode_core::path::{CaseSensitivity, NormalizeOptions, NormalizedPath, normalize};
 use cocode_lsp::{
-    Edit, LanguageServers, LspSetup, ServerRegistry, Severity, TextPos, TextRange, Timeouts,
+    Edit, LanguageServers, LspSetup, Scope, ServerRegistry, Severity, TextPos, TextRange, Timeouts,
 };
 use cocode_toolchain::{Launcher, WritableRoots};
 use pretty_assertions::assert_eq;
@@ -45,6 +45,7 @@ fn servers(root: &std::path::Path) -> LanguageServers {
                 request: Duration::from_mins(1),
                 ..Timeouts::default()
             },
+            scope: Scope::Workspace,
         },
         |_| {},
     )
