@@ -33,6 +33,7 @@ use serde_json::{Map, Value, json};
 mod commands;
 mod directory;
 mod edits;
+mod listing;
 mod reads;
 
 pub use directory::{HeldEdit, TaskDirectory};
@@ -214,8 +215,9 @@ pub struct WorkspaceTools {
 /// is refused ("list again") rather than paging a new listing.
 const KEPT_LISTINGS: usize = 8;
 
-/// A listing of `listFiles`: sorted paths (sizes are read per page).
-type Listing = Arc<Vec<String>>;
+/// A listing of `listFiles`: paths in order, walked as far as its pages
+/// asked (sizes are read per page).
+type Listing = Arc<Mutex<listing::LazyListing>>;
 
 /// The most recent listings, each under its own id; a cursor is
 /// `ID:OFFSET`.
@@ -243,7 +245,8 @@ impl Listings {
         let (id, offset): (u64, usize) = (id.parse().ok()?, offset.parse().ok()?);
         let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         let files = kept.1.iter().find(|(k, _)| *k == id)?.1.clone();
-        (offset <= files.len()).then_some((id, files, offset))
+        let found = files.lock().unwrap_or_else(PoisonError::into_inner).found();
+        (offset <= found).then_some((id, files, offset))
     }
 }
 

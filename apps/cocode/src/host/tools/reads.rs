@@ -70,17 +70,12 @@ impl WorkspaceTools {
     /// The files under `base` (default: the workspace), gitignore-aware,
     /// without `.git/` and `.cocode/`, sorted (sizes are read for the page
     /// served, not for the whole tree).
-    #[tracing::instrument(level = "debug", skip_all, name = "tools.list_files")]
+    #[tracing::instrument(level = "debug", skip_all, name = "tools.walk_files")]
     pub(super) fn walk_files(
         &self,
         base: Option<&NormalizedPath>,
     ) -> Result<Vec<String>, ToolError> {
-        // A folder given by the agent is resolved like a read: its real
-        // path must be inside the workspace and outside `.cocode/`.
-        let dir = match base {
-            None => self.root().to_path_buf(),
-            Some(p) => self.real_folder("list", p)?,
-        };
+        let dir = self.listed_folder(base)?;
         let rules = cocode_workspace::IgnoreFilter::with_parents_of(&dir);
         // Folders are listed on every core, as ripgrep lists them; the
         // order is made by the sort at the end.
@@ -119,6 +114,19 @@ impl WorkspaceTools {
         Ok(files)
     }
 
+    /// The folder a listing walks: the workspace, or a folder given by the
+    /// agent, resolved like a read (its real path must be inside the
+    /// workspace and outside `.cocode/`).
+    fn listed_folder(
+        &self,
+        base: Option<&NormalizedPath>,
+    ) -> Result<std::path::PathBuf, ToolError> {
+        match base {
+            None => Ok(self.root().to_path_buf()),
+            Some(p) => self.real_folder("list", p),
+        }
+    }
+
     /// The real path of a folder the agent names, resolved like a read.
     pub(super) fn real_folder(
         &self,
@@ -145,9 +153,10 @@ impl WorkspaceTools {
             .fold(self.root().to_path_buf(), |d, s| d.join(s)))
     }
 
-    /// `listFiles`: the first page walks the tree once and keeps that
-    /// listing; a cursor pages through the same listing, so files created
-    /// or removed meanwhile neither repeat nor vanish between pages.
+    /// `listFiles`: the first page walks the tree in path order as far as
+    /// that page needs and keeps the walk; a cursor goes on with the same
+    /// walk, so no file repeats and none listed vanishes between pages.
+    #[tracing::instrument(level = "debug", skip_all, name = "tools.list_files")]
     pub(super) fn list(&self, args: &ListFilesArgs) -> Result<ToolOutput, ToolError> {
         let limit =
             usize::try_from(args.limit.unwrap_or(500).min(catalog::LIST_PAGE_LIMIT)).unwrap_or(500);
@@ -164,22 +173,23 @@ impl WorkspaceTools {
                 Some(p) if p != "." => Some(self.normalize(p)?),
                 _ => None,
             };
-            let files = Arc::new(self.walk_files(base.as_ref())?);
+            let dir = self.listed_folder(base.as_ref())?;
+            let files = Arc::new(Mutex::new(listing::LazyListing::new(self.root(), &dir)));
             (self.listings.keep(Arc::clone(&files)), files, 0)
         };
+        let mut listing = files.lock().unwrap_or_else(PoisonError::into_inner);
+        let (paths, more) = listing.page(start, limit);
         // Sizes as they are when the page is served (0 for a file gone
         // since the listing).
-        let page: Vec<Value> = files
+        let page: Vec<Value> = paths
             .iter()
-            .skip(start)
-            .take(limit)
             .map(|path| {
                 let size = std::fs::symlink_metadata(self.root().join(path)).map_or(0, |m| m.len());
                 json!({"path": path, "size": size})
             })
             .collect();
         let next = start + page.len();
-        let next_cursor = (next < files.len()).then(|| format!("{snapshot}:{next}"));
+        let next_cursor = more.then(|| format!("{snapshot}:{next}"));
         ToolOutput::json(&json!({"files": page, "nextCursor": next_cursor}))
     }
 
