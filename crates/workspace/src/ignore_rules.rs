@@ -31,6 +31,21 @@ pub fn is_ignore_file(path: &Path) -> bool {
         .is_some_and(|n| IGNORE_FILES.iter().any(|f| n == *f))
 }
 
+/// Whether a name a listing met may be one of a folder's ignore files (any
+/// case: on a file system that folds case, `.GITIGNORE` is read as
+/// `.gitignore`).
+pub(crate) fn is_ignore_name(name: &std::ffi::OsStr) -> bool {
+    IGNORE_FILES
+        .iter()
+        .any(|f| name.as_encoded_bytes().eq_ignore_ascii_case(f.as_bytes()))
+}
+
+/// A folder's [`IGNORE_FILES`] (`rel` relative to `root`) as they are now,
+/// in that order.
+pub(crate) fn read_ignore_files(root: &Path, rel: &Path) -> [Option<Vec<u8>>; 2] {
+    IGNORE_FILES.map(|name| read_small(&crate::disk::reach(root, &rel.join(name))))
+}
+
 /// The ignore files' contents as one scan met them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct KeptRules {
@@ -50,6 +65,20 @@ impl KeptRules {
             self.exclude = exclude;
         }
         if files.iter().any(Option::is_some) {
+            self.folders.insert(rel.to_path_buf(), files);
+        }
+    }
+
+    /// Keeps the ignore files a listing of `rel` (a folder below the root,
+    /// not the root) read, and adds them to `matchers`.
+    pub(crate) fn keep_read(
+        &mut self,
+        rel: &Path,
+        files: [Option<Vec<u8>>; 2],
+        matchers: &mut Matchers,
+    ) {
+        if files.iter().any(Option::is_some) {
+            matchers.add(rel, &files);
             self.folders.insert(rel.to_path_buf(), files);
         }
     }
@@ -93,8 +122,7 @@ impl Matchers {
     /// are now and adds them; returns their contents (and, for the root,
     /// `.git/info/exclude`).
     fn read_folder(&mut self, rel: &Path) -> ([Option<Vec<u8>>; 2], Option<Vec<u8>>) {
-        let files =
-            IGNORE_FILES.map(|name| read_small(&crate::disk::reach(&self.root, &rel.join(name))));
+        let files = read_ignore_files(&self.root, rel);
         let mut exclude = None;
         if rel.as_os_str().is_empty() {
             exclude = read_small(&self.root.join(".git/info/exclude"));
@@ -143,6 +171,16 @@ impl Matchers {
             exclude: self.exclude.clone(),
             path: self.root.join(rel),
         }
+    }
+
+    /// [`Self::in_folder`] of a folder whose own ignore files (`own`, in
+    /// [`IGNORE_FILES`] order) were read but not added yet.
+    pub(crate) fn in_folder_with(&self, rel: &Path, own: &[Option<Vec<u8>>; 2]) -> FolderRules {
+        let folder = self.root.join(rel);
+        let compiled = own
+            .each_ref()
+            .map(|c| c.as_ref().map(|c| Arc::new(compile(&folder, c))));
+        self.in_folder(rel).below(&folder, compiled)
     }
 
     /// Whether the rules ignore `rel` (relative to the root) or a folder

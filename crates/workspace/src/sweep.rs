@@ -263,6 +263,13 @@ impl StatCache {
 
     /// Lets full scans watch the folders they list, so that the scan after
     /// a command can be narrowed to what the watcher reported.
+    /// Leaves its entries' memory to the system, the process being about
+    /// to end: the watcher is let go, the maps are not freed.
+    pub(crate) fn leave_to_exit(mut self) {
+        self.watch = None;
+        std::mem::forget(self);
+    }
+
     pub fn set_watch(&mut self, watch: Arc<Watch>) {
         self.watch = Some(watch);
         self.window = None;
@@ -444,22 +451,34 @@ impl StatCache {
         mut kept: Option<&mut KeptRules>,
     ) -> Result<(), ScanError> {
         let mut depth = folders;
+        let mut first = true;
         while !depth.is_empty() {
             if let Some(stopped) = walk.budget.spent() {
                 return Err(ScanError::Stopped(stopped));
             }
-            // A folder's rules decide what it holds: read before listing.
-            if let Some(kept) = kept.as_deref_mut() {
+            // A folder's rules decide what it holds: read before listing,
+            // for the folders the walk starts from (the root's with
+            // `.git/info/exclude`). Below them each listing reads the
+            // ignore files it finds among its names, on its core, and
+            // they are kept once the depth is listed: the folders without
+            // any (nearly all) cost no lookup of a missing file.
+            if first && let Some(kept) = kept.as_deref_mut() {
                 for rel in &depth {
                     kept.keep_folder(rel, matchers);
                 }
             }
-            let matchers: &Matchers = matchers;
+            let reads_own = kept.is_some() && !first;
+            first = false;
+            let shared: &Matchers = matchers;
             let (root, dirty) = (walk.root, walk.dirty);
-            let listings =
-                crate::parallel::parallel_map(&depth, |rel| self.list(root, rel, matchers, dirty));
+            let listings = crate::parallel::parallel_map(&depth, |rel| {
+                self.list(root, rel, shared, dirty, reads_own)
+            });
             let mut deeper = Vec::new();
-            for listing in listings {
+            for (rel, mut listing) in depth.iter().zip(listings) {
+                if let (Some(own), Some(kept)) = (listing.own.take(), kept.as_deref_mut()) {
+                    kept.keep_read(rel, own, matchers);
+                }
                 walk.gaps |= listing.unwatched;
                 walk.stats.unnamed += listing.unnamed;
                 walk.stats.too_deep += usize::from(listing.too_deep);
@@ -468,22 +487,25 @@ impl StatCache {
                 deeper.extend(listing.folders);
                 for file in listing.files {
                     // Unchanged: its entry stands, nothing is read.
-                    if let Some(entry) = file.same {
-                        walk.stats.files += 1;
-                        walk.met_tracked += 1;
-                        if entry.stat.len > walk.limits.max_file_bytes {
-                            walk.stats.too_large += 1;
-                        }
-                        if file.linked || walk.tracked_before.is_some() {
-                            walk.links.insert(file.path.clone(), file.linked);
-                        }
-                        walk.met_same.push(file.path);
-                    } else {
-                        if self.entries.contains_key(&file.path) {
+                    match file.met {
+                        Met::Same(entry) => {
+                            walk.stats.files += 1;
                             walk.met_tracked += 1;
+                            if entry.stat.len > walk.limits.max_file_bytes {
+                                walk.stats.too_large += 1;
+                            }
+                            if file.linked || walk.tracked_before.is_some() {
+                                walk.links.insert(file.path.clone(), file.linked);
+                            }
+                            walk.met_same.push(file.path);
                         }
-                        let full = crate::disk::reach(root, &file.rel);
-                        self.meet(walk, file.path, &full, &file.meta, false)?;
+                        Met::Changed(meta) => {
+                            if self.entries.contains_key(&file.path) {
+                                walk.met_tracked += 1;
+                            }
+                            let full = crate::disk::reach(root, &file.rel);
+                            self.meet(walk, file.path, &full, &meta, false)?;
+                        }
                     }
                 }
             }
@@ -502,6 +524,7 @@ impl StatCache {
         rel: &Path,
         matchers: &Matchers,
         dirty: &BTreeSet<NormalizedPath>,
+        reads_own: bool,
     ) -> Listing {
         let mut listing = Listing::default();
         #[cfg(target_os = "linux")]
@@ -512,23 +535,37 @@ impl StatCache {
                 Err(Unwatched::Refused) => listing.unwatched = true,
             }
         }
-        let entries = match std::fs::read_dir(&*crate::disk::reach(root, rel)) {
-            Ok(entries) => entries,
-            // Deeper than the system's longest path: what it holds cannot
-            // be looked at, and the scan says so.
-            Err(e) if e.raw_os_error() == Some(ENAMETOOLONG) => {
-                listing.too_deep = true;
-                return listing;
-            }
-            Err(_) => return listing,
+        let entries: Vec<std::fs::DirEntry> =
+            match std::fs::read_dir(&*crate::disk::reach(root, rel)) {
+                Ok(entries) => entries.flatten().collect(),
+                // Deeper than the system's longest path: what it holds cannot
+                // be looked at, and the scan says so.
+                Err(e) if e.raw_os_error() == Some(ENAMETOOLONG) => {
+                    listing.too_deep = true;
+                    return listing;
+                }
+                Err(_) => return listing,
+            };
+        // `reads_own`: its own ignore files were not read before, and are
+        // when its names hold one.
+        let mut rules = if reads_own
+            && entries
+                .iter()
+                .any(|e| crate::ignore_rules::is_ignore_name(&e.file_name()))
+        {
+            let own = crate::ignore_rules::read_ignore_files(root, rel);
+            let rules = matchers.in_folder_with(rel, &own);
+            listing.own = Some(own);
+            rules
+        } else {
+            matchers.in_folder(rel)
         };
-        let mut rules = matchers.in_folder(rel);
         let folder_text = text_of(rel);
         let at_root = rel.as_os_str().is_empty();
         // The census of version-control metadata is taken by the listing
         // (see [`Census`]); nothing inside metadata is counted.
         let counts_metadata = !in_metadata(rel);
-        for entry in entries.flatten() {
+        for entry in entries {
             let name = entry.file_name();
             if at_root && name.to_string_lossy().eq_ignore_ascii_case(COCODE_DIR) {
                 continue;
@@ -598,8 +635,7 @@ impl StatCache {
                 linked: link_count(&meta) > 1,
                 path,
                 rel,
-                meta,
-                same,
+                met: same.map_or(Met::Changed(meta), Met::Same),
             });
         }
         listing
@@ -629,18 +665,20 @@ impl StatCache {
             return None;
         }
         let path = normalize(&text, self.options()).ok()?;
-        let meta = entry.metadata().ok()?;
-        let same = self
+        // A folder still a folder keeps its entry: its stat is not read.
+        let met = match self
             .entries
             .get(&path)
             .filter(|old| old.form == Some(Form::Folder) && !dirty.contains(&path))
-            .copied();
+        {
+            Some(old) => Met::Same(*old),
+            None => Met::Changed(entry.metadata().ok()?),
+        };
         Some(Listed {
             linked: false,
             path,
             rel: rel.to_path_buf(),
-            meta,
-            same,
+            met,
         })
     }
 
@@ -1356,6 +1394,9 @@ struct Listing {
     metadata: Vec<PathBuf>,
     /// Folders in it the rules ignore.
     ignored: Vec<PathBuf>,
+    /// Its own ignore files, when the listing read them (see
+    /// [`StatCache::walk`]).
+    own: Option<[Option<Vec<u8>>; 2]>,
 }
 
 /// What the looks know of the workspace's version-control metadata: the
@@ -1440,10 +1481,17 @@ struct Listed {
     path: NormalizedPath,
     /// Relative to the root.
     rel: PathBuf,
-    meta: std::fs::Metadata,
     linked: bool,
-    /// Its entry, when its stat says it did not change.
-    same: Option<Entry>,
+    met: Met,
+}
+
+/// What a listing found of an entry.
+enum Met {
+    /// Its entry stands: its stat says it did not change (a folder's, that
+    /// it is still a folder: its stat is not read).
+    Same(Entry),
+    /// To be looked at, with its stat.
+    Changed(std::fs::Metadata),
 }
 
 /// One scan's state as it walks.

@@ -354,6 +354,43 @@ fn a_name_in_another_unicode_form_reaches_the_one_file_there_and_two_are_a_confl
     );
 }
 
+/// Ignore files at every depth, read by the listings that meet them:
+/// deeper rules before shallower ones, `.ignore` before `.gitignore`, a
+/// re-inclusion below a rule above, and a folder whose listing holds no
+/// ignore file judged by the rules above it alone.
+#[test]
+fn ignore_files_deep_in_the_tree_judge_what_their_folders_hold() {
+    let (_d, ws) = workspace(&[
+        (".gitignore", "*.log\nbuild/\n"),
+        ("a/.gitignore", "!keep.log\n*.tmp\n"),
+        ("a/b/.ignore", "*.txt\n"),
+        ("a/b/.gitignore", "!*.txt\n"),
+        ("a/b/c/d/x.txt", "x\n"),
+        ("a/keep.log", "k\n"),
+        ("a/b/deep.tmp", "t\n"),
+        ("a/b/c/keep.log", "k\n"),
+        ("e/f/g.txt", "g\n"),
+        ("e/f/build/out.bin", "o\n"),
+        ("top.log", "l\n"),
+    ]);
+    let c = ctx("t1", 1);
+    let observed = swept(
+        &ws,
+        &c,
+        "for f in a/b/c/d/x.txt a/keep.log a/b/deep.tmp a/b/c/keep.log e/f/g.txt \
+         e/f/build/out.bin top.log; do echo more >> $f; done",
+    );
+    let want: Vec<(String, String, String)> = [
+        ("modify", "a/b/c/keep.log"),
+        ("modify", "a/keep.log"),
+        ("modify", "e/f/g.txt"),
+    ]
+    .iter()
+    .map(|(k, p)| ((*k).to_owned(), (*p).to_owned(), "observed".to_owned()))
+    .collect();
+    assert_eq!(summary(&observed), want);
+}
+
 #[test]
 fn a_file_hidden_by_an_ignore_rule_the_command_wrote_is_recorded_and_rolled_back() {
     let (_d, ws) = workspace(&[
