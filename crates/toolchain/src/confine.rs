@@ -162,41 +162,22 @@ pub const METADATA_WALK_LIMIT: usize = 2_000_000;
 pub fn metadata_paths(workspace: &Path) -> Option<Vec<PathBuf>> {
     let root = workspace.canonicalize().ok()?;
     let mut found = std::collections::BTreeSet::new();
-    let mut folders = vec![root.clone()];
-    let mut seen = 0usize;
-    while let Some(folder) = folders.pop() {
-        let entries = std::fs::read_dir(&folder).ok()?;
-        for entry in entries {
-            let entry = entry.ok()?;
-            seen += 1;
-            if seen > METADATA_WALK_LIMIT {
-                return None;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            if !is_protected(&entry.file_name().to_string_lossy()) {
-                if kind.is_dir() {
-                    folders.push(path);
-                }
-                continue;
-            }
-            if kind.is_symlink() {
-                // Followed by git and by the kernel: its target inside the
-                // workspace is what to keep read-only.
-                if let Ok(real) = path.canonicalize() {
-                    found.insert(real);
-                }
-                continue;
-            }
-            if kind.is_file()
-                && let Some(dir) = gitdir_of(&path)
-            {
-                found.insert(dir);
-            }
-            found.insert(path);
+    let seen = std::sync::atomic::AtomicUsize::new(0);
+    // Folder depth by folder depth, each depth's folders listed on every
+    // core; a name gets a path only when it is a folder or metadata.
+    let mut depth = vec![root.clone()];
+    while !depth.is_empty() {
+        let listings = on_every_core(&depth, |folder| metadata_in(folder, &seen));
+        if seen.load(std::sync::atomic::Ordering::Relaxed) > METADATA_WALK_LIMIT {
+            return None;
         }
+        let mut deeper = Vec::new();
+        for listing in listings {
+            let (metadata, folders) = listing?;
+            found.extend(metadata);
+            deeper.extend(folders);
+        }
+        depth = deeper;
     }
     // Only what lies in the workspace is a command's to write at all.
     let inside: Vec<PathBuf> = found
@@ -213,6 +194,72 @@ pub fn metadata_paths(workspace: &Path) -> Option<Vec<PathBuf>> {
         }
     }
     Some(out)
+}
+
+/// One folder of [`metadata_paths`]' walk: the metadata in it (a link's
+/// in-workspace target, a `.git` file's folder) and its other folders;
+/// `None` when it cannot be read.
+fn metadata_in(
+    folder: &Path,
+    seen: &std::sync::atomic::AtomicUsize,
+) -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let (mut found, mut folders) = (Vec::new(), Vec::new());
+    let entries = std::fs::read_dir(folder).ok()?;
+    let mut count = 0;
+    for entry in entries {
+        let entry = entry.ok()?;
+        count += 1;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let name = entry.file_name();
+        if !is_protected(&name.to_string_lossy()) {
+            if kind.is_dir() {
+                folders.push(folder.join(name));
+            }
+            continue;
+        }
+        let path = folder.join(name);
+        if kind.is_symlink() {
+            // Followed by git and by the kernel: its target inside the
+            // workspace is what to keep read-only.
+            if let Ok(real) = path.canonicalize() {
+                found.push(real);
+            }
+            continue;
+        }
+        if kind.is_file()
+            && let Some(dir) = gitdir_of(&path)
+        {
+            found.push(dir);
+        }
+        found.push(path);
+    }
+    seen.fetch_add(count, std::sync::atomic::Ordering::Relaxed);
+    Some((found, folders))
+}
+
+/// `f` of every item, in order, on as many threads as there are cores (on
+/// this one for a few items).
+fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if items.len() < 32 || threads < 2 {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| match part.join() {
+                Ok(results) => results,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
 }
 
 /// The folder a `.git` file names (`gitdir: <path>`, relative to the
