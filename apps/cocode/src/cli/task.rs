@@ -358,6 +358,7 @@ fn run_task(
         let task = task?;
         print_blocked(&host, &task, out)?;
         writeln!(out, "task {}: {}", task.task_id(), describe_end(&task))?;
+        host.workspace.gate.process_ends_after_close();
         anyhow::Ok(exit_code(&task))
     })
 }

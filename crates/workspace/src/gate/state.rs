@@ -87,6 +87,9 @@ pub struct Gate {
     /// marker files, when those could be written). Apart from the serial
     /// section: a task asks after every event, even while a sweep runs.
     pub(super) unrecorded: Mutex<HashMap<TaskId, String>>,
+    /// The process ends once the gate is closed: its caches' memory is
+    /// left to the system (see [`Gate::process_ends_after_close`]).
+    pub(super) process_ends: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Gate {
@@ -113,6 +116,7 @@ impl Gate {
             sweep_limits: SweepLimits::default(),
             clock: cocode_core::clock::system(),
             unrecorded: Mutex::new(HashMap::new()),
+            process_ends: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(GateState {
                 recovered: false,
                 blocked: BTreeMap::new(),
@@ -190,6 +194,18 @@ impl Gate {
     }
 }
 
+impl Gate {
+    /// Says the process ends once this gate is closed (a command line's
+    /// run): closing it still flushes and saves everything, but leaves the
+    /// stat cache's memory (two maps of every file) to the system instead
+    /// of freeing it entry by entry — 10–15 ms at the end of a task run in
+    /// a 24,000-file tree.
+    pub fn process_ends_after_close(&self) {
+        self.process_ends
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 impl Drop for Gate {
     fn drop(&mut self) {
         let mut st = self.lock();
@@ -197,5 +213,8 @@ impl Drop for Gate {
             tracing::warn!(error = %e, "could not flush the gate on close; recovery settles it at the next start");
         }
         self.save_sweep_cache(&mut st);
+        if self.process_ends.load(std::sync::atomic::Ordering::SeqCst) {
+            std::mem::take(&mut st.sweep).leave_to_exit();
+        }
     }
 }
