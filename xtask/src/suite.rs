@@ -380,6 +380,26 @@ fn install_npm_packages() {
     let _ = Command::new("gemini").arg("--version").output();
 }
 
+/// Installs the pinned `name` of [`NPM_PACKAGES`] with npm (the benches'
+/// pyright), saying so when npm is missing or the install fails.
+pub fn install_npm_package(name: &str) {
+    let Some(spec) = NPM_PACKAGES.iter().find(|s| package_name(s) == name) else {
+        println!("bench: {name} is not one of the pinned npm packages");
+        return;
+    };
+    if !have("npm") {
+        println!("bench: no npm here to install {spec}");
+        return;
+    }
+    println!("bench: installing {spec} with npm");
+    let installed = Command::new("npm")
+        .args(["install", "-g", "--no-fund", "--no-audit", spec])
+        .status();
+    if !installed.is_ok_and(|s| s.success()) {
+        println!("bench: npm install failed for {spec}");
+    }
+}
+
 /// Python test peers: the verification runner's fixture runs pytest.
 const PIP_PACKAGES: [&str; 1] = ["pytest"];
 
