@@ -1254,7 +1254,10 @@ impl StatCache {
         has_blob: &dyn Fn(&ContentHash) -> bool,
         by_prefix: &dyn Fn(&[u8; crate::sweep_file::SHORT]) -> Option<ContentHash>,
     ) -> (usize, bool) {
-        let mut taken = BTreeMap::new();
+        // Collected, then built in one go: the cache file holds the entries
+        // in order, which a map built from a sorted list takes without a
+        // search per entry.
+        let mut taken = Vec::new();
         let mut all = 0;
         let options = self.options();
         let whole = crate::sweep_file::decode(bytes, |path, mut entry, name| {
@@ -1271,14 +1274,14 @@ impl StatCache {
                 }
             };
             if held {
-                taken.insert(path, entry);
+                taken.push((path, entry));
             }
         });
         if whole.is_none() {
             return (0, false);
         }
-        let n = taken.len();
-        self.entries = taken;
+        self.entries = taken.into_iter().collect();
+        let n = self.entries.len();
         (n, n == all)
     }
 
