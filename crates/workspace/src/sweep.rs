@@ -261,8 +261,6 @@ impl StatCache {
         self.options = Some(options);
     }
 
-    /// Lets full scans watch the folders they list, so that the scan after
-    /// a command can be narrowed to what the watcher reported.
     /// Leaves its entries' memory to the system, the process being about
     /// to end: the watcher is let go, the maps are not freed.
     pub(crate) fn leave_to_exit(mut self) {
@@ -270,6 +268,8 @@ impl StatCache {
         std::mem::forget(self);
     }
 
+    /// Lets full scans watch the folders they list, so that the scan after
+    /// a command can be narrowed to what the watcher reported.
     pub fn set_watch(&mut self, watch: Arc<Watch>) {
         self.watch = Some(watch);
         self.window = None;
