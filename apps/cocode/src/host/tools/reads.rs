@@ -67,9 +67,10 @@ impl WorkspaceTools {
         }))
     }
 
-    /// The files under `base` (default: the workspace), gitignore-aware,
-    /// without `.git/` and `.cocode/`, sorted (sizes are read for the page
-    /// served, not for the whole tree).
+    /// Every file under `base` (default: the workspace), gitignore-aware,
+    /// without `.git/` and `.cocode/`, sorted: the whole tree at once, for
+    /// a search (`listFiles` walks only as far as its page, see
+    /// [`listing::LazyListing`]).
     #[tracing::instrument(level = "debug", skip_all, name = "tools.walk_files")]
     pub(super) fn walk_files(
         &self,
