@@ -238,6 +238,20 @@ impl TrustStore {
     pub fn save(&self, file: &Path) -> anyhow::Result<()> {
         crate::host::config_file::replace_json(file, self)
     }
+
+    /// Drops the decisions of folders that no longer exist: a folder made
+    /// later at the same path is not the one the person trusted, and the
+    /// store does not grow with every throwaway checkout. A folder that
+    /// cannot be looked at (no permission, a disk not mounted in a way
+    /// that says "not found") keeps its decisions.
+    pub fn forget_gone_folders(&mut self) {
+        let gone = |key: &String| {
+            std::fs::symlink_metadata(key).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        };
+        self.folders.retain(|k, _| !gone(k));
+        self.allowed.retain(|k, _| !gone(k));
+        self.refused.retain(|k, _| !gone(k));
+    }
 }
 
 /// The methods whose command the workspace's `verification` settings name
@@ -289,6 +303,7 @@ pub fn decide_grants(root: &Path, decisions: &[(Grant, bool)]) -> anyhow::Result
 fn decide_grants_in(file: &Path, root: &Path, decisions: &[(Grant, bool)]) -> anyhow::Result<()> {
     crate::host::config_file::locked(file, || {
         let mut store = TrustStore::load(file)?;
+        store.forget_gone_folders();
         for (grant, allow) in decisions {
             store.decide(root, grant, *allow);
         }
@@ -301,6 +316,7 @@ pub fn trust_command(root: &Path, command: &[String]) -> anyhow::Result<()> {
     let file = store_file().context("this system has no configuration folder")?;
     crate::host::config_file::locked(&file, || {
         let mut store = TrustStore::load(&file)?;
+        store.forget_gone_folders();
         store.trust(root, command);
         store.save(&file)
     })
@@ -337,6 +353,49 @@ mod tests {
         // A broken store is an error, never an empty trust list silently.
         std::fs::write(&file, "{ not json").unwrap();
         assert!(TrustStore::load(&file).is_err());
+    }
+
+    /// A folder removed since its decisions were made loses them when the
+    /// store is next written (a folder made again at its path is not the
+    /// one trusted); the folders that exist keep theirs.
+    #[test]
+    fn decisions_of_folders_that_are_gone_go_when_the_store_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config/trusted-commands.json");
+        let (kept, gone) = (dir.path().join("kept"), dir.path().join("gone"));
+        std::fs::create_dir_all(&kept).unwrap();
+        std::fs::create_dir_all(&gone).unwrap();
+        let host = |h: &str| Grant::Host { host: h.to_owned() };
+        let cmd = vec!["./lsp".to_owned()];
+        decide_grants_in(&file, &kept, &[(host("a.example"), true)]).unwrap();
+        decide_grants_in(&file, &gone, &[(host("b.example"), true)]).unwrap();
+        decide_grants_in(&file, &gone, &[(host("c.example"), false)]).unwrap();
+        let gone_key = key(&gone);
+        let mut store = TrustStore::load(&file).unwrap();
+        store.trust(&gone, &cmd);
+        store.save(&file).unwrap();
+        std::fs::remove_dir(&gone).unwrap();
+        // Read as it is, nothing is dropped.
+        let store = TrustStore::load(&file).unwrap();
+        assert!(store.allowed.contains_key(&gone_key));
+        // The next write drops every decision of the folder that is gone.
+        decide_grants_in(&file, &kept, &[(host("d.example"), true)]).unwrap();
+        let store = TrustStore::load(&file).unwrap();
+        assert_eq!(
+            (
+                store.folders.keys().collect::<Vec<_>>(),
+                store.allowed.keys().cloned().collect::<Vec<_>>(),
+                store.refused.keys().collect::<Vec<_>>(),
+            ),
+            (vec![], vec![key(&kept)], vec![])
+        );
+        assert_eq!(
+            store.allowed[&key(&kept)],
+            vec![host("a.example"), host("d.example")]
+        );
+        // Made again at the same path, it is not trusted.
+        std::fs::create_dir_all(&gone).unwrap();
+        assert!(!store.trusts(&gone, &cmd));
     }
 
     /// Eight deciders at once (as two windows and the command line would
