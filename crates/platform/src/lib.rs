@@ -1,13 +1,15 @@
 //! cocode-platform (layer L0): platform conventions — the operating-system
 //! family and the primary shortcut modifier with its labels, finding an
 //! installed program ([`programs`]), the folders the system asks the
-//! running app to open ([`open_requests`]) — and keeping
-//! the process's own secrets from other processes ([`seal`]).
+//! running app to open ([`open_requests`]), spreading work over the
+//! cores ([`threads`]) — and keeping the process's own secrets from other
+//! processes ([`seal`]).
 
 pub mod console;
 pub mod open_requests;
 pub mod programs;
 pub mod seal;
+pub mod threads;
 
 use std::fmt;
 

@@ -167,7 +167,8 @@ pub fn metadata_paths(workspace: &Path) -> Option<Vec<PathBuf>> {
     // core; a name gets a path only when it is a folder or metadata.
     let mut depth = vec![root.clone()];
     while !depth.is_empty() {
-        let listings = on_every_core(&depth, |folder| metadata_in(folder, &seen));
+        let listings =
+            cocode_platform::threads::parallel_map(&depth, |folder| metadata_in(folder, &seen));
         if seen.load(std::sync::atomic::Ordering::Relaxed) > METADATA_WALK_LIMIT {
             return None;
         }
@@ -237,29 +238,6 @@ fn metadata_in(
     }
     seen.fetch_add(count, std::sync::atomic::Ordering::Relaxed);
     Some((found, folders))
-}
-
-/// `f` of every item, in order, on as many threads as there are cores (on
-/// this one for a few items).
-fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    if items.len() < 32 || threads < 2 {
-        return items.iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|part| match part.join() {
-                Ok(results) => results,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    })
 }
 
 /// The folder a `.git` file names (`gitdir: <path>`, relative to the

@@ -19,7 +19,7 @@ use cocode_core::path::NormalizedPath;
 pub(crate) const FOLDER_WORKERS: usize = 8;
 
 /// Below this many items work stays on the calling thread.
-pub(crate) const PARALLEL_ITEMS: usize = 32;
+pub(crate) use cocode_platform::threads::PARALLEL_ITEMS;
 
 /// The folder part of a workspace path ("" for the root).
 pub(crate) fn folder_of(path: &NormalizedPath) -> &str {
@@ -80,34 +80,7 @@ pub(crate) fn by_folder<'i, T: Sync, R: Send, E: Send>(
     }
 }
 
-/// `f` of every item, in order, computed on as many threads as there are
-/// cores (one thread for a short list).
-pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    // A short list (one file of one operation, the most common) never asks
-    // for the core count: the standard library reads the cgroup's files
-    // each time it is asked.
-    if items.len() < PARALLEL_ITEMS {
-        return items.iter().map(f).collect();
-    }
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    if threads < 2 {
-        return items.iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|part| match part.join() {
-                Ok(results) => results,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    })
-}
+pub(crate) use cocode_platform::threads::parallel_map;
 
 pub(crate) fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -117,13 +90,6 @@ pub(crate) fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-
-    #[test]
-    fn parallel_map_keeps_the_order_of_its_items() {
-        let items: Vec<u32> = (0..500).collect();
-        let doubled = parallel_map(&items, |i| i * 2);
-        assert_eq!(doubled, (0..500).map(|i| i * 2).collect::<Vec<_>>());
-    }
 
     #[test]
     fn by_folder_runs_each_item_once_in_folder_order_and_stops_at_an_error() {
