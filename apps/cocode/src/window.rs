@@ -65,7 +65,7 @@ pub fn run(folder: Option<&Path>, root: crate::host::root::HostRoot) -> ExitCode
 fn open(folder: Option<&Path>, root: crate::host::root::HostRoot) -> anyhow::Result<()> {
     let folder = match folder {
         Some(dir) => {
-            let canonical = std::fs::canonicalize(dir)
+            let canonical = dunce::canonicalize(dir)
                 .with_context(|| format!("cannot open folder {}", dir.display()))?;
             anyhow::ensure!(canonical.is_dir(), "not a folder: {}", canonical.display());
             Some(canonical)

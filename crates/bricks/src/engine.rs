@@ -79,7 +79,7 @@ impl Bricks {
             .destination
             .parent()
             .ok_or_else(|| reject("the destination has no parent folder".to_owned()))?;
-        let parent = std::fs::canonicalize(parent)
+        let parent = dunce::canonicalize(parent)
             .ok()
             .filter(|p| p.is_dir())
             .ok_or_else(|| {

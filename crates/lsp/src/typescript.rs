@@ -73,7 +73,7 @@ fn package_at(dir: &Path, local: bool) -> Option<TypeScript> {
         Some(dir.join("bin/tsc")).filter(|p| p.is_file())
     };
     Some(TypeScript {
-        package: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
+        package: dunce::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
         version,
         major,
         local,
@@ -86,7 +86,7 @@ fn package_at(dir: &Path, local: bool) -> Option<TypeScript> {
 /// a link into it).
 fn global_modules_of(program: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
     let found = cocode_platform::programs::find_program(program, path_var)?;
-    let real = found.canonicalize().ok()?;
+    let real = dunce::canonicalize(&found).ok()?;
     real.ancestors()
         .find(|a| a.file_name() == Some(OsStr::new("node_modules")))
         .map(Path::to_path_buf)

@@ -223,7 +223,7 @@ impl Rules {
     pub(crate) fn new(writable: &[PathBuf], proxy_port: u16) -> Self {
         let roots = writable
             .iter()
-            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .filter_map(|p| dunce::canonicalize(p).ok())
             .collect();
         Self { roots, proxy_port }
     }

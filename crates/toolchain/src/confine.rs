@@ -106,9 +106,7 @@ pub fn workspace_grants(workspace: &Path) -> WorkspaceGrants {
     let Ok(entries) = std::fs::read_dir(workspace) else {
         return grants;
     };
-    let root = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
+    let root = dunce::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name();
         if is_protected(&name.to_string_lossy()) {
@@ -123,7 +121,7 @@ pub fn workspace_grants(workspace: &Path) -> WorkspaceGrants {
             continue;
         }
         let target = std::fs::read_link(&path).unwrap_or_default();
-        let reason = match path.canonicalize() {
+        let reason = match dunce::canonicalize(&path) {
             Err(_) => Some(RefusedWhy::Dangling),
             Ok(real) => match real.strip_prefix(&root) {
                 Err(_) => Some(RefusedWhy::Outside),
@@ -160,7 +158,7 @@ pub const METADATA_WALK_LIMIT: usize = 2_000_000;
 /// entries, or a piece of metadata is the workspace itself or holds it
 /// (binding it read-only would leave nothing to write).
 pub fn metadata_paths(workspace: &Path) -> Option<Vec<PathBuf>> {
-    let root = workspace.canonicalize().ok()?;
+    let root = dunce::canonicalize(workspace).ok()?;
     let mut found = std::collections::BTreeSet::new();
     let seen = std::sync::atomic::AtomicUsize::new(0);
     // Folder depth by folder depth, each depth's folders listed on every
@@ -224,7 +222,7 @@ fn metadata_in(
         if kind.is_symlink() {
             // Followed by git and by the kernel: its target inside the
             // workspace is what to keep read-only.
-            if let Ok(real) = path.canonicalize() {
+            if let Ok(real) = dunce::canonicalize(&path) {
                 found.push(real);
             }
             continue;
@@ -251,7 +249,7 @@ fn gitdir_of(file: &Path) -> Option<PathBuf> {
         .read_to_string(&mut text)
         .ok()?;
     let named = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
-    file.parent()?.join(named).canonicalize().ok()
+    dunce::canonicalize(file.parent()?.join(named)).ok()
 }
 
 /// What agent commands may write of a workspace: the paths granted, and
@@ -271,7 +269,7 @@ pub fn workspace_writes(roots: &WritableRoots, root_grant: bool) -> WorkspaceWri
     let mut out = WorkspaceWrites::default();
     if let Some(ws) = roots.workspace.as_deref() {
         let whole = root_grant
-            .then(|| Some((ws.canonicalize().ok()?, metadata_paths(ws)?)))
+            .then(|| Some((dunce::canonicalize(ws).ok()?, metadata_paths(ws)?)))
             .flatten();
         match whole {
             Some((root, metadata)) => {

@@ -117,7 +117,7 @@ impl SandboxPolicy for LaunchPolicy {
                 writable_roots.extend(
                     spec.extra_writable
                         .iter()
-                        .filter_map(|p| p.canonicalize().ok())
+                        .filter_map(|p| dunce::canonicalize(p).ok())
                         .filter(|p| p.is_dir()),
                 );
                 SandboxPlan {

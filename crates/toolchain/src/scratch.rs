@@ -51,7 +51,7 @@ impl PrivateTemp {
             ))
         })?;
         // The canonical path: Landlock is given paths without links.
-        let path = path.canonicalize().unwrap_or(path);
+        let path = dunce::canonicalize(&path).unwrap_or(path);
         Ok(Self { path })
     }
 
@@ -105,7 +105,7 @@ pub fn lasting_folder(path: &Path) -> Result<PathBuf, LaunchError> {
             return Err(refuse(format!("it belongs to user {}", meta.uid())));
         }
     }
-    path.canonicalize().map_err(|e| refuse(e.to_string()))
+    dunce::canonicalize(path).map_err(|e| refuse(e.to_string()))
 }
 
 #[cfg(test)]

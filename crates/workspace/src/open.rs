@@ -62,7 +62,7 @@ pub struct FolderPeek {
 
 /// `folder`'s canonical path, when it is a folder.
 fn canonical_folder(folder: &Path) -> Result<PathBuf, OpenError> {
-    let root = folder.canonicalize().map_err(|e| OpenError::Io {
+    let root = dunce::canonicalize(folder).map_err(|e| OpenError::Io {
         path: folder.to_path_buf(),
         message: e.to_string(),
     })?;
@@ -308,10 +308,12 @@ fn resolve_exceptions(configured: &[WriteException]) -> Vec<WriteException> {
     configured
         .iter()
         .filter_map(|x| {
-            x.path.canonicalize().ok().map(|path| WriteException {
-                name: x.name.clone(),
-                path,
-            })
+            dunce::canonicalize(&x.path)
+                .ok()
+                .map(|path| WriteException {
+                    name: x.name.clone(),
+                    path,
+                })
         })
         .collect()
 }

@@ -207,7 +207,7 @@ impl PathPolicy {
         if path.is_in_cocode_dir() {
             return Err(outside("the workspace's .cocode folder belongs to cocode"));
         }
-        let real = match self.on_disk(operation, path)?.canonicalize() {
+        let real = match dunce::canonicalize(self.on_disk(operation, path)?) {
             Ok(real) => real,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
@@ -332,7 +332,7 @@ fn canonicalize_existing_prefix(path: &Path) -> io::Result<PathBuf> {
     let mut missing = Vec::new();
     let mut current = path.to_path_buf();
     loop {
-        match current.canonicalize() {
+        match dunce::canonicalize(&current) {
             Ok(real) => {
                 return Ok(missing.iter().rev().fold(real, |p: PathBuf, s| p.join(s)));
             }

@@ -24,7 +24,7 @@ pub fn write_exceptions() -> Vec<PathBuf> {
             {
                 tracing::warn!("{e}");
             }
-            x.path.canonicalize().ok()
+            dunce::canonicalize(&x.path).ok()
         })
         .collect()
 }

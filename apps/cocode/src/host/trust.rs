@@ -115,7 +115,7 @@ pub fn store_file() -> Option<PathBuf> {
 }
 
 fn key(root: &Path) -> String {
-    root.canonicalize()
+    dunce::canonicalize(root)
         .unwrap_or_else(|_| root.to_path_buf())
         .to_string_lossy()
         .into_owned()

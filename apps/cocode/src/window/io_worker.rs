@@ -361,7 +361,7 @@ fn reader_for(
 }
 
 fn resolve_folder(path: &Path) -> Result<PathBuf, String> {
-    let canonical = std::fs::canonicalize(path).map_err(|e| format!("{e}: {}", path.display()))?;
+    let canonical = dunce::canonicalize(path).map_err(|e| format!("{e}: {}", path.display()))?;
     if canonical.is_dir() {
         Ok(canonical)
     } else {
@@ -388,7 +388,7 @@ fn resolve_open(path: &Path) -> Result<OpenTarget, String> {
     } else {
         parent
     };
-    let folder = std::fs::canonicalize(parent).map_err(|e| format!("{e}: {}", path.display()))?;
+    let folder = dunce::canonicalize(parent).map_err(|e| format!("{e}: {}", path.display()))?;
     Ok(OpenTarget::File(folder.join(name)))
 }
 
