@@ -148,6 +148,27 @@ pub fn install(root: &Path) {
     }
 }
 
+/// Adds the Windows target (rustup) and the MinGW compiler (apt, as root)
+/// if missing: what `cargo xtask dist --target x86_64-pc-windows-gnu`
+/// needs.
+pub fn install_windows(root: &Path) {
+    let triple = crate::dist::WINDOWS_GNU;
+    if !installed_targets(root).iter().any(|t| t == triple) {
+        println!("rustup target add {triple}");
+        let ok = Command::new("rustup")
+            .args(["target", "add", triple])
+            .current_dir(root)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            println!("could not add {triple} (is rustup installed?)");
+        }
+    }
+    if !crate::suite::have(MINGW_GCC) {
+        crate::suite::apt_install(&[MINGW_PACKAGE]);
+    }
+}
+
 /// Checks every target; true when all pass.
 pub fn run(root: &Path, install_first: bool) -> Result<bool> {
     if install_first {

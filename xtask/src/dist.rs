@@ -5,7 +5,8 @@
 //! the person's own `~/.local` with its uninstaller — and a `.deb`
 //! (`dpkg-deb`) installing the same into `/usr`; with `--target
 //! x86_64-pc-windows-gnu`, `cocode.exe` cross-built with MinGW, its
-//! subsystem and resources checked (`pe_check.rs`). On a Mac: `cocode.app`
+//! subsystem and resources checked (`pe_check.rs`), in the release zip's
+//! layout (`windows_check.rs` runs it under Wine). On a Mac: `cocode.app`
 //! (`bundle.rs`) in a disk image.
 
 use std::path::{Path, PathBuf};
@@ -215,6 +216,53 @@ fn build(root: &Path, target: Option<&str>, profile: &str) -> Result<PathBuf> {
     Ok(dir.join(profile).join(name))
 }
 
+/// The Windows program cross-built here, and its release zip.
+pub struct WindowsDist {
+    /// `cocode.exe` as cargo built it.
+    pub exe: PathBuf,
+    /// `cocode-<version>-x86_64-windows.zip`: `cocode.exe` at its root, as
+    /// the release workflow's zip holds it.
+    pub zip: PathBuf,
+    /// What `objdump -p` says of the program, for people.
+    pub facts: String,
+    /// What a double-clickable `cocode.exe` lacks (`pe_check.rs`).
+    pub problems: Vec<String>,
+    /// The system libraries the program loads (its import table).
+    pub imports: Vec<String>,
+}
+
+/// Cross-builds `cocode.exe` with `profile`, checks it and zips it into
+/// `out`.
+pub fn windows(root: &Path, profile: &str, out: &Path, version: &str) -> Result<WindowsDist> {
+    let exe = build(root, Some(WINDOWS_GNU), profile)?;
+    let facts = crate::pe_check::inspect(&exe)?;
+    let zip = out.join(format!("cocode-{version}-x86_64-windows.zip"));
+    let _ = std::fs::remove_file(&zip);
+    // Python's zipfile: the zip holds the program under its own name.
+    let folder = exe.parent().context("the program's folder")?;
+    let made = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\n\
+             with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n    \
+             z.write(sys.argv[2], 'cocode.exe')",
+        ])
+        .arg(&zip)
+        .arg(folder.join("cocode.exe"))
+        .status()
+        .context("python3 (it writes the zip)")?;
+    if !made.success() {
+        bail!("dist: python3 could not write {}", zip.display());
+    }
+    Ok(WindowsDist {
+        problems: facts.problems(),
+        imports: facts.imports.iter().cloned().collect(),
+        facts: facts.describe(),
+        exe,
+        zip,
+    })
+}
+
 /// Builds the packages for `target` (the host when `None`) into `dist/`
 /// and prints their paths. `quick` builds with the `dist-check` profile
 /// (release behaviour, debug speed) to check a package's shape.
@@ -225,21 +273,16 @@ pub fn run(root: &Path, target: Option<&str>, quick: bool) -> Result<bool> {
     let version = version(root)?;
     match target {
         Some(WINDOWS_GNU) => {
-            let exe = build(root, target, profile)?;
-            let facts = crate::pe_check::inspect(&exe)?;
-            let problems = facts.problems();
-            for problem in &problems {
-                println!("dist: {}: {problem}", exe.display());
+            let built = windows(root, profile, &out, &version)?;
+            for problem in &built.problems {
+                println!("dist: {}: {problem}", built.exe.display());
             }
-            let dir = out.join(format!("cocode-{version}-x86_64-windows"));
-            fresh(&dir)?;
-            copy(&exe, &dir.join("cocode.exe"))?;
             println!(
-                "dist: {} ({}; the zip and the installer are made by the release workflow)",
-                dir.join("cocode.exe").display(),
-                facts.describe()
+                "dist: {} ({}; the installer is made by the release workflow)",
+                built.zip.display(),
+                built.facts
             );
-            Ok(problems.is_empty())
+            Ok(built.problems.is_empty())
         }
         None if cfg!(target_os = "macos") => {
             let binary = build(root, None, profile)?;

@@ -251,7 +251,10 @@ fn the_release_workflow_builds_every_package_on_a_tag_and_checks_the_versions() 
     );
     let jobs = workflow["jobs"].as_mapping().unwrap();
     let names: Vec<&str> = jobs.keys().filter_map(|k| k.as_str()).collect();
-    assert_eq!(names, ["linux", "windows", "macos", "release"]);
+    assert_eq!(
+        names,
+        ["linux", "windows", "windows-under-wine", "macos", "release"]
+    );
     let runs = |job: &str| -> String {
         workflow["jobs"][job]["steps"]
             .as_sequence()
@@ -275,9 +278,14 @@ fn the_release_workflow_builds_every_package_on_a_tag_and_checks_the_versions() 
     }
     assert!(runs("windows").contains("assets\\windows\\cocode.iss"));
     assert!(runs("macos").contains("plutil -lint"));
+    // The Windows program runs under Wine before anything is published.
+    assert!(runs("windows-under-wine").contains("cargo xtask windows-check"));
     assert_eq!(
         workflow["jobs"]["release"]["needs"],
-        serde_yaml_ng::from_str::<serde_yaml_ng::Value>("[linux, windows, macos]").unwrap()
+        serde_yaml_ng::from_str::<serde_yaml_ng::Value>(
+            "[linux, windows, windows-under-wine, macos]"
+        )
+        .unwrap()
     );
     // The installer script takes the version and the program's folder.
     let iss = std::fs::read_to_string(root.join("assets/windows/cocode.iss")).unwrap();

@@ -122,40 +122,8 @@ fn check_installed(version: &str, work: &Path, failures: &mut Vec<String>) -> Re
 /// Starts the app with `gio launch` on its entry under a private Xvfb and
 /// waits (at most two minutes) for a window named `cocode`; then ends it.
 fn launch_from_entry(entry: &Path, work: &Path) -> Result<()> {
-    // A display no other X server holds (no lock file).
-    let number = (90..400)
-        .map(|n| n + std::process::id() % 100)
-        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
-        .context("no free X display number")?;
-    let display = format!(":{number}");
-    let xvfb = Stopped(
-        Command::new("Xvfb")
-            .args([
-                display.as_str(),
-                "-screen",
-                "0",
-                "1280x800x24",
-                "-nolisten",
-                "tcp",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting Xvfb")?,
-    );
-    // The app must find the server answering: started too early, it fails
-    // to open its window and ends (`gio launch` does not wait for it).
-    if !wait_for(Duration::from_secs(30), || {
-        Command::new("xwininfo")
-            .arg("-root")
-            .env("DISPLAY", &display)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    }) {
-        bail!("Xvfb did not answer on {display} within 30 s");
-    }
+    let display = free_display()?;
+    let xvfb = Stopped::start_xvfb(&display, "1280x800")?;
     let home = work.join("home");
     std::fs::create_dir_all(&home)?;
     // The app inherits gio's output: a file, not a pipe read to its end.
@@ -197,8 +165,17 @@ fn launch_from_entry(entry: &Path, work: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A display no other X server holds (no lock file), as `:N`.
+pub(crate) fn free_display() -> Result<String> {
+    (90..400)
+        .map(|n| n + std::process::id() % 100)
+        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
+        .map(|n| format!(":{n}"))
+        .context("no free X display number")
+}
+
 /// Whether `done` turns true within `limit` (asked every half second).
-fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub(crate) fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let started = Instant::now();
     while started.elapsed() < limit {
         if done() {
@@ -233,7 +210,36 @@ fn end_installed_app() {
 
 /// A child asked to stop when dropped (the X server on every way out),
 /// so it removes its lock file; killed if it has not ended in 5 s.
-struct Stopped(Child);
+pub(crate) struct Stopped(pub(crate) Child);
+
+impl Stopped {
+    /// A private Xvfb on `display` with a screen of `size` (`1280x800`),
+    /// once it answers (the app must find the server answering: started
+    /// too early, it fails to open its window and ends).
+    pub(crate) fn start_xvfb(display: &str, size: &str) -> Result<Self> {
+        let screen = format!("{size}x24");
+        let xvfb = Self(
+            Command::new("Xvfb")
+                .args([display, "-screen", "0", &screen, "-nolisten", "tcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .context("starting Xvfb")?,
+        );
+        if !wait_for(Duration::from_secs(30), || {
+            Command::new("xwininfo")
+                .arg("-root")
+                .env("DISPLAY", display)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        }) {
+            bail!("Xvfb did not answer on {display} within 30 s");
+        }
+        Ok(xvfb)
+    }
+}
 
 impl Drop for Stopped {
     fn drop(&mut self) {

@@ -19,6 +19,7 @@ mod modules;
 mod pe_check;
 mod screenshot;
 mod suite;
+mod windows_check;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -88,6 +89,19 @@ enum Command {
         #[arg(long)]
         quick: bool,
     },
+    /// Run the Windows build under Wine: cross-build `cocode.exe` and its
+    /// zip, then in a private Wine prefix and Xvfb ask its version, list
+    /// the tools, use the credential store, run and roll back two
+    /// local-agent tasks, ask `doctor` and open the window (a screenshot).
+    /// Installs Wine when missing; each step's output is kept.
+    WindowsCheck {
+        /// Build with the quick `dist-check` profile instead of release.
+        #[arg(long)]
+        quick: bool,
+        /// Do not install Wine, Xvfb and the X tools.
+        #[arg(long)]
+        no_install: bool,
+    },
     /// As root: install the `.deb` built around a build of the app, start
     /// it from its desktop entry under Xvfb, then purge it and check nothing
     /// is left (the `package` step of `test`).
@@ -146,6 +160,9 @@ fn run(command: Command) -> Result<bool> {
         }
         Command::Icons => icons::run(&root),
         Command::Dist { target, quick } => dist::run(&root, target.as_deref(), quick),
+        Command::WindowsCheck { quick, no_install } => {
+            windows_check::run(&root, quick, !no_install)
+        }
         Command::InstallCheck { binary } => install_check::run(
             &root,
             &binary.unwrap_or_else(|| suite::target_dir(&root).join("debug/cocode")),

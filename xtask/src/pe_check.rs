@@ -1,7 +1,7 @@
 //! What a Windows executable says of itself, read with MinGW's `objdump -p`:
 //! its subsystem (a GUI program opens no console window on a double-click)
-//! and the types of its resources (the icon Explorer shows, the version
-//! information of its properties).
+//! the types of its resources (the icon Explorer shows, the version
+//! information of its properties) and the libraries it loads.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -21,6 +21,8 @@ pub struct PeFacts {
     pub subsystem: String,
     /// The top-level resource types.
     pub resource_types: BTreeSet<u32>,
+    /// The libraries its import table names, in lower case.
+    pub imports: BTreeSet<String>,
 }
 
 impl PeFacts {
@@ -103,9 +105,15 @@ pub fn parse(text: &str) -> PeFacts {
             resource_types.insert(id);
         }
     }
+    let imports = text
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("DLL Name:"))
+        .map(|name| name.trim().to_ascii_lowercase())
+        .collect();
     PeFacts {
         subsystem,
         resource_types,
+        imports,
     }
 }
 
@@ -119,6 +127,21 @@ mod tests {
     const GUI_WITH_RESOURCES: &str = "\
 MajorSubsystemVersion\t5
 Subsystem\t\t00000002\t(Windows GUI)
+
+The Import Tables (interpreted .idata section contents)
+ vma:            Hint    Time      Forward  DLL       First
+                 Table   Stamp     Chain    Name      Thunk
+ 04652000\t04652118 00000000 00000000 04658c5c 04652d08
+
+\tDLL Name: KERNEL32.dll
+\tvma:  Hint/Ord Member-Name Bound-To
+\t4654c48\t  254  CreateFileW
+
+ 04652014\t04652300 00000000 00000000 04658d10 04652ef0
+
+\tDLL Name: api-ms-win-core-synch-l1-2-0.dll
+\tvma:  Hint/Ord Member-Name Bound-To
+\t4654c60\t    0  WaitOnAddress
 Entry 2 0000000004646000 00005218 Resource Directory [.rsrc]
 
 The .rsrc Resource Directory section:
@@ -144,6 +167,11 @@ The .rsrc Resource Directory section:
             PeFacts {
                 subsystem: "Windows GUI".to_owned(),
                 resource_types: [RT_ICON, RT_GROUP_ICON, RT_VERSION].into(),
+                imports: [
+                    "api-ms-win-core-synch-l1-2-0.dll".to_owned(),
+                    "kernel32.dll".to_owned()
+                ]
+                .into(),
             }
         );
         assert_eq!(facts.problems(), Vec::<String>::new());

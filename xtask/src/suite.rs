@@ -246,11 +246,12 @@ pub fn have(program: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Packages of [`APT_PACKAGES`] that are not installed (all of them where
-/// `dpkg-query` does not exist).
-fn missing_packages() -> Vec<&'static str> {
-    APT_PACKAGES
-        .into_iter()
+/// The `packages` that are not installed (all of them where `dpkg-query`
+/// does not exist).
+pub fn missing_packages(packages: &[&'static str]) -> Vec<&'static str> {
+    packages
+        .iter()
+        .copied()
         .filter(|p| {
             !Command::new("dpkg-query")
                 .args(["-W", "-f=${Status}", p])
@@ -261,7 +262,7 @@ fn missing_packages() -> Vec<&'static str> {
 }
 
 fn install_system_packages() {
-    let missing = missing_packages();
+    let missing = missing_packages(&APT_PACKAGES);
     if missing.is_empty() {
         println!("test: system packages present");
     } else {
