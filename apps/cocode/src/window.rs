@@ -15,6 +15,7 @@ pub mod crash_notice;
 pub mod disk_watch;
 pub mod editors;
 pub mod explorer;
+pub mod git_service;
 pub mod io_worker;
 pub mod keymap;
 pub mod link;

@@ -39,6 +39,13 @@ pub struct CocodeApp {
     pub(crate) editors: Editors,
     /// Changes on disk in the open folder.
     watch: Option<DiskWatch>,
+    /// The open folder's git reader.
+    git: Option<crate::window::git_service::GitService>,
+    /// What git says of the open folder (`None`: not known yet, or not in
+    /// a repository).
+    pub(crate) git_state: Option<Arc<cocode_git::RepoState>>,
+    /// Why git's state could not be read, if it could not.
+    pub(crate) git_problem: Option<String>,
     /// Quick open (Ctrl/Cmd+P) and its worker.
     pub(crate) quick_open: QuickOpen,
     /// The Search panel and its worker.
@@ -185,6 +192,9 @@ impl CocodeApp {
             workspace: None,
             editors: Editors::new(Arc::new(cocode_editor::OpenDocuments::new())),
             watch: None,
+            git: None,
+            git_state: None,
+            git_problem: None,
             quick_open,
             search,
             dialog: None,
@@ -266,6 +276,7 @@ impl CocodeApp {
         self.apply_io();
         self.take_open_requests(ui.ctx());
         self.apply_disk_changes();
+        self.apply_git();
         self.quick_open.poll();
         self.search.poll();
         if let Some(plan) = self.search.plan.take() {
@@ -309,6 +320,7 @@ impl CocodeApp {
                 editor_font: self.saved.editor_font_size,
                 terminals: &mut self.terminals,
                 lsp: self.lsp.as_ref(),
+                git_state: self.git_state.as_ref(),
                 commands: &mut commands,
                 os: self.os,
                 keymap: &self.keymap,
@@ -483,6 +495,15 @@ impl CocodeApp {
                 return;
             };
             ui.label(ws.root.display().to_string());
+            if let Some(git) = &self.git_state {
+                ui.separator();
+                let (text, hover) = branch_label(git);
+                ui.label(text).on_hover_text(hover);
+            } else if let Some(problem) = &self.git_problem {
+                ui.separator();
+                cocode_ui::badge(ui, "git unreadable", cocode_ui::Tone::Warning)
+                    .on_hover_text(problem);
+            }
             if let Some(lsp) = &self.lsp {
                 ui.separator();
                 let (errors, warnings) = views::problems::counts(&lsp.problems);
@@ -666,6 +687,47 @@ pub fn server_badge(
     }
 }
 
+/// The status bar's branch: its name (or the detached commit), how far
+/// it is from its upstream, an operation under way; and the words for its
+/// hover.
+pub fn branch_label(git: &cocode_git::RepoState) -> (String, String) {
+    use std::fmt::Write as _;
+    let (mut text, mut hover) = match &git.head {
+        cocode_git::Head::Branch(name) => (format!("⎇ {name}"), format!("On branch {name}")),
+        cocode_git::Head::Unborn(name) => (
+            format!("⎇ {name}"),
+            format!("On branch {name}, which has no commit yet"),
+        ),
+        cocode_git::Head::Detached(id) => (
+            format!("⎇ {id} (detached)"),
+            format!("HEAD is detached at {id}"),
+        ),
+    };
+    if let Some(up) = &git.upstream {
+        if up.ahead > 0 {
+            let _ = write!(text, " ↑{}", up.ahead);
+        }
+        if up.behind > 0 {
+            let _ = write!(text, " ↓{}", up.behind);
+        }
+        let _ = match (up.ahead, up.behind) {
+            (0, 0) => write!(hover, ", up to date with {}", up.name),
+            (a, 0) => write!(hover, ", {a} commit(s) ahead of {}", up.name),
+            (0, b) => write!(hover, ", {b} commit(s) behind {}", up.name),
+            (a, b) => write!(hover, ", {a} commit(s) ahead of and {b} behind {}", up.name),
+        };
+    }
+    if let Some(operation) = &git.operation {
+        let _ = write!(text, " ({operation})");
+        let _ = write!(hover, "; a {operation} is in progress");
+    }
+    let changed = git.changed_count();
+    if changed > 0 {
+        let _ = write!(hover, "; {changed} changed path(s)");
+    }
+    (text, hover)
+}
+
 /// The status bar's sandbox badge: what confines agent commands here, and
 /// the proxy they must go through.
 pub fn sandbox_status(
@@ -741,6 +803,7 @@ struct Viewer<'a> {
     editor_font: Option<f32>,
     terminals: &'a mut Terminals,
     lsp: Option<&'a crate::window::lsp::LspClient>,
+    git_state: Option<&'a Arc<cocode_git::RepoState>>,
     commands: &'a mut Vec<Command>,
     os: Os,
     keymap: &'a Keymap,
@@ -794,7 +857,8 @@ impl TabViewer for Viewer<'_> {
     fn ui(&mut self, ui: &mut egui::Ui, tab: &mut PanelId) {
         match tab {
             PanelId::Explorer => {
-                let marks = self.editors.marks();
+                let mut marks = self.editors.marks();
+                marks.git = self.git_state.cloned();
                 views::explorer::show(ui, self.workspace, &marks, self.commands, self.os);
             }
             PanelId::Welcome => views::editor::welcome(
@@ -918,6 +982,13 @@ mod app_folders;
 
 #[path = "app_lsp.rs"]
 mod app_lsp;
+
+#[path = "app_git.rs"]
+mod app_git;
+
+#[cfg(test)]
+#[path = "git_tests.rs"]
+mod git_tests;
 
 #[path = "app_panels.rs"]
 mod app_panels;

@@ -348,6 +348,9 @@ impl CocodeApp {
             return;
         };
         let changes = watch.drain();
+        if changes.listing || changes.vcs || !changes.changed.is_empty() {
+            self.refresh_git();
+        }
         if changes.listing
             || changes
                 .changed

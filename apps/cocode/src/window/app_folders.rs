@@ -241,6 +241,7 @@ impl CocodeApp {
             }
         };
         self.start_lsp(&root);
+        self.start_git(root.clone());
         // A folder that already has cocode history shows its tasks as soon
         // as the IO thread has looked; any other folder is left untouched
         // until its first task.

@@ -19,6 +19,23 @@ pub struct DiskChanges {
     /// Whether entries were created, removed or renamed (the Explorer
     /// lists again).
     pub listing: bool,
+    /// Whether git's own files changed (an index, HEAD or a branch moved:
+    /// a commit, a checkout, `git add` in a terminal).
+    pub vcs: bool,
+}
+
+/// Whether `path` is one of git's files whose change can change what git
+/// says of the folder (not its objects or logs, which every commit writes
+/// alongside the index and refs that say so).
+fn git_state_file(root: &Path, path: &Path) -> bool {
+    let Ok(inside) = path.strip_prefix(root.join(".git")) else {
+        return false;
+    };
+    let first = inside.components().next().map(|c| c.as_os_str().to_owned());
+    !matches!(
+        first.as_deref().and_then(|f| f.to_str()),
+        Some("objects" | "logs")
+    ) && path.extension().is_none_or(|e| e != "lock")
 }
 
 /// A watcher of one folder.
@@ -61,6 +78,15 @@ impl DiskWatch {
                 if matches!(event.kind, EventKind::Access(_)) {
                     return;
                 }
+                if event.paths.iter().any(|p| git_state_file(&base, p)) {
+                    let mut p = sink.lock().unwrap_or_else(PoisonError::into_inner);
+                    let was_empty = p.changed.is_empty() && !p.listing && !p.vcs;
+                    p.vcs = true;
+                    drop(p);
+                    if was_empty {
+                        waker.wake();
+                    }
+                }
                 let paths: Vec<PathBuf> = event
                     .paths
                     .into_iter()
@@ -70,7 +96,7 @@ impl DiskWatch {
                     return;
                 }
                 let mut p = sink.lock().unwrap_or_else(PoisonError::into_inner);
-                let was_empty = p.changed.is_empty() && !p.listing;
+                let was_empty = p.changed.is_empty() && !p.listing && !p.vcs;
                 if matches!(
                     event.kind,
                     EventKind::Create(_)

@@ -147,6 +147,24 @@ pub struct EditorTab {
     pub completion: Option<CompletionPopup>,
     /// The characters that open the completion list (the server's).
     pub triggers: Vec<String>,
+    /// The file's text at HEAD, for the gutter's marks.
+    pub git_base: GitBase,
+    /// The gutter's marks against HEAD and the document version they
+    /// belong to.
+    pub git_marks: Option<(i32, Vec<cocode_git::LineMark>)>,
+}
+
+/// A tab's text at HEAD.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum GitBase {
+    /// Not asked for yet.
+    #[default]
+    Unasked,
+    /// Asked for; the answer has not arrived.
+    Asked,
+    /// The answer: the text, or `None` when the file is not in HEAD (or not
+    /// text, or the folder is in no repository).
+    Known(Option<String>),
 }
 
 /// An open completion list.
@@ -212,6 +230,8 @@ impl EditorTab {
             hover: None,
             completion: None,
             triggers: Vec::new(),
+            git_base: GitBase::Unasked,
+            git_marks: None,
         }
     }
 

@@ -114,6 +114,8 @@ pub struct FileMarks {
     pub dirty: BTreeSet<PathBuf>,
     /// Being changed by a running task: the task's id.
     pub held: BTreeMap<PathBuf, String>,
+    /// What git says of the folder's files, when it is in a repository.
+    pub git: Option<std::sync::Arc<cocode_git::RepoState>>,
 }
 
 /// A file operation the person started in the Explorer.

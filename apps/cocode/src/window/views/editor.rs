@@ -341,6 +341,18 @@ fn text_area(
         if tab.changed_lines.0 != doc.version() {
             tab.changed_lines.1.clear();
         }
+        // The marks against HEAD, computed again once per version.
+        if let crate::window::editors::GitBase::Known(Some(base)) = &tab.git_base
+            && tab
+                .git_marks
+                .as_ref()
+                .is_none_or(|(v, _)| *v != doc.version())
+        {
+            tab.git_marks = Some((
+                doc.version(),
+                cocode_git::line_marks(base, &rope.to_string()),
+            ));
+        }
         let mut galleys = Vec::new();
         let mut caret_at: Option<Pos2> = None;
         for line in first..=last.min(lines.saturating_sub(1)) {
@@ -540,10 +552,11 @@ fn text_area(
                     editor_lsp::severity_color(severity, theme),
                 );
             }
+            git_mark(&painter, gutter_rect, tab, line, top, row, theme);
             if tab.changed_lines.1.contains(&line) {
                 painter.rect_filled(
                     Rect::from_min_size(
-                        Pos2::new(gutter_rect.min.x + 1.0, top),
+                        Pos2::new(gutter_rect.min.x + 5.0, top),
                         Vec2::new(3.0, row),
                     ),
                     0.0,
@@ -600,6 +613,54 @@ fn text_area(
             format!("Editor {}", tab.name()),
         )
     });
+}
+
+/// The gutter's mark against HEAD on `line`: a bar for added (green) and
+/// modified (blue) lines, a red wedge where lines were deleted above it.
+fn git_mark(
+    painter: &egui::Painter,
+    gutter: Rect,
+    tab: &EditorTab,
+    line: usize,
+    top: f32,
+    row: f32,
+    theme: Theme,
+) {
+    let Some((_, marks)) = &tab.git_marks else {
+        return;
+    };
+    let at = marks.partition_point(|m| m.end.max(m.start + 1) <= line);
+    let Some(mark) = marks.get(at).filter(|m| m.start <= line) else {
+        return;
+    };
+    let x = gutter.min.x + 1.0;
+    match mark.kind {
+        cocode_git::MarkKind::Added | cocode_git::MarkKind::Modified => {
+            let color = if mark.kind == cocode_git::MarkKind::Added {
+                Tone::Success.color(theme)
+            } else {
+                Tone::Info.color(theme)
+            };
+            painter.rect_filled(
+                Rect::from_min_size(Pos2::new(x, top), Vec2::new(3.0, row)),
+                0.0,
+                color,
+            );
+        }
+        cocode_git::MarkKind::Deleted if mark.start == line => {
+            let size = (row / 3.0).max(3.0);
+            painter.add(egui::Shape::convex_polygon(
+                vec![
+                    Pos2::new(x, top - size),
+                    Pos2::new(x + size, top),
+                    Pos2::new(x, top + size),
+                ],
+                Tone::Danger.color(theme),
+                Stroke::NONE,
+            ));
+        }
+        cocode_git::MarkKind::Deleted => {}
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use cocode_git::Kind;
 use cocode_platform::{Os, Shortcut};
 use cocode_ui::{Tone, icons};
 use egui::{RichText, Ui};
@@ -152,9 +153,53 @@ pub fn show(
         .auto_shrink([false, false])
         .show_rows(ui, row_height, rows.len(), |ui, range| {
             for row in &rows[range] {
-                show_row(ui, row, selected, marks, commands);
+                show_row(ui, row, selected, marks, &ws.root, commands);
             }
         });
+}
+
+/// The colour of a git state in the Explorer (VS Code's).
+pub fn git_color(kind: Kind, dark: bool) -> egui::Color32 {
+    let (dark_rgb, light_rgb) = match kind {
+        Kind::Modified | Kind::TypeChanged => ([0xE2, 0xC0, 0x8D], [0x89, 0x55, 0x03]),
+        Kind::Added | Kind::Untracked | Kind::Renamed => ([0x73, 0xC9, 0x91], [0x58, 0x7C, 0x0C]),
+        Kind::Deleted => ([0xC7, 0x4E, 0x39], [0xAD, 0x07, 0x07]),
+        Kind::Conflicted => ([0xE4, 0x67, 0x6B], [0xAD, 0x07, 0x07]),
+        Kind::Ignored => ([0x8C, 0x8C, 0x8C], [0x8E, 0x8E, 0x90]),
+    };
+    let [r, g, b] = if dark { dark_rgb } else { light_rgb };
+    egui::Color32::from_rgb(r, g, b)
+}
+
+/// The git state of `path` (a folder's rolled up), when git knows it.
+fn git_kind(marks: &FileMarks, root: &Path, path: &Path, folder: bool) -> Option<Kind> {
+    let git = marks.git.as_ref()?;
+    let rel = path.strip_prefix(root).ok()?;
+    let rel = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    if folder {
+        git.folder_kind(&rel)
+    } else {
+        git.file_kind(&rel)
+    }
+}
+
+/// `text` in the colour of `kind`, with its letter at the row's end (a
+/// folder shows only the colour, as VS Code's Explorer does).
+fn git_text(ui: &Ui, text: String, kind: Option<Kind>, folder: bool) -> egui::WidgetText {
+    let Some(kind) = kind else {
+        return text.into();
+    };
+    let color = git_color(kind, ui.visuals().dark_mode);
+    let shown = if folder || kind == Kind::Ignored {
+        text
+    } else {
+        format!("{text}  {}", kind.letter())
+    };
+    RichText::new(shown).color(color).into()
 }
 
 fn show_row(
@@ -162,6 +207,7 @@ fn show_row(
     row: &Row,
     selected: Option<&Path>,
     marks: &FileMarks,
+    root: &Path,
     commands: &mut Vec<Command>,
 ) {
     match row {
@@ -181,7 +227,14 @@ fn show_row(
                         } else {
                             icons::FOLDER_CLOSED
                         };
-                        let label = ui.selectable_label(false, format!("{arrow} {name}"));
+                        let kind = git_kind(marks, root, path, true);
+                        let mut label = ui.selectable_label(
+                            false,
+                            git_text(ui, format!("{arrow} {name}"), kind, true),
+                        );
+                        if let Some(kind) = kind {
+                            label = label.on_hover_text(format!("Holds {} files", kind.words()));
+                        }
                         if label.clicked() {
                             commands.push(Command::Explorer(ExplorerCommand::ToggleFolder(
                                 path.clone(),
@@ -203,10 +256,14 @@ fn show_row(
                             Some(_) => format!("{dot} {name}  (task)"),
                             None => format!("{dot} {name}"),
                         };
-                        let mut label = ui.selectable_label(is_selected, text);
+                        let kind = git_kind(marks, root, path, false);
+                        let mut label =
+                            ui.selectable_label(is_selected, git_text(ui, text, kind, false));
                         if let Some(task) = held {
                             label =
                                 label.on_hover_text(format!("Task {task} is changing this file"));
+                        } else if let Some(kind) = kind {
+                            label = label.on_hover_text(format!("Git: {}", kind.words()));
                         }
                         if label.clicked() {
                             commands

@@ -1,0 +1,93 @@
+//! Changed-line marks of a text against an older one (the gutter's marks
+//! against HEAD), from a line diff by `similar`.
+
+use similar::{Algorithm, DiffTag, TextDiff};
+
+/// What happened to a run of lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MarkKind {
+    /// Lines that are new.
+    Added,
+    /// Lines that replace others.
+    Modified,
+    /// Lines were removed above `start` (an empty run).
+    Deleted,
+}
+
+/// One run of changed lines of the current text, 0-based and end-exclusive
+/// (`start == end` for [`MarkKind::Deleted`]: the lines were removed just
+/// above line `start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LineMark {
+    pub kind: MarkKind,
+    pub start: usize,
+    pub end: usize,
+    /// How many lines of the older text this run replaces or removes.
+    pub old_lines: usize,
+}
+
+/// The marks of `current` against `base`, in line order.
+pub fn line_marks(base: &str, current: &str) -> Vec<LineMark> {
+    let diff = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .diff_lines(base, current);
+    diff.ops()
+        .iter()
+        .filter_map(|op| {
+            let (tag, old, new) = op.as_tag_tuple();
+            let kind = match tag {
+                DiffTag::Equal => return None,
+                DiffTag::Insert => MarkKind::Added,
+                DiffTag::Delete => MarkKind::Deleted,
+                DiffTag::Replace => MarkKind::Modified,
+            };
+            Some(LineMark {
+                kind,
+                start: new.start,
+                end: new.end,
+                old_lines: old.len(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn mark(kind: MarkKind, start: usize, end: usize, old_lines: usize) -> LineMark {
+        LineMark {
+            kind,
+            start,
+            end,
+            old_lines,
+        }
+    }
+
+    #[test]
+    fn added_modified_and_deleted_lines_are_marked_where_they_are_now() {
+        let base = "a\nb\nc\nd\ne\n";
+        let current = "new\na\nB\nc\ne\n";
+        assert_eq!(
+            line_marks(base, current),
+            [
+                mark(MarkKind::Added, 0, 1, 0),
+                mark(MarkKind::Modified, 2, 3, 1),
+                mark(MarkKind::Deleted, 4, 4, 1),
+            ]
+        );
+        assert_eq!(line_marks(base, base), []);
+        // Everything new in an empty file; everything gone from a full one.
+        assert_eq!(line_marks("", "x\ny\n"), [mark(MarkKind::Added, 0, 2, 0)]);
+        assert_eq!(line_marks("x\ny\n", ""), [mark(MarkKind::Deleted, 0, 0, 2)]);
+    }
+
+    #[test]
+    fn a_last_line_without_a_newline_gaining_one_is_a_modification() {
+        assert_eq!(
+            line_marks("a\nb", "a\nb\n"),
+            [mark(MarkKind::Modified, 1, 2, 1)]
+        );
+    }
+}

@@ -1,0 +1,442 @@
+//! The repository's state as `git status` would show it, for one workspace
+//! folder (which may be the repository's work tree or a folder inside it).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::bstr::{BStr, ByteSlice as _};
+use gix::status::index_worktree;
+use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+
+use crate::GitError;
+
+/// Where HEAD points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// On a branch (its short name).
+    Branch(String),
+    /// On a branch with no commit yet.
+    Unborn(String),
+    /// At a commit with no branch (its abbreviated id).
+    Detached(String),
+}
+
+/// The branch's upstream and how far apart they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    /// Its short name (`origin/main`).
+    pub name: String,
+    /// Commits on the branch that the upstream lacks.
+    pub ahead: usize,
+    /// Commits on the upstream that the branch lacks.
+    pub behind: usize,
+}
+
+/// What changed about a path, on one side (staged or not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Ignored,
+    Untracked,
+    Added,
+    Modified,
+    TypeChanged,
+    Renamed,
+    Deleted,
+    Conflicted,
+}
+
+impl Kind {
+    /// The letter the Explorer and the Source Control panel show (VS
+    /// Code's letters).
+    pub const fn letter(self) -> char {
+        match self {
+            Self::Ignored => 'I',
+            Self::Untracked => 'U',
+            Self::Added => 'A',
+            Self::Modified => 'M',
+            Self::TypeChanged => 'T',
+            Self::Renamed => 'R',
+            Self::Deleted => 'D',
+            Self::Conflicted => 'C',
+        }
+    }
+
+    /// The word for people.
+    pub const fn words(self) -> &'static str {
+        match self {
+            Self::Ignored => "ignored",
+            Self::Untracked => "untracked",
+            Self::Added => "added",
+            Self::Modified => "modified",
+            Self::TypeChanged => "type changed",
+            Self::Renamed => "renamed",
+            Self::Deleted => "deleted",
+            Self::Conflicted => "in conflict",
+        }
+    }
+}
+
+/// A path's state: staged (HEAD to index) and unstaged (index to the
+/// work tree, or not tracked at all).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileState {
+    pub staged: Option<Kind>,
+    pub unstaged: Option<Kind>,
+    /// For a staged rename: the path it came from (workspace-relative).
+    pub renamed_from: Option<String>,
+    /// An untracked or ignored folder shown whole (`target/`).
+    pub is_folder: bool,
+}
+
+impl FileState {
+    /// The one kind a file shows: a conflict first, then its unstaged
+    /// change, then its staged one.
+    pub fn shown(&self) -> Option<Kind> {
+        if self.staged == Some(Kind::Conflicted) || self.unstaged == Some(Kind::Conflicted) {
+            return Some(Kind::Conflicted);
+        }
+        self.unstaged.or(self.staged)
+    }
+}
+
+/// What git says of the repository holding a workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoState {
+    /// The repository's work tree.
+    pub workdir: PathBuf,
+    pub head: Head,
+    pub upstream: Option<Upstream>,
+    /// A merge (or rebase, cherry-pick, revert…) is in progress.
+    pub operation: Option<String>,
+    /// Every path with a state, relative to the workspace folder, `/`
+    /// separated, in path order. cocode's own `.cocode/` is left out.
+    pub files: BTreeMap<String, FileState>,
+}
+
+impl RepoState {
+    /// The state the Explorer shows for a file: its own, or that of an
+    /// untracked or ignored folder holding it.
+    pub fn file_kind(&self, rel: &str) -> Option<Kind> {
+        if let Some(state) = self.files.get(rel) {
+            return state.shown();
+        }
+        let mut at = rel;
+        while let Some((parent, _)) = at.rsplit_once('/') {
+            if let Some(state) = self.files.get(parent).filter(|s| s.is_folder) {
+                return state.shown();
+            }
+            at = parent;
+        }
+        None
+    }
+
+    /// The state a folder shows: its own when git shows it whole
+    /// (untracked or ignored), else the strongest of the files inside it
+    /// (ignored files do not colour the folders above them).
+    pub fn folder_kind(&self, rel: &str) -> Option<Kind> {
+        if let Some(kind) = self.file_kind(rel) {
+            return Some(kind);
+        }
+        let prefix = format!("{rel}/");
+        self.files
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix.as_str()),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(|(path, _)| path.starts_with(&prefix))
+            .filter_map(|(_, state)| state.shown())
+            .filter(|kind| *kind != Kind::Ignored)
+            .max_by_key(|kind| rank(*kind))
+    }
+
+    /// How many paths have a change (ignored ones not counted).
+    pub fn changed_count(&self) -> usize {
+        self.files
+            .values()
+            .filter(|s| s.shown().is_some_and(|k| k != Kind::Ignored))
+            .count()
+    }
+}
+
+/// Which kind colours a folder when its files differ: a conflict over a
+/// change over something new.
+const fn rank(kind: Kind) -> u8 {
+    match kind {
+        Kind::Ignored => 0,
+        Kind::Untracked => 1,
+        Kind::Added => 2,
+        Kind::Renamed => 3,
+        Kind::TypeChanged => 4,
+        Kind::Modified => 5,
+        Kind::Deleted => 6,
+        Kind::Conflicted => 7,
+    }
+}
+
+fn status_error(e: impl std::fmt::Display) -> GitError {
+    GitError::Status {
+        message: e.to_string(),
+    }
+}
+
+fn head_error(e: impl std::fmt::Display) -> GitError {
+    GitError::Head {
+        message: e.to_string(),
+    }
+}
+
+/// The repository holding `workspace`, or `None` when it is in none (or
+/// only in a bare one).
+fn open(workspace: &Path) -> Result<Option<(gix::Repository, String)>, GitError> {
+    let repo = match gix::discover(workspace) {
+        Ok(repo) => repo,
+        Err(e)
+            if e.downcast_any_ref::<gix::discover::upwards::Error>()
+                .is_some_and(|found| {
+                    matches!(
+                        found,
+                        gix::discover::upwards::Error::NoGitRepository { .. }
+                            | gix::discover::upwards::Error::NoGitRepositoryWithinCeiling { .. }
+                            | gix::discover::upwards::Error::NoGitRepositoryWithinFs { .. }
+                    )
+                }) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => {
+            return Err(GitError::Open {
+                path: workspace.display().to_string(),
+                message: e.to_string(),
+            });
+        }
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Ok(None);
+    };
+    let workdir = real(workdir);
+    let inside = real(workspace)
+        .strip_prefix(&workdir)
+        .map(|p| {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .unwrap_or_default();
+    Ok(Some((repo, inside)))
+}
+
+/// `path` made absolute and free of links, as far as it exists.
+fn real(path: &Path) -> PathBuf {
+    dunce::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// What git says of the repository holding `workspace` (`None`: not in a
+/// repository). Reads only: the index's refreshed stat data is not
+/// written back.
+pub fn read(workspace: &Path) -> Result<Option<RepoState>, GitError> {
+    let Some((repo, inside)) = open(workspace)? else {
+        return Ok(None);
+    };
+    let head = head_of(&repo)?;
+    let upstream = upstream_of(&repo)?;
+    let operation = repo.state().map(|s| operation_words(&s).to_owned());
+    let mut files: BTreeMap<String, FileState> = BTreeMap::new();
+    let into_workspace = |repo_rel: &BStr| -> Option<String> {
+        let path = repo_rel.to_str_lossy();
+        let rel = if inside.is_empty() {
+            path.into_owned()
+        } else {
+            path.strip_prefix(&format!("{inside}/"))?.to_owned()
+        };
+        let rel = rel.trim_end_matches('/').to_owned();
+        (rel != ".cocode" && !rel.starts_with(".cocode/") && !rel.is_empty()).then_some(rel)
+    };
+    let iter = repo
+        .status(gix::progress::Discard)
+        .map_err(status_error)?
+        .index_worktree_options_mut(|opts| {
+            opts.rewrites = None;
+            opts.sorting = Some(
+                gix::status::plumbing::index_as_worktree_with_renames::Sorting::ByPathCaseSensitive,
+            );
+            if let Some(walk) = opts.dirwalk_options.as_mut() {
+                walk.set_emit_ignored(Some(gix::dir::walk::EmissionMode::CollapseDirectory));
+            }
+        })
+        .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: false })
+        .into_iter(Vec::<gix::bstr::BString>::new())
+        .map_err(status_error)?;
+    for item in iter {
+        let item = item.map_err(status_error)?;
+        match item {
+            gix::status::Item::TreeIndex(change) => {
+                let Some(rel) = into_workspace(change.location()) else {
+                    continue;
+                };
+                let (kind, from) = match &change {
+                    gix::diff::index::Change::Addition { .. } => (Kind::Added, None),
+                    gix::diff::index::Change::Deletion { .. } => (Kind::Deleted, None),
+                    gix::diff::index::Change::Modification { .. } => (Kind::Modified, None),
+                    gix::diff::index::Change::Rewrite {
+                        source_location, ..
+                    } => (Kind::Renamed, into_workspace(source_location.as_ref())),
+                };
+                let state = files.entry(rel).or_default();
+                state.staged = Some(kind);
+                state.renamed_from = from;
+            }
+            gix::status::Item::IndexWorktree(index_worktree::Item::Modification {
+                rela_path,
+                status,
+                ..
+            }) => {
+                let Some(rel) = into_workspace(rela_path.as_ref()) else {
+                    continue;
+                };
+                let kind = match status {
+                    EntryStatus::Conflict { .. } => Kind::Conflicted,
+                    EntryStatus::Change(Change::Removed) => Kind::Deleted,
+                    EntryStatus::Change(Change::Type { .. }) => Kind::TypeChanged,
+                    EntryStatus::Change(
+                        Change::Modification { .. } | Change::SubmoduleModification(_),
+                    ) => Kind::Modified,
+                    EntryStatus::IntentToAdd => Kind::Added,
+                    EntryStatus::NeedsUpdate(_) => continue,
+                };
+                files.entry(rel).or_default().unstaged = Some(kind);
+            }
+            gix::status::Item::IndexWorktree(index_worktree::Item::DirectoryContents {
+                entry,
+                ..
+            }) => {
+                let kind = match entry.status {
+                    gix::dir::entry::Status::Untracked => Kind::Untracked,
+                    gix::dir::entry::Status::Ignored(_) => Kind::Ignored,
+                    gix::dir::entry::Status::Tracked | gix::dir::entry::Status::Pruned => {
+                        continue;
+                    }
+                };
+                let Some(rel) = into_workspace(entry.rela_path.as_ref()) else {
+                    continue;
+                };
+                let state = files.entry(rel).or_default();
+                state.unstaged = Some(kind);
+                state.is_folder = entry.disk_kind.is_some_and(|k| k.is_dir());
+            }
+            gix::status::Item::IndexWorktree(index_worktree::Item::Rewrite { .. }) => {}
+        }
+    }
+    Ok(Some(RepoState {
+        workdir: repo.workdir().map(real).unwrap_or_default(),
+        head,
+        upstream,
+        operation,
+        files,
+    }))
+}
+
+/// The words for an operation under way.
+fn operation_words(state: &gix::state::InProgress) -> &'static str {
+    use gix::state::InProgress;
+    match state {
+        InProgress::ApplyMailbox => "patch application",
+        InProgress::ApplyMailboxRebase => "rebase with patches",
+        InProgress::Bisect => "bisect",
+        InProgress::CherryPick | InProgress::CherryPickSequence => "cherry-pick",
+        InProgress::Merge => "merge",
+        InProgress::Rebase | InProgress::RebaseInteractive => "rebase",
+        InProgress::Revert | InProgress::RevertSequence => "revert",
+    }
+}
+
+fn head_of(repo: &gix::Repository) -> Result<Head, GitError> {
+    let head = repo.head().map_err(head_error)?;
+    let short = |name: &gix::refs::FullNameRef| name.shorten().to_str_lossy().into_owned();
+    if head.is_detached() {
+        let id = head
+            .id()
+            .ok_or_else(|| head_error("a detached HEAD without a commit"))?;
+        return Ok(Head::Detached(id.to_hex_with_len(7).to_string()));
+    }
+    let name = head
+        .referent_name()
+        .ok_or_else(|| head_error("HEAD names no branch"))?;
+    Ok(if head.is_unborn() {
+        Head::Unborn(short(name))
+    } else {
+        Head::Branch(short(name))
+    })
+}
+
+fn upstream_of(repo: &gix::Repository) -> Result<Option<Upstream>, GitError> {
+    let Some(branch) = repo.head_name().map_err(head_error)? else {
+        return Ok(None);
+    };
+    let Some(tracking) =
+        repo.branch_remote_tracking_ref_name(branch.as_ref(), gix::remote::Direction::Fetch)
+    else {
+        return Ok(None);
+    };
+    let tracking = tracking.map_err(head_error)?;
+    let Ok(mut upstream_ref) = repo.find_reference(tracking.as_ref()) else {
+        // Configured but never fetched.
+        return Ok(None);
+    };
+    let upstream_id = upstream_ref.peel_to_id().map_err(head_error)?.detach();
+    let Ok(head_id) = repo.head_id() else {
+        return Ok(None);
+    };
+    let head_id = head_id.detach();
+    let count = |from: gix::ObjectId, hidden: gix::ObjectId| -> Result<usize, GitError> {
+        let walk = repo
+            .rev_walk([from])
+            .with_hidden([hidden])
+            .all()
+            .map_err(head_error)?;
+        let mut n = 0;
+        for commit in walk {
+            commit.map_err(head_error)?;
+            n += 1;
+        }
+        Ok(n)
+    };
+    Ok(Some(Upstream {
+        name: tracking.shorten().to_str_lossy().into_owned(),
+        ahead: count(head_id, upstream_id)?,
+        behind: count(upstream_id, head_id)?,
+    }))
+}
+
+/// The content of `rel` (workspace-relative, `/` separated) in HEAD's
+/// commit; `None` when the workspace is in no repository, HEAD has no
+/// commit, or the file is not in it.
+pub fn head_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, GitError> {
+    let Some((repo, inside)) = open(workspace)? else {
+        return Ok(None);
+    };
+    let blob_error = |e: &dyn std::fmt::Display| GitError::Blob {
+        path: rel.to_owned(),
+        message: e.to_string(),
+    };
+    let Ok(commit) = repo.head_commit() else {
+        return Ok(None);
+    };
+    let tree = commit.tree().map_err(|e| blob_error(&e))?;
+    let in_repo = if inside.is_empty() {
+        rel.to_owned()
+    } else {
+        format!("{inside}/{rel}")
+    };
+    let Some(entry) = tree
+        .lookup_entry_by_path(Path::new(&in_repo))
+        .map_err(|e| blob_error(&e))?
+    else {
+        return Ok(None);
+    };
+    if !entry.mode().is_blob() {
+        return Ok(None);
+    }
+    let object = entry.object().map_err(|e| blob_error(&e))?;
+    Ok(Some(object.detach().data))
+}
