@@ -721,6 +721,7 @@ mod tests {
                 "editor",
                 "editor_view",
                 "framing",
+                "git",
                 "launch",
                 "proxy",
                 "registry",
