@@ -689,17 +689,17 @@ pub fn server_badge(
 
 /// The status bar's branch: its name (or the detached commit), how far
 /// it is from its upstream, an operation under way; and the words for its
-/// hover.
+/// hover. (No branch symbol: none of the bundled fonts has one.)
 pub fn branch_label(git: &cocode_git::RepoState) -> (String, String) {
     use std::fmt::Write as _;
     let (mut text, mut hover) = match &git.head {
-        cocode_git::Head::Branch(name) => (format!("⎇ {name}"), format!("On branch {name}")),
+        cocode_git::Head::Branch(name) => (name.clone(), format!("On branch {name}")),
         cocode_git::Head::Unborn(name) => (
-            format!("⎇ {name}"),
+            name.clone(),
             format!("On branch {name}, which has no commit yet"),
         ),
         cocode_git::Head::Detached(id) => (
-            format!("⎇ {id} (detached)"),
+            format!("{id} (detached)"),
             format!("HEAD is detached at {id}"),
         ),
     };

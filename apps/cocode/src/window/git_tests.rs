@@ -61,7 +61,7 @@ fn an_agents_edit_shows_in_the_explorer_and_the_gutter_against_head() {
         h.state().git_state.as_ref().unwrap().folder_kind("src"),
         Some(Kind::Modified)
     );
-    h.get_by_label("⎇ main");
+    h.get_by_label("main");
 
     h.get_by_label("  a.txt").click();
     run_until(&mut h, "HEAD's text in the editor", |h| {
@@ -94,6 +94,6 @@ fn an_agents_edit_shows_in_the_explorer_and_the_gutter_against_head() {
     );
     // The branch's hover counts the changed paths.
     let (text, hover) = super::branch_label(h.state().git_state.as_ref().unwrap());
-    assert_eq!(text, "⎇ main");
+    assert_eq!(text, "main");
     assert_eq!(hover, "On branch main; 3 changed path(s)");
 }
