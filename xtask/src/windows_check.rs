@@ -255,12 +255,14 @@ pub fn run(root: &Path, quick: bool, install: bool) -> Result<bool> {
         "wineserver",
         "Xvfb",
         "xwininfo",
+        "xdotool",
         "import",
         "python3",
+        "x86_64-w64-mingw32-gcc",
     ] {
         ensure!(
             crate::suite::have(program),
-            "step `tools` failed: {program} is missing (install: {})",
+            "step `tools` failed: {program} is missing (install: {} gcc-mingw-w64-x86-64)",
             PACKAGES.join(" ")
         );
     }
