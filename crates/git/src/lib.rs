@@ -11,4 +11,4 @@ mod status;
 
 pub use error::GitError;
 pub use lines::{LineMark, MarkKind, line_marks};
-pub use status::{FileState, Head, Kind, RepoState, Upstream, head_content, read};
+pub use status::{FileState, Head, Kind, RepoState, Upstream, head_content, read, relative_path};

@@ -214,16 +214,20 @@ fn open(workspace: &Path) -> Result<Option<(gix::Repository, String)>, GitError>
         return Ok(None);
     };
     let workdir = real(workdir);
-    let inside = real(workspace)
-        .strip_prefix(&workdir)
-        .map(|p| {
-            p.components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .unwrap_or_default();
+    let inside = relative_path(&workdir, &real(workspace)).unwrap_or_default();
     Ok(Some((repo, inside)))
+}
+
+/// `path` relative to `root`, `/` separated (`""` for the root itself);
+/// `None` when it is not inside `root`.
+pub fn relative_path(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    Some(
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
 }
 
 /// `path` made absolute and free of links, as far as it exists.

@@ -9,45 +9,16 @@
 #[path = "../../../tests/support/require.rs"]
 mod require;
 
+#[path = "../../../tests/support/git.rs"]
+mod git;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
 use cocode_git::{FileState, Head, Kind, RepoState, Upstream, head_content, read};
+use git::{git, git_failing};
 use pretty_assertions::assert_eq;
-
-/// Runs git in `dir` with a fixed identity; its output.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Like [`git`], but a failure is expected (a conflicting merge).
-fn git_failing(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(!out.status.success(), "git {args:?} should fail: {out:?}");
-}
 
 fn write(dir: &Path, rel: &str, text: &str) {
     let path = dir.join(rel);

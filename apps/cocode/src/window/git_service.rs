@@ -114,12 +114,7 @@ impl GitService {
 
 /// `path`'s text at HEAD, when it is inside `root`, in HEAD and UTF-8.
 fn head_text(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    let rel = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/");
+    let rel = cocode_git::relative_path(root, path)?;
     match cocode_git::head_content(root, &rel) {
         Ok(bytes) => String::from_utf8(bytes?).ok(),
         Err(e) => {

@@ -7,32 +7,13 @@
     reason = "tests build a repository with the real git"
 )]
 
-use std::path::Path;
-
 use cocode_git::{Kind, LineMark, MarkKind};
 use egui_kittest::kittest::Queryable;
 use pretty_assertions::assert_eq;
 
+use crate::window::testing::git_repo::git;
 use crate::window::testing::peers as require;
 use crate::window::testing::{approve_and_accept, harness, run_until, type_prompt};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
 
 #[test]
 fn an_agents_edit_shows_in_the_explorer_and_the_gutter_against_head() {

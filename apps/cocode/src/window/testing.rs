@@ -14,6 +14,10 @@ use crate::window::app::CocodeApp;
 #[path = "../../../../tests/support/require.rs"]
 pub mod peers;
 
+/// The real `git` in a test's repository.
+#[path = "../../../../tests/support/git.rs"]
+pub mod git_repo;
+
 /// The processes working in a folder (the agents a test started).
 #[cfg(target_os = "linux")]
 #[path = "../../../../tests/support/processes.rs"]

@@ -174,12 +174,7 @@ pub fn git_color(kind: Kind, dark: bool) -> egui::Color32 {
 /// The git state of `path` (a folder's rolled up), when git knows it.
 fn git_kind(marks: &FileMarks, root: &Path, path: &Path, folder: bool) -> Option<Kind> {
     let git = marks.git.as_ref()?;
-    let rel = path.strip_prefix(root).ok()?;
-    let rel = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/");
+    let rel = cocode_git::relative_path(root, path)?;
     if folder {
         git.folder_kind(&rel)
     } else {
