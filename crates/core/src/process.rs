@@ -134,6 +134,9 @@ pub type ByteStream = std::pin::Pin<Box<dyn futures_core::Stream<Item = Vec<u8>>
 pub trait ProcessHandle: Send {
     fn pid(&self) -> Option<u32>;
     async fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), LaunchError>;
+    /// Closes a piped child's stdin (a filter reading to the end finishes);
+    /// later writes fail. Nothing for other kinds.
+    fn close_stdin(&mut self) {}
     /// The next chunk of output (stdout and stderr interleaved for PTYs);
     /// `None` at end of output.
     async fn read_output(&mut self) -> Option<Vec<u8>>;

@@ -795,6 +795,10 @@ impl ProcessHandle for PipedHandle {
             .map_err(|e| LaunchError::Io(e.to_string()))
     }
 
+    fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
     fn take_stderr(&mut self) -> Option<cocode_core::process::ByteStream> {
         let rx = self.stderr.take()?;
         Some(Box::pin(ReceiverStream(rx)))

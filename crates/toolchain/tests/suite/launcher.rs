@@ -154,6 +154,34 @@ async fn output_beyond_the_limit_keeps_the_newest_bytes_and_stdin_reaches_the_ch
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_lets_a_filter_finish_while_its_output_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = launcher(None, Some(dir.path()));
+    let input = "0123456789abcdef\n".repeat(4096);
+    let mut handle = l
+        .launch(spec(&["cat"], SandboxProfile::Tool, dir.path()))
+        .unwrap();
+    handle.write_stdin(input.as_bytes()).await.unwrap();
+    handle.close_stdin();
+    // Without the close, `cat` would wait for more input and its output
+    // would never end.
+    let echoed = tokio::time::timeout(Duration::from_secs(20), async {
+        let mut echoed = Vec::new();
+        while let Some(chunk) = handle.read_output().await {
+            echoed.extend(chunk);
+        }
+        echoed
+    })
+    .await
+    .expect("the output ended");
+    assert_eq!(
+        (handle.wait().await.unwrap(), echoed.len()),
+        (ExitStatus::Code(0), input.len())
+    );
+    assert!(handle.write_stdin(b"late").await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_stops_a_running_child() {
     let dir = tempfile::tempdir().unwrap();
     let l = launcher(None, Some(dir.path()));
