@@ -28,6 +28,7 @@ pub mod person_files;
 pub mod providers;
 pub mod quick_open;
 pub mod saved;
+pub mod scm;
 pub mod search;
 pub mod settings;
 pub mod system_dialog;

@@ -22,6 +22,8 @@ pub struct LineMark {
     pub kind: MarkKind,
     pub start: usize,
     pub end: usize,
+    /// Where the lines it replaces or removes began in the older text.
+    pub old_start: usize,
     /// How many lines of the older text this run replaces or removes.
     pub old_lines: usize,
 }
@@ -45,6 +47,7 @@ pub fn line_marks(base: &str, current: &str) -> Vec<LineMark> {
                 kind,
                 start: new.start,
                 end: new.end,
+                old_start: old.start,
                 old_lines: old.len(),
             })
         })
@@ -56,12 +59,13 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn mark(kind: MarkKind, start: usize, end: usize, old_lines: usize) -> LineMark {
+    fn mark(kind: MarkKind, start: usize, end: usize, old: (usize, usize)) -> LineMark {
         LineMark {
             kind,
             start,
             end,
-            old_lines,
+            old_start: old.0,
+            old_lines: old.1,
         }
     }
 
@@ -72,22 +76,28 @@ mod tests {
         assert_eq!(
             line_marks(base, current),
             [
-                mark(MarkKind::Added, 0, 1, 0),
-                mark(MarkKind::Modified, 2, 3, 1),
-                mark(MarkKind::Deleted, 4, 4, 1),
+                mark(MarkKind::Added, 0, 1, (0, 0)),
+                mark(MarkKind::Modified, 2, 3, (1, 1)),
+                mark(MarkKind::Deleted, 4, 4, (3, 1)),
             ]
         );
         assert_eq!(line_marks(base, base), []);
         // Everything new in an empty file; everything gone from a full one.
-        assert_eq!(line_marks("", "x\ny\n"), [mark(MarkKind::Added, 0, 2, 0)]);
-        assert_eq!(line_marks("x\ny\n", ""), [mark(MarkKind::Deleted, 0, 0, 2)]);
+        assert_eq!(
+            line_marks("", "x\ny\n"),
+            [mark(MarkKind::Added, 0, 2, (0, 0))]
+        );
+        assert_eq!(
+            line_marks("x\ny\n", ""),
+            [mark(MarkKind::Deleted, 0, 0, (0, 2))]
+        );
     }
 
     #[test]
     fn a_last_line_without_a_newline_gaining_one_is_a_modification() {
         assert_eq!(
             line_marks("a\nb", "a\nb\n"),
-            [mark(MarkKind::Modified, 1, 2, 1)]
+            [mark(MarkKind::Modified, 1, 2, (1, 1))]
         );
     }
 }

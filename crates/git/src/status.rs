@@ -187,7 +187,7 @@ fn head_error(e: impl std::fmt::Display) -> GitError {
 
 /// The repository holding `workspace`, or `None` when it is in none (or
 /// only in a bare one).
-fn open(workspace: &Path) -> Result<Option<(gix::Repository, String)>, GitError> {
+pub(crate) fn open(workspace: &Path) -> Result<Option<(gix::Repository, String)>, GitError> {
     let repo = match gix::discover(workspace) {
         Ok(repo) => repo,
         Err(e)
@@ -427,11 +427,7 @@ pub fn head_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, GitE
         return Ok(None);
     };
     let tree = commit.tree().map_err(|e| blob_error(&e))?;
-    let in_repo = if inside.is_empty() {
-        rel.to_owned()
-    } else {
-        format!("{inside}/{rel}")
-    };
+    let in_repo = repo_path(&inside, rel);
     let Some(entry) = tree
         .lookup_entry_by_path(Path::new(&in_repo))
         .map_err(|e| blob_error(&e))?
@@ -443,4 +439,49 @@ pub fn head_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, GitE
     }
     let object = entry.object().map_err(|e| blob_error(&e))?;
     Ok(Some(object.detach().data))
+}
+
+/// The content of `rel` (workspace-relative, `/` separated) in the index
+/// (staged); `None` when the workspace is in no repository, or the file is
+/// not in the index or is in conflict there.
+pub fn index_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, GitError> {
+    let Some((repo, inside)) = open(workspace)? else {
+        return Ok(None);
+    };
+    let blob_error = |e: &dyn std::fmt::Display| GitError::Blob {
+        path: rel.to_owned(),
+        message: e.to_string(),
+    };
+    let index = repo.index_or_empty().map_err(|e| blob_error(&e))?;
+    let in_repo = repo_path(&inside, rel);
+    let Some(entry) = index.entry_by_path_and_stage(
+        in_repo.as_bytes().as_bstr(),
+        gix::index::entry::Stage::Unconflicted,
+    ) else {
+        return Ok(None);
+    };
+    if !matches!(
+        entry.mode,
+        gix::index::entry::Mode::FILE | gix::index::entry::Mode::FILE_EXECUTABLE
+    ) {
+        return Ok(None);
+    }
+    let object = repo.find_object(entry.id).map_err(|e| blob_error(&e))?;
+    Ok(Some(object.detach().data))
+}
+
+/// A workspace-relative path made relative to the repository's work tree,
+/// given where the workspace sits in it (`inside`, `""` at the top).
+pub(crate) fn repo_path(inside: &str, rel: &str) -> String {
+    if inside.is_empty() {
+        rel.to_owned()
+    } else {
+        format!("{inside}/{rel}")
+    }
+}
+
+/// Where the workspace folder sits in its repository's work tree (`""` at
+/// the top); `None` when it is in no repository.
+pub fn workspace_in_repo(workspace: &Path) -> Result<Option<String>, GitError> {
+    Ok(open(workspace)?.map(|(_, inside)| inside))
 }

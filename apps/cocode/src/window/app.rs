@@ -46,6 +46,8 @@ pub struct CocodeApp {
     pub(crate) git_state: Option<Arc<cocode_git::RepoState>>,
     /// Why git's state could not be read, if it could not.
     pub(crate) git_problem: Option<String>,
+    /// The Source Control panel.
+    pub(crate) scm: crate::window::scm::SourceControl,
     /// Quick open (Ctrl/Cmd+P) and its worker.
     pub(crate) quick_open: QuickOpen,
     /// The Search panel and its worker.
@@ -146,7 +148,7 @@ pub fn default_layout() -> DockState<PanelId> {
     let [editor_area, _] = dock.main_surface_mut().split_left(
         NodeIndex::root(),
         0.2,
-        vec![PanelId::Explorer, PanelId::Search],
+        vec![PanelId::Explorer, PanelId::Search, PanelId::SourceControl],
     );
     dock.main_surface_mut()
         .split_right(editor_area, 0.68, vec![PanelId::Agent]);
@@ -195,6 +197,7 @@ impl CocodeApp {
             git: None,
             git_state: None,
             git_problem: None,
+            scm: crate::window::scm::SourceControl::default(),
             quick_open,
             search,
             dialog: None,
@@ -321,6 +324,8 @@ impl CocodeApp {
                 terminals: &mut self.terminals,
                 lsp: self.lsp.as_ref(),
                 git_state: self.git_state.as_ref(),
+                git_problem: self.git_problem.as_deref(),
+                scm: &mut self.scm,
                 commands: &mut commands,
                 os: self.os,
                 keymap: &self.keymap,
@@ -497,8 +502,14 @@ impl CocodeApp {
             ui.label(ws.root.display().to_string());
             if let Some(git) = &self.git_state {
                 ui.separator();
-                let (text, hover) = branch_label(git);
-                ui.label(text).on_hover_text(hover);
+                let (text, hover) = crate::window::scm::branch_label(git);
+                if ui
+                    .add(egui::Button::new(text).frame(false))
+                    .on_hover_text(format!("{hover}\nClick to switch or create a branch."))
+                    .clicked()
+                {
+                    commands.push(Command::Git(crate::window::scm::GitCommand::PickBranch));
+                }
             } else if let Some(problem) = &self.git_problem {
                 ui.separator();
                 cocode_ui::badge(ui, "git unreadable", cocode_ui::Tone::Warning)
@@ -631,6 +642,7 @@ impl CocodeApp {
             Command::Agent(c) => self.run_agent_command(c),
             Command::Terminal(c) => self.run_terminal(c, ctx),
             Command::Lsp(ask) => self.run_lsp(&ask),
+            Command::Git(c) => self.run_git(c),
         }
     }
 
@@ -685,47 +697,6 @@ pub fn server_badge(
         | ServerState::Idle { .. }
         | ServerState::Untrusted { .. } => None,
     }
-}
-
-/// The status bar's branch: its name (or the detached commit), how far
-/// it is from its upstream, an operation under way; and the words for its
-/// hover. (No branch symbol: none of the bundled fonts has one.)
-pub fn branch_label(git: &cocode_git::RepoState) -> (String, String) {
-    use std::fmt::Write as _;
-    let (mut text, mut hover) = match &git.head {
-        cocode_git::Head::Branch(name) => (name.clone(), format!("On branch {name}")),
-        cocode_git::Head::Unborn(name) => (
-            name.clone(),
-            format!("On branch {name}, which has no commit yet"),
-        ),
-        cocode_git::Head::Detached(id) => (
-            format!("{id} (detached)"),
-            format!("HEAD is detached at {id}"),
-        ),
-    };
-    if let Some(up) = &git.upstream {
-        if up.ahead > 0 {
-            let _ = write!(text, " ↑{}", up.ahead);
-        }
-        if up.behind > 0 {
-            let _ = write!(text, " ↓{}", up.behind);
-        }
-        let _ = match (up.ahead, up.behind) {
-            (0, 0) => write!(hover, ", up to date with {}", up.name),
-            (a, 0) => write!(hover, ", {a} commit(s) ahead of {}", up.name),
-            (0, b) => write!(hover, ", {b} commit(s) behind {}", up.name),
-            (a, b) => write!(hover, ", {a} commit(s) ahead of and {b} behind {}", up.name),
-        };
-    }
-    if let Some(operation) = &git.operation {
-        let _ = write!(text, " ({operation})");
-        let _ = write!(hover, "; a {operation} is in progress");
-    }
-    let changed = git.changed_count();
-    if changed > 0 {
-        let _ = write!(hover, "; {changed} changed path(s)");
-    }
-    (text, hover)
 }
 
 /// The status bar's sandbox badge: what confines agent commands here, and
@@ -804,12 +775,26 @@ struct Viewer<'a> {
     terminals: &'a mut Terminals,
     lsp: Option<&'a crate::window::lsp::LspClient>,
     git_state: Option<&'a Arc<cocode_git::RepoState>>,
+    git_problem: Option<&'a str>,
+    scm: &'a mut crate::window::scm::SourceControl,
     commands: &'a mut Vec<Command>,
     os: Os,
     keymap: &'a Keymap,
     recent: &'a [PathBuf],
     theme: Theme,
     follows_system: bool,
+}
+
+impl Viewer<'_> {
+    fn source_control(&mut self, ui: &mut egui::Ui) {
+        let cx = views::scm::Context {
+            root: self.workspace.map(|w| w.root.as_path()),
+            state: self.git_state.map(AsRef::as_ref),
+            problem: self.git_problem,
+            os: self.os,
+        };
+        views::scm::show(ui, self.scm, &cx, self.commands);
+    }
 }
 
 impl TabViewer for Viewer<'_> {
@@ -826,6 +811,13 @@ impl TabViewer for Viewer<'_> {
                 )
                 .into(),
             PanelId::Editor(id) => self.editors.title(*id).into(),
+            // A short name that fits the side bar beside the Explorer and
+            // Search, and how many files have changes, as VS Code's badge
+            // says.
+            PanelId::SourceControl => match self.git_state.map(|s| s.changed_count()) {
+                Some(n) if n > 0 => format!("Git ({n})").into(),
+                _ => "Git".into(),
+            },
             _ => tab.title().into(),
         }
     }
@@ -868,6 +860,7 @@ impl TabViewer for Viewer<'_> {
                 self.keymap,
                 self.commands,
             ),
+            PanelId::SourceControl => self.source_control(ui),
             PanelId::Search => views::search::show(
                 ui,
                 self.search,

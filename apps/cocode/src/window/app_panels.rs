@@ -234,6 +234,10 @@ impl CocodeApp {
             // Its keys (arrows, Enter, Escape) work at once.
             self.approvals.focus = true;
         }
+        if panel == PanelId::SourceControl {
+            // The message is what one writes next, as in VS Code.
+            self.scm.focus = Some(crate::window::scm::Focus::Message);
+        }
         if panel == PanelId::Settings {
             // A credential store may have come (or gone) since the last look.
             self.providers.send(ProviderRequest::Refresh);
@@ -246,6 +250,11 @@ impl CocodeApp {
                 PanelId::Problems | PanelId::Trace => self.add_bottom_tab(panel),
                 // Settings open where files do, as in VS Code.
                 PanelId::Settings | PanelId::ToolCatalog => self.add_editor_area_tab(panel),
+                // In the side bar, beside the Explorer, as in VS Code.
+                PanelId::SourceControl => match self.dock.find_tab(&PanelId::Explorer) {
+                    Some(path) => self.dock[path.surface][path.node].append_tab(panel),
+                    None => self.dock.push_to_focused_leaf(panel),
+                },
                 // Beside the conversations it answers for.
                 PanelId::Approvals => match self.dock.find_tab(&PanelId::Agent) {
                     Some(path) => self.dock[path.surface][path.node].append_tab(panel),

@@ -252,6 +252,7 @@ fn a_closed_panel_comes_back_from_the_view_menu() {
             PanelId::Agent,
             PanelId::Explorer,
             PanelId::Search,
+            PanelId::SourceControl,
             PanelId::Welcome
         ]
     );

@@ -69,6 +69,8 @@ pub enum Command {
     Terminal(TerminalCommand),
     /// Ask the language servers (hover, completion, definition).
     Lsp(LspAsk),
+    /// The Source Control panel's asks.
+    Git(crate::window::scm::GitCommand),
 }
 
 /// The window's own commands: the keymap's, the palette, notices, zoom,

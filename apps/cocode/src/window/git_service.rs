@@ -1,29 +1,69 @@
-//! The window's git reader: a thread that reads the repository's state
-//! (`cocode_git::read`) and files' content at HEAD, so the UI never waits
-//! on git. Refreshes asked while one is queued become one, after a short
-//! pause that lets a burst of changes (a build, an agent's edits) settle.
+//! The window's git worker: a thread that reads the repository's state
+//! (`cocode_git::read`), files' content at HEAD, the Source Control
+//! panel's diff of one file and the last commits, and runs the person's
+//! own `git` for what writes to `.git` — so the UI never waits on git.
+//! Refreshes asked while one is queued become one, after a short pause
+//! that lets a burst of changes (a build, an agent's edits) settle.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cocode_git::RepoState;
+use cocode_core::process::ProcessLauncher;
+use cocode_git::{CommitSummary, GitAction, Hunk, RepoState};
 
 use crate::window::link::{Coalesce, UiEnd, Waker, link};
 
 /// How long a refresh waits for more changes before it reads.
 const SETTLE: Duration = Duration::from_millis(150);
 
+/// How many commits the panel lists.
+pub const RECENT_COMMITS: usize = 20;
+
+/// Files larger than this are not diffed in the panel.
+const DIFF_LIMIT: usize = 4 * 1024 * 1024;
+
 /// Work for the git thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GitRequest {
-    /// Read the repository's state again.
+    /// Read the repository's state (and the panel's diff and commits)
+    /// again.
     Refresh,
     /// The content at HEAD of this file (absolute path).
     HeadOf(PathBuf),
+    /// Show this file's changes (workspace-relative) in the panel, now and
+    /// after each refresh; `None` shows none.
+    Diff(Option<String>),
+    /// Run the person's git; then everything is read again.
+    Perform(GitAction),
 }
 
-/// What the git thread found.
+/// One side of a file's changes in the panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffSide {
+    /// No change on this side.
+    Unchanged,
+    Hunks(Vec<Hunk>),
+    /// Not text: it can be staged whole only.
+    Binary,
+    /// Larger than the panel diffs.
+    TooLarge,
+}
+
+/// A file's staged and unstaged changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// Workspace-relative.
+    pub path: String,
+    /// Relative to the repository's work tree (what patches name).
+    pub repo_path: String,
+    /// HEAD to the index.
+    pub staged: DiffSide,
+    /// The index to the work tree (an untracked file: all of it new).
+    pub unstaged: DiffSide,
+}
+
+/// What the git thread found or did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GitEvent {
     /// The repository's state (`None`: the folder is in no repository),
@@ -31,13 +71,29 @@ pub enum GitEvent {
     State(Result<Option<Arc<RepoState>>, String>),
     /// A file's text at HEAD (`None`: not in HEAD, or not text).
     Head { path: PathBuf, text: Option<String> },
+    /// The last commits on HEAD and the local branches.
+    History {
+        commits: Vec<CommitSummary>,
+        branches: Vec<String>,
+    },
+    /// The panel's file diff (`None`: the file has no change any more, or
+    /// none is shown), or why it could not be read.
+    Diff(Result<Option<FileDiff>, String>),
+    /// A git command ended: what it did in words, and git's output or its
+    /// error.
+    Done {
+        action: GitAction,
+        result: Result<String, String>,
+    },
 }
 
 impl Coalesce for GitEvent {
     fn merge(&mut self, next: Self) -> Option<Self> {
         match (&*self, next) {
             // Only the newest state matters.
-            (Self::State(_), next @ Self::State(_)) => {
+            (Self::State(_), next @ Self::State(_))
+            | (Self::History { .. }, next @ Self::History { .. })
+            | (Self::Diff(_), next @ Self::Diff(_)) => {
                 *self = next;
                 None
             }
@@ -52,42 +108,84 @@ pub struct GitService {
     link: UiEnd<GitRequest, GitEvent>,
 }
 
+/// What one round of the thread does.
+#[derive(Default)]
+struct Round {
+    refresh: bool,
+    heads: Vec<PathBuf>,
+    diff_changed: bool,
+    actions: Vec<GitAction>,
+}
+
 impl GitService {
-    /// Starts the thread for the folder `root` and asks for its state.
-    pub fn spawn(waker: Waker, root: PathBuf) -> Self {
+    /// Starts the thread for the folder `root` and asks for its state; git
+    /// commands run through `launcher` (the person's) on `runtime`.
+    pub fn spawn(
+        waker: Waker,
+        root: PathBuf,
+        launcher: Arc<dyn ProcessLauncher>,
+        runtime: tokio::runtime::Handle,
+    ) -> Self {
         let (ui, mut worker) = link(waker);
         let started = std::thread::Builder::new()
             .name("cocode-git".into())
             .spawn(move || {
+                let mut shown: Option<String> = None;
                 while let Some(first) = worker.requests.blocking_recv() {
-                    let mut refresh = false;
-                    let mut heads: Vec<PathBuf> = Vec::new();
-                    let mut take = |request: GitRequest, refresh: &mut bool| match request {
-                        GitRequest::Refresh => *refresh = true,
+                    let mut round = Round::default();
+                    let mut take = |request: GitRequest, round: &mut Round| match request {
+                        GitRequest::Refresh => round.refresh = true,
                         GitRequest::HeadOf(path) => {
-                            if !heads.contains(&path) {
-                                heads.push(path);
+                            if !round.heads.contains(&path) {
+                                round.heads.push(path);
                             }
                         }
+                        GitRequest::Diff(path) => {
+                            shown = path;
+                            round.diff_changed = true;
+                        }
+                        GitRequest::Perform(action) => round.actions.push(action),
                     };
-                    take(first, &mut refresh);
-                    if refresh {
+                    take(first, &mut round);
+                    if round.refresh && round.actions.is_empty() {
                         std::thread::sleep(SETTLE);
                     }
                     while let Ok(more) = worker.requests.try_recv() {
-                        take(more, &mut refresh);
+                        take(more, &mut round);
                     }
-                    if refresh {
-                        let state = cocode_git::read(&root)
-                            .map(|s| s.map(Arc::new))
-                            .map_err(|e| e.to_string());
-                        if !worker.events.blocking_send(GitEvent::State(state)) {
+                    for action in round.actions.drain(..) {
+                        let result = perform(&root, launcher.as_ref(), &runtime, &action);
+                        round.refresh = true;
+                        if !worker
+                            .events
+                            .blocking_send(GitEvent::Done { action, result })
+                        {
                             return;
                         }
                     }
-                    for path in heads {
+                    let mut events = Vec::new();
+                    if round.refresh {
+                        let state = cocode_git::read(&root)
+                            .map(|s| s.map(Arc::new))
+                            .map_err(|e| e.to_string());
+                        let in_repo = matches!(state, Ok(Some(_)));
+                        events.push(GitEvent::State(state));
+                        if in_repo {
+                            events.push(history(&root));
+                        }
+                    }
+                    if round.refresh || round.diff_changed {
+                        events.push(GitEvent::Diff(match &shown {
+                            Some(rel) => file_diff(&root, rel),
+                            None => Ok(None),
+                        }));
+                    }
+                    for path in round.heads {
                         let text = head_text(&root, &path);
-                        if !worker.events.blocking_send(GitEvent::Head { path, text }) {
+                        events.push(GitEvent::Head { path, text });
+                    }
+                    for event in events {
+                        if !worker.events.blocking_send(event) {
                             return;
                         }
                     }
@@ -109,6 +207,86 @@ impl GitService {
     /// What arrived since the last call; never blocks.
     pub fn drain(&mut self) -> Vec<GitEvent> {
         self.link.drain()
+    }
+}
+
+/// Runs one git command for the folder `root`.
+fn perform(
+    root: &Path,
+    launcher: &dyn ProcessLauncher,
+    runtime: &tokio::runtime::Handle,
+    action: &GitAction,
+) -> Result<String, String> {
+    let workdir = match cocode_git::read(root) {
+        Ok(Some(state)) => state.workdir,
+        // `git init` (or a folder that left its repository): git runs in
+        // the folder itself.
+        Ok(None) => root.to_path_buf(),
+        Err(e) => return Err(e.to_string()),
+    };
+    runtime
+        .block_on(cocode_git::perform(launcher, root, &workdir, action))
+        .map_err(|e| e.to_string())
+}
+
+/// The last commits and the branches.
+fn history(root: &Path) -> GitEvent {
+    let commits = cocode_git::recent_commits(root, RECENT_COMMITS).unwrap_or_else(|e| {
+        tracing::debug!("recent commits: {e}");
+        Vec::new()
+    });
+    let branches = cocode_git::local_branches(root).unwrap_or_else(|e| {
+        tracing::debug!("branches: {e}");
+        Vec::new()
+    });
+    GitEvent::History { commits, branches }
+}
+
+/// `rel`'s staged and unstaged changes; `None` when it has neither.
+fn file_diff(root: &Path, rel: &str) -> Result<Option<FileDiff>, String> {
+    let Some(inside) = cocode_git::workspace_in_repo(root).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let head = cocode_git::head_content(root, rel).map_err(|e| e.to_string())?;
+    let index = cocode_git::index_content(root, rel).map_err(|e| e.to_string())?;
+    let path = rel.split('/').fold(root.to_path_buf(), |p, s| p.join(s));
+    // A folder git shows whole (untracked `out/`) has no diff of its own.
+    let work = match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_file() => Some(std::fs::read(&path).map_err(|e| e.to_string())?),
+        _ => None,
+    };
+    let staged = side(head.as_deref(), index.as_deref());
+    let unstaged = side(index.as_deref(), work.as_deref());
+    if staged == DiffSide::Unchanged && unstaged == DiffSide::Unchanged {
+        return Ok(None);
+    }
+    let repo_path = if inside.is_empty() {
+        rel.to_owned()
+    } else {
+        format!("{inside}/{rel}")
+    };
+    Ok(Some(FileDiff {
+        path: rel.to_owned(),
+        repo_path,
+        staged,
+        unstaged,
+    }))
+}
+
+/// The change from `old` to `new` (`None`: absent).
+fn side(old: Option<&[u8]>, new: Option<&[u8]>) -> DiffSide {
+    if old == new {
+        return DiffSide::Unchanged;
+    }
+    let (old, new) = (old.unwrap_or_default(), new.unwrap_or_default());
+    if old.len() > DIFF_LIMIT || new.len() > DIFF_LIMIT {
+        return DiffSide::TooLarge;
+    }
+    match (std::str::from_utf8(old), std::str::from_utf8(new)) {
+        (Ok(old), Ok(new)) if !old.contains('\0') && !new.contains('\0') => {
+            DiffSide::Hunks(cocode_git::diff_hunks(old, new))
+        }
+        _ => DiffSide::Binary,
     }
 }
 

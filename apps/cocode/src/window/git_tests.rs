@@ -1,22 +1,30 @@
 //! Git in the window, driven as a person would: the Explorer's letters and
 //! colours, the status bar's branch, and the gutter's marks against HEAD,
-//! before and after an agent's task edits a file.
+//! before and after an agent's task edits a file; then the Source Control
+//! panel stages the edit by its hunk and commits it.
 #![cfg(target_os = "linux")]
 #![expect(
     clippy::disallowed_methods,
     reason = "tests build a repository with the real git"
 )]
 
-use cocode_git::{Kind, LineMark, MarkKind};
-use egui_kittest::kittest::Queryable;
+use cocode_git::{Head, Kind, LineMark, MarkKind};
+use egui::accesskit::Role;
+use egui::{Key, Modifiers};
+use std::path::Path;
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::{Queryable, by};
 use pretty_assertions::assert_eq;
 
+use crate::window::app::CocodeApp;
+use crate::window::scm::Outcome;
 use crate::window::testing::git_repo::git;
 use crate::window::testing::peers as require;
 use crate::window::testing::{approve_and_accept, harness, run_until, type_prompt};
 
 #[test]
-fn an_agents_edit_shows_in_the_explorer_and_the_gutter_against_head() {
+fn an_agents_edit_shows_in_the_explorer_and_the_gutter_and_the_panel_stages_and_commits_it() {
     if !require::require_program("git") {
         return;
     }
@@ -26,6 +34,11 @@ fn an_agents_edit_shows_in_the_explorer_and_the_gutter_against_head() {
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/lib.rs"), "fn a() {}\n").unwrap();
     git(&root, &["init", "-q"]);
+    // The person's identity for the commit the panel makes (the person's
+    // own git reads it, as it reads their global configuration).
+    git(&root, &["config", "user.name", "Ada Person"]);
+    git(&root, &["config", "user.email", "ada@example.com"]);
+    git(&root, &["config", "commit.gpgsign", "false"]);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-q", "-m", "first"]);
     std::fs::write(root.join("new.txt"), "new\n").unwrap();
@@ -70,11 +83,169 @@ fn an_agents_edit_shows_in_the_explorer_and_the_gutter_against_head() {
             kind: MarkKind::Modified,
             start: 1,
             end: 2,
+            old_start: 1,
             old_lines: 1,
         }]
     );
     // The branch's hover counts the changed paths.
-    let (text, hover) = super::branch_label(h.state().git_state.as_ref().unwrap());
+    let (text, hover) = crate::window::scm::branch_label(h.state().git_state.as_ref().unwrap());
     assert_eq!(text, "main");
     assert_eq!(hover, "On branch main; 3 changed path(s)");
+
+    stage_the_hunk_and_commit(&mut h, &root);
+}
+
+/// The Source Control panel stages a.txt's hunk and commits it.
+fn stage_the_hunk_and_commit(h: &mut Harness<'static, CocodeApp>, root: &Path) {
+    // Source Control (Ctrl+Shift+G): the edit under "Changes", beside the
+    // change made before the task and the new file.
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::G);
+    run_until(h, "the Source Control panel", |h| {
+        h.query_by_label("Changes (2)").is_some()
+    });
+    h.get_by_label("Untracked (1)");
+    assert!(h.query_by_label("Staged changes (0)").is_none());
+    // The file's hunk, staged on its own.
+    h.get_by_label("M  a.txt").click();
+    run_until(h, "a.txt's hunk", |h| {
+        h.query_by_label("Stage Hunk").is_some()
+    });
+    h.get_by_label("@@ -1,3 +1,3 @@");
+    h.get_by_label(" one\n-two\n+2\n three");
+    h.get_by_label("Stage Hunk").click();
+    run_until(h, "a.txt staged", |h| {
+        h.query_by_label("Staged changes (1)").is_some()
+    });
+    assert_eq!(git(root, &["diff", "--cached", "--name-only"]), "a.txt\n");
+    // A message, then Ctrl+Enter in its box commits.
+    h.get(by().role(Role::MultilineTextInput).label("Commit message"))
+        .click();
+    h.run_steps(2);
+    h.get(by().role(Role::MultilineTextInput).label("Commit message"))
+        .type_text("Say 2 in a.txt");
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Enter);
+    run_until(h, "the commit", |h| {
+        h.state().scm.commits.len() == 2 && h.state().scm.running.is_empty()
+    });
+    assert_eq!(
+        git(root, &["log", "--format=%an <%ae> %s", "-2"]),
+        "Ada Person <ada@example.com> Say 2 in a.txt\nTest <test@example.com> first\n"
+    );
+    assert_eq!(git(root, &["show", "HEAD:a.txt"]), "one\n2\nthree\n");
+    assert_eq!(h.state().scm.message, "");
+    // The new commit heads the list; the note says what git said of it.
+    h.get_by_label("Say 2 in a.txt");
+    let id = git(root, &["rev-parse", "--short=7", "HEAD"]);
+    h.get_by_label(id.trim());
+    h.get_by_label_contains(&format!("Committed: [main {}] Say 2 in a.txt", id.trim()));
+    // Committed: a.txt has no change left; the others are as they were.
+    run_until(h, "a.txt clean", |h| {
+        h.query_by_label("Changes (1)").is_some()
+            && !h
+                .state()
+                .git_state
+                .as_ref()
+                .unwrap()
+                .files
+                .contains_key("a.txt")
+    });
+    assert_eq!(h.state().git_state.as_ref().unwrap().changed_count(), 2);
+}
+
+/// A repository at `root` with one commit of `a.txt`, and the person's
+/// identity for the commits the panel makes.
+fn repository(root: &Path) {
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    git(root, &["init", "-q"]);
+    git(root, &["config", "user.name", "Ada Person"]);
+    git(root, &["config", "user.email", "ada@example.com"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "first"]);
+}
+
+#[test]
+fn the_status_bars_branch_creates_and_switches_branches_and_git_refuses_in_its_words() {
+    if !require::require_program("git") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    repository(&root);
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the branch in the status bar", |h| {
+        h.query_by_label("main").is_some()
+    });
+    h.get_by_label("main").click();
+    run_until(&mut h, "the branch picker", |h| {
+        h.state().scm.branch_picker.is_some()
+    });
+    // The picker's name has the keyboard: typing names a new branch.
+    h.run_steps(2);
+    h.event(egui::Event::Text("topic".to_owned()));
+    h.run_steps(2);
+    h.get_by_label("Create branch “topic” here and switch to it")
+        .click();
+    run_until(&mut h, "on topic", |h| {
+        h.state().git_state.as_ref().map(|s| s.head.clone()) == Some(Head::Branch("topic".into()))
+            && h.state().scm.running.is_empty()
+    });
+    h.get_by_label("Created branch topic and switched to it.");
+    assert_eq!(git(&root, &["branch", "--show-current"]), "topic\n");
+    // A change git would lose by switching back: git refuses, in its words.
+    std::fs::write(root.join("a.txt"), "on topic\n").unwrap();
+    git(&root, &["commit", "-q", "-am", "topic work"]);
+    std::fs::write(root.join("a.txt"), "not committed\n").unwrap();
+    run_until(&mut h, "a.txt changed", |h| {
+        h.state()
+            .git_state
+            .as_ref()
+            .is_some_and(|s| s.files.contains_key("a.txt"))
+    });
+    h.get_by_label("Branch");
+    // The branch shows twice (the status bar, the panel); either opens the
+    // picker.
+    h.get_all_by_label("topic").next().unwrap().click();
+    run_until(&mut h, "the picker's branches", |h| {
+        h.query_by_label("main").is_some()
+    });
+    h.get_by_label("main").click();
+    run_until(&mut h, "git's refusal", |h| {
+        h.query_by_label("git refused").is_some()
+    });
+    let words = match &h.state().scm.outcome {
+        Some(Outcome::Failed(words)) => words.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        words.starts_with("git switch failed:\nerror: Your local changes to the following files would be overwritten by checkout:\n\ta.txt"),
+        "{words}"
+    );
+    assert_eq!(git(&root, &["branch", "--show-current"]), "topic\n");
+}
+
+#[test]
+fn a_folder_outside_any_repository_offers_to_start_one() {
+    if !require::require_program("git") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    let mut h = harness(Some(root.clone()));
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::G);
+    run_until(&mut h, "the panel's empty state", |h| {
+        h.query_by_label("This folder is not in a git repository")
+            .is_some()
+    });
+    h.get_by_label("Initialize Repository").click();
+    run_until(&mut h, "a repository", |h| {
+        h.query_by_label("Untracked (1)").is_some()
+    });
+    h.get_by_label("Created a repository here.");
+    assert!(root.join(".git/HEAD").is_file());
+    assert!(matches!(
+        h.state().git_state.as_ref().unwrap().head,
+        Head::Unborn(_)
+    ));
 }

@@ -272,6 +272,7 @@ fn panel_id(panel: PanelId) -> &'static str {
         PanelId::Trace => "view.trace",
         PanelId::ToolCatalog => "view.toolCatalog",
         PanelId::Approvals => "view.approvals",
+        PanelId::SourceControl => "view.scm",
         PanelId::Terminal(_) | PanelId::Editor(_) => "view.tab",
     }
 }
@@ -287,6 +288,7 @@ fn panel_title(panel: PanelId) -> &'static str {
         PanelId::Trace => "Show Trace",
         PanelId::ToolCatalog => "Show Tool Catalog",
         PanelId::Approvals => "Show Approvals",
+        PanelId::SourceControl => "Show Source Control",
         PanelId::Terminal(_) => "Terminal",
         PanelId::Editor(_) => "Editor",
     }
@@ -315,7 +317,7 @@ impl Chord {
         }
     }
 
-    const fn primary(key: Key) -> Self {
+    pub(crate) const fn primary(key: Key) -> Self {
         Self {
             primary: true,
             ..Self::new(key)
@@ -525,6 +527,12 @@ impl Keymap {
                 Action::Show(PanelId::Problems),
             ),
             (Chord::primary_shift(Key::I), Action::Show(PanelId::Agent)),
+            // VS Code's: Ctrl+Shift+G, and ⌃⇧G on macOS (⇧⌘G finds the
+            // previous match there).
+            (
+                Chord::control(os, Key::G).with_shift(),
+                Action::Show(PanelId::SourceControl),
+            ),
             (Chord::primary(Key::Comma), Action::Show(PanelId::Settings)),
             (
                 Chord::control(os, Key::Backtick).with_shift(),

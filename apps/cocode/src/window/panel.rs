@@ -26,12 +26,15 @@ pub enum PanelId {
     ToolCatalog,
     /// Every tool call waiting for the person, across the tasks.
     Approvals,
+    /// Git: the changed files, staging, commits, branches.
+    SourceControl,
 }
 
 impl PanelId {
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Explorer,
         Self::Search,
+        Self::SourceControl,
         Self::Welcome,
         Self::Agent,
         Self::Approvals,
@@ -54,6 +57,7 @@ impl PanelId {
             Self::Trace => "Trace",
             Self::ToolCatalog => "Tool catalog",
             Self::Approvals => "Approvals",
+            Self::SourceControl => "Source Control",
         }
     }
 }

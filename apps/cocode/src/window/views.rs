@@ -16,6 +16,7 @@ pub mod palette;
 pub mod problems;
 pub mod providers;
 pub mod quick_open;
+pub mod scm;
 pub mod search;
 pub mod settings;
 pub mod settings_agents;

@@ -1,0 +1,247 @@
+//! The Source Control panel's state: the commit message, the file whose
+//! diff is shown, the last commits and branches, and what the person's
+//! last git command said.
+
+use cocode_git::{CommitSummary, GitAction, Kind, RepoState};
+
+use crate::window::git_service::FileDiff;
+
+/// What the Source Control panel asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitCommand {
+    /// Run the person's git (stage, unstage, a hunk, switch branch…).
+    Perform(GitAction),
+    /// Commit what is staged with the message in the box (amend when the
+    /// box says so).
+    Commit,
+    /// Show this file's diff in the panel (again: hide it).
+    Select(String),
+    /// Open a workspace-relative file in the editor.
+    Open(String),
+    /// Forget the last command's words.
+    DismissOutcome,
+    /// Show the branch picker (or hide it).
+    ToggleBranches,
+    /// Show the panel with the branch picker open (the status bar's
+    /// branch).
+    PickBranch,
+}
+
+/// How the person's last git command went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// It worked; a short note (`Committed 3f2a1bc`).
+    Done(String),
+    /// git refused or failed; its words, as they are.
+    Failed(String),
+}
+
+/// A changed file as the panel lists it, in one group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Workspace-relative.
+    pub path: String,
+    pub kind: Kind,
+    /// A staged rename's old path.
+    pub from: Option<String>,
+}
+
+/// The panel's groups, as VS Code shows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Groups {
+    pub conflicts: Vec<Entry>,
+    pub staged: Vec<Entry>,
+    pub changes: Vec<Entry>,
+    pub untracked: Vec<Entry>,
+}
+
+impl Groups {
+    /// Splits git's state into the groups: a conflict only under merge
+    /// conflicts; a file changed in both places under both; ignored files
+    /// nowhere.
+    pub fn of(state: &RepoState) -> Self {
+        let mut groups = Self::default();
+        for (path, file) in &state.files {
+            let entry = |kind: Kind| Entry {
+                path: path.clone(),
+                kind,
+                from: file.renamed_from.clone(),
+            };
+            if file.staged == Some(Kind::Conflicted) || file.unstaged == Some(Kind::Conflicted) {
+                groups.conflicts.push(entry(Kind::Conflicted));
+                continue;
+            }
+            if let Some(kind) = file.staged {
+                groups.staged.push(entry(kind));
+            }
+            match file.unstaged {
+                Some(Kind::Untracked) => groups.untracked.push(Entry {
+                    from: None,
+                    ..entry(Kind::Untracked)
+                }),
+                Some(Kind::Ignored) | None => {}
+                Some(kind) => groups.changes.push(Entry {
+                    from: None,
+                    ..entry(kind)
+                }),
+            }
+        }
+        groups
+    }
+
+    /// The paths of a group's entries, with a staged rename's old path
+    /// (unstaging a rename takes both sides out).
+    pub fn paths(entries: &[Entry]) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in entries {
+            out.push(entry.path.clone());
+            if let Some(from) = &entry.from {
+                out.push(from.clone());
+            }
+        }
+        out
+    }
+}
+
+/// A field of the panel that takes the keyboard focus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// The commit message (the panel was shown).
+    Message,
+    /// The branch picker's name (the status bar's branch was clicked).
+    Branch,
+}
+
+/// The Source Control panel.
+#[derive(Debug, Default)]
+pub struct SourceControl {
+    pub message: String,
+    pub amend: bool,
+    /// The file whose diff is shown (workspace-relative).
+    pub selected: Option<String>,
+    /// Its diff, once read (`None` with a selection: no change any more).
+    pub diff: Option<FileDiff>,
+    /// Why the diff could not be read.
+    pub diff_problem: Option<String>,
+    pub commits: Vec<CommitSummary>,
+    pub branches: Vec<String>,
+    /// Git commands sent and not yet answered, in words.
+    pub running: Vec<String>,
+    pub outcome: Option<Outcome>,
+    /// The branch picker is open, with the name typed in it.
+    pub branch_picker: Option<String>,
+    /// Where the keyboard focus goes on the next frame.
+    pub focus: Option<Focus>,
+    /// Whether git's state was read since the folder opened.
+    pub known: bool,
+}
+
+/// The status bar's branch: its name (or the detached commit), how far
+/// it is from its upstream, an operation under way; and the words for its
+/// hover. (No branch symbol: none of the bundled fonts has one.)
+pub fn branch_label(git: &RepoState) -> (String, String) {
+    use std::fmt::Write as _;
+    let (mut text, mut hover) = match &git.head {
+        cocode_git::Head::Branch(name) => (name.clone(), format!("On branch {name}")),
+        cocode_git::Head::Unborn(name) => (
+            name.clone(),
+            format!("On branch {name}, which has no commit yet"),
+        ),
+        cocode_git::Head::Detached(id) => (
+            format!("{id} (detached)"),
+            format!("HEAD is detached at {id}"),
+        ),
+    };
+    if let Some(up) = &git.upstream {
+        if up.ahead > 0 {
+            let _ = write!(text, " ↑{}", up.ahead);
+        }
+        if up.behind > 0 {
+            let _ = write!(text, " ↓{}", up.behind);
+        }
+        let _ = match (up.ahead, up.behind) {
+            (0, 0) => write!(hover, ", up to date with {}", up.name),
+            (a, 0) => write!(hover, ", {a} commit(s) ahead of {}", up.name),
+            (0, b) => write!(hover, ", {b} commit(s) behind {}", up.name),
+            (a, b) => write!(hover, ", {a} commit(s) ahead of and {b} behind {}", up.name),
+        };
+    }
+    if let Some(operation) = &git.operation {
+        let _ = write!(text, " ({operation})");
+        let _ = write!(hover, "; a {operation} is in progress");
+    }
+    let changed = git.changed_count();
+    if changed > 0 {
+        let _ = write!(hover, "; {changed} changed path(s)");
+    }
+    (text, hover)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use cocode_git::{FileState, Head};
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn entry(path: &str, kind: Kind, from: Option<&str>) -> Entry {
+        Entry {
+            path: path.into(),
+            kind,
+            from: from.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn each_file_lands_in_the_groups_git_puts_it_in() {
+        let file = |staged, unstaged, from: Option<&str>| FileState {
+            staged,
+            unstaged,
+            renamed_from: from.map(Into::into),
+            is_folder: false,
+        };
+        let state = RepoState {
+            workdir: PathBuf::from("/r"),
+            head: Head::Branch("main".into()),
+            upstream: None,
+            operation: None,
+            files: BTreeMap::from([
+                (
+                    "both.rs".into(),
+                    file(Some(Kind::Modified), Some(Kind::Modified), None),
+                ),
+                ("c.rs".into(), file(None, Some(Kind::Conflicted), None)),
+                ("gone.rs".into(), file(None, Some(Kind::Deleted), None)),
+                ("new.rs".into(), file(None, Some(Kind::Untracked), None)),
+                ("target".into(), file(None, Some(Kind::Ignored), None)),
+                (
+                    "to.rs".into(),
+                    file(Some(Kind::Renamed), None, Some("from.rs")),
+                ),
+            ]),
+        };
+        let groups = Groups::of(&state);
+        assert_eq!(
+            groups,
+            Groups {
+                conflicts: vec![entry("c.rs", Kind::Conflicted, None)],
+                staged: vec![
+                    entry("both.rs", Kind::Modified, None),
+                    entry("to.rs", Kind::Renamed, Some("from.rs")),
+                ],
+                changes: vec![
+                    entry("both.rs", Kind::Modified, None),
+                    entry("gone.rs", Kind::Deleted, None),
+                ],
+                untracked: vec![entry("new.rs", Kind::Untracked, None)],
+            }
+        );
+        assert_eq!(
+            Groups::paths(&groups.staged),
+            ["both.rs", "to.rs", "from.rs"]
+        );
+    }
+}
