@@ -105,6 +105,9 @@ pub struct RepoState {
     /// The repository's work tree.
     pub workdir: PathBuf,
     pub head: Head,
+    /// HEAD's commit (full hex id); `None` on a branch with no commit yet.
+    /// It changes with every commit even when the branch does not.
+    pub head_id: Option<String>,
     pub upstream: Option<Upstream>,
     /// A merge (or rebase, cherry-pick, revert…) is in progress.
     pub operation: Option<String>,
@@ -334,6 +337,7 @@ pub fn read(workspace: &Path) -> Result<Option<RepoState>, GitError> {
     Ok(Some(RepoState {
         workdir: repo.workdir().map(real).unwrap_or_default(),
         head,
+        head_id: repo.head_id().ok().map(|id| id.to_string()),
         upstream,
         operation,
         files,

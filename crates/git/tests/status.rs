@@ -234,6 +234,10 @@ fn branch_upstream_detached_and_unborn_heads_are_named() {
     git(root, &["checkout", "-q", "--detach", "HEAD~1"]);
     let detached = cocode_git::read(root).unwrap().unwrap();
     assert_eq!(detached.head, Head::Detached(id.trim().to_owned()));
+    assert_eq!(
+        detached.head_id,
+        Some(git(root, &["rev-parse", "HEAD"]).trim().to_owned())
+    );
     assert_eq!(detached.upstream, None);
 
     let empty = tempfile::tempdir().unwrap();
@@ -241,6 +245,7 @@ fn branch_upstream_detached_and_unborn_heads_are_named() {
     write(empty.path(), "x.txt", "x\n");
     let unborn = cocode_git::read(empty.path()).unwrap().unwrap();
     assert_eq!(unborn.head, Head::Unborn("main".to_owned()));
+    assert_eq!(unborn.head_id, None);
     assert_eq!(unborn.file_kind("x.txt"), Some(Kind::Untracked));
     assert_eq!(head_content(empty.path(), "x.txt").unwrap(), None);
 }

@@ -4,6 +4,7 @@
 //! person's own git, run off the UI thread).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use cocode_git::GitAction;
 
@@ -19,8 +20,7 @@ impl CocodeApp {
         self.git_state = None;
         self.git_problem = None;
         self.scm = SourceControl::default();
-        let launcher: std::sync::Arc<dyn cocode_core::process::ProcessLauncher> =
-            self.root.person_launcher();
+        let launcher: Arc<dyn cocode_core::process::ProcessLauncher> = self.root.person_launcher();
         self.git = Some(GitService::spawn(
             self.waker.clone(),
             root,
@@ -47,18 +47,21 @@ impl CocodeApp {
                 };
                 self.perform_git(action);
             }
-            GitCommand::Select(path) => {
-                let shown = if self.scm.selected.as_deref() == Some(path.as_str()) {
+            GitCommand::Select(chosen) => {
+                let same_file = self.scm.selected.as_ref().map(|s| &s.path) == Some(&chosen.path);
+                let shown = if self.scm.selected.as_ref() == Some(&chosen) {
                     None
                 } else {
-                    Some(path)
+                    Some(chosen)
                 };
-                self.scm.selected.clone_from(&shown);
-                self.scm.diff = None;
-                self.scm.diff_problem = None;
-                if let Some(git) = &self.git {
-                    git.send(GitRequest::Diff(shown));
+                if !same_file {
+                    self.scm.diff = None;
+                    self.scm.diff_problem = None;
+                    if let Some(git) = &self.git {
+                        git.send(GitRequest::Diff(shown.as_ref().map(|s| s.path.clone())));
+                    }
                 }
+                self.scm.selected = shown;
             }
             GitCommand::Open(rel) => {
                 let Some(root) = self.workspace_root().cloned() else {
@@ -102,10 +105,12 @@ impl CocodeApp {
         for event in git.drain() {
             match event {
                 GitEvent::State(Ok(state)) => {
-                    // HEAD may have moved (a commit, a checkout): every
-                    // tab's base is read again.
-                    let moved =
-                        self.git_state.as_ref().map(|s| &s.head) != state.as_ref().map(|s| &s.head);
+                    // HEAD may have moved (a commit, a checkout, a reset):
+                    // every tab's base is read again.
+                    let head = |s: &Option<Arc<cocode_git::RepoState>>| {
+                        s.as_ref().map(|s| (s.head.clone(), s.head_id.clone()))
+                    };
+                    let moved = head(&self.git_state) != head(&state);
                     self.git_state = state;
                     self.git_problem = None;
                     self.scm.known = true;
@@ -132,7 +137,7 @@ impl CocodeApp {
                 }
                 GitEvent::Diff(Ok(diff)) => {
                     // A diff of a file no longer selected is late: dropped.
-                    if diff.as_ref().map(|d| &d.path) == self.scm.selected.as_ref()
+                    if diff.as_ref().map(|d| &d.path) == self.scm.selected.as_ref().map(|s| &s.path)
                         || diff.is_none()
                     {
                         self.scm.diff = diff;

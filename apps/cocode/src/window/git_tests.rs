@@ -151,6 +151,14 @@ fn stage_the_hunk_and_commit(h: &mut Harness<'static, CocodeApp>, root: &Path) {
                 .contains_key("a.txt")
     });
     assert_eq!(h.state().git_state.as_ref().unwrap().changed_count(), 2);
+    // HEAD moved while the branch stayed: the gutter is against the new
+    // commit, where a.txt has no changed line.
+    run_until(h, "the gutter against the new HEAD", |h| {
+        h.state().editors.tabs[0]
+            .git_marks
+            .as_ref()
+            .is_some_and(|(_, marks)| marks.is_empty())
+    });
 }
 
 /// A repository at `root` with one commit of `a.txt`, and the person's

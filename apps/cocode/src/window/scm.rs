@@ -14,8 +14,9 @@ pub enum GitCommand {
     /// Commit what is staged with the message in the box (amend when the
     /// box says so).
     Commit,
-    /// Show this file's diff in the panel (again: hide it).
-    Select(String),
+    /// Show this file's diff in the panel, its staged side or its
+    /// unstaged one (again: hide it).
+    Select(Selected),
     /// Open a workspace-relative file in the editor.
     Open(String),
     /// Forget the last command's words.
@@ -25,6 +26,16 @@ pub enum GitCommand {
     /// Show the panel with the branch picker open (the status bar's
     /// branch).
     PickBranch,
+}
+
+/// A file chosen in one of the panel's groups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selected {
+    /// Workspace-relative.
+    pub path: String,
+    /// Chosen under "Staged changes" (its change from HEAD to the index),
+    /// else under another group (from the index to the work tree).
+    pub staged: bool,
 }
 
 /// How the person's last git command went.
@@ -117,8 +128,8 @@ pub enum Focus {
 pub struct SourceControl {
     pub message: String,
     pub amend: bool,
-    /// The file whose diff is shown (workspace-relative).
-    pub selected: Option<String>,
+    /// The file whose diff is shown, and which side of it.
+    pub selected: Option<Selected>,
     /// Its diff, once read (`None` with a selection: no change any more).
     pub diff: Option<FileDiff>,
     /// Why the diff could not be read.
@@ -206,6 +217,7 @@ mod tests {
         let state = RepoState {
             workdir: PathBuf::from("/r"),
             head: Head::Branch("main".into()),
+            head_id: None,
             upstream: None,
             operation: None,
             files: BTreeMap::from([

@@ -15,7 +15,7 @@ use egui::{Key, RichText, TextFormat, TextStyle, Ui};
 use crate::window::command::Command;
 use crate::window::git_service::{DiffSide, FileDiff};
 use crate::window::keymap::Chord;
-use crate::window::scm::{Entry, Focus, GitCommand, Groups, Outcome, SourceControl};
+use crate::window::scm::{Entry, Focus, GitCommand, Groups, Outcome, Selected, SourceControl};
 use crate::window::views::explorer::git_color;
 use cocode_git::GitAction;
 use cocode_platform::Os;
@@ -269,7 +269,7 @@ fn outcome(ui: &mut Ui, scm: &SourceControl, commands: &mut Vec<Command>) {
         Outcome::Done(note) => {
             ui.horizontal(|ui| {
                 cocode_ui::badge(ui, note, Tone::Success);
-                if ui.small_button("✕").on_hover_text("Dismiss").clicked() {
+                if ui.small_button("×").on_hover_text("Dismiss").clicked() {
                     commands.push(Command::Git(GitCommand::DismissOutcome));
                 }
             });
@@ -278,7 +278,7 @@ fn outcome(ui: &mut Ui, scm: &SourceControl, commands: &mut Vec<Command>) {
             egui::Frame::group(ui.style()).show(ui, |ui| {
                 ui.horizontal(|ui| {
                     cocode_ui::badge(ui, "git refused", Tone::Danger);
-                    if ui.small_button("✕").on_hover_text("Dismiss").clicked() {
+                    if ui.small_button("×").on_hover_text("Dismiss").clicked() {
                         commands.push(Command::Git(GitCommand::DismissOutcome));
                     }
                 });
@@ -332,7 +332,7 @@ fn group(
     });
     for entry in entries {
         file_row(ui, scm, entry, side, busy, commands);
-        if scm.selected.as_deref() == Some(entry.path.as_str()) {
+        if is_selected(scm, entry, side) {
             if let Some(diff) = scm.diff.as_ref().filter(|d| d.path == entry.path) {
                 let shown = match side {
                     Side::Staged => &diff.staged,
@@ -345,6 +345,13 @@ fn group(
         }
     }
     ui.add_space(4.0);
+}
+
+/// Whether `entry` of a group on `side` is the chosen file.
+fn is_selected(scm: &SourceControl, entry: &Entry, side: Side) -> bool {
+    scm.selected
+        .as_ref()
+        .is_some_and(|s| s.path == entry.path && s.staged == (side == Side::Staged))
 }
 
 fn file_row(
@@ -361,7 +368,7 @@ fn file_row(
         .map_or(("", entry.path.as_str()), |(f, n)| (f, n));
     let color = git_color(entry.kind, ui.visuals().dark_mode);
     ui.horizontal(|ui| {
-        let selected = scm.selected.as_deref() == Some(entry.path.as_str());
+        let selected = is_selected(scm, entry, side);
         let mut text = format!("{}  {name}", entry.kind.letter());
         if let Some(from) = &entry.from {
             text = format!("{text}  ← {from}");
@@ -370,7 +377,10 @@ fn file_row(
             .selectable_label(selected, RichText::new(text).color(color))
             .on_hover_text(format!("{} — {}", entry.path, entry.kind.words()));
         if row.clicked() {
-            commands.push(Command::Git(GitCommand::Select(entry.path.clone())));
+            commands.push(Command::Git(GitCommand::Select(Selected {
+                path: entry.path.clone(),
+                staged: side == Side::Staged,
+            })));
         }
         if !folder.is_empty() {
             ui.label(RichText::new(folder).weak().small());
@@ -432,31 +442,34 @@ fn hunks(
     for (i, hunk) in hunks.iter().enumerate() {
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.horizontal(|ui| {
-                let (added, removed) = hunk.counts();
-                ui.label(RichText::new(hunk.header()).monospace().weak());
-                ui.label(RichText::new(format!("+{added} −{removed}")).small().weak());
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    let (label, action) = match side {
-                        Side::Staged => (
-                            "Unstage Hunk",
-                            GitAction::UnstagePatch(hunk.patch(&diff.repo_path)),
-                        ),
-                        Side::Changes => (
-                            "Stage Hunk",
-                            GitAction::StagePatch(hunk.patch(&diff.repo_path)),
-                        ),
-                        Side::Conflict => return,
-                    };
-                    if ui
+                let action = match side {
+                    Side::Staged => Some((
+                        "Unstage Hunk",
+                        GitAction::UnstagePatch(hunk.patch(&diff.repo_path)),
+                    )),
+                    Side::Changes => Some((
+                        "Stage Hunk",
+                        GitAction::StagePatch(hunk.patch(&diff.repo_path)),
+                    )),
+                    Side::Conflict => None,
+                };
+                if let Some((label, action)) = action
+                    && ui
                         .add_enabled(!busy, egui::Button::new(label).small())
                         .on_hover_text(format!("{label} {} of {}", i + 1, hunks.len()))
                         .clicked()
-                    {
-                        commands.push(git(action));
-                    }
-                });
+                {
+                    commands.push(git(action));
+                }
+                let (added, removed) = hunk.counts();
+                ui.label(RichText::new(hunk.header()).monospace().weak());
+                ui.label(RichText::new(format!("+{added} −{removed}")).small().weak());
             });
-            hunk_lines(ui, hunk);
+            // Long lines scroll inside the hunk; the panel keeps its width.
+            egui::ScrollArea::horizontal()
+                .id_salt(("scm-hunk", side == Side::Staged, i))
+                .auto_shrink([false, true])
+                .show(ui, |ui| hunk_lines(ui, hunk));
         });
     }
 }
