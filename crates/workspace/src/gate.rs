@@ -37,6 +37,7 @@
 //! operation), `commit` (the write-commit protocol above),
 //! `durability` (barriers and flush), `recovery`, `sweeps`,
 //! `rollback`, `retention`, `user_ops` (a person's operations),
+//! `discards` (a person's discards, kept so they can be undone),
 //! `file_gate` (the `WorkspaceFileGate` trait); `paths` holds the path
 //! checks the agent's operations and a person's share, `errors` the error
 //! constructors, `plan` and `ids` what several of them use.
@@ -45,6 +46,7 @@
 
 mod agent_ops;
 mod commit;
+mod discards;
 mod durability;
 mod errors;
 mod file_gate;
@@ -58,6 +60,7 @@ mod state;
 mod sweeps;
 mod user_ops;
 
+pub use discards::{DISCARDS_KEPT, DiscardFile, DiscardRecord, DiscardedFile};
 pub use recovery::{RecoveredSweep, RecoveryReport};
 pub use retention::RetentionReport;
 pub use state::Gate;

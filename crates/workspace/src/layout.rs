@@ -57,6 +57,11 @@ impl Layout {
         self.history_dir().join("objects")
     }
 
+    /// A person's discards, so they can be undone.
+    pub fn discards_file(&self) -> PathBuf {
+        self.cocode_dir().join("discards.json")
+    }
+
     /// The sweep's stat cache as the last process left it.
     pub fn sweep_cache_file(&self) -> PathBuf {
         self.cocode_dir().join("sweep.cache")

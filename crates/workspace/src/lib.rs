@@ -31,7 +31,8 @@ mod sweep_watch;
 mod varint;
 
 pub use gate::{
-    Gate, RecoveredSweep, RecoveryReport, RetentionReport, SweepWriters, UserOp, UserWrite,
+    DiscardFile, DiscardRecord, DiscardedFile, Gate, RecoveredSweep, RecoveryReport,
+    RetentionReport, SweepWriters, UserOp, UserWrite,
 };
 pub use ignore_rules::{IgnoreFilter, is_ignore_file};
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};

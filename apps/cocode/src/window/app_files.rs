@@ -165,6 +165,10 @@ impl CocodeApp {
     /// follow it.
     pub(super) fn on_user_op(&mut self, op: &cocode_workspace::UserOp, result: Result<(), String>) {
         use cocode_workspace::UserOp;
+        if matches!(op, UserOp::Discard { .. } | UserOp::UndoDiscard { .. }) {
+            self.on_discard_done(op, result);
+            return;
+        }
         let Some(ws) = &mut self.workspace else {
             return;
         };
@@ -199,7 +203,10 @@ impl CocodeApp {
         }
         match op {
             UserOp::CreateFile(p) => self.open_file(&abs(p)),
-            UserOp::CreateFolder(_) | UserOp::Rewrite(_) => {}
+            UserOp::CreateFolder(_)
+            | UserOp::Rewrite(_)
+            | UserOp::Discard { .. }
+            | UserOp::UndoDiscard { .. } => {}
             UserOp::Rename { from, to } => {
                 let base = root.clone();
                 self.editors

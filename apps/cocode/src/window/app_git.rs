@@ -11,7 +11,8 @@ use cocode_git::GitAction;
 use super::CocodeApp;
 use crate::window::editors::GitBase;
 use crate::window::git_service::{GitEvent, GitRequest, GitService};
-use crate::window::scm::{Focus, GitCommand, Outcome, SourceControl};
+use crate::window::scm::{Discard, Focus, GitCommand, Outcome, SourceControl};
+use crate::window::workspace_service::ServiceRequest;
 
 impl CocodeApp {
     /// Starts reading git's state of the folder at `root` (the old
@@ -71,6 +72,18 @@ impl CocodeApp {
                 self.open_file(&path);
             }
             GitCommand::DismissOutcome => self.scm.outcome = None,
+            GitCommand::Discard(paths) => self.scm.confirm_discard = Some(paths),
+            GitCommand::CancelDiscard => self.scm.confirm_discard = None,
+            GitCommand::ConfirmDiscard => {
+                let (Some(paths), Some(git)) = (self.scm.confirm_discard.take(), &self.git) else {
+                    return;
+                };
+                self.scm.running.push(DISCARDING.to_owned());
+                self.scm.outcome = None;
+                git.send(GitRequest::PrepareDiscard(paths.clone()));
+                self.scm.discarding = Some(paths);
+            }
+            GitCommand::UndoDiscard(id) => self.undo_discard(id),
             GitCommand::PickBranch => {
                 self.show_panel(crate::window::panel::PanelId::SourceControl);
                 self.scm.branch_picker = Some(String::new());
@@ -102,6 +115,7 @@ impl CocodeApp {
         let Some(git) = &mut self.git else {
             return;
         };
+        let mut discards = Vec::new();
         for event in git.drain() {
             match event {
                 GitEvent::State(Ok(state)) => {
@@ -145,6 +159,7 @@ impl CocodeApp {
                     }
                 }
                 GitEvent::Diff(Err(problem)) => self.scm.diff_problem = Some(problem),
+                GitEvent::DiscardReady(ready) => discards.push(ready),
                 GitEvent::Done { action, result } => {
                     let words = action.words();
                     if let Some(at) = self.scm.running.iter().position(|w| *w == words) {
@@ -171,6 +186,12 @@ impl CocodeApp {
                 }
             }
         }
+        for ready in discards {
+            self.send_discard(ready);
+        }
+        let Some(git) = &self.git else {
+            return;
+        };
         if self.git_state.is_none() {
             return;
         }
@@ -183,6 +204,129 @@ impl CocodeApp {
             tab.git_base = GitBase::Asked;
             git.send(GitRequest::HeadOf(tab.path.clone()));
         }
+    }
+}
+
+/// The words the panel shows while a discard is under way.
+const DISCARDING: &str = "discard";
+
+impl CocodeApp {
+    /// The git thread read what a discard writes: it goes to the gate as
+    /// a person's operation (recorded, so it can be undone).
+    fn send_discard(&mut self, ready: Result<Vec<cocode_workspace::DiscardFile>, String>) {
+        let files = match ready {
+            Ok(files) => files,
+            Err(problem) => {
+                self.end_discard();
+                self.scm.outcome =
+                    Some(Outcome::Failed(format!("Nothing was discarded: {problem}")));
+                return;
+            }
+        };
+        let Some(root) = self.workspace_root().cloned() else {
+            self.end_discard();
+            return;
+        };
+        // Unique among this folder's discards: the time in milliseconds,
+        // past the last one's.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let id = self
+            .scm
+            .discards
+            .iter()
+            .map(|d| d.id + 1)
+            .fold(now, u64::max);
+        if self.tasks.is_none() {
+            self.start_tasks(root);
+        }
+        self.send_task(ServiceRequest::UserOp(cocode_workspace::UserOp::Discard {
+            id,
+            files,
+        }));
+    }
+
+    /// A discard is over (done, refused or failed).
+    fn end_discard(&mut self) {
+        self.scm.discarding = None;
+        if let Some(at) = self.scm.running.iter().position(|w| w == DISCARDING) {
+            self.scm.running.remove(at);
+        }
+    }
+
+    /// Puts back what a discard of this window's removed.
+    fn undo_discard(&mut self, id: u64) {
+        use cocode_core::path::{CaseSensitivity, NormalizeOptions, normalize};
+        let Some(discard) = self.scm.discards.iter().find(|d| d.id == id).cloned() else {
+            return;
+        };
+        let paths: Result<Vec<_>, _> = discard
+            .paths
+            .iter()
+            .map(|p| normalize(p, NormalizeOptions::native(CaseSensitivity::Sensitive)))
+            .collect();
+        let paths = match paths {
+            Ok(paths) => paths,
+            Err(e) => {
+                self.scm.outcome = Some(Outcome::Failed(e.to_string()));
+                return;
+            }
+        };
+        if self.tasks.is_none()
+            && let Some(root) = self.workspace_root().cloned()
+        {
+            self.start_tasks(root);
+        }
+        self.scm.running.push(DISCARDING.to_owned());
+        self.scm.outcome = None;
+        self.send_task(ServiceRequest::UserOp(
+            cocode_workspace::UserOp::UndoDiscard { id, paths },
+        ));
+    }
+
+    /// The gate answered a discard or its undo.
+    pub(super) fn on_discard_done(
+        &mut self,
+        op: &cocode_workspace::UserOp,
+        result: Result<(), String>,
+    ) {
+        use cocode_workspace::UserOp;
+        self.end_discard();
+        let paths = |files: &[cocode_core::path::NormalizedPath]| -> Vec<String> {
+            files.iter().map(|p| p.as_str().to_owned()).collect()
+        };
+        match (op, result) {
+            (UserOp::Discard { id, files }, Ok(())) => {
+                let discard = Discard {
+                    id: *id,
+                    paths: paths(&files.iter().map(|f| f.path.clone()).collect::<Vec<_>>()),
+                };
+                self.scm.discards.push(discard.clone());
+                self.scm.outcome = Some(Outcome::Discarded(discard));
+            }
+            (UserOp::UndoDiscard { id, paths: named }, Ok(())) => {
+                self.scm.discards.retain(|d| d.id != *id);
+                let discard = Discard {
+                    id: *id,
+                    paths: paths(named),
+                };
+                self.scm.outcome = Some(Outcome::Done(format!(
+                    "Put back the changes to {}.",
+                    discard.named()
+                )));
+            }
+            (UserOp::Discard { .. }, Err(message)) => {
+                self.scm.outcome =
+                    Some(Outcome::Failed(format!("Nothing was discarded: {message}")));
+            }
+            (_, Err(message)) => {
+                self.scm.outcome =
+                    Some(Outcome::Failed(format!("Nothing was put back: {message}")));
+            }
+            _ => {}
+        }
+        self.refresh_git();
     }
 }
 

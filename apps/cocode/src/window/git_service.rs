@@ -36,6 +36,9 @@ pub enum GitRequest {
     Diff(Option<String>),
     /// Run the person's git; then everything is read again.
     Perform(GitAction),
+    /// What discarding these files' changes (workspace-relative) writes:
+    /// each file's content now and in the index.
+    PrepareDiscard(Vec<String>),
 }
 
 /// One side of a file's changes in the panel.
@@ -85,6 +88,8 @@ pub enum GitEvent {
         action: GitAction,
         result: Result<String, String>,
     },
+    /// The files of a discard, ready for the gate, or why not.
+    DiscardReady(Result<Vec<cocode_workspace::DiscardFile>, String>),
 }
 
 impl Coalesce for GitEvent {
@@ -115,6 +120,7 @@ struct Round {
     heads: Vec<PathBuf>,
     diff_changed: bool,
     actions: Vec<GitAction>,
+    discards: Vec<Vec<String>>,
 }
 
 impl GitService {
@@ -145,6 +151,7 @@ impl GitService {
                             round.diff_changed = true;
                         }
                         GitRequest::Perform(action) => round.actions.push(action),
+                        GitRequest::PrepareDiscard(paths) => round.discards.push(paths),
                     };
                     take(first, &mut round);
                     if round.refresh && round.actions.is_empty() {
@@ -164,6 +171,9 @@ impl GitService {
                         }
                     }
                     let mut events = Vec::new();
+                    for paths in round.discards.drain(..) {
+                        events.push(GitEvent::DiscardReady(discard_files(&root, &paths)));
+                    }
                     if round.refresh {
                         let state = cocode_git::read(&root)
                             .map(|s| s.map(Arc::new))
@@ -227,6 +237,46 @@ fn perform(
     runtime
         .block_on(cocode_git::perform(launcher, root, &workdir, action))
         .map_err(|e| e.to_string())
+}
+
+/// What discarding `paths`' changes writes: each goes back to its
+/// content in the index, or is removed when the index has none (an
+/// untracked file).
+fn discard_files(
+    root: &Path,
+    paths: &[String],
+) -> Result<Vec<cocode_workspace::DiscardFile>, String> {
+    use cocode_core::path::{CaseSensitivity, NormalizeOptions, normalize};
+    let mut files = Vec::with_capacity(paths.len());
+    for rel in paths {
+        let path = rel.split('/').fold(root.to_path_buf(), |p, s| p.join(s));
+        let now = match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                Some(std::fs::read(&path).map_err(|e| format!("{rel}: {e}"))?)
+            }
+            Ok(_) => {
+                return Err(format!(
+                    "{rel} is not a file: only files are discarded here"
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("{rel}: {e}")),
+        };
+        let restore = cocode_git::index_content(root, rel).map_err(|e| e.to_string())?;
+        if now == restore {
+            continue;
+        }
+        files.push(cocode_workspace::DiscardFile {
+            path: normalize(rel, NormalizeOptions::native(CaseSensitivity::Sensitive))
+                .map_err(|e| e.to_string())?,
+            expected: now.as_deref().map(cocode_core::snapshot::ContentHash::of),
+            restore,
+        });
+    }
+    if files.is_empty() {
+        return Err("there is no change to discard".to_owned());
+    }
+    Ok(files)
 }
 
 /// The last commits and the branches.

@@ -257,3 +257,91 @@ fn a_folder_outside_any_repository_offers_to_start_one() {
         Head::Unborn(_)
     ));
 }
+
+#[test]
+fn a_discard_asks_first_is_recorded_and_its_undo_puts_the_change_back() {
+    if !require::require_program("git") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    repository(&root);
+    std::fs::write(root.join("a.txt"), "one\nmine\n").unwrap();
+    std::fs::write(root.join("new.txt"), "new\n").unwrap();
+    let mut h = harness(Some(root.clone()));
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::G);
+    run_until(&mut h, "the changes", |h| {
+        h.query_by_label("Changes (1)").is_some() && h.query_by_label("Untracked (1)").is_some()
+    });
+    // The row's Discard asks first; Cancel changes nothing.
+    h.get_all_by_label("Discard").next().unwrap().click();
+    run_until(&mut h, "the question", |h| {
+        h.query_by_label("Discard the changes to a.txt?").is_some()
+    });
+    h.get_by_label("Cancel").click();
+    h.run_steps(3);
+    assert!(h.query_by_label("Discard the changes to a.txt?").is_none());
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\nmine\n"
+    );
+    // Every change of the untracked group at once: new.txt goes.
+    h.get_all_by_label("Discard All").last().unwrap().click();
+    h.run_steps(2);
+    h.get_by_label("Discard the changes to new.txt?");
+    h.get_by_label("Discard Changes").click();
+    run_until(&mut h, "new.txt discarded", |h| {
+        h.query_by_label("Discarded the changes to new.txt.")
+            .is_some()
+    });
+    assert!(!root.join("new.txt").exists());
+    // a.txt back to the index's text, recorded in cocode's history.
+    h.get_all_by_label("Discard").next().unwrap().click();
+    h.run_steps(2);
+    h.get_by_label("Discard Changes").click();
+    run_until(&mut h, "a.txt discarded", |h| {
+        h.query_by_label("Discarded the changes to a.txt.")
+            .is_some()
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    let recorded = std::fs::read_to_string(root.join(".cocode/discards.json")).unwrap();
+    assert!(
+        recorded.contains("\"path\": \"a.txt\"") && recorded.contains("\"path\": \"new.txt\""),
+        "{recorded}"
+    );
+    run_until(&mut h, "a clean tree", |h| {
+        h.state()
+            .git_state
+            .as_ref()
+            .is_some_and(|s| s.changed_count() == 0)
+    });
+    h.get_by_label("No changes.");
+    // Undo: the change is back, byte for byte; then new.txt from the list.
+    h.get_by_label("Undo Discard").click();
+    run_until(&mut h, "a.txt put back", |h| {
+        h.query_by_label("Put back the changes to a.txt.").is_some()
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\nmine\n"
+    );
+    h.get_by_label("Discarded (1)").click();
+    h.run_steps(2);
+    h.get_by_label("Undo Discard").click();
+    run_until(&mut h, "new.txt put back", |h| {
+        h.query_by_label("Put back the changes to new.txt.")
+            .is_some()
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("new.txt")).unwrap(),
+        "new\n"
+    );
+    assert!(
+        std::fs::read_to_string(root.join(".cocode/discards.json"))
+            .unwrap()
+            .contains("\"discards\": []")
+    );
+}

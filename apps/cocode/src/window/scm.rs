@@ -26,6 +26,13 @@ pub enum GitCommand {
     /// Show the panel with the branch picker open (the status bar's
     /// branch).
     PickBranch,
+    /// Ask before discarding these files' changes (workspace-relative).
+    Discard(Vec<String>),
+    /// The person confirmed the discard asked about.
+    ConfirmDiscard,
+    CancelDiscard,
+    /// Put back what the discard recorded under this id removed.
+    UndoDiscard(u64),
 }
 
 /// A file chosen in one of the panel's groups.
@@ -45,6 +52,27 @@ pub enum Outcome {
     Done(String),
     /// git refused or failed; its words, as they are.
     Failed(String),
+    /// Changes were discarded; they can be put back.
+    Discarded(Discard),
+}
+
+/// A discard of this window's, which can be undone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discard {
+    /// The id the gate recorded it under.
+    pub id: u64,
+    /// Workspace-relative.
+    pub paths: Vec<String>,
+}
+
+impl Discard {
+    /// The files in words (`a.txt`, `3 files`).
+    pub fn named(&self) -> String {
+        match self.paths.as_slice() {
+            [one] => one.clone(),
+            many => format!("{} files", many.len()),
+        }
+    }
 }
 
 /// A changed file as the panel lists it, in one group.
@@ -55,6 +83,8 @@ pub struct Entry {
     pub kind: Kind,
     /// A staged rename's old path.
     pub from: Option<String>,
+    /// An untracked or ignored folder git shows whole.
+    pub folder: bool,
 }
 
 /// The panel's groups, as VS Code shows them.
@@ -77,6 +107,7 @@ impl Groups {
                 path: path.clone(),
                 kind,
                 from: file.renamed_from.clone(),
+                folder: file.is_folder,
             };
             if file.staged == Some(Kind::Conflicted) || file.unstaged == Some(Kind::Conflicted) {
                 groups.conflicts.push(entry(Kind::Conflicted));
@@ -145,6 +176,12 @@ pub struct SourceControl {
     pub focus: Option<Focus>,
     /// Whether git's state was read since the folder opened.
     pub known: bool,
+    /// A discard waits for the person's yes (the files).
+    pub confirm_discard: Option<Vec<String>>,
+    /// A confirmed discard on its way through the git thread and the gate.
+    pub discarding: Option<Vec<String>>,
+    /// This window's discards, newest last: each can be undone.
+    pub discards: Vec<Discard>,
 }
 
 /// The status bar's branch: its name (or the detached commit), how far
@@ -203,6 +240,7 @@ mod tests {
             path: path.into(),
             kind,
             from: from.map(Into::into),
+            folder: false,
         }
     }
 

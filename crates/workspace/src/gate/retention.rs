@@ -93,6 +93,8 @@ impl Gate {
         // command may still change those files and be recorded against them.
         let mut keep = journal_blobs.clone();
         keep.extend(st.sweep.hashes());
+        // A person's discards stay undoable.
+        keep.extend(self.discard_blobs()?);
         if journals_readable {
             // Blobs nothing names go first: a task's history goes only if
             // the history is still over the cap without them.

@@ -32,6 +32,17 @@ pub enum UserOp {
     /// only while it still has the content the new one was made from; all
     /// or none.
     Rewrite(Vec<UserWrite>),
+    /// Discard changes (the Source Control panel): what the files hold is
+    /// kept and the discard recorded under `id`, so it can be undone.
+    Discard {
+        id: u64,
+        files: Vec<super::DiscardFile>,
+    },
+    /// Undo the discard recorded under `id`, which named `paths`.
+    UndoDiscard {
+        id: u64,
+        paths: Vec<NormalizedPath>,
+    },
 }
 
 /// One file of a [`UserOp::Rewrite`].
@@ -50,6 +61,8 @@ impl UserOp {
             Self::CreateFile(p) | Self::CreateFolder(p) | Self::Delete(p) => vec![p],
             Self::Rename { from, to } => vec![from, to],
             Self::Rewrite(files) => files.iter().map(|f| &f.path).collect(),
+            Self::Discard { files, .. } => files.iter().map(|f| &f.path).collect(),
+            Self::UndoDiscard { paths, .. } => paths.iter().collect(),
         }
     }
 }
@@ -66,6 +79,10 @@ impl Gate {
         match op {
             UserOp::CreateFile(path) => self.user_create_file(&mut st, path)?,
             UserOp::Rewrite(files) => self.user_rewrite(&mut st, files)?,
+            UserOp::Discard { id, files } => {
+                self.user_discard(&mut st, *id, files)?;
+            }
+            UserOp::UndoDiscard { id, paths } => self.user_undo_discard(&mut st, *id, paths)?,
             UserOp::CreateFolder(path) => {
                 let target = self.policy.resolve("create folder", path)?;
                 self.disk

@@ -81,6 +81,7 @@ pub fn show(ui: &mut Ui, scm: &mut SourceControl, cx: &Context<'_>, commands: &m
     let groups = Groups::of(state);
     commit_box(ui, scm, state, &groups, cx.os, commands);
     outcome(ui, scm, commands);
+    confirm_discard(ui, scm, commands);
     ui.separator();
     egui::ScrollArea::vertical()
         .id_salt("scm-files")
@@ -114,6 +115,7 @@ pub fn show(ui: &mut Ui, scm: &mut SourceControl, cx: &Context<'_>, commands: &m
                 Side::Changes,
                 commands,
             );
+            discarded(ui, scm, commands);
             history(ui, scm);
         });
 }
@@ -274,6 +276,25 @@ fn outcome(ui: &mut Ui, scm: &SourceControl, commands: &mut Vec<Command>) {
                 }
             });
         }
+        Outcome::Discarded(discard) => {
+            ui.horizontal_wrapped(|ui| {
+                cocode_ui::badge(
+                    ui,
+                    &format!("Discarded the changes to {}.", discard.named()),
+                    Tone::Success,
+                );
+                if ui
+                    .small_button("Undo Discard")
+                    .on_hover_text("Put back what the discard removed")
+                    .clicked()
+                {
+                    commands.push(Command::Git(GitCommand::UndoDiscard(discard.id)));
+                }
+                if ui.small_button("×").on_hover_text("Dismiss").clicked() {
+                    commands.push(Command::Git(GitCommand::DismissOutcome));
+                }
+            });
+        }
         Outcome::Failed(words) => {
             egui::Frame::group(ui.style()).show(ui, |ui| {
                 ui.horizontal(|ui| {
@@ -291,6 +312,61 @@ fn outcome(ui: &mut Ui, scm: &SourceControl, commands: &mut Vec<Command>) {
             });
         }
     }
+}
+
+/// The question before a discard.
+fn confirm_discard(ui: &mut Ui, scm: &SourceControl, commands: &mut Vec<Command>) {
+    let Some(paths) = &scm.confirm_discard else {
+        return;
+    };
+    let named = crate::window::scm::Discard {
+        id: 0,
+        paths: paths.clone(),
+    }
+    .named();
+    egui::Frame::group(ui.style()).show(ui, |ui| {
+        ui.label(format!("Discard the changes to {named}?"));
+        ui.label(
+            RichText::new(
+                "Changed files go back to their staged (or committed) text; untracked files \
+                 are removed. cocode keeps what they hold now: Undo Discard puts it back.",
+            )
+            .weak()
+            .small(),
+        );
+        ui.horizontal(|ui| {
+            if ui.button("Discard Changes").clicked() {
+                commands.push(Command::Git(GitCommand::ConfirmDiscard));
+            }
+            if ui.button("Cancel").clicked() {
+                commands.push(Command::Git(GitCommand::CancelDiscard));
+            }
+        });
+    });
+}
+
+/// This window's discards, each with its undo.
+fn discarded(ui: &mut Ui, scm: &SourceControl, commands: &mut Vec<Command>) {
+    if scm.discards.is_empty() {
+        return;
+    }
+    ui.separator();
+    egui::CollapsingHeader::new(
+        RichText::new(format!("Discarded ({})", scm.discards.len())).strong(),
+    )
+    .id_salt("scm-discarded")
+    .default_open(false)
+    .show(ui, |ui| {
+        for discard in scm.discards.iter().rev() {
+            ui.horizontal(|ui| {
+                ui.label(discard.named())
+                    .on_hover_text(discard.paths.join("\n"));
+                if ui.small_button("Undo Discard").clicked() {
+                    commands.push(Command::Git(GitCommand::UndoDiscard(discard.id)));
+                }
+            });
+        }
+    });
 }
 
 /// Which side of the index a group's files are on.
@@ -327,6 +403,20 @@ fn group(
                 .clicked()
             {
                 commands.push(git(action));
+            }
+            let files: Vec<String> = entries
+                .iter()
+                .filter(|e| !e.folder)
+                .map(|e| e.path.clone())
+                .collect();
+            if side == Side::Changes
+                && !files.is_empty()
+                && ui
+                    .add_enabled(!busy, egui::Button::new("Discard All").small())
+                    .on_hover_text("Discard every change in this group (asks first)")
+                    .clicked()
+            {
+                commands.push(Command::Git(GitCommand::Discard(files)));
             }
         });
     });
@@ -405,6 +495,15 @@ fn file_row(
                 .clicked()
             {
                 commands.push(git(action));
+            }
+            if side == Side::Changes
+                && !entry.folder
+                && ui
+                    .add_enabled(!busy, egui::Button::new("Discard").small())
+                    .on_hover_text("Discard the changes (asks first; can be undone)")
+                    .clicked()
+            {
+                commands.push(Command::Git(GitCommand::Discard(vec![entry.path.clone()])));
             }
             if entry.kind != Kind::Deleted
                 && ui
