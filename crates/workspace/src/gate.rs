@@ -60,7 +60,7 @@ mod state;
 mod sweeps;
 mod user_ops;
 
-pub use discards::{DISCARDS_KEPT, DiscardFile, DiscardRecord, DiscardedFile};
+pub use discards::{DISCARDS_KEPT, DiscardFile, DiscardRecord, DiscardedFile, recorded_discards};
 pub use recovery::{RecoveredSweep, RecoveryReport};
 pub use retention::RetentionReport;
 pub use state::Gate;

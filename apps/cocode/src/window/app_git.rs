@@ -160,6 +160,16 @@ impl CocodeApp {
                 }
                 GitEvent::Diff(Err(problem)) => self.scm.diff_problem = Some(problem),
                 GitEvent::DiscardReady(ready) => discards.push(ready),
+                GitEvent::Discards(recorded) => {
+                    // This window's own (if any came first) stay.
+                    let mut all = recorded;
+                    for own in std::mem::take(&mut self.scm.discards) {
+                        if !all.iter().any(|d| d.id == own.id) {
+                            all.push(own);
+                        }
+                    }
+                    self.scm.discards = all;
+                }
                 GitEvent::Done { action, result } => {
                     let words = action.words();
                     if let Some(at) = self.scm.running.iter().position(|w| *w == words) {

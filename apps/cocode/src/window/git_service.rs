@@ -90,6 +90,9 @@ pub enum GitEvent {
     },
     /// The files of a discard, ready for the gate, or why not.
     DiscardReady(Result<Vec<cocode_workspace::DiscardFile>, String>),
+    /// The discards recorded in the folder (earlier sessions' too), oldest
+    /// first: each can be undone.
+    Discards(Vec<crate::window::scm::Discard>),
 }
 
 impl Coalesce for GitEvent {
@@ -137,6 +140,12 @@ impl GitService {
             .name("cocode-git".into())
             .spawn(move || {
                 let mut shown: Option<String> = None;
+                if !worker
+                    .events
+                    .blocking_send(GitEvent::Discards(recorded_discards(&root)))
+                {
+                    return;
+                }
                 while let Some(first) = worker.requests.blocking_recv() {
                     let mut round = Round::default();
                     let mut take = |request: GitRequest, round: &mut Round| match request {
@@ -277,6 +286,23 @@ fn discard_files(
         return Err("there is no change to discard".to_owned());
     }
     Ok(files)
+}
+
+/// The discards recorded in the folder at `root`.
+fn recorded_discards(root: &Path) -> Vec<crate::window::scm::Discard> {
+    match cocode_workspace::recorded_discards(&cocode_workspace::Layout::new(root)) {
+        Ok(records) => records
+            .into_iter()
+            .map(|r| crate::window::scm::Discard {
+                id: r.id,
+                paths: r.files.iter().map(|f| f.path.as_str().to_owned()).collect(),
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!("the folder's discards: {e}");
+            Vec::new()
+        }
+    }
 }
 
 /// The last commits and the branches.

@@ -319,7 +319,7 @@ fn a_discard_asks_first_is_recorded_and_its_undo_puts_the_change_back() {
             .is_some_and(|s| s.changed_count() == 0)
     });
     h.get_by_label("No changes.");
-    // Undo: the change is back, byte for byte; then new.txt from the list.
+    // The note's Undo: the change is back, byte for byte.
     h.get_by_label("Undo Discard").click();
     run_until(&mut h, "a.txt put back", |h| {
         h.query_by_label("Put back the changes to a.txt.").is_some()
@@ -328,8 +328,16 @@ fn a_discard_asks_first_is_recorded_and_its_undo_puts_the_change_back() {
         std::fs::read_to_string(root.join("a.txt")).unwrap(),
         "one\nmine\n"
     );
+    // The next session lists the discard still recorded, and undoes it.
+    drop(h);
+    let mut h = harness(Some(root.clone()));
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::G);
+    run_until(&mut h, "the recorded discard", |h| {
+        h.query_by_label("Discarded (1)").is_some()
+    });
     h.get_by_label("Discarded (1)").click();
     h.run_steps(2);
+    h.get_by_label("new.txt");
     h.get_by_label("Undo Discard").click();
     run_until(&mut h, "new.txt put back", |h| {
         h.query_by_label("Put back the changes to new.txt.")

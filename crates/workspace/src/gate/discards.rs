@@ -78,27 +78,7 @@ impl Gate {
     }
 
     fn read_discards(&self) -> Result<DiscardsFile, GateError> {
-        let path = self.layout.discards_file();
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| GateError {
-                code: WorkspaceErrorCode::IoFailed,
-                operation: "read discards",
-                path: ".cocode/discards.json".to_owned(),
-                message: format!("the record of discards cannot be read: {e}"),
-                io_kind: None,
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DiscardsFile {
-                version: 1,
-                discards: Vec::new(),
-            }),
-            Err(e) => Err(GateError {
-                code: WorkspaceErrorCode::IoFailed,
-                operation: "read discards",
-                path: ".cocode/discards.json".to_owned(),
-                message: e.to_string(),
-                io_kind: Some(e.kind()),
-            }),
-        }
+        read_discards_file(&self.layout.discards_file())
     }
 
     fn write_discards(&self, file: &DiscardsFile) -> Result<(), GateError> {
@@ -339,6 +319,36 @@ impl Gate {
             }
         }
         Ok(())
+    }
+}
+
+/// The discards recorded in the workspace laid out as `layout`, oldest
+/// first, read without its gate (the Source Control panel lists them when
+/// the folder opens). Reads only.
+pub fn recorded_discards(layout: &crate::Layout) -> Result<Vec<DiscardRecord>, GateError> {
+    Ok(read_discards_file(&layout.discards_file())?.discards)
+}
+
+fn read_discards_file(path: &std::path::Path) -> Result<DiscardsFile, GateError> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| GateError {
+            code: WorkspaceErrorCode::IoFailed,
+            operation: "read discards",
+            path: ".cocode/discards.json".to_owned(),
+            message: format!("the record of discards cannot be read: {e}"),
+            io_kind: None,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DiscardsFile {
+            version: 1,
+            discards: Vec::new(),
+        }),
+        Err(e) => Err(GateError {
+            code: WorkspaceErrorCode::IoFailed,
+            operation: "read discards",
+            path: ".cocode/discards.json".to_owned(),
+            message: e.to_string(),
+            io_kind: Some(e.kind()),
+        }),
     }
 }
 
