@@ -330,6 +330,20 @@ fn a_discard_asks_first_is_recorded_and_its_undo_puts_the_change_back() {
     );
     // The next session lists the discard still recorded, and undoes it.
     drop(h);
+    // The first window's workspace service lets go of the folder on its
+    // own thread; the next session starts when it has (as a new process
+    // would after the old one ended).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while cocode_workspace::OpenWorkspace::open(&root)
+        .and_then(|ws| ws.lock_for_writing("test"))
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the folder stayed held"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let mut h = harness(Some(root.clone()));
     h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::G);
     run_until(&mut h, "the recorded discard", |h| {
