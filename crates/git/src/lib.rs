@@ -17,7 +17,7 @@ mod status;
 pub use error::GitError;
 pub use history::{CommitSummary, local_branches, recent_commits};
 pub use hunks::{CONTEXT_LINES, Hunk, HunkLine, LineSign, diff_hunks, revert_lines};
-pub use lines::{LineMark, MarkKind, line_marks};
+pub use lines::{LineMark, MarkKind, line_marks, revert_change};
 pub use run::{GitAction, perform};
 pub use status::{
     FileState, Head, Kind, RepoState, Upstream, head_content, index_content, read, relative_path,

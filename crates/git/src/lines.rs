@@ -54,6 +54,26 @@ pub fn line_marks(base: &str, current: &str) -> Vec<LineMark> {
         .collect()
 }
 
+/// The edit that puts `mark`'s lines of `current` back to what they were
+/// in `base` (the gutter's "Revert Change"): the char range of `current`
+/// to replace, and the text of `base` that replaces it. Lines end at `\n`,
+/// as [`line_marks`] counts them.
+pub fn revert_change(base: &str, current: &str, mark: &LineMark) -> (usize, usize, String) {
+    let char_offset = |line: usize| -> usize {
+        current
+            .split_inclusive('\n')
+            .take(line)
+            .map(|l| l.chars().count())
+            .sum()
+    };
+    let old: String = base
+        .split_inclusive('\n')
+        .skip(mark.old_start)
+        .take(mark.old_lines)
+        .collect();
+    (char_offset(mark.start), char_offset(mark.end), old)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +110,47 @@ mod tests {
         assert_eq!(
             line_marks("x\ny\n", ""),
             [mark(MarkKind::Deleted, 0, 0, (0, 2))]
+        );
+    }
+
+    #[test]
+    fn reverting_each_mark_puts_back_exactly_the_base_lines() {
+        let base = "a\nb\nc\nd\ne\n";
+        let current = "new\na\nB 한\nc\ne\n";
+        let revert = |mark: &LineMark| {
+            let (from, to, text) = revert_change(base, current, mark);
+            let chars: Vec<char> = current.chars().collect();
+            let mut out: String = chars[..from].iter().collect();
+            out.push_str(&text);
+            out.extend(&chars[to..]);
+            out
+        };
+        let marks = line_marks(base, current);
+        assert_eq!(
+            marks.iter().map(revert).collect::<Vec<_>>(),
+            [
+                "a\nB 한\nc\ne\n",
+                "new\na\nb\nc\ne\n",
+                "new\na\nB 한\nc\nd\ne\n",
+            ]
+        );
+        // Each agrees with the whole-text revert.
+        for mark in &marks {
+            assert_eq!(
+                revert(mark),
+                crate::revert_lines(
+                    base,
+                    current,
+                    mark.old_start..mark.old_start + mark.old_lines,
+                    mark.start..mark.end
+                )
+            );
+        }
+        // A last line that gained its newline loses it again.
+        let marks = line_marks("a\nb", "a\nb\n");
+        assert_eq!(
+            revert_change("a\nb", "a\nb\n", &marks[0]),
+            (2, 4, "b".to_owned())
         );
     }
 

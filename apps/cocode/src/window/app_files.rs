@@ -83,6 +83,9 @@ impl CocodeApp {
             EditorCommand::KeepMine(id) => self.editors.keep_mine(id),
             EditorCommand::ToggleCompare(id) => self.editors.toggle_compare(id),
             EditorCommand::LoadTheirs(id) => self.editors.take_theirs(id),
+            EditorCommand::RevertGitChange { id, mark, version } => {
+                self.revert_git_change(id, mark, version);
+            }
             EditorCommand::DismissEditorNotice(id) => {
                 if let Some(tab) = self.editors.get_mut(id) {
                     tab.notice = None;

@@ -217,6 +217,42 @@ impl CocodeApp {
     }
 }
 
+impl CocodeApp {
+    /// The gutter's "Revert Change": HEAD's lines back in place of the
+    /// mark's, as one edit of the document (undone with Ctrl/Cmd+Z, saved
+    /// as the person's). Nothing happens when the text changed since the
+    /// change was shown, or an agent's edit holds the file.
+    pub(super) fn revert_git_change(&mut self, id: u32, mark: cocode_git::LineMark, version: i32) {
+        use cocode_editor::{Change, ChangeSet, EditKind, Selection};
+        let docs = Arc::clone(&self.editors.docs);
+        let Some(tab) = self.editors.get_mut(id) else {
+            return;
+        };
+        let (Some(rel), GitBase::Known(Some(base))) = (tab.rel.clone(), tab.git_base.clone())
+        else {
+            return;
+        };
+        if tab.locked().is_some() {
+            return;
+        }
+        docs.with_document(&rel, |doc| {
+            if doc.version() != version {
+                return;
+            }
+            let text = doc.rope().to_string();
+            let (from, to, old) = cocode_git::revert_change(&base, &text, &mark);
+            let at = from + old.chars().count();
+            if let Ok(set) = ChangeSet::single(Change::replace(from, to, old)) {
+                let _ = doc.apply_selecting(&set, EditKind::Other, Selection::point(at));
+            }
+        });
+        tab.git_peek = None;
+        tab.reveal = true;
+        // The keys go back to the text (Ctrl/Cmd+Z takes the revert back).
+        tab.focus = true;
+    }
+}
+
 /// The words the panel shows while a discard is under way.
 const DISCARDING: &str = "discard";
 

@@ -204,6 +204,13 @@ pub enum EditorCommand {
     /// Disk conflict: show (or hide) the disk's text against the buffer's.
     ToggleCompare(u32),
     DismissEditorNotice(u32),
+    /// Put HEAD's lines back in place of a gutter mark's (version: the
+    /// document's when the change was shown).
+    RevertGitChange {
+        id: u32,
+        mark: cocode_git::LineMark,
+        version: i32,
+    },
     /// Close the window, dropping unsaved changes.
     QuitDiscarding,
     /// Save every file with unsaved changes, then close the window.

@@ -152,6 +152,16 @@ pub struct EditorTab {
     /// The gutter's marks against HEAD and the document version they
     /// belong to.
     pub git_marks: Option<(i32, Vec<cocode_git::LineMark>)>,
+    /// The gutter mark whose change is shown, if one was clicked.
+    pub git_peek: Option<GitPeek>,
+}
+
+/// The change shown under a gutter mark.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GitPeek {
+    pub mark: cocode_git::LineMark,
+    /// Where the card opens (screen position, below the change).
+    pub at: egui::Pos2,
 }
 
 /// A tab's text at HEAD.
@@ -232,6 +242,7 @@ impl EditorTab {
             triggers: Vec::new(),
             git_base: GitBase::Unasked,
             git_marks: None,
+            git_peek: None,
         }
     }
 

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cocode_core::process::ProcessLauncher;
-use cocode_git::{CommitSummary, GitAction, Hunk, RepoState};
+use cocode_git::{CommitSummary, GitAction, RepoState};
+
+pub use crate::window::scm::{DiffSide, FileDiff};
 
 use crate::window::link::{Coalesce, UiEnd, Waker, link};
 
@@ -39,31 +41,6 @@ pub enum GitRequest {
     /// What discarding these files' changes (workspace-relative) writes:
     /// each file's content now and in the index.
     PrepareDiscard(Vec<String>),
-}
-
-/// One side of a file's changes in the panel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DiffSide {
-    /// No change on this side.
-    Unchanged,
-    Hunks(Vec<Hunk>),
-    /// Not text: it can be staged whole only.
-    Binary,
-    /// Larger than the panel diffs.
-    TooLarge,
-}
-
-/// A file's staged and unstaged changes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDiff {
-    /// Workspace-relative.
-    pub path: String,
-    /// Relative to the repository's work tree (what patches name).
-    pub repo_path: String,
-    /// HEAD to the index.
-    pub staged: DiffSide,
-    /// The index to the work tree (an untracked file: all of it new).
-    pub unstaged: DiffSide,
 }
 
 /// What the git thread found or did.

@@ -367,3 +367,85 @@ fn a_discard_asks_first_is_recorded_and_its_undo_puts_the_change_back() {
             .contains("\"discards\": []")
     );
 }
+
+/// The text of editor tab `index`.
+fn tab_text(h: &Harness<'static, CocodeApp>, index: usize) -> String {
+    let tab = &h.state().editors.tabs[index];
+    h.state()
+        .editors
+        .docs
+        .with_document(tab.rel.as_ref().unwrap(), |d| d.rope().to_string())
+        .unwrap()
+}
+
+/// A click at `at`: moved there, pressed, released.
+fn click_at(h: &mut Harness<'static, CocodeApp>, at: egui::Pos2) {
+    h.event(egui::Event::PointerMoved(at));
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+        h.run_steps(1);
+    }
+    h.run_steps(1);
+}
+
+#[test]
+fn a_gutter_marks_change_shows_heads_lines_and_reverts_as_an_edit_that_undo_takes_back() {
+    if !require::require_program("git") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "first"]);
+    std::fs::write(root.join("a.txt"), "ONE\nUNO\ntwo\nthree\n").unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "a.txt modified", |h| {
+        h.query_by_label("  a.txt  M").is_some()
+    });
+    h.get_by_label("  a.txt  M").click();
+    run_until(&mut h, "the gutter's marks", |h| {
+        h.state()
+            .editors
+            .tabs
+            .first()
+            .and_then(|t| t.git_marks.as_ref())
+            .is_some_and(|(_, marks)| !marks.is_empty())
+    });
+    // A click on the mark at the gutter's edge, on the first line.
+    let rect = h.get_by_label("Editor a.txt").rect();
+    click_at(&mut h, egui::pos2(rect.min.x + 3.0, rect.min.y + 4.0));
+    run_until(&mut h, "the change's card", |h| {
+        h.query_by_label("Revert Change").is_some()
+    });
+    h.get_by_label("1 line(s) changed into 2 since HEAD");
+    h.get_by_label("-one\n+ONE\n+UNO");
+    h.get_by_label("Revert Change").click();
+    h.run_steps(2);
+    assert_eq!(tab_text(&h, 0), "one\ntwo\nthree\n");
+    assert!(h.query_by_label("Revert Change").is_none());
+    // An edit of the buffer: the file is untouched until the person saves.
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "ONE\nUNO\ntwo\nthree\n"
+    );
+    run_until(&mut h, "no mark left", |h| {
+        h.state().editors.tabs[0]
+            .git_marks
+            .as_ref()
+            .is_some_and(|(_, marks)| marks.is_empty())
+    });
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(tab_text(&h, 0), "ONE\nUNO\ntwo\nthree\n");
+    // A click beside the marks (on the line numbers) shows nothing.
+    let rect = h.get_by_label("Editor a.txt").rect();
+    click_at(&mut h, egui::pos2(rect.min.x + 20.0, rect.min.y + 4.0));
+    assert!(h.query_by_label("Revert Change").is_none());
+}

@@ -2,9 +2,32 @@
 //! diff is shown, the last commits and branches, and what the person's
 //! last git command said.
 
-use cocode_git::{CommitSummary, GitAction, Kind, RepoState};
+use cocode_git::{CommitSummary, GitAction, Hunk, Kind, RepoState};
 
-use crate::window::git_service::FileDiff;
+/// One side of a file's changes in the panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffSide {
+    /// No change on this side.
+    Unchanged,
+    Hunks(Vec<Hunk>),
+    /// Not text: it can be staged whole only.
+    Binary,
+    /// Larger than the panel diffs.
+    TooLarge,
+}
+
+/// A file's staged and unstaged changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// Workspace-relative.
+    pub path: String,
+    /// Relative to the repository's work tree (what patches name).
+    pub repo_path: String,
+    /// HEAD to the index.
+    pub staged: DiffSide,
+    /// The index to the work tree (an untracked file: all of it new).
+    pub unstaged: DiffSide,
+}
 
 /// What the Source Control panel asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

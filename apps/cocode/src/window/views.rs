@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod diff;
 pub mod editor;
 pub mod editor_bars;
+pub mod editor_git;
 pub mod editor_input;
 pub mod editor_lsp;
 pub mod editor_prompts;

@@ -15,7 +15,7 @@ use crate::window::editors::{EditorTab, Editors, TabBody};
 use crate::window::keymap::Keymap;
 use crate::window::views::editor_bars::{banners, compare, find_bar, go_to_line_bar};
 use crate::window::views::editor_input::{Geometry, hit, keyboard, mouse};
-use crate::window::views::editor_lsp;
+use crate::window::views::{editor_git, editor_lsp};
 
 pub use crate::window::views::editor_bars::parse_line_col;
 pub use crate::window::views::editor_prompts::{close_prompt, quit_prompt, status, welcome};
@@ -568,6 +568,20 @@ fn text_area(
             ui.scroll_to_rect(target, None);
             tab.reveal = false;
         }
+        // A click on a gutter mark shows its change.
+        if response.clicked()
+            && let Some(pos) = response.interact_pointer_pos()
+            && pos.x < gutter_rect.min.x + editor_git::MARK_ZONE
+        {
+            let line = geo.line_at(pos.y, lines);
+            tab.git_peek = editor_git::mark_on(tab, line).map(|mark| editor_git::GitPeek {
+                mark,
+                at: Pos2::new(
+                    gutter_rect.min.x + editor_git::MARK_ZONE,
+                    geo.line_top(mark.end.max(mark.start + 1)),
+                ),
+            });
+        }
         mouse(ui, &response, tab, doc, geo, &galleys, keys.os);
         let over = response
             .hover_pos()
@@ -578,6 +592,7 @@ fn text_area(
     });
     let (response, geo, caret) = output.inner;
     editor_lsp::hover_card(ui, tab, doc, theme);
+    editor_git::peek(ui, tab, doc, commands);
     editor_lsp::completion_list(ui, tab, doc, caret, geo.row);
     // Focus handed over this frame: the keys of this frame were meant for
     // whatever had it (Enter in the go-to-line field).
