@@ -2784,3 +2784,63 @@ fn a_run_is_refused_while_the_folders_own_settings_grant_what_was_not_confirmed(
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(!out.contains("allowed for this folder"), "{out}");
 }
+
+#[test]
+fn task_show_names_the_branch_and_commit_a_task_started_on() {
+    if !peers::require_program("git") {
+        return;
+    }
+    let ws = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+            .args([
+                "-c",
+                "init.defaultBranch=topic",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(ws.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "first"]);
+    let head = git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let (code, out) = run(
+        ws.path(),
+        r#"replace "1" with "2" in config.json"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let shown = only_task(ws.path());
+    assert_eq!(
+        shown["started_on"],
+        serde_json::json!({"version": 1, "branch": "topic", "head": head})
+    );
+    let id = shown["task"]["task_id"].as_str().unwrap();
+    let (code, text) = cocode(&[
+        "task",
+        "show",
+        id,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    let line = format!("  git:      started on branch topic at {}", &head[..7]);
+    assert!(text.lines().any(|l| l == line), "{text}");
+    // Outside any repository there is nothing to name.
+    let plain = workspace(&[("config.json", "{\"a\": 1}\n")]);
+    let (code, out) = run(
+        plain.path(),
+        r#"replace "1" with "2" in config.json"#,
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(only_task(plain.path())["started_on"], Value::Null);
+}

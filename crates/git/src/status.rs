@@ -344,6 +344,17 @@ pub fn read(workspace: &Path) -> Result<Option<RepoState>, GitError> {
     }))
 }
 
+/// Where HEAD of the repository holding `workspace` points, and its
+/// commit (full hex id; `None` on a branch with no commit yet), without
+/// reading the status of any file; `None` when it is in no repository.
+pub fn head(workspace: &Path) -> Result<Option<(Head, Option<String>)>, GitError> {
+    let Some((repo, _)) = open(workspace)? else {
+        return Ok(None);
+    };
+    let head = head_of(&repo)?;
+    Ok(Some((head, repo.head_id().ok().map(|id| id.to_string()))))
+}
+
 /// The words for an operation under way.
 fn operation_words(state: &gix::state::InProgress) -> &'static str {
     use gix::state::InProgress;

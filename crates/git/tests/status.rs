@@ -238,6 +238,10 @@ fn branch_upstream_detached_and_unborn_heads_are_named() {
         detached.head_id,
         Some(git(root, &["rev-parse", "HEAD"]).trim().to_owned())
     );
+    assert_eq!(
+        cocode_git::head(root).unwrap(),
+        Some((detached.head.clone(), detached.head_id.clone()))
+    );
     assert_eq!(detached.upstream, None);
 
     let empty = tempfile::tempdir().unwrap();
@@ -246,6 +250,10 @@ fn branch_upstream_detached_and_unborn_heads_are_named() {
     let unborn = cocode_git::read(empty.path()).unwrap().unwrap();
     assert_eq!(unborn.head, Head::Unborn("main".to_owned()));
     assert_eq!(unborn.head_id, None);
+    assert_eq!(
+        cocode_git::head(empty.path()).unwrap(),
+        Some((Head::Unborn("main".to_owned()), None))
+    );
     assert_eq!(unborn.file_kind("x.txt"), Some(Kind::Untracked));
     assert_eq!(head_content(empty.path(), "x.txt").unwrap(), None);
 }

@@ -448,15 +448,21 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
     let task = load_task_record(&ws, &id)?;
     let snapshots = ws.gate.store().snapshots_of_task(&id)?;
     let unrecorded = ws.gate.unrecorded_reason(&id);
+    let started = crate::host::records::started_on(&ws, &id);
     if json {
         let value = serde_json::json!({
             "task": task,
+            "started_on": started,
             "snapshots": snapshots,
             "not_fully_recorded": unrecorded,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
     } else {
-        write!(out, "{}", describe_task(&task, &snapshots))?;
+        write!(
+            out,
+            "{}",
+            describe_task(&task, started.as_ref(), &snapshots)
+        )?;
         if let Some(reason) = unrecorded {
             writeln!(
                 out,
@@ -488,7 +494,11 @@ fn settle_if_free(ws: &OpenWorkspace) -> anyhow::Result<()> {
 
 /// A task as a person reads it: what was asked, who did it, where it
 /// stands, what verification said and what changed.
-pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapshot]) -> String {
+pub fn describe_task(
+    task: &DelegatedTask,
+    started: Option<&crate::host::records::StartedOn>,
+    snapshots: &[cocode_core::EditSnapshot],
+) -> String {
     let mut text = String::new();
     let backend = match task.backend() {
         TaskBackend::Local => "the local agent".to_owned(),
@@ -498,6 +508,9 @@ pub fn describe_task(task: &DelegatedTask, snapshots: &[cocode_core::EditSnapsho
     let _ = writeln!(text, "task {}", task.task_id());
     let _ = writeln!(text, "  asked:    {}", task.prompt());
     let _ = writeln!(text, "  agent:    {backend}");
+    if let Some(started) = started {
+        let _ = writeln!(text, "  git:      started on {}", started.words());
+    }
     let _ = writeln!(text, "  status:   {}", describe_end(task));
     let _ = writeln!(text, "  mode:     {}", task.completion_mode().phrase());
     let _ = writeln!(

@@ -770,6 +770,11 @@ impl TaskOrchestrator {
         self.host
             .record_runner(&task_id)
             .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
+        // Where the person's repository stood: `cocode task show` names it.
+        // Not having it never stops a task.
+        if let Err(e) = self.host.record_started_on(&task_id) {
+            tracing::warn!("the task's starting commit is not recorded: {e:#}");
+        }
         run.say(Progress::Created(task_id.clone()));
         // The baseline of pre-existing static-analysis errors is taken before
         // the first edit, so verification counts only new ones. It runs the

@@ -9,6 +9,44 @@ use anyhow::Context as _;
 use cocode_core::{DelegatedTask, TaskId};
 use cocode_workspace::{OpenWorkspace, TaskLife};
 
+/// Where the workspace's repository stood when a task started (`git.json`
+/// in the task's folder): `cocode task show` names it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartedOn {
+    pub version: u32,
+    /// The branch (`None`: a detached HEAD).
+    pub branch: Option<String>,
+    /// HEAD's commit, full hex (`None`: the branch has no commit yet).
+    pub head: Option<String>,
+}
+
+impl StartedOn {
+    /// In words: `branch main at 3f2a1bc`.
+    pub fn words(&self) -> String {
+        let at = self.head.as_deref().map_or_else(
+            || "before its first commit".to_owned(),
+            |id| format!("at {}", id.get(..7).unwrap_or(id)),
+        );
+        match &self.branch {
+            Some(branch) => format!("branch {branch} {at}"),
+            None => format!("a detached HEAD {at}"),
+        }
+    }
+}
+
+/// The file recording where the repository stood when a task started.
+pub(crate) fn started_on_path(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
+    ws.layout.task_dir(id).join("git.json")
+}
+
+/// Where the repository stood when task `id` started, when it was in one
+/// (and the record reads).
+pub fn started_on(ws: &OpenWorkspace, id: &TaskId) -> Option<StartedOn> {
+    let bytes = std::fs::read(started_on_path(ws, id)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
 /// The file naming the process that runs a task.
 pub(crate) fn runner_path(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
     ws.layout.task_dir(id).join("runner.json")

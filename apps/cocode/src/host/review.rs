@@ -50,6 +50,9 @@ pub struct TaskDetail {
     /// task's commands or agent ran: who changed them is unknown, so the
     /// rollback asks first.
     pub unknown_authors: Vec<String>,
+    /// Where the workspace's repository stood when the task started (none
+    /// outside a repository).
+    pub started_on: Option<crate::host::records::StartedOn>,
 }
 
 /// One snapshot as the review and the transcript show it: its change as a
@@ -129,6 +132,7 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         blocked_hosts: Vec::new(),
         held_hosts: std::collections::BTreeMap::new(),
         unknown_authors: unknown_authors(ws, id, &RollbackQuery::TaskStart),
+        started_on: crate::host::records::started_on(ws, id),
     })
 }
 

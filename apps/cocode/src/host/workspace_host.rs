@@ -644,6 +644,28 @@ impl WorkspaceHost {
         Ok(())
     }
 
+    /// Notes where the workspace's repository stands as task `id` starts
+    /// (nothing when it is in none).
+    pub fn record_started_on(&self, id: &TaskId) -> anyhow::Result<()> {
+        let Some((head, commit)) = cocode_git::head(self.root())? else {
+            return Ok(());
+        };
+        let branch = match head {
+            cocode_git::Head::Branch(b) | cocode_git::Head::Unborn(b) => Some(b),
+            cocode_git::Head::Detached(_) => None,
+        };
+        let record = crate::host::records::StartedOn {
+            version: 1,
+            branch,
+            head: commit,
+        };
+        self.workspace.gate.store().write_state_file(
+            &crate::host::records::started_on_path(&self.workspace, id),
+            &serde_json::to_vec_pretty(&record)?,
+        )?;
+        Ok(())
+    }
+
     /// Loads one task record.
     pub fn load_task(&self, id: &TaskId) -> anyhow::Result<DelegatedTask> {
         load_record(&self.workspace.layout.task_record(id))

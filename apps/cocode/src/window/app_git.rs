@@ -84,6 +84,11 @@ impl CocodeApp {
                 self.scm.discarding = Some(paths);
             }
             GitCommand::UndoDiscard(id) => self.undo_discard(id),
+            GitCommand::CommitTask {
+                task_id,
+                prompt,
+                paths,
+            } => self.commit_task(&task_id, &prompt, paths),
             GitCommand::PickBranch => {
                 self.show_panel(crate::window::panel::PanelId::SourceControl);
                 self.scm.branch_picker = Some(String::new());
@@ -253,6 +258,45 @@ impl CocodeApp {
     }
 }
 
+impl CocodeApp {
+    /// "Commit the task's changes": its files that git shows as changed
+    /// are staged, its message written in the box, and Source Control
+    /// shown; the person reviews and commits.
+    fn commit_task(&mut self, task_id: &str, prompt: &str, paths: Vec<String>) {
+        let summary = self.task_summary(task_id);
+        self.show_panel(crate::window::panel::PanelId::SourceControl);
+        self.scm.message = crate::window::scm::task_message(task_id, prompt, summary.as_deref());
+        self.scm.amend = false;
+        // The git thread stages those git shows as changed when it runs.
+        self.perform_git(GitAction::Stage(paths));
+    }
+
+    /// What the agent said it did (its `task.finish` summary), from the
+    /// task's conversation in this window.
+    fn task_summary(&self, task_id: &str) -> Option<String> {
+        let conversation = self
+            .agent
+            .conversations
+            .iter()
+            .find(|c| c.task.as_ref().is_some_and(|t| t.as_str() == task_id))?;
+        conversation
+            .transcript
+            .entries()
+            .iter()
+            .rev()
+            .find_map(|entry| {
+                let crate::window::transcript::Entry::Tool(tool) = entry else {
+                    return None;
+                };
+                if tool.title != "task.finish" {
+                    return None;
+                }
+                let input: serde_json::Value = serde_json::from_str(tool.input.as_deref()?).ok()?;
+                input["summary"].as_str().map(str::to_owned)
+            })
+    }
+}
+
 /// The words the panel shows while a discard is under way.
 const DISCARDING: &str = "discard";
 
@@ -378,9 +422,13 @@ impl CocodeApp {
 
 /// What a finished git command did, in a few words (a commit names its
 /// first output line, where git prints the new commit's id); nothing for
-/// staging and unstaging, which the lists show.
+/// staging and unstaging, which the lists show (unless nothing could be
+/// staged).
 fn done_note(action: &GitAction, output: &str) -> Option<String> {
     Some(match action {
+        GitAction::Stage(_) if output == crate::window::git_service::NOTHING_TO_STAGE => {
+            output.to_owned()
+        }
         GitAction::Commit { .. } => output.lines().next().map_or_else(
             || "Committed.".to_owned(),
             |line| format!("Committed: {line}"),

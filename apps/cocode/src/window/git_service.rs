@@ -16,6 +16,9 @@ pub use crate::window::scm::{DiffSide, FileDiff};
 
 use crate::window::link::{Coalesce, UiEnd, Waker, link};
 
+/// What staging answers when none of its files has a change.
+pub const NOTHING_TO_STAGE: &str = "None of these files has a change to stage.";
+
 /// How long a refresh waits for more changes before it reads.
 const SETTLE: Duration = Duration::from_millis(150);
 
@@ -213,12 +216,35 @@ fn perform(
     runtime: &tokio::runtime::Handle,
     action: &GitAction,
 ) -> Result<String, String> {
-    let workdir = match cocode_git::read(root) {
-        Ok(Some(state)) => state.workdir,
-        // `git init` (or a folder that left its repository): git runs in
-        // the folder itself.
-        Ok(None) => root.to_path_buf(),
-        Err(e) => return Err(e.to_string()),
+    let state = cocode_git::read(root).map_err(|e| e.to_string())?;
+    // `git init` (or a folder that left its repository): git runs in the
+    // folder itself.
+    let workdir = state
+        .as_ref()
+        .map_or_else(|| root.to_path_buf(), |s| s.workdir.clone());
+    // Staging names only what git shows now as changed (a task's file may
+    // have no change left; an ignored one git refuses to add).
+    let filtered;
+    let action = match (action, &state) {
+        (GitAction::Stage(paths), Some(state)) => {
+            let changed: Vec<String> = paths
+                .iter()
+                .filter(|p| {
+                    state
+                        .files
+                        .get(p.as_str())
+                        .and_then(cocode_git::FileState::shown)
+                        .is_some_and(|k| k != cocode_git::Kind::Ignored)
+                })
+                .cloned()
+                .collect();
+            if changed.is_empty() {
+                return Ok(NOTHING_TO_STAGE.to_owned());
+            }
+            filtered = GitAction::Stage(changed);
+            &filtered
+        }
+        _ => action,
     };
     runtime
         .block_on(cocode_git::perform(launcher, root, &workdir, action))

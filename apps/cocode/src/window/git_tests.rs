@@ -449,3 +449,59 @@ fn a_gutter_marks_change_shows_heads_lines_and_reverts_as_an_edit_that_undo_take
     click_at(&mut h, egui::pos2(rect.min.x + 20.0, rect.min.y + 4.0));
     assert!(h.query_by_label("Revert Change").is_none());
 }
+
+#[test]
+fn a_finished_task_names_where_it_started_and_its_changes_are_committed_with_its_words() {
+    if !require::require_program("git") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    repository(&root);
+    let head = git(&root, &["rev-parse", "--short=7", "HEAD"]);
+    std::fs::write(root.join("other.txt"), "not the task's\n").unwrap();
+    let mut h = harness(Some(root.clone()));
+    type_prompt(&mut h, r#"replace "one" with "1" in a.txt"#);
+    h.get_by_label("Run task").click();
+    approve_and_accept(&mut h, &["edit a file"]);
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "1\n");
+    let id = h.state().agent.tasks[0].id.clone();
+    h.get_by_label_contains(&format!("{id}  completed: a person approved it"))
+        .click();
+    run_until(&mut h, "the task detail", |h| {
+        h.state().agent.detail.is_some()
+    });
+    h.get_by_label(&format!("Started on branch main at {}", head.trim()));
+    h.get_by_label("Commit the task's changes").click();
+    run_until(&mut h, "the task's file staged", |h| {
+        h.query_by_label("Staged changes (1)").is_some() && h.state().scm.running.is_empty()
+    });
+    // Only the task's file: the other change stays unstaged.
+    assert_eq!(git(&root, &["diff", "--cached", "--name-only"]), "a.txt\n");
+    let expected = format!(
+        "replace \"one\" with \"1\" in a.txt\n\n\
+         Replaced the first occurrence of the requested text in a.txt.\n\n\
+         cocode task: {id}\n"
+    );
+    assert_eq!(h.state().scm.message, expected);
+    h.get(by().role(Role::MultilineTextInput).label("Commit message"))
+        .click();
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Enter);
+    run_until(&mut h, "the commit", |h| {
+        h.state().scm.commits.len() == 2 && h.state().scm.running.is_empty()
+    });
+    assert_eq!(
+        git(&root, &["log", "-1", "--format=%B"]),
+        format!("{expected}\n")
+    );
+    assert_eq!(git(&root, &["status", "--porcelain"]), "?? other.txt\n");
+    // Committed already: nothing of the task's is left to stage, and the
+    // panel says so.
+    h.get_by_label("Commit the task's changes").click();
+    run_until(&mut h, "nothing to stage", |h| {
+        h.query_by_label("None of these files has a change to stage.")
+            .is_some()
+    });
+    assert_eq!(git(&root, &["diff", "--cached", "--name-only"]), "");
+}

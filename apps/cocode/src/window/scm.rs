@@ -56,6 +56,14 @@ pub enum GitCommand {
     CancelDiscard,
     /// Put back what the discard recorded under this id removed.
     UndoDiscard(u64),
+    /// Stage a finished task's files and write its commit message (the
+    /// person reviews and commits).
+    CommitTask {
+        task_id: String,
+        prompt: String,
+        /// The files its snapshots name, workspace-relative.
+        paths: Vec<String>,
+    },
 }
 
 /// A file chosen in one of the panel's groups.
@@ -207,6 +215,35 @@ pub struct SourceControl {
     pub discards: Vec<Discard>,
 }
 
+/// The commit message of a task's changes: the prompt's first line as the
+/// subject (cut at a word to fit 72 characters), the whole prompt when it
+/// says more, the agent's summary, and the task's id.
+pub fn task_message(task_id: &str, prompt: &str, summary: Option<&str>) -> String {
+    use std::fmt::Write as _;
+    let prompt = prompt.trim();
+    let first = prompt.lines().next().unwrap_or_default().trim();
+    let subject: String = if first.chars().count() > 72 {
+        // Cut at the last word that fits, with room for the ellipsis.
+        let cut: String = first.chars().take(71).collect();
+        let cut = match cut.rsplit_once(' ') {
+            Some((words, _)) if !words.trim().is_empty() => words.to_owned(),
+            _ => cut,
+        };
+        format!("{}…", cut.trim_end())
+    } else {
+        first.to_owned()
+    };
+    let mut message = subject.clone();
+    if prompt != subject {
+        let _ = write!(message, "\n\n{prompt}");
+    }
+    if let Some(summary) = summary.map(str::trim).filter(|s| !s.is_empty()) {
+        let _ = write!(message, "\n\n{summary}");
+    }
+    let _ = write!(message, "\n\ncocode task: {task_id}\n");
+    message
+}
+
 /// The status bar's branch: its name (or the detached commit), how far
 /// it is from its upstream, an operation under way; and the words for its
 /// hover. (No branch symbol: none of the bundled fonts has one.)
@@ -265,6 +302,26 @@ mod tests {
             from: from.map(Into::into),
             folder: false,
         }
+    }
+
+    #[test]
+    fn a_tasks_message_has_a_short_subject_the_prompt_the_summary_and_the_id() {
+        assert_eq!(
+            task_message(
+                "task-1",
+                "replace \"two\" with \"2\" in a.txt",
+                Some("Replaced it.")
+            ),
+            "replace \"two\" with \"2\" in a.txt\n\nReplaced it.\n\ncocode task: task-1\n"
+        );
+        let long = format!("{}\nand then more", "word ".repeat(20));
+        let message = task_message("task-2", &long, None);
+        let subject = message.lines().next().unwrap();
+        assert_eq!(subject, format!("{}…", "word ".repeat(14).trim_end()));
+        assert_eq!(
+            message.split_once("\n\n").unwrap().1,
+            format!("{}\n\ncocode task: task-2\n", long.trim())
+        );
     }
 
     #[test]

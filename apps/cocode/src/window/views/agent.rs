@@ -570,6 +570,45 @@ fn confirm_unknown_authors(
     });
 }
 
+/// Where the repository stood when the task started, and "Commit the
+/// task's changes".
+fn started_on(
+    ui: &mut egui::Ui,
+    detail: &crate::host::review::TaskDetail,
+    running: bool,
+    commands: &mut Vec<Command>,
+) {
+    if let Some(started) = &detail.started_on {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(
+                egui::RichText::new(format!("Started on {}", started.words()))
+                    .weak()
+                    .small(),
+            );
+            let mut paths: Vec<String> = detail.snapshots.iter().map(|s| s.path.clone()).collect();
+            paths.sort();
+            paths.dedup();
+            if ui
+                .add_enabled(
+                    !running && !paths.is_empty(),
+                    egui::Button::new("Commit the task's changes").small(),
+                )
+                .on_hover_text(
+                    "Stage the task's files and write the commit message in Source Control",
+                )
+                .on_disabled_hover_text("The task is running, or changed nothing")
+                .clicked()
+            {
+                commands.push(Command::Git(crate::window::scm::GitCommand::CommitTask {
+                    task_id: detail.id.clone(),
+                    prompt: detail.prompt.clone(),
+                    paths,
+                }));
+            }
+        });
+    }
+}
+
 /// A task's review: state, checks, snapshots with their diffs, rollback.
 fn task_detail(
     ui: &mut egui::Ui,
@@ -587,6 +626,7 @@ fn task_detail(
         if detail.retries == 1 { "y" } else { "ies" }
     ));
     ui.label(&detail.prompt);
+    started_on(ui, detail, running, commands);
     match &detail.rollback {
         Ok(paths) => {
             // Files that changed while the task ran may be someone else's
