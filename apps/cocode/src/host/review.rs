@@ -53,6 +53,10 @@ pub struct TaskDetail {
     /// Where the workspace's repository stood when the task started (none
     /// outside a repository).
     pub started_on: Option<crate::host::records::StartedOn>,
+    /// Each of the task's files against HEAD as it is now (path, diff),
+    /// beside the task's own changes: what a commit would hold. `None`
+    /// outside a repository; files with no change since HEAD are left out.
+    pub since_head: Option<Vec<(String, String)>>,
 }
 
 /// One snapshot as the review and the transcript show it: its change as a
@@ -94,11 +98,12 @@ pub fn snapshot_row(ws: &OpenWorkspace, s: &cocode_core::EditSnapshot) -> Snapsh
 pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
     let task = load_task_record(ws, id)?;
     let store = ws.gate.store();
-    let snapshots = store
-        .snapshots_of_task(id)?
-        .iter()
-        .map(|s| snapshot_row(ws, s))
-        .collect();
+    let records = store.snapshots_of_task(id)?;
+    let snapshots = records.iter().map(|s| snapshot_row(ws, s)).collect();
+    let mut snapshots_paths: Vec<cocode_core::NormalizedPath> =
+        records.iter().map(|s| s.parts().path.clone()).collect();
+    snapshots_paths.sort();
+    snapshots_paths.dedup();
     let checks = task
         .verification_log()
         .iter()
@@ -133,7 +138,46 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         held_hosts: std::collections::BTreeMap::new(),
         unknown_authors: unknown_authors(ws, id, &RollbackQuery::TaskStart),
         started_on: crate::host::records::started_on(ws, id),
+        since_head: since_head(ws, &snapshots_paths),
     })
+}
+
+/// `paths` (workspace-relative) against HEAD: each one's diff from its
+/// content at HEAD to its content now; `None` outside a repository.
+fn since_head(
+    ws: &OpenWorkspace,
+    paths: &[cocode_core::NormalizedPath],
+) -> Option<Vec<(String, String)>> {
+    let root = ws.layout.workspace_root();
+    cocode_git::head(root).ok().flatten()?;
+    let mut out = Vec::new();
+    for path in paths {
+        let at_head = match cocode_git::head_content(root, path.as_str()) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                out.push((
+                    path.to_string(),
+                    format!("(HEAD's content cannot be read: {e})"),
+                ));
+                continue;
+            }
+        };
+        let file = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+        let now = match std::fs::symlink_metadata(&file) {
+            Ok(meta) if meta.is_file() => std::fs::read(&file).ok(),
+            _ => None,
+        };
+        let mut diff =
+            cocode_workspace::diff::unified(path, None, at_head.as_deref(), now.as_deref());
+        if diff.is_empty() {
+            continue;
+        }
+        if diff.chars().count() > DIFF_LIMIT_CHARS {
+            diff = diff.chars().take(DIFF_LIMIT_CHARS).collect::<String>() + "\n… (diff cut)";
+        }
+        out.push((path.to_string(), diff));
+    }
+    Some(out)
 }
 
 /// The paths a rollback by `query` would revert whose change was found by

@@ -472,6 +472,17 @@ fn a_finished_task_names_where_it_started_and_its_changes_are_committed_with_its
         h.state().agent.detail.is_some()
     });
     h.get_by_label(&format!("Started on branch main at {}", head.trim()));
+    // Beside the task's own changes, its files against HEAD.
+    h.get_by_label("Changes since HEAD (1)").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state().agent.detail.as_ref().unwrap().since_head,
+        Some(vec![(
+            "a.txt".to_owned(),
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+1\n".to_owned()
+        )])
+    );
+    h.get_by_label_contains("+1");
     h.get_by_label("Commit the task's changes").click();
     run_until(&mut h, "the task's file staged", |h| {
         h.query_by_label("Staged changes (1)").is_some() && h.state().scm.running.is_empty()

@@ -609,6 +609,32 @@ fn started_on(
     }
 }
 
+/// The task's files against HEAD, beside its own changes.
+fn since_head(ui: &mut egui::Ui, detail: &crate::host::review::TaskDetail) {
+    if let Some(since) = &detail.since_head {
+        egui::CollapsingHeader::new(format!("Changes since HEAD ({})", since.len()))
+            .id_salt(("since-head", &detail.id))
+            .show(ui, |ui| {
+                ui.label(
+                    egui::RichText::new(
+                        "The task's files as they are now against the last commit: what a \
+                         commit would hold, whoever made the change.",
+                    )
+                    .weak()
+                    .small(),
+                );
+                for (path, diff) in since {
+                    crate::window::views::diff::show(
+                        ui,
+                        ("since-head", &detail.id, path),
+                        diff,
+                        240.0,
+                    );
+                }
+            });
+    }
+}
+
 /// A task's review: state, checks, snapshots with their diffs, rollback.
 fn task_detail(
     ui: &mut egui::Ui,
@@ -696,6 +722,7 @@ fn task_detail(
                 ui.label(check);
             }
         });
+    since_head(ui, detail);
     egui::CollapsingHeader::new(format!("Changes ({})", detail.snapshots.len()))
         .id_salt(("changes", &detail.id))
         .default_open(true)
