@@ -47,17 +47,24 @@ impl GitAction {
     /// to its stdin.
     fn command(&self) -> Result<(Vec<String>, Option<Vec<u8>>), GitError> {
         let owned = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+        // Paths go on stdin, NUL-separated: any number of them (a command
+        // line has a size limit; "Stage All" of a large tree would pass
+        // it), and none can read as an option.
         let with_paths = |args: &[&str], paths: &[String]| {
             let mut argv = owned(args);
-            argv.push("--".into());
-            argv.extend(paths.iter().cloned());
-            argv
+            argv.extend(owned(&["--pathspec-from-file=-", "--pathspec-file-nul"]));
+            let mut list = Vec::new();
+            for path in paths {
+                list.extend_from_slice(path.as_bytes());
+                list.push(0);
+            }
+            (argv, Some(list))
         };
         Ok(match self {
-            Self::Stage(paths) => (with_paths(&["add", "--all"], paths), None),
+            Self::Stage(paths) => with_paths(&["add", "--all"], paths),
             // `reset` also works on a branch with no commit yet, where
             // `restore --staged` cannot name HEAD.
-            Self::Unstage(paths) => (with_paths(&["reset", "--quiet"], paths), None),
+            Self::Unstage(paths) => with_paths(&["reset", "--quiet"], paths),
             Self::StagePatch(patch) => (
                 owned(&["apply", "--cached", "--whitespace=nowarn", "-"]),
                 Some(patch.clone().into_bytes()),
@@ -216,13 +223,30 @@ mod tests {
     fn each_action_is_the_git_command_a_person_would_type() {
         let paths = vec!["a b.rs".to_owned(), "-odd".to_owned()];
         let cmd = |action: GitAction| action.command().unwrap();
+        let listed = Some(b"a b.rs\0-odd\0".to_vec());
         assert_eq!(
-            cmd(GitAction::Stage(paths.clone())).0,
-            ["add", "--all", "--", "a b.rs", "-odd"]
+            cmd(GitAction::Stage(paths.clone())),
+            (
+                vec![
+                    "add".to_owned(),
+                    "--all".to_owned(),
+                    "--pathspec-from-file=-".to_owned(),
+                    "--pathspec-file-nul".to_owned()
+                ],
+                listed.clone()
+            )
         );
         assert_eq!(
-            cmd(GitAction::Unstage(paths)).0,
-            ["reset", "--quiet", "--", "a b.rs", "-odd"]
+            cmd(GitAction::Unstage(paths)),
+            (
+                vec![
+                    "reset".to_owned(),
+                    "--quiet".to_owned(),
+                    "--pathspec-from-file=-".to_owned(),
+                    "--pathspec-file-nul".to_owned()
+                ],
+                listed
+            )
         );
         assert_eq!(
             cmd(GitAction::Commit {

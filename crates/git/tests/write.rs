@@ -226,7 +226,6 @@ fn a_failing_pre_commit_hook_shows_its_words_and_commits_nothing() {
     let rt = runtime();
     let f = fixture(&rt);
     let root = f.root();
-    let hook = root.join(".git/hooks/pre-commit");
     write(
         root,
         ".git/hooks/pre-commit",
@@ -235,6 +234,7 @@ fn a_failing_pre_commit_hook_shows_its_words_and_commits_nothing() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
+        let hook = root.join(".git/hooks/pre-commit");
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     write(root, "other.txt", "changed\n");
@@ -273,11 +273,35 @@ fn paths_are_names_never_patterns_and_unstaging_works_before_the_first_commit() 
     let root = f.root();
     write(root, "star*.txt", "a star\n");
     write(root, "stars.txt", "many\n");
-    f.perform(&rt, &GitAction::Stage(vec!["star*.txt".into()]))
-        .unwrap();
+    write(root, "-n", "reads as an option\n");
+    f.perform(
+        &rt,
+        &GitAction::Stage(vec!["star*.txt".into(), "-n".into()]),
+    )
+    .unwrap();
     assert_eq!(
         git(root, &["diff", "--cached", "--name-only"]),
-        "star*.txt\n"
+        "-n\nstar*.txt\n"
+    );
+    // More paths than a command line holds (2.4 MB of names; ARG_MAX is
+    // 2 MiB here).
+    let long = "n".repeat(190);
+    let many: Vec<String> = (0..12_000).map(|n| format!("many/{n:05}-{long}")).collect();
+    std::fs::create_dir_all(root.join("many")).unwrap();
+    for path in &many {
+        std::fs::write(root.join(path), "x\n").unwrap();
+    }
+    f.perform(&rt, &GitAction::Stage(many.clone())).unwrap();
+    assert_eq!(
+        git(root, &["diff", "--cached", "--name-only"])
+            .lines()
+            .count(),
+        many.len() + 2
+    );
+    f.perform(&rt, &GitAction::Unstage(many)).unwrap();
+    assert_eq!(
+        git(root, &["diff", "--cached", "--name-only"]),
+        "-n\nstar*.txt\n"
     );
     // A fresh repository: no HEAD to go back to.
     let fresh = tempfile::tempdir().unwrap();

@@ -466,8 +466,12 @@ fn a_finished_task_names_where_it_started_and_its_changes_are_committed_with_its
     approve_and_accept(&mut h, &["edit a file"]);
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "1\n");
     let id = h.state().agent.tasks[0].id.clone();
-    h.get_by_label_contains(&format!("{id}  completed: a person approved it"))
-        .click();
+    let row = format!("{id}  completed: a person approved it");
+    // The task list follows the run's end on its own report.
+    run_until(&mut h, "the task's row", |h| {
+        h.query_by_label_contains(&row).is_some()
+    });
+    h.get_by_label_contains(&row).click();
     run_until(&mut h, "the task detail", |h| {
         h.state().agent.detail.is_some()
     });
