@@ -271,38 +271,40 @@ fn paths_are_names_never_patterns_and_unstaging_works_before_the_first_commit() 
     let rt = runtime();
     let f = fixture(&rt);
     let root = f.root();
-    write(root, "star*.txt", "a star\n");
-    write(root, "stars.txt", "many\n");
+    // `[ab].txt` as a pattern would also name a.txt and b.txt (a name
+    // every system allows).
+    write(root, "[ab].txt", "brackets\n");
+    write(root, "a.txt", "a\n");
     write(root, "-n", "reads as an option\n");
-    f.perform(
-        &rt,
-        &GitAction::Stage(vec!["star*.txt".into(), "-n".into()]),
-    )
-    .unwrap();
+    f.perform(&rt, &GitAction::Stage(vec!["[ab].txt".into(), "-n".into()]))
+        .unwrap();
     assert_eq!(
         git(root, &["diff", "--cached", "--name-only"]),
-        "-n\nstar*.txt\n"
+        "-n\n[ab].txt\n"
     );
-    // More paths than a command line holds (2.4 MB of names; ARG_MAX is
-    // 2 MiB here).
-    let long = "n".repeat(190);
-    let many: Vec<String> = (0..12_000).map(|n| format!("many/{n:05}-{long}")).collect();
-    std::fs::create_dir_all(root.join("many")).unwrap();
-    for path in &many {
-        std::fs::write(root.join(path), "x\n").unwrap();
+    // Unix only: names this long pass Windows' path limit.
+    if cfg!(unix) {
+        // More paths than a command line holds (2.4 MB of names; ARG_MAX is
+        // 2 MiB here).
+        let long = "n".repeat(190);
+        let many: Vec<String> = (0..12_000).map(|n| format!("many/{n:05}-{long}")).collect();
+        std::fs::create_dir_all(root.join("many")).unwrap();
+        for path in &many {
+            std::fs::write(root.join(path), "x\n").unwrap();
+        }
+        f.perform(&rt, &GitAction::Stage(many.clone())).unwrap();
+        assert_eq!(
+            git(root, &["diff", "--cached", "--name-only"])
+                .lines()
+                .count(),
+            many.len() + 2
+        );
+        f.perform(&rt, &GitAction::Unstage(many)).unwrap();
+        assert_eq!(
+            git(root, &["diff", "--cached", "--name-only"]),
+            "-n\n[ab].txt\n"
+        );
     }
-    f.perform(&rt, &GitAction::Stage(many.clone())).unwrap();
-    assert_eq!(
-        git(root, &["diff", "--cached", "--name-only"])
-            .lines()
-            .count(),
-        many.len() + 2
-    );
-    f.perform(&rt, &GitAction::Unstage(many)).unwrap();
-    assert_eq!(
-        git(root, &["diff", "--cached", "--name-only"]),
-        "-n\nstar*.txt\n"
-    );
     // A fresh repository: no HEAD to go back to.
     let fresh = tempfile::tempdir().unwrap();
     git(fresh.path(), &["init", "-q"]);
