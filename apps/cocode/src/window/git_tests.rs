@@ -240,6 +240,8 @@ fn a_folder_outside_any_repository_offers_to_start_one() {
     let dir = tempfile::tempdir().unwrap();
     let root = dunce::canonicalize(dir.path()).unwrap();
     std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/x.md"), "x\n").unwrap();
     let mut h = harness(Some(root.clone()));
     h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::G);
     run_until(&mut h, "the panel's empty state", |h| {
@@ -248,8 +250,12 @@ fn a_folder_outside_any_repository_offers_to_start_one() {
     });
     h.get_by_label("Initialize Repository").click();
     run_until(&mut h, "a repository", |h| {
-        h.query_by_label("Untracked (1)").is_some()
+        h.query_by_label("Untracked (2)").is_some()
     });
+    // A folder git shows whole reads as a folder, with nothing to open.
+    h.get_by_label("U  docs/");
+    h.get_by_label("U  a.txt");
+    assert_eq!(h.get_all_by_label("Open").count(), 1);
     h.get_by_label("Created a repository here.");
     assert!(root.join(".git/HEAD").is_file());
     assert!(matches!(

@@ -269,19 +269,24 @@ fn outcome(ui: &mut Ui, scm: &SourceControl, commands: &mut Vec<Command>) {
     };
     match outcome {
         Outcome::Done(note) => {
-            ui.horizontal(|ui| {
-                cocode_ui::badge(ui, note, Tone::Success);
+            // git's first line can be long (a commit's subject): it wraps
+            // instead of widening the panel.
+            ui.horizontal_wrapped(|ui| {
                 if ui.small_button("×").on_hover_text("Dismiss").clicked() {
                     commands.push(Command::Git(GitCommand::DismissOutcome));
                 }
+                ui.add(egui::Label::new(cocode_ui::badge_text(ui, note, Tone::Success)).wrap());
             });
         }
         Outcome::Discarded(discard) => {
             ui.horizontal_wrapped(|ui| {
-                cocode_ui::badge(
-                    ui,
-                    &format!("Discarded the changes to {}.", discard.named()),
-                    Tone::Success,
+                ui.add(
+                    egui::Label::new(cocode_ui::badge_text(
+                        ui,
+                        &format!("Discarded the changes to {}.", discard.named()),
+                        Tone::Success,
+                    ))
+                    .wrap(),
                 );
                 if ui
                     .small_button("Undo Discard")
@@ -459,7 +464,9 @@ fn file_row(
     let color = git_color(entry.kind, ui.visuals().dark_mode);
     ui.horizontal(|ui| {
         let selected = is_selected(scm, entry, side);
-        let mut text = format!("{}  {name}", entry.kind.letter());
+        // A folder git shows whole reads as one (`target/`).
+        let slash = if entry.folder { "/" } else { "" };
+        let mut text = format!("{}  {name}{slash}", entry.kind.letter());
         if let Some(from) = &entry.from {
             text = format!("{text}  ← {from}");
         }
@@ -505,7 +512,9 @@ fn file_row(
             {
                 commands.push(Command::Git(GitCommand::Discard(vec![entry.path.clone()])));
             }
+            // A folder git shows whole has no file to open.
             if entry.kind != Kind::Deleted
+                && !entry.folder
                 && ui
                     .small_button("Open")
                     .on_hover_text("Open the file")
@@ -617,12 +626,13 @@ fn history(ui: &mut Ui, scm: &SourceControl) {
             for commit in &scm.commits {
                 ui.horizontal(|ui| {
                     ui.label(RichText::new(&commit.id).monospace().weak());
-                    ui.label(&commit.summary).on_hover_text(format!(
-                        "{} — {}, {}",
-                        commit.id,
-                        commit.author,
-                        ago(commit.time, now)
-                    ));
+                    ui.add(egui::Label::new(&commit.summary).truncate())
+                        .on_hover_text(format!(
+                            "{} — {}, {}",
+                            commit.id,
+                            commit.author,
+                            ago(commit.time, now)
+                        ));
                 });
             }
         });
