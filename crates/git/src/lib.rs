@@ -21,5 +21,5 @@ pub use lines::{LineMark, MarkKind, line_marks, revert_change};
 pub use run::{GitAction, perform};
 pub use status::{
     FileState, Head, Kind, RepoState, Upstream, head, head_content, index_content, read,
-    relative_path, workspace_in_repo,
+    relative_path, repo_path, workspace_in_repo,
 };

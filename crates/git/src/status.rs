@@ -427,6 +427,14 @@ fn upstream_of(repo: &gix::Repository) -> Result<Option<Upstream>, GitError> {
     }))
 }
 
+/// The error of reading `rel`'s content from the repository.
+fn blob_error(rel: &str) -> impl Fn(&dyn std::fmt::Display) -> GitError + '_ {
+    move |e| GitError::Blob {
+        path: rel.to_owned(),
+        message: e.to_string(),
+    }
+}
+
 /// The content of `rel` (workspace-relative, `/` separated) in HEAD's
 /// commit; `None` when the workspace is in no repository, HEAD has no
 /// commit, or the file is not in it.
@@ -434,25 +442,22 @@ pub fn head_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, GitE
     let Some((repo, inside)) = open(workspace)? else {
         return Ok(None);
     };
-    let blob_error = |e: &dyn std::fmt::Display| GitError::Blob {
-        path: rel.to_owned(),
-        message: e.to_string(),
-    };
+    let failed = blob_error(rel);
     let Ok(commit) = repo.head_commit() else {
         return Ok(None);
     };
-    let tree = commit.tree().map_err(|e| blob_error(&e))?;
+    let tree = commit.tree().map_err(|e| failed(&e))?;
     let in_repo = repo_path(&inside, rel);
     let Some(entry) = tree
         .lookup_entry_by_path(Path::new(&in_repo))
-        .map_err(|e| blob_error(&e))?
+        .map_err(|e| failed(&e))?
     else {
         return Ok(None);
     };
     if !entry.mode().is_blob() {
         return Ok(None);
     }
-    let object = entry.object().map_err(|e| blob_error(&e))?;
+    let object = entry.object().map_err(|e| failed(&e))?;
     Ok(Some(object.detach().data))
 }
 
@@ -463,11 +468,8 @@ pub fn index_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, Git
     let Some((repo, inside)) = open(workspace)? else {
         return Ok(None);
     };
-    let blob_error = |e: &dyn std::fmt::Display| GitError::Blob {
-        path: rel.to_owned(),
-        message: e.to_string(),
-    };
-    let index = repo.index_or_empty().map_err(|e| blob_error(&e))?;
+    let failed = blob_error(rel);
+    let index = repo.index_or_empty().map_err(|e| failed(&e))?;
     let in_repo = repo_path(&inside, rel);
     let Some(entry) = index.entry_by_path_and_stage(
         in_repo.as_bytes().as_bstr(),
@@ -481,13 +483,14 @@ pub fn index_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, Git
     ) {
         return Ok(None);
     }
-    let object = repo.find_object(entry.id).map_err(|e| blob_error(&e))?;
+    let object = repo.find_object(entry.id).map_err(|e| failed(&e))?;
     Ok(Some(object.detach().data))
 }
 
 /// A workspace-relative path made relative to the repository's work tree,
-/// given where the workspace sits in it (`inside`, `""` at the top).
-pub(crate) fn repo_path(inside: &str, rel: &str) -> String {
+/// given where the workspace sits in it (`inside`, `""` at the top; see
+/// [`workspace_in_repo`]).
+pub fn repo_path(inside: &str, rel: &str) -> String {
     if inside.is_empty() {
         rel.to_owned()
     } else {

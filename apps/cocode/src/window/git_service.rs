@@ -339,14 +339,9 @@ fn file_diff(root: &Path, rel: &str) -> Result<Option<FileDiff>, String> {
     if staged == DiffSide::Unchanged && unstaged == DiffSide::Unchanged {
         return Ok(None);
     }
-    let repo_path = if inside.is_empty() {
-        rel.to_owned()
-    } else {
-        format!("{inside}/{rel}")
-    };
     Ok(Some(FileDiff {
         path: rel.to_owned(),
-        repo_path,
+        repo_path: cocode_git::repo_path(&inside, rel),
         staged,
         unstaged,
     }))
