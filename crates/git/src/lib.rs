@@ -20,6 +20,6 @@ pub use hunks::{CONTEXT_LINES, Hunk, HunkLine, LineSign, diff_hunks, revert_line
 pub use lines::{LineMark, MarkKind, line_marks, revert_change};
 pub use run::{GitAction, perform};
 pub use status::{
-    FileState, Head, Kind, RepoState, Upstream, head, head_content, index_content, read,
-    relative_path, repo_path, workspace_in_repo,
+    FileState, Head, Kind, RepoState, Upstream, absolute_path, head, head_content, head_contents,
+    index_content, index_contents, read, relative_path, repo_path, workdir, workspace_in_repo,
 };

@@ -439,52 +439,92 @@ fn blob_error(rel: &str) -> impl Fn(&dyn std::fmt::Display) -> GitError + '_ {
 /// commit; `None` when the workspace is in no repository, HEAD has no
 /// commit, or the file is not in it.
 pub fn head_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, GitError> {
+    Ok(head_contents(workspace, &[rel])?.pop().flatten())
+}
+
+/// [`head_content`] of each of `rels`, in order, with the repository
+/// opened and HEAD's tree read once.
+pub fn head_contents(workspace: &Path, rels: &[&str]) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    let none = || vec![None; rels.len()];
     let Some((repo, inside)) = open(workspace)? else {
-        return Ok(None);
+        return Ok(none());
     };
-    let failed = blob_error(rel);
     let Ok(commit) = repo.head_commit() else {
-        return Ok(None);
+        return Ok(none());
     };
-    let tree = commit.tree().map_err(|e| failed(&e))?;
-    let in_repo = repo_path(&inside, rel);
-    let Some(entry) = tree
-        .lookup_entry_by_path(Path::new(&in_repo))
-        .map_err(|e| failed(&e))?
-    else {
-        return Ok(None);
-    };
-    if !entry.mode().is_blob() {
-        return Ok(None);
+    let tree = commit
+        .tree()
+        .map_err(|e| blob_error(rels.first().copied().unwrap_or_default())(&e))?;
+    let mut out = Vec::with_capacity(rels.len());
+    for rel in rels {
+        let failed = blob_error(rel);
+        let in_repo = repo_path(&inside, rel);
+        let entry = tree
+            .lookup_entry_by_path(Path::new(&in_repo))
+            .map_err(|e| failed(&e))?;
+        out.push(match entry {
+            Some(entry) if entry.mode().is_blob() => {
+                Some(entry.object().map_err(|e| failed(&e))?.detach().data)
+            }
+            _ => None,
+        });
     }
-    let object = entry.object().map_err(|e| failed(&e))?;
-    Ok(Some(object.detach().data))
+    Ok(out)
 }
 
 /// The content of `rel` (workspace-relative, `/` separated) in the index
 /// (staged); `None` when the workspace is in no repository, or the file is
 /// not in the index or is in conflict there.
 pub fn index_content(workspace: &Path, rel: &str) -> Result<Option<Vec<u8>>, GitError> {
+    Ok(index_contents(workspace, &[rel])?.pop().flatten())
+}
+
+/// [`index_content`] of each of `rels`, in order, with the repository
+/// opened and the index read once (discarding many files).
+pub fn index_contents(workspace: &Path, rels: &[&str]) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let Some((repo, inside)) = open(workspace)? else {
-        return Ok(None);
+        return Ok(vec![None; rels.len()]);
     };
-    let failed = blob_error(rel);
-    let index = repo.index_or_empty().map_err(|e| failed(&e))?;
-    let in_repo = repo_path(&inside, rel);
-    let Some(entry) = index.entry_by_path_and_stage(
-        in_repo.as_bytes().as_bstr(),
-        gix::index::entry::Stage::Unconflicted,
-    ) else {
-        return Ok(None);
-    };
-    if !matches!(
-        entry.mode,
-        gix::index::entry::Mode::FILE | gix::index::entry::Mode::FILE_EXECUTABLE
-    ) {
-        return Ok(None);
+    let index = repo
+        .index_or_empty()
+        .map_err(|e| blob_error(rels.first().copied().unwrap_or_default())(&e))?;
+    let mut out = Vec::with_capacity(rels.len());
+    for rel in rels {
+        let in_repo = repo_path(&inside, rel);
+        let entry = index.entry_by_path_and_stage(
+            in_repo.as_bytes().as_bstr(),
+            gix::index::entry::Stage::Unconflicted,
+        );
+        out.push(match entry {
+            Some(entry)
+                if matches!(
+                    entry.mode,
+                    gix::index::entry::Mode::FILE | gix::index::entry::Mode::FILE_EXECUTABLE
+                ) =>
+            {
+                let object = repo
+                    .find_object(entry.id)
+                    .map_err(|e| blob_error(rel)(&e))?;
+                Some(object.detach().data)
+            }
+            _ => None,
+        });
     }
-    let object = repo.find_object(entry.id).map_err(|e| failed(&e))?;
-    Ok(Some(object.detach().data))
+    Ok(out)
+}
+
+/// The work tree of the repository holding `workspace`, without reading
+/// any file's status; `None` when it is in no repository.
+pub fn workdir(workspace: &Path) -> Result<Option<PathBuf>, GitError> {
+    Ok(open(workspace)?.and_then(|(repo, _)| repo.workdir().map(real)))
+}
+
+/// `rel` (`/` separated, relative to `root`) as a path under `root`; the
+/// other way round from [`relative_path`].
+pub fn absolute_path(root: &Path, rel: &str) -> PathBuf {
+    rel.split('/')
+        .filter(|s| !s.is_empty())
+        .fold(root.to_path_buf(), |p, s| p.join(s))
 }
 
 /// A workspace-relative path made relative to the repository's work tree,

@@ -286,6 +286,20 @@ fn a_workspace_inside_a_repository_sees_its_own_paths_and_their_head_content() {
         Some(&b"fn a() {}\nfn b() {}\n"[..])
     );
     assert_eq!(head_content(root, "src/missing.rs").unwrap(), None);
+    // Many at once, in order, as one by one.
+    let lib = Some(b"fn a() {}\nfn b() {}\n".to_vec());
+    assert_eq!(
+        cocode_git::head_contents(root, &["src/lib.rs", "src/missing.rs", "src"]).unwrap(),
+        [lib.clone(), None, None]
+    );
+    assert_eq!(
+        cocode_git::index_contents(root, &["src/missing.rs", "src/lib.rs"]).unwrap(),
+        [None, lib]
+    );
+    assert_eq!(
+        cocode_git::absolute_path(root, "src/lib.rs"),
+        root.join("src").join("lib.rs")
+    );
     assert_eq!(
         head_content(root, "src").unwrap(),
         None,

@@ -150,19 +150,21 @@ fn since_head(
 ) -> Option<Vec<(String, String)>> {
     let root = ws.layout.workspace_root();
     cocode_git::head(root).ok().flatten()?;
+    // HEAD's tree is read once for all the files.
+    let rels: Vec<&str> = paths
+        .iter()
+        .map(cocode_core::NormalizedPath::as_str)
+        .collect();
+    let at_head = match cocode_git::head_contents(root, &rels) {
+        Ok(contents) => contents,
+        Err(e) => {
+            let why = format!("(HEAD's content cannot be read: {e})");
+            return Some(paths.iter().map(|p| (p.to_string(), why.clone())).collect());
+        }
+    };
     let mut out = Vec::new();
-    for path in paths {
-        let at_head = match cocode_git::head_content(root, path.as_str()) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                out.push((
-                    path.to_string(),
-                    format!("(HEAD's content cannot be read: {e})"),
-                ));
-                continue;
-            }
-        };
-        let file = path.segments().fold(root.to_path_buf(), |p, s| p.join(s));
+    for (path, at_head) in paths.iter().zip(at_head) {
+        let file = cocode_git::absolute_path(root, path.as_str());
         let now = match std::fs::symlink_metadata(&file) {
             Ok(meta) if meta.is_file() => std::fs::read(&file).ok(),
             _ => None,

@@ -198,9 +198,8 @@ impl CocodeApp {
         }
         ws.prompt = None;
         let root = ws.root.clone();
-        let abs = |p: &cocode_core::path::NormalizedPath| {
-            p.segments().fold(root.clone(), |acc, s| acc.join(s))
-        };
+        let abs =
+            |p: &cocode_core::path::NormalizedPath| cocode_git::absolute_path(&root, p.as_str());
         for request in ws.explorer.refresh() {
             self.io.send(request);
         }

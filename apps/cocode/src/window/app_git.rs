@@ -68,8 +68,7 @@ impl CocodeApp {
                 let Some(root) = self.workspace_root().cloned() else {
                     return;
                 };
-                let path = rel.split('/').fold(root, |p, s| p.join(s));
-                self.open_file(&path);
+                self.open_file(&cocode_git::absolute_path(&root, &rel));
             }
             GitCommand::DismissOutcome => self.scm.outcome = None,
             GitCommand::Discard(paths) => self.scm.confirm_discard = Some(paths),

@@ -216,25 +216,28 @@ fn perform(
     runtime: &tokio::runtime::Handle,
     action: &GitAction,
 ) -> Result<String, String> {
-    let state = cocode_git::read(root).map_err(|e| e.to_string())?;
     // `git init` (or a folder that left its repository): git runs in the
     // folder itself.
-    let workdir = state
-        .as_ref()
-        .map_or_else(|| root.to_path_buf(), |s| s.workdir.clone());
+    let workdir = cocode_git::workdir(root)
+        .map_err(|e| e.to_string())?
+        .unwrap_or_else(|| root.to_path_buf());
     // Staging names only what git shows now as changed (a task's file may
-    // have no change left; an ignored one git refuses to add).
+    // have no change left; an ignored one git refuses to add): the one
+    // action that needs the status read first.
     let filtered;
-    let action = match (action, &state) {
-        (GitAction::Stage(paths), Some(state)) => {
+    let action = match action {
+        GitAction::Stage(paths) => {
+            let state = cocode_git::read(root).map_err(|e| e.to_string())?;
             let changed: Vec<String> = paths
                 .iter()
                 .filter(|p| {
-                    state
-                        .files
-                        .get(p.as_str())
-                        .and_then(cocode_git::FileState::shown)
-                        .is_some_and(|k| k != cocode_git::Kind::Ignored)
+                    state.as_ref().is_some_and(|state| {
+                        state
+                            .files
+                            .get(p.as_str())
+                            .and_then(cocode_git::FileState::shown)
+                            .is_some_and(|k| k != cocode_git::Kind::Ignored)
+                    })
                 })
                 .cloned()
                 .collect();
@@ -259,10 +262,10 @@ fn discard_files(
     paths: &[String],
 ) -> Result<Vec<cocode_workspace::DiscardFile>, String> {
     use cocode_core::path::{CaseSensitivity, NormalizeOptions, normalize};
-    let mut files = Vec::with_capacity(paths.len());
+    let mut now = Vec::with_capacity(paths.len());
     for rel in paths {
-        let path = rel.split('/').fold(root.to_path_buf(), |p, s| p.join(s));
-        let now = match std::fs::symlink_metadata(&path) {
+        let path = cocode_git::absolute_path(root, rel);
+        now.push(match std::fs::symlink_metadata(&path) {
             Ok(meta) if meta.is_file() => {
                 Some(std::fs::read(&path).map_err(|e| format!("{rel}: {e}"))?)
             }
@@ -273,8 +276,13 @@ fn discard_files(
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(format!("{rel}: {e}")),
-        };
-        let restore = cocode_git::index_content(root, rel).map_err(|e| e.to_string())?;
+        });
+    }
+    // The index is read once, however many files go.
+    let rels: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let staged = cocode_git::index_contents(root, &rels).map_err(|e| e.to_string())?;
+    let mut files = Vec::with_capacity(paths.len());
+    for ((rel, now), restore) in paths.iter().zip(now).zip(staged) {
         if now == restore {
             continue;
         }
@@ -328,7 +336,7 @@ fn file_diff(root: &Path, rel: &str) -> Result<Option<FileDiff>, String> {
     };
     let head = cocode_git::head_content(root, rel).map_err(|e| e.to_string())?;
     let index = cocode_git::index_content(root, rel).map_err(|e| e.to_string())?;
-    let path = rel.split('/').fold(root.to_path_buf(), |p, s| p.join(s));
+    let path = cocode_git::absolute_path(root, rel);
     // A folder git shows whole (untracked `out/`) has no diff of its own.
     let work = match std::fs::symlink_metadata(&path) {
         Ok(meta) if meta.is_file() => Some(std::fs::read(&path).map_err(|e| e.to_string())?),
