@@ -36,7 +36,7 @@
 //! what its serial section guards), `agent_ops` (planning an agent's
 //! operation), `commit` (the write-commit protocol above),
 //! `durability` (barriers and flush), `recovery`, `sweeps`,
-//! `rollback`, `retention`, `user_ops` (a person's operations),
+//! `rollback`, `review` (a person undoing part of a task), `retention`, `user_ops` (a person's operations),
 //! `discards` (a person's discards, kept so they can be undone),
 //! `file_gate` (the `WorkspaceFileGate` trait); `paths` holds the path
 //! checks the agent's operations and a person's share, `errors` the error
@@ -55,6 +55,7 @@ mod paths;
 mod plan;
 mod recovery;
 mod retention;
+mod review;
 mod rollback;
 mod state;
 mod sweeps;
@@ -63,6 +64,7 @@ mod user_ops;
 pub use discards::{DISCARDS_KEPT, DiscardFile, DiscardRecord, DiscardedFile, recorded_discards};
 pub use recovery::{RecoveredSweep, RecoveryReport};
 pub use retention::RetentionReport;
+pub use review::ReviewChange;
 pub use state::Gate;
 pub use sweeps::SweepWriters;
 pub use user_ops::{UserOp, UserWrite};

@@ -32,7 +32,7 @@ mod varint;
 
 pub use gate::{
     DiscardFile, DiscardRecord, DiscardedFile, Gate, RecoveredSweep, RecoveryReport,
-    RetentionReport, SweepWriters, UserOp, UserWrite, recorded_discards,
+    RetentionReport, ReviewChange, SweepWriters, UserOp, UserWrite, recorded_discards,
 };
 pub use ignore_rules::{IgnoreFilter, is_ignore_file};
 pub use integrity::{HistoryIntegrityChecker, IntegrityReport};

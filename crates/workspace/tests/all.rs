@@ -17,6 +17,7 @@ mod suite {
     mod leases;
     mod recovery;
     mod retention;
+    mod review;
     mod rollback;
     // The sweep tests run real `sh` commands.
     #[cfg(unix)]
