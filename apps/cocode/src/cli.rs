@@ -12,6 +12,7 @@ pub mod check;
 pub mod lsp;
 pub mod printable;
 pub mod provider;
+pub mod review;
 pub mod task;
 
 use std::io::Write as _;
@@ -47,12 +48,13 @@ pub fn run(command: &CliCommand, root: &crate::host::root::HostRoot) -> ExitCode
             task,
             to_attempt,
             to_snapshot,
+            to_message,
             yes,
         } => (
             task::rollback(
                 workspace,
                 task,
-                (*to_attempt, to_snapshot.as_deref()),
+                (*to_attempt, to_snapshot.as_deref(), *to_message),
                 *yes,
                 out,
             ),

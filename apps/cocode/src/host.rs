@@ -27,6 +27,7 @@ pub mod save;
 pub mod secrets;
 pub mod settings;
 pub mod sweep_budget;
+pub mod task_review;
 pub mod tools;
 pub mod trace;
 pub mod trust;

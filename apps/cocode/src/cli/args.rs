@@ -65,11 +65,16 @@ pub enum CliCommand {
         task: String,
         /// Undo attempt K (the first attempt is 1, as `task show` numbers
         /// them) and every later one.
-        #[arg(long, conflicts_with = "to_snapshot")]
+        #[arg(long, conflicts_with_all = ["to_snapshot", "to_message"])]
         to_attempt: Option<u32>,
         /// Undo this snapshot and every later one of the task.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "to_message")]
         to_snapshot: Option<String>,
+        /// Restore the files to before message K of the task's
+        /// conversation (the prompt is message 1; `task review --messages`
+        /// lists them): what the agent changed in answer to it and later.
+        #[arg(long)]
+        to_message: Option<usize>,
         /// Revert files that changed while the task's commands or agent
         /// ran without asking (cocode cannot tell who changed them).
         #[arg(long)]
@@ -282,6 +287,55 @@ pub enum TaskCommand {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
     },
+    /// Review a task's changes as a diff: by default what changed since
+    /// your last review, hunks numbered from 1 in each file.
+    Review {
+        id: String,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        #[command(flatten)]
+        scope: ReviewScopeFlags,
+        /// Then mark everything shown as reviewed: the next review starts
+        /// after it.
+        #[arg(long)]
+        mark_reviewed: bool,
+        /// List the conversation's messages (its checkpoints) instead.
+        #[arg(long, conflicts_with_all = ["mark_reviewed", "all", "attempt", "message"])]
+        messages: bool,
+    },
+    /// Undo one hunk of a task's change to a file, or the whole change,
+    /// recorded as the task's own change (a later rollback still restores
+    /// the task's start). Refused, touching nothing, if the file changed
+    /// since.
+    Undo {
+        id: String,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// The file, as `task review` names it.
+        #[arg(long)]
+        path: String,
+        /// The hunk's number, as `task review` numbers it with the same
+        /// scope (default: the whole file).
+        #[arg(long)]
+        hunk: Option<usize>,
+        #[command(flatten)]
+        scope: ReviewScopeFlags,
+    },
+}
+
+/// Which part of a task `task review` and `task undo` look at (default:
+/// since your last review).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
+pub struct ReviewScopeFlags {
+    /// All of the task's changes.
+    #[arg(long, conflicts_with_all = ["attempt", "message"])]
+    pub all: bool,
+    /// What attempt K changed (the first attempt is 1).
+    #[arg(long, conflicts_with = "message")]
+    pub attempt: Option<u32>,
+    /// What changed in answer to message K (the prompt is message 1).
+    #[arg(long)]
+    pub message: Option<usize>,
 }
 
 /// `cocode tools …`

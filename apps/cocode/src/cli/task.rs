@@ -684,6 +684,26 @@ pub fn task_command(
         } => show(workspace, id, *json, out),
         TaskCommand::Approve { id, workspace } => decide(workspace, id, true, root, out),
         TaskCommand::Reject { id, workspace } => decide(workspace, id, false, root, out),
+        TaskCommand::Review {
+            id,
+            workspace,
+            scope,
+            mark_reviewed,
+            messages,
+        } => {
+            if *messages {
+                crate::cli::review::messages(workspace, id, out)
+            } else {
+                crate::cli::review::review(workspace, id, *scope, *mark_reviewed, out)
+            }
+        }
+        TaskCommand::Undo {
+            id,
+            workspace,
+            path,
+            hunk,
+            scope,
+        } => crate::cli::review::undo(workspace, id, path, *hunk, *scope, root, out),
     }
 }
 
@@ -694,7 +714,7 @@ pub fn task_command(
 pub fn rollback(
     workspace: &Path,
     task: &str,
-    (to_attempt, to_snapshot): (Option<u32>, Option<&str>),
+    (to_attempt, to_snapshot, to_message): (Option<u32>, Option<&str>, Option<usize>),
     yes: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
@@ -708,15 +728,28 @@ pub fn rollback(
     // running).
     let _writer = ws.lock_for_writing(&crate::host::workspace_host::holder_description())?;
     let id = TaskId::new(task).with_context(|| format!("“{task}” is not a task id"))?;
-    let query = match (to_attempt, to_snapshot) {
-        (Some(0), _) => {
+    if !ws.layout.task_record(&id).is_file() {
+        bail!("no task {id} in this workspace");
+    }
+    let query = match (to_attempt, to_snapshot, to_message) {
+        (Some(0), _, _) => {
             anyhow::bail!("attempts are numbered from 1 (the first attempt is attempt 1)")
         }
-        (Some(k), _) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k - 1)),
-        (None, Some(s)) => RollbackQuery::ToSnapshot(
+        (Some(k), _, _) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k - 1)),
+        (None, Some(s), _) => RollbackQuery::ToSnapshot(
             SnapshotId::new(s).with_context(|| format!("“{s}” is not a snapshot id"))?,
         ),
-        (None, None) => RollbackQuery::TaskStart,
+        (None, None, Some(k)) => {
+            let Some(query) = crate::host::task_review::before_message(&ws, &id, k)? else {
+                writeln!(
+                    out,
+                    "nothing changed in answer to message {k} or later: nothing to restore"
+                )?;
+                return Ok(0);
+            };
+            query
+        }
+        (None, None, None) => RollbackQuery::TaskStart,
     };
     // Files that changed while a command or the agent ran: cocode cannot
     // tell whether the task or someone else changed them. A person says

@@ -551,6 +551,18 @@ impl Run<'_> {
         self.attempt_started += asked.elapsed();
         match reply {
             Reply::Message(text) => {
+                // A checkpoint: what the agent changes from here on answers
+                // this message (its turn's changes were recorded before
+                // the person was asked).
+                if let Err(e) = crate::host::task_review::record_message(
+                    &self.host.workspace,
+                    self.task.task_id(),
+                    &text,
+                ) {
+                    self.say(Progress::Note(format!(
+                        "this message's checkpoint could not be saved: {e:#}"
+                    )));
+                }
                 self.apply(TaskEvent::UserReplied).await?;
                 self.say(Progress::Reply(text.clone()));
                 if let Err(e) = self.send_turn(text).await {
@@ -712,6 +724,21 @@ impl TaskOrchestrator {
 
     /// Runs a new task until it is terminal or waits for a person; returns
     /// the task as saved.
+    /// Notes where a task starts: where the person's repository stood
+    /// (`cocode task show` names it) and its prompt as the conversation's
+    /// first checkpoint (restoring to before it undoes the whole task).
+    /// Not having either never stops a task.
+    fn note_start(&self, task_id: &TaskId, prompt: &str) {
+        if let Err(e) = self.host.record_started_on(task_id) {
+            tracing::warn!("the task's starting commit is not recorded: {e:#}");
+        }
+        if let Err(e) =
+            crate::host::task_review::record_message(&self.host.workspace, task_id, prompt)
+        {
+            tracing::warn!("the prompt's checkpoint is not recorded: {e:#}");
+        }
+    }
+
     pub async fn run(
         &self,
         spec: TaskSpec,
@@ -770,11 +797,7 @@ impl TaskOrchestrator {
         self.host
             .record_runner(&task_id)
             .map_err(|e| OrchestratorError::Persist(e.to_string()))?;
-        // Where the person's repository stood: `cocode task show` names it.
-        // Not having it never stops a task.
-        if let Err(e) = self.host.record_started_on(&task_id) {
-            tracing::warn!("the task's starting commit is not recorded: {e:#}");
-        }
+        self.note_start(&task_id, &spec.prompt);
         run.say(Progress::Created(task_id.clone()));
         // The baseline of pre-existing static-analysis errors is taken before
         // the first edit, so verification counts only new ones. It runs the

@@ -16,6 +16,8 @@ const DIFF_LIMIT_CHARS: usize = 64 * 1024;
 /// One snapshot, ready to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotRow {
+    /// The snapshot's id (a rollback to it names it).
+    pub id: String,
     pub seq: u64,
     pub attempt: u32,
     /// `create`, `modify`, `delete` or `rename`.
@@ -57,6 +59,8 @@ pub struct TaskDetail {
     /// beside the task's own changes: what a commit would hold. `None`
     /// outside a repository; files with no change since HEAD are left out.
     pub since_head: Option<Vec<(String, String)>>,
+    /// The conversation's checkpoints: one per message a person sent.
+    pub messages: Vec<crate::host::task_review::MessageMark>,
 }
 
 /// One snapshot as the review and the transcript show it: its change as a
@@ -85,6 +89,7 @@ pub fn snapshot_row(ws: &OpenWorkspace, s: &cocode_core::EditSnapshot) -> Snapsh
         diff = format!("renamed from {from}\n{diff}");
     }
     SnapshotRow {
+        id: parts.snapshot_id.to_string(),
         seq: parts.seq.0,
         attempt: parts.attempt_no.ordinal(),
         kind: s.kind().phrase().to_owned(),
@@ -139,6 +144,7 @@ pub fn detail(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<TaskDetail> {
         unknown_authors: unknown_authors(ws, id, &RollbackQuery::TaskStart),
         started_on: crate::host::records::started_on(ws, id),
         since_head: since_head(ws, &snapshots_paths),
+        messages: crate::host::task_review::messages(ws, id).unwrap_or_default(),
     })
 }
 
@@ -224,6 +230,113 @@ fn unavailable(e: &RollbackError) -> String {
         ),
         other => other.to_string(),
     }
+}
+
+/// Where a rollback takes a task back to, as a person picks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RollbackTo {
+    /// Its start: every change undone, and the task ends rolled back.
+    Start,
+    /// Before attempt K (1-based): it and every later attempt undone.
+    Attempt(u32),
+    /// Before this snapshot (id, seq): it and every later one undone.
+    Snapshot(String, u64),
+    /// Before message K of its conversation (1-based).
+    Message(usize),
+}
+
+impl RollbackTo {
+    /// In words, for a menu and a note.
+    pub fn words(&self) -> String {
+        match self {
+            Self::Start => "the start".to_owned(),
+            Self::Attempt(k) => format!("before attempt {k}"),
+            Self::Snapshot(_, seq) => format!("before change #{seq}"),
+            Self::Message(k) => format!("before message {k}"),
+        }
+    }
+
+    /// The rollback's query; `None` when nothing changed after the point
+    /// (a message the agent changed nothing after).
+    pub fn query(&self, ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<Option<RollbackQuery>> {
+        Ok(Some(match self {
+            Self::Start => RollbackQuery::TaskStart,
+            Self::Attempt(0) => anyhow::bail!("attempts are numbered from 1"),
+            Self::Attempt(k) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k - 1)),
+            Self::Snapshot(s, _) => RollbackQuery::ToSnapshot(
+                cocode_core::SnapshotId::new(s)
+                    .map_err(|_| anyhow::anyhow!("“{s}” is not a snapshot id"))?,
+            ),
+            Self::Message(k) => return crate::host::task_review::before_message(ws, id, *k),
+        }))
+    }
+}
+
+/// What a rollback would do, read before anything moves: the paths it
+/// would restore or remove, or the paths that conflict (then it would
+/// touch nothing), or why it cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RollbackPreview {
+    pub task_id: String,
+    pub to: RollbackTo,
+    pub changes: Vec<(String, Undone)>,
+    /// (path, reason) per conflict.
+    pub conflicts: Vec<(String, String)>,
+    /// Why it cannot run at all (nothing to undo, not fully recorded…).
+    pub refused: Option<String>,
+    /// Paths it would revert that changed while the task's commands or
+    /// agent ran (cocode cannot tell who changed them).
+    pub unknown_authors: Vec<String>,
+}
+
+/// Prechecks a rollback of `id` to `to` without touching anything.
+pub fn preview(ws: &OpenWorkspace, id: &TaskId, to: &RollbackTo) -> RollbackPreview {
+    let mut preview = RollbackPreview {
+        task_id: id.to_string(),
+        to: to.clone(),
+        changes: Vec::new(),
+        conflicts: Vec::new(),
+        refused: None,
+        unknown_authors: Vec::new(),
+    };
+    let query = match to.query(ws, id) {
+        Ok(Some(query)) => query,
+        Ok(None) => {
+            preview.refused = Some(format!(
+                "nothing changed {}: nothing to undo",
+                to.words().replacen("before", "after", 1)
+            ));
+            return preview;
+        }
+        Err(e) => {
+            preview.refused = Some(format!("{e:#}"));
+            return preview;
+        }
+    };
+    match ws.gate.rollback_availability(id, &query) {
+        RollbackAvailability::Available { targets } => {
+            preview.changes = targets
+                .iter()
+                .map(|t| {
+                    let how = if t.target.is_some() {
+                        Undone::Restored
+                    } else {
+                        Undone::Removed
+                    };
+                    (t.path.to_string(), how)
+                })
+                .collect();
+            preview.unknown_authors = unknown_authors(ws, id, &query);
+        }
+        RollbackAvailability::Unavailable(RollbackError::Conflicts(conflicts)) => {
+            preview.conflicts = conflicts
+                .iter()
+                .map(|c| (c.path.to_string(), c.reason.describe()))
+                .collect();
+        }
+        RollbackAvailability::Unavailable(e) => preview.refused = Some(e.to_string()),
+    }
+    preview
 }
 
 /// What a rollback did.

@@ -741,6 +741,7 @@ mod tests {
         t.attach_changes(
             "c1",
             &[SnapshotRow {
+                id: "s1".into(),
                 seq: 1,
                 attempt: 1,
                 kind: "modified".into(),

@@ -9,6 +9,8 @@ word of a prompt picks the scenario:
   permission           session/request_permission, then say the outcome
   permitwrite PATH TEXT  ask permission to write PATH (its location), then
                        write it with fs/write_text_file
+  direct PATH TEXT     write PATH with its own file I/O (`\\n` in TEXT is a
+                       line break); `direct-run` then runs a command
   giveup               ask permission; refused, end the turn as cancelled
                        (Codex does so)
   offline URL SECS     fetch URL through the proxy (as a model call), then
@@ -127,7 +129,7 @@ def prompt(message, cwd):
         # Writes with its own file I/O, as agents with their own tools do
         # (no fs/write_text_file); `direct-run` then runs a command.
         with open(os.path.join(cwd, words[1]), "w") as f:
-            f.write(words[2])
+            f.write(words[2].replace("\\n", "\n"))
         if scenario == "direct-run":
             created = call("terminal/create", {"sessionId": session, "command": "true", "cwd": cwd})
             terminal = created["result"]["terminalId"]
@@ -249,7 +251,7 @@ def prompt(message, cwd):
     elif scenario == "direct-hang":
         # Writes with its own file I/O, then works on, deaf to cancellation.
         with open(os.path.join(cwd, words[1]), "w") as f:
-            f.write(words[2])
+            f.write(words[2].replace("\\n", "\n"))
         while True:
             read()
     elif scenario in ("hang", "stubborn"):
