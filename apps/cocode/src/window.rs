@@ -27,6 +27,8 @@ pub mod panel;
 pub mod person_files;
 pub mod providers;
 pub mod quick_open;
+pub mod review;
+pub mod review_service;
 pub mod saved;
 pub mod scm;
 pub mod search;

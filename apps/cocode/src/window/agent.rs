@@ -247,6 +247,9 @@ pub struct AgentPanel {
     /// What the folder's `workspace.json` grants, waiting for the person's
     /// decision before a run starts.
     pub grant_prompt: Option<GrantPrompt>,
+    /// What a rollback of the detail's task would do, to the point the
+    /// person picked (its precheck, read before anything moves).
+    pub rollback_preview: Option<crate::host::review::RollbackPreview>,
 }
 
 /// The question asked before the first run of a folder whose own settings
@@ -283,6 +286,7 @@ impl Default for AgentPanel {
                 })
                 .collect(),
             detail: None,
+            rollback_preview: None,
             note: None,
             error: None,
             sandbox: None,
@@ -458,7 +462,17 @@ impl AgentPanel {
             E::ToolApprovalGone(id) => self.tool_approvals.retain(|a| a.id != id),
             E::Tasks(rows) => self.tasks = rows,
             E::AcpAgents(agents) => self.acp_agents = agents,
-            E::Detail(d) => self.detail = Some(d),
+            E::Detail(d) => {
+                // A preview of another task, or of this task before it
+                // changed, no longer says what a rollback would do.
+                self.rollback_preview = None;
+                self.detail = Some(d);
+            }
+            E::RollbackPreview(p) => {
+                if self.detail.as_ref().is_some_and(|d| d.id == p.task_id) {
+                    self.rollback_preview = Some(*p);
+                }
+            }
             E::Note(n) => self.note = Some(n),
             E::Sandbox {
                 confinement,
@@ -488,7 +502,8 @@ impl AgentPanel {
             | E::Trace(_)
             | E::Settings(_)
             | E::SettingsRefused(_)
-            | E::ToolSample { .. } => {}
+            | E::ToolSample { .. }
+            | E::Review(_) => {}
         }
     }
 }

@@ -48,6 +48,8 @@ pub struct CocodeApp {
     pub(crate) git_problem: Option<String>,
     /// The Source Control panel.
     pub(crate) scm: crate::window::scm::SourceControl,
+    /// The Review panel: one task's changes, hunk by hunk.
+    pub(crate) review: crate::window::review::ReviewPanel,
     /// Quick open (Ctrl/Cmd+P) and its worker.
     pub(crate) quick_open: QuickOpen,
     /// The Search panel and its worker.
@@ -198,6 +200,7 @@ impl CocodeApp {
             git_state: None,
             git_problem: None,
             scm: crate::window::scm::SourceControl::default(),
+            review: crate::window::review::ReviewPanel::default(),
             quick_open,
             search,
             dialog: None,
@@ -326,6 +329,7 @@ impl CocodeApp {
                 git_state: self.git_state.as_ref(),
                 git_problem: self.git_problem.as_deref(),
                 scm: &mut self.scm,
+                review: &mut self.review,
                 commands: &mut commands,
                 os: self.os,
                 keymap: &self.keymap,
@@ -493,6 +497,26 @@ impl CocodeApp {
         });
     }
 
+    /// The status bar's count of a task's files the person has not looked
+    /// at; a click shows them in the Review panel.
+    fn to_review(&self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
+        let count = self.review.unviewed();
+        if count == 0 {
+            return;
+        }
+        ui.separator();
+        if ui
+            .add(egui::Button::new(format!("{count} file(s) to review")).frame(false))
+            .on_hover_text(format!(
+                "Task {}: its changes since your last review",
+                self.review.task_id.as_deref().unwrap_or_default()
+            ))
+            .clicked()
+        {
+            commands.push(Command::Window(WindowCommand::ShowPanel(PanelId::Review)));
+        }
+    }
+
     fn status_bar(&self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
         ui.horizontal(|ui| {
             let Some(ws) = &self.workspace else {
@@ -515,6 +539,7 @@ impl CocodeApp {
                 cocode_ui::badge(ui, "git unreadable", cocode_ui::Tone::Warning)
                     .on_hover_text(problem);
             }
+            self.to_review(ui, commands);
             if let Some(lsp) = &self.lsp {
                 ui.separator();
                 let (errors, warnings) = views::problems::counts(&lsp.problems);
@@ -643,6 +668,7 @@ impl CocodeApp {
             Command::Terminal(c) => self.run_terminal(c, ctx),
             Command::Lsp(ask) => self.run_lsp(&ask),
             Command::Git(c) => self.run_git(c),
+            Command::Review(c) => self.run_review(c),
         }
     }
 
@@ -777,6 +803,7 @@ struct Viewer<'a> {
     git_state: Option<&'a Arc<cocode_git::RepoState>>,
     git_problem: Option<&'a str>,
     scm: &'a mut crate::window::scm::SourceControl,
+    review: &'a mut crate::window::review::ReviewPanel,
     commands: &'a mut Vec<Command>,
     os: Os,
     keymap: &'a Keymap,
@@ -817,6 +844,11 @@ impl TabViewer for Viewer<'_> {
             PanelId::SourceControl => match self.git_state.map(|s| s.changed_count()) {
                 Some(n) if n > 0 => format!("Git ({n})").into(),
                 _ => "Git".into(),
+            },
+            // Files left to look at, as Source Control counts its own.
+            PanelId::Review => match self.review.unviewed() {
+                0 => "Review".into(),
+                n => format!("Review ({n})").into(),
             },
             _ => tab.title().into(),
         }
@@ -861,6 +893,7 @@ impl TabViewer for Viewer<'_> {
                 self.commands,
             ),
             PanelId::SourceControl => self.source_control(ui),
+            PanelId::Review => views::review::show(ui, self.review, self.commands),
             PanelId::Search => views::search::show(
                 ui,
                 self.search,
@@ -988,6 +1021,13 @@ mod app_panels;
 
 #[path = "app_tasks.rs"]
 mod app_tasks;
+
+#[path = "app_review.rs"]
+mod app_review;
+
+#[cfg(test)]
+#[path = "review_tests.rs"]
+mod review_tests;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

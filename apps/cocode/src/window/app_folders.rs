@@ -219,6 +219,7 @@ impl CocodeApp {
             self.closing.insert(old.root().to_path_buf(), old.closed());
         }
         self.agent = AgentPanel::default();
+        self.review = crate::window::review::ReviewPanel::default();
         self.trace = crate::window::trace::TracePanel::default();
         // The old folder's terminals end with it.
         for id in self.terminals.clear() {

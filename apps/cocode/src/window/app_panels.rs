@@ -248,8 +248,11 @@ impl CocodeApp {
         if self.dock.find_tab(&panel).is_none() {
             match panel {
                 PanelId::Problems | PanelId::Trace => self.add_bottom_tab(panel),
-                // Settings open where files do, as in VS Code.
-                PanelId::Settings | PanelId::ToolCatalog => self.add_editor_area_tab(panel),
+                // Settings open where files do, as in VS Code; a review
+                // is read as a diff editor is.
+                PanelId::Settings | PanelId::ToolCatalog | PanelId::Review => {
+                    self.add_editor_area_tab(panel);
+                }
                 // In the side bar, beside the Explorer, as in VS Code.
                 PanelId::SourceControl => match self.dock.find_tab(&PanelId::Explorer) {
                     Some(path) => self.dock[path.surface][path.node].append_tab(panel),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::window::command::{AgentCommand, ProviderAction};
 use crate::window::providers::ProviderRequest;
-use crate::window::workspace_service::{ServiceEvent, ServiceRequest, WorkspaceService};
+use crate::window::workspace_service::{RunEvent, ServiceEvent, ServiceRequest, WorkspaceService};
 
 // Tests build it with its parent under `cfg(test)`, where the lint is quiet.
 #[cfg_attr(
@@ -39,7 +39,21 @@ impl CocodeApp {
             AgentCommand::RollbackTask(task_id) => {
                 self.agent.error = None;
                 self.agent.note = None;
-                self.send_task(ServiceRequest::Rollback { task_id });
+                self.agent.rollback_preview = None;
+                self.send_task(ServiceRequest::Rollback {
+                    task_id,
+                    to: crate::host::review::RollbackTo::Start,
+                });
+            }
+            AgentCommand::PreviewRollback { task_id, to } => {
+                self.agent.rollback_preview = None;
+                self.send_task(ServiceRequest::PreviewRollback { task_id, to });
+            }
+            AgentCommand::RollbackTo { task_id, to } => {
+                self.agent.error = None;
+                self.agent.note = None;
+                self.agent.rollback_preview = None;
+                self.send_task(ServiceRequest::Rollback { task_id, to });
             }
             AgentCommand::AllowAndRerun { task_id, host } => {
                 self.agent.error = None;
@@ -241,6 +255,22 @@ impl CocodeApp {
                 ServiceEvent::SettingsRefused(why) => {
                     self.settings.busy = false;
                     self.settings.error = Some(why);
+                }
+                ServiceEvent::Review(loaded) => self.on_review_loaded(*loaded),
+                ServiceEvent::Run {
+                    conv,
+                    event: event @ RunEvent::Finished { .. },
+                } => {
+                    self.agent.on_event(ServiceEvent::Run { conv, event });
+                    let task = self
+                        .agent
+                        .conversations
+                        .iter()
+                        .find(|c| c.id == conv)
+                        .and_then(|c| c.task.clone());
+                    if let Some(task) = task {
+                        self.review_after_run(task.to_string());
+                    }
                 }
                 other => self.agent.on_event(other),
             }

@@ -71,6 +71,8 @@ pub enum Command {
     Lsp(LspAsk),
     /// The Source Control panel's asks.
     Git(crate::window::scm::GitCommand),
+    /// The Review panel's asks.
+    Review(crate::window::review::ReviewCommand),
 }
 
 /// The window's own commands: the keymap's, the palette, notices, zoom,
@@ -281,7 +283,18 @@ pub enum AgentCommand {
     /// Open a task's review detail.
     ShowTask(String),
     CloseTask,
+    /// Roll the task back to its start.
     RollbackTask(String),
+    /// Read what a rollback of the detail's task to this point would do.
+    PreviewRollback {
+        task_id: String,
+        to: crate::host::review::RollbackTo,
+    },
+    /// Roll the task back to the point previewed.
+    RollbackTo {
+        task_id: String,
+        to: crate::host::review::RollbackTo,
+    },
     /// Allow a host the proxy refused for a task and run the task again.
     AllowAndRerun {
         task_id: String,

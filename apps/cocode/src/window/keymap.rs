@@ -273,6 +273,7 @@ fn panel_id(panel: PanelId) -> &'static str {
         PanelId::ToolCatalog => "view.toolCatalog",
         PanelId::Approvals => "view.approvals",
         PanelId::SourceControl => "view.scm",
+        PanelId::Review => "view.review",
         PanelId::Terminal(_) | PanelId::Editor(_) => "view.tab",
     }
 }
@@ -289,6 +290,7 @@ fn panel_title(panel: PanelId) -> &'static str {
         PanelId::ToolCatalog => "Show Tool Catalog",
         PanelId::Approvals => "Show Approvals",
         PanelId::SourceControl => "Show Source Control",
+        PanelId::Review => "Show Review",
         PanelId::Terminal(_) => "Terminal",
         PanelId::Editor(_) => "Editor",
     }

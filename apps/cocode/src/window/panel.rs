@@ -28,15 +28,18 @@ pub enum PanelId {
     Approvals,
     /// Git: the changed files, staging, commits, branches.
     SourceControl,
+    /// A task's changes hunk by hunk: keep or undo, viewed, checkpoints.
+    Review,
 }
 
 impl PanelId {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Explorer,
         Self::Search,
         Self::SourceControl,
         Self::Welcome,
         Self::Agent,
+        Self::Review,
         Self::Approvals,
         Self::Problems,
         Self::Settings,
@@ -58,6 +61,7 @@ impl PanelId {
             Self::ToolCatalog => "Tool catalog",
             Self::Approvals => "Approvals",
             Self::SourceControl => "Source Control",
+            Self::Review => "Review",
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod palette;
 pub mod problems;
 pub mod providers;
 pub mod quick_open;
+pub mod review;
 pub mod scm;
 pub mod search;
 pub mod settings;

@@ -70,9 +70,23 @@ pub enum ServiceRequest {
     Detail {
         task_id: String,
     },
-    /// Roll a task back to its start.
+    /// Roll a task back (to its start, an attempt, a snapshot or a
+    /// message).
     Rollback {
         task_id: String,
+        to: crate::host::review::RollbackTo,
+    },
+    /// What a rollback would do, before anything moves.
+    PreviewRollback {
+        task_id: String,
+        to: crate::host::review::RollbackTo,
+    },
+    /// The Review panel: do `action` on a task, then read its review in
+    /// `scope`.
+    Review {
+        task_id: String,
+        scope: crate::host::task_review::ReviewScope,
+        action: crate::window::review_service::ReviewAction,
     },
     /// Allow a host the proxy refused for a task, then run the task's
     /// prompt again as a new task in conversation `conv`.
@@ -164,6 +178,10 @@ pub enum ServiceEvent {
     /// The external (ACP) agents the workspace can run: (id, name).
     AcpAgents(Vec<AcpAgentRow>),
     Detail(TaskDetail),
+    /// What a rollback would do (its precheck), for the task's detail.
+    RollbackPreview(Box<crate::host::review::RollbackPreview>),
+    /// A task's review, read after the Review panel's action.
+    Review(Box<crate::window::review_service::ReviewLoaded>),
     /// How agent commands are confined here and the policy proxy's port,
     /// for the status bar.
     Sandbox {
@@ -741,7 +759,22 @@ async fn serve(
                 })
                 .await;
             }
-            ServiceRequest::Rollback { task_id } => {
+            ServiceRequest::PreviewRollback { task_id, to } => {
+                let ws = Arc::clone(&host.workspace);
+                let preview = tokio::task::spawn_blocking(move || {
+                    let id = TaskId::new(&task_id)
+                        .map_err(|_| format!("“{task_id}” is not a task id"))?;
+                    Ok::<_, String>(crate::host::review::preview(&ws, &id, &to))
+                })
+                .await;
+                let event = match preview {
+                    Ok(Ok(p)) => ServiceEvent::RollbackPreview(Box::new(p)),
+                    Ok(Err(e)) => ServiceEvent::Error(e),
+                    Err(e) => ServiceEvent::Error(e.to_string()),
+                };
+                out.send(event).await;
+            }
+            ServiceRequest::Rollback { task_id, to } => {
                 if !runs.is_empty() {
                     out.send(ServiceEvent::Error(
                         "stop the running tasks before a rollback".into(),
@@ -749,11 +782,31 @@ async fn serve(
                     .await;
                     continue;
                 }
-                out.send(rollback_of(&host, &task_id).await).await;
+                out.send(rollback_of(&host, &task_id, to).await).await;
                 out.send(ServiceEvent::Tasks(rows_off_thread(&host).await))
                     .await;
                 if let Ok(d) = detail_of(&host, &task_id).await {
                     out.send(ServiceEvent::Detail(d)).await;
+                }
+            }
+            ServiceRequest::Review {
+                task_id,
+                scope,
+                action,
+            } => {
+                let changes = action.changes_files();
+                let loaded = crate::window::review_service::review_of(
+                    &host,
+                    task_id,
+                    scope,
+                    action,
+                    !runs.is_empty(),
+                )
+                .await;
+                out.send(ServiceEvent::Review(Box::new(loaded))).await;
+                if changes {
+                    out.send(ServiceEvent::Tasks(rows_off_thread(&host).await))
+                        .await;
                 }
             }
             ServiceRequest::Reply { conv, reply } => {
@@ -923,30 +976,37 @@ async fn rerun_spec(host: &Arc<WorkspaceHost>, task_id: &str) -> anyhow::Result<
     })
 }
 
-async fn rollback_of(host: &Arc<WorkspaceHost>, task_id: &str) -> ServiceEvent {
+async fn rollback_of(
+    host: &Arc<WorkspaceHost>,
+    task_id: &str,
+    to: crate::host::review::RollbackTo,
+) -> ServiceEvent {
     let Ok(id) = TaskId::new(task_id) else {
         return ServiceEvent::Error(format!("“{task_id}” is not a task id"));
     };
     let ws = Arc::clone(&host.workspace);
-    let outcome = tokio::task::spawn_blocking(move || {
-        crate::host::review::rollback(&ws, &id, &cocode_workspace::RollbackQuery::TaskStart)
+    let words = to.words();
+    let outcome = tokio::task::spawn_blocking(move || match to.query(&ws, &id)? {
+        Some(query) => crate::host::review::rollback(&ws, &id, &query).map(Some),
+        None => Ok(None),
     })
     .await;
     match outcome {
-        Ok(Ok(RollbackOutcome::Done { restored, task })) => ServiceEvent::Note(format!(
-            "rolled back {} path(s); task {}: {}",
+        Ok(Ok(None)) => ServiceEvent::Note(format!("nothing to undo {words}")),
+        Ok(Ok(Some(RollbackOutcome::Done { restored, task }))) => ServiceEvent::Note(format!(
+            "rolled back {} path(s) to {words}; task {}: {}",
             restored.len(),
             task.task_id(),
             describe_end(&task)
         )),
-        Ok(Ok(RollbackOutcome::Conflicts(c))) => ServiceEvent::Error(format!(
+        Ok(Ok(Some(RollbackOutcome::Conflicts(c)))) => ServiceEvent::Error(format!(
             "rollback refused, nothing was touched: {}",
             c.iter()
                 .map(|(p, why)| format!("{p} ({why})"))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
-        Ok(Ok(RollbackOutcome::Refused(why))) => {
+        Ok(Ok(Some(RollbackOutcome::Refused(why)))) => {
             ServiceEvent::Error(format!("rollback refused: {why}"))
         }
         Ok(Err(e)) => ServiceEvent::Error(format!("{e:#}")),

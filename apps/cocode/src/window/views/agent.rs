@@ -35,6 +35,17 @@ pub fn show(
             if let Some(failure) = conv.failure.as_ref().filter(|_| !conv.running) {
                 failure_card(ui, failure, commands);
             }
+            // The end of a task's run: its changes are read next.
+            if let Some(task) = conv.task.as_ref().filter(|_| !conv.running)
+                && ui
+                    .button("Review changes")
+                    .on_hover_text("The task's changes hunk by hunk: keep or undo each")
+                    .clicked()
+            {
+                commands.push(Command::Review(crate::window::review::ReviewCommand::Open(
+                    task.to_string(),
+                )));
+            }
             if let Some(wait) = &conv.lease_wait {
                 cocode_ui::badge(ui, &format!("This task is {wait}."), Tone::Warning);
             }
@@ -55,7 +66,13 @@ pub fn show(
                 .id_salt("agent-task-detail")
                 .auto_shrink([false, false])
                 .show(ui, |ui| {
-                    task_detail(ui, detail, panel.running() > 0, commands);
+                    task_detail(
+                        ui,
+                        detail,
+                        panel.rollback_preview.as_ref(),
+                        panel.running() > 0,
+                        commands,
+                    );
                 });
         }
         None if conv.transcript.entries().is_empty() => {
@@ -609,6 +626,126 @@ fn started_on(
     }
 }
 
+/// Opens the task's changes in the Review panel.
+fn review_button(
+    ui: &mut egui::Ui,
+    detail: &crate::host::review::TaskDetail,
+    commands: &mut Vec<Command>,
+) {
+    if ui
+        .add_enabled(
+            !detail.snapshots.is_empty(),
+            egui::Button::new("Review changes"),
+        )
+        .on_hover_text("The task's changes hunk by hunk: keep or undo each, per attempt or message")
+        .on_disabled_hover_text("The task changed no file")
+        .clicked()
+    {
+        commands.push(Command::Review(crate::window::review::ReviewCommand::Open(
+            detail.id.clone(),
+        )));
+    }
+}
+
+/// Rollback to a point of the task (an attempt, one of its changes, a
+/// message of its conversation): first what it would do — which paths go
+/// back, which conflict — then the rollback itself.
+fn rollback_points(
+    ui: &mut egui::Ui,
+    detail: &crate::host::review::TaskDetail,
+    preview: Option<&crate::host::review::RollbackPreview>,
+    running: bool,
+    commands: &mut Vec<Command>,
+) {
+    use crate::host::review::{RollbackTo, Undone};
+    if detail.snapshots.is_empty() {
+        return;
+    }
+    let pick = |to: RollbackTo| {
+        Command::Agent(AgentCommand::PreviewRollback {
+            task_id: detail.id.clone(),
+            to,
+        })
+    };
+    egui::CollapsingHeader::new("Roll back to a point")
+        .id_salt(("rollback-points", &detail.id))
+        .show(ui, |ui| {
+            ui.horizontal_wrapped(|ui| {
+                for k in 2..=detail.attempt {
+                    if ui.small_button(format!("Before attempt {k}")).clicked() {
+                        commands.push(pick(RollbackTo::Attempt(k)));
+                    }
+                }
+                for m in detail.messages.iter().skip(1) {
+                    if ui
+                        .small_button(format!("Before message {}", m.number))
+                        .on_hover_text(cocode_core::shown::line(&m.text).into_owned())
+                        .clicked()
+                    {
+                        commands.push(pick(RollbackTo::Message(m.number)));
+                    }
+                }
+                egui::ComboBox::from_id_salt(("rollback-change", &detail.id))
+                    .selected_text("Before change…")
+                    .show_ui(ui, |ui| {
+                        for s in &detail.snapshots {
+                            let label = format!("#{} {} {} · {}", s.seq, s.kind, s.path, s.origin);
+                            if ui.selectable_label(false, label).clicked() {
+                                commands.push(pick(RollbackTo::Snapshot(s.id.clone(), s.seq)));
+                            }
+                        }
+                    });
+            });
+            let Some(p) = preview else {
+                ui.label(
+                    egui::RichText::new("Pick a point: what the rollback would do shows first.")
+                        .weak()
+                        .small(),
+                );
+                return;
+            };
+            let words = p.to.words();
+            if let Some(why) = &p.refused {
+                ui.label(format!("Roll back to {words}: not possible — {why}"));
+                return;
+            }
+            if !p.conflicts.is_empty() {
+                ui.label(format!(
+                    "Roll back to {words}: {} path(s) conflict, so nothing would be touched:",
+                    p.conflicts.len()
+                ));
+                for (path, why) in &p.conflicts {
+                    ui.monospace(format!("{} — {why}", cocode_core::shown::line(path)));
+                }
+                return;
+            }
+            ui.label(format!("Roll back to {words} would:"));
+            for (path, how) in &p.changes {
+                let verb = match how {
+                    Undone::Restored => "restore",
+                    Undone::Removed => "remove",
+                };
+                ui.monospace(format!("{verb} {}", cocode_core::shown::line(path)));
+            }
+            if !p.unknown_authors.is_empty() {
+                ui.label(format!(
+                    "{} of them changed while the task ran; cocode cannot tell whether the task or someone else changed them.",
+                    p.unknown_authors.len()
+                ));
+            }
+            if ui
+                .add_enabled(!running, egui::Button::new(format!("Roll back to {words}")))
+                .on_disabled_hover_text("Stop the running task first")
+                .clicked()
+            {
+                commands.push(Command::Agent(AgentCommand::RollbackTo {
+                    task_id: detail.id.clone(),
+                    to: p.to.clone(),
+                }));
+            }
+        });
+}
+
 /// The task's files against HEAD, beside its own changes.
 fn since_head(ui: &mut egui::Ui, detail: &crate::host::review::TaskDetail) {
     if let Some(since) = &detail.since_head {
@@ -639,6 +776,7 @@ fn since_head(ui: &mut egui::Ui, detail: &crate::host::review::TaskDetail) {
 fn task_detail(
     ui: &mut egui::Ui,
     detail: &crate::host::review::TaskDetail,
+    preview: Option<&crate::host::review::RollbackPreview>,
     running: bool,
     commands: &mut Vec<Command>,
 ) {
@@ -653,6 +791,7 @@ fn task_detail(
     ));
     ui.label(&detail.prompt);
     started_on(ui, detail, running, commands);
+    review_button(ui, detail, commands);
     match &detail.rollback {
         Ok(paths) => {
             // Files that changed while the task ran may be someone else's
@@ -683,6 +822,7 @@ fn task_detail(
             ui.label(format!("Rollback not available: {why}"));
         }
     }
+    rollback_points(ui, detail, preview, running, commands);
     if !detail.blocked_hosts.is_empty() {
         egui::CollapsingHeader::new(format!("Blocked hosts ({})", detail.blocked_hosts.len()))
             .id_salt(("blocked", &detail.id))

@@ -1,0 +1,177 @@
+//! The Review panel's state: one task's changes in a chosen scope, the hunk
+//! the keyboard is on, and what the person's last action said. The model
+//! (hunks, undo, keep, checkpoints) is the host's `task_review`; this is
+//! what the window remembers between frames.
+
+use crate::host::task_review::{MessageMark, ReviewScope, TaskReview};
+
+/// What the Review panel asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReviewCommand {
+    /// Review this task (since the person's last review).
+    Open(String),
+    /// Show another part of the task.
+    Scope(ReviewScope),
+    /// Put the hunk back as it was (`hunk` `None`: the whole file).
+    Undo {
+        path: String,
+        hunk: Option<usize>,
+    },
+    /// Mark the hunk reviewed as it is.
+    Keep {
+        path: String,
+        hunk: usize,
+    },
+    /// Tick (or untick) a file's "viewed".
+    Viewed {
+        path: String,
+        viewed: bool,
+    },
+    /// Everything shown is reviewed: "since last review" starts after it.
+    MarkReviewed,
+    /// The keyboard's cursor to the next (or previous) hunk.
+    Step {
+        forward: bool,
+    },
+    /// Keep, or undo, the hunk under the keyboard's cursor.
+    KeepAtCursor,
+    UndoAtCursor,
+    /// Put the cursor on a hunk (file index, hunk number; `None`: the file).
+    Select {
+        file: usize,
+        hunk: Option<usize>,
+    },
+    /// Open the file in the editor at a line (1-based).
+    OpenAt {
+        path: String,
+        line: usize,
+    },
+    /// Ask before restoring the files to before message K.
+    AskRestore(usize),
+    /// The person confirmed (or cancelled) the restore asked about.
+    ConfirmRestore,
+    CancelRestore,
+}
+
+/// One place the keyboard's cursor can be: a hunk, or a file shown whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    /// Index into the review's files.
+    pub file: usize,
+    /// The hunk's number (1-based); `None` for a file without hunks.
+    pub hunk: Option<usize>,
+}
+
+/// The Review panel.
+#[derive(Debug, Default)]
+pub struct ReviewPanel {
+    /// The task under review.
+    pub task_id: Option<String>,
+    pub prompt: String,
+    pub scope: Option<ReviewScope>,
+    pub review: Option<TaskReview>,
+    /// The task's attempts (1-based count) and checkpoints, for the scope
+    /// picker and "Restore to before".
+    pub attempts: u32,
+    pub messages: Vec<MessageMark>,
+    /// A request is on its way.
+    pub loading: bool,
+    pub cursor: Option<Cursor>,
+    /// What the last action did, or why it was refused.
+    pub note: Option<String>,
+    pub error: Option<String>,
+    /// A restore to before message K waits for the person's yes.
+    pub confirm_restore: Option<usize>,
+    /// Scroll the cursor's hunk into view on the next frame.
+    pub scroll_to_cursor: bool,
+    /// The panel has the keyboard: the person last clicked in it, or just
+    /// opened it.
+    pub keys_here: bool,
+}
+
+impl ReviewPanel {
+    /// Every place the cursor can go, in file order.
+    pub fn stops(&self) -> Vec<Cursor> {
+        let Some(review) = &self.review else {
+            return Vec::new();
+        };
+        review
+            .files
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| {
+                let hunks = f.hunks();
+                if hunks.is_empty() {
+                    vec![Cursor {
+                        file: i,
+                        hunk: None,
+                    }]
+                } else {
+                    hunks
+                        .iter()
+                        .map(|h| Cursor {
+                            file: i,
+                            hunk: Some(h.number),
+                        })
+                        .collect()
+                }
+            })
+            .collect()
+    }
+
+    /// Moves the cursor one stop on (or back), wrapping; the first stop
+    /// when there was none.
+    pub fn step(&mut self, forward: bool) {
+        let stops = self.stops();
+        if stops.is_empty() {
+            self.cursor = None;
+            return;
+        }
+        let at = self.cursor.and_then(|c| stops.iter().position(|s| *s == c));
+        let next = match (at, forward) {
+            (None, true) => 0,
+            (None, false) => stops.len() - 1,
+            (Some(i), true) => (i + 1) % stops.len(),
+            (Some(i), false) => (i + stops.len() - 1) % stops.len(),
+        };
+        self.cursor = Some(stops[next]);
+        self.scroll_to_cursor = true;
+    }
+
+    /// Keeps the cursor on a stop that still exists after the review was
+    /// computed again: the same one, else the one now at its place, else
+    /// the last.
+    pub fn settle_cursor(&mut self, before: Option<usize>) {
+        let stops = self.stops();
+        if stops.is_empty() {
+            self.cursor = None;
+            return;
+        }
+        if self.cursor.is_some_and(|c| stops.contains(&c)) {
+            return;
+        }
+        let at = before.unwrap_or(0).min(stops.len() - 1);
+        self.cursor = Some(stops[at]);
+    }
+
+    /// Where the cursor is among the stops.
+    pub fn cursor_index(&self) -> Option<usize> {
+        let c = self.cursor?;
+        self.stops().iter().position(|s| *s == c)
+    }
+
+    /// The file path and hunk under the cursor.
+    pub fn at_cursor(&self) -> Option<(String, Option<usize>)> {
+        let c = self.cursor?;
+        let file = self.review.as_ref()?.files.get(c.file)?;
+        Some((file.path.to_string(), c.hunk))
+    }
+
+    /// "N files to review" for the status bar: files not marked viewed in
+    /// the review since the last one.
+    pub fn unviewed(&self) -> usize {
+        self.review
+            .as_ref()
+            .map_or(0, |r| r.files.iter().filter(|f| !f.viewed).count())
+    }
+}

@@ -1,0 +1,197 @@
+//! The Review panel driven as a person would: a finished task's changes
+//! counted in the status bar, its review opened from the end of the
+//! conversation, one hunk of three undone with the keyboard (n, u) while the
+//! file is open in an editor, another kept, then all marked reviewed.
+#![cfg(target_os = "linux")]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests make the folder's files before cocode opens it"
+)]
+
+use egui::Key;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use pretty_assertions::assert_eq;
+
+use crate::window::app::CocodeApp;
+use crate::window::review::Cursor;
+use crate::window::testing::{approve_and_accept, harness, run_until, type_prompt};
+
+const LETTERS: &str = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\no\np\nq\nr\ns\nt\n";
+
+fn editor_text(h: &Harness<'_, CocodeApp>) -> String {
+    let editors = &h.state().editors;
+    let rel = editors.tabs[0].rel.clone().unwrap();
+    editors.docs.with_document(&rel, |d| d.text()).unwrap()
+}
+
+fn hunks(h: &Harness<'_, CocodeApp>) -> Option<usize> {
+    h.state()
+        .review
+        .review
+        .as_ref()
+        .map(crate::host::task_review::TaskReview::hunk_count)
+}
+
+#[test]
+fn a_hunk_is_undone_with_the_keyboard_another_kept_and_the_open_editor_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("f.txt"), LETTERS).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| {
+        h.query_by_label("  f.txt").is_some()
+    });
+    h.get_by_label("  f.txt").click();
+    run_until(&mut h, "the editor", |h| h.state().editors.tabs.len() == 1);
+
+    type_prompt(
+        &mut h,
+        r#"run "sed -i -e 's/^b$/B/' -e 's/^j$/J/' -e '/^s$/d' f.txt""#,
+    );
+    h.get_by_label("Run task").click();
+    approve_and_accept(&mut h, &["run a command"]);
+    // The run's end reads the task's review: the status bar counts its
+    // file, and the editor shows the command's change.
+    run_until(&mut h, "the status bar's count", |h| {
+        h.query_by_label("1 file(s) to review").is_some()
+    });
+    let changed = LETTERS
+        .replace("b\n", "B\n")
+        .replace("j\n", "J\n")
+        .replace("s\n", "");
+    run_until(&mut h, "the editor showing the command's change", |h| {
+        editor_text(h) == changed
+    });
+
+    h.get_by_label("Review changes").click();
+    run_until(&mut h, "the review", |h| hunks(h) == Some(3));
+    h.get_by_label("1 file(s) · 3 hunk(s) · 0 kept · 0 viewed");
+    h.get_by_label("@@ -7,7 +7,7 @@");
+
+    // The keyboard starts on the first hunk; n goes to the second, and u
+    // undoes it.
+    assert_eq!(
+        h.state().review.cursor,
+        Some(Cursor {
+            file: 0,
+            hunk: Some(1)
+        })
+    );
+    h.key_press(Key::N);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().review.cursor,
+        Some(Cursor {
+            file: 0,
+            hunk: Some(2)
+        })
+    );
+    h.key_press(Key::U);
+    run_until(&mut h, "the undo", |h| {
+        h.state().review.note.as_deref() == Some("undid hunk 2 of f.txt") && hunks(h) == Some(2)
+    });
+    let undone = LETTERS.replace("b\n", "B\n").replace("s\n", "");
+    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), undone);
+    run_until(&mut h, "the editor following the undo", |h| {
+        editor_text(h) == undone
+    });
+
+    // The cursor stays at the second place (now the last hunk): k keeps it.
+    h.key_press(Key::K);
+    run_until(&mut h, "the hunk kept", |h| {
+        h.query_by_label("1 file(s) · 2 hunk(s) · 1 kept · 0 viewed")
+            .is_some()
+    });
+    h.get_by_label("kept");
+
+    h.get_by_label("Mark all reviewed").click();
+    run_until(&mut h, "nothing left since the review", |h| {
+        h.query_by_label("Nothing changed since your last review.")
+            .is_some()
+    });
+    assert!(h.query_by_label("1 file(s) to review").is_none());
+    assert_eq!(h.state().review.unviewed(), 0);
+}
+
+/// Approves the card asking to run a command, then waits until the agent
+/// waits for the person's reply.
+fn approve_then_wait_for_reply(h: &mut Harness<'static, CocodeApp>) {
+    run_until(h, "the command's card", |h| {
+        h.query_by_label_contains("Allow the agent to run a command?")
+            .is_some()
+    });
+    h.key_press(Key::Enter);
+    run_until(h, "the agent waiting for a reply", |h| {
+        h.state().agent.current().awaiting_reply.is_some()
+    });
+}
+
+fn reply(h: &mut Harness<'static, CocodeApp>, text: &str) {
+    type_prompt(h, text);
+    h.get_by_label("Reply").click();
+    h.run_steps(2);
+}
+
+#[test]
+fn a_rollback_to_before_a_message_is_previewed_then_restores_what_the_first_turn_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("keep.txt"), "k\n").unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| {
+        h.query_by_label("  keep.txt").is_some()
+    });
+    // Each command fails on purpose, so the local agent ends its turn and
+    // the person answers; the third message finishes the task.
+    type_prompt(&mut h, r#"run "printf 'one\n' > a.txt; exit 3""#);
+    h.get_by_label("Run task").click();
+    approve_then_wait_for_reply(&mut h);
+    reply(&mut h, r#"run "printf 'two\n' > b.txt; exit 3""#);
+    approve_then_wait_for_reply(&mut h);
+    reply(&mut h, r#"create c.txt with "three""#);
+    approve_and_accept(&mut h, &["create a file"]);
+    assert!(root.join("c.txt").exists());
+
+    run_until(&mut h, "the task in the list", |h| {
+        h.state().agent.tasks.len() == 1
+    });
+    let id = h.state().agent.tasks[0].id.clone();
+    h.get_by_label_contains(&format!("{id}  ")).click();
+    run_until(&mut h, "the task's detail", |h| {
+        h.state()
+            .agent
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.messages.len() == 3)
+    });
+    h.get_by_label("Roll back to a point").click();
+    h.run_steps(2);
+    h.get_by_label("Before message 2").click();
+    run_until(&mut h, "the preview", |h| {
+        h.state().agent.rollback_preview.is_some()
+    });
+    h.get_by_label("Roll back to before message 2 would:");
+    h.get_by_label("remove b.txt");
+    h.get_by_label("remove c.txt");
+    // Nothing moved yet.
+    assert!(root.join("b.txt").exists());
+    h.get_by_label("Roll back to before message 2").click();
+    run_until(&mut h, "the rollback", |h| {
+        h.state()
+            .agent
+            .note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("rolled back 2 path(s) to before message 2"))
+    });
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    assert!(!root.join("b.txt").exists());
+    assert!(!root.join("c.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("keep.txt")).unwrap(),
+        "k\n"
+    );
+}
