@@ -102,6 +102,18 @@ impl CocodeApp {
         self.review_request(ReviewAction::Load);
     }
 
+    /// Asks for a rollback of a task; when it is the task under review,
+    /// its review is read again after it (the service answers in order).
+    pub(super) fn send_rollback(&mut self, task_id: &str, to: crate::host::review::RollbackTo) {
+        self.send_task(ServiceRequest::Rollback {
+            task_id: task_id.to_owned(),
+            to,
+        });
+        if self.review.task_id.as_deref() == Some(task_id) {
+            self.review_request(ReviewAction::Load);
+        }
+    }
+
     /// Asks the workspace service to do `action` on the task under review
     /// and read its review again.
     fn review_request(&mut self, action: ReviewAction) {

@@ -37,24 +37,13 @@ impl CocodeApp {
                 self.send_task(ServiceRequest::ToolDecision { id, decision });
             }
             AgentCommand::RollbackTask(task_id) => {
-                self.agent.error = None;
-                self.agent.note = None;
-                self.agent.rollback_preview = None;
-                self.send_task(ServiceRequest::Rollback {
-                    task_id,
-                    to: crate::host::review::RollbackTo::Start,
-                });
+                self.roll_back(&task_id, crate::host::review::RollbackTo::Start);
             }
             AgentCommand::PreviewRollback { task_id, to } => {
                 self.agent.rollback_preview = None;
                 self.send_task(ServiceRequest::PreviewRollback { task_id, to });
             }
-            AgentCommand::RollbackTo { task_id, to } => {
-                self.agent.error = None;
-                self.agent.note = None;
-                self.agent.rollback_preview = None;
-                self.send_task(ServiceRequest::Rollback { task_id, to });
-            }
+            AgentCommand::RollbackTo { task_id, to } => self.roll_back(&task_id, to),
             AgentCommand::AllowAndRerun { task_id, host } => {
                 self.agent.error = None;
                 self.agent.note = None;
@@ -123,6 +112,15 @@ impl CocodeApp {
             }
             AgentCommand::Provider(action) => self.provider_action(action),
         }
+    }
+
+    /// Rolls a task back; the Review panel, when it shows the task, reads
+    /// it again after.
+    fn roll_back(&mut self, task_id: &str, to: crate::host::review::RollbackTo) {
+        self.agent.error = None;
+        self.agent.note = None;
+        self.agent.rollback_preview = None;
+        self.send_rollback(task_id, to);
     }
 
     /// Starts the Providers worker once; hands a changed set of providers

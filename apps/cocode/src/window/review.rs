@@ -90,7 +90,8 @@ pub struct ReviewPanel {
 }
 
 impl ReviewPanel {
-    /// Every place the cursor can go, in file order.
+    /// Every place the cursor can go, in file order (files marked viewed
+    /// are passed over).
     pub fn stops(&self) -> Vec<Cursor> {
         let Some(review) = &self.review else {
             return Vec::new();
@@ -99,6 +100,8 @@ impl ReviewPanel {
             .files
             .iter()
             .enumerate()
+            // A file marked viewed is folded away, as GitHub folds it.
+            .filter(|(_, f)| !f.viewed)
             .flat_map(|(i, f)| {
                 let hunks = f.hunks();
                 if hunks.is_empty() {
@@ -173,5 +176,97 @@ impl ReviewPanel {
         self.review
             .as_ref()
             .map_or(0, |r| r.files.iter().filter(|f| !f.viewed).count())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::task_review::{FileChange, FileContent, ReviewFile, ReviewHunk, ReviewScope};
+    use cocode_workspace::diff::text_hunks;
+    use pretty_assertions::assert_eq;
+
+    fn file(path: &str, hunks: usize, viewed: bool) -> ReviewFile {
+        let lines: Vec<String> = (0..hunks * 10).map(|i| i.to_string()).collect();
+        let before = lines.join("\n") + "\n";
+        let after = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| if i % 10 == 5 { "x" } else { l.as_str() })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n";
+        let hunks: Vec<ReviewHunk> = text_hunks(&before, &after)
+            .into_iter()
+            .enumerate()
+            .map(|(i, hunk)| ReviewHunk {
+                number: i + 1,
+                hunk,
+                kept: false,
+                fingerprint: String::new(),
+            })
+            .collect();
+        ReviewFile {
+            path: cocode_core::NormalizedPath::try_from(path.to_owned()).unwrap(),
+            previous_path: None,
+            change: FileChange::Modified,
+            content: if hunks.is_empty() {
+                FileContent::Binary
+            } else {
+                FileContent::Text(hunks)
+            },
+            counts: (0, 0),
+            before: None,
+            after: None,
+            undo: Ok(()),
+            viewed,
+        }
+    }
+
+    #[expect(
+        clippy::unnecessary_wraps,
+        reason = "compared with the panel's cursor, an Option"
+    )]
+    fn at(file: usize, hunk: Option<usize>) -> Option<Cursor> {
+        Some(Cursor { file, hunk })
+    }
+
+    #[test]
+    fn the_cursor_goes_round_the_hunks_passing_over_viewed_files() {
+        let mut panel = ReviewPanel {
+            review: Some(TaskReview {
+                task_id: cocode_core::TaskId::new("t1").unwrap(),
+                scope: ReviewScope::All,
+                files: vec![
+                    file("a.txt", 2, false),
+                    file("b.txt", 3, true),
+                    file("c.bin", 0, false),
+                ],
+                newest_seq: Some(3),
+                reviewed_upto: None,
+            }),
+            ..ReviewPanel::default()
+        };
+        assert_eq!(panel.unviewed(), 2);
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            panel.step(true);
+            seen.push(panel.cursor);
+        }
+        assert_eq!(
+            seen,
+            vec![at(0, Some(1)), at(0, Some(2)), at(2, None), at(0, Some(1))]
+        );
+        panel.step(false);
+        assert_eq!(panel.cursor, at(2, None));
+        assert_eq!(panel.at_cursor(), Some(("c.bin".to_owned(), None)));
+        // After an undo the review has one hunk fewer: the cursor keeps
+        // its place, or takes the one now there.
+        panel.cursor = at(0, Some(2));
+        if let Some(r) = panel.review.as_mut() {
+            r.files[0] = file("a.txt", 1, false);
+        }
+        panel.settle_cursor(Some(1));
+        assert_eq!(panel.cursor, at(2, None));
     }
 }

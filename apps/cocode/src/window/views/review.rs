@@ -253,6 +253,10 @@ fn file_view(
                     .small(),
             );
         }
+        // Viewed: folded until it changes again (or is unticked).
+        if file.viewed {
+            return;
+        }
         match &file.content {
             FileContent::Text(hunks) if hunks.is_empty() => {
                 ui.label(RichText::new("Moved; the content is the same.").weak());
