@@ -153,7 +153,7 @@ pub fn messages(workspace: &Path, id: &str, out: &mut dyn Write) -> anyhow::Resu
             out,
             "message {}: {}",
             mark.number,
-            cocode_core::shown::line(&mark.text)
+            cocode_core::shown::line(&mark.summary())
         )?;
     }
     writeln!(

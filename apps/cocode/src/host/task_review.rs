@@ -235,7 +235,8 @@ pub struct MessageMark {
     /// The newest change of the task when the message was sent (`None`:
     /// none yet): what the agent changed in answer to it comes after.
     pub after_seq: Option<u64>,
-    /// The message's start, for a person to recognize it.
+    /// The message (its first 16,000 characters): a person recognizes it,
+    /// and can send it again after restoring to before it.
     pub text: String,
 }
 
@@ -246,8 +247,24 @@ struct Messages {
     messages: Vec<MessageMark>,
 }
 
-/// How much of a message its checkpoint keeps.
-const MESSAGE_TEXT_CHARS: usize = 200;
+/// How much of a message its checkpoint keeps (enough to send it again
+/// after restoring to before it).
+const MESSAGE_TEXT_CHARS: usize = 16_000;
+
+/// How much of a message a list shows.
+const MESSAGE_SHOWN_CHARS: usize = 200;
+
+impl MessageMark {
+    /// The message's first line, cut to fit a list.
+    pub fn summary(&self) -> String {
+        let first = self.text.lines().next().unwrap_or_default();
+        let mut shown: String = first.chars().take(MESSAGE_SHOWN_CHARS).collect();
+        if shown.len() < self.text.len() {
+            shown.push('…');
+        }
+        shown
+    }
+}
 
 fn messages_path(ws: &OpenWorkspace, id: &TaskId) -> std::path::PathBuf {
     ws.layout.task_dir(id).join("messages.json")

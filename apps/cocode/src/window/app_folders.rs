@@ -50,7 +50,13 @@ impl CocodeApp {
                             }));
                     }
                 }
-                IoResponse::Opened { path, result } => self.editors.on_opened(&path, result),
+                IoResponse::Opened { path, result } => {
+                    self.editors.on_opened(&path, result);
+                    // A file of the task under review shows its hunks.
+                    if self.review.review.is_some() {
+                        self.editors.set_review_marks(self.review.review.as_ref());
+                    }
+                }
                 IoResponse::Reread { path, result } => match result {
                     Ok(bytes) => self.editors.on_disk_changed(&path, bytes),
                     Err(message) => {

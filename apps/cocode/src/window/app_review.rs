@@ -77,6 +77,7 @@ impl CocodeApp {
             ReviewCommand::CancelRestore => self.review.confirm_restore = None,
             ReviewCommand::ConfirmRestore => {
                 if let Some(k) = self.review.confirm_restore.take() {
+                    self.review.restoring = Some(k);
                     self.review_request(ReviewAction::RestoreBefore(k));
                 }
             }
@@ -170,6 +171,20 @@ impl CocodeApp {
                 self.review.review = None;
                 self.review.error = Some(why);
             }
+        }
+        // The open editors show the hunks left to review.
+        self.editors.set_review_marks(self.review.review.as_ref());
+        // Restored to before a message: the message goes back into the
+        // composer, to be edited and run again from the files as they were.
+        if let Some(k) = self.review.restoring.take()
+            && self.review.error.is_none()
+            && let Some(mark) = self.review.messages.iter().find(|m| m.number == k)
+        {
+            self.agent.prompt.clone_from(&mark.text);
+            self.agent.note = Some(format!(
+                "The files are as they were before message {k}; its text is in the composer to edit and run again."
+            ));
+            self.show_panel(PanelId::Agent);
         }
         // The task's detail, when shown, follows an undo or a restore.
         if files_changed

@@ -154,6 +154,70 @@ pub struct EditorTab {
     pub git_marks: Option<(i32, Vec<cocode_git::LineMark>)>,
     /// The gutter mark whose change is shown, if one was clicked.
     pub git_peek: Option<GitPeek>,
+    /// The hunks of the task under review in this file, not yet kept:
+    /// shown in the text with Keep and Undo.
+    pub review_marks: Vec<ReviewMark>,
+}
+
+/// A hunk of the task under review, as the editor shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewMark {
+    /// The hunk's number in the Review panel's review.
+    pub hunk: usize,
+    /// The first line (0-based) of what the task put there.
+    pub start: usize,
+    /// The lines the task put there (none for a removal: the mark sits on
+    /// the line after it).
+    pub lines: Vec<String>,
+}
+
+impl ReviewMark {
+    /// The marks of a file's hunks not kept yet, from its review.
+    pub fn of(file: &crate::host::task_review::ReviewFile) -> Vec<Self> {
+        use cocode_workspace::diff::LineKind;
+        if file.undo.is_err() {
+            return Vec::new();
+        }
+        file.hunks()
+            .iter()
+            .filter(|h| !h.kept)
+            .map(|h| {
+                let mut line = h.hunk.new_start.saturating_sub(1);
+                let (mut start, mut lines) = (None, Vec::new());
+                for l in &h.hunk.lines {
+                    match l.kind {
+                        LineKind::Context => line += 1,
+                        LineKind::Added => {
+                            start.get_or_insert(line);
+                            lines.push(l.text.clone());
+                            line += 1;
+                        }
+                        LineKind::Removed => {
+                            start.get_or_insert(line);
+                        }
+                    }
+                }
+                Self {
+                    hunk: h.number,
+                    start: start.unwrap_or(line),
+                    lines,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether the document still holds the lines the mark was made for
+    /// (a person's edit or a later change moves them: the mark hides).
+    pub fn matches(&self, rope: &ropey::Rope) -> bool {
+        let end = self.start + self.lines.len();
+        if self.start > rope.len_lines() || end > rope.len_lines() {
+            return false;
+        }
+        self.lines
+            .iter()
+            .zip(self.start..end)
+            .all(|(text, line)| rope.line(line) == text.as_str())
+    }
 }
 
 /// The change shown under a gutter mark.
@@ -243,6 +307,7 @@ impl EditorTab {
             git_base: GitBase::Unasked,
             git_marks: None,
             git_peek: None,
+            review_marks: Vec::new(),
         }
     }
 
@@ -324,6 +389,19 @@ impl Editors {
 
     pub fn get_mut(&mut self, id: u32) -> Option<&mut EditorTab> {
         self.tabs.iter_mut().find(|t| t.id == id)
+    }
+
+    /// Shows the unkept hunks of the task under review in the tabs of
+    /// their files (none: the review is closed or has nothing).
+    pub fn set_review_marks(&mut self, review: Option<&crate::host::task_review::TaskReview>) {
+        for tab in &mut self.tabs {
+            tab.review_marks = match (review, &tab.rel) {
+                (Some(r), Some(rel)) => {
+                    r.file(rel.as_str()).map(ReviewMark::of).unwrap_or_default()
+                }
+                _ => Vec::new(),
+            };
+        }
     }
 
     pub fn by_path(&self, path: &Path) -> Option<u32> {

@@ -82,6 +82,9 @@ pub struct ReviewPanel {
     pub error: Option<String>,
     /// A restore to before message K waits for the person's yes.
     pub confirm_restore: Option<usize>,
+    /// A restore to before message K is on its way: once done, the
+    /// message goes back into the composer to be edited and sent again.
+    pub restoring: Option<usize>,
     /// Scroll the cursor's hunk into view on the next frame.
     pub scroll_to_cursor: bool,
     /// The panel has the keyboard: the person last clicked in it, or just

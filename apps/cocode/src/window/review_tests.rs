@@ -66,6 +66,7 @@ fn a_hunk_is_undone_with_the_keyboard_another_kept_and_the_open_editor_follows()
 
     h.get_by_label("Review changes").click();
     run_until(&mut h, "the review", |h| hunks(h) == Some(3));
+    assert_eq!(h.state().editors.tabs[0].review_marks.len(), 3);
     h.get_by_label("1 file(s) · 3 hunk(s) · 0 kept · 0 viewed");
     h.get_by_label("@@ -7,7 +7,7 @@");
 
@@ -133,6 +134,60 @@ fn reply(h: &mut Harness<'static, CocodeApp>, text: &str) {
     h.run_steps(2);
 }
 
+/// A task of three messages, each changing one file: each command fails
+/// on purpose, so the local agent ends its turn and the person answers;
+/// the third message finishes the task.
+fn three_messages(h: &mut Harness<'static, CocodeApp>, root: &std::path::Path) {
+    type_prompt(h, r#"run "printf 'one\n' > a.txt; exit 3""#);
+    h.get_by_label("Run task").click();
+    approve_then_wait_for_reply(h);
+    reply(h, r#"run "printf 'two\n' > b.txt; exit 3""#);
+    approve_then_wait_for_reply(h);
+    reply(h, r#"create c.txt with "three""#);
+    approve_and_accept(h, &["create a file"]);
+    assert!(root.join("c.txt").exists());
+}
+
+#[test]
+fn restoring_to_before_a_message_from_the_review_puts_the_message_back_in_the_composer() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("keep.txt"), "k\n").unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| {
+        h.query_by_label("  keep.txt").is_some()
+    });
+    three_messages(&mut h, &root);
+    h.get_by_label("Review changes").click();
+    run_until(&mut h, "the review", |h| hunks(h) == Some(3));
+    h.get_by_label("Conversation (3 message(s))").click();
+    h.run_steps(2);
+    h.get_all_by_label("Restore to before")
+        .nth(1)
+        .unwrap()
+        .click();
+    h.run_steps(2);
+    h.get_by_label_contains("Restore the task's files to before message 2?");
+    // Nothing moved before the yes.
+    assert!(root.join("b.txt").exists());
+    h.get_by_label("Restore").click();
+    run_until(&mut h, "the message back in the composer", |h| {
+        h.state().agent.prompt == r#"run "printf 'two\n' > b.txt; exit 3""#
+    });
+    assert_eq!(
+        h.state().review.note.as_deref(),
+        Some("restored 2 path(s) to before message 2")
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    assert!(!root.join("b.txt").exists());
+    assert!(!root.join("c.txt").exists());
+    // What is left since the review began: a.txt alone.
+    run_until(&mut h, "the review read again", |h| hunks(h) == Some(1));
+}
+
 #[test]
 fn a_rollback_to_before_a_message_is_previewed_then_restores_what_the_first_turn_left() {
     let dir = tempfile::tempdir().unwrap();
@@ -142,16 +197,7 @@ fn a_rollback_to_before_a_message_is_previewed_then_restores_what_the_first_turn
     run_until(&mut h, "the root listing", |h| {
         h.query_by_label("  keep.txt").is_some()
     });
-    // Each command fails on purpose, so the local agent ends its turn and
-    // the person answers; the third message finishes the task.
-    type_prompt(&mut h, r#"run "printf 'one\n' > a.txt; exit 3""#);
-    h.get_by_label("Run task").click();
-    approve_then_wait_for_reply(&mut h);
-    reply(&mut h, r#"run "printf 'two\n' > b.txt; exit 3""#);
-    approve_then_wait_for_reply(&mut h);
-    reply(&mut h, r#"create c.txt with "three""#);
-    approve_and_accept(&mut h, &["create a file"]);
-    assert!(root.join("c.txt").exists());
+    three_messages(&mut h, &root);
 
     run_until(&mut h, "the task in the list", |h| {
         h.state().agent.tasks.len() == 1
@@ -194,4 +240,57 @@ fn a_rollback_to_before_a_message_is_previewed_then_restores_what_the_first_turn
         std::fs::read_to_string(root.join("keep.txt")).unwrap(),
         "k\n"
     );
+}
+
+#[test]
+fn an_open_editor_shows_the_tasks_hunks_with_keep_and_undo_until_reviewed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("f.txt"), LETTERS).unwrap();
+    let mut h = harness(Some(root.clone()));
+    run_until(&mut h, "the root listing", |h| {
+        h.query_by_label("  f.txt").is_some()
+    });
+    h.get_by_label("  f.txt").click();
+    run_until(&mut h, "the editor", |h| h.state().editors.tabs.len() == 1);
+    type_prompt(
+        &mut h,
+        r#"run "sed -i -e 's/^b$/B/' -e 's/^j$/J/' -e '/^s$/d' f.txt""#,
+    );
+    h.get_by_label("Run task").click();
+    approve_and_accept(&mut h, &["run a command"]);
+    // The run's end reads the review; the editor (still in front) marks
+    // each hunk where the task's lines are, with Keep and Undo.
+    let changed = LETTERS
+        .replace("b\n", "B\n")
+        .replace("j\n", "J\n")
+        .replace("s\n", "");
+    run_until(&mut h, "three marks in the editor", |h| {
+        editor_text(h) == changed && h.state().editors.tabs[0].review_marks.len() == 3
+    });
+    assert_eq!(
+        h.state().editors.tabs[0]
+            .review_marks
+            .iter()
+            .map(|m| (m.hunk, m.start, m.lines.clone()))
+            .collect::<Vec<_>>(),
+        vec![
+            (1, 1, vec!["B\n".to_owned()]),
+            (2, 9, vec!["J\n".to_owned()]),
+            (3, 18, Vec::new()),
+        ]
+    );
+    assert_eq!(h.get_all_by_label("Undo").count(), 3);
+    // The second Undo in the text puts "j" back; Keep on the first marks it.
+    h.get_all_by_label("Undo").nth(1).unwrap().click();
+    let undone = LETTERS.replace("b\n", "B\n").replace("s\n", "");
+    run_until(&mut h, "the undo from the editor", |h| {
+        editor_text(h) == undone && h.state().editors.tabs[0].review_marks.len() == 2
+    });
+    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), undone);
+    h.get_all_by_label("Keep").next().unwrap().click();
+    run_until(&mut h, "the kept hunk unmarked", |h| {
+        h.state().editors.tabs[0].review_marks.len() == 1
+    });
+    assert_eq!(h.state().editors.tabs[0].review_marks[0].start, 18);
 }

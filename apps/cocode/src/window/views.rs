@@ -10,6 +10,7 @@ pub mod editor_git;
 pub mod editor_input;
 pub mod editor_lsp;
 pub mod editor_prompts;
+pub mod editor_review;
 pub mod explorer;
 pub mod new_from_brick;
 pub mod open_folder;

@@ -679,7 +679,7 @@ fn rollback_points(
                 for m in detail.messages.iter().skip(1) {
                     if ui
                         .small_button(format!("Before message {}", m.number))
-                        .on_hover_text(cocode_core::shown::line(&m.text).into_owned())
+                        .on_hover_text(cocode_core::shown::line(&m.summary()).into_owned())
                         .clicked()
                     {
                         commands.push(pick(RollbackTo::Message(m.number)));

@@ -15,7 +15,7 @@ use crate::window::editors::{EditorTab, Editors, TabBody};
 use crate::window::keymap::Keymap;
 use crate::window::views::editor_bars::{banners, compare, find_bar, go_to_line_bar};
 use crate::window::views::editor_input::{Geometry, hit, keyboard, mouse};
-use crate::window::views::{editor_git, editor_lsp};
+use crate::window::views::{editor_git, editor_lsp, editor_review};
 
 pub use crate::window::views::editor_bars::parse_line_col;
 pub use crate::window::views::editor_prompts::{close_prompt, quit_prompt, status, welcome};
@@ -564,6 +564,7 @@ fn text_area(
                 );
             }
         }
+        editor_review::marks(ui, tab, doc.rope(), (geo, rect), (first, last), commands);
         if let Some(target) = reveal_rect {
             ui.scroll_to_rect(target, None);
             tab.reveal = false;

@@ -208,7 +208,7 @@ fn checkpoints(ui: &mut Ui, panel: &ReviewPanel, commands: &mut Vec<Command>) {
                 ui.label(format!(
                     "{}. {}",
                     m.number,
-                    cocode_core::shown::line(&m.text)
+                    cocode_core::shown::line(&m.summary())
                 ));
             });
         }
