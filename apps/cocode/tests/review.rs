@@ -308,9 +308,24 @@ fn since_the_last_review_and_before_a_message_follow_the_conversation() {
             "message 1: run \"printf 'one\\n' > a.txt; exit 3\"\n\
              message 2: run \"printf 'one!\\n' > a.txt; printf 'two\\n' > b.txt; exit 3\"\n\
              message 3: create c.txt with \"three\\n\"\n\
-             restore the files to before message K: cocode rollback --task {id} --to-message K\n"
+             restore the files to before message K: cocode rollback --task {id} --to-message K\n\
+             \n\
+             tool call 1: terminal.run\n\
+             tool call 2: terminal.run\n\
+             tool call 3: workspace.createFile\n\
+             review what one changed: cocode task review {id} --call K\n"
         )
     );
+    // What one call changed: the second command's two files.
+    let second = review(ws, &id, &["--call", "2"]);
+    assert!(
+        second.starts_with(&format!(
+            "task {id}: changes made by tool call 2: 2 file(s), 2 hunk(s)\n\na.txt · modified · −1 +1\n"
+        )),
+        "{second}"
+    );
+    assert!(second.contains("\nb.txt · created · −0 +1\n"), "{second}");
+    assert!(!second.contains("c.txt"), "{second}");
 
     // Since the review: a.txt's second change (observed, from a command),
     // b.txt and c.txt; not a.txt's creation.

@@ -299,8 +299,9 @@ pub enum TaskCommand {
         /// after it.
         #[arg(long)]
         mark_reviewed: bool,
-        /// List the conversation's messages (its checkpoints) instead.
-        #[arg(long, conflicts_with_all = ["mark_reviewed", "all", "attempt", "message"])]
+        /// List the conversation's messages (its checkpoints) and the tool
+        /// calls that changed files instead.
+        #[arg(long, conflicts_with_all = ["mark_reviewed", "all", "attempt", "message", "call"])]
         messages: bool,
     },
     /// Undo one hunk of a task's change to a file, or the whole change,
@@ -328,14 +329,18 @@ pub enum TaskCommand {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
 pub struct ReviewScopeFlags {
     /// All of the task's changes.
-    #[arg(long, conflicts_with_all = ["attempt", "message"])]
+    #[arg(long, conflicts_with_all = ["attempt", "message", "call"])]
     pub all: bool,
     /// What attempt K changed (the first attempt is 1).
-    #[arg(long, conflicts_with = "message")]
+    #[arg(long, conflicts_with_all = ["message", "call"])]
     pub attempt: Option<u32>,
     /// What changed in answer to message K (the prompt is message 1).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "call")]
     pub message: Option<usize>,
+    /// What tool call K changed (`--messages` numbers the calls that
+    /// changed files).
+    #[arg(long)]
+    pub call: Option<usize>,
 }
 
 /// `cocode tools …`

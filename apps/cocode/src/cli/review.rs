@@ -30,6 +30,10 @@ fn scope_of(flags: ReviewScopeFlags) -> anyhow::Result<ReviewScope> {
         ReviewScopeFlags {
             message: Some(k), ..
         } => ReviewScope::Message(k),
+        ReviewScopeFlags { call: Some(0), .. } => {
+            bail!("tool calls are numbered from 1, as `task review --messages` lists them")
+        }
+        ReviewScopeFlags { call: Some(k), .. } => ReviewScope::Call(k),
         ReviewScopeFlags { .. } => ReviewScope::SinceReview,
     })
 }
@@ -145,7 +149,8 @@ fn print_file(file: &ReviewFile, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cocode task review ID --messages`: the conversation's checkpoints.
+/// `cocode task review ID --messages`: the conversation's checkpoints and
+/// the tool calls that changed files.
 pub fn messages(workspace: &Path, id: &str, out: &mut dyn Write) -> anyhow::Result<u8> {
     let (ws, id) = open(workspace, id)?;
     for mark in task_review::messages(&ws, &id)? {
@@ -160,6 +165,22 @@ pub fn messages(workspace: &Path, id: &str, out: &mut dyn Write) -> anyhow::Resu
         out,
         "restore the files to before message K: cocode rollback --task {id} --to-message K"
     )?;
+    let calls = task_review::calls(&ws, &id)?;
+    if !calls.is_empty() {
+        writeln!(out)?;
+        for call in &calls {
+            writeln!(
+                out,
+                "tool call {}: {}",
+                call.number,
+                cocode_core::shown::line(&call.title)
+            )?;
+        }
+        writeln!(
+            out,
+            "review what one changed: cocode task review {id} --call K"
+        )?;
+    }
     Ok(0)
 }
 

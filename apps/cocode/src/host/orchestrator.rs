@@ -301,6 +301,9 @@ struct Run<'a> {
     last_refusal: Option<String>,
     /// The trace row of the turn the agent is working on.
     request_trace: Option<crate::host::trace::AgentRequestTrace>,
+    /// Tool calls under way: their title and the task's newest change when
+    /// they began (a call's changes are reviewed on their own).
+    call_starts: HashMap<String, (String, Option<u64>)>,
 }
 
 /// How long an agent may be quiet before the person is told so.
@@ -792,6 +795,7 @@ impl TaskOrchestrator {
             cancel_asked: false,
             last_refusal: None,
             request_trace: None,
+            call_starts: HashMap::new(),
         };
         run.persist()?;
         self.host

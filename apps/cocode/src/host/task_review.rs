@@ -33,6 +33,9 @@ pub enum ReviewScope {
     /// What changed while the agent answered one message (1-based: the
     /// task's prompt is message 1).
     Message(usize),
+    /// What changed while one of the agent's tool calls ran (1-based, in
+    /// the order the calls that changed files ended).
+    Call(usize),
 }
 
 impl fmt::Display for ReviewScope {
@@ -42,6 +45,7 @@ impl fmt::Display for ReviewScope {
             Self::SinceReview => f.write_str("changes since your last review"),
             Self::Attempt(k) => write!(f, "changes of attempt {}", k.ordinal()),
             Self::Message(k) => write!(f, "changes made in answer to message {k}"),
+            Self::Call(k) => write!(f, "changes made by tool call {k}"),
         }
     }
 }
@@ -313,17 +317,94 @@ pub fn record_message(ws: &OpenWorkspace, id: &TaskId, text: &str) -> anyhow::Re
         },
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    let after_seq = ws
+    let after_seq = newest_seq(ws, id)?;
+    all.messages.push(MessageMark {
+        number: all.messages.len() + 1,
+        after_seq,
+        text: cut(text),
+    });
+    ws.gate
+        .store()
+        .write_state_file(&path, &serde_json::to_vec_pretty(&all)?)?;
+    Ok(())
+}
+
+/// One of the agent's tool calls that changed files: what was recorded
+/// after `after_seq` and up to `upto_seq` happened while it ran (a change
+/// an external agent makes with its own file I/O is recorded when its
+/// turn ends, not with the call).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallMark {
+    /// 1-based, in the order the calls ended.
+    pub number: usize,
+    pub call_id: String,
+    /// The call's title as the transcript shows it.
+    pub title: String,
+    /// The task's newest change when the call began.
+    pub after_seq: Option<u64>,
+    /// The task's newest change when it ended.
+    pub upto_seq: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Calls {
+    version: u32,
+    calls: Vec<CallMark>,
+}
+
+fn calls_path(ws: &OpenWorkspace, id: &TaskId) -> std::path::PathBuf {
+    ws.layout.task_dir(id).join("calls.json")
+}
+
+/// The task's tool calls that changed files, in the order they ended.
+pub fn calls(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<Vec<CallMark>> {
+    let path = calls_path(ws, id);
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(serde_json::from_slice::<Calls>(&bytes)
+            .with_context(|| format!("the tool-call record {} is damaged", path.display()))?
+            .calls),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// The seq of the task's newest recorded change (`None`: none yet).
+pub fn newest_seq(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<Option<u64>> {
+    Ok(ws
         .gate
         .store()
         .snapshots_of_task(id)?
         .iter()
         .map(|s| s.seq().0)
-        .max();
-    all.messages.push(MessageMark {
-        number: all.messages.len() + 1,
+        .max())
+}
+
+/// Records a tool call that ended, when changes were recorded while it
+/// ran (`after_seq`: the newest change when it began); calls that changed
+/// nothing are not kept.
+pub fn record_call(
+    ws: &OpenWorkspace,
+    id: &TaskId,
+    (call_id, title): (&str, &str),
+    after_seq: Option<u64>,
+) -> anyhow::Result<()> {
+    let upto_seq = newest_seq(ws, id)?;
+    if upto_seq == after_seq {
+        return Ok(());
+    }
+    let path = calls_path(ws, id);
+    let mut all = Calls {
+        version: 1,
+        calls: calls(ws, id)?,
+    };
+    all.calls.push(CallMark {
+        number: all.calls.len() + 1,
+        call_id: call_id.to_owned(),
+        title: cut(title),
         after_seq,
-        text: cut(text),
+        upto_seq,
     });
     ws.gate
         .store()
@@ -395,6 +476,22 @@ pub fn review(ws: &OpenWorkspace, id: &TaskId, scope: ReviewScope) -> anyhow::Re
             .filter(|r| state.reviewed_upto.is_none_or(|m| r.seq().0 > m))
             .collect(),
         ReviewScope::Attempt(k) => records.iter().filter(|r| r.attempt_no() == k).collect(),
+        ReviewScope::Call(number) => {
+            let calls = calls(ws, id)?;
+            let Some(call) = calls.iter().find(|c| c.number == number) else {
+                anyhow::bail!(
+                    "task {id} has no tool call {number} that changed files (it has {})",
+                    calls.len()
+                );
+            };
+            records
+                .iter()
+                .filter(|r| {
+                    call.after_seq.is_none_or(|a| r.seq().0 > a)
+                        && call.upto_seq.is_some_and(|u| r.seq().0 <= u)
+                })
+                .collect()
+        }
         ReviewScope::Message(number) => match message_range(&messages(ws, id)?, number)? {
             None => Vec::new(),
             Some((after, upto)) => records

@@ -147,6 +147,7 @@ impl CocodeApp {
         self.review.prompt = loaded.prompt;
         self.review.attempts = loaded.attempts;
         self.review.messages = loaded.messages;
+        self.review.calls = loaded.calls;
         match loaded.outcome {
             Some(Ok(note)) if !note.is_empty() => {
                 self.review.note = Some(note);

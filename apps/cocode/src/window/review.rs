@@ -3,7 +3,7 @@
 //! (hunks, undo, keep, checkpoints) is the host's `task_review`; this is
 //! what the window remembers between frames.
 
-use crate::host::task_review::{MessageMark, ReviewScope, TaskReview};
+use crate::host::task_review::{CallMark, MessageMark, ReviewScope, TaskReview};
 
 /// What the Review panel asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +74,8 @@ pub struct ReviewPanel {
     /// picker and "Restore to before".
     pub attempts: u32,
     pub messages: Vec<MessageMark>,
+    /// The tool calls that changed files, for the scope picker.
+    pub calls: Vec<CallMark>,
     /// A request is on its way.
     pub loading: bool,
     pub cursor: Option<Cursor>,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cocode_core::TaskId;
 
 use crate::host::review::RollbackOutcome;
-use crate::host::task_review::{self, MessageMark, ReviewScope, TaskReview};
+use crate::host::task_review::{self, CallMark, MessageMark, ReviewScope, TaskReview};
 use crate::host::workspace_host::WorkspaceHost;
 
 /// What the Review panel asks the service to do before it reads the
@@ -50,6 +50,8 @@ pub struct ReviewLoaded {
     pub scope: ReviewScope,
     pub review: Result<TaskReview, String>,
     pub messages: Vec<MessageMark>,
+    /// The tool calls that changed files.
+    pub calls: Vec<CallMark>,
     /// What the action did (`Ok`) or why it was refused (`Err`); `None`
     /// for a plain load.
     pub outcome: Option<Result<String, String>>,
@@ -76,6 +78,7 @@ pub async fn review_of(
             scope: fallback.1,
             review: Err(format!("the review could not be read: {e}")),
             messages: Vec::new(),
+            calls: Vec::new(),
             outcome: None,
         })
 }
@@ -95,6 +98,7 @@ fn load(
         scope,
         review: Err(String::new()),
         messages: Vec::new(),
+        calls: Vec::new(),
         outcome: None,
     };
     let Ok(id) = TaskId::new(task_id) else {
@@ -116,6 +120,7 @@ fn load(
         }
     }
     loaded.messages = task_review::messages(ws, &id).unwrap_or_default();
+    loaded.calls = task_review::calls(ws, &id).unwrap_or_default();
     loaded.review = task_review::review(ws, &id, scope).map_err(|e| format!("{e:#}"));
     loaded
 }

@@ -65,6 +65,42 @@ impl Run<'_> {
         }
     }
 
+    /// A tool call began (or said more of itself): the task's newest
+    /// change now is where its own changes start.
+    fn call_began(&mut self, call_id: &str, title: Option<&str>) {
+        if let Some((known, _)) = self.call_starts.get_mut(call_id) {
+            if let Some(title) = title {
+                title.clone_into(known);
+            }
+            return;
+        }
+        let ws = &self.host.workspace;
+        match crate::host::task_review::newest_seq(ws, self.task.task_id()) {
+            Ok(after) => {
+                self.call_starts.insert(
+                    call_id.to_owned(),
+                    (title.unwrap_or(call_id).to_owned(), after),
+                );
+            }
+            Err(e) => tracing::warn!("a tool call's start is not recorded: {e:#}"),
+        }
+    }
+
+    /// A tool call ended: the changes recorded while it ran are its own
+    /// (kept with the task when there were any).
+    fn call_ended(&mut self, call_id: &str, title: Option<&str>) {
+        let Some((known, after)) = self.call_starts.remove(call_id) else {
+            return;
+        };
+        let title = title.unwrap_or(&known);
+        let ws = &self.host.workspace;
+        if let Err(e) =
+            crate::host::task_review::record_call(ws, self.task.task_id(), (call_id, title), after)
+        {
+            tracing::warn!("a tool call's changes are not recorded apart: {e:#}");
+        }
+    }
+
     /// Acts on one session event.
     pub(super) async fn on_event(
         &mut self,
@@ -99,9 +135,11 @@ impl Run<'_> {
                 use cocode_core::agent::ToolCallStatus as S;
                 match u.status {
                     S::Pending | S::InProgress => {
+                        self.call_began(&u.call_id, u.title.as_deref());
                         calls_in_flight.insert(u.call_id);
                     }
                     S::Completed | S::Failed | S::Cancelled => {
+                        self.call_ended(&u.call_id, u.title.as_deref());
                         calls_in_flight.remove(&u.call_id);
                     }
                 }

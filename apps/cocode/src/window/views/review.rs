@@ -125,6 +125,10 @@ fn scope_row(ui: &mut Ui, panel: &ReviewPanel, commands: &mut Vec<Command>) {
         ReviewScope::All => "All changes".to_owned(),
         ReviewScope::Attempt(k) => format!("Attempt {}", k.ordinal()),
         ReviewScope::Message(k) => format!("Message {k}"),
+        ReviewScope::Call(k) => panel.calls.iter().find(|c| c.number == k).map_or_else(
+            || format!("Tool call {k}"),
+            |c| format!("Tool call {k}: {}", c.title),
+        ),
     };
     ui.horizontal_wrapped(|ui| {
         ui.label("Show");
@@ -141,6 +145,7 @@ fn scope_row(ui: &mut Ui, panel: &ReviewPanel, commands: &mut Vec<Command>) {
                         .iter()
                         .map(|m| ReviewScope::Message(m.number)),
                 );
+                options.extend(panel.calls.iter().map(|c| ReviewScope::Call(c.number)));
                 for option in options {
                     if ui
                         .selectable_label(option == scope, words(option))
