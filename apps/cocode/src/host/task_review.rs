@@ -600,18 +600,18 @@ fn review_file(
         let (a, b) = (load(before.hash)?, load(after.hash)?);
         match (std::str::from_utf8(&a), std::str::from_utf8(&b)) {
             (Ok(a), Ok(b)) if !looks_binary(a.as_bytes()) && !looks_binary(b.as_bytes()) => {
+                let hunks = text_hunks(a, b);
+                let prints = fingerprints(path, &hunks);
                 FileContent::Text(
-                    text_hunks(a, b)
+                    hunks
                         .into_iter()
+                        .zip(prints)
                         .enumerate()
-                        .map(|(i, hunk)| {
-                            let fingerprint = fingerprint(path, &hunk);
-                            ReviewHunk {
-                                number: i + 1,
-                                kept: state.kept.contains(&fingerprint),
-                                hunk,
-                                fingerprint,
-                            }
+                        .map(|(i, (hunk, fingerprint))| ReviewHunk {
+                            number: i + 1,
+                            kept: state.kept.contains(&fingerprint),
+                            hunk,
+                            fingerprint,
                         })
                         .collect(),
                 )
@@ -644,21 +644,43 @@ fn review_file(
     })
 }
 
-/// Names a hunk's change: its path, removed and added lines (not where
-/// they are, so a hunk kept stays kept when lines above it move).
-fn fingerprint(path: &NormalizedPath, hunk: &TextHunk) -> String {
+/// Names a hunk's change: its path, its lines with their context, and
+/// which of the file's hunks with the same lines it is (not where they
+/// are, so a hunk kept stays kept when lines above it move; two hunks that
+/// make the same change in different places are told apart by their
+/// context, or their order).
+fn fingerprint(path: &NormalizedPath, hunk: &TextHunk, occurrence: usize) -> String {
     let mut h = cocode_core::snapshot::ContentHasher::new();
     h.update(path.as_str().as_bytes());
     for line in &hunk.lines {
         let tag: &[u8] = match line.kind {
-            LineKind::Context => continue,
+            LineKind::Context => b"\0 ",
             LineKind::Removed => b"\0-",
             LineKind::Added => b"\0+",
         };
         h.update(tag);
         h.update(line.text.as_bytes());
     }
+    h.update(format!("\0#{occurrence}").as_bytes());
     h.finish().to_hex()[..24].to_owned()
+}
+
+/// The fingerprints of a file's hunks, in order.
+fn fingerprints(path: &NormalizedPath, hunks: &[TextHunk]) -> Vec<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    hunks
+        .iter()
+        .map(|hunk| {
+            let first = fingerprint(path, hunk, 0);
+            let n = seen.entry(first.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                first
+            } else {
+                fingerprint(path, hunk, *n - 1)
+            }
+        })
+        .collect()
 }
 
 /// Whether the file (and the old path of a rename) still holds what the
@@ -863,4 +885,32 @@ pub fn mark_reviewed(ws: &OpenWorkspace, review: &TaskReview) -> anyhow::Result<
     let mut state = load_state(ws, &review.task_id)?;
     state.reviewed_upto = review.newest_seq.max(state.reviewed_upto);
     save_state(ws, &review.task_id, &state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_same_change_in_two_places_is_two_hunks_to_keep_and_a_kept_one_survives_moves() {
+        let path = NormalizedPath::try_from("a.rs".to_owned()).unwrap();
+        let block = |name: &str| {
+            format!("fn {name}() {{\n    1\n    2\n    3\n    old\n    4\n    5\n    6\n}}\n")
+        };
+        let before = [block("a"), block("b"), block("a")].concat();
+        let after = before.replace("old", "new");
+        let prints = fingerprints(&path, &text_hunks(&before, &after));
+        assert_eq!(prints.len(), 3);
+        // Same lines and context (the first and third): told apart by order.
+        assert_ne!(prints[0], prints[2]);
+        assert_ne!(prints[0], prints[1]);
+        // Lines added above move the hunks, not their names.
+        let moved_before = format!("// top\n{before}");
+        let moved_after = format!("// top\n{after}");
+        assert_eq!(
+            fingerprints(&path, &text_hunks(&moved_before, &moved_after)),
+            prints
+        );
+    }
 }

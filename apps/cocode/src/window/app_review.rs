@@ -69,7 +69,16 @@ impl CocodeApp {
                     let full = root.join(&path);
                     self.open_file(&full);
                     if let Some(id) = self.editors.by_path(&full) {
-                        self.editors.select_range(id, line.saturating_sub(1), 0, 0);
+                        let line = line.saturating_sub(1);
+                        // The hunk a few lines below the top, not at the
+                        // bottom edge where a reveal would leave it.
+                        if let Some(tab) = self.editors.get_mut(id) {
+                            tab.pending_first_line = Some(line.saturating_sub(6));
+                        }
+                        self.editors.select_range(id, line, 0, 0);
+                        if let Some(tab) = self.editors.get_mut(id) {
+                            tab.reveal = false;
+                        }
                     }
                 }
             }

@@ -358,7 +358,7 @@ fn file_header(
                 .on_hover_text("Open the file in the editor")
                 .clicked()
         {
-            let line = file.hunks().first().map_or(1, |h| h.hunk.new_start.max(1));
+            let line = file.hunks().first().map_or(1, |h| first_change(&h.hunk));
             commands.push(review(ReviewCommand::OpenAt {
                 path: path.clone(),
                 line,
@@ -437,7 +437,7 @@ fn hunk_view(
                 {
                     commands.push(review(ReviewCommand::OpenAt {
                         path: path.clone(),
-                        line: h.hunk.new_start.max(1),
+                        line: first_change(&h.hunk),
                     }));
                 }
             });
@@ -500,4 +500,18 @@ fn lines(ui: &mut Ui, h: &ReviewHunk) {
         }
     }
     ui.add(egui::Label::new(job).extend());
+}
+
+/// The line (1-based) where a hunk's change begins in the file now.
+fn first_change(hunk: &cocode_workspace::diff::TextHunk) -> usize {
+    let lead = hunk
+        .lines
+        .iter()
+        .take_while(|l| l.kind == LineKind::Context)
+        .count();
+    if hunk.new_len == 0 {
+        hunk.new_start.max(1)
+    } else {
+        hunk.new_start + lead
+    }
 }
