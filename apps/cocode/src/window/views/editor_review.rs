@@ -28,7 +28,7 @@ pub(super) fn marks(
     if tab.review_marks.is_empty() {
         return;
     }
-    let band = Color32::from_rgba_unmultiplied(0xA0, 0x7C, 0xE0, 30);
+    let band = Color32::from_rgba_unmultiplied(0xA0, 0x7C, 0xE0, 44);
     let edge = Color32::from_rgb(0xA0, 0x7C, 0xE0);
     let painter = ui.painter_at(ui.clip_rect());
     let right = ui.clip_rect().max.x;
@@ -49,7 +49,7 @@ pub(super) fn marks(
             );
             painter.rect_filled(
                 Rect::from_min_max(
-                    Pos2::new(geo.origin.x - 4.0, top),
+                    Pos2::new(geo.origin.x - 5.0, top),
                     Pos2::new(geo.origin.x - 2.0, bottom),
                 ),
                 0.0,
