@@ -25,6 +25,18 @@ fn editor_text(h: &Harness<'_, CocodeApp>) -> String {
     editors.docs.with_document(&rel, |d| d.text()).unwrap()
 }
 
+/// Waits until f.txt's editor shows its text and took the keyboard (as a
+/// file opened from the Explorer does), so the prompt typed next goes to
+/// the composer.
+fn open_editor(h: &mut Harness<'static, CocodeApp>) {
+    run_until(h, "the editor's text", |h| {
+        h.state().editors.tabs.len() == 1
+            && h.state().editors.tabs[0].body == crate::window::editors::TabBody::Text
+            && !h.state().editors.tabs[0].focus
+    });
+    h.run_steps(2);
+}
+
 fn hunks(h: &Harness<'_, CocodeApp>) -> Option<usize> {
     h.state()
         .review
@@ -43,7 +55,7 @@ fn a_hunk_is_undone_with_the_keyboard_another_kept_and_the_open_editor_follows()
         h.query_by_label("  f.txt").is_some()
     });
     h.get_by_label("  f.txt").click();
-    run_until(&mut h, "the editor", |h| h.state().editors.tabs.len() == 1);
+    open_editor(&mut h);
 
     type_prompt(
         &mut h,
@@ -252,7 +264,7 @@ fn an_open_editor_shows_the_tasks_hunks_with_keep_and_undo_until_reviewed() {
         h.query_by_label("  f.txt").is_some()
     });
     h.get_by_label("  f.txt").click();
-    run_until(&mut h, "the editor", |h| h.state().editors.tabs.len() == 1);
+    open_editor(&mut h);
     type_prompt(
         &mut h,
         r#"run "sed -i -e 's/^b$/B/' -e 's/^j$/J/' -e '/^s$/d' f.txt""#,
