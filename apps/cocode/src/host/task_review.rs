@@ -94,7 +94,13 @@ pub struct ReviewHunk {
     pub kept: bool,
     /// Names the hunk's change (its path and lines) across reviews.
     pub fingerprint: String,
+    /// Syntax colours per line (byte ranges within the line's text), when
+    /// [`highlight`] coloured the review; empty otherwise.
+    pub spans: Vec<LineSpans>,
 }
+
+/// A line's coloured byte ranges and what each is.
+pub type LineSpans = Vec<(std::ops::Range<usize>, cocode_editor::Highlight)>;
 
 /// One file of a review.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -612,6 +618,7 @@ fn review_file(
                             kept: state.kept.contains(&fingerprint),
                             hunk,
                             fingerprint,
+                            spans: Vec::new(),
                         })
                         .collect(),
                 )
@@ -642,6 +649,76 @@ fn review_file(
         undo,
         viewed,
     })
+}
+
+/// Colours the hunks of `review`'s text files in a language the editor
+/// knows, as the editor colours them: removed lines from the content
+/// before, the others from the content after (each side parsed whole).
+/// The window asks for it; the command line prints plain diffs.
+pub fn highlight(ws: &OpenWorkspace, review: &mut TaskReview) {
+    use cocode_editor::{Document, Language, Syntax};
+    for file in &mut review.files {
+        let Some(language) = Language::of_path(std::path::Path::new(file.path.as_str())) else {
+            continue;
+        };
+        let (before_hash, after_hash) = (file.before, file.after);
+        let FileContent::Text(hunks) = &mut file.content else {
+            continue;
+        };
+        if hunks.is_empty() {
+            continue;
+        }
+        let read = |hash: Option<ContentHash>| {
+            hash.and_then(|h| ws.gate.store().read_blob(&h).ok())
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .unwrap_or_default()
+        };
+        let side = |text: &str| {
+            let syntax = Syntax::new(language, &Document::from_text(text));
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            (syntax, starts)
+        };
+        let (old, new) = (side(&read(before_hash)), side(&read(after_hash)));
+        for h in hunks.iter_mut() {
+            let (mut o, mut n) = (
+                h.hunk.old_start.saturating_sub(1),
+                h.hunk.new_start.saturating_sub(1),
+            );
+            h.spans = h
+                .hunk
+                .lines
+                .iter()
+                .map(|line| {
+                    let ((syntax, starts), at) = match line.kind {
+                        LineKind::Removed => {
+                            o += 1;
+                            (&old, o - 1)
+                        }
+                        LineKind::Added => {
+                            n += 1;
+                            (&new, n - 1)
+                        }
+                        LineKind::Context => {
+                            o += 1;
+                            n += 1;
+                            (&new, n - 1)
+                        }
+                    };
+                    let Some(&start) = starts.get(at) else {
+                        return Vec::new();
+                    };
+                    let end = start + line.text.len();
+                    syntax
+                        .highlights(start..end)
+                        .into_iter()
+                        .map(|(r, kind)| (r.start - start..r.end.min(end) - start, kind))
+                        .collect()
+                })
+                .collect();
+        }
+    }
 }
 
 /// Names a hunk's change: its path, its lines with their context, and
@@ -891,6 +968,50 @@ pub fn mark_reviewed(ws: &OpenWorkspace, review: &TaskReview) -> anyhow::Result<
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_rust_files_hunk_lines_are_coloured_from_their_own_side() {
+        use cocode_core::gate::{GateOp, WorkspaceFileGate as _};
+        let dir = tempfile::tempdir().unwrap();
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the folder's file before it opens"
+        )]
+        std::fs::write(dir.path().join("a.rs"), "fn a() {}\n").unwrap();
+        let ws = OpenWorkspace::open(dir.path()).unwrap();
+        let id = TaskId::new("t1").unwrap();
+        let ctx = TaskContext {
+            task_id: id.clone(),
+            session_id: SessionId::new("s1").unwrap(),
+            attempt_no: AttemptNo(0),
+        };
+        ws.gate
+            .apply(
+                &ctx,
+                GateOp::Write {
+                    path: NormalizedPath::try_from("a.rs".to_owned()).unwrap(),
+                    bytes: b"fn b() {}\n".to_vec(),
+                },
+            )
+            .unwrap();
+        let mut shown = review(&ws, &id, ReviewScope::All).unwrap();
+        assert!(
+            shown.files[0].hunks()[0].spans.is_empty(),
+            "plain until coloured"
+        );
+        highlight(&ws, &mut shown);
+        let hunk = &shown.files[0].hunks()[0];
+        let keyword = (0..2, cocode_editor::Highlight::Keyword);
+        assert_eq!(hunk.spans.len(), 2);
+        for line in &hunk.spans {
+            assert_eq!(line.first(), Some(&keyword), "{line:?}");
+            assert!(
+                line.iter()
+                    .any(|(r, k)| *r == (3..4) && *k == cocode_editor::Highlight::Function),
+                "{line:?}"
+            );
+        }
+    }
 
     #[test]
     fn the_same_change_in_two_places_is_two_hunks_to_keep_and_a_kept_one_survives_moves() {

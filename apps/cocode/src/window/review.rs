@@ -209,6 +209,7 @@ mod tests {
                 hunk,
                 kept: false,
                 fingerprint: String::new(),
+                spans: Vec::new(),
             })
             .collect();
         ReviewFile {

@@ -121,7 +121,12 @@ fn load(
     }
     loaded.messages = task_review::messages(ws, &id).unwrap_or_default();
     loaded.calls = task_review::calls(ws, &id).unwrap_or_default();
-    loaded.review = task_review::review(ws, &id, scope).map_err(|e| format!("{e:#}"));
+    loaded.review = task_review::review(ws, &id, scope)
+        .map(|mut review| {
+            task_review::highlight(ws, &mut review);
+            review
+        })
+        .map_err(|e| format!("{e:#}"));
     loaded
 }
 

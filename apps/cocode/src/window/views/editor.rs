@@ -26,7 +26,7 @@ const MAX_LAID_OUT_CHARS: usize = 20_000;
 const GUTTER_GAP: f32 = 12.0;
 
 /// The colour of each highlight kind.
-fn highlight_color(kind: Highlight, theme: Theme) -> Color32 {
+pub(crate) fn highlight_color(kind: Highlight, theme: Theme) -> Color32 {
     // (dark theme, light theme), after One Dark and One Light.
     let (on_dark, on_light) = match kind {
         Highlight::Keyword => ((0xC6, 0x78, 0xDD), (0xA6, 0x26, 0xA4)),

@@ -6,7 +6,7 @@
 
 use cocode_ui::{Theme, Tone};
 use egui::text::LayoutJob;
-use egui::{RichText, TextFormat, TextStyle, Ui};
+use egui::{Color32, RichText, TextFormat, TextStyle, Ui};
 
 use crate::host::task_review::{FileContent, ReviewFile, ReviewHunk, ReviewScope};
 use crate::window::command::Command;
@@ -486,11 +486,41 @@ fn lines(ui: &mut Ui, h: &ReviewHunk) {
         job.append(&numbers, 0.0, TextFormat::simple(font.clone(), weak));
         let text = line.text.strip_suffix('\n').unwrap_or(&line.text);
         let text = text.strip_suffix('\r').unwrap_or(text);
-        job.append(
-            &format!("{sign}{}", cocode_core::shown::line(text)),
-            0.0,
-            TextFormat::simple(font.clone(), color),
-        );
+        match h.spans.get(n).filter(|s| !s.is_empty()) {
+            // Coloured as the editor colours it, on a tint of its side.
+            Some(spans) => {
+                let tint = match line.kind {
+                    LineKind::Context => Color32::TRANSPARENT,
+                    _ => color.gamma_multiply(0.18),
+                };
+                let format = |color| TextFormat {
+                    background: tint,
+                    ..TextFormat::simple(font.clone(), color)
+                };
+                job.append(&sign.to_string(), 0.0, format(color));
+                let mut at = 0;
+                for (range, kind) in spans {
+                    let (a, b) = (range.start.min(text.len()), range.end.min(text.len()));
+                    if let (Some(gap), Some(piece)) = (text.get(at..a), text.get(a..b)) {
+                        job.append(&cocode_core::shown::line(gap), 0.0, format(plain));
+                        job.append(
+                            &cocode_core::shown::line(piece),
+                            0.0,
+                            format(super::editor::highlight_color(*kind, theme)),
+                        );
+                        at = b;
+                    }
+                }
+                if let Some(rest) = text.get(at..) {
+                    job.append(&cocode_core::shown::line(rest), 0.0, format(plain));
+                }
+            }
+            None => job.append(
+                &format!("{sign}{}", cocode_core::shown::line(text)),
+                0.0,
+                TextFormat::simple(font.clone(), color),
+            ),
+        }
         if !line.text.ends_with('\n') {
             job.append(
                 "  (no newline at the end)",
