@@ -82,6 +82,13 @@ fn review(ws: &Path, id: &str, extra: &[&str]) -> String {
     out
 }
 
+/// `cocode rollback --yes` of task `id` with `extra` flags.
+fn rollback(ws: &Path, id: &str, extra: &[&str]) -> (i32, String) {
+    let mut args = vec!["rollback", "--workspace", ws_arg(ws), "--task", id, "--yes"];
+    args.extend_from_slice(extra);
+    cocode(&args)
+}
+
 fn undo(ws: &Path, id: &str, path: &str, hunk: Option<&str>) -> (i32, String) {
     let mut args = vec![
         "task",
@@ -153,14 +160,7 @@ fn one_hunk_among_three_is_undone_and_a_rollback_then_restores_the_start_byte_fo
     assert!(!after.contains("+J"), "{after}");
     assert_eq!(origins(ws, &id), ["observed", "review"]);
 
-    let (code, out) = cocode(&[
-        "rollback",
-        "--workspace",
-        ws_arg(ws),
-        "--task",
-        &id,
-        "--yes",
-    ]);
+    let (code, out) = rollback(ws, &id, &[]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(std::fs::read(ws.join("f.txt")).unwrap(), LETTERS.as_bytes());
     assert_eq!(origins(ws, &id), ["observed", "review", "rollback"]);
@@ -348,16 +348,7 @@ fn since_the_last_review_and_before_a_message_follow_the_conversation() {
     );
 
     // Restoring to before message 2 leaves the files as turn 1 left them.
-    let (code, out) = cocode(&[
-        "rollback",
-        "--workspace",
-        ws_arg(ws),
-        "--task",
-        &id,
-        "--to-message",
-        "2",
-        "--yes",
-    ]);
+    let (code, out) = rollback(ws, &id, &["--to-message", "2"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "one\n");
     assert!(!ws.join("b.txt").exists());
@@ -417,14 +408,7 @@ fn an_acp_agents_own_writes_are_reviewed_and_undone_by_hunk() {
         "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nNINE\n"
     );
     assert_eq!(origins(ws, &id), ["observed", "review"]);
-    let (code, out) = cocode(&[
-        "rollback",
-        "--workspace",
-        ws_arg(ws),
-        "--task",
-        &id,
-        "--yes",
-    ]);
+    let (code, out) = rollback(ws, &id, &[]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(
         std::fs::read_to_string(ws.join("keep.txt")).unwrap(),

@@ -718,9 +718,7 @@ pub fn rollback(
     yes: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    use crate::host::review::{RollbackOutcome, rollback};
-    use cocode_core::SnapshotId;
-    use cocode_workspace::RollbackQuery;
+    use crate::host::review::{RollbackOutcome, RollbackTo, rollback};
 
     let ws = OpenWorkspace::open(workspace)
         .with_context(|| format!("opening {}", workspace.display()))?;
@@ -731,25 +729,16 @@ pub fn rollback(
     if !ws.layout.task_record(&id).is_file() {
         bail!("no task {id} in this workspace");
     }
-    let query = match (to_attempt, to_snapshot, to_message) {
-        (Some(0), _, _) => {
-            anyhow::bail!("attempts are numbered from 1 (the first attempt is attempt 1)")
-        }
-        (Some(k), _, _) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k - 1)),
-        (None, Some(s), _) => RollbackQuery::ToSnapshot(
-            SnapshotId::new(s).with_context(|| format!("“{s}” is not a snapshot id"))?,
-        ),
-        (None, None, Some(k)) => {
-            let Some(query) = crate::host::task_review::before_message(&ws, &id, k)? else {
-                writeln!(
-                    out,
-                    "nothing changed in answer to message {k} or later: nothing to restore"
-                )?;
-                return Ok(0);
-            };
-            query
-        }
-        (None, None, None) => RollbackQuery::TaskStart,
+    let to = match (to_attempt, to_snapshot, to_message) {
+        (Some(k), _, _) => RollbackTo::Attempt(k),
+        // The seq names it in words only; the id finds it.
+        (None, Some(s), _) => RollbackTo::Snapshot(s.to_owned(), 0),
+        (None, None, Some(k)) => RollbackTo::Message(k),
+        (None, None, None) => RollbackTo::Start,
+    };
+    let Some(query) = to.query(&ws, &id)? else {
+        writeln!(out, "{}", to.nothing_after())?;
+        return Ok(0);
     };
     // Files that changed while a command or the agent ran: cocode cannot
     // tell whether the task or someone else changed them. A person says

@@ -256,12 +256,23 @@ impl RollbackTo {
         }
     }
 
+    /// Why nothing moves when [`Self::query`] finds nothing after the
+    /// point.
+    pub fn nothing_after(&self) -> String {
+        format!(
+            "nothing changed {}: nothing to undo",
+            self.words().replacen("before", "after", 1)
+        )
+    }
+
     /// The rollback's query; `None` when nothing changed after the point
     /// (a message the agent changed nothing after).
     pub fn query(&self, ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<Option<RollbackQuery>> {
         Ok(Some(match self {
             Self::Start => RollbackQuery::TaskStart,
-            Self::Attempt(0) => anyhow::bail!("attempts are numbered from 1"),
+            Self::Attempt(0) => {
+                anyhow::bail!("attempts are numbered from 1 (the first attempt is attempt 1)")
+            }
             Self::Attempt(k) => RollbackQuery::ToAttempt(cocode_core::AttemptNo(k - 1)),
             Self::Snapshot(s, _) => RollbackQuery::ToSnapshot(
                 cocode_core::SnapshotId::new(s)
@@ -302,10 +313,7 @@ pub fn preview(ws: &OpenWorkspace, id: &TaskId, to: &RollbackTo) -> RollbackPrev
     let query = match to.query(ws, id) {
         Ok(Some(query)) => query,
         Ok(None) => {
-            preview.refused = Some(format!(
-                "nothing changed {}: nothing to undo",
-                to.words().replacen("before", "after", 1)
-            ));
+            preview.refused = Some(to.nothing_after());
             return preview;
         }
         Err(e) => {

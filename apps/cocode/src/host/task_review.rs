@@ -211,17 +211,28 @@ fn review_state_path(ws: &OpenWorkspace, id: &TaskId) -> std::path::PathBuf {
     ws.layout.task_dir(id).join("review.json")
 }
 
-fn load_state(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<ReviewState> {
-    let path = review_state_path(ws, id);
-    match std::fs::read(&path) {
+/// One of the task's review records (`what` names it in an error);
+/// `None` when the task has none yet.
+fn read_record<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    what: &str,
+) -> anyhow::Result<Option<T>> {
+    match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
-            .with_context(|| format!("the review record {} is damaged", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ReviewState {
+            .map(Some)
+            .with_context(|| format!("the {what} record {} is damaged", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn load_state(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<ReviewState> {
+    Ok(
+        read_record(&review_state_path(ws, id), "review")?.unwrap_or(ReviewState {
             version: REVIEW_STATE_VERSION,
             ..ReviewState::default()
         }),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
+    )
 }
 
 fn save_state(ws: &OpenWorkspace, id: &TaskId, state: &ReviewState) -> anyhow::Result<()> {
@@ -283,23 +294,17 @@ fn messages_path(ws: &OpenWorkspace, id: &TaskId) -> std::path::PathBuf {
 /// The task's checkpoints, one per message a person sent, oldest first.
 /// A task recorded before checkpoints existed has its prompt only.
 pub fn messages(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<Vec<MessageMark>> {
-    let path = messages_path(ws, id);
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(serde_json::from_slice::<Messages>(&bytes)
-            .with_context(|| format!("the message record {} is damaged", path.display()))?
-            .messages),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let prompt = crate::host::records::load_task_record(ws, id)
-                .map(|t| t.prompt().to_owned())
-                .unwrap_or_default();
-            Ok(vec![MessageMark {
-                number: 1,
-                after_seq: None,
-                text: cut(&prompt),
-            }])
-        }
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    if let Some(all) = read_record::<Messages>(&messages_path(ws, id), "message")? {
+        return Ok(all.messages);
     }
+    let prompt = crate::host::records::load_task_record(ws, id)
+        .map(|t| t.prompt().to_owned())
+        .unwrap_or_default();
+    Ok(vec![MessageMark {
+        number: 1,
+        after_seq: None,
+        text: cut(&prompt),
+    }])
 }
 
 fn cut(text: &str) -> String {
@@ -314,15 +319,10 @@ fn cut(text: &str) -> String {
 /// The first one is the task's prompt.
 pub fn record_message(ws: &OpenWorkspace, id: &TaskId, text: &str) -> anyhow::Result<()> {
     let path = messages_path(ws, id);
-    let mut all = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice::<Messages>(&bytes)
-            .with_context(|| format!("the message record {} is damaged", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Messages {
-            version: 1,
-            messages: Vec::new(),
-        },
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    let mut all = read_record::<Messages>(&path, "message")?.unwrap_or(Messages {
+        version: 1,
+        messages: Vec::new(),
+    });
     let after_seq = newest_seq(ws, id)?;
     all.messages.push(MessageMark {
         number: all.messages.len() + 1,
@@ -366,14 +366,9 @@ fn calls_path(ws: &OpenWorkspace, id: &TaskId) -> std::path::PathBuf {
 
 /// The task's tool calls that changed files, in the order they ended.
 pub fn calls(ws: &OpenWorkspace, id: &TaskId) -> anyhow::Result<Vec<CallMark>> {
-    let path = calls_path(ws, id);
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(serde_json::from_slice::<Calls>(&bytes)
-            .with_context(|| format!("the tool-call record {} is damaged", path.display()))?
-            .calls),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
+    Ok(read_record::<Calls>(&calls_path(ws, id), "tool-call")?
+        .map(|all| all.calls)
+        .unwrap_or_default())
 }
 
 /// The seq of the task's newest recorded change (`None`: none yet).

@@ -147,9 +147,7 @@ fn act(
         let query = match task_review::before_message(ws, id, *k) {
             Ok(Some(query)) => query,
             Ok(None) => {
-                return Ok(format!(
-                    "nothing changed in answer to message {k} or later: nothing to restore"
-                ));
+                return Ok(crate::host::review::RollbackTo::Message(*k).nothing_after());
             }
             Err(e) => return Err(format!("{e:#}")),
         };

@@ -45,8 +45,13 @@ fn hunks(h: &Harness<'_, CocodeApp>) -> Option<usize> {
         .map(crate::host::task_review::TaskReview::hunk_count)
 }
 
-#[test]
-fn a_hunk_is_undone_with_the_keyboard_another_kept_and_the_open_editor_follows() {
+/// f.txt open in an editor, then a local-agent task whose command changes
+/// three separate places of it (approved and accepted).
+fn three_hunk_task() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    Harness<'static, CocodeApp>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let root = dunce::canonicalize(dir.path()).unwrap();
     std::fs::write(root.join("f.txt"), LETTERS).unwrap();
@@ -56,13 +61,18 @@ fn a_hunk_is_undone_with_the_keyboard_another_kept_and_the_open_editor_follows()
     });
     h.get_by_label("  f.txt").click();
     open_editor(&mut h);
-
     type_prompt(
         &mut h,
         r#"run "sed -i -e 's/^b$/B/' -e 's/^j$/J/' -e '/^s$/d' f.txt""#,
     );
     h.get_by_label("Run task").click();
     approve_and_accept(&mut h, &["run a command"]);
+    (dir, root, h)
+}
+
+#[test]
+fn a_hunk_is_undone_with_the_keyboard_another_kept_and_the_open_editor_follows() {
+    let (_dir, root, mut h) = three_hunk_task();
     // The run's end reads the task's review: the status bar counts its
     // file, and the editor shows the command's change.
     run_until(&mut h, "the status bar's count", |h| {
@@ -256,21 +266,7 @@ fn a_rollback_to_before_a_message_is_previewed_then_restores_what_the_first_turn
 
 #[test]
 fn an_open_editor_shows_the_tasks_hunks_with_keep_and_undo_until_reviewed() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dunce::canonicalize(dir.path()).unwrap();
-    std::fs::write(root.join("f.txt"), LETTERS).unwrap();
-    let mut h = harness(Some(root.clone()));
-    run_until(&mut h, "the root listing", |h| {
-        h.query_by_label("  f.txt").is_some()
-    });
-    h.get_by_label("  f.txt").click();
-    open_editor(&mut h);
-    type_prompt(
-        &mut h,
-        r#"run "sed -i -e 's/^b$/B/' -e 's/^j$/J/' -e '/^s$/d' f.txt""#,
-    );
-    h.get_by_label("Run task").click();
-    approve_and_accept(&mut h, &["run a command"]);
+    let (_dir, root, mut h) = three_hunk_task();
     // The run's end reads the review; the editor (still in front) marks
     // each hunk where the task's lines are, with Keep and Undo.
     let changed = LETTERS

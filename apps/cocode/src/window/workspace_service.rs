@@ -985,14 +985,14 @@ async fn rollback_of(
         return ServiceEvent::Error(format!("“{task_id}” is not a task id"));
     };
     let ws = Arc::clone(&host.workspace);
-    let words = to.words();
+    let (words, nothing) = (to.words(), to.nothing_after());
     let outcome = tokio::task::spawn_blocking(move || match to.query(&ws, &id)? {
         Some(query) => crate::host::review::rollback(&ws, &id, &query).map(Some),
         None => Ok(None),
     })
     .await;
     match outcome {
-        Ok(Ok(None)) => ServiceEvent::Note(format!("nothing to undo {words}")),
+        Ok(Ok(None)) => ServiceEvent::Note(nothing),
         Ok(Ok(Some(RollbackOutcome::Done { restored, task }))) => ServiceEvent::Note(format!(
             "rolled back {} path(s) to {words}; task {}: {}",
             restored.len(),
