@@ -203,6 +203,7 @@ fn an_undo_of_a_file_a_person_changed_since_is_refused_and_touches_nothing() {
 fn conversation(
     ws: &Path,
     prompt: &str,
+    extra: &[&str],
     replies: &[&str],
     mut between: impl FnMut(usize),
 ) -> (i32, String) {
@@ -217,6 +218,7 @@ fn conversation(
             "--interactive",
             "--yes",
         ])
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -272,6 +274,7 @@ fn since_the_last_review_and_before_a_message_follow_the_conversation() {
     let (code, out) = conversation(
         ws,
         r#"run "printf 'one\n' > a.txt; exit 3""#,
+        &[],
         &[
             r#"run "printf 'one!\n' > a.txt; printf 'two\n' > b.txt; exit 3""#,
             r#"create c.txt with "three\n""#,
@@ -356,14 +359,9 @@ fn since_the_last_review_and_before_a_message_follow_the_conversation() {
     assert_eq!(std::fs::read_to_string(ws.join("keep.txt")).unwrap(), "k\n");
 }
 
+/// Adds the scripted ACP agent to the workspace's settings as `scripted`.
 #[cfg(unix)]
-#[test]
-fn an_acp_agents_own_writes_are_reviewed_and_undone_by_hunk() {
-    let ws = workspace(&[(
-        "keep.txt",
-        "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\n",
-    )]);
-    let ws = ws.path();
+fn with_scripted_agent(ws: &Path) {
     let (code, _) = cocode(&["task", "list", "--workspace", ws_arg(ws)]);
     assert_eq!(code, 0);
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -378,6 +376,82 @@ fn an_acp_agents_own_writes_are_reviewed_and_undone_by_hunk() {
         "command": ["python3", script.to_str().unwrap()],
     }]);
     std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+}
+
+/// An external agent's conversation has checkpoints too: each turn's end
+/// waits for the person (an empty line verifies), its own writes and
+/// those through the host belong to the message they answer.
+#[cfg(unix)]
+#[test]
+fn an_acp_agents_conversation_is_reviewed_and_restored_by_message() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    let ws = ws.path();
+    with_scripted_agent(ws);
+    let (code, out) = conversation(
+        ws,
+        r"direct a.txt one\n",
+        &["--backend", "acp:scripted", "--trust-workspace"],
+        &[r"direct a.txt one!\n", "write c.txt three", ""],
+        |turn| {
+            if turn == 1 {
+                let id = only_task(ws);
+                let shown = review(ws, &id, &["--mark-reviewed"]);
+                assert!(shown.contains("a.txt · created · −0 +1\n"), "{shown}");
+            }
+        },
+    );
+    assert_eq!(code, 0, "{out}");
+    let id = only_task(ws);
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "one!\n");
+    assert_eq!(std::fs::read_to_string(ws.join("c.txt")).unwrap(), "three");
+    let (code, listed) = cocode(&[
+        "task",
+        "review",
+        &id,
+        "--messages",
+        "--workspace",
+        ws_arg(ws),
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        listed.starts_with(
+            "message 1: direct a.txt one\\n\n\
+             message 2: direct a.txt one!\\n\n\
+             message 3: write c.txt three\n"
+        ),
+        "{listed}"
+    );
+    // Since the review after turn 1: a.txt's change and c.txt.
+    let since = review(ws, &id, &[]);
+    assert!(
+        since.starts_with(&format!(
+            "task {id}: changes since your last review: 2 file(s), 2 hunk(s)\n\na.txt · modified · −1 +1\n@@ -1 +1 @@ hunk 1\n-one\n+one!\n"
+        )),
+        "{since}"
+    );
+    let third = review(ws, &id, &["--message", "3"]);
+    assert!(
+        third.starts_with(&format!(
+            "task {id}: changes made in answer to message 3: 1 file(s), 1 hunk(s)\n\nc.txt · created"
+        )),
+        "{third}"
+    );
+    let (code, out) = rollback(ws, &id, &["--to-message", "2"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "one\n");
+    assert!(!ws.join("c.txt").exists());
+    assert_eq!(std::fs::read_to_string(ws.join("keep.txt")).unwrap(), "k\n");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_acp_agents_own_writes_are_reviewed_and_undone_by_hunk() {
+    let ws = workspace(&[(
+        "keep.txt",
+        "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\n",
+    )]);
+    let ws = ws.path();
+    with_scripted_agent(ws);
     // The agent writes keep.txt itself (no fs/write_text_file): its first
     // and last lines change.
     let (code, out) = cocode(&[

@@ -84,8 +84,18 @@ impl TaskApprover for FlagApprover {
         self.1
     }
 
-    async fn reply(&self, _task: &DelegatedTask) -> Reply {
-        eprint!("your reply (an empty line ends the task): ");
+    async fn reply(&self, task: &DelegatedTask) -> Reply {
+        // An external agent cannot say it is done: an empty line is the
+        // person saying so. The built-in agent's unfinished turn ends.
+        let external = matches!(task.backend(), TaskBackend::Acp { .. });
+        eprint!(
+            "{}",
+            if external {
+                "your reply (an empty line verifies the work): "
+            } else {
+                "your reply (an empty line ends the task): "
+            }
+        );
         let line = tokio::task::spawn_blocking(|| {
             let mut line = String::new();
             std::io::stdin().lock().read_line(&mut line).map(|_| line)
@@ -93,6 +103,7 @@ impl TaskApprover for FlagApprover {
         .await;
         match line {
             Ok(Ok(line)) if !line.trim().is_empty() => Reply::Message(line.trim().to_owned()),
+            Ok(Ok(_)) if external => Reply::FinishAndVerify,
             _ => Reply::End,
         }
     }

@@ -525,7 +525,9 @@ fn an_agent_that_asks_a_question_waits_for_the_reply_and_goes_on_with_the_whole_
     run_until(&mut h, "the question", |h| {
         h.state().agent.current().awaiting_reply.is_some()
     });
-    h.get_by_label("The agent ended its turn without finishing and waits for your reply.");
+    h.get_by_label(
+        "The agent's turn ended without finishing the task: reply to go on, or finish and verify.",
+    );
     assert!(h.state().agent.current().running, "the task is not over");
     type_prompt(&mut h, "greeting.txt, please");
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Enter);

@@ -205,15 +205,24 @@ pub fn run_until_waiting(h: &mut Harness<'static, CocodeApp>, prompt: &str, wait
     });
 }
 
-/// Waits for the end of the agent's turn and accepts completion when the
-/// task asks; returns when the run is over.
+/// Waits for the end of the agent's turn, finishes it when it waits for a
+/// reply (an external agent's turn) and accepts completion when the task
+/// asks; returns when the run is over.
 #[cfg(unix)]
 pub fn accept_completion(h: &mut Harness<'static, CocodeApp>) {
-    run_until(h, "the end of the turn", |h| {
+    fn turn_over(h: &Harness<'_, CocodeApp>) -> bool {
         !h.state().agent.current().running
+            || h.state().agent.current().awaiting_reply.is_some()
             || h.query_by_label_contains("Accept it as completed?")
                 .is_some()
-    });
+    }
+    run_until(h, "the end of the turn", turn_over);
+    if h.state().agent.current().awaiting_reply.is_some() {
+        h.get_by_label("Finish & verify").click();
+        run_until(h, "the verification", |h| {
+            h.state().agent.current().awaiting_reply.is_none() && turn_over(h)
+        });
+    }
     if h.query_by_label_contains("Accept it as completed?")
         .is_some()
     {

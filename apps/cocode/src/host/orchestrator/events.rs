@@ -101,6 +101,51 @@ impl Run<'_> {
         }
     }
 
+    /// Acts on the end of the agent's turn.
+    async fn turn_ended(&mut self, reason: TurnEndReason) -> Result<(), OrchestratorError> {
+        match reason {
+            TurnEndReason::Finished => {
+                self.attempt_done().await?;
+            }
+            TurnEndReason::Cancelled => self.turn_cancelled().await?,
+            // An agent without `task.finish` (an external one) cannot
+            // say it is done. With a person there (the window,
+            // `--interactive`) its turn's end is theirs to answer, as in
+            // any ACP client: reply and the conversation goes on, or
+            // finish and verify. Without one, the end of its turn is the
+            // end of the attempt.
+            TurnEndReason::EndTurn
+                if !self
+                    .session
+                    .as_ref()
+                    .is_some_and(|s| s.capabilities().finish_tool) =>
+            {
+                if self.approver.converses() && self.task.status() == TaskStatus::Running {
+                    self.say(Progress::Note(
+                        "the agent's turn ended: reply to go on, or finish and verify".into(),
+                    ));
+                    self.apply(TaskEvent::AwaitReply).await?;
+                    self.converse().await?;
+                } else {
+                    self.attempt_done().await?;
+                }
+            }
+            reason => {
+                self.say(Progress::Note(format!(
+                    "the agent ended its turn ({}) without finishing the attempt",
+                    reason.phrase()
+                )));
+                if self.approver.converses() {
+                    self.apply(TaskEvent::AwaitReply).await?;
+                    self.converse().await?;
+                } else {
+                    self.apply(TaskEvent::AgentEndedUnfinished).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Acts on one session event.
     pub(super) async fn on_event(
         &mut self,
@@ -144,38 +189,7 @@ impl Run<'_> {
                     }
                 }
             }
-            AgentEvent::TurnEnded {
-                reason: TurnEndReason::Finished,
-            } => {
-                self.attempt_done().await?;
-            }
-            AgentEvent::TurnEnded {
-                reason: TurnEndReason::Cancelled,
-            } => self.turn_cancelled().await?,
-            // An agent without `task.finish` (an external one) cannot
-            // say it is done: the end of its turn is the end of the
-            // attempt.
-            AgentEvent::TurnEnded {
-                reason: TurnEndReason::EndTurn,
-            } if !self
-                .session
-                .as_ref()
-                .is_some_and(|s| s.capabilities().finish_tool) =>
-            {
-                self.attempt_done().await?;
-            }
-            AgentEvent::TurnEnded { reason } => {
-                self.say(Progress::Note(format!(
-                    "the agent ended its turn ({}) without finishing the attempt",
-                    reason.phrase()
-                )));
-                if self.approver.converses() {
-                    self.apply(TaskEvent::AwaitReply).await?;
-                    self.converse().await?;
-                } else {
-                    self.apply(TaskEvent::AgentEndedUnfinished).await?;
-                }
-            }
+            AgentEvent::TurnEnded { reason } => self.turn_ended(reason).await?,
             AgentEvent::Failed { code, .. } => {
                 self.apply(TaskEvent::AgentError { code }).await?;
             }

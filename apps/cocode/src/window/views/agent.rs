@@ -181,7 +181,7 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
     if replying {
         cocode_ui::badge(
             ui,
-            "The agent ended its turn without finishing and waits for your reply.",
+            "The agent's turn ended without finishing the task: reply to go on, or finish and verify.",
             Tone::Info,
         );
     }
