@@ -2,7 +2,7 @@
 //! reads for it.
 
 use crate::host::task_review::ReviewScope;
-use crate::window::review::{ReviewCommand, ReviewPanel};
+use crate::window::review::{HunkLayout, ReviewCommand, ReviewPanel};
 use crate::window::review_service::{ReviewAction, ReviewLoaded};
 use crate::window::workspace_service::ServiceRequest;
 
@@ -26,6 +26,7 @@ impl CocodeApp {
                     self.review = ReviewPanel {
                         task_id: Some(task_id),
                         scope: Some(ReviewScope::SinceReview),
+                        layout: HunkLayout::of_saved(self.saved.review_side_by_side),
                         ..ReviewPanel::default()
                     };
                 }
@@ -50,6 +51,10 @@ impl CocodeApp {
                 self.review_request(ReviewAction::Viewed { path, viewed });
             }
             ReviewCommand::MarkReviewed => self.review_request(ReviewAction::MarkReviewed),
+            ReviewCommand::Layout(layout) => {
+                self.review.layout = layout;
+                self.saved.review_side_by_side = layout == HunkLayout::SideBySide;
+            }
             ReviewCommand::Step { forward } => self.review.step(forward),
             ReviewCommand::KeepAtCursor => {
                 if let Some((path, Some(hunk))) = self.review.at_cursor() {

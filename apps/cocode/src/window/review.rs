@@ -4,6 +4,7 @@
 //! what the window remembers between frames.
 
 use crate::host::task_review::{CallMark, MessageMark, ReviewScope, TaskReview};
+use cocode_workspace::diff::{LineKind, TextHunk};
 
 /// What the Review panel asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +42,8 @@ pub enum ReviewCommand {
         file: usize,
         hunk: Option<usize>,
     },
+    /// Draw hunks side by side, or unified.
+    Layout(HunkLayout),
     /// Open the file in the editor at a line (1-based).
     OpenAt {
         path: String,
@@ -92,6 +95,29 @@ pub struct ReviewPanel {
     /// The panel has the keyboard: the person last clicked in it, or just
     /// opened it.
     pub keys_here: bool,
+    /// How hunks are drawn (kept in `window.json` across reviews and
+    /// sessions).
+    pub layout: HunkLayout,
+}
+
+/// How the Review panel draws a hunk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HunkLayout {
+    /// One column, removed lines above the added ones.
+    #[default]
+    Unified,
+    /// Two columns, before and after, a removal facing what replaced it.
+    SideBySide,
+}
+
+impl HunkLayout {
+    pub fn of_saved(side_by_side: bool) -> Self {
+        if side_by_side {
+            Self::SideBySide
+        } else {
+            Self::Unified
+        }
+    }
 }
 
 impl ReviewPanel {
@@ -184,6 +210,60 @@ impl ReviewPanel {
     }
 }
 
+/// Each line's number before and after (1-based): a context line has both,
+/// a removed line only the one before, an added line only the one after.
+pub fn line_numbers(hunk: &TextHunk) -> Vec<(Option<usize>, Option<usize>)> {
+    let (mut old, mut new) = (hunk.old_start.max(1), hunk.new_start.max(1));
+    hunk.lines
+        .iter()
+        .map(|line| match line.kind {
+            LineKind::Context => {
+                old += 1;
+                new += 1;
+                (Some(old - 1), Some(new - 1))
+            }
+            LineKind::Removed => {
+                old += 1;
+                (Some(old - 1), None)
+            }
+            LineKind::Added => {
+                new += 1;
+                (None, Some(new - 1))
+            }
+        })
+        .collect()
+}
+
+/// A hunk's rows side by side: (line before, line after) as indices into
+/// its lines. Context lines face themselves; a run of removed lines and the
+/// run of added lines after it share rows, first with first, as GitHub and
+/// VS Code pair them, and the longer run's rest faces nothing.
+pub fn side_by_side_rows(hunk: &TextHunk) -> Vec<(Option<usize>, Option<usize>)> {
+    let lines = &hunk.lines;
+    let run = |from: usize, kind: LineKind| {
+        from + lines[from..].iter().take_while(|l| l.kind == kind).count()
+    };
+    let mut rows = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].kind == LineKind::Context {
+            rows.push((Some(i), Some(i)));
+            i += 1;
+            continue;
+        }
+        let removed_end = run(i, LineKind::Removed);
+        let added_end = run(removed_end, LineKind::Added);
+        let (removed, added) = (i..removed_end, removed_end..added_end);
+        for k in 0..removed.len().max(added.len()) {
+            let left = (k < removed.len()).then(|| removed.start + k);
+            let right = (k < added.len()).then(|| added.start + k);
+            rows.push((left, right));
+        }
+        i = added_end;
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +354,68 @@ mod tests {
         }
         panel.settle_cursor(Some(1));
         assert_eq!(panel.cursor, at(2, None));
+    }
+
+    #[test]
+    fn side_by_side_pairs_a_removal_with_the_additions_after_it_and_numbers_each_side() {
+        let before = "a\nb\nc\nd\ne\nf\n";
+        let after = "a\nB\nc\nd\nX\nY\nZ\n";
+        let hunks = text_hunks(before, after);
+        assert_eq!(hunks.len(), 1);
+        let hunk = &hunks[0];
+        let texts: Vec<String> = hunk
+            .lines
+            .iter()
+            .map(|l| format!("{:?}:{}", l.kind, l.text.trim_end()))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "Context:a",
+                "Removed:b",
+                "Added:B",
+                "Context:c",
+                "Context:d",
+                "Removed:e",
+                "Removed:f",
+                "Added:X",
+                "Added:Y",
+                "Added:Z"
+            ]
+        );
+        assert_eq!(
+            side_by_side_rows(hunk),
+            vec![
+                (Some(0), Some(0)),
+                (Some(1), Some(2)),
+                (Some(3), Some(3)),
+                (Some(4), Some(4)),
+                (Some(5), Some(7)),
+                (Some(6), Some(8)),
+                (None, Some(9)),
+            ]
+        );
+        assert_eq!(
+            line_numbers(hunk),
+            vec![
+                (Some(1), Some(1)),
+                (Some(2), None),
+                (None, Some(2)),
+                (Some(3), Some(3)),
+                (Some(4), Some(4)),
+                (Some(5), None),
+                (Some(6), None),
+                (None, Some(5)),
+                (None, Some(6)),
+                (None, Some(7)),
+            ]
+        );
+        // Only additions (a new file): each faces nothing before.
+        let new = &text_hunks("", "x\ny\n")[0];
+        assert_eq!(
+            side_by_side_rows(new),
+            vec![(None, Some(0)), (None, Some(1))]
+        );
+        assert_eq!(line_numbers(new), vec![(None, Some(1)), (None, Some(2))]);
     }
 }

@@ -10,7 +10,7 @@
 
 use egui::Key;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT as _, Queryable};
 use pretty_assertions::assert_eq;
 
 use crate::window::app::CocodeApp;
@@ -43,6 +43,29 @@ fn hunks(h: &Harness<'_, CocodeApp>) -> Option<usize> {
         .review
         .as_ref()
         .map(crate::host::task_review::TaskReview::hunk_count)
+}
+
+/// The Review panel's hunk texts in order, as (shows a removed line,
+/// shows an added line): unified, a hunk shows both; side by side, the
+/// left column shows what was removed and the right what was added.
+fn hunk_sides(h: &Harness<'_, CocodeApp>) -> Vec<(bool, bool)> {
+    // A hunk's text: numbered lines (a side with no line is blank).
+    let numbered = |l: &str| {
+        l.lines().count() > 1
+            && l.lines().all(|x| {
+                let x = x.trim_start();
+                x.is_empty() || x.starts_with(|c: char| c.is_ascii_digit())
+            })
+    };
+    h.query_all_by_label_contains("\n")
+        .filter_map(|n| n.accesskit_node().value())
+        .filter(|l| numbered(l.as_str()))
+        .map(|l| {
+            let removed = l.lines().any(|x| x.contains(" -"));
+            let added = l.lines().any(|x| x.contains(" +"));
+            (removed, added)
+        })
+        .collect()
 }
 
 /// f.txt open in an editor, then a local-agent task whose command changes
@@ -91,6 +114,34 @@ fn a_hunk_is_undone_with_the_keyboard_another_kept_and_the_open_editor_follows()
     assert_eq!(h.state().editors.tabs[0].review_marks.len(), 3);
     h.get_by_label("1 file(s) · 3 hunk(s) · 0 kept · 0 viewed");
     h.get_by_label("@@ -7,7 +7,7 @@");
+    // Two replacements and a removal.
+    let unified = vec![(true, true), (true, true), (true, false)];
+    assert_eq!(hunk_sides(&h), unified, "unified");
+    // Side by side: each hunk as two columns, kept for the next review.
+    h.get_by_label("Side by side").click();
+    h.run_steps(2);
+    assert_eq!(
+        hunk_sides(&h),
+        vec![
+            (true, false),
+            (false, true),
+            (true, false),
+            (false, true),
+            (true, false),
+            (false, false),
+        ],
+        "side by side"
+    );
+    assert!(h.state().saved.review_side_by_side);
+    h.get_by_label("Unified").click();
+    h.run_steps(2);
+    assert_eq!(hunk_sides(&h), unified);
+    assert!(!h.state().saved.review_side_by_side);
+    // As in the window, the button just clicked keeps the focus: the
+    // letters still go to the review.
+    h.get_by_label("Unified").focus();
+    h.run_steps(1);
+    assert!(h.state().review.keys_here);
 
     // The keyboard starts on the first hunk; n goes to the second, and u
     // undoes it.

@@ -69,6 +69,8 @@ pub struct SavedState {
     pub editor_font_size: Option<f32>,
     /// Lines each terminal keeps above its screen (`None`: the default).
     pub terminal_scrollback: Option<usize>,
+    /// The Review panel shows hunks side by side rather than unified.
+    pub review_side_by_side: bool,
     pub window: Option<Geometry>,
     pub last_workspace: Option<PathBuf>,
     /// The latest first.
@@ -87,6 +89,7 @@ impl Default for SavedState {
             zoom: None,
             editor_font_size: None,
             terminal_scrollback: None,
+            review_side_by_side: false,
             window: None,
             last_workspace: None,
             recent: Vec::new(),

@@ -10,7 +10,9 @@ use egui::{Color32, RichText, TextFormat, TextStyle, Ui};
 
 use crate::host::task_review::{FileContent, ReviewFile, ReviewHunk, ReviewScope};
 use crate::window::command::Command;
-use crate::window::review::{Cursor, ReviewCommand, ReviewPanel};
+use crate::window::review::{
+    Cursor, HunkLayout, ReviewCommand, ReviewPanel, line_numbers, side_by_side_rows,
+};
 use cocode_workspace::diff::LineKind;
 
 fn review(command: ReviewCommand) -> Command {
@@ -48,7 +50,10 @@ pub fn show(ui: &mut Ui, panel: &mut ReviewPanel, commands: &mut Vec<Command>) {
     ui.separator();
     let cursor = panel.cursor;
     let scroll = std::mem::take(&mut panel.scroll_to_cursor);
-    let busy = panel.loading;
+    let how = How {
+        busy: panel.loading,
+        side_by_side: panel.layout == HunkLayout::SideBySide,
+    };
     let Some(shown) = &panel.review else {
         if !panel.loading {
             ui.label(RichText::new("The review could not be read.").weak());
@@ -75,9 +80,17 @@ pub fn show(ui: &mut Ui, panel: &mut ReviewPanel, commands: &mut Vec<Command>) {
         .auto_shrink([false, false])
         .show(ui, |ui| {
             for (i, file) in shown.files.iter().enumerate() {
-                file_view(ui, (i, file), (cursor, scroll), busy, commands);
+                file_view(ui, (i, file), (cursor, scroll), how, commands);
             }
         });
+}
+
+/// How the hunks are drawn this frame.
+#[derive(Clone, Copy)]
+struct How {
+    /// A request is on its way: the actions wait.
+    busy: bool,
+    side_by_side: bool,
 }
 
 fn theme(ui: &Ui) -> Theme {
@@ -96,7 +109,9 @@ fn keys(ui: &mut Ui, panel: &mut ReviewPanel, commands: &mut Vec<Command>) {
     if pressed {
         panel.keys_here = at.is_some_and(|p| area.contains(p));
     }
-    let typing = ui.ctx().memory(|m| m.focused().is_some());
+    // A text field takes the letters; a button the person just clicked
+    // (Side by side, Keep…) keeps the focus but not the letters.
+    let typing = ui.ctx().text_edit_focused();
     if !panel.keys_here || typing {
         return;
     }
@@ -165,6 +180,23 @@ fn scope_row(ui: &mut Ui, panel: &ReviewPanel, commands: &mut Vec<Command>) {
             .clicked()
         {
             commands.push(review(ReviewCommand::MarkReviewed));
+        }
+        for (layout, words, hint) in [
+            (HunkLayout::Unified, "Unified", "Each hunk as one column"),
+            (
+                HunkLayout::SideBySide,
+                "Side by side",
+                "Each hunk as two columns, before and after",
+            ),
+        ] {
+            if ui
+                .selectable_label(panel.layout == layout, words)
+                .on_hover_text(hint)
+                .clicked()
+                && panel.layout != layout
+            {
+                commands.push(review(ReviewCommand::Layout(layout)));
+            }
         }
         if let Some(r) = &panel.review {
             let kept: usize = r
@@ -241,9 +273,10 @@ fn file_view(
     ui: &mut Ui,
     (index, file): (usize, &ReviewFile),
     (cursor, scroll): (Option<Cursor>, bool),
-    busy: bool,
+    how: How,
     commands: &mut Vec<Command>,
 ) {
+    let busy = how.busy;
     egui::Frame::group(ui.style()).show(ui, |ui| {
         ui.set_width(ui.available_width());
         let header = file_header(ui, (index, file), busy, commands);
@@ -273,7 +306,7 @@ fn file_view(
                             file: index,
                             hunk: Some(h.number),
                         });
-                    hunk_view(ui, (index, file, h), (here, here && scroll), busy, commands);
+                    hunk_view(ui, (index, file, h), (here, here && scroll), how, commands);
                 }
             }
             FileContent::Binary => {
@@ -373,9 +406,10 @@ fn hunk_view(
     ui: &mut Ui,
     (index, file, h): (usize, &ReviewFile, &ReviewHunk),
     (here, scroll): (bool, bool),
-    busy: bool,
+    how: How,
     commands: &mut Vec<Command>,
 ) {
+    let busy = how.busy;
     let path = file.path.to_string();
     let mut frame = egui::Frame::group(ui.style());
     if here {
@@ -441,10 +475,14 @@ fn hunk_view(
                     }));
                 }
             });
-            egui::ScrollArea::horizontal()
-                .id_salt(("review-hunk", &path, h.number))
-                .auto_shrink([false, true])
-                .show(ui, |ui| lines(ui, h));
+            if how.side_by_side {
+                side_by_side(ui, &path, h);
+            } else {
+                egui::ScrollArea::horizontal()
+                    .id_salt(("review-hunk", &path, h.number))
+                    .auto_shrink([false, true])
+                    .show(ui, |ui| lines(ui, h));
+            }
         })
         .response;
     if scroll {
@@ -452,38 +490,40 @@ fn hunk_view(
     }
 }
 
-/// A hunk's lines, coloured as a diff, with both sides' line numbers.
-fn lines(ui: &mut Ui, h: &ReviewHunk) {
-    let font = TextStyle::Monospace.resolve(ui.style());
-    let theme = theme(ui);
-    let plain = ui.visuals().text_color();
-    let weak = ui.visuals().weak_text_color();
-    let (mut old, mut new) = (h.hunk.old_start.max(1), h.hunk.new_start.max(1));
-    let width = (old.max(new) + h.hunk.lines.len()).to_string().len();
-    let mut job = LayoutJob::default();
-    for (n, line) in h.hunk.lines.iter().enumerate() {
-        let (color, sign, numbers) = match line.kind {
-            LineKind::Context => {
-                let numbers = format!("{old:>width$} {new:>width$} ");
-                old += 1;
-                new += 1;
-                (plain, ' ', numbers)
-            }
-            LineKind::Removed => {
-                let numbers = format!("{old:>width$} {:>width$} ", "");
-                old += 1;
-                (Tone::Danger.color(theme), '-', numbers)
-            }
-            LineKind::Added => {
-                let numbers = format!("{:>width$} {new:>width$} ", "");
-                new += 1;
-                (Tone::Success.color(theme), '+', numbers)
-            }
-        };
-        if n > 0 {
-            job.append("\n", 0.0, TextFormat::simple(font.clone(), plain));
+/// How a hunk's lines are drawn: the font and colours of the panel.
+struct Paint {
+    font: egui::FontId,
+    theme: Theme,
+    plain: Color32,
+    weak: Color32,
+}
+
+impl Paint {
+    fn of(ui: &Ui) -> Self {
+        Self {
+            font: TextStyle::Monospace.resolve(ui.style()),
+            theme: theme(ui),
+            plain: ui.visuals().text_color(),
+            weak: ui.visuals().weak_text_color(),
         }
-        job.append(&numbers, 0.0, TextFormat::simple(font.clone(), weak));
+    }
+
+    fn number(n: Option<usize>, width: usize) -> String {
+        n.map_or_else(|| format!("{:>width$} ", ""), |n| format!("{n:>width$} "))
+    }
+
+    /// Appends line `n` of the hunk after `numbers`: its sign, its text in
+    /// the editor's colours on a tint of its side (or its side's colour
+    /// when it has none), and a note when it has no newline at the end.
+    fn line(&self, job: &mut LayoutJob, h: &ReviewHunk, n: usize, numbers: &str) {
+        let line = &h.hunk.lines[n];
+        let (color, sign) = match line.kind {
+            LineKind::Context => (self.plain, ' '),
+            LineKind::Removed => (Tone::Danger.color(self.theme), '-'),
+            LineKind::Added => (Tone::Success.color(self.theme), '+'),
+        };
+        let font = &self.font;
+        job.append(numbers, 0.0, TextFormat::simple(font.clone(), self.weak));
         let text = line.text.strip_suffix('\n').unwrap_or(&line.text);
         let text = text.strip_suffix('\r').unwrap_or(text);
         match h.spans.get(n).filter(|s| !s.is_empty()) {
@@ -502,17 +542,17 @@ fn lines(ui: &mut Ui, h: &ReviewHunk) {
                 for (range, kind) in spans {
                     let (a, b) = (range.start.min(text.len()), range.end.min(text.len()));
                     if let (Some(gap), Some(piece)) = (text.get(at..a), text.get(a..b)) {
-                        job.append(&cocode_core::shown::line(gap), 0.0, format(plain));
+                        job.append(&cocode_core::shown::line(gap), 0.0, format(self.plain));
                         job.append(
                             &cocode_core::shown::line(piece),
                             0.0,
-                            format(super::editor::highlight_color(*kind, theme)),
+                            format(super::editor::highlight_color(*kind, self.theme)),
                         );
                         at = b;
                     }
                 }
                 if let Some(rest) = text.get(at..) {
-                    job.append(&cocode_core::shown::line(rest), 0.0, format(plain));
+                    job.append(&cocode_core::shown::line(rest), 0.0, format(self.plain));
                 }
             }
             None => job.append(
@@ -525,11 +565,94 @@ fn lines(ui: &mut Ui, h: &ReviewHunk) {
             job.append(
                 "  (no newline at the end)",
                 0.0,
-                TextFormat::simple(font.clone(), weak),
+                TextFormat::simple(font.clone(), self.weak),
             );
         }
     }
+
+    /// A row where this side has no line (the other side's longer run):
+    /// shaded as wide as the hunk's longest line, as GitHub shades it.
+    fn nothing(&self, job: &mut LayoutJob, width: usize, wide: usize) {
+        job.append(
+            &format!("{:>width$} ", ""),
+            0.0,
+            TextFormat::simple(self.font.clone(), self.weak),
+        );
+        job.append(
+            &" ".repeat(wide),
+            0.0,
+            TextFormat {
+                background: self.weak.gamma_multiply(0.12),
+                ..TextFormat::simple(self.font.clone(), self.weak)
+            },
+        );
+    }
+
+    fn newline(&self, job: &mut LayoutJob) {
+        job.append("\n", 0.0, TextFormat::simple(self.font.clone(), self.plain));
+    }
+}
+
+/// The widest line number a hunk shows.
+fn number_width(h: &ReviewHunk) -> usize {
+    let (old, new) = (h.hunk.old_start.max(1), h.hunk.new_start.max(1));
+    (old.max(new) + h.hunk.lines.len()).to_string().len()
+}
+
+/// A hunk's lines, coloured as a diff, with both sides' line numbers.
+fn lines(ui: &mut Ui, h: &ReviewHunk) {
+    let paint = Paint::of(ui);
+    let width = number_width(h);
+    let mut job = LayoutJob::default();
+    for (n, (old, new)) in line_numbers(&h.hunk).into_iter().enumerate() {
+        if n > 0 {
+            paint.newline(&mut job);
+        }
+        let numbers = Paint::number(old, width) + &Paint::number(new, width);
+        paint.line(&mut job, h, n, &numbers);
+    }
     ui.add(egui::Label::new(job).extend());
+}
+
+/// A hunk as two columns: the lines before on the left, after on the
+/// right, a removal facing what replaced it, each side scrolling on its own.
+fn side_by_side(ui: &mut Ui, path: &str, h: &ReviewHunk) {
+    let paint = Paint::of(ui);
+    let width = number_width(h);
+    let numbers = line_numbers(&h.hunk);
+    // The sign and the longest line, capped so a minified line does not
+    // make every blank row that long.
+    let wide = 1 + h
+        .hunk
+        .lines
+        .iter()
+        .map(|l| l.text.trim_end().chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(200);
+    let (mut left, mut right) = (LayoutJob::default(), LayoutJob::default());
+    for (row, (before, after)) in side_by_side_rows(&h.hunk).into_iter().enumerate() {
+        if row > 0 {
+            paint.newline(&mut left);
+            paint.newline(&mut right);
+        }
+        match before {
+            Some(n) => paint.line(&mut left, h, n, &Paint::number(numbers[n].0, width)),
+            None => paint.nothing(&mut left, width, wide),
+        }
+        match after {
+            Some(n) => paint.line(&mut right, h, n, &Paint::number(numbers[n].1, width)),
+            None => paint.nothing(&mut right, width, wide),
+        }
+    }
+    ui.columns(2, |columns| {
+        for (side, (column, job)) in columns.iter_mut().zip([left, right]).enumerate() {
+            egui::ScrollArea::horizontal()
+                .id_salt(("review-side", path, h.number, side))
+                .auto_shrink([false, true])
+                .show(column, |ui| ui.add(egui::Label::new(job).extend()));
+        }
+    });
 }
 
 /// The line (1-based) where a hunk's change begins in the file now.
