@@ -36,7 +36,7 @@ mod output;
 mod plan;
 
 use output::{
-    RESOURCE_MARKERS, TOOLCHAIN_MARKERS, cargo_test_total, count_errors, pyright_findings,
+    RESOURCE_MARKERS, cargo_test_total, count_errors, pyright_findings, toolchain_cannot_build,
     without_nightly_targets,
 };
 pub use output::{RawNotice, RawOutputBuffer, failure_excerpt};
@@ -516,7 +516,7 @@ impl OrchestratingVerificationRunner {
         if RESOURCE_MARKERS.iter().any(|m| output.contains(m)) {
             return VerificationOutcome::Fail(FailureClass::EnvResource);
         }
-        if TOOLCHAIN_MARKERS.iter().any(|m| output.contains(m)) {
+        if toolchain_cannot_build(output) {
             return VerificationOutcome::Fail(FailureClass::EnvToolchain);
         }
         if !crate::findings::refused_paths(output, &req.workspace_root).is_empty()

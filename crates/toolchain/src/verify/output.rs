@@ -184,12 +184,24 @@ pub(crate) fn cargo_test_total(output: &str) -> u64 {
 
 /// What cargo and rustc say when the installed toolchain cannot build the
 /// project at all (a newer `rust-version`, a nightly-only feature outside
-/// the targets that can be left out).
-pub(crate) const TOOLCHAIN_MARKERS: [&str; 3] = [
+/// the targets that can be left out), and what rustup says when it has no
+/// toolchain to run (none set as the default, or the one the project's
+/// `rust-toolchain.toml` names is not installed).
+const TOOLCHAIN_MARKERS: [&str; 4] = [
     "may not be used on the stable release channel",
     "cannot be built because it requires rustc",
     "is not supported by the installed toolchain",
+    "rustup could not choose a version of",
 ];
+
+/// The installed toolchain cannot build the project, whatever its code
+/// says: no edit fixes it.
+pub(crate) fn toolchain_cannot_build(output: &str) -> bool {
+    TOOLCHAIN_MARKERS.iter().any(|m| output.contains(m))
+        || output.lines().any(|l| {
+            l.trim_start().starts_with("error: toolchain '") && l.contains("' is not installed")
+        })
+}
 
 /// The rustc error of a `#![feature]` on a stable toolchain.
 pub(crate) const NIGHTLY_ONLY: &str = "E0554";
@@ -306,6 +318,29 @@ impl RawOutputBuffer {
             RawNotice::TrimmedByCap
         } else {
             RawNotice::EarlierSession
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::toolchain_cannot_build;
+
+    #[test]
+    fn rustups_missing_toolchain_is_the_toolchains_limit_not_a_defect() {
+        for said in [
+            "error: rustup could not choose a version of cargo to run, because one wasn't specified explicitly, and no default is configured.\nhelp: run 'rustup default stable' to download the latest stable release of Rust and set it as your default toolchain.\n",
+            "error: toolchain 'nightly-2020-01-01-x86_64-unknown-linux-gnu' is not installed\nhelp: run `rustup toolchain install nightly-2020-01-01-x86_64-unknown-linux-gnu` to install it\n",
+            "error: package `semver v1.0.28` cannot be built because it requires rustc 1.99 or newer, while the currently active rustc version is 1.95.0\n",
+        ] {
+            assert!(toolchain_cannot_build(said), "{said}");
+        }
+        for said in [
+            "error[E0308]: mismatched types\n --> src/lib.rs:3:5\n",
+            "error: package 'left-pad' is not installed\n",
+            "",
+        ] {
+            assert!(!toolchain_cannot_build(said), "{said}");
         }
     }
 }
