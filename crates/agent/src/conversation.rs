@@ -94,6 +94,8 @@ pub struct RawAssistant {
     pub stop_reason: Option<String>,
     /// Tokens the provider counted for this request, when it says.
     pub usage: Option<Usage>,
+    /// The model the server says answered, when it says.
+    pub model: Option<String>,
 }
 
 /// Tokens one request used, as the provider reports them.

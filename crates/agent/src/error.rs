@@ -19,6 +19,10 @@ pub enum ProviderErrorCode {
     Timeout,
     /// Any other 4xx: the request itself is wrong (unknown model, bad option).
     BadRequest,
+    /// The request is longer than the model's context window (the
+    /// provider's own "too long" error). The session compacts and sends it
+    /// once more; not retried by the transport.
+    ContextTooLong,
     /// The response is not what the protocol promises (not JSON, wrong role,
     /// missing or duplicate tool-call ids, an error event in the stream).
     InvalidResponse,
@@ -44,6 +48,7 @@ impl ProviderErrorCode {
             Self::Network => "PROVIDER_NETWORK",
             Self::Timeout => "PROVIDER_TIMEOUT",
             Self::BadRequest => "PROVIDER_BAD_REQUEST",
+            Self::ContextTooLong => "PROVIDER_CONTEXT_TOO_LONG",
             Self::InvalidResponse => "PROVIDER_INVALID_RESPONSE",
             Self::InvalidToolCall => "PROVIDER_INVALID_TOOL_CALL",
             Self::ToolCallLimit => "PROVIDER_TOOL_CALL_LIMIT",

@@ -4,6 +4,7 @@
 //! catalogs. It holds no policy: every action is a call through the app's
 //! `ToolRegistry`, which applies policy and approvals.
 
+pub mod context;
 pub mod conversation;
 pub mod error;
 pub mod local;

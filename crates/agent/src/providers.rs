@@ -57,6 +57,12 @@ pub struct ProviderConfig {
     /// Anthropic's `max_tokens` (required by its API).
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    /// The models' context window in tokens, when the person sets it;
+    /// otherwise Ollama's `context_size`, then cocode's table of known
+    /// models. The conversation is compacted before a request would pass
+    /// most of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 const fn default_max_tokens() -> u32 {
@@ -81,6 +87,7 @@ impl ProviderConfig {
             catalog: CatalogKind::Fixed,
             options: openai::ServerOptions::default(),
             max_tokens: default_max_tokens(),
+            context_window: None,
         }
     }
 
@@ -95,6 +102,7 @@ impl ProviderConfig {
             catalog: CatalogKind::Anthropic,
             options: openai::ServerOptions::default(),
             max_tokens: default_max_tokens(),
+            context_window: None,
         }
     }
 
@@ -113,6 +121,7 @@ impl ProviderConfig {
                 ..openai::ServerOptions::default()
             },
             max_tokens: default_max_tokens(),
+            context_window: None,
         }
     }
 
@@ -131,6 +140,7 @@ impl ProviderConfig {
                 ..openai::ServerOptions::default()
             },
             max_tokens: default_max_tokens(),
+            context_window: None,
         }
     }
 
@@ -149,6 +159,7 @@ impl ProviderConfig {
                 ..openai::ServerOptions::default()
             },
             max_tokens: default_max_tokens(),
+            context_window: None,
         }
     }
 
@@ -164,6 +175,7 @@ impl ProviderConfig {
             catalog: CatalogKind::OpenAiModels,
             options: openai::ServerOptions::default(),
             max_tokens: default_max_tokens(),
+            context_window: None,
         }
     }
 
@@ -332,6 +344,41 @@ pub async fn fetch_models(
     }
 }
 
+/// Whether the model a server says answered is the one asked for: the same
+/// name (case aside), or a dated or versioned snapshot the name stands for
+/// (`gpt-4.1` answered by `gpt-4.1-2025-04-14`, `claude-sonnet-4-5` by
+/// `claude-sonnet-4-5-20250929`, `llama3.2` by `llama3.2:latest`), or a
+/// provider's prefix around the same name (`models/gemini-2.5-pro`).
+pub fn same_model(asked: &str, answered: &str) -> bool {
+    let (asked, answered) = (asked.trim().to_lowercase(), answered.trim().to_lowercase());
+    let base = |m: &str| {
+        let m = m.rsplit('/').next().unwrap_or(m).to_owned();
+        let m = m.strip_suffix(":latest").map_or(m.clone(), str::to_owned);
+        m.strip_suffix("-latest").map_or(m.clone(), str::to_owned)
+    };
+    let (asked, answered) = (base(&asked), base(&answered));
+    if asked == answered {
+        return true;
+    }
+    // A snapshot: the asked name, then a separator and a version that
+    // starts with a digit.
+    answered
+        .strip_prefix(asked.as_str())
+        .and_then(|rest| rest.strip_prefix(['-', '@', ':']))
+        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+impl ProviderConfig {
+    /// The context window of `model` on this provider (tokens), when known:
+    /// the person's setting, the size an Ollama server is told to use, or
+    /// the table of known models.
+    pub fn window_of(&self, model: &str) -> Option<u64> {
+        self.context_window
+            .or_else(|| self.options.context_size.map(u64::from))
+            .or_else(|| crate::context::known_window(model))
+    }
+}
+
 pub(crate) fn missing_key(provider: &ProviderConfig) -> ProviderError {
     ProviderError::new(
         ProviderErrorCode::Auth,
@@ -370,6 +417,31 @@ mod tests {
                 .len(),
             6
         );
+    }
+
+    #[test]
+    fn a_snapshot_of_the_asked_model_is_the_same_model_and_another_is_not() {
+        for (asked, answered) in [
+            ("gpt-4.1", "gpt-4.1"),
+            ("gpt-4.1", "gpt-4.1-2025-04-14"),
+            ("claude-sonnet-4-5", "claude-sonnet-4-5-20250929"),
+            ("llama3.2", "llama3.2:latest"),
+            ("qwen2.5-coder:7b", "qwen2.5-coder:7b"),
+            ("claude-3-5-haiku-latest", "claude-3-5-haiku-20241022"),
+            ("gemini-2.5-pro", "models/gemini-2.5-pro"),
+            ("GPT-4o", "gpt-4o"),
+        ] {
+            assert!(same_model(asked, answered), "{asked} / {answered}");
+        }
+        for (asked, answered) in [
+            ("gpt-4.1", "gpt-4.1-mini"),
+            ("gpt-4.1", "gpt-4o-mini"),
+            ("openrouter/auto", "anthropic/claude-sonnet-4.5"),
+            ("claude-sonnet-4-5", "claude-haiku-4-5-20251001"),
+            ("m", "mistral"),
+        ] {
+            assert!(!same_model(asked, answered), "{asked} / {answered}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! its call, and stop when the model ends its turn, calls `task.finish`,
 //! runs out of turns, fails or is cancelled.
 
+use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -40,6 +41,8 @@ use crate::prompt::system_prompt;
 use crate::providers::{AdapterKind, LlmProviderRegistry, ProviderConfig, missing_key};
 use crate::transport::{BodyDecoder, DecoderFactory, StreamObserver, Transport};
 use crate::wire::{StreamDelta, anthropic, openai};
+
+mod compact;
 
 /// Finite limits of one run (one `send`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,6 +173,14 @@ impl Backend {
             _ => ToolSource::Model,
         }
     }
+
+    /// The model the requests ask for (none for the local agent).
+    fn model(&self) -> Option<&str> {
+        match self {
+            Self::Local => None,
+            Self::Anthropic { model, .. } | Self::OpenAi { model, .. } => Some(model),
+        }
+    }
 }
 
 #[async_trait]
@@ -240,6 +251,7 @@ impl AgentRuntime for BuiltInRuntime {
                 options: provider.options,
             },
         };
+        let budget = compact::Budget::new(&backend, provider);
         let workspace = req.workspace_root.file_name().map_or_else(
             || "workspace".to_owned(),
             |n| n.to_string_lossy().into_owned(),
@@ -254,6 +266,8 @@ impl AgentRuntime for BuiltInRuntime {
             task_id: req.task_id.as_str().to_owned(),
             system: system_prompt(&workspace),
             messages: tokio::sync::Mutex::new(Vec::new()),
+            answered: Mutex::new(BTreeSet::new()),
+            budget: Mutex::new(budget),
             events,
             active: AtomicBool::new(false),
         });
@@ -284,6 +298,10 @@ struct Shared {
     system: String,
     /// The provider conversation, kept verbatim for the next turn.
     messages: tokio::sync::Mutex<Vec<Message>>,
+    /// Other models the server said answered, each said once.
+    answered: Mutex<BTreeSet<String>>,
+    /// The conversation's budget (compaction).
+    budget: Mutex<compact::Budget>,
     events: Events,
     /// A run is in progress.
     active: AtomicBool,
@@ -472,12 +490,16 @@ impl AgentSession for BuiltInSession {
 /// Most events queued for the session's reader before the run waits.
 const EVENT_QUEUE: usize = 256;
 
-/// Emits stream progress as session events.
-struct EventObserver<'a>(&'a Shared, &'a CancellationToken);
+/// Emits stream progress as session events (none for a quiet request:
+/// the summary of a compaction is not the agent speaking).
+struct EventObserver<'a>(&'a Shared, &'a CancellationToken, bool);
 
 #[async_trait]
 impl StreamObserver for EventObserver<'_> {
     async fn on_delta(&mut self, delta: StreamDelta) {
+        if self.2 {
+            return;
+        }
         let event = match delta {
             StreamDelta::Text(t) => AgentEvent::MessageDelta(t),
             StreamDelta::Thought(t) => AgentEvent::ThoughtDelta(t),
@@ -504,14 +526,28 @@ impl StreamObserver for EventObserver<'_> {
     }
 }
 
-/// Asks the model (or the local planner) for the next assistant turn.
+/// One request to the model: its instructions, the conversation and the
+/// tools it may call; a quiet one streams nothing to the transcript.
+struct Ask<'a> {
+    system: &'a str,
+    messages: &'a [Message],
+    tools: &'a [Value],
+    quiet: bool,
+}
+
+/// Asks the model (or the local planner) for the next assistant turn, and
+/// the input tokens the provider counted, when it says.
 async fn ask(
     shared: &Shared,
-    messages: &[Message],
-    tools: &[Value],
+    Ask {
+        system,
+        messages,
+        tools,
+        quiet,
+    }: Ask<'_>,
     cancel: &CancellationToken,
-) -> Result<AssistantMessage, ProviderError> {
-    let mut observer = EventObserver(shared, cancel);
+) -> Result<(AssistantMessage, Option<u64>), ProviderError> {
+    let mut observer = EventObserver(shared, cancel, quiet);
     let (spec, decoder, body): (_, &DecoderFactory, BodyDecoder) = match &shared.backend {
         Backend::Local => {
             let turn = local::next(messages);
@@ -520,7 +556,7 @@ async fn ask(
                     .on_delta(StreamDelta::Text(turn.text.clone()))
                     .await;
             }
-            return Ok(turn);
+            return Ok((turn, None));
         }
         Backend::Anthropic {
             base_url,
@@ -533,7 +569,7 @@ async fn ask(
                 api_key: key.expose(),
                 model,
                 max_tokens: *max_tokens,
-                system: &shared.system,
+                system,
                 messages,
                 tools,
             }),
@@ -550,7 +586,7 @@ async fn ask(
                 base_url,
                 api_key: key.as_ref().map(Secret::expose),
                 model,
-                system: &shared.system,
+                system,
                 messages,
                 tools,
                 options: *options,
@@ -563,6 +599,7 @@ async fn ask(
         .transport
         .stream(&spec, decoder, body, cancel, &mut observer)
         .await?;
+    let counted = raw.usage.map(|u| u.input);
     if let Some(usage) = raw.usage {
         shared
             .emit(
@@ -574,7 +611,25 @@ async fn ask(
             )
             .await;
     }
-    validate(raw)
+    if let (Some(asked), Some(answered)) = (shared.backend.model(), raw.model.as_deref())
+        && !crate::providers::same_model(asked, answered)
+        && shared
+            .answered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(answered.to_owned())
+    {
+        shared
+            .emit(
+                AgentEvent::ModelMismatch {
+                    asked: asked.to_owned(),
+                    answered: answered.to_owned(),
+                },
+                cancel,
+            )
+            .await;
+    }
+    validate(raw).map(|turn| (turn, counted))
 }
 
 /// Paths a call touches, for the transcript row.
@@ -792,11 +847,13 @@ async fn run(shared: &Shared, text: String, cancel: &CancellationToken) -> Agent
     let mut used = 0u32;
     let mut last_call = None;
     let mut streak = 0;
+    let tools_bytes = serde_json::to_string(&tools).map_or(0, |t| t.len());
     for _ in 0..shared.limits.max_turns {
-        let response = match ask(shared, &messages, &tools, cancel).await {
-            Ok(response) => response,
-            Err(e) => return fail(&e),
-        };
+        let response =
+            match compact::ask_within(shared, &mut messages, &tools, tools_bytes, cancel).await {
+                Ok(response) => response,
+                Err(e) => return fail(&e),
+            };
         if let Err(e) = admit(shared.limits, used, &response, &mut last_call, &mut streak) {
             return fail(&e);
         }

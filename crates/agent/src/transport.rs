@@ -323,10 +323,13 @@ impl Transport {
             .ok()
             .and_then(|v| error_message(&v))
             .unwrap_or_else(|| snippet(&text));
-        let mut error = ProviderError::new(
-            classify_status(status.as_u16()),
-            format!("HTTP {}: {detail}", status.as_u16()),
-        );
+        let code = match classify_status(status.as_u16()) {
+            ProviderErrorCode::BadRequest if crate::context::says_too_long(&detail) => {
+                ProviderErrorCode::ContextTooLong
+            }
+            code => code,
+        };
+        let mut error = ProviderError::new(code, format!("HTTP {}: {detail}", status.as_u16()));
         error.retry_after = after;
         Err(error)
     }

@@ -5,6 +5,7 @@
 mod suite {
     mod catalogs;
     pub mod common;
+    mod compaction;
     mod local;
     mod loop_anthropic;
     mod loop_openai;

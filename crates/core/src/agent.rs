@@ -287,6 +287,27 @@ pub enum AgentEvent {
         input: u64,
         output: u64,
     },
+    /// The conversation was compacted to stay within the model's context
+    /// window. `before` and `after` estimate the next request's tokens;
+    /// `left_out` old tool results were replaced by a note and the first
+    /// `summarized` messages by the model's `summary` (none when leaving
+    /// results out was enough). `replaced` is the conversation as the model
+    /// saw it before, for the task's record.
+    Compacted {
+        before: u64,
+        after: u64,
+        left_out: usize,
+        summarized: usize,
+        summary: Option<String>,
+        replaced: serde_json::Value,
+    },
+    /// The server says another model answered than the one asked for (a
+    /// dated snapshot of the asked model is the same model). Said once per
+    /// model a session sees.
+    ModelMismatch {
+        asked: String,
+        answered: String,
+    },
     TurnEnded {
         reason: TurnEndReason,
     },

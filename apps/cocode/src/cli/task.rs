@@ -460,10 +460,12 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
     let snapshots = ws.gate.store().snapshots_of_task(&id)?;
     let unrecorded = ws.gate.unrecorded_reason(&id);
     let started = crate::host::records::started_on(&ws, &id);
+    let models = crate::host::records::models_answered(&ws, &id);
     if json {
         let value = serde_json::json!({
             "task": task,
             "started_on": started,
+            "models_answered": models,
             "snapshots": snapshots,
             "not_fully_recorded": unrecorded,
         });
@@ -472,7 +474,7 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
         write!(
             out,
             "{}",
-            describe_task(&task, started.as_ref(), &snapshots)
+            describe_task(&task, (started.as_ref(), models.as_ref()), &snapshots)
         )?;
         if let Some(reason) = unrecorded {
             writeln!(
@@ -507,7 +509,10 @@ fn settle_if_free(ws: &OpenWorkspace) -> anyhow::Result<()> {
 /// stands, what verification said and what changed.
 pub fn describe_task(
     task: &DelegatedTask,
-    started: Option<&crate::host::records::StartedOn>,
+    (started, models): (
+        Option<&crate::host::records::StartedOn>,
+        Option<&crate::host::records::ModelsAnswered>,
+    ),
     snapshots: &[cocode_core::EditSnapshot],
 ) -> String {
     let mut text = String::new();
@@ -519,6 +524,9 @@ pub fn describe_task(
     let _ = writeln!(text, "task {}", task.task_id());
     let _ = writeln!(text, "  asked:    {}", task.prompt());
     let _ = writeln!(text, "  agent:    {backend}");
+    if let Some(models) = models {
+        let _ = writeln!(text, "  model:    {}", models.words());
+    }
     if let Some(started) = started {
         let _ = writeln!(text, "  git:      started on {}", started.words());
     }

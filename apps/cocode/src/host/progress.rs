@@ -60,6 +60,23 @@ pub fn print_progress(
         Progress::Agent(AgentEvent::TokenUsage { input, output }) => {
             line(out, format!("  tokens: {input} in, {output} out"))
         }
+        Progress::Agent(AgentEvent::Compacted {
+            before,
+            after,
+            left_out,
+            summarized,
+            ..
+        }) => line(
+            out,
+            format!(
+                "  {}",
+                compacted_words(*before, *after, *left_out, *summarized)
+            ),
+        ),
+        Progress::Agent(AgentEvent::ModelMismatch { asked, answered }) => line(
+            out,
+            format!("  the server answered with model {answered}, not the {asked} asked for"),
+        ),
         Progress::Agent(AgentEvent::TerminalOutput {
             terminal_id,
             output,
@@ -99,4 +116,39 @@ pub fn print_progress(
         Progress::Note(text) => line(out, format!("  {text}")),
         Progress::Reply(text) => line(out, format!("you: {text}")),
     }
+}
+
+/// A compaction in words: `context compacted: about 90,000 → 30,000 tokens
+/// (12 old tool results left out, 40 messages summarized)`.
+pub fn compacted_words(before: u64, after: u64, left_out: usize, summarized: usize) -> String {
+    let mut did = Vec::new();
+    if left_out > 0 {
+        did.push(format!("{left_out} old tool result(s) left out"));
+    }
+    if summarized > 0 {
+        did.push(format!("{summarized} earlier message(s) summarized"));
+    }
+    format!(
+        "context compacted to stay within the model's window: about {} → {} tokens ({})",
+        thousands(before),
+        thousands(after),
+        if did.is_empty() {
+            "nothing to leave out".to_owned()
+        } else {
+            did.join(", ")
+        }
+    )
+}
+
+/// `90000` as `90,000`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

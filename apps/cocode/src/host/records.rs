@@ -47,6 +47,46 @@ pub fn started_on(ws: &OpenWorkspace, id: &TaskId) -> Option<StartedOn> {
     serde_json::from_slice(&bytes).ok()
 }
 
+/// Other models than the one asked for that the server said answered a
+/// task's requests (`models.json`): the record and `cocode task show` say
+/// which model really worked.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelsAnswered {
+    pub version: u32,
+    pub asked: String,
+    /// In the order the server first named each.
+    pub answered: Vec<String>,
+}
+
+impl ModelsAnswered {
+    /// In words: `asked for gpt-4.1; the server answered with gpt-4o-mini`.
+    pub fn words(&self) -> String {
+        format!(
+            "asked for {}; the server answered with {}",
+            self.asked,
+            self.answered.join(", ")
+        )
+    }
+}
+
+/// Where the task keeps what the model saw before each compaction:
+/// `context/compaction-<n>.json`, numbered from 1.
+pub fn compactions_dir(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
+    ws.layout.task_dir(id).join("context")
+}
+
+pub(crate) fn models_path(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
+    ws.layout.task_dir(id).join("models.json")
+}
+
+/// The other models that answered task `id`, when there were any (and the
+/// record reads).
+pub fn models_answered(ws: &OpenWorkspace, id: &TaskId) -> Option<ModelsAnswered> {
+    let bytes = std::fs::read(models_path(ws, id)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
 /// The file naming the process that runs a task.
 pub(crate) fn runner_path(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
     ws.layout.task_dir(id).join("runner.json")

@@ -666,6 +666,53 @@ impl WorkspaceHost {
         Ok(())
     }
 
+    /// Records that the server said `answered` answered task `id`'s request
+    /// for `asked` (another model).
+    pub fn record_answered_model(
+        &self,
+        id: &TaskId,
+        asked: &str,
+        answered: &str,
+    ) -> anyhow::Result<()> {
+        let mut record = crate::host::records::models_answered(&self.workspace, id)
+            .filter(|r| r.asked == asked)
+            .unwrap_or_else(|| crate::host::records::ModelsAnswered {
+                version: 1,
+                asked: asked.to_owned(),
+                answered: Vec::new(),
+            });
+        if record.answered.iter().any(|m| m == answered) {
+            return Ok(());
+        }
+        record.answered.push(answered.to_owned());
+        self.workspace.gate.store().write_state_file(
+            &crate::host::records::models_path(&self.workspace, id),
+            &serde_json::to_vec_pretty(&record)?,
+        )?;
+        Ok(())
+    }
+
+    /// Keeps what the model saw before a compaction of task `id`'s
+    /// conversation (`context/compaction-<n>.json`); returns its path.
+    pub fn record_compaction(
+        &self,
+        id: &TaskId,
+        record: &serde_json::Value,
+    ) -> anyhow::Result<std::path::PathBuf> {
+        let dir = crate::host::records::compactions_dir(&self.workspace, id);
+        let n = std::fs::read_dir(&dir).map_or(0, |d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("compaction-"))
+                .count()
+        }) + 1;
+        let path = dir.join(format!("compaction-{n}.json"));
+        self.workspace
+            .gate
+            .store()
+            .write_state_file(&path, &serde_json::to_vec_pretty(record)?)?;
+        Ok(path)
+    }
+
     /// Loads one task record.
     pub fn load_task(&self, id: &TaskId) -> anyhow::Result<DelegatedTask> {
         load_record(&self.workspace.layout.task_record(id))

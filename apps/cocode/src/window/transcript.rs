@@ -126,6 +126,13 @@ pub enum Entry {
         input: u64,
         output: u64,
     },
+    /// The conversation was compacted to stay within the model's context
+    /// window: what it did in words, and the model's summary when there
+    /// was one.
+    Compacted {
+        words: String,
+        summary: Option<String>,
+    },
     /// How the task ended, in words.
     Ended(String),
 }
@@ -153,6 +160,9 @@ impl Entry {
             Self::Terminal(t) => t.output.len(),
             Self::Plan(steps) => steps.iter().map(|(s, _)| s.len()).sum(),
             Self::Failure { code, message } => code.len() + message.len(),
+            Self::Compacted { words, summary } => {
+                words.len() + summary.as_ref().map_or(0, String::len)
+            }
             Self::Verification(_)
             | Self::Status { .. }
             | Self::Retry { .. }
@@ -318,6 +328,25 @@ impl Transcript {
                 }
             }
             AgentEvent::ModeChanged(mode) => self.push(Entry::Note(format!("mode: {mode}"))),
+            AgentEvent::Compacted {
+                before,
+                after,
+                left_out,
+                summarized,
+                summary,
+                ..
+            } => self.push(Entry::Compacted {
+                words: crate::host::progress::compacted_words(
+                    *before,
+                    *after,
+                    *left_out,
+                    *summarized,
+                ),
+                summary: summary.clone(),
+            }),
+            AgentEvent::ModelMismatch { asked, answered } => self.push(Entry::Note(format!(
+                "the server answered with model {answered}, not the {asked} asked for"
+            ))),
             AgentEvent::ContextUsage { used, size } => self.context = Some((*used, *size)),
             AgentEvent::TokenUsage { input, output } => {
                 self.tokens.0 += input;
@@ -677,6 +706,12 @@ fn entry_text(out: &mut String, e: &Entry) {
         }
         Entry::Usage { input, output } => {
             let _ = writeln!(out, "{}", tokens_line(*input, *output));
+        }
+        Entry::Compacted { words, summary } => {
+            let _ = writeln!(out, "{words}");
+            if let Some(summary) = summary {
+                indented(out, summary, "  | ");
+            }
         }
     }
 }

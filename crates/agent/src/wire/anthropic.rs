@@ -144,6 +144,7 @@ pub struct Decoder {
     blocks: BTreeMap<u64, Block>,
     stop_reason: Option<String>,
     usage: Option<crate::conversation::Usage>,
+    model: Option<String>,
     started: bool,
     stopped: bool,
 }
@@ -194,6 +195,11 @@ impl StreamDecoder for Decoder {
                 self.usage = value
                     .pointer("/message/usage")
                     .and_then(crate::conversation::Usage::of_anthropic);
+                self.model = value
+                    .pointer("/message/model")
+                    .and_then(Value::as_str)
+                    .filter(|m| !m.trim().is_empty())
+                    .map(str::to_owned);
             }
             "content_block_start" => {
                 let value = parse_data(data)?;
@@ -293,6 +299,7 @@ impl StreamDecoder for Decoder {
             role: self.role,
             stop_reason: self.stop_reason,
             usage: self.usage,
+            model: self.model,
             ..RawAssistant::default()
         };
         for block in self.blocks.into_values() {
@@ -334,6 +341,11 @@ pub fn decode_body(body: &Value) -> Result<RawAssistant, ProviderError> {
         usage: body
             .get("usage")
             .and_then(crate::conversation::Usage::of_anthropic),
+        model: body
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.trim().is_empty())
+            .map(str::to_owned),
         ..RawAssistant::default()
     };
     let Some(content) = body.get("content").and_then(Value::as_array) else {
@@ -462,6 +474,7 @@ mod tests {
                     input: 15,
                     output: 7,
                 }),
+                model: None,
             }
         );
     }

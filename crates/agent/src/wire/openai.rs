@@ -225,6 +225,7 @@ pub struct Decoder {
     calls: BTreeMap<u64, PartialCall>,
     finish_reason: Option<String>,
     usage: Option<crate::conversation::Usage>,
+    model: Option<String>,
     done: bool,
 }
 
@@ -239,6 +240,9 @@ impl Decoder {
             .and_then(crate::conversation::Usage::of_openai)
         {
             self.usage = Some(usage);
+        }
+        if self.model.is_none() {
+            self.model = model_of(chunk);
         }
         let Some(choice) = chunk
             .get("choices")
@@ -375,8 +379,18 @@ impl StreamDecoder for Decoder {
                 .collect(),
             stop_reason: self.finish_reason,
             usage: self.usage,
+            model: self.model,
         })
     }
+}
+
+/// The `model` a chunk or body names (empty names none).
+fn model_of(value: &Value) -> Option<String> {
+    value
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|m| !m.trim().is_empty())
+        .map(str::to_owned)
 }
 
 /// Decodes a whole (non-streamed) chat completion body — some compatible
@@ -405,6 +419,7 @@ pub fn decode_body(body: &Value) -> Result<RawAssistant, ProviderError> {
         usage: body
             .get("usage")
             .and_then(crate::conversation::Usage::of_openai),
+        model: model_of(body),
         ..RawAssistant::default()
     };
     match message.get("content") {

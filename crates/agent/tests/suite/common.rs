@@ -72,8 +72,13 @@ pub struct Captured {
     pub path: String,
     pub headers: BTreeMap<String, String>,
     pub body: Value,
+    /// The body's length on the wire.
+    pub bytes: usize,
     pub at: Instant,
 }
+
+/// Makes the reply to one request.
+pub type Responder = dyn Fn(&Captured) -> Option<Reply> + Send + Sync;
 
 /// The loopback provider.
 #[derive(Debug, Clone)]
@@ -86,12 +91,19 @@ impl MockServer {
     /// Serves `script` in order; a request beyond the script gets a 500
     /// whose body says so (and the test sees the extra request).
     pub async fn start(script: Vec<Reply>) -> Self {
+        let script = Mutex::new(script.into_iter());
+        Self::start_with(Arc::new(move |_: &Captured| script.lock().unwrap().next())).await
+    }
+
+    /// Answers each request with what `responder` makes of it (`None`: a
+    /// 500 saying the script has no more replies).
+    pub async fn start_with(responder: Arc<Responder>) -> Self {
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .unwrap();
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(script.into_iter()));
+        let script = responder;
         let captured = Arc::clone(&requests);
         tokio::spawn(async move {
             loop {
@@ -120,14 +132,16 @@ impl MockServer {
                                 .collect();
                             let bytes = req.into_body().collect().await.unwrap().to_bytes();
                             let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-                            captured.lock().unwrap().push(Captured {
+                            let request = Captured {
                                 method,
                                 path,
                                 headers,
                                 body,
+                                bytes: bytes.len(),
                                 at: Instant::now(),
-                            });
-                            let reply = script.lock().unwrap().next();
+                            };
+                            let reply = script(&request);
+                            captured.lock().unwrap().push(request);
                             Ok::<_, Infallible>(respond(reply))
                         }
                     });
@@ -383,6 +397,13 @@ fn answer(tool: &str, args: &serde_json::Map<String, Value>) -> Result<ToolOutpu
             "projects": [{"kind": "cargo", "path": ".", "testCommand": ["cargo", "test"]}]}),
         catalog::LIST_FILES => json!({"files": [{"path": "Cargo.toml", "size": 10},
             {"path": "src/lib.rs", "size": 20}]}),
+        // A file under `big/` is 6,000 bytes: reading many fills a context.
+        catalog::READ_FILE if path.starts_with("big/") => {
+            let line = format!("// {path}: a line of a large file to fill the context\n");
+            let content = line.repeat(6_000 / line.len() + 1)[..6_000].to_owned();
+            json!({"path": path, "content": content, "revision": REVISION,
+                "startLine": 1, "endLine": 100, "totalLines": 100})
+        }
         catalog::READ_FILE => json!({"path": path, "content": "fn a() {}\n", "revision": REVISION,
             "startLine": 1, "endLine": 1, "totalLines": 1}),
         catalog::TERMINAL_RUN => {
@@ -433,10 +454,27 @@ pub fn runtime(
     limits: LoopLimits,
     retry: RetryPolicy,
 ) -> BuiltInRuntime {
+    runtime_with_window(base_url, tools, limits, retry, None)
+}
+
+/// `runtime` with both providers' context window set to `window` tokens.
+pub fn runtime_with_window(
+    base_url: &str,
+    tools: Arc<ToolRegistry>,
+    limits: LoopLimits,
+    retry: RetryPolicy,
+    window: Option<u64>,
+) -> BuiltInRuntime {
     let mut anthropic = ProviderConfig::anthropic();
     anthropic.base_url = Some(base_url.to_owned());
+    anthropic.context_window = window;
+    if window.is_some() {
+        // A small model's window with room for a small answer.
+        anthropic.max_tokens = 1_024;
+    }
     let mut openai = ProviderConfig::openai();
     openai.base_url = Some(format!("{base_url}/v1"));
+    openai.context_window = window;
     let providers =
         LlmProviderRegistry::new(vec![ProviderConfig::local(), anthropic, openai]).unwrap();
     let vault = MemoryVault::default();

@@ -129,3 +129,75 @@ async fn a_server_that_ignores_stream_is_decoded_whole() {
         ]
     );
 }
+
+/// `openai_sse` with the chunks naming `model` as the one that answered.
+fn answered_by(model: &str, text: &str, calls: &[(&str, &str, &str)]) -> Reply {
+    Reply::sse(
+        openai_sse(text, calls)
+            .into_iter()
+            .map(|(n, d)| {
+                (
+                    n,
+                    d.replace(r#""model":"m""#, &format!(r#""model":"{model}""#)),
+                )
+            })
+            .collect(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_model_answering_is_said_once_and_a_snapshot_of_the_asked_one_is_not() {
+    let server = MockServer::start(vec![
+        answered_by(
+            "gpt-4o-mini",
+            "",
+            &[("call_a", "workspace__getStatus", "{}")],
+        ),
+        answered_by("gpt-4o-mini", "Done.", &[]),
+    ])
+    .await;
+    let (tools, _) = recording_registry();
+    auto_approve(&tools, ApprovalDecision::Approve);
+    let rt = runtime(
+        &server.base_url,
+        tools.clone(),
+        LoopLimits::default(),
+        fast_retries(),
+    );
+    let (events, _session) = run_once(&rt, provider("openai", "gpt-4.1"), "go").await;
+    let said: Vec<&cocode_core::agent::AgentEvent> = events
+        .iter()
+        .filter(|e| matches!(e, cocode_core::agent::AgentEvent::ModelMismatch { .. }))
+        .collect();
+    assert_eq!(
+        said,
+        vec![&cocode_core::agent::AgentEvent::ModelMismatch {
+            asked: "gpt-4.1".into(),
+            answered: "gpt-4o-mini".into(),
+        }]
+    );
+    assert_eq!(ending(&events), turn_ended(TurnEndReason::EndTurn));
+
+    // A dated snapshot of the model asked for is that model.
+    let server = MockServer::start(vec![answered_by("gpt-4.1-2025-04-14", "Done.", &[])]).await;
+    let rt = runtime(
+        &server.base_url,
+        tools,
+        LoopLimits::default(),
+        fast_retries(),
+    );
+    let (events, _session) = run_once(&rt, provider("openai", "gpt-4.1"), "go").await;
+    // (The meter of the model's known window aside.)
+    let events: Vec<_> = events
+        .into_iter()
+        .filter(|e| !matches!(e, cocode_core::agent::AgentEvent::ContextUsage { .. }))
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            cocode_core::agent::AgentEvent::MessageDelta("Do".into()),
+            cocode_core::agent::AgentEvent::MessageDelta("ne.".into()),
+            turn_ended(TurnEndReason::EndTurn)
+        ]
+    );
+}

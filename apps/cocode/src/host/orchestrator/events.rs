@@ -146,6 +146,46 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Keeps what the session reported about its model in the task's
+    /// record: what the model saw before a compaction, another model
+    /// answering.
+    fn keep_in_record(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::Compacted {
+                before,
+                after,
+                left_out,
+                summarized,
+                summary,
+                replaced,
+            } => {
+                let record = serde_json::json!({
+                    "version": 1,
+                    "estimated_tokens_before": before,
+                    "estimated_tokens_after": after,
+                    "results_left_out": left_out,
+                    "messages_summarized": summarized,
+                    "summary": summary,
+                    "conversation_before": replaced,
+                });
+                if let Err(e) = self.host.record_compaction(self.task.task_id(), &record) {
+                    self.say(Progress::Note(format!(
+                        "what the model saw before the compaction could not be kept: {e:#}"
+                    )));
+                }
+            }
+            AgentEvent::ModelMismatch { asked, answered } => {
+                if let Err(e) =
+                    self.host
+                        .record_answered_model(self.task.task_id(), &asked, &answered)
+                {
+                    tracing::warn!("the model that answered is not recorded: {e:#}");
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Acts on one session event.
     pub(super) async fn on_event(
         &mut self,
@@ -192,6 +232,9 @@ impl Run<'_> {
             AgentEvent::TurnEnded { reason } => self.turn_ended(reason).await?,
             AgentEvent::Failed { code, .. } => {
                 self.apply(TaskEvent::AgentError { code }).await?;
+            }
+            e @ (AgentEvent::Compacted { .. } | AgentEvent::ModelMismatch { .. }) => {
+                self.keep_in_record(e);
             }
             AgentEvent::Request(request) => {
                 // Completed through the tool registry, answered by the pump

@@ -946,6 +946,9 @@ fn backend_row(
             ))
             .on_hover_text("As the provider reported them");
         }
+        if let Some((used, size)) = panel.current().transcript.context() {
+            context_meter(ui, used, size);
+        }
     });
     if let Some(agent) = panel
         .backend
@@ -964,6 +967,36 @@ fn backend_row(
             model_picker(ui, panel, providers, &row.id, commands);
         });
     }
+}
+
+/// How full the model's context window was at the last request: a bar
+/// with the count, amber past the share where the conversation is
+/// compacted.
+fn context_meter(ui: &mut egui::Ui, used: u64, size: u64) {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a share of a window of at most a few million tokens"
+    )]
+    let share = (used as f64 / size.max(1) as f64).clamp(0.0, 1.0);
+    let words = format!(
+        "Context {} of {} tokens",
+        crate::host::progress::thousands(used),
+        crate::host::progress::thousands(size)
+    );
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a share between 0 and 1 for a bar"
+    )]
+    let mut bar = egui::ProgressBar::new(share as f32)
+        .desired_width(140.0)
+        .text(format!("{:.0} %", share * 100.0));
+    if share >= cocode_agent::context::COMPACT_AT {
+        bar = bar.fill(ui.visuals().warn_fg_color.gamma_multiply(0.6));
+    }
+    ui.add(bar).on_hover_text(format!(
+        "{words} at the last request. Past {:.0} % the conversation is compacted: old tool results left out, then earlier turns summarized.",
+        cocode_agent::context::COMPACT_AT * 100.0
+    ));
 }
 
 /// The chosen provider's models (fetched, or the preset's); "default" is

@@ -231,6 +231,17 @@ fn entry_card(ui: &mut Ui, entry: &Entry, n: usize, markdown: &mut CommonMarkCac
                 .wrap(),
             );
         }
+        Entry::Compacted { words, summary } => {
+            cocode_ui::badge(ui, "Context compacted", Tone::Info);
+            ui.add(egui::Label::new(egui::RichText::new(words).weak()).wrap());
+            if let Some(summary) = summary {
+                egui::CollapsingHeader::new("What the model kept (its summary)")
+                    .id_salt(("compacted", words))
+                    .show(ui, |ui| {
+                        ui.add(egui::Label::new(summary).wrap());
+                    });
+            }
+        }
         Entry::Ended(text) => {
             ui.add(egui::Label::new(egui::RichText::new(text).strong()).wrap());
         }

@@ -1,0 +1,323 @@
+//! A long task against a fake model with a small context window: each
+//! provider's wire shape, its token counts, and its own "too long" error
+//! for a request over the limit.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cocode_agent::LoopLimits;
+use cocode_core::agent::{AgentEvent, TurnEndReason};
+use cocode_tool_protocol::ApprovalDecision;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::common::{
+    Captured, MockServer, Reply, anthropic_sse, auto_approve, ending, failed_code, fast_retries,
+    openai_sse, provider, recording_registry, run_once, runtime_with_window, turn_ended,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+}
+
+/// The fake model's count of a request's tokens: four bytes each.
+fn counted(request: &Captured) -> u64 {
+    request.bytes as u64 / 4
+}
+
+/// The provider's own error for a request over `limit`.
+fn too_long(wire: Wire, limit: u64, tokens: u64) -> Reply {
+    match wire {
+        Wire::OpenAi => Reply::json(
+            400,
+            &json!({"error": {
+                "message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded"
+            }}),
+        ),
+        Wire::Anthropic => Reply::json(
+            400,
+            &json!({"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": format!("prompt is too long: {tokens} tokens > {limit} maximum")
+            }}),
+        ),
+    }
+}
+
+/// A streamed answer that reports `input` tokens, as both providers do.
+fn answer(wire: Wire, text: &str, calls: &[(&str, &str, &str)], input: u64) -> Reply {
+    match wire {
+        Wire::OpenAi => {
+            let mut events = openai_sse(text, calls);
+            let done = events.pop().unwrap();
+            events.push((
+                None,
+                json!({"id":"c1","object":"chat.completion.chunk","model":"m","choices":[],
+                       "usage":{"prompt_tokens":input,"completion_tokens":5}})
+                .to_string(),
+            ));
+            events.push(done);
+            Reply::sse(events)
+        }
+        Wire::Anthropic => Reply::sse(
+            anthropic_sse(text, calls)
+                .into_iter()
+                .map(|(n, d)| {
+                    (
+                        n,
+                        d.replace(
+                            r#""usage":{"output_tokens":5}"#,
+                            &format!(r#""usage":{{"input_tokens":{input},"output_tokens":5}}"#),
+                        ),
+                    )
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn tool(wire: Wire, name: &str) -> String {
+    // Both projections spell `workspace.readFile` as `workspace__readFile`.
+    let _ = wire;
+    name.replace('.', "__")
+}
+
+/// Whether a request is the summary request (it offers no tools).
+fn is_summary(request: &Captured) -> bool {
+    request
+        .body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+}
+
+/// The fake model: over `limit` tokens it refuses with its own error; a
+/// summary request gets a summary; the task's requests get, in turn,
+/// `reads` reads of large files, then one patch, then `task.finish`.
+fn model(wire: Wire, limit: u64, reads: usize) -> Arc<super::common::Responder> {
+    let turn = AtomicUsize::new(0);
+    Arc::new(move |request: &Captured| {
+        let tokens = counted(request);
+        if tokens > limit {
+            return Some(too_long(wire, limit, tokens));
+        }
+        if is_summary(request) {
+            return Some(answer(
+                wire,
+                "Goal: tidy the crate. Files: big/f*.rs read (revision sha256:2222…). State: reading done, patch next.",
+                &[],
+                tokens,
+            ));
+        }
+        let k = turn.fetch_add(1, Ordering::SeqCst);
+        let id = format!("call_{k}");
+        Some(match k.cmp(&reads) {
+            std::cmp::Ordering::Less => {
+                let args = format!(r#"{{"path":"big/f{k}.rs"}}"#);
+                answer(
+                    wire,
+                    "",
+                    &[(&id, &tool(wire, "workspace.readFile"), &args)],
+                    tokens,
+                )
+            }
+            std::cmp::Ordering::Equal => answer(
+                wire,
+                "",
+                &[(
+                    &id,
+                    &tool(wire, "workspace.applyPatch"),
+                    r#"{"path":"src/lib.rs","search":"fn a() {}","replace":"fn a() -> u8 { 1 }"}"#,
+                )],
+                tokens,
+            ),
+            std::cmp::Ordering::Greater => answer(
+                wire,
+                "",
+                &[(&id, &tool(wire, "task.finish"), r#"{"summary":"tidied"}"#)],
+                tokens,
+            ),
+        })
+    })
+}
+
+fn limits() -> LoopLimits {
+    LoopLimits {
+        max_turns: 120,
+        max_tool_calls: 200,
+        max_identical_calls: 3,
+    }
+}
+
+fn compactions(events: &[AgentEvent]) -> Vec<(u64, u64, usize, usize, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Compacted {
+                before,
+                after,
+                left_out,
+                summarized,
+                summary,
+                replaced,
+            } => {
+                assert!(replaced.as_array().is_some_and(|m| !m.is_empty()));
+                Some((*before, *after, *left_out, *summarized, summary.is_some()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+async fn long_task(wire: Wire) {
+    const WINDOW: u64 = 20_000;
+    let server = MockServer::start_with(model(wire, WINDOW, 60)).await;
+    let (tools, seen) = recording_registry();
+    auto_approve(&tools, ApprovalDecision::Approve);
+    let rt = runtime_with_window(
+        &server.base_url,
+        tools,
+        limits(),
+        fast_retries(),
+        Some(WINDOW),
+    );
+    let target = match wire {
+        Wire::OpenAi => provider("openai", "m"),
+        Wire::Anthropic => provider("anthropic", "m"),
+    };
+    let (events, _session) = run_once(&rt, target, "tidy the crate").await;
+    assert_eq!(ending(&events), turn_ended(TurnEndReason::Finished));
+    // 60 reads of 6,000 bytes (about 90,000 tokens) went through a window of
+    // 20,000: compacted, and no request was ever over the limit.
+    let done = compactions(&events);
+    assert!(!done.is_empty(), "never compacted");
+    // Leaving old results out was not always enough: the model summarized.
+    assert!(done.iter().any(|d| d.3 > 0 && d.4), "{done:?}");
+    for (before, after, left_out, _, _) in &done {
+        assert!(after < before, "{done:?}");
+        assert!(*left_out > 0, "{done:?}");
+    }
+    let requests = server.requests();
+    let over: Vec<u64> = requests
+        .iter()
+        .map(counted)
+        .filter(|t| *t > WINDOW)
+        .collect();
+    assert_eq!(over, Vec::<u64>::new(), "requests over the window");
+    // The final edit is right, after every read.
+    let ran: Vec<(String, Value)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| (s.tool.clone(), s.arguments.clone()))
+        .collect();
+    assert_eq!(
+        ran.len(),
+        62,
+        "{:?}",
+        ran.iter()
+            .map(|(t, a)| format!("{t} {a}"))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        ran[60],
+        (
+            "workspace.applyPatch".to_owned(),
+            json!({"path":"src/lib.rs","search":"fn a() {}","replace":"fn a() -> u8 { 1 }"})
+        )
+    );
+    assert_eq!(ran[61].0, "task.finish");
+    // The meter: the window's size with each request's count.
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::ContextUsage { used, size: WINDOW } if *used > 0 && *used <= WINDOW
+    )));
+    // Every later request still starts with the person's request.
+    let last = requests.iter().rev().find(|r| !is_summary(r)).unwrap();
+    let text = last.body.to_string();
+    assert!(text.contains("tidy the crate"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sixty_call_task_compacts_within_an_openai_window_and_finishes() {
+    long_task(Wire::OpenAi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sixty_call_task_compacts_within_an_anthropic_window_and_finishes() {
+    long_task(Wire::Anthropic).await;
+}
+
+/// The window cocode knows is larger than the server's: the server's own
+/// error compacts the conversation and the request goes once more; a
+/// server whose window cannot hold even the compacted request fails the
+/// run with the reason.
+async fn refused(wire: Wire) {
+    let server = MockServer::start_with(model(wire, 12_000, 30)).await;
+    let (tools, seen) = recording_registry();
+    auto_approve(&tools, ApprovalDecision::Approve);
+    let rt = runtime_with_window(
+        &server.base_url,
+        tools.clone(),
+        limits(),
+        fast_retries(),
+        Some(1_000_000),
+    );
+    let target = |wire| match wire {
+        Wire::OpenAi => provider("openai", "m"),
+        Wire::Anthropic => provider("anthropic", "m"),
+    };
+    let (events, _session) = run_once(&rt, target(wire), "tidy the crate").await;
+    assert_eq!(ending(&events), turn_ended(TurnEndReason::Finished));
+    let refusals = server
+        .requests()
+        .iter()
+        .filter(|r| counted(r) > 12_000)
+        .count();
+    assert!(refusals >= 1, "the server never refused");
+    assert!(!compactions(&events).is_empty());
+    assert_eq!(seen.lock().unwrap().len(), 32);
+
+    // A window smaller than the instructions and tools alone.
+    let server = MockServer::start_with(model(wire, 500, 30)).await;
+    let rt = runtime_with_window(
+        &server.base_url,
+        tools,
+        limits(),
+        fast_retries(),
+        Some(1_000_000),
+    );
+    let (events, _session) = run_once(&rt, target(wire), "tidy the crate").await;
+    let end = ending(&events);
+    assert_eq!(
+        failed_code(&end),
+        Some("PROVIDER_CONTEXT_TOO_LONG"),
+        "{end:?}"
+    );
+    let AgentEvent::Failed { message, .. } = end else {
+        unreachable!()
+    };
+    assert!(
+        message.starts_with(
+            "the conversation is longer than the model's context window even after compacting it (HTTP 400: "
+        ),
+        "{message}"
+    );
+    // Sent twice: the request, and once more after compacting.
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_too_long_error_compacts_and_retries_once_then_fails_with_its_reason() {
+    refused(Wire::OpenAi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_too_long_error_compacts_and_retries_once_then_fails_with_its_reason() {
+    refused(Wire::Anthropic).await;
+}
