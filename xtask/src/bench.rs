@@ -221,6 +221,18 @@ pub const BARS: &[Bar] = &[
         why: "each byte is looked at once and lines past 64 MiB are refused; 10,000 session updates of about 200 bytes in 4 KiB reads measured 0.79 (1.74 ms against 2.20 ms)",
     },
     Bar {
+        name: "agent_60_calls_request_bytes",
+        peer: "the same task sent without a window, nothing compacted",
+        limit: Limit::RatioAtMost(0.5),
+        why: "a long task's requests stay within the model's window instead of growing with every call; 60 reads of 6,000-byte files, a patch and the finish within a 20,000-token window, summary requests included, measured 0.19 (2.52 MB sent against 13.36 MB)",
+    },
+    Bar {
+        name: "agent_compaction_time",
+        peer: "writing the same conversation once as JSON, as every request does",
+        limit: Limit::Report,
+        why: "compaction's own work (the conversation kept as JSON for the record, old results left out, the conversation cut and rebuilt around a summary; the model's summary itself is a request) costs less than writing a request: measured 0.43 (30 µs against 70 µs) on a conversation of ten 6,000-byte reads",
+    },
+    Bar {
         name: "terminal_paint_200x60",
         peer: "each row's text as one plain galley (60 galleys)",
         limit: Limit::RatioAtMost(4.0),
@@ -718,6 +730,7 @@ mod tests {
             [
                 "gate",
                 "big_tree",
+                "compaction",
                 "editor",
                 "editor_view",
                 "framing",

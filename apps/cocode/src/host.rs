@@ -13,6 +13,7 @@ pub mod config_file;
 pub mod crash;
 pub mod exceptions;
 pub mod files;
+pub mod instructions;
 pub mod log;
 pub mod lsp;
 pub mod orchestrator;

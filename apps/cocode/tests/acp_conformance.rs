@@ -449,6 +449,7 @@ impl Harness {
                 agent_id: AcpAgentId::new("subject").unwrap(),
             },
             request_timeout: Duration::from_mins(1),
+            instructions: cocode_core::agent::Instructions::default(),
         }
     }
 

@@ -2844,3 +2844,128 @@ fn task_show_names_the_branch_and_commit_a_task_started_on() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(only_task(plain.path())["started_on"], Value::Null);
 }
+
+/// Reads `sub/x.txt`, then `sub/y.txt`, then finishes.
+#[cfg(unix)]
+fn reading_model(n: usize) -> Value {
+    match n {
+        1 => completion_with_call(
+            "c1",
+            "workspace__readFile",
+            &serde_json::json!({"path": "sub/x.txt"}),
+        ),
+        2 => completion_with_call(
+            "c2",
+            "workspace__readFile",
+            &serde_json::json!({"path": "sub/y.txt"}),
+        ),
+        _ => completion_with_call(
+            &format!("c{n}"),
+            "task__finish",
+            &serde_json::json!({"summary": "read them"}),
+        ),
+    }
+}
+
+/// The last tool message of a request body, as JSON.
+#[cfg(unix)]
+fn last_tool_result(body: &str) -> Value {
+    let body: Value = serde_json::from_str(body).unwrap();
+    let message = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    serde_json::from_str(message["content"].as_str().unwrap()).unwrap()
+}
+
+/// `AGENTS.md`: the person's own and the workspace root's reach the system
+/// prompt (said at the start and recorded); a folder's own comes with the
+/// result of the first call that touches a file under it, once.
+#[cfg(unix)]
+#[test]
+fn agents_md_reaches_the_system_prompt_and_a_folders_own_comes_with_the_first_call_under_it() {
+    let (url, bodies) = recording_provider(reading_model);
+    let ws = workspace(&[
+        ("AGENTS.md", "Indent with tabs.\n"),
+        ("sub/AGENTS.md", "Under sub/, indent with two spaces.\n"),
+        ("sub/x.txt", "x\n"),
+        ("sub/y.txt", "y\n"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(".config");
+    std::fs::create_dir_all(config.join("cocode")).unwrap();
+    std::fs::write(config.join("cocode/AGENTS.md"), "Answer briefly.\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "run",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--prompt",
+            "read the files under sub",
+            "--backend",
+            "openai",
+            "--model",
+            "scripted",
+            "--base-url",
+            &url,
+            "--api-key-env",
+            "COCODE_TEST_KEY",
+            "--yes",
+        ])
+        .stdin(Stdio::null())
+        .env("COCODE_TEST_KEY", "sk-test")
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", &config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "project instructions given to the agent: ~/.config/cocode/AGENTS.md, AGENTS.md\n"
+        ),
+        "{stdout}"
+    );
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 3, "{stdout}");
+    let first: Value = serde_json::from_str(&bodies[0]).unwrap();
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.ends_with(
+            "\n\n## ~/.config/cocode/AGENTS.md\n\nAnswer briefly.\n\n## AGENTS.md\n\nIndent with tabs."
+        ),
+        "{system}"
+    );
+    assert!(!system.contains("two spaces"), "{system}");
+    // sub/AGENTS.md with the first read under sub/, and not again.
+    assert_eq!(
+        last_tool_result(&bodies[1])["instructions"],
+        serde_json::json!([{"source": "sub/AGENTS.md", "text": "Under sub/, indent with two spaces.\n"}])
+    );
+    assert_eq!(last_tool_result(&bodies[1])["result"]["content"], "x\n");
+    assert!(last_tool_result(&bodies[2]).get("instructions").is_none());
+    let id = only_task(ws.path())["task"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let shown = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "show",
+            &id,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("\n  instructions: ~/.config/cocode/AGENTS.md, AGENTS.md, sub/AGENTS.md\n"),
+        "{shown}"
+    );
+}

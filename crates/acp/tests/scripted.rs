@@ -99,6 +99,7 @@ fn request(root: &Path) -> SessionRequest {
             agent_id: AcpAgentId::new("scripted").unwrap(),
         },
         request_timeout: Duration::from_secs(20),
+        instructions: cocode_core::agent::Instructions::default(),
     }
 }
 

@@ -1,5 +1,8 @@
 //! The system prompt of the built-in agent.
 
+use std::fmt::Write as _;
+
+use cocode_core::agent::ProjectInstructions;
 use cocode_tool_protocol::catalog::{
     COMMAND_OUTPUT_LIMIT_BYTES, COMMAND_TIMEOUT_LIMIT_SECS, SOURCE_LIMIT_BYTES,
 };
@@ -36,6 +39,25 @@ static analysis, the build and the tests; the task completes only when verificat
 or a person approves. If verification fails, you will get the failure summary and another \
 attempt."
     )
+}
+
+/// The project's instructions after the system prompt: each file under
+/// its source, the person's own first, and how nested ones arrive.
+pub fn with_instructions(prompt: String, files: &[ProjectInstructions]) -> String {
+    if files.is_empty() {
+        return prompt;
+    }
+    let mut out = prompt;
+    out.push_str(
+        "\n\nProject instructions follow, the person's own first, then the workspace's. Follow them. \
+Where they disagree the more specific wins: a folder's AGENTS.md over the workspace's for the \
+files under that folder (those come with the result of the first tool call that touches such a \
+file, under `instructions`), and the workspace's over the person's.",
+    );
+    for file in files {
+        let _ = write!(out, "\n\n## {}\n\n{}", file.source, file.text.trim_end());
+    }
+    out
 }
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ use crate::wire::{StreamDelta, anthropic, openai};
 
 mod compact;
 
+use compact::Ask;
+
 /// Finite limits of one run (one `send`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopLimits {
@@ -251,7 +253,19 @@ impl AgentRuntime for BuiltInRuntime {
                 options: provider.options,
             },
         };
-        let budget = compact::Budget::new(&backend, provider);
+        let budget = compact::Budget::new(
+            &match &backend {
+                Backend::Local => compact::Talks::Local,
+                Backend::Anthropic {
+                    model, max_tokens, ..
+                } => compact::Talks::Anthropic {
+                    model,
+                    max_tokens: *max_tokens,
+                },
+                Backend::OpenAi { model, .. } => compact::Talks::OpenAi { model },
+            },
+            provider,
+        );
         let workspace = req.workspace_root.file_name().map_or_else(
             || "workspace".to_owned(),
             |n| n.to_string_lossy().into_owned(),
@@ -264,7 +278,11 @@ impl AgentRuntime for BuiltInRuntime {
             limits: self.limits,
             session_id: req.session_id.as_str().to_owned(),
             task_id: req.task_id.as_str().to_owned(),
-            system: system_prompt(&workspace),
+            system: crate::prompt::with_instructions(
+                system_prompt(&workspace),
+                &req.instructions.files,
+            ),
+            instructions: req.instructions.clone(),
             messages: tokio::sync::Mutex::new(Vec::new()),
             answered: Mutex::new(BTreeSet::new()),
             budget: Mutex::new(budget),
@@ -300,6 +318,9 @@ struct Shared {
     messages: tokio::sync::Mutex<Vec<Message>>,
     /// Other models the server said answered, each said once.
     answered: Mutex<BTreeSet<String>>,
+    /// The project's instructions, and where those of the folders a call
+    /// touches come from.
+    instructions: cocode_core::agent::Instructions,
     /// The conversation's budget (compaction).
     budget: Mutex<compact::Budget>,
     events: Events,
@@ -376,6 +397,29 @@ impl Shared {
     /// Queues `event` for the session's reader (see [`Events::emit`]).
     async fn emit(&self, event: AgentEvent, cancel: &CancellationToken) {
         self.events.emit(event, cancel).await;
+    }
+}
+
+#[async_trait]
+impl compact::Session for Shared {
+    fn system(&self) -> &str {
+        &self.system
+    }
+
+    fn budget(&self) -> &Mutex<compact::Budget> {
+        &self.budget
+    }
+
+    async fn emit(&self, event: AgentEvent, cancel: &CancellationToken) {
+        self.events.emit(event, cancel).await;
+    }
+
+    async fn ask(
+        &self,
+        request: Ask<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(AssistantMessage, Option<u64>), ProviderError> {
+        ask(self, request, cancel).await
     }
 }
 
@@ -526,15 +570,6 @@ impl StreamObserver for EventObserver<'_> {
     }
 }
 
-/// One request to the model: its instructions, the conversation and the
-/// tools it may call; a quiet one streams nothing to the transcript.
-struct Ask<'a> {
-    system: &'a str,
-    messages: &'a [Message],
-    tools: &'a [Value],
-    quiet: bool,
-}
-
 /// Asks the model (or the local planner) for the next assistant turn, and
 /// the input tokens the provider counted, when it says.
 async fn ask(
@@ -638,6 +673,57 @@ fn locations(arguments: &serde_json::Map<String, Value>) -> Vec<String> {
         .iter()
         .filter_map(|k| arguments.get(*k).and_then(Value::as_str).map(str::to_owned))
         .collect()
+}
+
+/// Every workspace path a call names: `path`, `from`, `to`, and the paths
+/// of its `edits` (`workspace.applyEdits`).
+fn touched_paths(arguments: &serde_json::Map<String, Value>) -> Vec<String> {
+    let mut paths = locations(arguments);
+    if let Some(edits) = arguments.get("edits").and_then(Value::as_array) {
+        paths.extend(
+            edits
+                .iter()
+                .filter_map(|e| e.get("path").and_then(Value::as_str).map(str::to_owned)),
+        );
+    }
+    paths
+}
+
+/// Gives the instructions of the folders a call touched (each file once)
+/// with that call's result, under `instructions`.
+fn attach_instructions(
+    shared: &Shared,
+    touched: &[(String, Vec<String>)],
+    results: &mut [ToolResultMessage],
+) {
+    let Some(lookup) = &shared.instructions.nested else {
+        return;
+    };
+    for (call_id, paths) in touched {
+        let found: Vec<cocode_core::agent::ProjectInstructions> =
+            paths.iter().flat_map(|p| lookup.above(p)).collect();
+        if found.is_empty() {
+            continue;
+        }
+        let Some(result) = results.iter_mut().find(|r| &r.call_id == call_id) else {
+            continue;
+        };
+        let given: Vec<Value> = found
+            .iter()
+            .map(|f| serde_json::json!({"source": f.source, "text": f.text}))
+            .collect();
+        result.content = match serde_json::from_str::<Value>(&result.content) {
+            Ok(Value::Object(mut object)) => {
+                object.insert("instructions".to_owned(), Value::Array(given));
+                Value::Object(object).to_string()
+            }
+            _ => format!(
+                "{}\n\ninstructions: {}",
+                result.content,
+                Value::Array(given)
+            ),
+        };
+    }
 }
 
 /// The most characters of a call's arguments or result an event carries
@@ -869,7 +955,12 @@ async fn run(shared: &Shared, text: String, cancel: &CancellationToken) -> Agent
             return AgentEvent::TurnEnded { reason };
         }
         used += u32::try_from(calls.len()).unwrap_or(u32::MAX);
-        let (results, finished) = run_calls(shared, &ctx, calls, cancel).await;
+        let touched: Vec<(String, Vec<String>)> = calls
+            .iter()
+            .map(|c| (c.id.clone(), touched_paths(&c.arguments)))
+            .collect();
+        let (mut results, finished) = run_calls(shared, &ctx, calls, cancel).await;
+        attach_instructions(shared, &touched, &mut results);
         messages.push(Message::ToolResults(results));
         if cancel.is_cancelled() {
             return AgentEvent::TurnEnded {

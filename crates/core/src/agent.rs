@@ -48,7 +48,58 @@ pub struct SessionRequest {
     pub target: SessionTarget,
     /// Request-level timeout after which a pending host request fails back to the agent.
     pub request_timeout: Duration,
+    /// The project's instructions for the built-in agent: the person's own
+    /// file, then the workspace root's `AGENTS.md`, and where to find the
+    /// ones of the folders it touches. External agents read their own.
+    pub instructions: Instructions,
 }
+
+/// One instructions file as given to a model.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProjectInstructions {
+    /// Where it comes from, as a person reads it (`AGENTS.md`,
+    /// `crates/x/AGENTS.md`, `~/.config/cocode/AGENTS.md`).
+    pub source: String,
+    /// Its text (capped; a cut one says so at its end).
+    pub text: String,
+}
+
+/// The instructions files of the folders above a workspace path.
+pub trait InstructionsLookup: Send + Sync {
+    /// Those of the folders between the workspace root (not included) and
+    /// `path`, outermost first, each file once per task: a file already
+    /// given is not given again.
+    fn above(&self, path: &str) -> Vec<ProjectInstructions>;
+}
+
+/// The instructions a session starts with, and the lookup for nested ones.
+#[derive(Clone, Default)]
+pub struct Instructions {
+    pub files: Vec<ProjectInstructions>,
+    pub nested: Option<std::sync::Arc<dyn InstructionsLookup>>,
+}
+
+impl fmt::Debug for Instructions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Instructions")
+            .field("files", &self.files)
+            .field("nested", &self.nested.is_some())
+            .finish()
+    }
+}
+
+impl PartialEq for Instructions {
+    fn eq(&self, other: &Self) -> bool {
+        self.files == other.files
+            && match (&self.nested, &other.nested) {
+                (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+}
+
+impl Eq for Instructions {}
 
 /// Which model or agent the session talks to.
 #[derive(Debug, Clone, PartialEq, Eq)]

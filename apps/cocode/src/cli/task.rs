@@ -461,11 +461,13 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
     let unrecorded = ws.gate.unrecorded_reason(&id);
     let started = crate::host::records::started_on(&ws, &id);
     let models = crate::host::records::models_answered(&ws, &id);
+    let instructions = crate::host::instructions::given(&ws, &id);
     if json {
         let value = serde_json::json!({
             "task": task,
             "started_on": started,
             "models_answered": models,
+            "instructions": instructions.as_ref().map(|g| &g.files),
             "snapshots": snapshots,
             "not_fully_recorded": unrecorded,
         });
@@ -474,7 +476,11 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
         write!(
             out,
             "{}",
-            describe_task(&task, (started.as_ref(), models.as_ref()), &snapshots)
+            describe_task(
+                &task,
+                (started.as_ref(), models.as_ref(), instructions.as_ref()),
+                &snapshots
+            )
         )?;
         if let Some(reason) = unrecorded {
             writeln!(
@@ -509,9 +515,10 @@ fn settle_if_free(ws: &OpenWorkspace) -> anyhow::Result<()> {
 /// stands, what verification said and what changed.
 pub fn describe_task(
     task: &DelegatedTask,
-    (started, models): (
+    (started, models, instructions): (
         Option<&crate::host::records::StartedOn>,
         Option<&crate::host::records::ModelsAnswered>,
+        Option<&crate::host::instructions::GivenRecord>,
     ),
     snapshots: &[cocode_core::EditSnapshot],
 ) -> String {
@@ -526,6 +533,9 @@ pub fn describe_task(
     let _ = writeln!(text, "  agent:    {backend}");
     if let Some(models) = models {
         let _ = writeln!(text, "  model:    {}", models.words());
+    }
+    if let Some(given) = instructions.filter(|g| !g.files.is_empty()) {
+        let _ = writeln!(text, "  instructions: {}", given.files.join(", "));
     }
     if let Some(started) = started {
         let _ = writeln!(text, "  git:      started on {}", started.words());

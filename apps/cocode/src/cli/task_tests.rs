@@ -192,7 +192,7 @@ fn task_show_reads_as_words() {
         .into_iter()
         .find(|(label, _)| *label == "retries used up")
         .unwrap();
-    insta::assert_snapshot!(describe_task(&t, (None, None), &[]));
+    insta::assert_snapshot!(describe_task(&t, (None, None, None), &[]));
 }
 
 #[test]

@@ -725,6 +725,39 @@ impl TaskOrchestrator {
         }
     }
 
+    /// The project's instructions for a built-in agent's session (external
+    /// agents read their own): the files it starts with are said and
+    /// recorded; nested ones are recorded as they are given.
+    fn instructions(
+        &self,
+        run: &Run<'_>,
+        backend: &TaskBackend,
+        task_id: &TaskId,
+    ) -> cocode_core::agent::Instructions {
+        use crate::host::instructions as agents_md;
+        if !matches!(backend, TaskBackend::BuiltIn { .. }) {
+            return cocode_core::agent::Instructions::default();
+        }
+        let files = agents_md::at_start(&self.host.workspace, agents_md::person_file().as_deref());
+        let sources: Vec<String> = files.iter().map(|f| f.source.clone()).collect();
+        if !sources.is_empty() {
+            run.say(Progress::Note(format!(
+                "project instructions given to the agent: {}",
+                sources.join(", ")
+            )));
+            if let Err(e) = agents_md::record(&self.host.workspace, task_id, &sources) {
+                tracing::warn!("the instructions given are not recorded: {e:#}");
+            }
+        }
+        cocode_core::agent::Instructions {
+            files,
+            nested: Some(Arc::new(agents_md::Nested::new(
+                Arc::clone(&self.host.workspace),
+                task_id.clone(),
+            ))),
+        }
+    }
+
     /// Runs a new task until it is terminal or waits for a person; returns
     /// the task as saved.
     /// Notes where a task starts: where the person's repository stood
@@ -831,12 +864,14 @@ impl TaskOrchestrator {
             run.sweep_end().await;
         }
         run.apply(TaskEvent::Start).await?;
+        let instructions = self.instructions(&run, &spec.backend, &task_id);
         let request = SessionRequest {
             task_id: task_id.clone(),
             session_id,
             workspace_root: self.host.root().to_path_buf(),
             target: Self::target(&spec.backend),
             request_timeout: Duration::from_mins(2),
+            instructions,
         };
         if !run.begin(request, &spec).await? {
             return Ok(run.task);

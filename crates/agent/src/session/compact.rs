@@ -2,12 +2,13 @@
 //! estimate before each request, compaction when it would pass most of the
 //! window, and one more try after a provider's "too long" error.
 
+use std::sync::Mutex;
+
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use cocode_core::agent::AgentEvent;
 
-use super::{Ask, Backend, Shared, ask};
 use crate::context::{
     COMPACT_AT, COMPACT_TO, INITIAL_BYTES_PER_TOKEN, KEEP_TURNS, LARGE_RESULT_BYTES,
     SUMMARY_SYSTEM, calibrated, kept_from, leave_out_results, messages_json, rebuilt,
@@ -16,6 +17,37 @@ use crate::context::{
 use crate::conversation::{AssistantMessage, Message};
 use crate::error::{ProviderError, ProviderErrorCode};
 use crate::providers::ProviderConfig;
+
+/// One request to the model: its instructions, the conversation and the
+/// tools it may call; a quiet one streams nothing to the transcript.
+pub(super) struct Ask<'a> {
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [Value],
+    pub quiet: bool,
+}
+
+/// What compaction needs of a session: its instructions, its budget, its
+/// events and its model.
+#[async_trait::async_trait]
+pub(super) trait Session: Sync {
+    fn system(&self) -> &str;
+    fn budget(&self) -> &Mutex<Budget>;
+    async fn emit(&self, event: AgentEvent, cancel: &CancellationToken);
+    /// The model's answer, and the input tokens the provider counted.
+    async fn ask(
+        &self,
+        request: Ask<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(AssistantMessage, Option<u64>), ProviderError>;
+}
+
+/// The model a session talks to, as its budget sees it.
+pub(super) enum Talks<'a> {
+    Local,
+    Anthropic { model: &'a str, max_tokens: u32 },
+    OpenAi { model: &'a str },
+}
 
 /// What a session knows of its model's window and of how many bytes a
 /// token stands for.
@@ -32,13 +64,13 @@ pub(super) struct Budget {
 }
 
 impl Budget {
-    pub(super) fn new(backend: &Backend, provider: &ProviderConfig) -> Self {
-        let (window, output) = match backend {
-            Backend::Local => (None, 0),
-            Backend::Anthropic {
-                model, max_tokens, ..
-            } => (provider.window_of(model), u64::from(*max_tokens)),
-            Backend::OpenAi { model, .. } => {
+    pub(super) fn new(talks: &Talks<'_>, provider: &ProviderConfig) -> Self {
+        let (window, output) = match talks {
+            Talks::Local => (None, 0),
+            Talks::Anthropic { model, max_tokens } => {
+                (provider.window_of(model), u64::from(*max_tokens))
+            }
+            Talks::OpenAi { model } => {
                 let window = provider.window_of(model);
                 (window, window.map_or(0, |w| (w / 10).min(8_192)))
             }
@@ -47,21 +79,21 @@ impl Budget {
             window,
             output,
             rate: INITIAL_BYTES_PER_TOKEN,
-            unlimited: matches!(backend, Backend::Local),
+            unlimited: matches!(talks, Talks::Local),
         }
     }
 }
 
-fn budget(shared: &Shared) -> Budget {
+fn budget(shared: &dyn Session) -> Budget {
     *shared
-        .budget
+        .budget()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn update(shared: &Shared, f: impl FnOnce(&mut Budget)) {
+fn update(shared: &dyn Session, f: impl FnOnce(&mut Budget)) {
     f(&mut shared
-        .budget
+        .budget()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner));
 }
@@ -80,15 +112,15 @@ enum Need {
 /// when it would pass most of the window, and once more (then sending it
 /// again) when the provider says it is too long.
 pub(super) async fn ask_within(
-    shared: &Shared,
+    shared: &dyn Session,
     messages: &mut Vec<Message>,
     tools: &[Value],
     tools_bytes: usize,
     cancel: &CancellationToken,
 ) -> Result<AssistantMessage, ProviderError> {
     fit(shared, messages, tools_bytes, Need::IfNear, cancel).await?;
-    let sent = request_bytes(&shared.system, tools_bytes, messages);
-    let first = ask(shared, turn(shared, messages, tools), cancel).await;
+    let sent = request_bytes(shared.system(), tools_bytes, messages);
+    let first = shared.ask(turn(shared, messages, tools), cancel).await;
     let (turn_out, counted, sent) = match first {
         Err(e) if e.is(ProviderErrorCode::ContextTooLong) => {
             // Learn the window the provider states (or take this request as
@@ -99,8 +131,8 @@ pub(super) async fn ask_within(
                 .unwrap_or_else(|| tokens(sent, b.rate));
             update(shared, |b| b.window = Some(window));
             fit(shared, messages, tools_bytes, Need::Refused, cancel).await?;
-            let sent = request_bytes(&shared.system, tools_bytes, messages);
-            match ask(shared, turn(shared, messages, tools), cancel).await {
+            let sent = request_bytes(shared.system(), tools_bytes, messages);
+            match shared.ask(turn(shared, messages, tools), cancel).await {
                 Ok((turn_out, counted)) => (turn_out, counted, sent),
                 Err(again) if again.is(ProviderErrorCode::ContextTooLong) => {
                     return Err(ProviderError::new(
@@ -149,9 +181,9 @@ pub(super) async fn ask_within(
     Ok(turn_out)
 }
 
-fn turn<'a>(shared: &'a Shared, messages: &'a [Message], tools: &'a [Value]) -> Ask<'a> {
+fn turn<'a>(shared: &'a dyn Session, messages: &'a [Message], tools: &'a [Value]) -> Ask<'a> {
     Ask {
-        system: &shared.system,
+        system: shared.system(),
         messages,
         tools,
         quiet: false,
@@ -159,9 +191,12 @@ fn turn<'a>(shared: &'a Shared, messages: &'a [Message], tools: &'a [Value]) -> 
 }
 
 /// The estimate of the next request with `messages`, answer included.
-fn estimate(shared: &Shared, tools_bytes: usize, messages: &[Message]) -> u64 {
+fn estimate(shared: &dyn Session, tools_bytes: usize, messages: &[Message]) -> u64 {
     let b = budget(shared);
-    tokens(request_bytes(&shared.system, tools_bytes, messages), b.rate) + b.output
+    tokens(
+        request_bytes(shared.system(), tools_bytes, messages),
+        b.rate,
+    ) + b.output
 }
 
 /// Compacts `messages` when `need` says so: first old large tool results
@@ -169,7 +204,7 @@ fn estimate(shared: &Shared, tools_bytes: usize, messages: &[Message]) -> u64 {
 /// summarized by the model. Says what it did (and what the model saw
 /// before) as one `Compacted` event.
 async fn fit(
-    shared: &Shared,
+    shared: &dyn Session,
     messages: &mut Vec<Message>,
     tools_bytes: usize,
     need: Need,
@@ -208,26 +243,26 @@ async fn fit(
     if estimate(shared, tools_bytes, messages) > target {
         let text = summary_input(shared, &messages[..from], window);
         let asked = [Message::User(text)];
-        let (answer, _) = ask(
-            shared,
-            Ask {
-                system: SUMMARY_SYSTEM,
-                messages: &asked,
-                tools: &[],
-                quiet: true,
-            },
-            cancel,
-        )
-        .await
-        .map_err(|e| {
-            ProviderError::new(
-                e.code,
-                format!(
-                    "the conversation could not be summarized to fit the model's context: {}",
-                    e.message
-                ),
+        let (answer, _) = shared
+            .ask(
+                Ask {
+                    system: SUMMARY_SYSTEM,
+                    messages: &asked,
+                    tools: &[],
+                    quiet: true,
+                },
+                cancel,
             )
-        })?;
+            .await
+            .map_err(|e| {
+                ProviderError::new(
+                    e.code,
+                    format!(
+                        "the conversation could not be summarized to fit the model's context: {}",
+                        e.message
+                    ),
+                )
+            })?;
         if answer.text.trim().is_empty() {
             return Err(ProviderError::invalid_response(
                 "the model's summary of the conversation is empty",
@@ -256,7 +291,7 @@ async fn fit(
 
 /// The older messages as the summary request's text, within about 60 % of
 /// the window (its start and end kept when it must be cut).
-fn summary_input(shared: &Shared, older: &[Message], window: u64) -> String {
+fn summary_input(shared: &dyn Session, older: &[Message], window: u64) -> String {
     let b = budget(shared);
     let text = render_for_summary(older, 2_000);
     #[expect(

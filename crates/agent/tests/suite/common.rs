@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -504,6 +505,7 @@ pub fn session_request(target: SessionTarget) -> SessionRequest {
         workspace_root: std::path::PathBuf::from("/work/demo"),
         target,
         request_timeout: Duration::from_secs(30),
+        instructions: cocode_core::agent::Instructions::default(),
     }
 }
 
@@ -592,4 +594,136 @@ pub fn pairing(body: &Value) -> (Vec<String>, Vec<String>) {
         }
     }
     (calls, results)
+}
+
+// A fake model with a small context window (compaction tests and bench).
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    OpenAi,
+    Anthropic,
+}
+
+/// The fake model's count of a request's tokens: four bytes each.
+pub fn counted(request: &Captured) -> u64 {
+    request.bytes as u64 / 4
+}
+
+/// The provider's own error for a request over `limit`.
+fn too_long(wire: Wire, limit: u64, tokens: u64) -> Reply {
+    match wire {
+        Wire::OpenAi => Reply::json(
+            400,
+            &json!({"error": {
+                "message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded"
+            }}),
+        ),
+        Wire::Anthropic => Reply::json(
+            400,
+            &json!({"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": format!("prompt is too long: {tokens} tokens > {limit} maximum")
+            }}),
+        ),
+    }
+}
+
+/// A streamed answer that reports `input` tokens, as both providers do.
+fn streamed(wire: Wire, text: &str, calls: &[(&str, &str, &str)], input: u64) -> Reply {
+    match wire {
+        Wire::OpenAi => {
+            let mut events = openai_sse(text, calls);
+            let done = events.pop().unwrap();
+            events.push((
+                None,
+                json!({"id":"c1","object":"chat.completion.chunk","model":"m","choices":[],
+                       "usage":{"prompt_tokens":input,"completion_tokens":5}})
+                .to_string(),
+            ));
+            events.push(done);
+            Reply::sse(events)
+        }
+        Wire::Anthropic => Reply::sse(
+            anthropic_sse(text, calls)
+                .into_iter()
+                .map(|(n, d)| {
+                    (
+                        n,
+                        d.replace(
+                            r#""usage":{"output_tokens":5}"#,
+                            &format!(r#""usage":{{"input_tokens":{input},"output_tokens":5}}"#),
+                        ),
+                    )
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn tool(wire: Wire, name: &str) -> String {
+    // Both projections spell `workspace.readFile` as `workspace__readFile`.
+    let _ = wire;
+    name.replace('.', "__")
+}
+
+/// Whether a request is the summary request (it offers no tools).
+pub fn is_summary(request: &Captured) -> bool {
+    request
+        .body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+}
+
+/// The fake model: over `limit` tokens it refuses with its own error; a
+/// summary request gets a summary; the task's requests get, in turn,
+/// `reads` reads of large files, then one patch, then `task.finish`.
+pub fn fake_model(wire: Wire, limit: u64, reads: usize) -> Arc<Responder> {
+    let turn = AtomicUsize::new(0);
+    Arc::new(move |request: &Captured| {
+        let tokens = counted(request);
+        if tokens > limit {
+            return Some(too_long(wire, limit, tokens));
+        }
+        if is_summary(request) {
+            return Some(streamed(
+                wire,
+                "Goal: tidy the crate. Files: big/f*.rs read (revision sha256:2222…). State: reading done, patch next.",
+                &[],
+                tokens,
+            ));
+        }
+        let k = turn.fetch_add(1, Ordering::SeqCst);
+        let id = format!("call_{k}");
+        Some(match k.cmp(&reads) {
+            std::cmp::Ordering::Less => {
+                let args = format!(r#"{{"path":"big/f{k}.rs"}}"#);
+                streamed(
+                    wire,
+                    "",
+                    &[(&id, &tool(wire, "workspace.readFile"), &args)],
+                    tokens,
+                )
+            }
+            std::cmp::Ordering::Equal => streamed(
+                wire,
+                "",
+                &[(
+                    &id,
+                    &tool(wire, "workspace.applyPatch"),
+                    r#"{"path":"src/lib.rs","search":"fn a() {}","replace":"fn a() -> u8 { 1 }"}"#,
+                )],
+                tokens,
+            ),
+            std::cmp::Ordering::Greater => streamed(
+                wire,
+                "",
+                &[(&id, &tool(wire, "task.finish"), r#"{"summary":"tidied"}"#)],
+                tokens,
+            ),
+        })
+    })
 }

@@ -2,9 +2,6 @@
 //! provider's wire shape, its token counts, and its own "too long" error
 //! for a request over the limit.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use cocode_agent::LoopLimits;
 use cocode_core::agent::{AgentEvent, TurnEndReason};
 use cocode_tool_protocol::ApprovalDecision;
@@ -12,139 +9,9 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::common::{
-    Captured, MockServer, Reply, anthropic_sse, auto_approve, ending, failed_code, fast_retries,
-    openai_sse, provider, recording_registry, run_once, runtime_with_window, turn_ended,
+    MockServer, Wire, auto_approve, counted, ending, failed_code, fake_model, fast_retries,
+    is_summary, provider, recording_registry, run_once, runtime_with_window, turn_ended,
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wire {
-    OpenAi,
-    Anthropic,
-}
-
-/// The fake model's count of a request's tokens: four bytes each.
-fn counted(request: &Captured) -> u64 {
-    request.bytes as u64 / 4
-}
-
-/// The provider's own error for a request over `limit`.
-fn too_long(wire: Wire, limit: u64, tokens: u64) -> Reply {
-    match wire {
-        Wire::OpenAi => Reply::json(
-            400,
-            &json!({"error": {
-                "message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
-                "type": "invalid_request_error",
-                "param": "messages",
-                "code": "context_length_exceeded"
-            }}),
-        ),
-        Wire::Anthropic => Reply::json(
-            400,
-            &json!({"type": "error", "error": {
-                "type": "invalid_request_error",
-                "message": format!("prompt is too long: {tokens} tokens > {limit} maximum")
-            }}),
-        ),
-    }
-}
-
-/// A streamed answer that reports `input` tokens, as both providers do.
-fn answer(wire: Wire, text: &str, calls: &[(&str, &str, &str)], input: u64) -> Reply {
-    match wire {
-        Wire::OpenAi => {
-            let mut events = openai_sse(text, calls);
-            let done = events.pop().unwrap();
-            events.push((
-                None,
-                json!({"id":"c1","object":"chat.completion.chunk","model":"m","choices":[],
-                       "usage":{"prompt_tokens":input,"completion_tokens":5}})
-                .to_string(),
-            ));
-            events.push(done);
-            Reply::sse(events)
-        }
-        Wire::Anthropic => Reply::sse(
-            anthropic_sse(text, calls)
-                .into_iter()
-                .map(|(n, d)| {
-                    (
-                        n,
-                        d.replace(
-                            r#""usage":{"output_tokens":5}"#,
-                            &format!(r#""usage":{{"input_tokens":{input},"output_tokens":5}}"#),
-                        ),
-                    )
-                })
-                .collect(),
-        ),
-    }
-}
-
-fn tool(wire: Wire, name: &str) -> String {
-    // Both projections spell `workspace.readFile` as `workspace__readFile`.
-    let _ = wire;
-    name.replace('.', "__")
-}
-
-/// Whether a request is the summary request (it offers no tools).
-fn is_summary(request: &Captured) -> bool {
-    request
-        .body
-        .get("tools")
-        .and_then(Value::as_array)
-        .is_none_or(Vec::is_empty)
-}
-
-/// The fake model: over `limit` tokens it refuses with its own error; a
-/// summary request gets a summary; the task's requests get, in turn,
-/// `reads` reads of large files, then one patch, then `task.finish`.
-fn model(wire: Wire, limit: u64, reads: usize) -> Arc<super::common::Responder> {
-    let turn = AtomicUsize::new(0);
-    Arc::new(move |request: &Captured| {
-        let tokens = counted(request);
-        if tokens > limit {
-            return Some(too_long(wire, limit, tokens));
-        }
-        if is_summary(request) {
-            return Some(answer(
-                wire,
-                "Goal: tidy the crate. Files: big/f*.rs read (revision sha256:2222…). State: reading done, patch next.",
-                &[],
-                tokens,
-            ));
-        }
-        let k = turn.fetch_add(1, Ordering::SeqCst);
-        let id = format!("call_{k}");
-        Some(match k.cmp(&reads) {
-            std::cmp::Ordering::Less => {
-                let args = format!(r#"{{"path":"big/f{k}.rs"}}"#);
-                answer(
-                    wire,
-                    "",
-                    &[(&id, &tool(wire, "workspace.readFile"), &args)],
-                    tokens,
-                )
-            }
-            std::cmp::Ordering::Equal => answer(
-                wire,
-                "",
-                &[(
-                    &id,
-                    &tool(wire, "workspace.applyPatch"),
-                    r#"{"path":"src/lib.rs","search":"fn a() {}","replace":"fn a() -> u8 { 1 }"}"#,
-                )],
-                tokens,
-            ),
-            std::cmp::Ordering::Greater => answer(
-                wire,
-                "",
-                &[(&id, &tool(wire, "task.finish"), r#"{"summary":"tidied"}"#)],
-                tokens,
-            ),
-        })
-    })
-}
 
 fn limits() -> LoopLimits {
     LoopLimits {
@@ -176,7 +43,7 @@ fn compactions(events: &[AgentEvent]) -> Vec<(u64, u64, usize, usize, bool)> {
 
 async fn long_task(wire: Wire) {
     const WINDOW: u64 = 20_000;
-    let server = MockServer::start_with(model(wire, WINDOW, 60)).await;
+    let server = MockServer::start_with(fake_model(wire, WINDOW, 60)).await;
     let (tools, seen) = recording_registry();
     auto_approve(&tools, ApprovalDecision::Approve);
     let rt = runtime_with_window(
@@ -258,7 +125,7 @@ async fn a_sixty_call_task_compacts_within_an_anthropic_window_and_finishes() {
 /// server whose window cannot hold even the compacted request fails the
 /// run with the reason.
 async fn refused(wire: Wire) {
-    let server = MockServer::start_with(model(wire, 12_000, 30)).await;
+    let server = MockServer::start_with(fake_model(wire, 12_000, 30)).await;
     let (tools, seen) = recording_registry();
     auto_approve(&tools, ApprovalDecision::Approve);
     let rt = runtime_with_window(
@@ -284,7 +151,7 @@ async fn refused(wire: Wire) {
     assert_eq!(seen.lock().unwrap().len(), 32);
 
     // A window smaller than the instructions and tools alone.
-    let server = MockServer::start_with(model(wire, 500, 30)).await;
+    let server = MockServer::start_with(fake_model(wire, 500, 30)).await;
     let rt = runtime_with_window(
         &server.base_url,
         tools,
