@@ -27,6 +27,7 @@ pub mod runtime;
 pub mod save;
 pub mod secrets;
 pub mod settings;
+pub mod spent;
 pub mod sweep_budget;
 pub mod task_review;
 pub mod tools;

@@ -2969,3 +2969,89 @@ fn agents_md_reaches_the_system_prompt_and_a_folders_own_comes_with_the_first_ca
         "{shown}"
     );
 }
+
+/// `reading_model`, each answer reporting 1,000 prompt tokens (600 of them
+/// cached) and 100 completion tokens.
+#[cfg(unix)]
+fn counting_model(n: usize) -> Value {
+    let mut answer = reading_model(n);
+    answer["usage"] = serde_json::json!({
+        "prompt_tokens": 1_000,
+        "completion_tokens": 100,
+        "prompt_tokens_details": {"cached_tokens": 600}
+    });
+    answer
+}
+
+/// A task's cost is its requests' tokens times the prices the person set
+/// for the model in `providers.json`, cached tokens at their own price.
+#[cfg(unix)]
+#[test]
+fn a_tasks_cost_is_its_tokens_times_the_persons_prices() {
+    let (url, bodies) = recording_provider(counting_model);
+    let ws = workspace(&[("sub/x.txt", "x\n"), ("sub/y.txt", "y\n")]);
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(".config");
+    std::fs::create_dir_all(config.join("cocode")).unwrap();
+    std::fs::write(
+        config.join("cocode/providers.json"),
+        r#"{"providers": {"openai": {"prices": {"scripted": {"input": 2, "output": 8, "cache_read": 0.5}}}}}"#,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "run",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--prompt",
+            "read the files under sub",
+            "--backend",
+            "openai",
+            "--model",
+            "scripted",
+            "--base-url",
+            &url,
+            "--api-key-env",
+            "COCODE_TEST_KEY",
+            "--yes",
+        ])
+        .stdin(Stdio::null())
+        .env("COCODE_TEST_KEY", "sk-test")
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", &config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(bodies.lock().unwrap().len(), 3, "{stdout}");
+    // Each request: 400 × $2 + 600 × $0.50 + 100 × $8 per million tokens.
+    assert_eq!(
+        stdout
+            .matches("  tokens: 1,000 tokens in (600 cached) · 100 out · $0.0019\n")
+            .count(),
+        3,
+        "{stdout}"
+    );
+    let task = only_task(ws.path());
+    assert_eq!(
+        task["usage"],
+        serde_json::json!({"input": 3_000, "output": 300, "cached": 1_800, "cost_micros": 5_700})
+    );
+    let id = task["task"]["task_id"].as_str().unwrap().to_owned();
+    let shown = Command::new(env!("CARGO_BIN_EXE_cocode"))
+        .args([
+            "task",
+            "show",
+            &id,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("\n  spent:    3,000 tokens in (1,800 cached) · 300 out · $0.0057\n"),
+        "{shown}"
+    );
+}

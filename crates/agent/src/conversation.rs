@@ -104,6 +104,10 @@ pub struct Usage {
     /// The prompt, cached parts included.
     pub input: u64,
     pub output: u64,
+    /// Of the prompt: read from the provider's cache.
+    pub cache_read: u64,
+    /// Of the prompt: written to the provider's cache (Anthropic).
+    pub cache_write: u64,
 }
 
 impl Usage {
@@ -113,6 +117,11 @@ impl Usage {
         Some(Self {
             input: count("prompt_tokens")?,
             output: count("completion_tokens").unwrap_or(0),
+            cache_read: usage
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            cache_write: 0,
         })
     }
 
@@ -120,12 +129,13 @@ impl Usage {
     /// reads together).
     pub fn of_anthropic(usage: &Value) -> Option<Self> {
         let count = |k: &str| usage.get(k).and_then(Value::as_u64);
-        let input = count("input_tokens")?
-            + count("cache_creation_input_tokens").unwrap_or(0)
-            + count("cache_read_input_tokens").unwrap_or(0);
+        let cache_write = count("cache_creation_input_tokens").unwrap_or(0);
+        let cache_read = count("cache_read_input_tokens").unwrap_or(0);
         Some(Self {
-            input,
+            input: count("input_tokens")? + cache_write + cache_read,
             output: count("output_tokens").unwrap_or(0),
+            cache_read,
+            cache_write,
         })
     }
 }

@@ -16,8 +16,8 @@ pub mod wire;
 
 pub use error::{ProviderError, ProviderErrorCode};
 pub use providers::{
-    AdapterKind, CatalogKind, LlmProviderRegistry, ModelInfo, ProviderConfig, RegistryBuildError,
-    fetch_models,
+    AdapterKind, CatalogKind, LlmProviderRegistry, ModelInfo, ModelPrice, ProviderConfig,
+    RegistryBuildError, fetch_models,
 };
 pub use session::{BuiltInRuntime, BuiltInSession, LoopLimits};
 pub use transport::{RetryPolicy, Transport, UpstreamProxies};

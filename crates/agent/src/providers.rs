@@ -37,9 +37,47 @@ pub enum CatalogKind {
     OpenAiModels,
 }
 
+/// What a model costs, in US dollars per million tokens: the person's own
+/// table (providers change prices; cocode ships none), empty for local
+/// servers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    pub input: f64,
+    pub output: f64,
+    /// Prompt tokens read from the provider's cache (unset: as `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<f64>,
+    /// Prompt tokens written to the provider's cache (unset: as `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
+}
+
+impl ModelPrice {
+    /// What a request's tokens cost, in millionths of a US dollar (a
+    /// dollar per million tokens is a millionth of a dollar per token).
+    pub fn cost_micros(&self, usage: &crate::conversation::Usage) -> u64 {
+        let plain = usage
+            .input
+            .saturating_sub(usage.cache_read + usage.cache_write);
+        #[expect(clippy::cast_precision_loss, reason = "token counts far below 2^52")]
+        let micros = plain as f64 * self.input
+            + usage.cache_read as f64 * self.cache_read.unwrap_or(self.input)
+            + usage.cache_write as f64 * self.cache_write.unwrap_or(self.input)
+            + usage.output as f64 * self.output;
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a non-negative amount far below 2^63 millionths"
+        )]
+        let rounded = micros.round().max(0.0) as u64;
+        rounded
+    }
+}
+
 /// One provider entry. Keys are never part of it: they live in the OS
 /// keyring under the provider's id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderConfig {
     pub id: ProviderId,
     pub display_name: String,
@@ -63,6 +101,9 @@ pub struct ProviderConfig {
     /// most of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
+    /// Prices by model name, for the cost of each request and task.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub prices: std::collections::BTreeMap<String, ModelPrice>,
 }
 
 const fn default_max_tokens() -> u32 {
@@ -88,6 +129,7 @@ impl ProviderConfig {
             options: openai::ServerOptions::default(),
             max_tokens: default_max_tokens(),
             context_window: None,
+            prices: std::collections::BTreeMap::new(),
         }
     }
 
@@ -103,6 +145,7 @@ impl ProviderConfig {
             options: openai::ServerOptions::default(),
             max_tokens: default_max_tokens(),
             context_window: None,
+            prices: std::collections::BTreeMap::new(),
         }
     }
 
@@ -122,6 +165,7 @@ impl ProviderConfig {
             },
             max_tokens: default_max_tokens(),
             context_window: None,
+            prices: std::collections::BTreeMap::new(),
         }
     }
 
@@ -141,6 +185,7 @@ impl ProviderConfig {
             },
             max_tokens: default_max_tokens(),
             context_window: None,
+            prices: std::collections::BTreeMap::new(),
         }
     }
 
@@ -160,6 +205,7 @@ impl ProviderConfig {
             },
             max_tokens: default_max_tokens(),
             context_window: None,
+            prices: std::collections::BTreeMap::new(),
         }
     }
 
@@ -176,6 +222,7 @@ impl ProviderConfig {
             options: openai::ServerOptions::default(),
             max_tokens: default_max_tokens(),
             context_window: None,
+            prices: std::collections::BTreeMap::new(),
         }
     }
 
@@ -216,7 +263,7 @@ pub enum RegistryBuildError {
 }
 
 /// The providers on offer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LlmProviderRegistry {
     providers: Vec<ProviderConfig>,
 }
@@ -416,6 +463,43 @@ mod tests {
                 .providers()
                 .len(),
             6
+        );
+    }
+
+    #[test]
+    fn a_requests_cost_prices_cached_tokens_apart_and_unset_cache_prices_as_input() {
+        let price = ModelPrice {
+            input: 3.0,
+            output: 15.0,
+            cache_read: Some(0.3),
+            cache_write: Some(3.75),
+        };
+        let usage = crate::conversation::Usage {
+            input: 10_000,
+            output: 500,
+            cache_read: 6_000,
+            cache_write: 2_000,
+        };
+        // 2,000 × 3 + 6,000 × 0.3 + 2,000 × 3.75 + 500 × 15 millionths.
+        assert_eq!(price.cost_micros(&usage), 6_000 + 1_800 + 7_500 + 7_500);
+        let plain = ModelPrice {
+            cache_read: None,
+            cache_write: None,
+            ..price
+        };
+        assert_eq!(plain.cost_micros(&usage), 30_000 + 7_500);
+        let parsed: ModelPrice = serde_json::from_str(r#"{"input": 2, "output": 8}"#).unwrap();
+        assert_eq!(
+            parsed,
+            ModelPrice {
+                input: 2.0,
+                output: 8.0,
+                cache_read: None,
+                cache_write: None
+            }
+        );
+        assert!(
+            serde_json::from_str::<ModelPrice>(r#"{"input": 2, "output": 8, "per": "k"}"#).is_err()
         );
     }
 

@@ -253,6 +253,9 @@ impl AgentRuntime for BuiltInRuntime {
                 options: provider.options,
             },
         };
+        let price = backend
+            .model()
+            .and_then(|m| provider.prices.get(m).copied());
         let budget = compact::Budget::new(
             &match &backend {
                 Backend::Local => compact::Talks::Local,
@@ -285,6 +288,7 @@ impl AgentRuntime for BuiltInRuntime {
             instructions: req.instructions.clone(),
             messages: tokio::sync::Mutex::new(Vec::new()),
             answered: Mutex::new(BTreeSet::new()),
+            price,
             budget: Mutex::new(budget),
             events,
             active: AtomicBool::new(false),
@@ -318,6 +322,8 @@ struct Shared {
     messages: tokio::sync::Mutex<Vec<Message>>,
     /// Other models the server said answered, each said once.
     answered: Mutex<BTreeSet<String>>,
+    /// The person's price of the model, when their table has one.
+    price: Option<crate::providers::ModelPrice>,
     /// The project's instructions, and where those of the folders a call
     /// touches come from.
     instructions: cocode_core::agent::Instructions,
@@ -641,6 +647,8 @@ async fn ask(
                 AgentEvent::TokenUsage {
                     input: usage.input,
                     output: usage.output,
+                    cached: usage.cache_read,
+                    cost_micros: shared.price.map(|p| p.cost_micros(&usage)),
                 },
                 cancel,
             )

@@ -333,10 +333,15 @@ pub enum AgentEvent {
         used: u64,
         size: u64,
     },
-    /// Tokens one model request used, as the provider reported them.
+    /// Tokens one model request used, as the provider reported them:
+    /// `input` includes the `cached` part read from the provider's cache;
+    /// `cost_micros` is what the request cost in millionths of a US dollar
+    /// by the person's price table, when it prices the model.
     TokenUsage {
         input: u64,
         output: u64,
+        cached: u64,
+        cost_micros: Option<u64>,
     },
     /// The conversation was compacted to stay within the model's context
     /// window. `before` and `after` estimate the next request's tokens;

@@ -286,7 +286,13 @@ fn run_task(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     let rt = root.runtime();
-    let mut providers = LlmProviderRegistry::with_presets()?.providers().to_vec();
+    // The person's provider settings, as the window uses them (addresses,
+    // context windows, prices); `--base-url` goes over them.
+    let settings = match crate::host::provider_settings::settings_file() {
+        Some(file) => crate::host::provider_settings::ProviderSettings::load(&file)?,
+        None => crate::host::provider_settings::ProviderSettings::default(),
+    };
+    let mut providers = settings.registry()?.providers().to_vec();
     if let Some(url) = base_url {
         let Some(p) = providers.iter_mut().find(|p| p.id.as_str() == backend) else {
             bail!("--base-url needs a provider backend, not “{backend}”");
@@ -462,12 +468,14 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
     let started = crate::host::records::started_on(&ws, &id);
     let models = crate::host::records::models_answered(&ws, &id);
     let instructions = crate::host::instructions::given(&ws, &id);
+    let spent = crate::host::records::usage(&ws, &id);
     if json {
         let value = serde_json::json!({
             "task": task,
             "started_on": started,
             "models_answered": models,
             "instructions": instructions.as_ref().map(|g| &g.files),
+            "usage": spent,
             "snapshots": snapshots,
             "not_fully_recorded": unrecorded,
         });
@@ -478,7 +486,12 @@ fn show(workspace: &Path, id: &str, json: bool, out: &mut dyn Write) -> anyhow::
             "{}",
             describe_task(
                 &task,
-                (started.as_ref(), models.as_ref(), instructions.as_ref()),
+                &TaskFacts {
+                    started: started.as_ref(),
+                    models: models.as_ref(),
+                    instructions: instructions.as_ref(),
+                    spent,
+                },
                 &snapshots
             )
         )?;
@@ -513,15 +526,26 @@ fn settle_if_free(ws: &OpenWorkspace) -> anyhow::Result<()> {
 
 /// A task as a person reads it: what was asked, who did it, where it
 /// stands, what verification said and what changed.
+/// What a task's record says beside the task itself.
+#[derive(Debug, Default)]
+pub struct TaskFacts<'a> {
+    pub started: Option<&'a crate::host::records::StartedOn>,
+    pub models: Option<&'a crate::host::records::ModelsAnswered>,
+    pub instructions: Option<&'a crate::host::instructions::GivenRecord>,
+    pub spent: Option<crate::host::spent::Spent>,
+}
+
 pub fn describe_task(
     task: &DelegatedTask,
-    (started, models, instructions): (
-        Option<&crate::host::records::StartedOn>,
-        Option<&crate::host::records::ModelsAnswered>,
-        Option<&crate::host::instructions::GivenRecord>,
-    ),
+    facts: &TaskFacts<'_>,
     snapshots: &[cocode_core::EditSnapshot],
 ) -> String {
+    let TaskFacts {
+        started,
+        models,
+        instructions,
+        spent,
+    } = facts;
     let mut text = String::new();
     let backend = match task.backend() {
         TaskBackend::Local => "the local agent".to_owned(),
@@ -536,6 +560,9 @@ pub fn describe_task(
     }
     if let Some(given) = instructions.filter(|g| !g.files.is_empty()) {
         let _ = writeln!(text, "  instructions: {}", given.files.join(", "));
+    }
+    if let Some(spent) = spent {
+        let _ = writeln!(text, "  spent:    {}", spent.words());
     }
     if let Some(started) = started {
         let _ = writeln!(text, "  git:      started on {}", started.words());

@@ -15,7 +15,7 @@ use cocode_core::verification::{
 };
 use cocode_core::{CompletionMode, DelegatedTask, TaskId, TaskTransition};
 
-use super::describe_task;
+use super::{TaskFacts, describe_task};
 use crate::host::orchestrator::{Progress, describe_end};
 use crate::host::progress::print_progress;
 
@@ -192,7 +192,7 @@ fn task_show_reads_as_words() {
         .into_iter()
         .find(|(label, _)| *label == "retries used up")
         .unwrap();
-    insta::assert_snapshot!(describe_task(&t, (None, None, None), &[]));
+    insta::assert_snapshot!(describe_task(&t, &TaskFacts::default(), &[]));
 }
 
 #[test]

@@ -8,6 +8,7 @@ use cocode_core::agent::{AgentEvent, ToolCallStatus};
 use cocode_core::shown;
 
 use crate::host::orchestrator::Progress;
+pub use crate::host::spent::{Spent, dollars, grouped};
 
 /// The most lines of a finished terminal shown in the progress output.
 const TERMINAL_TAIL_LINES: usize = 20;
@@ -57,26 +58,11 @@ pub fn print_progress(
             format!("agent error {code}: {}", shown::lines(message)),
         ),
         Progress::Agent(AgentEvent::ModeChanged(mode)) => line(out, format!("  mode: {mode}")),
-        Progress::Agent(AgentEvent::TokenUsage { input, output }) => {
-            line(out, format!("  tokens: {input} in, {output} out"))
-        }
-        Progress::Agent(AgentEvent::Compacted {
-            before,
-            after,
-            left_out,
-            summarized,
-            ..
-        }) => line(
-            out,
-            format!(
-                "  {}",
-                compacted_words(*before, *after, *left_out, *summarized)
-            ),
-        ),
-        Progress::Agent(AgentEvent::ModelMismatch { asked, answered }) => line(
-            out,
-            format!("  the server answered with model {answered}, not the {asked} asked for"),
-        ),
+        Progress::Agent(
+            e @ (AgentEvent::TokenUsage { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::ModelMismatch { .. }),
+        ) => line(out, format!("  {}", model_words(e))),
         Progress::Agent(AgentEvent::TerminalOutput {
             terminal_id,
             output,
@@ -118,6 +104,39 @@ pub fn print_progress(
     }
 }
 
+/// What the model's requests did, in words: their tokens and cost, a
+/// compaction, another model answering.
+fn model_words(event: &AgentEvent) -> String {
+    match event {
+        AgentEvent::TokenUsage {
+            input,
+            output,
+            cached,
+            cost_micros,
+        } => format!(
+            "tokens: {}",
+            Spent {
+                input: *input,
+                output: *output,
+                cached: *cached,
+                cost_micros: *cost_micros,
+            }
+            .words()
+        ),
+        AgentEvent::Compacted {
+            before,
+            after,
+            left_out,
+            summarized,
+            ..
+        } => compacted_words(*before, *after, *left_out, *summarized),
+        AgentEvent::ModelMismatch { asked, answered } => {
+            format!("the server answered with model {answered}, not the {asked} asked for")
+        }
+        _ => String::new(),
+    }
+}
+
 /// A compaction in words: `context compacted: about 90,000 → 30,000 tokens
 /// (12 old tool results left out, 40 messages summarized)`.
 pub fn compacted_words(before: u64, after: u64, left_out: usize, summarized: usize) -> String {
@@ -130,25 +149,12 @@ pub fn compacted_words(before: u64, after: u64, left_out: usize, summarized: usi
     }
     format!(
         "context compacted to stay within the model's window: about {} → {} tokens ({})",
-        thousands(before),
-        thousands(after),
+        grouped(before),
+        grouped(after),
         if did.is_empty() {
             "nothing to leave out".to_owned()
         } else {
             did.join(", ")
         }
     )
-}
-
-/// `90000` as `90,000`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

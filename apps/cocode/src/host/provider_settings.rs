@@ -12,7 +12,7 @@ use cocode_agent::LlmProviderRegistry;
 use serde::{Deserialize, Serialize};
 
 /// One provider's settings.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSetting {
     /// Replaces the preset's base URL.
@@ -21,10 +21,19 @@ pub struct ProviderSetting {
     /// The model the composer picks for this provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Its models' context window in tokens (over cocode's table of known
+    /// models): the conversation is compacted before a request would pass
+    /// most of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// What its models cost, by model name, in US dollars per million
+    /// tokens: each request's and task's cost (none: not shown).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, cocode_agent::ModelPrice>,
 }
 
 /// Every provider's settings, by provider id.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSettings {
     #[serde(default)]
@@ -76,16 +85,19 @@ impl ProviderSettings {
     pub fn registry(&self) -> anyhow::Result<LlmProviderRegistry> {
         let mut providers = LlmProviderRegistry::with_presets()?.providers().to_vec();
         for p in &mut providers {
-            if let Some(url) = self
-                .providers
-                .get(p.id.as_str())
-                .and_then(|s| s.base_url.as_ref())
-            {
+            let Some(setting) = self.providers.get(p.id.as_str()) else {
+                continue;
+            };
+            if let Some(url) = &setting.base_url {
                 if let Some(problem) = base_url_problem(url) {
                     anyhow::bail!("{}: {problem}", p.display_name);
                 }
                 p.base_url = Some(url.clone());
             }
+            if setting.context_window.is_some() {
+                p.context_window = setting.context_window;
+            }
+            p.prices.clone_from(&setting.prices);
         }
         Ok(LlmProviderRegistry::new(providers)?)
     }

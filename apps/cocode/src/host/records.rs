@@ -76,6 +76,17 @@ pub fn compactions_dir(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
     ws.layout.task_dir(id).join("context")
 }
 
+/// What a task's model requests used and cost, added up (`usage.json`).
+pub fn usage_path(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
+    ws.layout.task_dir(id).join("usage.json")
+}
+
+/// Task `id`'s tokens and cost so far, when its agent reported any.
+pub fn usage(ws: &OpenWorkspace, id: &TaskId) -> Option<crate::host::spent::Spent> {
+    let bytes = std::fs::read(usage_path(ws, id)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
 pub(crate) fn models_path(ws: &OpenWorkspace, id: &TaskId) -> PathBuf {
     ws.layout.task_dir(id).join("models.json")
 }

@@ -692,6 +692,21 @@ impl WorkspaceHost {
         Ok(())
     }
 
+    /// Adds one request's tokens and cost to task `id`'s `usage.json`.
+    pub fn record_usage(
+        &self,
+        id: &TaskId,
+        spent: crate::host::spent::Spent,
+    ) -> anyhow::Result<()> {
+        let mut total = crate::host::records::usage(&self.workspace, id).unwrap_or_default();
+        total.add(spent);
+        self.workspace.gate.store().write_state_file(
+            &crate::host::records::usage_path(&self.workspace, id),
+            &serde_json::to_vec_pretty(&total)?,
+        )?;
+        Ok(())
+    }
+
     /// Keeps what the model saw before a compaction of task `id`'s
     /// conversation (`context/compaction-<n>.json`); returns its path.
     pub fn record_compaction(

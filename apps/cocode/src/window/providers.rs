@@ -101,7 +101,7 @@ pub enum ProviderRequest {
 }
 
 /// What the worker reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ProviderEvent {
     /// Every provider, after a load or any change.
     Rows(Vec<ProviderRow>),

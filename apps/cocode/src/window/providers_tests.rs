@@ -265,7 +265,8 @@ fn a_key_and_an_address_set_on_the_page_serve_the_next_task_and_the_key_shows_no
         serde_json::json!({"include_usage": true})
     );
     // Three requests, each counted; the panel adds them up.
-    assert_eq!(h.state().agent.current().transcript.tokens(), (3_600, 90));
+    let spent = h.state().agent.current().transcript.tokens();
+    assert_eq!((spent.input, spent.output), (3_600, 90));
     h.get_by_label("This task: 3,600 tokens in · 90 out");
     assert_transcript_without_key(&h, &[&root, settings_dir.path()]);
 }
@@ -679,7 +680,8 @@ fn a_task_runs_on_anthropics_wire_with_the_key_set_on_the_page() {
         .collect();
     assert_eq!(answered, vec![serde_json::json!("toolu_1")]);
     // Two requests, each counted as the provider reported them.
-    assert_eq!(h.state().agent.current().transcript.tokens(), (1_800, 40));
+    let spent = h.state().agent.current().transcript.tokens();
+    assert_eq!((spent.input, spent.output), (1_800, 40));
     let transcript = h.state().agent.current().transcript.text();
     assert!(
         transcript.contains("  I will **write** `out.txt`."),

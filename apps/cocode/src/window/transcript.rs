@@ -121,11 +121,8 @@ pub enum Entry {
         code: String,
         message: String,
     },
-    /// Tokens one model request used.
-    Usage {
-        input: u64,
-        output: u64,
-    },
+    /// Tokens one model request used, and what it cost.
+    Usage(Spent),
     /// The conversation was compacted to stay within the model's context
     /// window: what it did in words, and the model's summary when there
     /// was one.
@@ -163,10 +160,7 @@ impl Entry {
             Self::Compacted { words, summary } => {
                 words.len() + summary.as_ref().map_or(0, String::len)
             }
-            Self::Verification(_)
-            | Self::Status { .. }
-            | Self::Retry { .. }
-            | Self::Usage { .. } => 0,
+            Self::Verification(_) | Self::Status { .. } | Self::Retry { .. } | Self::Usage(_) => 0,
         }
     }
 }
@@ -184,7 +178,7 @@ pub struct Transcript {
     /// The agent's context window: (used, size) tokens, as last reported.
     context: Option<(u64, u64)>,
     /// Tokens used so far in this conversation: (input, output).
-    tokens: (u64, u64),
+    tokens: Spent,
 }
 
 impl Transcript {
@@ -206,9 +200,9 @@ impl Transcript {
         self.context
     }
 
-    /// Tokens used so far in this conversation (input, output), as the
-    /// provider reported them.
-    pub fn tokens(&self) -> (u64, u64) {
+    /// Tokens used so far in this conversation, as the provider reported
+    /// them, and their cost when the person's table prices the model.
+    pub fn tokens(&self) -> Spent {
         self.tokens
     }
 
@@ -348,13 +342,20 @@ impl Transcript {
                 "the server answered with model {answered}, not the {asked} asked for"
             ))),
             AgentEvent::ContextUsage { used, size } => self.context = Some((*used, *size)),
-            AgentEvent::TokenUsage { input, output } => {
-                self.tokens.0 += input;
-                self.tokens.1 += output;
-                self.push(Entry::Usage {
+            AgentEvent::TokenUsage {
+                input,
+                output,
+                cached,
+                cost_micros,
+            } => {
+                let spent = Spent {
                     input: *input,
                     output: *output,
-                });
+                    cached: *cached,
+                    cost_micros: *cost_micros,
+                };
+                self.tokens.add(spent);
+                self.push(Entry::Usage(spent));
             }
             AgentEvent::TurnEnded { .. } => self.open = false,
             AgentEvent::TransportClosed { reason } => {
@@ -580,23 +581,7 @@ pub fn tool_words(tool: &str) -> &str {
     }
 }
 
-/// A count with thousands grouped: `12,345`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Tokens in words: `1,234 tokens in · 56 out`.
-pub fn tokens_line(input: u64, output: u64) -> String {
-    format!("{} tokens in · {} out", grouped(input), grouped(output))
-}
+pub use crate::host::spent::{Spent, grouped};
 
 /// A verification record in one line.
 pub fn verification_line(v: &VerificationEntry) -> String {
@@ -704,8 +689,8 @@ fn entry_text(out: &mut String, e: &Entry) {
         Entry::Failure { code, message } => {
             let _ = writeln!(out, "agent error {code}: {message}");
         }
-        Entry::Usage { input, output } => {
-            let _ = writeln!(out, "{}", tokens_line(*input, *output));
+        Entry::Usage(spent) => {
+            let _ = writeln!(out, "{}", spent.words());
         }
         Entry::Compacted { words, summary } => {
             let _ = writeln!(out, "{words}");
@@ -889,13 +874,32 @@ mod tests {
     #[test]
     fn token_counts_are_shown_per_request_and_added_up() {
         let mut t = Transcript::default();
-        for (input, output) in [(1_234, 56), (98_765, 4_321)] {
-            t.apply(&agent(AgentEvent::TokenUsage { input, output }));
+        for (input, output, cached, cost_micros) in
+            [(1_234, 56, 0, None), (98_765, 4_321, 90_000, Some(123_456))]
+        {
+            t.apply(&agent(AgentEvent::TokenUsage {
+                input,
+                output,
+                cached,
+                cost_micros,
+            }));
         }
-        assert_eq!(t.tokens(), (99_999, 4_377));
+        assert_eq!(
+            t.tokens(),
+            Spent {
+                input: 99_999,
+                output: 4_377,
+                cached: 90_000,
+                cost_micros: Some(123_456)
+            }
+        );
         assert_eq!(
             t.text(),
-            "1,234 tokens in · 56 out\n98,765 tokens in · 4,321 out\n"
+            "1,234 tokens in · 56 out\n98,765 tokens in (90,000 cached) · 4,321 out · $0.1235\n"
+        );
+        assert_eq!(
+            t.tokens().words(),
+            "99,999 tokens in (90,000 cached) · 4,377 out · $0.1235"
         );
         assert_eq!(grouped(1_000_000), "1,000,000");
         assert_eq!(grouped(999), "999");

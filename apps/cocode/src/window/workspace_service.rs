@@ -37,7 +37,7 @@ use crate::window::link::{Coalesce, Events, UiEnd, Waker, link};
 use crate::window::person_files;
 
 /// What the UI asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ServiceRequest {
     /// Run a task in conversation `conv`.
     Run {

@@ -66,6 +66,14 @@ pub fn request(parts: &RequestParts<'_>) -> HttpRequestSpec {
             _ => messages.push((role, blocks)),
         }
     }
+    // Cache breakpoints at the stable prefix: the tools, the system prompt
+    // and the conversation up to its last block (the next turn starts with
+    // all of it), three of the four the API allows.
+    if let Some((_, blocks)) = messages.last_mut()
+        && let Some(Value::Object(last)) = blocks.last_mut()
+    {
+        last.insert("cache_control".to_owned(), ephemeral());
+    }
     let messages: Vec<Value> = messages
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
@@ -73,12 +81,20 @@ pub fn request(parts: &RequestParts<'_>) -> HttpRequestSpec {
     let mut body = json!({
         "model": parts.model,
         "max_tokens": parts.max_tokens,
-        "system": parts.system,
+        "system": if parts.system.is_empty() {
+            Value::Array(Vec::new())
+        } else {
+            json!([{"type": "text", "text": parts.system, "cache_control": ephemeral()}])
+        },
         "messages": messages,
         "stream": true,
     });
     if !parts.tools.is_empty() {
-        body["tools"] = Value::Array(parts.tools.to_vec());
+        let mut tools = parts.tools.to_vec();
+        if let Some(Value::Object(last)) = tools.last_mut() {
+            last.insert("cache_control".to_owned(), ephemeral());
+        }
+        body["tools"] = Value::Array(tools);
     }
     HttpRequestSpec {
         url: format!("{}/v1/messages", parts.base_url.trim_end_matches('/')),
@@ -88,6 +104,11 @@ pub fn request(parts: &RequestParts<'_>) -> HttpRequestSpec {
         ],
         body,
     }
+}
+
+/// A cache breakpoint (`cache_control` of five minutes).
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
 }
 
 /// The model list request (`GET /v1/models`).
@@ -473,6 +494,8 @@ mod tests {
                 usage: Some(crate::conversation::Usage {
                     input: 15,
                     output: 7,
+                    cache_read: 5,
+                    cache_write: 0,
                 }),
                 model: None,
             }
@@ -531,13 +554,14 @@ mod tests {
         assert_eq!(
             spec.body,
             json!({
-                "model": "m", "max_tokens": 100, "system": "sys", "stream": true,
+                "model": "m", "max_tokens": 100, "stream": true,
+                "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
                 "messages": [
                     {"role": "user", "content": [{"type": "text", "text": "go"}]},
                     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "task__finish", "input": {"summary": "s"}}]},
                     {"role": "user", "content": [
                         {"type": "tool_result", "tool_use_id": "t1", "content": "{}", "is_error": false},
-                        {"type": "text", "text": "again"}
+                        {"type": "text", "text": "again", "cache_control": {"type": "ephemeral"}}
                     ]}
                 ]
             })

@@ -466,16 +466,29 @@ pub fn runtime_with_window(
     retry: RetryPolicy,
     window: Option<u64>,
 ) -> BuiltInRuntime {
+    runtime_configured(base_url, tools, limits, retry, |p| {
+        p.context_window = window;
+        if window.is_some() && p.adapter == cocode_agent::AdapterKind::Anthropic {
+            // A small model's window with room for a small answer.
+            p.max_tokens = 1_024;
+        }
+    })
+}
+
+/// `runtime` with both providers' entries changed by `configure`.
+pub fn runtime_configured(
+    base_url: &str,
+    tools: Arc<ToolRegistry>,
+    limits: LoopLimits,
+    retry: RetryPolicy,
+    configure: impl Fn(&mut ProviderConfig),
+) -> BuiltInRuntime {
     let mut anthropic = ProviderConfig::anthropic();
     anthropic.base_url = Some(base_url.to_owned());
-    anthropic.context_window = window;
-    if window.is_some() {
-        // A small model's window with room for a small answer.
-        anthropic.max_tokens = 1_024;
-    }
+    configure(&mut anthropic);
     let mut openai = ProviderConfig::openai();
     openai.base_url = Some(format!("{base_url}/v1"));
-    openai.context_window = window;
+    configure(&mut openai);
     let providers =
         LlmProviderRegistry::new(vec![ProviderConfig::local(), anthropic, openai]).unwrap();
     let vault = MemoryVault::default();

@@ -153,19 +153,31 @@ fn check_requests(requests: &[super::common::Captured]) {
     assert_eq!(first.headers["anthropic-version"], "2023-06-01");
     assert_eq!(first.body["model"], "claude-test");
     assert_eq!(first.body["stream"], true);
+    // The system prompt is one text block, a cache breakpoint.
+    assert_eq!(first.body["system"][0]["type"], "text");
     assert!(
-        first.body["system"]
+        first.body["system"][0]["text"]
             .as_str()
             .unwrap()
             .contains("task.finish")
     );
-    let tool_names: Vec<&str> = first.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    assert_eq!(
+        first.body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    let tools = first.body["tools"].as_array().unwrap();
+    let tool_names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert!(tool_names.contains(&"workspace__readFile") && tool_names.contains(&"task__finish"));
+    // The tools end at a breakpoint: only the last one carries it.
+    let marked: Vec<usize> = tools
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.get("cache_control").is_some())
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(marked, vec![tools.len() - 1]);
+    // Three breakpoints in all: tools, system, the conversation's end.
+    assert_eq!(first.body.to_string().matches("cache_control").count(), 3);
 
     // The second request carries the whole first turn and its paired result.
     let second = &requests[1].body;
@@ -180,6 +192,10 @@ fn check_requests(requests: &[super::common::Captured]) {
     );
     let result = &messages[2]["content"][0];
     assert_eq!(result["type"], "tool_result");
+    // The conversation's last block is the next turn's stable prefix; the
+    // earlier ones carry no breakpoint.
+    assert_eq!(result["cache_control"], json!({"type": "ephemeral"}));
+    assert!(messages[1]["content"][1].get("cache_control").is_none());
     assert_eq!(result["tool_use_id"], "toolu_1");
     assert_eq!(result["is_error"], false);
     let content: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
@@ -188,5 +204,61 @@ fn check_requests(requests: &[super::common::Captured]) {
     assert_eq!(
         (calls, results),
         (vec!["toolu_1".to_owned()], vec!["toolu_1".to_owned()])
+    );
+}
+
+/// A priced model's request says its cost: cache reads and writes at their
+/// own prices, the rest of the prompt and the answer at theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_priced_models_request_says_what_it_cost() {
+    let events: Vec<(Option<String>, String)> = anthropic_sse("Done.", &[])
+        .into_iter()
+        .map(|(n, d)| {
+            let mut value: Value = serde_json::from_str(&d).unwrap();
+            match n.as_deref() {
+                Some("message_start") => {
+                    value["message"]["usage"] = json!({"input_tokens": 2_000,
+                        "cache_creation_input_tokens": 1_000,
+                        "cache_read_input_tokens": 7_000, "output_tokens": 1});
+                }
+                Some("message_delta") => value["usage"] = json!({"output_tokens": 400}),
+                _ => {}
+            }
+            (n, value.to_string())
+        })
+        .collect();
+    let server = MockServer::start(vec![Reply::sse(events)]).await;
+    let (tools, _) = recording_registry();
+    let rt = super::common::runtime_configured(
+        &server.base_url,
+        tools,
+        LoopLimits::default(),
+        fast_retries(),
+        |p| {
+            p.prices.insert(
+                "m".into(),
+                cocode_agent::ModelPrice {
+                    input: 3.0,
+                    output: 15.0,
+                    cache_read: Some(0.3),
+                    cache_write: Some(3.75),
+                },
+            );
+        },
+    );
+    let (events, _session) = run_once(&rt, provider("anthropic", "m"), "hi").await;
+    let usage: Vec<&AgentEvent> = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::TokenUsage { .. }))
+        .collect();
+    assert_eq!(
+        usage,
+        vec![&AgentEvent::TokenUsage {
+            input: 10_000,
+            output: 400,
+            cached: 7_000,
+            // 2,000 × 3 + 1,000 × 3.75 + 7,000 × 0.3 + 400 × 15 millionths.
+            cost_micros: Some(6_000 + 3_750 + 2_100 + 6_000),
+        }]
     );
 }

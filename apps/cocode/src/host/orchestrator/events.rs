@@ -148,9 +148,25 @@ impl Run<'_> {
 
     /// Keeps what the session reported about its model in the task's
     /// record: what the model saw before a compaction, another model
-    /// answering.
+    /// answering, the tokens and cost of each request.
     fn keep_in_record(&mut self, event: AgentEvent) {
         match event {
+            AgentEvent::TokenUsage {
+                input,
+                output,
+                cached,
+                cost_micros,
+            } => {
+                let spent = crate::host::spent::Spent {
+                    input,
+                    output,
+                    cached,
+                    cost_micros,
+                };
+                if let Err(e) = self.host.record_usage(self.task.task_id(), spent) {
+                    tracing::warn!("the task's tokens are not recorded: {e:#}");
+                }
+            }
             AgentEvent::Compacted {
                 before,
                 after,
@@ -233,7 +249,9 @@ impl Run<'_> {
             AgentEvent::Failed { code, .. } => {
                 self.apply(TaskEvent::AgentError { code }).await?;
             }
-            e @ (AgentEvent::Compacted { .. } | AgentEvent::ModelMismatch { .. }) => {
+            e @ (AgentEvent::Compacted { .. }
+            | AgentEvent::ModelMismatch { .. }
+            | AgentEvent::TokenUsage { .. }) => {
                 self.keep_in_record(e);
             }
             AgentEvent::Request(request) => {

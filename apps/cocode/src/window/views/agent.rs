@@ -938,13 +938,12 @@ fn backend_row(
         if panel.current().running {
             ui.spinner();
         }
-        let (input, output) = panel.current().transcript.tokens();
-        if input + output > 0 {
-            ui.weak(format!(
-                "This task: {}",
-                crate::window::transcript::tokens_line(input, output)
-            ))
-            .on_hover_text("As the provider reported them");
+        let spent = panel.current().transcript.tokens();
+        if spent.input + spent.output > 0 {
+            ui.weak(format!("This task: {}", spent.words()))
+                .on_hover_text(
+                    "As the provider reported them; the cost by the prices in providers.json",
+                );
         }
         if let Some((used, size)) = panel.current().transcript.context() {
             context_meter(ui, used, size);
@@ -980,8 +979,8 @@ fn context_meter(ui: &mut egui::Ui, used: u64, size: u64) {
     let share = (used as f64 / size.max(1) as f64).clamp(0.0, 1.0);
     let words = format!(
         "Context {} of {} tokens",
-        crate::host::progress::thousands(used),
-        crate::host::progress::thousands(size)
+        crate::host::spent::grouped(used),
+        crate::host::spent::grouped(size)
     );
     #[expect(
         clippy::cast_possible_truncation,

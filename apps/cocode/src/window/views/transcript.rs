@@ -221,15 +221,8 @@ fn entry_card(ui: &mut Ui, entry: &Entry, n: usize, markdown: &mut CommonMarkCac
                 ui.add(egui::Label::new(message).wrap());
             });
         }
-        Entry::Usage { input, output } => {
-            ui.add(
-                egui::Label::new(
-                    egui::RichText::new(crate::window::transcript::tokens_line(*input, *output))
-                        .small()
-                        .weak(),
-                )
-                .wrap(),
-            );
+        Entry::Usage(spent) => {
+            ui.add(egui::Label::new(egui::RichText::new(spent.words()).small().weak()).wrap());
         }
         Entry::Compacted { words, summary } => {
             cocode_ui::badge(ui, "Context compacted", Tone::Info);
