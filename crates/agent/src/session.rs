@@ -535,6 +535,28 @@ impl AgentSession for BuiltInSession {
     async fn dispose(self: Box<Self>) {
         let _ = self.cancel(CancelReason::WorkspaceClosing).await;
     }
+
+    async fn compact(&self) -> Result<(), AgentError> {
+        if self.shared.active.load(Ordering::Acquire) {
+            return Err(AgentError::Backend {
+                code: "AGENT_BUSY".to_owned(),
+                message: "the agent is working; compact when its turn has ended".to_owned(),
+                retryable: true,
+            });
+        }
+        let mut messages = self.shared.messages.lock().await;
+        let cancel = CancellationToken::new();
+        match compact::compact_now(&*self.shared, &mut messages, &cancel).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(AgentError::Backend {
+                code: "AGENT_NOTHING_TO_COMPACT".to_owned(),
+                message: "the conversation is too short to compact: the last turns stay whole"
+                    .to_owned(),
+                retryable: false,
+            }),
+            Err(e) => Err(backend_error(&e)),
+        }
+    }
 }
 
 /// Most events queued for the session's reader before the run waits.

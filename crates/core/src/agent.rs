@@ -448,5 +448,15 @@ pub trait AgentSession: Send + Sync {
     ) -> Result<(), AgentError>;
     /// Idempotent.
     async fn cancel(&self, reason: CancelReason) -> Result<(), AgentError>;
+    /// Compacts the conversation now, at the person's asking, between
+    /// turns (what a `Compacted` event then says). Sessions whose agent
+    /// keeps its own context (external agents) cannot.
+    async fn compact(&self) -> Result<(), AgentError> {
+        Err(AgentError::Backend {
+            code: "AGENT_CANNOT_COMPACT".to_owned(),
+            message: "this agent keeps its own context; cocode cannot compact it".to_owned(),
+            retryable: false,
+        })
+    }
     async fn dispose(self: Box<Self>);
 }

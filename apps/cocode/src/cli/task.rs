@@ -102,6 +102,8 @@ impl TaskApprover for FlagApprover {
         })
         .await;
         match line {
+            // As Codex's: compact the conversation, then asked again.
+            Ok(Ok(line)) if line.trim() == "/compact" && !external => Reply::Compact,
             Ok(Ok(line)) if !line.trim().is_empty() => Reply::Message(line.trim().to_owned()),
             Ok(Ok(_)) if external => Reply::FinishAndVerify,
             _ => Reply::End,

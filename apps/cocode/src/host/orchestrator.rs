@@ -60,6 +60,8 @@ pub enum Reply {
     Message(String),
     /// Verify the attempt as it stands.
     FinishAndVerify,
+    /// Compact the conversation now, then ask again.
+    Compact,
     /// No answer: the turn stays unfinished, as without a person.
     End,
 }
@@ -304,6 +306,18 @@ struct Run<'a> {
     /// Tool calls under way: their title and the task's newest change when
     /// they began (a call's changes are reviewed on their own).
     call_starts: HashMap<String, (String, Option<u64>)>,
+    /// The session's events, once taken (the pump reads them; a person's
+    /// "compact now" while the task waits for them reads what it said).
+    events: Option<cocode_core::agent::EventStream>,
+}
+
+/// The next event of the session's stream (none once it has ended, or
+/// before it is taken).
+async fn next_event(stream: &mut Option<cocode_core::agent::EventStream>) -> Option<AgentEvent> {
+    match stream {
+        Some(stream) => stream.next().await,
+        None => None,
+    }
 }
 
 /// How long an agent may be quiet before the person is told so.
@@ -543,15 +557,21 @@ impl Run<'_> {
     /// Waits for the person's answer to the agent and acts on it. The wait
     /// does not count against the attempt's time.
     async fn converse(&mut self) -> Result<(), OrchestratorError> {
-        let asked = Instant::now();
-        let reply = tokio::select! {
-            r = self.approver.reply(&self.task) => r,
-            () = self.stop.cancelled() => {
-                self.apply(TaskEvent::UserStop).await?;
-                return Ok(());
+        let reply = loop {
+            let asked = Instant::now();
+            let reply = tokio::select! {
+                r = self.approver.reply(&self.task) => r,
+                () = self.stop.cancelled() => {
+                    self.apply(TaskEvent::UserStop).await?;
+                    return Ok(());
+                }
+            };
+            self.attempt_started += asked.elapsed();
+            if reply != Reply::Compact {
+                break reply;
             }
+            self.compact_now().await;
         };
-        self.attempt_started += asked.elapsed();
         match reply {
             Reply::Message(text) => {
                 // A checkpoint: what the agent changes from here on answers
@@ -584,6 +604,8 @@ impl Run<'_> {
             Reply::End => {
                 self.apply(TaskEvent::AgentEndedUnfinished).await?;
             }
+            // Handled above: it asks again.
+            Reply::Compact => {}
         }
         Ok(())
     }
@@ -631,7 +653,9 @@ impl Run<'_> {
         let Some(session) = self.session.as_mut() else {
             return Ok(());
         };
-        let mut events = session.events();
+        if self.events.is_none() {
+            self.events = Some(session.events());
+        }
         let mut last_event = Instant::now();
         let mut calls_in_flight: BTreeSet<String> = BTreeSet::new();
         // Said once per silence: the agent has been quiet for a while.
@@ -690,7 +714,7 @@ impl Run<'_> {
                     last_event = Instant::now();
                     self.answer(done).await;
                 }
-                event = events.next() => {
+                event = next_event(&mut self.events) => {
                     last_event = Instant::now();
                     quiet_told = false;
                     let Some(event) = event else {
@@ -829,6 +853,7 @@ impl TaskOrchestrator {
             last_refusal: None,
             request_trace: None,
             call_starts: HashMap::new(),
+            events: None,
         };
         run.persist()?;
         self.host

@@ -438,6 +438,13 @@ impl AgentPanel {
                     reply: Reply::FinishAndVerify,
                 })
             }
+            AgentCommand::CompactNow => {
+                conv.awaiting_reply.take()?;
+                Some(ServiceRequest::Reply {
+                    conv: id,
+                    reply: Reply::Compact,
+                })
+            }
             AgentCommand::TaskDecision { approve } => {
                 conv.task_approval.take()?;
                 Some(ServiceRequest::TaskDecision {

@@ -27,6 +27,7 @@ impl CocodeApp {
             AgentCommand::CloseTask => self.agent.detail = None,
             AgentCommand::SendReply
             | AgentCommand::FinishAndVerify
+            | AgentCommand::CompactNow
             | AgentCommand::TaskDecision { .. }
             | AgentCommand::StopTask => {
                 if let Some(request) = self.agent.request_for(&command) {

@@ -242,6 +242,8 @@ pub enum AgentCommand {
     SendReply,
     /// Verify the waiting task's attempt as it stands.
     FinishAndVerify,
+    /// Compact the waiting task's conversation now (the built-in agent).
+    CompactNow,
     /// Run the last task's prompt again as a new task (`local`: with the
     /// local agent).
     RetryTask {

@@ -129,6 +129,28 @@ impl Loopback {
     }
 }
 
+/// `openai_answer` counting `prompt_tokens` for the request.
+pub fn openai_answer_counting(
+    text: &str,
+    calls: &[(&str, &str, &str)],
+    prompt_tokens: u64,
+) -> Answer {
+    match openai_answer(text, calls) {
+        Answer::Sse(events) => Answer::Sse(
+            events
+                .into_iter()
+                .map(|e| {
+                    e.replace(
+                        r#""prompt_tokens":1200"#,
+                        &format!(r#""prompt_tokens":{prompt_tokens}"#),
+                    )
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 /// An OpenAI-compatible streamed answer: `text`, then tool `calls`
 /// (id, provider name, JSON arguments), then its token counts (1,200 in,
 /// 30 out); it ends the turn when there are no calls.

@@ -693,3 +693,74 @@ fn a_task_runs_on_anthropics_wire_with_the_key_set_on_the_page() {
         assert_eq!(files_holding(dir, KEY), Vec::<String>::new());
     }
 }
+
+/// A built-in agent that read three large files and asked a question: the
+/// meter shows the provider's count against the model's window, and
+/// "Compact now" leaves the old results out and has the model summarize
+/// the earlier turns; the marker says so, the meter goes down, and the
+/// task still waits for the reply.
+#[test]
+fn compact_now_shortens_the_conversation_while_the_agent_waits_for_a_reply() {
+    let read = |id: &str, path: &str| {
+        crate::window::loopback::openai_answer_counting(
+            "",
+            &[(
+                id,
+                "workspace__readFile",
+                &format!(r#"{{"path":"{path}"}}"#),
+            )],
+            5_000,
+        )
+    };
+    let server = Loopback::start(vec![
+        read("c1", "a.txt"),
+        read("c2", "b.txt"),
+        read("c3", "c.txt"),
+        crate::window::loopback::openai_answer_counting("Which file should I change?", &[], 20_000),
+        openai_answer(
+            "Goal: change one of three files. Files: a.txt, b.txt, c.txt read.",
+            &[],
+        ),
+    ]);
+    let big = "a line of a large file that fills the context\n".repeat(400);
+    let (_dir, root) = fixture_workspace(&[("a.txt", &big), ("b.txt", &big), ("c.txt", &big)]);
+    let keys = ProviderSetup::in_memory();
+    keys.store
+        .set(&ProviderId::new("openai").unwrap(), &Secret::new(KEY))
+        .unwrap();
+    let mut h = harness_keys(Some(root), keys, |app| app.crash_notice = None);
+    use_openai(&mut h, &server.base_url, "gpt-4o");
+    type_prompt_and_run(&mut h, "change one of the files");
+    run_until(&mut h, "the question", |h| {
+        h.state().agent.current().awaiting_reply.is_some()
+    });
+    assert_eq!(
+        h.state().agent.current().transcript.context(),
+        Some((20_000, 128_000))
+    );
+    h.get_by_label("Compact now").click();
+    run_until(&mut h, "the compaction and the question again", |h| {
+        h.state()
+            .agent
+            .current()
+            .transcript
+            .text()
+            .contains("context compacted")
+            && h.state().agent.current().awaiting_reply.is_some()
+    });
+    let text = h.state().agent.current().transcript.text();
+    assert!(
+        text.contains("2 old tool result(s) left out, 5 earlier message(s) summarized)"),
+        "{text}"
+    );
+    let (used, size) = h.state().agent.current().transcript.context().unwrap();
+    assert_eq!(size, 128_000);
+    assert!(used < 20_000, "{used}");
+    h.get_by_label("Context compacted");
+    // The summary request offered no tools.
+    let seen = server.seen();
+    assert_eq!(seen.len(), 5);
+    let summary: serde_json::Value = serde_json::from_str(&seen[4].body).unwrap();
+    assert!(summary.get("tools").is_none(), "{summary}");
+    assert!(h.state().agent.current().running, "the task still waits");
+}

@@ -61,6 +61,8 @@ pub(super) struct Budget {
     rate: f64,
     /// The local agent has no window.
     unlimited: bool,
+    /// The tools' definitions in the last request (bytes).
+    tools_bytes: usize,
 }
 
 impl Budget {
@@ -80,6 +82,7 @@ impl Budget {
             output,
             rate: INITIAL_BYTES_PER_TOKEN,
             unlimited: matches!(talks, Talks::Local),
+            tools_bytes: 0,
         }
     }
 }
@@ -106,6 +109,20 @@ enum Need {
     /// The provider refused the request as too long: always, keeping only
     /// the last turn whole.
     Refused,
+    /// The person asked: old results left out and the older turns
+    /// summarized, whatever the conversation's size.
+    Now,
+}
+
+/// Compacts the conversation at the person's asking (between runs).
+/// Returns whether there was anything to compact.
+pub(super) async fn compact_now(
+    shared: &dyn Session,
+    messages: &mut Vec<Message>,
+    cancel: &CancellationToken,
+) -> Result<bool, ProviderError> {
+    let tools_bytes = budget(shared).tools_bytes;
+    fit(shared, messages, tools_bytes, Need::Now, cancel).await
 }
 
 /// Sends the next request of the run, compacting the conversation first
@@ -118,6 +135,7 @@ pub(super) async fn ask_within(
     tools_bytes: usize,
     cancel: &CancellationToken,
 ) -> Result<AssistantMessage, ProviderError> {
+    update(shared, |b| b.tools_bytes = tools_bytes);
     fit(shared, messages, tools_bytes, Need::IfNear, cancel).await?;
     let sent = request_bytes(shared.system(), tools_bytes, messages);
     let first = shared.ask(turn(shared, messages, tools), cancel).await;
@@ -200,24 +218,27 @@ fn estimate(shared: &dyn Session, tools_bytes: usize, messages: &[Message]) -> u
 }
 
 /// Compacts `messages` when `need` says so: first old large tool results
-/// are left out; if that is not enough, the turns before the last ones are
-/// summarized by the model. Says what it did (and what the model saw
-/// before) as one `Compacted` event.
+/// are left out; if that is not enough (or the person asked), the turns
+/// before the last ones are summarized by the model. Says what it did (and
+/// what the model saw before) as one `Compacted` event, and the window's
+/// use after it. Returns whether it compacted.
 async fn fit(
     shared: &dyn Session,
     messages: &mut Vec<Message>,
     tools_bytes: usize,
     need: Need,
     cancel: &CancellationToken,
-) -> Result<(), ProviderError> {
+) -> Result<bool, ProviderError> {
     let b = budget(shared);
     if b.unlimited {
-        return Ok(());
+        return Ok(false);
     }
-    let Some(window) = b.window else {
-        return Ok(());
-    };
     let before = estimate(shared, tools_bytes, messages);
+    // Asked by the person with no window known: the conversation as it is
+    // stands for it.
+    let Some(window) = b.window.or((need == Need::Now).then_some(before)) else {
+        return Ok(false);
+    };
     #[expect(
         clippy::cast_precision_loss,
         clippy::cast_possible_truncation,
@@ -229,18 +250,18 @@ async fn fit(
         (window as f64 * COMPACT_TO) as u64,
     );
     if need == Need::IfNear && before <= near {
-        return Ok(());
+        return Ok(false);
     }
     let keep = if need == Need::Refused { 1 } else { KEEP_TURNS };
     let Some(from) = kept_from(messages, keep) else {
         // Nothing old enough to compact: the last turns stay whole.
-        return Ok(());
+        return Ok(false);
     };
     let seen = messages_json(messages);
     let left_out = leave_out_results(messages, from, LARGE_RESULT_BYTES);
     let mut summary = None;
     let mut summarized = 0;
-    if estimate(shared, tools_bytes, messages) > target {
+    if need == Need::Now || estimate(shared, tools_bytes, messages) > target {
         let text = summary_input(shared, &messages[..from], window);
         let asked = [Message::User(text)];
         let (answer, _) = shared
@@ -286,7 +307,14 @@ async fn fit(
             cancel,
         )
         .await;
-    Ok(())
+    if let Some(size) = budget(shared).window {
+        // The conversation's share, without the answer's room.
+        let used = after.saturating_sub(budget(shared).output);
+        shared
+            .emit(AgentEvent::ContextUsage { used, size }, cancel)
+            .await;
+    }
+    Ok(true)
 }
 
 /// The older messages as the summary request's text, within about 60 % of

@@ -645,7 +645,7 @@ fn too_long(wire: Wire, limit: u64, tokens: u64) -> Reply {
 }
 
 /// A streamed answer that reports `input` tokens, as both providers do.
-fn streamed(wire: Wire, text: &str, calls: &[(&str, &str, &str)], input: u64) -> Reply {
+pub fn streamed(wire: Wire, text: &str, calls: &[(&str, &str, &str)], input: u64) -> Reply {
     match wire {
         Wire::OpenAi => {
             let mut events = openai_sse(text, calls);

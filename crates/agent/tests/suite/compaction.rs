@@ -2,15 +2,20 @@
 //! provider's wire shape, its token counts, and its own "too long" error
 //! for a request over the limit.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use cocode_agent::LoopLimits;
-use cocode_core::agent::{AgentEvent, TurnEndReason};
+use cocode_core::agent::{AgentEvent, AgentRuntime as _, TurnEndReason, UserTurn};
 use cocode_tool_protocol::ApprovalDecision;
+use futures_util::StreamExt as _;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::common::{
     MockServer, Wire, auto_approve, counted, ending, failed_code, fake_model, fast_retries,
-    is_summary, provider, recording_registry, run_once, runtime_with_window, turn_ended,
+    is_summary, provider, recording_registry, run_once, runtime_with_window, session_request,
+    streamed, turn_ended,
 };
 
 fn limits() -> LoopLimits {
@@ -187,4 +192,135 @@ async fn an_openai_too_long_error_compacts_and_retries_once_then_fails_with_its_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_anthropic_too_long_error_compacts_and_retries_once_then_fails_with_its_reason() {
     refused(Wire::Anthropic).await;
+}
+
+/// Three reads, a question (the turn ends), then the finish; a summary
+/// request gets a summary.
+fn asking_model(reads: usize) -> Arc<super::common::Responder> {
+    let turn = AtomicUsize::new(0);
+    Arc::new(move |request: &super::common::Captured| {
+        let tokens = counted(request);
+        if is_summary(request) {
+            return Some(streamed(
+                Wire::OpenAi,
+                "Goal: tidy. Files: big/f0.rs, big/f1.rs, big/f2.rs read.",
+                &[],
+                tokens,
+            ));
+        }
+        let k = turn.fetch_add(1, Ordering::SeqCst);
+        let id = format!("call_{k}");
+        let args = format!(r#"{{"path":"big/f{k}.rs"}}"#);
+        Some(match k.cmp(&reads) {
+            std::cmp::Ordering::Less => streamed(
+                Wire::OpenAi,
+                "",
+                &[(&id, "workspace__readFile", &args)],
+                tokens,
+            ),
+            std::cmp::Ordering::Equal => streamed(Wire::OpenAi, "Which one first?", &[], tokens),
+            std::cmp::Ordering::Greater => streamed(
+                Wire::OpenAi,
+                "",
+                &[(&id, "task__finish", r#"{"summary":"tidied"}"#)],
+                tokens,
+            ),
+        })
+    })
+}
+
+/// Events up to the end of the turn.
+async fn until_turn_ends(events: &mut cocode_core::agent::EventStream) -> Vec<AgentEvent> {
+    let mut seen = Vec::new();
+    while let Some(event) = tokio::time::timeout(std::time::Duration::from_secs(30), events.next())
+        .await
+        .unwrap()
+    {
+        let last = matches!(
+            event,
+            AgentEvent::TurnEnded { .. } | AgentEvent::Failed { .. }
+        );
+        seen.push(event);
+        if last {
+            break;
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_now_between_turns_summarizes_and_the_next_turn_starts_from_the_summary() {
+    let server = MockServer::start_with(asking_model(3)).await;
+    let (tools, _) = recording_registry();
+    auto_approve(&tools, ApprovalDecision::Approve);
+    let rt = runtime_with_window(
+        &server.base_url,
+        tools,
+        limits(),
+        fast_retries(),
+        Some(100_000),
+    );
+    let mut session = rt
+        .start_session(session_request(provider("openai", "m")))
+        .await
+        .unwrap();
+    let mut events = session.events();
+    session
+        .send(UserTurn {
+            text: "tidy the crate".into(),
+        })
+        .await
+        .unwrap();
+    let first = until_turn_ends(&mut events).await;
+    assert_eq!(ending(&first), turn_ended(TurnEndReason::EndTurn));
+    assert_eq!(compactions(&first), vec![], "nothing near the window yet");
+
+    session.compact().await.unwrap();
+    let mut said = Vec::new();
+    while let Some(Some(event)) = futures_util::FutureExt::now_or_never(events.next()) {
+        said.push(event);
+    }
+    let done = compactions(&said);
+    assert_eq!(done.len(), 1, "{said:?}");
+    let (before, after, left_out, summarized, summary) = done[0];
+    assert!(after < before);
+    assert_eq!((left_out, summarized, summary), (2, 5, true));
+    assert!(
+        said.iter()
+            .any(|e| matches!(e, AgentEvent::ContextUsage { size: 100_000, .. }))
+    );
+
+    session
+        .send(UserTurn {
+            text: "the first".into(),
+        })
+        .await
+        .unwrap();
+    let second = until_turn_ends(&mut events).await;
+    assert_eq!(ending(&second), turn_ended(TurnEndReason::Finished));
+    let last = server.requests().last().unwrap().body.clone();
+    let request = last["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        request.starts_with(
+            "tidy the crate\n\n[The conversation so far was summarized to stay within the model's context. Summary:]\nGoal: tidy."
+        ),
+        "{request}"
+    );
+
+    // A conversation of one turn has nothing old enough to compact.
+    let server = MockServer::start_with(asking_model(0)).await;
+    let (tools, _) = recording_registry();
+    let rt = runtime_with_window(
+        &server.base_url,
+        tools,
+        limits(),
+        fast_retries(),
+        Some(100_000),
+    );
+    let (_, session) = run_once(&rt, provider("openai", "m"), "tidy").await;
+    let refused = session.compact().await.unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "AGENT_NOTHING_TO_COMPACT: the conversation is too short to compact: the last turns stay whole"
+    );
 }

@@ -146,6 +146,29 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The person asked to compact the conversation while the task waits
+    /// for them: the session compacts, and what it said about it (the
+    /// marker, the window's use, the summary request's tokens) is shown and
+    /// kept now rather than after their reply.
+    pub(super) async fn compact_now(&mut self) {
+        let Some(session) = self.session.as_ref() else {
+            return;
+        };
+        if let Err(e) = session.compact().await {
+            self.say(Progress::Note(format!(
+                "the conversation was not compacted: {e}"
+            )));
+        }
+        while let Some(Some(event)) = self
+            .events
+            .as_mut()
+            .and_then(|events| futures_util::FutureExt::now_or_never(events.next()))
+        {
+            self.say(Progress::Agent(event.clone()));
+            self.keep_in_record(event);
+        }
+    }
+
     /// Keeps what the session reported about its model in the task's
     /// record: what the model saw before a compaction, another model
     /// answering, the tokens and cost of each request.

@@ -216,6 +216,21 @@ fn composer(ui: &mut egui::Ui, panel: &AgentPanel, commands: &mut Vec<Command>) 
             {
                 commands.push(Command::Agent(AgentCommand::FinishAndVerify));
             }
+            // The built-in agent's conversation is cocode's to compact.
+            let built_in = conv
+                .last_run
+                .as_ref()
+                .is_some_and(|(_, backend, _)| backend != "local" && !backend.starts_with("acp:"));
+            if built_in
+                && ui
+                    .button("Compact now")
+                    .on_hover_text(
+                        "Leave old tool results out and have the model summarize the earlier turns, keeping the last ones whole",
+                    )
+                    .clicked()
+            {
+                commands.push(Command::Agent(AgentCommand::CompactNow));
+            }
             ui.weak("Ctrl+Enter replies");
             stop_button(ui, true, commands);
         });
