@@ -182,11 +182,13 @@ async fn run(
     let mut handle = launcher
         .launch(spec)
         .map_err(|e| not_started(e.to_string()))?;
-    if let Some(bytes) = stdin {
-        handle
-            .write_stdin(&bytes)
-            .await
-            .map_err(|e| not_started(e.to_string()))?;
+    // A git that stops before reading all of its input (a pre-commit hook
+    // that fails) closes the pipe: its exit and its own words say why.
+    let mut unread = None;
+    if let Some(bytes) = stdin
+        && let Err(e) = handle.write_stdin(&bytes).await
+    {
+        unread = Some(e.to_string());
     }
     handle.close_stdin();
     let mut output = Vec::new();
@@ -199,7 +201,15 @@ async fn run(
         .map_err(|e| not_started(e.to_string()))?;
     let text = String::from_utf8_lossy(&output).trim_end().to_owned();
     match status {
-        ExitStatus::Code(0) => Ok(text),
+        ExitStatus::Code(0) => match unread {
+            None => Ok(text),
+            Some(why) => Err(GitError::Failed {
+                command: shown.to_owned(),
+                output: format!("{text}\n(git did not read all of its input: {why})")
+                    .trim_start()
+                    .to_owned(),
+            }),
+        },
         ExitStatus::TimedOut => Err(GitError::Failed {
             command: shown.to_owned(),
             output: format!(

@@ -255,6 +255,23 @@ fn a_failing_pre_commit_hook_shows_its_words_and_commits_nothing() {
         })
     );
     assert_eq!(refused.unwrap_err().code(), "git.command_failed");
+    // git runs the hook before it reads the message: a message longer than
+    // the pipe holds is cut off by git's exit, and the hook's words still
+    // say why (not a broken pipe).
+    let long = f.perform(
+        &rt,
+        &GitAction::Commit {
+            message: "Try again\n\n".to_owned() + &"a long body line\n".repeat(40_000),
+            amend: false,
+        },
+    );
+    assert_eq!(
+        long,
+        Err(GitError::Failed {
+            command: "git commit".into(),
+            output: "lint: other.txt says changed".into(),
+        })
+    );
     assert_eq!(git(root, &["rev-list", "--count", "HEAD"]).trim(), "1");
     // What was staged stays staged.
     assert_eq!(

@@ -309,6 +309,12 @@ struct Run<'a> {
     /// The session's events, once taken (the pump reads them; a person's
     /// "compact now" while the task waits for them reads what it said).
     events: Option<cocode_core::agent::EventStream>,
+    /// The task's newest change (`None`: none yet) when the orchestrator
+    /// last stood between the agent's actions (the start, a person's
+    /// message, a tool call's end): a call's changes start no earlier,
+    /// even when its start is read late (the built-in agent runs a call
+    /// before its start is read).
+    seq_mark: Option<u64>,
 }
 
 /// The next event of the session's stream (none once it has ended, or
@@ -443,6 +449,7 @@ impl Run<'_> {
         request: SessionRequest,
         spec: &TaskSpec,
     ) -> Result<bool, OrchestratorError> {
+        self.mark_seq();
         let runtime = self
             .host
             .contracts
@@ -577,6 +584,7 @@ impl Run<'_> {
                 // A checkpoint: what the agent changes from here on answers
                 // this message (its turn's changes were recorded before
                 // the person was asked).
+                self.mark_seq();
                 if let Err(e) = crate::host::task_review::record_message(
                     &self.host.workspace,
                     self.task.task_id(),
@@ -854,6 +862,7 @@ impl TaskOrchestrator {
             request_trace: None,
             call_starts: HashMap::new(),
             events: None,
+            seq_mark: None,
         };
         run.persist()?;
         self.host

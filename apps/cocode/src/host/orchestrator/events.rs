@@ -76,13 +76,26 @@ impl Run<'_> {
         }
         let ws = &self.host.workspace;
         match crate::host::task_review::newest_seq(ws, self.task.task_id()) {
-            Ok(after) => {
+            Ok(now) => {
+                // No later than the last mark: the call may already have
+                // run when its start is read (`None`, no change, is least).
+                let after = self.seq_mark.min(now);
                 self.call_starts.insert(
                     call_id.to_owned(),
                     (title.unwrap_or(call_id).to_owned(), after),
                 );
             }
             Err(e) => tracing::warn!("a tool call's start is not recorded: {e:#}"),
+        }
+    }
+
+    /// Notes the task's newest change as the point the next call's changes
+    /// start from at the earliest (set at the start, after the baseline's
+    /// sweep, which is not the agent's).
+    pub(super) fn mark_seq(&mut self) {
+        match crate::host::task_review::newest_seq(&self.host.workspace, self.task.task_id()) {
+            Ok(now) => self.seq_mark = now,
+            Err(e) => tracing::warn!("the task's newest change is not read: {e:#}"),
         }
     }
 
@@ -99,6 +112,7 @@ impl Run<'_> {
         {
             tracing::warn!("a tool call's changes are not recorded apart: {e:#}");
         }
+        self.mark_seq();
     }
 
     /// Acts on the end of the agent's turn.
