@@ -953,17 +953,28 @@ fn backend_row(
         if panel.current().running {
             ui.spinner();
         }
-        let spent = panel.current().transcript.tokens();
-        if spent.input + spent.output > 0 {
-            ui.weak(format!("This task: {}", spent.words()))
+    });
+    // What the task has used, on a row of its own.
+    let spent = panel.current().transcript.tokens();
+    let context = panel.current().transcript.context();
+    if spent.input + spent.output > 0 || context.is_some() {
+        ui.horizontal(|ui| {
+            if let Some((used, size)) = context {
+                context_meter(ui, used, size);
+            }
+            if spent.input + spent.output > 0 {
+                ui.add(
+                    egui::Label::new(
+                        egui::RichText::new(format!("This task: {}", spent.words())).weak(),
+                    )
+                    .wrap(),
+                )
                 .on_hover_text(
                     "As the provider reported them; the cost by the prices in providers.json",
                 );
-        }
-        if let Some((used, size)) = panel.current().transcript.context() {
-            context_meter(ui, used, size);
-        }
-    });
+            }
+        });
+    }
     if let Some(agent) = panel
         .backend
         .strip_prefix("acp:")
