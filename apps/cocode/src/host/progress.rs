@@ -108,21 +108,9 @@ pub fn print_progress(
 /// compaction, another model answering.
 fn model_words(event: &AgentEvent) -> String {
     match event {
-        AgentEvent::TokenUsage {
-            input,
-            output,
-            cached,
-            cost_micros,
-        } => format!(
-            "tokens: {}",
-            Spent {
-                input: *input,
-                output: *output,
-                cached: *cached,
-                cost_micros: *cost_micros,
-            }
-            .words()
-        ),
+        AgentEvent::TokenUsage { .. } => {
+            format!("tokens: {}", Spent::of(event).unwrap_or_default().words())
+        }
         AgentEvent::Compacted {
             before,
             after,

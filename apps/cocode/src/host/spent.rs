@@ -16,6 +16,25 @@ pub struct Spent {
 }
 
 impl Spent {
+    /// One request's, from the session's token event (none for another
+    /// event).
+    pub fn of(event: &cocode_core::agent::AgentEvent) -> Option<Self> {
+        match event {
+            cocode_core::agent::AgentEvent::TokenUsage {
+                input,
+                output,
+                cached,
+                cost_micros,
+            } => Some(Self {
+                input: *input,
+                output: *output,
+                cached: *cached,
+                cost_micros: *cost_micros,
+            }),
+            _ => None,
+        }
+    }
+
     pub fn add(&mut self, other: Self) {
         self.input += other.input;
         self.output += other.output;

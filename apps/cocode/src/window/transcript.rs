@@ -342,20 +342,11 @@ impl Transcript {
                 "the server answered with model {answered}, not the {asked} asked for"
             ))),
             AgentEvent::ContextUsage { used, size } => self.context = Some((*used, *size)),
-            AgentEvent::TokenUsage {
-                input,
-                output,
-                cached,
-                cost_micros,
-            } => {
-                let spent = Spent {
-                    input: *input,
-                    output: *output,
-                    cached: *cached,
-                    cost_micros: *cost_micros,
-                };
-                self.tokens.add(spent);
-                self.push(Entry::Usage(spent));
+            AgentEvent::TokenUsage { .. } => {
+                if let Some(spent) = Spent::of(event) {
+                    self.tokens.add(spent);
+                    self.push(Entry::Usage(spent));
+                }
             }
             AgentEvent::TurnEnded { .. } => self.open = false,
             AgentEvent::TransportClosed { reason } => {

@@ -188,19 +188,10 @@ impl Run<'_> {
     /// answering, the tokens and cost of each request.
     fn keep_in_record(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::TokenUsage {
-                input,
-                output,
-                cached,
-                cost_micros,
-            } => {
-                let spent = crate::host::spent::Spent {
-                    input,
-                    output,
-                    cached,
-                    cost_micros,
-                };
-                if let Err(e) = self.host.record_usage(self.task.task_id(), spent) {
+            AgentEvent::TokenUsage { .. } => {
+                if let Some(spent) = crate::host::spent::Spent::of(&event)
+                    && let Err(e) = self.host.record_usage(self.task.task_id(), spent)
+                {
                     tracing::warn!("the task's tokens are not recorded: {e:#}");
                 }
             }
